@@ -1,0 +1,56 @@
+# Larmor: `make run` and `make test` do all set-up on a fresh Debian 12 machine (install what is
+# missing, configure, build) and then open the workstation demo or run the whole suite.
+PRESET ?= default
+BUILD  := build/$(PRESET)
+JOBS   ?= $(shell nproc)
+# CUDA_ARCHS=90 builds the CUDA plugin for one architecture only (CI does, to save time).
+CUDA_ARCHS ?=
+CMAKE_EXTRA := $(if $(CUDA_ARCHS),-DLARMOR_CUDA_ARCHS="$(CUDA_ARCHS)",)
+CLI    := $(BUILD)/bin/larmor-cli
+OUT    ?= out
+RESULTS ?= device-results
+
+.PHONY: all deps configure build test run demo device bench clean help
+
+all: build
+
+help:
+	@echo "make run      install deps, build, reconstruct the bundled phantom (writes $(OUT)/)"
+	@echo "make test     install deps, build, run every test this machine can run"
+	@echo "make device RESULTS=DIR   on the GPU machine: device preset, gpu tests, sanitizers, benchmarks"
+	@echo "PRESET=default|cpu|asan   CUDA_ARCHS=90   JOBS=N"
+
+deps:
+	@bash installer/install-deps.sh
+
+configure: deps
+	@cmake --preset $(PRESET) $(CMAKE_EXTRA) > $(BUILD).configure.log 2>&1 || { mkdir -p build; cat $(BUILD).configure.log; exit 1; }
+	@tail -n 1 $(BUILD).configure.log 2>/dev/null || true
+
+build: configure
+	cmake --build $(BUILD) -j$(JOBS)
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS) --timeout 900
+
+# The workstation demo on a bundled phantom: generated on the spot (nothing large in the repo).
+run: build demo
+
+demo:
+	@mkdir -p $(OUT)
+	$(CLI) devices
+	$(CLI) simulate --phantom shepp-logan --matrix 256 --coils 8 --traj cartesian --output $(OUT)/phantom.h5
+	$(CLI) recon $(OUT)/phantom.h5 --method fft --device auto --output $(OUT)/phantom-fft.png --json $(OUT)/phantom-fft.json
+	$(CLI) recon $(OUT)/phantom.h5 --method fft --device auto --output $(OUT)/phantom-fft.cfl
+	@echo "Images: $(OUT)/phantom-fft.png (PNG), $(OUT)/phantom-fft.cfl (BART), timings: $(OUT)/phantom-fft.json"
+
+# On the lent GPU machine (no Qt, VTK, DCMTK, ISMRMRD there): the device preset, gpu tests,
+# compute-sanitizer, Google Benchmark and larmor-cli bench; results into $(RESULTS)/.
+device:
+	bash tests/gpu/run-on-device.sh $(RESULTS)
+
+bench: build
+	$(CLI) bench --suite seeds --device auto --json $(OUT)/bench.json
+
+clean:
+	rm -rf build $(OUT)

@@ -1,0 +1,267 @@
+#include "cli_commands.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "larmor/backend/registry.hpp"
+#include "larmor/io/cfl.hpp"
+#include "larmor/io/dataset_io.hpp"
+#include "larmor/io/png.hpp"
+#include "larmor/phantom/simulate.hpp"
+#include "larmor/quality/metrics.hpp"
+#include "larmor/recon/bench.hpp"
+#include "larmor/recon/recon.hpp"
+#include "larmor/util/atomic_file.hpp"
+#include "larmor/util/provenance.hpp"
+#ifdef LARMOR_HAVE_IO
+#include "larmor/io/ismrmrd.hpp"
+#endif
+
+namespace larmor::cli {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string extension(const std::string& path) {
+  std::string e = fs::path(path).extension().string();
+  for (auto& c : e) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return e;
+}
+
+void writeJson(const std::string& path, const json& j) {
+  if (path.empty()) return;
+  AtomicFile file(path);
+  std::ofstream f(file.tempPath());
+  f << std::setw(2) << j << "\n";
+  f.close();
+  require(f.good(), path + ": could not write the JSON file");
+  file.commit();
+}
+
+/// [x|readout, y, z, coils, slices] -> BART: trailing size-1 dims dropped, slices at SLICE_DIM (13).
+CArray toBartImage(const CArray& image) {
+  CArray out = image;
+  const Shape& s = image.shape();
+  if (s[4] > 1) {
+    std::vector<index_t> dims(14, 1);
+    for (int i = 0; i < 4; ++i) dims[i] = s[i];
+    dims[13] = s[4];
+    out.reshape(Shape(dims));
+  } else {
+    out.reshape(s[3] > 1 ? Shape{s[0], s[1], s[2], s[3]} : Shape{s[0], s[1], s[2]});
+  }
+  return out;
+}
+
+/// The reference image of a comparison: a .cfl image, or the reference stored in a dataset file.
+CArray loadImage(const std::string& path) {
+  const std::string e = extension(path);
+  if (e == ".cfl" || e == ".hdr" || e.empty()) return io::readCfl(path);
+  Dataset d = io::loadDataset(path);
+  require(d.reference.has_value(), path + ": has no reference image");
+  return *d.reference;
+}
+
+void printTimings(const Timings& t) {
+  for (const auto& s : t.stages())
+    std::cout << "  " << std::left << std::setw(22) << s.stage << std::right << std::setw(10) << std::fixed
+              << std::setprecision(3) << s.milliseconds << " ms  " << s.device << "\n";
+  std::cout << "  " << std::left << std::setw(22) << "total" << std::right << std::setw(10) << t.totalMilliseconds()
+            << " ms\n";
+}
+
+}  // namespace
+
+void parseMatrix(const std::string& s, long out[3], bool squareDefault) {
+  std::vector<long> v;
+  std::stringstream ss(s);
+  std::string part;
+  while (std::getline(ss, part, 'x')) {
+    char* end = nullptr;
+    const long n = std::strtol(part.c_str(), &end, 10);
+    require(!part.empty() && end && *end == '\0' && n >= 1 && n <= 65536,
+            "--matrix " + s + ": expected N, NxN or NxNxN with N in 1..65536");
+    v.push_back(n);
+  }
+  require(!v.empty() && v.size() <= 3, "--matrix " + s + ": expected N, NxN or NxNxN");
+  out[0] = v[0];
+  out[1] = v.size() > 1 ? v[1] : (squareDefault ? v[0] : 0);
+  out[2] = v.size() > 2 ? v[2] : 1;
+}
+
+int devices(const std::string& jsonPath) {
+  auto& reg = BackendRegistry::instance();
+  const auto devs = reg.devices();
+  json list = json::array();
+  for (const auto& d : devs) {
+    std::cout << std::left << std::setw(8) << d.id << " " << d.name;
+    if (d.gpu)
+      std::cout << ", " << (d.memoryBytes >> 20) << " MiB, sm_" << d.computeMajor << d.computeMinor << ", "
+                << d.multiprocessors << " SMs";
+    std::cout << "  [" << d.library << "]\n";
+    list.push_back({{"id", d.id}, {"name", d.name}, {"gpu", d.gpu}, {"memory_bytes", d.memoryBytes},
+                    {"compute_capability", std::to_string(d.computeMajor) + "." + std::to_string(d.computeMinor)},
+                    {"multiprocessors", d.multiprocessors}, {"library", d.library}});
+  }
+  const std::string why = reg.whyNoGpu();
+  if (!why.empty()) std::cout << "no GPU: " << why << "\n";
+  writeJson(jsonPath, {{"devices", list}, {"plugins", reg.pluginMessages()}, {"no_gpu_reason", why}});
+  return 0;
+}
+
+int info(const std::string& file, const std::string& jsonPath) {
+  const Dataset d = io::loadDataset(file);
+  const Header& h = d.header;
+  std::map<std::string, int> flagCounts;
+  for (const auto& a : d.acquisitions) flagCounts[describeAcquisitionFlags(a.flags)]++;
+  std::cout << file << "\n"
+            << "  trajectory   " << toString(h.trajectory) << "\n"
+            << "  encoded      " << h.encoded[0] << " x " << h.encoded[1] << " x " << h.encoded[2] << "  FOV "
+            << h.encodedFovMm[0] << " x " << h.encodedFovMm[1] << " x " << h.encodedFovMm[2] << " mm\n"
+            << "  recon        " << h.recon[0] << " x " << h.recon[1] << " x " << h.recon[2] << "  FOV "
+            << h.reconFovMm[0] << " x " << h.reconFovMm[1] << " x " << h.reconFovMm[2] << " mm\n"
+            << "  coils        " << h.coils << "\n  slices       " << h.slices << "\n"
+            << "  acceleration " << h.accelerationPe1 << " x " << h.accelerationPe2 << ", calibration lines "
+            << h.calibrationLines << "\n"
+            << "  acquisitions " << d.acquisitions.size() << " (+" << d.noiseScans << " noise scans)\n"
+            << "  k-space      " << d.kspace.shape().str() << "\n"
+            << "  reference    " << (d.reference ? d.reference->shape().str() : std::string("none")) << "\n";
+  for (const auto& [flags, n] : flagCounts) std::cout << "    " << std::setw(6) << n << "  " << (flags.empty() ? "-" : flags) << "\n";
+  json flags = json::object();
+  for (const auto& [f, n] : flagCounts) flags[f.empty() ? "none" : f] = n;
+  writeJson(jsonPath, {{"file", file},
+                       {"trajectory", toString(h.trajectory)},
+                       {"encoded_matrix", {h.encoded[0], h.encoded[1], h.encoded[2]}},
+                       {"recon_matrix", {h.recon[0], h.recon[1], h.recon[2]}},
+                       {"encoded_fov_mm", {h.encodedFovMm[0], h.encodedFovMm[1], h.encodedFovMm[2]}},
+                       {"recon_fov_mm", {h.reconFovMm[0], h.reconFovMm[1], h.reconFovMm[2]}},
+                       {"coils", h.coils},
+                       {"slices", h.slices},
+                       {"acceleration", {h.accelerationPe1, h.accelerationPe2}},
+                       {"calibration_lines", h.calibrationLines},
+                       {"acquisitions", d.acquisitions.size()},
+                       {"noise_scans", d.noiseScans},
+                       {"flag_counts", flags},
+                       {"kspace_shape", d.kspace.shape().dims()},
+                       {"has_reference", d.reference.has_value()}});
+  return 0;
+}
+
+int simulate(const SimulateArgs& a) {
+  phantom::SimulateSettings s;
+  s.phantom = a.phantom;
+  long m[3];
+  parseMatrix(a.matrix, m);
+  for (int i = 0; i < 3; ++i) s.matrix[i] = m[i];
+  s.slices = a.slices;
+  s.coils = a.coils;
+  s.trajectory = trajectoryKindFromString(a.traj);
+  s.accel = a.accel;
+  s.acs = a.acs;
+  s.readoutOversampling = a.oversampling;
+  s.noiseSigma = a.noise;
+  s.seed = a.seed;
+  require(a.noise >= 0 && std::isfinite(a.noise), "--noise must be a finite number >= 0");
+  const std::string ext = extension(a.output);
+  require(ext == ".h5" || ext == ".cfl",
+          a.output + ": simulate writes ISMRMRD (.h5) or BART k-space (.cfl, without header or truth)");
+#ifndef LARMOR_HAVE_IO
+  require(ext == ".cfl", a.output + ": this build has no ISMRMRD support (LARMOR_IO=OFF); write .cfl");
+#endif
+  const Dataset d = phantom::simulate(s);
+  if (ext == ".cfl") {
+    io::writeCfl(a.output, toBartImage(d.kspace));
+  } else {
+#ifdef LARMOR_HAVE_IO
+    io::writeIsmrmrd(d, a.output, toJson(s));
+#endif
+  }
+  std::cout << "wrote " << a.output << ": " << toString(s.trajectory) << " " << d.kspace.shape().str() << ", "
+            << s.coils << " coils\n";
+  writeJson(a.json, {{"output", a.output}, {"settings", toJson(s)}, {"kspace_shape", d.kspace.shape().dims()}});
+  return 0;
+}
+
+int recon(const ReconArgs& a) {
+  io::LoadOptions lo;
+  lo.trajectoryPath = a.traj;
+  recon::ReconRequest req;
+  req.settings.method = recon::methodFromString(a.method);
+  req.settings.combine = recon::combineFromString(a.combine);
+  if (!a.matrix.empty()) {
+    long m[3];
+    parseMatrix(a.matrix, m);
+    for (int i = 0; i < 3; ++i) req.settings.matrix[i] = lo.matrix[i] = m[i];
+  }
+  req.device = a.device;
+  req.settings.keepCoilImages = false;  // only the combined image is written
+
+  // Decide the output kind before the work, so a bad path fails fast.
+  const bool dicom = !a.output.empty() && (a.output.back() == '/' || fs::is_directory(a.output));
+  const std::string ext = extension(a.output);
+  if (dicom) throw Error(a.output + ": DICOM export is not implemented yet; write .cfl or .png");
+  require(ext == ".cfl" || ext == ".png", a.output + ": unsupported output; use OUT.cfl or OUT.png");
+
+  // The device next: `--device cuda` on a machine without one fails before any loading.
+  const Selection sel = BackendRegistry::instance().select(a.device);
+  if (!sel.notice.empty()) std::cout << "note: " << sel.notice << "\n";
+  req.backend = sel.backend;
+
+  const Dataset d = io::loadDataset(a.input, lo);
+  req.dataset = &d;
+  const recon::ReconResult r = recon::run(req);
+
+  if (ext == ".cfl") {
+    io::writeCfl(a.output, toBartImage(r.image));
+  } else {
+    const RArray mag = quality::magnitude(r.image);
+    const index_t planes = mag.size() / (mag.shape()[0] * mag.shape()[1]);
+    const bool volume = r.image.shape()[2] > 1;
+    io::writePng(a.output, volume ? io::render(mag, planes / 2) : io::renderMosaic(mag));
+  }
+  std::cout << "wrote " << a.output << " " << r.image.shape().str() << " on " << r.device << " (" << r.deviceName
+            << ")\n";
+  printTimings(r.timings);
+  if (r.metrics.contains("percent_error"))
+    std::cout << "  vs reference: " << std::setprecision(3) << r.metrics["percent_error"].get<double>()
+              << " % error, PSNR " << r.metrics["psnr_db"] << " dB, SSIM " << r.metrics["ssim"].get<double>() << "\n";
+  json stats = r.provenance;
+  stats["output"] = a.output;
+  stats["image_shape"] = r.image.shape().dims();
+  if (!r.metrics.is_null()) stats["metrics"] = r.metrics;
+  writeJson(a.json, stats);
+  return 0;
+}
+
+int compare(const CompareArgs& a) {
+  const CArray ref = loadImage(a.ref);
+  const CArray test = loadImage(a.test);
+  const auto m = quality::compare(test, ref);
+  std::cout << std::fixed << std::setprecision(3) << "percent error " << m.percentError << " %\nPSNR          "
+            << m.psnrDb << " dB\nSSIM          " << std::setprecision(4) << m.ssim << "\nscale         "
+            << std::setprecision(6) << m.scale << "\n";
+  if (!a.map.empty()) {
+    const RArray err = quality::errorMap(test, ref, m.scale);
+    io::writePng(a.map, io::renderMosaic(err, 0, 0, io::Colormap::Viridis));
+  }
+  json j = quality::toJson(m);
+  j["reference"] = a.ref;
+  j["test"] = a.test;
+  writeJson(a.json, j);
+  return 0;
+}
+
+int bench(const std::string& suite, const std::string& device, const std::string& jsonPath) {
+  const json results = recon::runBenchSuite(suite, device, [](const std::string& line) { std::cout << line << "\n"; });
+  writeJson(jsonPath, results);
+  return 0;
+}
+
+}  // namespace larmor::cli

@@ -1,0 +1,37 @@
+#pragma once
+// larmor-cli's sub-commands (contract in ARCHITECTURE.md). Each returns the process exit code and
+// throws larmor::Error for the one-line message main() prints.
+#include <string>
+#include <vector>
+
+namespace larmor::cli {
+
+struct SimulateArgs {
+  std::string phantom = "shepp-logan", matrix = "256", traj = "cartesian", output, json;
+  int coils = 8, accel = 1, acs = 24, spokes = 0, readout = 0, interleaves = 0, slices = 1;
+  float noise = 0, oversampling = 2;
+  unsigned long long seed = 1;
+};
+
+struct ReconArgs {
+  std::string input, traj, method = "fft", matrix, device = "auto", reg = "tikhonov", ref, combine = "sos",
+                     output, json, grappaKernel = "5x4";
+  double lambda = 0, chi = 1e-4, eta = 1, kappa = 0;
+  int iters = 60, outCoils = 0;
+};
+
+struct CompareArgs {
+  std::string ref, test, map, json;
+};
+
+int devices(const std::string& json);
+int info(const std::string& file, const std::string& json);
+int simulate(const SimulateArgs& a);
+int recon(const ReconArgs& a);
+int compare(const CompareArgs& a);
+int bench(const std::string& suite, const std::string& device, const std::string& json);
+
+/// "256" -> {256,256,1}, "256x128" -> {256,128,1}, "64x64x64" -> 3D.
+void parseMatrix(const std::string& s, long out[3], bool squareDefault = true);
+
+}  // namespace larmor::cli

@@ -1,0 +1,97 @@
+// larmor-cli: the headless front end. Parses the command line (contract in ARCHITECTURE.md) and calls
+// the engine; every failure is one line on stderr and a non-zero exit.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "cli_commands.hpp"
+#include "larmor/util/error.hpp"
+#include "larmor/util/provenance.hpp"
+
+int main(int argc, char** argv) {
+  using namespace larmor::cli;
+  CLI::App app{"larmor-cli: MRI reconstruction on the CPU or a CUDA GPU"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "larmor-cli " + larmor::versionString());
+
+  std::string json;
+  auto* devicesCmd = app.add_subcommand("devices", "List the CPU and the GPUs Larmor can use");
+  devicesCmd->add_option("--json", json, "Write the list as JSON");
+
+  std::string infoFile;
+  auto* infoCmd = app.add_subcommand("info", "Describe a raw-data file (header, acquisitions, flags)");
+  infoCmd->add_option("FILE", infoFile)->required();
+  infoCmd->add_option("--json", json, "Write the description as JSON");
+
+  SimulateArgs sim;
+  auto* simCmd = app.add_subcommand("simulate", "Write analytic multi-coil phantom k-space (ISMRMRD .h5)");
+  simCmd->add_option("--phantom", sim.phantom, "Phantom")->check(CLI::IsMember({"shepp-logan"}));
+  simCmd->add_option("--matrix", sim.matrix, "N, NxN or NxNxN");
+  simCmd->add_option("--coils", sim.coils, "Receive coils")->check(CLI::Range(1, 1024));
+  simCmd->add_option("--traj", sim.traj, "cartesian|radial|golden|spiral|stack-of-spirals|radial3d");
+  simCmd->add_option("--accel", sim.accel, "Cartesian acceleration R along phase encoding");
+  simCmd->add_option("--acs", sim.acs, "Calibration (ACS) lines when R > 1");
+  simCmd->add_option("--spokes", sim.spokes, "Radial spokes");
+  simCmd->add_option("--readout", sim.readout, "Samples per readout (non-Cartesian)");
+  simCmd->add_option("--interleaves", sim.interleaves, "Spiral interleaves");
+  simCmd->add_option("--slices", sim.slices, "Slices (2D multi-slice)")->check(CLI::Range(1, 4096));
+  simCmd->add_option("--oversampling", sim.oversampling, "Cartesian readout oversampling")->check(CLI::Range(1.0, 4.0));
+  simCmd->add_option("--noise", sim.noise, "Complex Gaussian noise sigma (per real/imaginary part)");
+  simCmd->add_option("--seed", sim.seed, "Noise seed");
+  simCmd->add_option("--output", sim.output, "Output file (.h5)")->required();
+  simCmd->add_option("--json", sim.json, "Write the settings as JSON");
+
+  ReconArgs rec;
+  auto* reconCmd = app.add_subcommand("recon", "Reconstruct images from raw k-space");
+  reconCmd->add_option("FILE", rec.input, "ISMRMRD .h5, BART .cfl k-space")->required();
+  reconCmd->add_option("--traj", rec.traj, "BART trajectory .cfl for .cfl k-space");
+  reconCmd->add_option("--method", rec.method, "fft|gridding|tron|dft|cg|grappa");
+  reconCmd->add_option("--matrix", rec.matrix, "Output matrix N[xN[xN]]");
+  reconCmd->add_option("--device", rec.device, "auto|cpu|cuda[:N]");
+  reconCmd->add_option("--lambda", rec.lambda, "Regularization weight");
+  reconCmd->add_option("--reg", rec.reg, "tikhonov|fd|anatomical");
+  reconCmd->add_option("--ref", rec.ref, "Reference image for the anatomical prior");
+  reconCmd->add_option("--iters", rec.iters, "Iterations");
+  reconCmd->add_option("--grappa-kernel", rec.grappaKernel, "KPExKRO");
+  reconCmd->add_option("--chi", rec.chi, "GRAPPA regularization chi");
+  reconCmd->add_option("--eta", rec.eta, "GRAPPA normalization eta");
+  reconCmd->add_option("--kappa", rec.kappa, "GRAPPA power clipping fraction kappa");
+  reconCmd->add_option("--out-coils", rec.outCoils, "Coil compression to N virtual coils");
+  reconCmd->add_option("--combine", rec.combine, "sos|adaptive");
+  reconCmd->add_option("--output", rec.output, "OUT.cfl | OUT.png | OUT.h5 | DIR/ (DICOM)")->required();
+  reconCmd->add_option("--json", rec.json, "Write timings, device, metrics, settings as JSON");
+
+  CompareArgs cmp;
+  auto* compareCmd = app.add_subcommand("compare", "Percent error, PSNR and SSIM of an image against a reference");
+  compareCmd->add_option("--ref", cmp.ref, "Reference image (.cfl, or .h5 with a reference)")->required();
+  compareCmd->add_option("--test", cmp.test, "Test image (.cfl)")->required();
+  compareCmd->add_option("--map", cmp.map, "Write the error map as PNG");
+  compareCmd->add_option("--json", cmp.json, "Write the metrics as JSON");
+
+  std::string suite = "seeds", benchDevice = "auto";
+  auto* benchCmd = app.add_subcommand("bench", "Benchmark workloads on a device");
+  benchCmd->add_option("--suite", suite, "Suite");
+  benchCmd->add_option("--device", benchDevice, "auto|cpu|cuda[:N]");
+  benchCmd->add_option("--json", json, "Results as JSON")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    if (*devicesCmd) return devices(json);
+    if (*infoCmd) return info(infoFile, json);
+    if (*simCmd) return simulate(sim);
+    if (*reconCmd) return recon(rec);
+    if (*compareCmd) return compare(cmp);
+    if (*benchCmd) return bench(suite, benchDevice, json);
+  } catch (const larmor::Cancelled&) {
+    std::cerr << "larmor-cli: cancelled\n";
+    return 130;
+  } catch (const std::exception& e) {
+    std::cerr << "larmor-cli: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

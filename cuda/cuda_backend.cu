@@ -1,0 +1,269 @@
+#include "cuda_backend.hpp"
+
+#include <cufft.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "check.hpp"
+
+namespace larmor::cuda {
+
+namespace {
+
+std::string versionString(int v, bool withPatch) {
+  // CUDA: 1000 * major + 10 * minor. cuFFT: 1000 * major + 100 * minor + patch.
+  if (withPatch)
+    return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 100) + "." + std::to_string(v % 100);
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+float2 toFloat2(cfloat v) { return float2{v.real(), v.imag()}; }
+
+std::string countMessage(const char* op, index_t n, std::size_t bytes) {
+  return std::string("cuda backend: ") + op + " on " + std::to_string(n) + " elements exceeds a buffer of " +
+         std::to_string(bytes / sizeof(cfloat));
+}
+
+}  // namespace
+
+DeviceInfo describeDevice(int index) {
+  cudaDeviceProp prop{};
+  LARMOR_CUDA_CHECK(cudaGetDeviceProperties(&prop, index));
+  DeviceInfo d;
+  d.id = "cuda:" + std::to_string(index);
+  d.name = prop.name;
+  d.gpu = true;
+  d.memoryBytes = prop.totalGlobalMem;
+  d.computeMajor = prop.major;
+  d.computeMinor = prop.minor;
+  d.multiprocessors = prop.multiProcessorCount;
+  int runtime = 0, driver = 0, cufft = 0;
+  (void)cudaRuntimeGetVersion(&runtime);
+  (void)cudaDriverGetVersion(&driver);
+  (void)cufftGetVersion(&cufft);
+  (void)cudaGetLastError();
+  d.library = "CUDA runtime " + versionString(runtime, false) + ", driver " + versionString(driver, false) +
+              ", cuFFT " + versionString(cufft, true);
+  return d;
+}
+
+CudaBackend::StreamHandle::~StreamHandle() {
+  if (handle) (void)cudaStreamDestroy(handle);
+  (void)cudaGetLastError();
+}
+
+CudaBackend::HostResult::~HostResult() {
+  if (pinned)
+    (void)cudaFreeHost(value);
+  else
+    delete value;
+  (void)cudaGetLastError();
+}
+
+CudaBackend::CudaBackend(int device) : device_(device) {
+  int count = 0;
+  LARMOR_CUDA_CHECK(cudaGetDeviceCount(&count));
+  require(device >= 0 && device < count,
+          "cuda:" + std::to_string(device) + " does not exist (" + std::to_string(count) + " CUDA device(s))");
+  activate();
+  info_ = describeDevice(device);
+  LARMOR_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_.handle, cudaStreamNonBlocking));
+  launch_ = Launch{stream_.handle, info_.multiprocessors};
+  if (cudaMallocHost(&hostResult_.value, sizeof(double2)) == cudaSuccess) {
+    hostResult_.pinned = true;
+  } else {
+    (void)cudaGetLastError();
+    hostResult_.value = new double2{0.0, 0.0};
+  }
+  // Cache up to a quarter of the device: enough for a solver's temporaries, and the cache is emptied
+  // before an allocation is refused.
+  allocator_ = std::make_shared<DeviceAllocator>(device, stream_.handle, info_.memoryBytes / 4);
+  staging_ = std::make_unique<HostStaging>(stream_.handle);
+  fft_ = std::make_unique<FftEngine>(allocator_, launch_);
+  scratch_ = allocator_->allocate((kMaxReduceBlocks + 1) * sizeof(double2));  // last: nothing throws after it
+}
+
+CudaBackend::~CudaBackend() {
+  std::lock_guard lock(mutex_);
+  (void)cudaSetDevice(device_);
+  (void)cudaStreamSynchronize(stream_.handle);
+  fft_.reset();
+  allocator_->release(scratch_);
+  staging_.reset();
+  // Buffers still alive keep the allocator; they free their memory directly from now on.
+  allocator_->close();
+  (void)cudaGetLastError();
+}
+
+void CudaBackend::activate() const { LARMOR_CUDA_CHECK(cudaSetDevice(device_)); }
+
+const DeviceBuffer& CudaBackend::checked(const Buffer& b, const char* op) const {
+  const auto* d = dynamic_cast<const DeviceBuffer*>(&b);
+  if (!d || d->allocator() != allocator_.get())
+    throw Error(std::string("cuda backend: ") + op + " got a buffer that belongs to another backend (" +
+                info_.id + " expected)");
+  return *d;
+}
+
+float2* CudaBackend::elements(Buffer& b, index_t n, const char* op) {
+  checked(b, op);
+  if (n < 0 || static_cast<std::size_t>(n) * sizeof(cfloat) > b.bytes()) throw Error(countMessage(op, n, b.bytes()));
+  return static_cast<float2*>(b.ptr());
+}
+
+const float2* CudaBackend::elements(const Buffer& b, index_t n, const char* op) const {
+  checked(b, op);
+  if (n < 0 || static_cast<std::size_t>(n) * sizeof(cfloat) > b.bytes()) throw Error(countMessage(op, n, b.bytes()));
+  return static_cast<const float2*>(b.ptr());
+}
+
+double2 CudaBackend::readResult() {
+  auto* result = static_cast<double2*>(scratch_.ptr) + kMaxReduceBlocks;
+  LARMOR_CUDA_CHECK(cudaMemcpyAsync(hostResult_.value, result, sizeof(double2), cudaMemcpyDeviceToHost, stream_.handle));
+  LARMOR_CUDA_CHECK(cudaStreamSynchronize(stream_.handle));
+  return *hostResult_.value;
+}
+
+// --- memory ------------------------------------------------------------------------------------------------
+
+std::unique_ptr<Buffer> CudaBackend::allocate(std::size_t bytes) {
+  activate();
+  return std::make_unique<DeviceBuffer>(allocator_, bytes);
+}
+
+void CudaBackend::upload(Buffer& dst, const void* src, std::size_t bytes, std::size_t dstOffset) {
+  checked(dst, "upload");
+  require(bytes <= dst.bytes() && dstOffset <= dst.bytes() - bytes, "cuda backend: upload past the end of a buffer");
+  if (bytes == 0) return;
+  std::lock_guard lock(mutex_);
+  activate();
+  staging_->upload(static_cast<char*>(dst.ptr()) + dstOffset, src, bytes);
+}
+
+void CudaBackend::download(void* dst, const Buffer& src, std::size_t bytes, std::size_t srcOffset) {
+  checked(src, "download");
+  require(bytes <= src.bytes() && srcOffset <= src.bytes() - bytes,
+          "cuda backend: download past the end of a buffer");
+  std::lock_guard lock(mutex_);
+  activate();
+  staging_->download(dst, static_cast<const char*>(src.ptr()) + srcOffset, bytes);
+}
+
+void CudaBackend::copy(Buffer& dst, const Buffer& src, std::size_t bytes) {
+  checked(dst, "copy");
+  checked(src, "copy");
+  require(bytes <= dst.bytes() && bytes <= src.bytes(), "cuda backend: copy past the end of a buffer");
+  if (bytes == 0 || dst.ptr() == src.ptr()) return;
+  std::lock_guard lock(mutex_);
+  activate();
+  LARMOR_CUDA_CHECK(cudaMemcpyAsync(dst.ptr(), src.ptr(), bytes, cudaMemcpyDeviceToDevice, stream_.handle));
+}
+
+void CudaBackend::synchronize() {
+  std::lock_guard lock(mutex_);
+  activate();
+  LARMOR_CUDA_CHECK(cudaStreamSynchronize(stream_.handle));
+}
+
+// --- complex vectors ---------------------------------------------------------------------------------------
+
+void CudaBackend::fill(Buffer& x, cfloat value, index_t n) {
+  float2* p = elements(x, n, "fill");
+  std::lock_guard lock(mutex_);
+  activate();
+  cuda::fill(launch_, p, toFloat2(value), n);
+}
+
+void CudaBackend::scale(Buffer& x, cfloat a, index_t n) {
+  float2* p = elements(x, n, "scale");
+  std::lock_guard lock(mutex_);
+  activate();
+  cuda::scale(launch_, p, toFloat2(a), n);
+}
+
+void CudaBackend::axpby(Buffer& y, cfloat a, const Buffer& x, cfloat b, index_t n) {
+  float2* py = elements(y, n, "axpby");
+  const float2* px = elements(x, n, "axpby");
+  std::lock_guard lock(mutex_);
+  activate();
+  cuda::axpby(launch_, py, toFloat2(a), px, toFloat2(b), n);
+}
+
+void CudaBackend::multiply(Buffer& out, const Buffer& a, index_t na, const Buffer& b, index_t nb, bool conjA) {
+  require(na > 0 && nb % na == 0, "cuda backend: multiply needs na to divide nb");
+  float2* po = elements(out, nb, "multiply");
+  const float2* pb = elements(b, nb, "multiply");
+  const float2* pa = elements(a, na, "multiply");
+  // Writing into `a` while other threads still read it for later batches would race (the CPU loop would
+  // quietly use half-updated values); only `b` may be overwritten.
+  require(static_cast<const void*>(po) != static_cast<const void*>(pa) || na == nb || nb == 0,
+          "cuda backend: multiply cannot write into the broadcast operand a");
+  std::lock_guard lock(mutex_);
+  activate();
+  cuda::multiply(launch_, po, pa, na, pb, nb, conjA);
+}
+
+cdouble CudaBackend::dot(const Buffer& a, const Buffer& b, index_t n) {
+  const float2* pa = elements(a, n, "dot");
+  const float2* pb = elements(b, n, "dot");
+  if (n == 0) return {0.0, 0.0};
+  std::lock_guard lock(mutex_);
+  activate();
+  auto* partials = static_cast<double2*>(scratch_.ptr);
+  cuda::dot(launch_, pa, pb, n, partials, partials + kMaxReduceBlocks);
+  const double2 r = readResult();
+  return {r.x, r.y};
+}
+
+double CudaBackend::norm2(const Buffer& x, index_t n) {
+  const float2* p = elements(x, n, "norm2");
+  if (n == 0) return 0.0;
+  std::lock_guard lock(mutex_);
+  activate();
+  auto* partials = static_cast<double2*>(scratch_.ptr);
+  cuda::sumSquares(launch_, p, n, partials, partials + kMaxReduceBlocks);
+  return std::sqrt(readResult().x);
+}
+
+// --- arrays ------------------------------------------------------------------------------------------------
+
+void CudaBackend::fft(Buffer& data, const Shape& shape, int rank, FftDirection dir) {
+  require(rank >= 1 && rank <= 3 && static_cast<std::size_t>(rank) <= std::max<std::size_t>(shape.rank(), 1),
+          "cuda backend: fft rank must be 1..3 and within the array's rank, got " + std::to_string(rank));
+  float2* p = elements(data, shape.size(), "fft");
+  std::lock_guard lock(mutex_);
+  activate();
+  fft_->transform(p, shape, rank, dir);
+}
+
+void CudaBackend::resizeCentred(Buffer& dst, const Shape& ds, const Buffer& src, const Shape& ss) {
+  require(ds.span(4, std::max<std::size_t>(ds.rank(), 4)) == ss.span(4, std::max<std::size_t>(ss.rank(), 4)),
+          "cuda backend: resizeCentred needs equal batch sizes, " + ds.str() + " vs " + ss.str());
+  float2* pd = elements(dst, ds.size(), "resizeCentred");
+  const float2* ps = elements(src, ss.size(), "resizeCentred");
+  if (ds.size() == 0) return;
+  if (static_cast<const void*>(pd) == static_cast<const void*>(ps)) {
+    // In place only when nothing moves; otherwise elements would be overwritten before they are read.
+    require(ds == ss, "cuda backend: resizeCentred cannot resize in place, " + ds.str() + " from " + ss.str());
+    return;
+  }
+  const index_t dd[4] = {ds[0], ds[1], ds[2], ds[3]}, sd[4] = {ss[0], ss[1], ss[2], ss[3]};
+  const index_t batch = ds.size() / std::max<index_t>(ds.span(0, 4), 1);
+  std::lock_guard lock(mutex_);
+  activate();
+  cuda::resizeCentred(launch_, pd, dd, ps, sd, batch);
+}
+
+void CudaBackend::sumOfSquares(Buffer& out, const Buffer& coilImages, index_t voxels, index_t coils, index_t batch) {
+  float2* po = elements(out, voxels * batch, "sumOfSquares");
+  const float2* pi = elements(coilImages, voxels * coils * batch, "sumOfSquares");
+  require(static_cast<const void*>(po) != static_cast<const void*>(pi) || coils == 1 || voxels * batch == 0,
+          "cuda backend: sumOfSquares cannot write over the coil images");
+  std::lock_guard lock(mutex_);
+  activate();
+  cuda::sumOfSquares(launch_, po, pi, voxels, coils, batch);
+}
+
+}  // namespace larmor::cuda

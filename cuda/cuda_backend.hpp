@@ -1,0 +1,95 @@
+#pragma once
+// CudaBackend: the Backend interface on one CUDA device. Every operation is queued on the backend's own
+// non-blocking stream, so work from different backends (devices) overlaps and nothing waits on the legacy
+// default stream; synchronize(), download() and the reductions wait on that stream.
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <mutex>
+
+#include "fft.hpp"
+#include "kernels.hpp"
+#include "larmor/backend/backend.hpp"
+#include "memory.hpp"
+
+namespace larmor::cuda {
+
+/// Name, memory, compute capability and library versions of device `index`; throws Error.
+DeviceInfo describeDevice(int index);
+
+class CudaBackend final : public Backend {
+ public:
+  /// Throws Error when the device does not exist or cannot be used.
+  explicit CudaBackend(int device);
+  ~CudaBackend() override;
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
+  DeviceInfo info() const override { return info_; }
+
+  std::unique_ptr<Buffer> allocate(std::size_t bytes) override;
+  void upload(Buffer& dst, const void* src, std::size_t bytes, std::size_t dstOffset = 0) override;
+  void download(void* dst, const Buffer& src, std::size_t bytes, std::size_t srcOffset = 0) override;
+  void copy(Buffer& dst, const Buffer& src, std::size_t bytes) override;
+  void synchronize() override;
+
+  void fill(Buffer& x, cfloat value, index_t n) override;
+  void scale(Buffer& x, cfloat a, index_t n) override;
+  void axpby(Buffer& y, cfloat a, const Buffer& x, cfloat b, index_t n) override;
+  void multiply(Buffer& out, const Buffer& a, index_t na, const Buffer& b, index_t nb, bool conjA) override;
+  cdouble dot(const Buffer& a, const Buffer& b, index_t n) override;
+  double norm2(const Buffer& x, index_t n) override;
+
+  void fft(Buffer& data, const Shape& shape, int rank, FftDirection dir) override;
+  void resizeCentred(Buffer& dst, const Shape& dstShape, const Buffer& src, const Shape& srcShape) override;
+  void sumOfSquares(Buffer& out, const Buffer& coilImages, index_t voxels, index_t coils, index_t batch) override;
+
+  // Implemented in nufft.cu, dft.cu and linalg.cu (see ops.hpp).
+  std::unique_ptr<NufftPlan> makeNufftPlan(const NufftGeometry& geometry, const NufftOptions& options) override;
+  std::unique_ptr<NufftPlan> makeDftPlan(const NufftGeometry& geometry, const DftOptions& options) override;
+  void gemmBatched(MatOp opA, MatOp opB, index_t m, index_t n, index_t k, cfloat alpha, const Buffer& A,
+                   const MatrixBatch& a, const Buffer& B, const MatrixBatch& b, cfloat beta, Buffer& C,
+                   const MatrixBatch& c, index_t batch) override;
+  void choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b, index_t batch) override;
+  void gather(Buffer& out, const Buffer& src, const Buffer& index, index_t n) override;
+  void scatter(Buffer& out, const Buffer& src, const Buffer& index, index_t n) override;
+  int device() const { return device_; }
+  DeviceAllocator& allocator() { return *allocator_; }
+  std::mutex& mutex() const { return mutex_; }
+
+  cudaStream_t stream() const { return stream_.handle; }
+  DeviceAllocator::Stats memoryStats() const { return allocator_->stats(); }
+
+ private:
+  /// Owns the stream; declared first so that it is destroyed last.
+  struct StreamHandle {
+    cudaStream_t handle = nullptr;
+    ~StreamHandle();
+  };
+  /// A pinned double2 for reduction results (pageable where pinned memory cannot be had).
+  struct HostResult {
+    double2* value = nullptr;
+    bool pinned = false;
+    ~HostResult();
+  };
+
+  void activate() const;
+  const DeviceBuffer& checked(const Buffer& b, const char* op) const;
+  float2* elements(Buffer& b, index_t n, const char* op);
+  const float2* elements(const Buffer& b, index_t n, const char* op) const;
+  double2 readResult();
+
+  const int device_;
+  DeviceInfo info_;
+  Launch launch_;
+  StreamHandle stream_;
+  HostResult hostResult_;
+  std::shared_ptr<DeviceAllocator> allocator_;
+  std::unique_ptr<HostStaging> staging_;
+  std::unique_ptr<FftEngine> fft_;
+  DeviceAllocator::Block scratch_;  ///< reduction partials, then the result
+  /// One caller at a time: the staging area, the plan cache and the scratch are shared state.
+  mutable std::mutex mutex_;
+};
+
+}  // namespace larmor::cuda

@@ -1,0 +1,193 @@
+#include "fft.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "check.hpp"
+#include "device_math.hpp"
+
+namespace larmor::cuda {
+
+namespace {
+
+template <class U>
+__global__ void modulateKernel(float2* data, index_t total, Modulation<U> m) {
+  for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    const U iu = static_cast<U>(i);
+    const U pos = iu - static_cast<U>(m.plane.div(iu)) * static_cast<U>(m.plane.divisor);
+    data[i] = cmul(data[i], modulationFactor<U>(pos, m));
+  }
+}
+
+/// Two neighbours per thread as one 16-byte access, for an even length along dimension 0: elements 2p and
+/// 2p+1 then share every coordinate but n0, whose parity differs, so their factors are exact negatives.
+template <class U>
+__global__ void modulatePairsKernel(float4* data, index_t pairs, Modulation<U> m) {
+  for (index_t p = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; p < pairs;
+       p += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    const U iu = static_cast<U>(2 * p);
+    const U pos = iu - static_cast<U>(m.plane.div(iu)) * static_cast<U>(m.plane.divisor);
+    const float2 f = modulationFactor<U>(pos, m);
+    const float4 v = data[p];
+    const float2 lo = cmul(float2{v.x, v.y}, f), hi = cmul(float2{v.z, v.w}, float2{-f.x, -f.y});
+    data[p] = float4{lo.x, lo.y, hi.x, hi.y};
+  }
+}
+
+/// Sets up the modulation before (post = false) or after (post = true) the plain DFT.
+template <class U>
+Modulation<U> makeModulation(const Shape& shape, int rank, int sign, bool post) {
+  Modulation<U> m;
+  m.sign = static_cast<float>(sign);
+  index_t plane = 1;
+  double turns = 0;  // global phase e^{-2 pi i s sum_d c_d^2 / N_d}, in turns
+  for (int d = 0; d < rank; ++d) {
+    const index_t n = shape[d];
+    plane *= n;
+    if (n == 1) continue;  // identity along this dimension
+    m.dims[m.rank] = DividerFor<U>(static_cast<U>(n));
+    if (n & 1) m.oddMask |= 1u << m.rank;
+    ++m.rank;
+    // c^2 mod N exactly in integers (c < 2^31 for any array that fits in memory), then the fraction.
+    const std::uint64_t c = static_cast<std::uint64_t>(n / 2);
+    turns += static_cast<double>((c * c) % static_cast<std::uint64_t>(n)) / static_cast<double>(n);
+  }
+  m.plane = DividerFor<U>(static_cast<U>(plane));
+  if (post) {
+    turns -= std::floor(turns);
+    const double scale = 1.0 / std::sqrt(static_cast<double>(plane));
+    // Even lengths give exactly +1 or -1 (turns 0 or 1/2): keep them exact rather than cos(pi) ~ -1 + 1e-16 i.
+    double re = 1.0, im = 0.0;
+    if (turns == 0.5) {
+      re = -1.0;
+    } else if (turns != 0.0) {
+      const double angle = 2.0 * 3.14159265358979323846 * turns;
+      re = std::cos(angle);
+      im = -sign * std::sin(angle);
+    }
+    m.constant = float2{static_cast<float>(re * scale), static_cast<float>(im * scale)};
+  }
+  return m;
+}
+
+template <class U>
+void modulate(const Launch& l, float2* data, index_t total, const Shape& shape, int rank, int sign, bool post) {
+  const Modulation<U> m = makeModulation<U>(shape, rank, sign, post);
+  const bool pairs = shape[0] % 2 == 0 && (reinterpret_cast<std::uintptr_t>(data) & 15u) == 0;
+  if (pairs)  // total is even: a multiple of shape[0]
+    modulatePairsKernel<U><<<gridFor(total / 2, l), kThreads, 0, l.stream>>>(reinterpret_cast<float4*>(data), total / 2, m);
+  else
+    modulateKernel<U><<<gridFor(total, l), kThreads, 0, l.stream>>>(data, total, m);
+  LARMOR_CUDA_CHECK_LAUNCH();
+}
+
+void modulateAny(const Launch& l, float2* data, index_t total, const Shape& shape, int rank, int sign, bool post) {
+  if (total <= static_cast<index_t>(std::numeric_limits<std::uint32_t>::max()))
+    modulate<std::uint32_t>(l, data, total, shape, rank, sign, post);
+  else
+    modulate<std::uint64_t>(l, data, total, shape, rank, sign, post);
+}
+
+}  // namespace
+
+FftEngine::FftEngine(std::shared_ptr<DeviceAllocator> allocator, const Launch& launch)
+    : allocator_(std::move(allocator)), launch_(launch) {}
+
+FftEngine::~FftEngine() {
+  // Plans and the work area may be in use by queued transforms.
+  (void)cudaStreamSynchronize(launch_.stream);
+  for (auto& p : plans_) (void)cufftDestroy(p.handle);
+  allocator_->release(work_);
+  (void)cudaGetLastError();
+}
+
+void FftEngine::ensureWorkArea(std::size_t bytes) {
+  if (bytes <= workBytes_) return;
+  // The old area goes back to the allocator; transforms queued on it finish first in stream order.
+  allocator_->release(work_);
+  work_ = {};
+  workBytes_ = 0;
+  work_ = allocator_->allocate(bytes);
+  workBytes_ = bytes;
+}
+
+FftEngine::Plan& FftEngine::planFor(const Key& key) {
+  for (auto it = plans_.begin(); it != plans_.end(); ++it) {
+    if (it->key == key) {
+      plans_.splice(plans_.begin(), plans_, it);
+      return plans_.front();
+    }
+  }
+  if (plans_.size() >= kMaxPlans) {
+    LARMOR_CUDA_CHECK(cudaStreamSynchronize(launch_.stream));
+    (void)cufftDestroy(plans_.back().handle);
+    plans_.pop_back();
+  }
+  Plan plan;
+  plan.key = key;
+  LARMOR_CUFFT_CHECK(cufftCreate(&plan.handle));
+  try {
+    // Our allocator provides the work area (see the class comment).
+    LARMOR_CUFFT_CHECK(cufftSetAutoAllocation(plan.handle, 0));
+    std::vector<long long> n = key.lengths;
+    const int rank = static_cast<int>(n.size());
+    std::size_t work = 0;
+    cufftResult r = cufftMakePlanMany64(plan.handle, rank, n.data(), nullptr, 1, 0, nullptr, 1, 0, CUFFT_C2C,
+                                        key.batch, &work);
+    if (r == CUFFT_ALLOC_FAILED) {
+      // cuFFT's own tables did not fit; our cached blocks may be what is in the way.
+      allocator_->trim();
+      (void)cufftDestroy(plan.handle);
+      plan.handle = 0;
+      LARMOR_CUFFT_CHECK(cufftCreate(&plan.handle));
+      LARMOR_CUFFT_CHECK(cufftSetAutoAllocation(plan.handle, 0));
+      r = cufftMakePlanMany64(plan.handle, rank, n.data(), nullptr, 1, 0, nullptr, 1, 0, CUFFT_C2C, key.batch,
+                              &work);
+    }
+    if (r != CUFFT_SUCCESS) {
+      std::string dims;
+      for (auto v : key.lengths) {
+        if (!dims.empty()) dims += 'x';
+        dims += std::to_string(v);
+      }
+      throw Error(std::string("cuFFT could not plan a ") + dims + " transform batched " + std::to_string(key.batch) +
+                  " times: " + cufftResultString(r));
+    }
+    LARMOR_CUFFT_CHECK(cufftSetStream(plan.handle, launch_.stream));
+    plan.workBytes = work;
+  } catch (...) {
+    if (plan.handle) (void)cufftDestroy(plan.handle);
+    throw;
+  }
+  plans_.push_front(std::move(plan));
+  return plans_.front();
+}
+
+void FftEngine::transform(float2* data, const Shape& shape, int rank, FftDirection dir) {
+  const index_t total = shape.size();
+  if (total == 0) return;
+  const index_t plane = shape.span(0, static_cast<std::size_t>(rank));
+  Key key;
+  for (int d = rank - 1; d >= 0; --d)  // cuFFT lists lengths slowest first; ours are fastest first
+    if (shape[d] > 1) key.lengths.push_back(shape[d]);
+  if (key.lengths.empty()) return;  // every length 1: the transform is the identity
+  key.batch = total / plane;
+  // Dropping the length-1 dimensions leaves the memory layout unchanged: the remaining ones are still
+  // contiguous, fastest first, and each transform still occupies `plane` consecutive elements.
+  const int sign = dir == FftDirection::Forward ? 1 : -1;
+  Plan& plan = planFor(key);
+  // Never a null area, even for plans that report needing none: with auto-allocation off, cuFFT may
+  // refuse to execute without one.
+  ensureWorkArea(std::max<std::size_t>(plan.workBytes, 1));
+
+  modulateAny(launch_, data, total, shape, rank, sign, false);
+  LARMOR_CUFFT_CHECK(cufftSetWorkArea(plan.handle, work_.ptr));  // every time: the area may have moved
+  auto* z = reinterpret_cast<cufftComplex*>(data);
+  LARMOR_CUFFT_CHECK(cufftExecC2C(plan.handle, z, z, dir == FftDirection::Forward ? CUFFT_FORWARD : CUFFT_INVERSE));
+  modulateAny(launch_, data, total, shape, rank, sign, true);
+}
+
+}  // namespace larmor::cuda

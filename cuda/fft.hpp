@@ -1,0 +1,54 @@
+#pragma once
+// Centred unitary FFTs on the GPU: cuFFT between two modulation passes (device_math.hpp derives them).
+#include <cufft.h>
+
+#include <list>
+#include <memory>
+#include <vector>
+
+#include "kernels.hpp"
+#include "larmor/backend/backend.hpp"
+#include "memory.hpp"
+
+namespace larmor::cuda {
+
+/// Owns the cuFFT plans of one backend, cached by (transform lengths, batch) with the least recently used
+/// dropped past kMaxPlans, and one work area shared by all of them: every plan runs on the backend's one
+/// stream, so they never run at the same time, and one area the size of the largest saves memory that
+/// cuFFT would otherwise hold per plan.
+class FftEngine {
+ public:
+  FftEngine(std::shared_ptr<DeviceAllocator> allocator, const Launch& launch);
+  ~FftEngine();
+  FftEngine(const FftEngine&) = delete;
+  FftEngine& operator=(const FftEngine&) = delete;
+
+  /// In place, over dims [0, rank) of `shape` (rank 1..3, checked by the caller), batched over the rest.
+  void transform(float2* data, const Shape& shape, int rank, FftDirection dir);
+  std::size_t cachedPlans() const { return plans_.size(); }
+
+  static constexpr std::size_t kMaxPlans = 16;
+
+ private:
+  struct Key {
+    std::vector<long long> lengths;  ///< cuFFT order: slowest first
+    long long batch = 0;
+    bool operator==(const Key&) const = default;
+  };
+  struct Plan {
+    Key key;
+    cufftHandle handle = 0;
+    std::size_t workBytes = 0;
+  };
+
+  Plan& planFor(const Key& key);
+  void ensureWorkArea(std::size_t bytes);
+
+  std::shared_ptr<DeviceAllocator> allocator_;
+  Launch launch_;
+  std::list<Plan> plans_;  ///< most recently used first
+  DeviceAllocator::Block work_;
+  std::size_t workBytes_ = 0;
+};
+
+}  // namespace larmor::cuda

@@ -1,0 +1,222 @@
+#include "memory.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "check.hpp"
+
+namespace larmor::cuda {
+
+namespace {
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+std::string mib(std::size_t bytes) { return std::to_string((bytes + kMiB - 1) / kMiB); }
+}  // namespace
+
+// --- DeviceAllocator -------------------------------------------------------------------------------------
+
+DeviceAllocator::DeviceAllocator(int device, cudaStream_t stream, std::size_t cacheCapBytes)
+    : device_(device), stream_(stream), cacheCap_(cacheCapBytes) {}
+
+DeviceAllocator::~DeviceAllocator() {
+  std::lock_guard lock(mutex_);
+  trimLocked();
+}
+
+std::size_t DeviceAllocator::roundUp(std::size_t bytes) {
+  constexpr std::size_t kMin = 512;
+  if (bytes <= kMin) return kMin;
+  // Past 2^62 rounding could overflow; such a request fails in cudaMalloc anyway.
+  if (bytes > (std::size_t{1} << 62)) return bytes;
+  int log2 = 0;
+  while ((std::size_t{2} << log2) <= bytes) ++log2;  // 2^log2 <= bytes < 2^(log2+1)
+  const std::size_t granule = std::max(kMin, std::size_t{1} << (log2 >= 2 ? log2 - 2 : 0));
+  return (bytes + granule - 1) / granule * granule;
+}
+
+DeviceAllocator::Block DeviceAllocator::allocate(std::size_t bytes) {
+  if (bytes == 0) return {};
+  const std::size_t rounded = roundUp(bytes);
+  std::lock_guard lock(mutex_);
+  if (auto it = cached_.find(rounded); it != cached_.end()) {
+    Block b{it->second, rounded};
+    cached_.erase(it);
+    stats_.cachedBytes -= rounded;
+    stats_.liveBytes += rounded;
+    ++stats_.cacheHits;
+    return b;
+  }
+  ++stats_.cacheMisses;
+  LARMOR_CUDA_CHECK(cudaSetDevice(device_));
+  void* p = nullptr;
+  cudaError_t e = cudaMalloc(&p, rounded);
+  if (e == cudaErrorMemoryAllocation && !cached_.empty()) {
+    // Blocks of other sizes may be what is in the way.
+    (void)cudaGetLastError();
+    trimLocked();
+    e = cudaMalloc(&p, rounded);
+  }
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();  // an allocation failure is not sticky: the backend stays usable
+    std::size_t freeBytes = 0, totalBytes = 0;
+    const bool haveInfo = cudaMemGetInfo(&freeBytes, &totalBytes) == cudaSuccess;
+    (void)cudaGetLastError();
+    // Some runtimes answer an absurd size with "invalid argument" rather than "out of memory"; any other
+    // failure (a context broken by an earlier fault) is reported as what it is.
+    const bool outOfMemory = e == cudaErrorMemoryAllocation || (haveInfo && rounded > totalBytes);
+    if (!outOfMemory) LARMOR_CUDA_CHECK(e);
+    throw Error("GPU out of memory: asked for " + mib(bytes) + " MiB, " + std::to_string(freeBytes / kMiB) +
+                " MiB free on cuda:" + std::to_string(device_));
+  }
+  stats_.liveBytes += rounded;
+  return {p, rounded};
+}
+
+void DeviceAllocator::release(Block block) noexcept {
+  if (!block.ptr) return;
+  std::lock_guard lock(mutex_);
+  stats_.liveBytes -= block.rounded;
+  if (closed_ || block.rounded > cacheCap_) {
+    freeBlockLocked(block.ptr);
+    return;
+  }
+  // Over the cap: make room by freeing the largest cached blocks first (they are the least likely to
+  // be asked for again soon and free the most).
+  while (stats_.cachedBytes + block.rounded > cacheCap_ && !cached_.empty()) {
+    auto last = std::prev(cached_.end());
+    stats_.cachedBytes -= last->first;
+    freeBlockLocked(last->second);
+    cached_.erase(last);
+  }
+  cached_.emplace(block.rounded, block.ptr);
+  stats_.cachedBytes += block.rounded;
+}
+
+void DeviceAllocator::freeBlockLocked(void* p) noexcept {
+  // Errors are ignored on purpose: this runs in destructors, possibly after the CUDA runtime has begun to
+  // shut down at process exit, when cudaFree reports cudaErrorCudartUnloading.
+  (void)cudaSetDevice(device_);
+  // Work queued on the stream may still read the block; cudaFree waits for the device, but say so.
+  if (!closed_ && stream_) (void)cudaStreamSynchronize(stream_);
+  (void)cudaFree(p);
+  (void)cudaGetLastError();
+}
+
+void DeviceAllocator::trimLocked() noexcept {
+  for (auto& [size, p] : cached_) freeBlockLocked(p);
+  cached_.clear();
+  stats_.cachedBytes = 0;
+}
+
+void DeviceAllocator::trim() noexcept {
+  std::lock_guard lock(mutex_);
+  trimLocked();
+}
+
+void DeviceAllocator::close() noexcept {
+  std::lock_guard lock(mutex_);
+  trimLocked();
+  closed_ = true;
+  stream_ = nullptr;
+}
+
+DeviceAllocator::Stats DeviceAllocator::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+// --- DeviceBuffer ----------------------------------------------------------------------------------------
+
+DeviceBuffer::DeviceBuffer(std::shared_ptr<DeviceAllocator> allocator, std::size_t bytes)
+    : allocator_(std::move(allocator)), block_(allocator_->allocate(bytes)), bytes_(bytes) {}
+
+DeviceBuffer::~DeviceBuffer() { allocator_->release(block_); }
+
+// --- HostStaging -----------------------------------------------------------------------------------------
+
+HostStaging::~HostStaging() {
+  for (int i = 0; i < 2; ++i) {
+    if (done_[i]) {
+      (void)cudaEventSynchronize(done_[i]);
+      (void)cudaEventDestroy(done_[i]);
+    }
+    if (chunk_[i]) (void)cudaFreeHost(chunk_[i]);
+  }
+  (void)cudaGetLastError();
+}
+
+bool HostStaging::ensurePinned() {
+  if (tried_) return pinnedOk_;
+  tried_ = true;
+  for (int i = 0; i < 2; ++i) {
+    if (cudaMallocHost(&chunk_[i], kChunkBytes) != cudaSuccess ||
+        cudaEventCreateWithFlags(&done_[i], cudaEventDisableTiming) != cudaSuccess) {
+      // Pinned memory is a limited resource (containers, locked-memory limits): fall back, do not fail.
+      (void)cudaGetLastError();
+      for (int j = 0; j <= i; ++j) {
+        if (chunk_[j]) (void)cudaFreeHost(chunk_[j]);
+        if (done_[j]) (void)cudaEventDestroy(done_[j]);
+        chunk_[j] = nullptr;
+        done_[j] = nullptr;
+      }
+      (void)cudaGetLastError();
+      return pinnedOk_ = false;
+    }
+  }
+  return pinnedOk_ = true;
+}
+
+void HostStaging::upload(void* deviceDst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;
+  if (!ensurePinned()) {
+    // From pageable memory the call returns once `src` has been staged by the driver.
+    LARMOR_CUDA_CHECK(cudaMemcpyAsync(deviceDst, src, bytes, cudaMemcpyHostToDevice, stream_));
+    return;
+  }
+  auto* dst = static_cast<char*>(deviceDst);
+  const auto* from = static_cast<const char*>(src);
+  for (std::size_t off = 0, k = 0; off < bytes; off += kChunkBytes, ++k) {
+    const int slot = static_cast<int>(k & 1);
+    const std::size_t len = std::min(kChunkBytes, bytes - off);
+    if (used_[slot]) LARMOR_CUDA_CHECK(cudaEventSynchronize(done_[slot]));  // its last DMA has finished
+    std::memcpy(chunk_[slot], from + off, len);
+    LARMOR_CUDA_CHECK(cudaMemcpyAsync(dst + off, chunk_[slot], len, cudaMemcpyHostToDevice, stream_));
+    LARMOR_CUDA_CHECK(cudaEventRecord(done_[slot], stream_));
+    used_[slot] = true;
+  }
+}
+
+void HostStaging::download(void* dst, const void* deviceSrc, std::size_t bytes) {
+  if (bytes == 0) {
+    LARMOR_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return;
+  }
+  if (!ensurePinned()) {
+    LARMOR_CUDA_CHECK(cudaMemcpyAsync(dst, deviceSrc, bytes, cudaMemcpyDeviceToHost, stream_));
+    LARMOR_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return;
+  }
+  const auto* from = static_cast<const char*>(deviceSrc);
+  auto* to = static_cast<char*>(dst);
+  const std::size_t chunks = (bytes + kChunkBytes - 1) / kChunkBytes;
+  // A device-to-host copy into a chunk is queued behind any earlier copy out of it on the same stream,
+  // so no host wait is needed before queuing; the host waits only before reading a chunk.
+  auto enqueue = [&](std::size_t k) {
+    const int slot = static_cast<int>(k & 1);
+    const std::size_t off = k * kChunkBytes, len = std::min(kChunkBytes, bytes - off);
+    LARMOR_CUDA_CHECK(cudaMemcpyAsync(chunk_[slot], from + off, len, cudaMemcpyDeviceToHost, stream_));
+    LARMOR_CUDA_CHECK(cudaEventRecord(done_[slot], stream_));
+    used_[slot] = true;
+  };
+  enqueue(0);
+  if (chunks > 1) enqueue(1);
+  for (std::size_t k = 0; k < chunks; ++k) {
+    const int slot = static_cast<int>(k & 1);
+    const std::size_t off = k * kChunkBytes, len = std::min(kChunkBytes, bytes - off);
+    LARMOR_CUDA_CHECK(cudaEventSynchronize(done_[slot]));
+    std::memcpy(to + off, chunk_[slot], len);
+    if (k + 2 < chunks) enqueue(k + 2);
+  }
+}
+
+}  // namespace larmor::cuda

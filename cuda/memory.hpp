@@ -1,0 +1,108 @@
+#pragma once
+// Device memory for the CUDA backend: a caching allocator (cudaMalloc and cudaFree synchronise the device
+// and cost tens of microseconds; solvers allocate temporaries every iteration), the RAII buffer handed to
+// the engine, and a pinned host staging area for uploads and downloads.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "larmor/backend/backend.hpp"
+
+namespace larmor::cuda {
+
+/// Blocks are cached by their rounded size. All work of one backend runs on one stream, so a block freed
+/// by a buffer may be handed to the next allocation at once: any later use is queued behind the earlier
+/// ones on that stream.
+class DeviceAllocator {
+ public:
+  struct Block {
+    void* ptr = nullptr;
+    std::size_t rounded = 0;
+  };
+  struct Stats {
+    std::size_t liveBytes = 0, cachedBytes = 0, cacheHits = 0, cacheMisses = 0;
+  };
+
+  DeviceAllocator(int device, cudaStream_t stream, std::size_t cacheCapBytes);
+  ~DeviceAllocator();
+  DeviceAllocator(const DeviceAllocator&) = delete;
+  DeviceAllocator& operator=(const DeviceAllocator&) = delete;
+
+  /// Throws Error "GPU out of memory: asked for X MiB, Y MiB free on cuda:N" when it cannot be had even
+  /// after the cache is emptied.
+  Block allocate(std::size_t bytes);
+  void release(Block block) noexcept;
+  /// Frees every cached block (the live ones stay).
+  void trim() noexcept;
+  /// The backend is going away (its stream with it): empty the cache; blocks released later are freed.
+  void close() noexcept;
+  Stats stats() const;
+  int device() const { return device_; }
+
+  /// The size class of a request: four classes per power of two, so at most 25% is wasted.
+  static std::size_t roundUp(std::size_t bytes);
+
+ private:
+  void freeBlockLocked(void* p) noexcept;
+  void trimLocked() noexcept;
+
+  const int device_;
+  cudaStream_t stream_;
+  const std::size_t cacheCap_;
+  mutable std::mutex mutex_;
+  std::multimap<std::size_t, void*> cached_;
+  Stats stats_;
+  bool closed_ = false;
+};
+
+/// A buffer of device memory; returns its block to the allocator when destroyed. It keeps the allocator
+/// alive, so a buffer may outlive its backend.
+class DeviceBuffer final : public Buffer {
+ public:
+  DeviceBuffer(std::shared_ptr<DeviceAllocator> allocator, std::size_t bytes);
+  ~DeviceBuffer() override;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  std::size_t bytes() const override { return bytes_; }
+  void* ptr() override { return block_.ptr; }
+  const void* ptr() const override { return block_.ptr; }
+  const DeviceAllocator* allocator() const { return allocator_.get(); }
+
+ private:
+  std::shared_ptr<DeviceAllocator> allocator_;
+  DeviceAllocator::Block block_;
+  std::size_t bytes_;
+};
+
+/// Two pinned chunks used in turn: the host copies chunk k into (or out of) pinned memory while the DMA
+/// engine moves chunk k-1, so a transfer runs at pinned speed without pinning the caller's memory. Where
+/// pinned memory cannot be had, transfers go straight from pageable memory (slower, same results).
+class HostStaging {
+ public:
+  explicit HostStaging(cudaStream_t stream) : stream_(stream) {}
+  ~HostStaging();
+  HostStaging(const HostStaging&) = delete;
+  HostStaging& operator=(const HostStaging&) = delete;
+
+  /// Returns when `src` has been read (the copy to the device may still be in flight, in stream order).
+  void upload(void* deviceDst, const void* src, std::size_t bytes);
+  /// Returns when `dst` holds the data, i.e. after all work queued before it has finished.
+  void download(void* dst, const void* deviceSrc, std::size_t bytes);
+  bool pinned() const { return pinnedOk_; }
+
+  static constexpr std::size_t kChunkBytes = std::size_t{8} << 20;
+
+ private:
+  bool ensurePinned();
+  cudaStream_t stream_;
+  void* chunk_[2] = {nullptr, nullptr};
+  cudaEvent_t done_[2] = {nullptr, nullptr};
+  bool used_[2] = {false, false};
+  bool tried_ = false, pinnedOk_ = false;
+};
+
+}  // namespace larmor::cuda

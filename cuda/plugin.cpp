@@ -1,0 +1,60 @@
+// The plugin's entry point: the engine dlopens liblarmor_cuda.so and calls larmor_plugin_register, which
+// adds the "cuda" family of devices to the registry. Nothing here touches the GPU until devices() or
+// create() is called, so loading the plugin is cheap and cannot fail for want of a device.
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuda_backend.hpp"
+#include "larmor/backend/registry.hpp"
+
+namespace larmor::cuda {
+namespace {
+
+class CudaProvider final : public BackendProvider {
+ public:
+  std::string family() const override { return "cuda"; }
+
+  std::vector<DeviceInfo> devices(std::string* whyNone) override {
+    int count = 0;
+    const cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      if (whyNone) *whyNone = std::string("no CUDA device: ") + cudaGetErrorString(e);
+      return {};
+    }
+    if (count == 0) {
+      if (whyNone) *whyNone = "no CUDA device: the CUDA runtime reports none";
+      return {};
+    }
+    std::vector<DeviceInfo> all;
+    std::string problems;
+    for (int i = 0; i < count; ++i) {
+      try {
+        all.push_back(describeDevice(i));
+      } catch (const Error& err) {
+        problems += (problems.empty() ? "" : "; ") + std::string("cuda:") + std::to_string(i) + ": " + err.what();
+      }
+    }
+    if (all.empty() && whyNone) *whyNone = "no CUDA device: " + problems;
+    return all;
+  }
+
+  std::shared_ptr<Backend> create(int index) override { return std::make_shared<CudaBackend>(index); }
+};
+
+}  // namespace
+}  // namespace larmor::cuda
+
+extern "C" __attribute__((visibility("default"))) int larmor_plugin_register(larmor::BackendRegistry* registry,
+                                                                              int abiVersion) {
+  if (!registry || abiVersion != larmor::kPluginAbiVersion) return 1;
+  try {
+    registry->addProvider(std::make_shared<larmor::cuda::CudaProvider>());
+  } catch (...) {
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,103 @@
+#pragma once
+// N-dimensional host arrays. Convention (BART's): dimension 0 varies fastest, so an array of shape
+// {nx, ny, nz, ncoils} holds x contiguous. Complex data is std::complex<float> (cfloat), interleaved
+// real/imaginary, the layout of fftwf_complex, cufftComplex and BART's .cfl files.
+#include <complex>
+#include <cstdint>
+#include <initializer_list>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "larmor/util/error.hpp"
+
+namespace larmor {
+
+using cfloat = std::complex<float>;
+using cdouble = std::complex<double>;
+using index_t = std::int64_t;
+
+/// The extent of each dimension, dimension 0 fastest.
+class Shape {
+ public:
+  Shape() = default;
+  Shape(std::initializer_list<index_t> dims) : dims_(dims) { validate(); }
+  explicit Shape(std::vector<index_t> dims) : dims_(std::move(dims)) { validate(); }
+
+  std::size_t rank() const { return dims_.size(); }
+  index_t operator[](std::size_t i) const { return i < dims_.size() ? dims_[i] : 1; }
+  index_t& at(std::size_t i) { return dims_.at(i); }
+  const std::vector<index_t>& dims() const { return dims_; }
+  index_t size() const {
+    return std::accumulate(dims_.begin(), dims_.end(), index_t{1}, std::multiplies<>());
+  }
+  /// Product of dims [from, to).
+  index_t span(std::size_t from, std::size_t to) const {
+    index_t n = 1;
+    for (std::size_t i = from; i < to; ++i) n *= (*this)[i];
+    return n;
+  }
+  /// Stride (in elements) of dimension i.
+  index_t stride(std::size_t i) const { return span(0, i); }
+  bool operator==(const Shape& o) const;
+  bool operator!=(const Shape& o) const { return !(*this == o); }
+  /// "[64, 64, 1, 8]"
+  std::string str() const;
+
+ private:
+  void validate() const {
+    for (auto d : dims_) require(d >= 0, "array dimension is negative");
+  }
+  std::vector<index_t> dims_;
+};
+
+/// A host array that owns its elements.
+template <class T>
+class Array {
+ public:
+  using value_type = T;
+  Array() = default;
+  explicit Array(Shape shape) : shape_(std::move(shape)), data_(static_cast<std::size_t>(shape_.size())) {}
+  Array(Shape shape, T value)
+      : shape_(std::move(shape)), data_(static_cast<std::size_t>(shape_.size()), value) {}
+
+  const Shape& shape() const { return shape_; }
+  index_t size() const { return static_cast<index_t>(data_.size()); }
+  bool empty() const { return data_.empty(); }
+  T* data() { return data_.data(); }
+  const T* data() const { return data_.data(); }
+  T& operator[](index_t i) { return data_[static_cast<std::size_t>(i)]; }
+  const T& operator[](index_t i) const { return data_[static_cast<std::size_t>(i)]; }
+  /// Element at (i0, i1, i2, ...), dimension 0 fastest.
+  template <class... I>
+  T& operator()(I... idx) { return data_[static_cast<std::size_t>(offset({static_cast<index_t>(idx)...}))]; }
+  template <class... I>
+  const T& operator()(I... idx) const {
+    return data_[static_cast<std::size_t>(offset({static_cast<index_t>(idx)...}))];
+  }
+  /// Same elements, another shape of the same size.
+  void reshape(Shape s) {
+    require(s.size() == shape_.size(), "reshape " + shape_.str() + " -> " + s.str() + " changes the size");
+    shape_ = std::move(s);
+  }
+  std::vector<T>& vec() { return data_; }
+  const std::vector<T>& vec() const { return data_; }
+
+ private:
+  index_t offset(std::initializer_list<index_t> idx) const {
+    index_t off = 0, stride = 1;
+    std::size_t d = 0;
+    for (auto i : idx) {
+      off += i * stride;
+      stride *= shape_[d++];
+    }
+    return off;
+  }
+  Shape shape_;
+  std::vector<T> data_;
+};
+
+using CArray = Array<cfloat>;
+using RArray = Array<float>;
+
+}  // namespace larmor

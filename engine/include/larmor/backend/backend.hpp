@@ -1,0 +1,140 @@
+#pragma once
+// The Backend interface: coarse-grained operations on whole arrays. Algorithms (pipelines, CG, GRAPPA)
+// are written once against it; CpuBackend (FFTW + OpenMP) and CudaBackend (cuFFT + own kernels, a
+// run-time plugin) implement it. No CUDA types appear here: device memory is an opaque Buffer.
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "larmor/array/array.hpp"
+#include "larmor/ops/linalg.hpp"
+
+namespace larmor {
+
+class NufftPlan;
+struct NufftGeometry;
+struct NufftOptions;
+struct DftOptions;
+
+/// Memory owned by a backend: host memory for the CPU, device memory for a GPU.
+class Buffer {
+ public:
+  virtual ~Buffer() = default;
+  virtual std::size_t bytes() const = 0;
+  /// Host pointer for the CPU backend, device pointer for a GPU backend.
+  virtual void* ptr() = 0;
+  virtual const void* ptr() const = 0;
+};
+
+struct DeviceInfo {
+  std::string id;          ///< "cpu", "cuda:0", ... (what --device accepts)
+  std::string name;        ///< "NVIDIA H100 80GB HBM3", "x86_64 CPU (2 threads)"
+  bool gpu = false;
+  std::size_t memoryBytes = 0;
+  int computeMajor = 0, computeMinor = 0;  ///< GPU compute capability
+  int multiprocessors = 0;                  ///< SMs (GPU) or threads (CPU)
+  std::string library;                      ///< "FFTW 3.3.10", "CUDA runtime 13.0, cuFFT 12.0"
+};
+
+enum class FftDirection { Forward, Inverse };
+
+/// Centred, unitary discrete Fourier transform convention, written down once (docs/conventions.md):
+///   X[k] = N^{-1/2} sum_n x[n] exp(-2 pi i (k - c)(n - c) / N),  c = floor(N / 2),
+/// for each transformed dimension of length N (Forward; Inverse has +i). Index c holds k = 0 and
+/// the image centre, as in BART's `fft -u` and ISMRMRD's tools.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual DeviceInfo info() const = 0;
+  bool isGpu() const { return info().gpu; }
+
+  // --- memory -----------------------------------------------------------------------------------
+  virtual std::unique_ptr<Buffer> allocate(std::size_t bytes) = 0;
+  virtual void upload(Buffer& dst, const void* src, std::size_t bytes, std::size_t dstOffset = 0) = 0;
+  virtual void download(void* dst, const Buffer& src, std::size_t bytes, std::size_t srcOffset = 0) = 0;
+  virtual void copy(Buffer& dst, const Buffer& src, std::size_t bytes) = 0;
+  /// Waits for all queued work (timing, before host reads).
+  virtual void synchronize() = 0;
+
+  // --- complex vectors of n elements ---------------------------------------------------------------
+  virtual void fill(Buffer& x, cfloat value, index_t n) = 0;
+  /// x *= a
+  virtual void scale(Buffer& x, cfloat a, index_t n) = 0;
+  /// y = a*x + b*y
+  virtual void axpby(Buffer& y, cfloat a, const Buffer& x, cfloat b, index_t n) = 0;
+  /// out[i] = op(a[i % na]) * b[i] for i < nb, op = conj when conjA; na divides nb (broadcast of a
+  /// over batches of b, e.g. one image times every coil). out may alias b.
+  virtual void multiply(Buffer& out, const Buffer& a, index_t na, const Buffer& b, index_t nb, bool conjA) = 0;
+  /// sum_i conj(a[i]) b[i], accumulated in double.
+  virtual cdouble dot(const Buffer& a, const Buffer& b, index_t n) = 0;
+  /// sqrt(sum_i |x[i]|^2), accumulated in double.
+  virtual double norm2(const Buffer& x, index_t n) = 0;
+
+  // --- arrays ---------------------------------------------------------------------------------------
+  /// Centred unitary FFT (convention above) over dimensions [0, rank) of `shape`, batched over the rest.
+  virtual void fft(Buffer& data, const Shape& shape, int rank, FftDirection dir) = 0;
+  /// Copies the centred region: dst (shape dstShape) from src (shape srcShape), both of the same
+  /// rank <= 4 with equal batch (dims >= 4). Along each dimension the centres (floor(N/2)) coincide;
+  /// where dst is larger the border is zero (zero-padding), where smaller src is cropped.
+  virtual void resizeCentred(Buffer& dst, const Shape& dstShape, const Buffer& src, const Shape& srcShape) = 0;
+  /// out[v + voxels*b] = sqrt(sum_c |in[v + voxels*(c + coils*b)]|^2) (imaginary part 0).
+  virtual void sumOfSquares(Buffer& out, const Buffer& coilImages, index_t voxels, index_t coils, index_t batch) = 0;
+
+  // --- non-uniform transforms (ops/nufft.hpp) ------------------------------------------------------
+  /// A plan whose buffers live on this backend. Default: Error "not available on <id>".
+  virtual std::unique_ptr<NufftPlan> makeNufftPlan(const NufftGeometry& geometry, const NufftOptions& options);
+  virtual std::unique_ptr<NufftPlan> makeDftPlan(const NufftGeometry& geometry, const DftOptions& options);
+
+  // --- batched dense linear algebra (ops/linalg.hpp), complex float, column-major -------------------
+  /// C_b = alpha op(A_b) op(B_b) + beta C_b for b < batch; m x n result, inner dimension k.
+  virtual void gemmBatched(MatOp opA, MatOp opB, index_t m, index_t n, index_t k, cfloat alpha, const Buffer& A,
+                           const MatrixBatch& a, const Buffer& B, const MatrixBatch& b, cfloat beta, Buffer& C,
+                           const MatrixBatch& c, index_t batch);
+  /// Solves A_b X_b = B_b in place (B_b <- X_b) for Hermitian positive definite n x n A_b (overwritten by
+  /// its Cholesky factor). Throws Error naming the batch entry when one is not positive definite.
+  virtual void choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b, index_t batch);
+  /// out[i] = src[index[i]] for i < n (index: int64 buffer on this backend; index < 0 gives 0).
+  virtual void gather(Buffer& out, const Buffer& src, const Buffer& index, index_t n);
+  /// out[index[i]] = src[i] for i < n (index < 0 skipped; indices must be distinct).
+  virtual void scatter(Buffer& out, const Buffer& src, const Buffer& index, index_t n);
+};
+
+/// An array living in a backend's memory.
+template <class T>
+class DeviceArray {
+ public:
+  DeviceArray() = default;
+  DeviceArray(Backend& backend, Shape shape)
+      : backend_(&backend), shape_(std::move(shape)),
+        buffer_(backend.allocate(static_cast<std::size_t>(shape_.size()) * sizeof(T))) {}
+
+  static DeviceArray upload(Backend& backend, const Array<T>& host) {
+    DeviceArray d(backend, host.shape());
+    backend.upload(*d.buffer_, host.data(), d.bytes());
+    return d;
+  }
+  Array<T> download() const {
+    Array<T> host(shape_);
+    backend_->download(host.data(), *buffer_, bytes());
+    return host;
+  }
+  const Shape& shape() const { return shape_; }
+  index_t size() const { return shape_.size(); }
+  std::size_t bytes() const { return static_cast<std::size_t>(shape_.size()) * sizeof(T); }
+  Buffer& buffer() { return *buffer_; }
+  const Buffer& buffer() const { return *buffer_; }
+  Backend& backend() const { return *backend_; }
+  void reshape(Shape s) {
+    require(s.size() == shape_.size(), "reshape " + shape_.str() + " -> " + s.str() + " changes the size");
+    shape_ = std::move(s);
+  }
+
+ private:
+  Backend* backend_ = nullptr;
+  Shape shape_;
+  std::unique_ptr<Buffer> buffer_;
+};
+
+using CDeviceArray = DeviceArray<cfloat>;
+
+}  // namespace larmor

@@ -1,0 +1,31 @@
+#pragma once
+// One entry point for every input format, chosen by the file's extension:
+//   .h5 .mrd .ismrmrd   ISMRMRD (needs LARMOR_IO)
+//   .cfl .hdr (or a base path whose .hdr exists)   BART k-space [readout, pe1|spokes, pe2, coils, ...,
+//                       slices at dimension 13]; non-Cartesian with LoadOptions::trajectoryPath
+//   .ra                 RawArray (not implemented yet)
+#include <string>
+
+#include "larmor/recon/dataset.hpp"
+#include "larmor/util/progress.hpp"
+
+namespace larmor::io {
+
+struct LoadOptions {
+  /// BART trajectory (.cfl, dims [3, readout, spokes], cycles per FOV) for non-Cartesian .cfl k-space.
+  std::string trajectoryPath;
+  /// Recon matrix for formats without a header (BART .cfl); 0 = what the data imply (Cartesian: the
+  /// k-space size; non-Cartesian: 2*ceil(max |k|) per dimension). ISMRMRD files keep their header's
+  /// matrix (ReconSettings::matrix changes the output size).
+  long matrix[3] = {0, 0, 0};
+  /// ISMRMRD: < 0 averages all repetitions of a line, >= 0 keeps only that repetition.
+  int repetition = -1;
+};
+
+/// Reads any supported file into a validated Dataset. Throws Error (one line naming the file).
+Dataset loadDataset(const std::string& path, const LoadOptions& options = {}, const Progress& progress = {});
+
+/// False when the engine was built without LARMOR_IO (then .h5 input is refused with a clear Error).
+bool ismrmrdSupported();
+
+}  // namespace larmor::io

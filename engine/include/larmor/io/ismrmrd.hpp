@@ -1,0 +1,40 @@
+#pragma once
+// ISMRMRD (HDF5) raw data: read into a Dataset and write one back. Built only with LARMOR_IO; callers
+// that may run without it go through io::loadDataset, which checks io::ismrmrdSupported().
+//
+// Reading places Cartesian lines at pe = kspace_encode_step + (encoded/2 - center), averages repeated
+// lines (averages, repetitions), skips noise/navigator/phase-correction scans, and converts a stored
+// non-Cartesian trajectory to cycles per FOV (see readIsmrmrd). Every failure is an Error whose text
+// is one line naming the file.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "larmor/recon/dataset.hpp"
+#include "larmor/util/progress.hpp"
+
+namespace larmor::io {
+
+/// The user parameter that says the stored trajectory is already in cycles per FOV (Larmor writes it);
+/// without it, a trajectory with max |k| <= 0.5 is taken as normalised (-0.5..0.5) and scaled by the
+/// recon matrix.
+inline constexpr const char* kTrajectoryUnitsParameter = "larmor_trajectory_units";
+/// The user parameter with the simulator settings (JSON text) of a simulated file.
+inline constexpr const char* kSimulatorParameter = "larmor_simulator";
+/// The user parameter with Larmor's own trajectory name (finer than ISMRMRD's enumeration).
+inline constexpr const char* kTrajectoryKindParameter = "larmor_trajectory";
+
+/// `repetition` < 0 averages every repetition of a line; >= 0 keeps only that repetition (for files
+/// like ismrmrd_generate_cartesian_shepp_logan -a R, whose R repetitions are shifted undersampled
+/// frames that together fill k-space).
+Dataset readIsmrmrd(const std::string& path, const std::string& group = "dataset", const Progress& progress = {},
+                    int repetition = -1);
+
+/// Writes `d` (validated first) as an ISMRMRD file, atomically. `simulatorSettings` (when not null)
+/// goes into the user parameter larmor_simulator.
+void writeIsmrmrd(const Dataset& d, const std::string& path, const nlohmann::json& simulatorSettings = {});
+
+/// The larmor_simulator user parameter of a file ("" when absent). Cheap: reads only the header.
+std::string readIsmrmrdSimulatorSettings(const std::string& path, const std::string& group = "dataset");
+
+}  // namespace larmor::io

@@ -1,0 +1,28 @@
+#pragma once
+// Cartesian reconstruction on any backend: zero-filled inverse FFT of every coil, removal of readout
+// oversampling (crop to the recon FOV), optional resampling to the recon matrix, coil combination.
+// One upload of the k-space, one download of the images (TRON's lesson: no host round trips between stages).
+#include "larmor/backend/backend.hpp"
+#include "larmor/recon/dataset.hpp"
+#include "larmor/recon/settings.hpp"
+#include "larmor/util/progress.hpp"
+#include "larmor/util/timer.hpp"
+
+namespace larmor::recon {
+
+struct ImageSet {
+  CArray coilImages;  ///< [x, y, z, coils, slices]
+  CArray combined;    ///< [x, y, z, 1, slices]
+};
+
+/// The output matrix: settings.matrix where given, else the header's recon matrix.
+void outputMatrix(const Dataset& d, const ReconSettings& s, index_t out[3]);
+
+ImageSet reconstructCartesian(Backend& backend, const Dataset& d, const ReconSettings& s, Timings& timings,
+                              const Progress& progress);
+
+/// Coil images (device, [x,y,z,1,coils*slices] as [voxels, coils, slices]) -> combined image on device.
+void combineCoils(Backend& backend, const CDeviceArray& coilImages, CDeviceArray& combined, index_t voxels,
+                  index_t coils, index_t slices, Combine how);
+
+}  // namespace larmor::recon

@@ -1,0 +1,42 @@
+#pragma once
+// recon::run: the one entry point the GUI and the CLI share.
+// ReconRequest {dataset, settings, device} -> ReconResult {images, timings, metrics, provenance}.
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "larmor/array/array.hpp"
+#include "larmor/recon/dataset.hpp"
+#include "larmor/recon/settings.hpp"
+#include "larmor/util/progress.hpp"
+#include "larmor/util/timer.hpp"
+
+namespace larmor {
+class Backend;
+}
+
+namespace larmor::recon {
+
+struct ReconRequest {
+  const Dataset* dataset = nullptr;  ///< not owned; must outlive run()
+  ReconSettings settings;
+  std::string device = "auto";       ///< auto | cpu | cuda | cuda:N
+  /// A backend already selected (the GUI keeps one, with its plan caches); overrides `device`.
+  std::shared_ptr<Backend> backend;
+};
+
+struct ReconResult {
+  CArray coilImages;  ///< [x, y, z, coils, slices] (after oversampling removal)
+  CArray image;       ///< [x, y, z, 1, slices] coil-combined
+  Timings timings;
+  std::string device;        ///< the backend that ran it ("cpu", "cuda:0")
+  std::string deviceName;
+  std::string deviceNotice;  ///< e.g. why auto fell back to the CPU
+  nlohmann::json metrics;    ///< against dataset.reference when present (percent error, PSNR, SSIM)
+  nlohmann::json provenance; ///< settings, version, device, timings, input
+};
+
+ReconResult run(const ReconRequest& request, const Progress& progress = {});
+
+}  // namespace larmor::recon

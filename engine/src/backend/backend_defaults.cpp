@@ -1,0 +1,28 @@
+// Defaults for the Backend ops that a backend may not provide: a clear error naming the backend.
+#include "larmor/backend/backend.hpp"
+#include "larmor/ops/nufft.hpp"
+
+namespace larmor {
+namespace {
+[[noreturn]] void unavailable(const Backend& b, const char* op) {
+  throw Error(std::string(op) + " is not available on " + b.info().id);
+}
+}  // namespace
+
+std::unique_ptr<NufftPlan> Backend::makeNufftPlan(const NufftGeometry&, const NufftOptions&) {
+  unavailable(*this, "the NUFFT");
+}
+std::unique_ptr<NufftPlan> Backend::makeDftPlan(const NufftGeometry&, const DftOptions&) {
+  unavailable(*this, "the exact DFT");
+}
+void Backend::gemmBatched(MatOp, MatOp, index_t, index_t, index_t, cfloat, const Buffer&, const MatrixBatch&,
+                          const Buffer&, const MatrixBatch&, cfloat, Buffer&, const MatrixBatch&, index_t) {
+  unavailable(*this, "batched GEMM");
+}
+void Backend::choleskySolveBatched(Buffer&, const MatrixBatch&, Buffer&, const MatrixBatch&, index_t) {
+  unavailable(*this, "batched Cholesky solve");
+}
+void Backend::gather(Buffer&, const Buffer&, const Buffer&, index_t) { unavailable(*this, "gather"); }
+void Backend::scatter(Buffer&, const Buffer&, const Buffer&, index_t) { unavailable(*this, "scatter"); }
+
+}  // namespace larmor

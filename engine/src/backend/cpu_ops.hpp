@@ -1,0 +1,21 @@
+#pragma once
+// The CPU backend's larger ops, each in its own file: ops/nufft_cpu.cpp, ops/dft_cpu.cpp,
+// backend/cpu_linalg.cpp. Internal to the engine.
+#include <memory>
+
+#include "larmor/backend/backend.hpp"
+#include "larmor/ops/nufft.hpp"
+
+namespace larmor::cpu {
+
+std::unique_ptr<NufftPlan> makeNufftPlan(Backend& backend, const NufftGeometry& geometry, const NufftOptions& options);
+std::unique_ptr<NufftPlan> makeDftPlan(Backend& backend, const NufftGeometry& geometry, const DftOptions& options);
+
+void gemmBatched(MatOp opA, MatOp opB, index_t m, index_t n, index_t k, cfloat alpha, const Buffer& A,
+                 const MatrixBatch& a, const Buffer& B, const MatrixBatch& b, cfloat beta, Buffer& C,
+                 const MatrixBatch& c, index_t batch);
+void choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b, index_t batch);
+void gather(Buffer& out, const Buffer& src, const Buffer& index, index_t n);
+void scatter(Buffer& out, const Buffer& src, const Buffer& index, index_t n);
+
+}  // namespace larmor::cpu

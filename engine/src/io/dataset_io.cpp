@@ -1,0 +1,209 @@
+#include "larmor/io/dataset_io.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <system_error>
+
+#include "larmor/io/cfl.hpp"
+#ifdef LARMOR_HAVE_IO
+#include "larmor/io/ismrmrd.hpp"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace larmor::io {
+
+namespace {
+
+std::string lowerExtension(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext;
+}
+
+// The contiguous block of fully sampled lines around the k-space centre (pe1 along the centre pe2 row,
+// pe2 along the centre pe1 column), when the data are undersampled: BART files carry no ACS flags,
+// and this is the region an autocalibrating method (GRAPPA, ESPIRiT) would calibrate from.
+void detectCalibration(Dataset& d) {
+  const index_t n1 = d.sampled.shape()[0], n2 = d.sampled.shape()[1];
+  const index_t c1 = n1 / 2, c2 = n2 / 2;
+  bool all = true;
+  for (index_t i = 0; i < n1 * n2; ++i) all = all && d.sampled[i];  // slice 0 decides
+  if (all || !d.sampled(c1, c2, 0)) return;
+  index_t lo1 = c1, hi1 = c1, lo2 = c2, hi2 = c2;
+  while (lo1 > 0 && d.sampled(lo1 - 1, c2, 0)) --lo1;
+  while (hi1 + 1 < n1 && d.sampled(hi1 + 1, c2, 0)) ++hi1;
+  while (lo2 > 0 && d.sampled(c1, lo2 - 1, 0)) --lo2;
+  while (hi2 + 1 < n2 && d.sampled(c1, hi2 + 1, 0)) ++hi2;
+  for (index_t p2 = lo2; p2 <= hi2; ++p2)
+    for (index_t p1 = lo1; p1 <= hi1; ++p1)
+      if (!d.sampled(p1, p2, 0)) return;  // not a full block: leave calibration to the method
+  if (hi1 - lo1 + 1 < 2) return;
+  for (index_t s = 0; s < d.header.slices; ++s)
+    for (index_t p2 = lo2; p2 <= hi2; ++p2)
+      for (index_t p1 = lo1; p1 <= hi1; ++p1)
+        if (d.sampled(p1, p2, s)) d.calibration(p1, p2, s) = 1;
+  d.header.calibrationLines = static_cast<int>(hi1 - lo1 + 1);
+
+  // Acceleration: the most common gap between sampled lines outside the calibration block.
+  auto commonGap = [&](bool alongPe1) {
+    std::map<index_t, index_t> gaps;
+    const index_t n = alongPe1 ? n1 : n2;
+    index_t prev = -1;
+    bool prevInside = false;
+    for (index_t i = 0; i < n; ++i) {
+      const bool s = alongPe1 ? d.sampled(i, c2, 0) : d.sampled(c1, i, 0);
+      const bool inside = alongPe1 ? (i >= lo1 && i <= hi1) : (i >= lo2 && i <= hi2);
+      if (!s) continue;
+      if (prev >= 0 && !(inside && prevInside)) ++gaps[i - prev];
+      prev = i;
+      prevInside = inside;
+    }
+    index_t best = 1, bestCount = 0;
+    for (auto [gap, count] : gaps)
+      if (count > bestCount) best = gap, bestCount = count;
+    return static_cast<int>(best);
+  };
+  d.header.accelerationPe1 = commonGap(true);
+  if (n2 > 1) d.header.accelerationPe2 = commonGap(false);
+}
+
+// A straight line through the k-space origin for every profile: radial (2D or 3D).
+bool looksRadial(const RArray& t) {
+  const index_t n = t.shape()[1], profiles = t.shape()[2];
+  if (n < 2) return false;
+  for (index_t p = 0; p < profiles; ++p) {
+    const float* k = t.data() + 3 * n * p;
+    index_t far = 0;
+    double farNorm = 0;
+    for (index_t i = 0; i < n; ++i) {
+      const double r = std::hypot(k[3 * i], k[3 * i + 1], k[3 * i + 2]);
+      if (r > farNorm) farNorm = r, far = i;
+    }
+    if (farNorm == 0) return false;
+    const double u[3] = {k[3 * far] / farNorm, k[3 * far + 1] / farNorm, k[3 * far + 2] / farNorm};
+    for (index_t i = 0; i < n; ++i) {
+      const double dot = k[3 * i] * u[0] + k[3 * i + 1] * u[1] + k[3 * i + 2] * u[2];
+      const double off = std::hypot(k[3 * i] - dot * u[0], k[3 * i + 1] - dot * u[1], k[3 * i + 2] - dot * u[2]);
+      if (off > 1e-3 * std::max(1.0, farNorm)) return false;
+    }
+  }
+  return true;
+}
+
+Dataset loadBart(const std::string& path, const LoadOptions& options) {
+  const std::string base = cflBasePath(path);
+  const std::string name = base + ".cfl";
+  CArray k = readCfl(path);
+  const Shape s = k.shape();
+  for (std::size_t dim = 4; dim < std::max<std::size_t>(s.rank(), kBartDims); ++dim)
+    if (dim != kBartSliceDim && s[dim] != 1)
+      throw Error(name + ": k-space " + s.str() + " uses BART dimension " + std::to_string(dim) +
+                  "; Larmor reads [readout, pe1, pe2, coils] with slices in dimension 13");
+
+  Dataset d;
+  d.source = name;
+  Header& h = d.header;
+  h.coils = s[kBartCoilDim];
+  h.slices = s[kBartSliceDim];
+  h.geometry.slicePositions.assign(static_cast<std::size_t>(h.slices), 0.f);
+  for (index_t i = 0; i < h.slices; ++i)
+    h.geometry.slicePositions[static_cast<std::size_t>(i)] =
+        (static_cast<float>(i) - 0.5f * static_cast<float>(h.slices - 1)) * h.reconFovMm[2];
+
+  if (options.trajectoryPath.empty()) {
+    h.trajectory = TrajectoryKind::Cartesian;
+    for (int i = 0; i < 3; ++i) {
+      h.encoded[i] = s[static_cast<std::size_t>(i)];
+      h.recon[i] = options.matrix[i] > 0 ? options.matrix[i] : h.encoded[i];
+    }
+    k.reshape(Shape{s[0], s[1], s[2], h.coils, h.slices});
+    d.kspace = std::move(k);
+    const index_t n0 = s[0], n1 = s[1], n2 = s[2];
+    d.sampled = Array<std::uint8_t>(Shape{n1, n2, h.slices}, 0);
+    d.calibration = Array<std::uint8_t>(Shape{n1, n2, h.slices}, 0);
+    for (index_t sl = 0; sl < h.slices; ++sl)
+      for (index_t c = 0; c < h.coils; ++c)
+        for (index_t line = 0; line < n1 * n2; ++line) {
+          std::uint8_t& m = d.sampled[line + n1 * n2 * sl];
+          if (m) continue;
+          const cfloat* p = d.kspace.data() + n0 * (line + n1 * n2 * (c + h.coils * sl));
+          for (index_t r = 0; r < n0 && !m; ++r) m = p[r] != cfloat(0.f, 0.f);
+        }
+    detectCalibration(d);
+  } else {
+    const std::string trajBase = cflBasePath(options.trajectoryPath);
+    const CArray t = readCfl(options.trajectoryPath);
+    const Shape ts = t.shape();
+    for (std::size_t dim = 3; dim < ts.rank(); ++dim)
+      if (ts[dim] != 1)
+        throw Error(trajBase + ".cfl: trajectory " + ts.str() + " must be [3, readout, spokes]");
+    if (ts[0] != 3) throw Error(trajBase + ".cfl: trajectory " + ts.str() + " must have 3 coordinates in dimension 0");
+    const index_t n = ts[1], profiles = ts[2];
+    // BART stores non-Cartesian k-space as [1, readout, spokes, coils]; [readout, spokes, 1, coils] is
+    // accepted too. Both have the same memory layout.
+    const bool bartLayout = s[0] == 1 && s[1] == n && s[2] == profiles;
+    const bool larmorLayout = s[0] == n && s[1] == profiles && s[2] == 1;
+    if (!bartLayout && !larmorLayout)
+      throw Error(name + ": k-space " + s.str() + " does not match the trajectory " + trajBase + ".cfl " + ts.str() +
+                  " (expected [1, " + std::to_string(n) + ", " + std::to_string(profiles) + ", coils])");
+    d.trajectory = RArray(Shape{3, n, profiles});
+    float maxAbs[3] = {0, 0, 0};
+    for (index_t i = 0; i < t.size(); ++i) {
+      if (t[i].imag() != 0.f)
+        throw Error(trajBase + ".cfl: coordinate " + std::to_string(i % 3) + " of sample " + std::to_string(i / 3) +
+                    " has a non-zero imaginary part (BART trajectories are real)");
+      const float v = t[i].real();
+      if (!std::isfinite(v))
+        throw Error(trajBase + ".cfl: coordinate " + std::to_string(i % 3) + " of sample " + std::to_string(i / 3) +
+                    " is not finite");
+      d.trajectory[i] = v;
+      maxAbs[i % 3] = std::max(maxAbs[i % 3], std::abs(v));
+    }
+    for (int i = 0; i < 3; ++i) {
+      const auto implied = maxAbs[i] > 0 ? 2 * static_cast<index_t>(std::ceil(maxAbs[i])) : index_t{1};
+      h.recon[i] = options.matrix[i] > 0 ? options.matrix[i] : implied;
+      h.encoded[i] = h.recon[i];
+    }
+    const bool threeD = maxAbs[2] > 0;
+    h.trajectory = looksRadial(d.trajectory) ? (threeD ? TrajectoryKind::Radial3D : TrajectoryKind::Radial)
+                                             : TrajectoryKind::Other;
+    k.reshape(Shape{n, profiles, 1, h.coils, h.slices});
+    d.kspace = std::move(k);
+  }
+  d.validate();
+  return d;
+}
+
+}  // namespace
+
+bool ismrmrdSupported() {
+#ifdef LARMOR_HAVE_IO
+  return true;
+#else
+  return false;
+#endif
+}
+
+Dataset loadDataset(const std::string& path, const LoadOptions& options, const Progress& progress) {
+  const std::string ext = lowerExtension(path);
+  if (ext == ".h5" || ext == ".mrd" || ext == ".ismrmrd" || ext == ".hdf5") {
+#ifdef LARMOR_HAVE_IO
+    return readIsmrmrd(path, "dataset", progress, options.repetition);
+#else
+    (void)progress;
+    throw Error(path + ": this build has no ISMRMRD support (LARMOR_IO=OFF)");
+#endif
+  }
+  std::error_code ec;
+  if (ext == ".cfl" || ext == ".hdr" || (ext.empty() && fs::exists(path + ".hdr", ec)))
+    return loadBart(path, options);
+  if (ext == ".ra") throw Error(path + ": RawArray input is not implemented yet");
+  throw Error(path + ": unknown file type '" + ext +
+              "' (supported: ISMRMRD .h5/.mrd/.ismrmrd, BART .cfl/.hdr, RawArray .ra)");
+}
+
+}  // namespace larmor::io

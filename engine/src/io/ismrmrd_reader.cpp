@@ -1,0 +1,732 @@
+#include <hdf5.h>
+#include <ismrmrd/dataset.h>
+#include <ismrmrd/ismrmrd.h>
+#include <ismrmrd/xml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <system_error>
+
+#include "larmor/io/ismrmrd.hpp"
+
+namespace fs = std::filesystem;
+
+namespace larmor::io {
+
+namespace {
+
+// libismrmrd reports through a global handler (by default it prints to stderr) and then throws
+// std::runtime_error with a multi-line text. We keep the first message of a failure (the deepest,
+// HDF5's own reason) so the Error we throw stays one line.
+thread_local std::string g_libraryError;
+
+void recordLibraryError(const char*, int, const char*, int, const char* msg) {
+  if (g_libraryError.empty() && msg) g_libraryError = msg;
+}
+
+std::string oneLine(std::string s) {
+  for (auto& c : s)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  std::string out;
+  for (char c : s)
+    if (!(c == ' ' && !out.empty() && out.back() == ' ')) out += c;
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  while (!out.empty() && out.front() == ' ') out.erase(out.begin());
+  if (out.size() > 240) out = out.substr(0, 240) + "...";
+  return out;
+}
+
+void quietLibraries() {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  ISMRMRD::ismrmrd_set_error_handler(recordLibraryError);
+  g_libraryError.clear();
+}
+
+// The innermost HDF5 error of the failed call (e.g. "truncated file: eof = 20000, ...").
+std::string hdf5Reason() {
+  std::string reason;
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_UPWARD,
+      [](unsigned n, const H5E_error2_t* err, void* data) -> herr_t {
+        if (n == 0 && err && err->desc) *static_cast<std::string*>(data) = err->desc;
+        return 0;
+      },
+      &reason);
+  H5Eclear2(H5E_DEFAULT);
+  return oneLine(reason);
+}
+
+std::string libraryReason(const std::exception& e) {
+  std::string why = !g_libraryError.empty() ? g_libraryError : std::string(e.what());
+  g_libraryError.clear();
+  return oneLine(why);
+}
+
+struct H5File {
+  hid_t id = -1;
+  ~H5File() {
+    if (id >= 0) H5Fclose(id);
+  }
+};
+
+// Checks, read-only and without libismrmrd, that `path` is an HDF5 file holding /group/xml. This
+// matters because libismrmrd opens files read-write and creates a missing group: opening a wrong file
+// through it would modify the user's file and print HDF5 error stacks.
+void preflight(const std::string& path, const std::string& group) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw Error(path + ": no such file");
+  if (fs::is_directory(path, ec)) throw Error(path + ": is a directory, not an ISMRMRD file");
+  const htri_t isHdf5 = H5Fis_hdf5(path.c_str());
+  if (isHdf5 == 0) throw Error(path + ": not an HDF5 file, so not ISMRMRD");
+  if (isHdf5 < 0) throw Error(path + ": cannot read the file (" + hdf5Reason() + ")");
+  H5File f;
+  f.id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f.id < 0) throw Error(path + ": damaged or truncated HDF5 file (" + hdf5Reason() + ")");
+  const std::string g = "/" + group;
+  if (H5Lexists(f.id, g.c_str(), H5P_DEFAULT) <= 0) {
+    std::string have;
+    H5G_info_t info;
+    if (H5Gget_info(f.id, &info) >= 0) {
+      for (hsize_t i = 0; i < info.nlinks && i < 8; ++i) {
+        char name[256] = {0};
+        if (H5Lget_name_by_idx(f.id, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof(name), H5P_DEFAULT) > 0)
+          have += std::string(have.empty() ? "" : ", ") + "/" + name;
+      }
+    }
+    H5Eclear2(H5E_DEFAULT);
+    throw Error(path + ": no ISMRMRD group " + g + (have.empty() ? " (the file is empty)" : " (it has " + have + ")"));
+  }
+  const std::string xml = g + "/xml";
+  if (H5Lexists(f.id, xml.c_str(), H5P_DEFAULT) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    throw Error(path + ": no ISMRMRD XML header (" + xml + ")");
+  }
+}
+
+std::unique_ptr<ISMRMRD::Dataset> openDataset(const std::string& path, const std::string& group,
+                                              ISMRMRD::IsmrmrdHeader& hdr) {
+  quietLibraries();
+  preflight(path, group);
+  std::unique_ptr<ISMRMRD::Dataset> ds;
+  try {
+    ds = std::make_unique<ISMRMRD::Dataset>(path.c_str(), group.c_str(), false);
+  } catch (const std::exception& e) {
+    throw Error(path + ": cannot open as ISMRMRD (" + libraryReason(e) + ")");
+  }
+  std::string xml;
+  try {
+    ds->readHeader(xml);
+  } catch (const std::exception& e) {
+    throw Error(path + ": cannot read the ISMRMRD XML header (" + libraryReason(e) + ")");
+  }
+  try {
+    ISMRMRD::deserialize(xml.c_str(), hdr);
+  } catch (const std::exception& e) {
+    throw Error(path + ": invalid ISMRMRD XML header (" + oneLine(e.what()) + ")");
+  }
+  return ds;
+}
+
+const std::string* findStringParameter(const ISMRMRD::IsmrmrdHeader& h, const std::string& name) {
+  if (!h.userParameters) return nullptr;
+  for (const auto& p : h.userParameters->userParameterString)
+    if (p.name == name) return &p.value;
+  return nullptr;
+}
+
+bool isFlag(std::uint64_t flags, ISMRMRD::ISMRMRD_AcquisitionFlags f) {
+  return (flags >> (static_cast<int>(f) - 1)) & 1u;
+}
+
+// Scans that carry no imaging k-space for this reconstruction.
+bool isAuxiliaryScan(std::uint64_t flags) {
+  using namespace ISMRMRD;
+  for (auto f : {ISMRMRD_ACQ_IS_NAVIGATION_DATA, ISMRMRD_ACQ_IS_PHASECORR_DATA, ISMRMRD_ACQ_IS_HPFEEDBACK_DATA,
+                 ISMRMRD_ACQ_IS_DUMMYSCAN_DATA, ISMRMRD_ACQ_IS_RTFEEDBACK_DATA,
+                 ISMRMRD_ACQ_IS_SURFACECOILCORRECTIONSCAN_DATA, ISMRMRD_ACQ_IS_PHASE_STABILIZATION_REFERENCE,
+                 ISMRMRD_ACQ_IS_PHASE_STABILIZATION})
+    if (isFlag(flags, f)) return true;
+  return false;
+}
+
+TrajectoryKind kindFromHeader(const ISMRMRD::Encoding& e) {
+  switch (e.trajectory) {
+    case ISMRMRD::TrajectoryType::CARTESIAN:
+    case ISMRMRD::TrajectoryType::EPI: return TrajectoryKind::Cartesian;
+    case ISMRMRD::TrajectoryType::RADIAL: return TrajectoryKind::Radial;
+    case ISMRMRD::TrajectoryType::GOLDENANGLE: return TrajectoryKind::GoldenAngle;
+    case ISMRMRD::TrajectoryType::SPIRAL:
+      return e.encodedSpace.matrixSize.z > 1 ? TrajectoryKind::StackOfSpirals : TrajectoryKind::Spiral;
+    case ISMRMRD::TrajectoryType::OTHER: return TrajectoryKind::Other;
+  }
+  return TrajectoryKind::Other;
+}
+
+std::string byteSize(double bytes) {
+  char buf[64];
+  const double kib = 1024, mib = kib * 1024, gib = mib * 1024;
+  if (bytes >= gib) std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / gib);
+  else if (bytes >= mib) std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / mib);
+  else if (bytes >= kib) std::snprintf(buf, sizeof buf, "%.1f KiB", bytes / kib);
+  else std::snprintf(buf, sizeof buf, "%.0f bytes", bytes);
+  return buf;
+}
+
+// An NDArray of complex floats as stored (dims and data), or nothing when the file has none.
+struct RawArray {
+  Shape shape;
+  bool complexFloat = false;
+  CArray data;
+};
+
+std::optional<RawArray> readRawArray(ISMRMRD::Dataset& ds, const std::string& path, const std::string& var) {
+  if (ds.getNumberOfNDArrays(var) == 0) {
+    g_libraryError.clear();
+    return std::nullopt;
+  }
+  ISMRMRD::NDArray<complex_float_t> arr;
+  try {
+    ds.readNDArray(var, 0, arr);
+  } catch (const std::exception& e) {
+    throw Error(path + ": cannot read NDArray '" + var + "' (" + libraryReason(e) + ")");
+  }
+  RawArray out;
+  std::vector<index_t> dims;
+  for (int i = 0; i < arr.getNDim(); ++i) dims.push_back(static_cast<index_t>(arr.getDims()[i]));
+  out.shape = Shape(dims);
+  out.complexFloat = arr.getDataType() == ISMRMRD::ISMRMRD_CXFLOAT &&
+                     arr.getNumberOfElements() == static_cast<std::size_t>(out.shape.size());
+  if (out.complexFloat) {
+    out.data = CArray(out.shape);
+    std::memcpy(out.data.data(), arr.getDataPtr(), static_cast<std::size_t>(out.shape.size()) * sizeof(cfloat));
+  }
+  return out;
+}
+
+// `raw` reshaped to `want`. Larmor's own arrays ("reference", "coil_maps") must fit or the file is
+// rejected; the generator's ("phantom", "csm") are taken only when they fit.
+std::optional<CArray> fitArray(std::optional<RawArray> raw, const Shape& want, const std::string& path,
+                               const std::string& var, bool required) {
+  if (!raw) return std::nullopt;
+  if (!raw->complexFloat || raw->shape.size() != want.size()) {
+    if (!required) return std::nullopt;
+    throw Error(path + ": NDArray '" + var + "' " + raw->shape.str() + " does not fit " + want.str() +
+                " (complex float expected)");
+  }
+  raw->data.reshape(want);
+  return std::move(raw->data);
+}
+
+// The part of ISMRMRD's acquisition header Larmor uses. HDF5 converts compound members by name, so
+// this subset can be read straight from the file's full record.
+struct AcqHead {
+  std::uint64_t flags;
+  std::uint32_t scan_counter;
+  std::uint16_t number_of_samples, active_channels, discard_pre, discard_post, center_sample, trajectory_dimensions;
+  float position[3], read_dir[3], phase_dir[3], slice_dir[3];
+  struct {
+    std::uint16_t kspace_encode_step_1, kspace_encode_step_2, average, slice, repetition;
+  } idx;
+};
+struct AcqRecord {
+  AcqHead head;
+  hvl_t traj;  // floats, trajectory_dimensions per sample
+  hvl_t data;  // floats, re/im interleaved, [channels][samples]
+};
+
+struct H5Id {
+  hid_t id = -1;
+  herr_t (*close)(hid_t) = nullptr;
+  H5Id() = default;
+  H5Id(hid_t i, herr_t (*c)(hid_t)) : id(i), close(c) {}
+  H5Id(const H5Id&) = delete;
+  H5Id& operator=(const H5Id&) = delete;
+  H5Id& operator=(H5Id&& o) noexcept {
+    reset();
+    id = o.id, close = o.close;
+    o.id = -1;
+    return *this;
+  }
+  ~H5Id() { reset(); }
+  void reset() {
+    if (id >= 0 && close) close(id);
+    id = -1;
+  }
+};
+
+// Reads /group/data with HDF5 directly rather than ISMRMRD::Dataset::readAcquisition: libismrmrd
+// trusts each record's header sizes and copies the variable-length data into buffers sized from them,
+// so one corrupt byte in a header corrupts the heap. Here every record's sizes are checked against
+// the data actually stored before anything is used.
+class AcquisitionReader {
+ public:
+  AcquisitionReader(const std::string& path, const std::string& group) : path_(path) {
+    file_ = H5Id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+    if (file_.id < 0) throw Error(path + ": damaged or truncated HDF5 file (" + hdf5Reason() + ")");
+    const std::string data = "/" + group + "/data";
+    if (H5Lexists(file_.id, data.c_str(), H5P_DEFAULT) <= 0) {
+      H5Eclear2(H5E_DEFAULT);
+      return;  // a header without acquisitions
+    }
+    dset_ = H5Id(H5Dopen2(file_.id, data.c_str(), H5P_DEFAULT), H5Dclose);
+    if (dset_.id < 0) throw Error(path + ": cannot open " + data + " (" + hdf5Reason() + ")");
+    fileSpace_ = H5Id(H5Dget_space(dset_.id), H5Sclose);
+    hsize_t dims[1] = {0};
+    if (fileSpace_.id < 0 || H5Sget_simple_extent_ndims(fileSpace_.id) != 1 ||
+        H5Sget_simple_extent_dims(fileSpace_.id, dims, nullptr) < 0)
+      throw Error(path + ": " + data + " is not a list of acquisitions");
+    count_ = dims[0];
+    buildMemType();
+  }
+  ~AcquisitionReader() { releaseBlock(); }
+
+  std::uint64_t count() const { return count_; }
+
+  /// Record i, valid until the next call. Reads blocks of records to keep HDF5 calls few.
+  const AcqRecord& get(std::uint64_t i) {
+    if (block_.empty() || i < blockStart_ || i >= blockStart_ + block_.size()) readBlock(i);
+    const AcqRecord& r = block_[i - blockStart_];
+    const std::size_t ns = r.head.number_of_samples, nc = r.head.active_channels, td = r.head.trajectory_dimensions;
+    if (r.data.len != 2 * ns * nc)
+      throw Error(path_ + ": acquisition " + std::to_string(i) + " is corrupt (its header says " + std::to_string(ns) +
+                  " samples x " + std::to_string(nc) + " channels, it holds " + std::to_string(r.data.len / 2) +
+                  " complex values)");
+    if (r.traj.len != ns * td)
+      throw Error(path_ + ": acquisition " + std::to_string(i) + " is corrupt (its header says " + std::to_string(ns) +
+                  " samples x " + std::to_string(td) + " trajectory dimensions, it holds " +
+                  std::to_string(r.traj.len) + " values)");
+    return r;
+  }
+
+ private:
+  void buildMemType() {
+    const hsize_t three[1] = {3};
+    H5Id f3(H5Tarray_create2(H5T_NATIVE_FLOAT, 1, three), H5Tclose);
+    H5Id idx(H5Tcreate(H5T_COMPOUND, sizeof(AcqHead::idx)), H5Tclose);
+    H5Tinsert(idx.id, "kspace_encode_step_1", offsetof(decltype(AcqHead::idx), kspace_encode_step_1), H5T_NATIVE_UINT16);
+    H5Tinsert(idx.id, "kspace_encode_step_2", offsetof(decltype(AcqHead::idx), kspace_encode_step_2), H5T_NATIVE_UINT16);
+    H5Tinsert(idx.id, "average", offsetof(decltype(AcqHead::idx), average), H5T_NATIVE_UINT16);
+    H5Tinsert(idx.id, "slice", offsetof(decltype(AcqHead::idx), slice), H5T_NATIVE_UINT16);
+    H5Tinsert(idx.id, "repetition", offsetof(decltype(AcqHead::idx), repetition), H5T_NATIVE_UINT16);
+    H5Id head(H5Tcreate(H5T_COMPOUND, sizeof(AcqHead)), H5Tclose);
+    H5Tinsert(head.id, "flags", offsetof(AcqHead, flags), H5T_NATIVE_UINT64);
+    H5Tinsert(head.id, "scan_counter", offsetof(AcqHead, scan_counter), H5T_NATIVE_UINT32);
+    H5Tinsert(head.id, "number_of_samples", offsetof(AcqHead, number_of_samples), H5T_NATIVE_UINT16);
+    H5Tinsert(head.id, "active_channels", offsetof(AcqHead, active_channels), H5T_NATIVE_UINT16);
+    H5Tinsert(head.id, "discard_pre", offsetof(AcqHead, discard_pre), H5T_NATIVE_UINT16);
+    H5Tinsert(head.id, "discard_post", offsetof(AcqHead, discard_post), H5T_NATIVE_UINT16);
+    H5Tinsert(head.id, "center_sample", offsetof(AcqHead, center_sample), H5T_NATIVE_UINT16);
+    H5Tinsert(head.id, "trajectory_dimensions", offsetof(AcqHead, trajectory_dimensions), H5T_NATIVE_UINT16);
+    H5Tinsert(head.id, "position", offsetof(AcqHead, position), f3.id);
+    H5Tinsert(head.id, "read_dir", offsetof(AcqHead, read_dir), f3.id);
+    H5Tinsert(head.id, "phase_dir", offsetof(AcqHead, phase_dir), f3.id);
+    H5Tinsert(head.id, "slice_dir", offsetof(AcqHead, slice_dir), f3.id);
+    H5Tinsert(head.id, "idx", offsetof(AcqHead, idx), idx.id);
+    H5Id vfloat(H5Tvlen_create(H5T_NATIVE_FLOAT), H5Tclose);
+    memType_ = H5Id(H5Tcreate(H5T_COMPOUND, sizeof(AcqRecord)), H5Tclose);
+    H5Tinsert(memType_.id, "head", offsetof(AcqRecord, head), head.id);
+    H5Tinsert(memType_.id, "traj", offsetof(AcqRecord, traj), vfloat.id);
+    H5Tinsert(memType_.id, "data", offsetof(AcqRecord, data), vfloat.id);
+  }
+
+  void releaseBlock() {
+    if (block_.empty()) return;
+    const hsize_t n[1] = {block_.size()};
+    H5Id space(H5Screate_simple(1, n, nullptr), H5Sclose);
+    H5Dvlen_reclaim(memType_.id, space.id, H5P_DEFAULT, block_.data());
+    block_.clear();
+  }
+
+  void readBlock(std::uint64_t first) {
+    releaseBlock();
+    const hsize_t start[1] = {first};
+    const hsize_t n[1] = {std::min<hsize_t>(kBlock, count_ - first)};
+    H5Id memSpace(H5Screate_simple(1, n, nullptr), H5Sclose);
+    std::vector<AcqRecord> buf(n[0]);
+    std::memset(static_cast<void*>(buf.data()), 0, buf.size() * sizeof(AcqRecord));
+    if (H5Sselect_hyperslab(fileSpace_.id, H5S_SELECT_SET, start, nullptr, n, nullptr) < 0 ||
+        H5Dread(dset_.id, memType_.id, memSpace.id, fileSpace_.id, H5P_DEFAULT, buf.data()) < 0) {
+      const std::string why = hdf5Reason();
+      // A failed read may leave some variable-length buffers allocated.
+      H5Dvlen_reclaim(memType_.id, memSpace.id, H5P_DEFAULT, buf.data());
+      throw Error(path_ + ": cannot read acquisitions " + std::to_string(first) + " to " +
+                  std::to_string(first + n[0] - 1) + " (" + why + ")");
+    }
+    block_ = std::move(buf);
+    blockStart_ = first;
+  }
+
+  static constexpr hsize_t kBlock = 256;
+  std::string path_;
+  H5Id file_, dset_, fileSpace_, memType_;
+  std::uint64_t count_ = 0;
+  std::vector<AcqRecord> block_;
+  std::uint64_t blockStart_ = 0;
+};
+
+}  // namespace
+
+std::string readIsmrmrdSimulatorSettings(const std::string& path, const std::string& group) {
+  ISMRMRD::IsmrmrdHeader hdr;
+  auto ds = openDataset(path, group, hdr);
+  const std::string* s = findStringParameter(hdr, kSimulatorParameter);
+  return s ? *s : std::string();
+}
+
+Dataset readIsmrmrd(const std::string& path, const std::string& group, const Progress& progress, int repetition) {
+  auto fail = [&](const std::string& what) -> void { throw Error(path + ": " + what); };
+
+  ISMRMRD::IsmrmrdHeader xml;
+  std::optional<RawArray> rawReference, rawPhantom, rawCoilMaps, rawCsm;
+  {
+    // libismrmrd for the header and the NDArrays; it is closed before the acquisitions are read.
+    auto ds = openDataset(path, group, xml);
+    rawReference = readRawArray(*ds, path, "reference");
+    if (!rawReference) rawPhantom = readRawArray(*ds, path, "phantom");
+    rawCoilMaps = readRawArray(*ds, path, "coil_maps");
+    if (!rawCoilMaps) rawCsm = readRawArray(*ds, path, "csm");
+  }
+  g_libraryError.clear();
+
+  Dataset d;
+  d.source = path;
+  Header& h = d.header;
+  if (xml.encoding.empty()) fail("the ISMRMRD XML header has no <encoding> section");
+  const ISMRMRD::Encoding& enc = xml.encoding[0];
+  const auto& em = enc.encodedSpace.matrixSize;
+  const auto& rm = enc.reconSpace.matrixSize;
+  h.encoded[0] = em.x, h.encoded[1] = em.y, h.encoded[2] = em.z;
+  h.recon[0] = rm.x, h.recon[1] = rm.y, h.recon[2] = rm.z;
+  for (int i = 0; i < 3; ++i)
+    if (h.encoded[i] <= 0 || h.recon[i] <= 0)
+      fail("the XML header's matrix size is zero (encoded " + Shape{h.encoded[0], h.encoded[1], h.encoded[2]}.str() +
+           ", recon " + Shape{h.recon[0], h.recon[1], h.recon[2]}.str() + ")");
+  h.encodedFovMm[0] = enc.encodedSpace.fieldOfView_mm.x;
+  h.encodedFovMm[1] = enc.encodedSpace.fieldOfView_mm.y;
+  h.encodedFovMm[2] = enc.encodedSpace.fieldOfView_mm.z;
+  h.reconFovMm[0] = enc.reconSpace.fieldOfView_mm.x;
+  h.reconFovMm[1] = enc.reconSpace.fieldOfView_mm.y;
+  h.reconFovMm[2] = enc.reconSpace.fieldOfView_mm.z;
+  const auto& lim = enc.encodingLimits;
+  const index_t center1 = lim.kspace_encoding_step_1 ? lim.kspace_encoding_step_1->center : h.encoded[1] / 2;
+  const index_t center2 = lim.kspace_encoding_step_2 ? lim.kspace_encoding_step_2->center : h.encoded[2] / 2;
+  index_t slices = lim.slice ? index_t{lim.slice->maximum} + 1 : 1;
+  h.trajectory = kindFromHeader(enc);
+  if (const std::string* k = findStringParameter(xml, kTrajectoryKindParameter)) {
+    try {
+      h.trajectory = trajectoryKindFromString(*k);
+    } catch (const Error&) {
+      fail("unknown " + std::string(kTrajectoryKindParameter) + " '" + *k + "'");
+    }
+  }
+  if (enc.parallelImaging) {
+    h.accelerationPe1 = std::max<int>(1, enc.parallelImaging->accelerationFactor.kspace_encoding_step_1);
+    h.accelerationPe2 = std::max<int>(1, enc.parallelImaging->accelerationFactor.kspace_encoding_step_2);
+  }
+  if (xml.acquisitionSystemInformation) {
+    const auto& sys = *xml.acquisitionSystemInformation;
+    if (sys.systemFieldStrength_T) h.systemFieldT = *sys.systemFieldStrength_T;
+    std::string dev;
+    if (sys.systemVendor) dev = *sys.systemVendor;
+    if (sys.systemModel) dev += (dev.empty() ? "" : " ") + *sys.systemModel;
+    h.deviceDescription = dev;
+  }
+  if (xml.subjectInformation) {
+    if (xml.subjectInformation->patientName) h.patientName = *xml.subjectInformation->patientName;
+    if (xml.subjectInformation->patientID) h.patientId = *xml.subjectInformation->patientID;
+  }
+  if (xml.studyInformation && xml.studyInformation->studyDescription)
+    h.studyDescription = *xml.studyInformation->studyDescription;
+  if (xml.measurementInformation && xml.measurementInformation->protocolName)
+    h.protocolName = *xml.measurementInformation->protocolName;
+
+  const bool cartesian = h.trajectory == TrajectoryKind::Cartesian;
+  const index_t enc0 = h.encoded[0], enc1 = h.encoded[1], enc2 = h.encoded[2];
+
+  AcquisitionReader reader(path, group);
+  const std::uint64_t count = reader.count();
+
+  // Cartesian accumulation: sums and hit counts per line, divided at the end (averaging repeats).
+  std::vector<cfloat> ksum;
+  std::vector<std::uint32_t> hits;
+  std::vector<std::uint8_t> calib;
+  // Non-Cartesian: per slice, profiles appended as [coils][readout] and trajectories as [readout][3].
+  std::vector<std::vector<cfloat>> sliceData;
+  std::vector<std::vector<float>> sliceTraj;
+  index_t readout = -1;
+  int trajDims = 0;
+
+  index_t coils = 0, imaging = 0;
+  bool haveGeometry = false;
+  std::vector<int> sliceSeen;
+  std::vector<float> slicePos;
+  std::error_code sizeError;
+  const auto fileBytes = static_cast<double>(fs::file_size(path, sizeError));
+
+  auto allocateSlices = [&](index_t want, std::uint64_t acqIndex, index_t bytesPerAcq) {
+    if (want <= static_cast<index_t>(hits.size() / static_cast<std::size_t>(enc1 * enc2)) && !hits.empty()) return;
+    const double bytes = static_cast<double>(enc0) * enc1 * enc2 * coils * want * sizeof(cfloat);
+    const double present = std::min(fileBytes, static_cast<double>(count - acqIndex) * bytesPerAcq);
+    const double limit = 64.0 * 1024 * 1024 * 1024;
+    if (bytes > limit || bytes > 64.0 * std::max(present, 1.0))
+      fail("the header's matrix " + Shape{enc0, enc1, enc2}.str() + " x " + std::to_string(coils) + " coils x " +
+           std::to_string(want) + " slices needs " + byteSize(bytes) + " of k-space but the file holds only " +
+           byteSize(present) + " of samples");
+    try {
+      ksum.resize(static_cast<std::size_t>(enc0 * enc1 * enc2 * coils * want));
+      hits.resize(static_cast<std::size_t>(enc1 * enc2 * want));
+      calib.resize(hits.size());
+    } catch (const std::bad_alloc&) {
+      fail("not enough memory for k-space " + Shape{enc0, enc1, enc2, coils, want}.str());
+    }
+  };
+
+  const std::uint64_t step = std::max<std::uint64_t>(1, count / 100);
+  d.acquisitions.reserve(count);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    if (i % step == 0) progress.report(static_cast<double>(i) / static_cast<double>(count), "reading acquisitions");
+    const AcqRecord& record = reader.get(i);
+    const AcqHead& ah = record.head;
+    AcquisitionInfo info;
+    info.scanCounter = ah.scan_counter;
+    info.flags = ah.flags;
+    info.samples = ah.number_of_samples;
+    info.channels = ah.active_channels;
+    info.trajectoryDims = ah.trajectory_dimensions;
+    info.pe1 = ah.idx.kspace_encode_step_1;
+    info.pe2 = ah.idx.kspace_encode_step_2;
+    info.slice = ah.idx.slice;
+    info.repetition = ah.idx.repetition;
+    d.acquisitions.push_back(info);
+
+    if (isFlag(ah.flags, ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT)) {
+      ++d.noiseScans;
+      continue;
+    }
+    if (isAuxiliaryScan(ah.flags)) continue;
+    if (repetition >= 0 && ah.idx.repetition != repetition) continue;
+
+    const std::string acqName = "acquisition " + std::to_string(i);
+    const index_t channels = ah.active_channels;
+    if (channels == 0) fail(acqName + " has no channels");
+    if (coils == 0) coils = channels;
+    else if (channels != coils)
+      fail(acqName + " has " + std::to_string(channels) + " channels, expected " + std::to_string(coils));
+    const index_t samples = ah.number_of_samples;
+    const index_t pre = ah.discard_pre, post = ah.discard_post;
+    if (samples == 0) fail(acqName + " has no samples");
+    if (pre + post >= samples)
+      fail(acqName + " discards " + std::to_string(pre + post) + " of its " + std::to_string(samples) + " samples");
+    const index_t n = samples - pre - post;
+    const cfloat* data = static_cast<const cfloat*>(record.data.p);
+    for (index_t c = 0; c < channels; ++c)
+      for (index_t s = pre; s < pre + n; ++s) {
+        const cfloat v = data[c * samples + s];
+        if (!std::isfinite(v.real()) || !std::isfinite(v.imag()))
+          fail(acqName + ": sample " + std::to_string(s) + " of coil " + std::to_string(c) + " is " +
+               (std::isnan(v.real()) || std::isnan(v.imag()) ? "NaN" : "Inf"));
+      }
+
+    const index_t slice = ah.idx.slice;
+    if (static_cast<index_t>(sliceSeen.size()) <= slice) {
+      sliceSeen.resize(static_cast<std::size_t>(slice) + 1, 0);
+      slicePos.resize(sliceSeen.size(), 0.f);
+    }
+    const float* sd = ah.slice_dir;
+    if (!sliceSeen[static_cast<std::size_t>(slice)]) {
+      sliceSeen[static_cast<std::size_t>(slice)] = 1;
+      slicePos[static_cast<std::size_t>(slice)] =
+          ah.position[0] * sd[0] + ah.position[1] * sd[1] + ah.position[2] * sd[2];
+    }
+    if (!haveGeometry) {
+      haveGeometry = true;
+      Geometry& g = h.geometry;
+      bool any = false;
+      for (int k = 0; k < 3; ++k) {
+        g.position[k] = ah.position[k];
+        any = any || ah.position[k] != 0 || ah.read_dir[k] != 0 || ah.phase_dir[k] != 0 || ah.slice_dir[k] != 0;
+      }
+      if (any) {
+        for (int k = 0; k < 3; ++k) {
+          g.readDir[k] = ah.read_dir[k];
+          g.phaseDir[k] = ah.phase_dir[k];
+          g.sliceDir[k] = ah.slice_dir[k];
+        }
+      }
+      g.present = any;
+    }
+    ++imaging;
+
+    if (cartesian) {
+      // A shorter readout (asymmetric echo) is placed so that center_sample lands on enc0/2.
+      index_t offset = 0;
+      if (n != enc0) {
+        const index_t center = static_cast<index_t>(ah.center_sample) - pre;
+        offset = enc0 / 2 - center;
+        if (n > enc0 || center < 0 || offset < 0 || offset + n > enc0)
+          fail(acqName + " has " + std::to_string(n) + " samples, expected " + std::to_string(enc0) +
+               " (the encoded matrix)");
+      }
+      const index_t pe1 = static_cast<index_t>(ah.idx.kspace_encode_step_1) + (enc1 / 2 - center1);
+      const index_t pe2 = static_cast<index_t>(ah.idx.kspace_encode_step_2) + (enc2 / 2 - center2);
+      if (pe1 < 0 || pe1 >= enc1 || pe2 < 0 || pe2 >= enc2)
+        fail(acqName + " lies at k-space line (" + std::to_string(pe1) + ", " + std::to_string(pe2) +
+             ") outside the encoded matrix " + Shape{enc0, enc1, enc2}.str());
+      allocateSlices(std::max(slices, slice + 1), i, samples * channels * static_cast<index_t>(sizeof(cfloat)));
+      slices = std::max(slices, slice + 1);
+      const bool reverse = isFlag(ah.flags, ISMRMRD::ISMRMRD_ACQ_IS_REVERSE);
+      for (index_t c = 0; c < coils; ++c) {
+        cfloat* dst = ksum.data() + enc0 * (pe1 + enc1 * (pe2 + enc2 * (c + coils * slice))) + offset;
+        const cfloat* src = data + c * samples + pre;
+        if (reverse)
+          for (index_t s = 0; s < n; ++s) dst[n - 1 - s] += src[s];
+        else
+          for (index_t s = 0; s < n; ++s) dst[s] += src[s];
+      }
+      const std::size_t line = static_cast<std::size_t>(pe1 + enc1 * (pe2 + enc2 * slice));
+      ++hits[line];
+      if (isFlag(ah.flags, ISMRMRD::ISMRMRD_ACQ_IS_PARALLEL_CALIBRATION) ||
+          isFlag(ah.flags, ISMRMRD::ISMRMRD_ACQ_IS_PARALLEL_CALIBRATION_AND_IMAGING))
+        calib[line] = 1;
+    } else {
+      const int td = ah.trajectory_dimensions;
+      if (td < 2)
+        fail("the header says the trajectory is " + toString(h.trajectory) + " but " + acqName +
+             " stores no k-space coordinates");
+      if (readout < 0) readout = n, trajDims = td;
+      if (n != readout)
+        fail(acqName + " has " + std::to_string(n) + " samples, expected " + std::to_string(readout));
+      if (td != trajDims)
+        fail(acqName + " has " + std::to_string(td) + "-D coordinates, expected " + std::to_string(trajDims));
+      if (static_cast<index_t>(sliceData.size()) <= slice) {
+        sliceData.resize(static_cast<std::size_t>(slice) + 1);
+        sliceTraj.resize(static_cast<std::size_t>(slice) + 1);
+      }
+      auto& dst = sliceData[static_cast<std::size_t>(slice)];
+      auto& tdst = sliceTraj[static_cast<std::size_t>(slice)];
+      try {
+        for (index_t c = 0; c < coils; ++c)
+          dst.insert(dst.end(), data + c * samples + pre, data + c * samples + pre + n);
+        const float* t = static_cast<const float*>(record.traj.p);
+        for (index_t s = pre; s < pre + n; ++s) {
+          for (int k = 0; k < 3; ++k) {
+            const float v = k < td ? t[s * td + k] : 0.f;
+            if (!std::isfinite(v)) fail(acqName + ": trajectory coordinate " + std::to_string(k) + " of sample " +
+                                        std::to_string(s) + " is not finite");
+            tdst.push_back(v);
+          }
+        }
+      } catch (const std::bad_alloc&) {
+        fail("not enough memory for the k-space samples");
+      }
+    }
+  }
+  progress.report(1.0, "reading acquisitions");
+  if (imaging == 0)
+    fail(count == 0 ? std::string("has no acquisitions")
+                    : "has no imaging acquisitions" +
+                          (repetition >= 0 ? " in repetition " + std::to_string(repetition) : std::string()) +
+                          " (of " + std::to_string(count) + ", " + std::to_string(d.noiseScans) + " noise scans)");
+  h.coils = coils;
+
+  if (cartesian) {
+    // The encoding limits may announce more slices than were acquired: keep up to the last one seen.
+    slices = static_cast<index_t>(sliceSeen.size());
+    h.slices = slices;
+    ksum.resize(static_cast<std::size_t>(enc0 * enc1 * enc2 * coils * slices));
+    hits.resize(static_cast<std::size_t>(enc1 * enc2 * slices));
+    d.kspace = CArray(Shape{enc0, enc1, enc2, coils, slices});
+    d.sampled = Array<std::uint8_t>(Shape{enc1, enc2, slices}, 0);
+    d.calibration = Array<std::uint8_t>(Shape{enc1, enc2, slices}, 0);
+    const index_t lineCount = enc1 * enc2 * slices;
+    for (index_t line = 0; line < lineCount; ++line) {
+      const std::uint32_t nHits = hits[static_cast<std::size_t>(line)];
+      if (nHits == 0) continue;
+      d.sampled[line] = 1;
+      d.calibration[line] = calib[static_cast<std::size_t>(line)];
+      const index_t pe = line % (enc1 * enc2), slice = line / (enc1 * enc2);
+      const float scale = 1.f / static_cast<float>(nHits);
+      for (index_t c = 0; c < coils; ++c) {
+        const index_t off = enc0 * (pe + enc1 * enc2 * (c + coils * slice));
+        for (index_t s = 0; s < enc0; ++s) d.kspace[off + s] = ksum[static_cast<std::size_t>(off + s)] * scale;
+      }
+    }
+    std::vector<char> calibPe1(static_cast<std::size_t>(enc1), 0);
+    for (index_t line = 0; line < lineCount; ++line)
+      if (d.calibration[line]) calibPe1[static_cast<std::size_t>(line % enc1)] = 1;
+    h.calibrationLines = static_cast<int>(std::count(calibPe1.begin(), calibPe1.end(), 1));
+  } else {
+    // Profiles of every slice form one [readout, profiles] set; a single trajectory serves all slices.
+    index_t first = -1;
+    for (std::size_t s = 0; s < sliceData.size(); ++s)
+      if (!sliceData[s].empty()) {
+        first = static_cast<index_t>(s);
+        break;
+      }
+    const std::size_t perProfile = static_cast<std::size_t>(readout * coils);
+    const index_t profiles = static_cast<index_t>(sliceData[static_cast<std::size_t>(first)].size() / perProfile);
+    slices = static_cast<index_t>(sliceData.size());
+    for (index_t s = 0; s < slices; ++s) {
+      const std::size_t got = s < static_cast<index_t>(sliceData.size())
+                                  ? sliceData[static_cast<std::size_t>(s)].size() / perProfile : 0;
+      if (static_cast<index_t>(got) != profiles)
+        fail("slice " + std::to_string(s) + " has " + std::to_string(got) + " profiles, slice " +
+             std::to_string(first) + " has " + std::to_string(profiles));
+      const auto& t0 = sliceTraj[static_cast<std::size_t>(first)];
+      const auto& ts = sliceTraj[static_cast<std::size_t>(s)];
+      for (std::size_t k = 0; k < ts.size(); ++k)
+        if (std::abs(ts[k] - t0[k]) > 1e-4f * (1.f + std::abs(t0[k])))
+          fail("slice " + std::to_string(s) + " has a different trajectory from slice " + std::to_string(first) +
+               " (not supported)");
+    }
+    h.slices = slices;
+    d.kspace = CArray(Shape{readout, profiles, 1, coils, slices});
+    for (index_t s = 0; s < slices; ++s) {
+      const auto& src = sliceData[static_cast<std::size_t>(s)];
+      for (index_t p = 0; p < profiles; ++p)
+        for (index_t c = 0; c < coils; ++c)
+          std::memcpy(d.kspace.data() + readout * (p + profiles * (c + coils * s)),
+                      src.data() + (p * coils + c) * readout, static_cast<std::size_t>(readout) * sizeof(cfloat));
+    }
+    std::vector<cfloat>().swap(sliceData[0]);
+    d.trajectory = RArray(Shape{3, readout, profiles});
+    std::memcpy(d.trajectory.data(), sliceTraj[static_cast<std::size_t>(first)].data(),
+                static_cast<std::size_t>(d.trajectory.size()) * sizeof(float));
+    // Units: Larmor's files say cycles/FOV; otherwise |k| <= 0.5 means the normalised convention
+    // (Gadgetron's, k in [-0.5, 0.5) of the recon matrix), anything larger is already cycles/FOV.
+    const std::string* units = findStringParameter(xml, kTrajectoryUnitsParameter);
+    float maxAbs = 0;
+    for (index_t i = 0; i < d.trajectory.size(); ++i) maxAbs = std::max(maxAbs, std::abs(d.trajectory[i]));
+    if (!(units && *units == "cycles_per_fov") && maxAbs <= 0.5f * (1.f + 1e-3f))
+      for (index_t i = 0; i < d.trajectory.size(); ++i) d.trajectory[i] *= static_cast<float>(h.recon[i % 3]);
+    if (h.trajectory == TrajectoryKind::Radial && trajDims >= 3 && enc2 > 1) h.trajectory = TrajectoryKind::Radial3D;
+  }
+
+  Geometry& g = h.geometry;
+  g.slicePositions.assign(static_cast<std::size_t>(h.slices), 0.f);
+  for (index_t s = 0; s < h.slices; ++s) {
+    if (g.present && s < static_cast<index_t>(sliceSeen.size()) && sliceSeen[static_cast<std::size_t>(s)])
+      g.slicePositions[static_cast<std::size_t>(s)] = slicePos[static_cast<std::size_t>(s)];
+    else if (!g.present)  // evenly spaced, centred, one slab thickness apart
+      g.slicePositions[static_cast<std::size_t>(s)] =
+          (static_cast<float>(s) - 0.5f * static_cast<float>(h.slices - 1)) * h.reconFovMm[2];
+  }
+
+  const Shape imageShape{h.recon[0], h.recon[1], h.recon[2], 1, h.slices};
+  d.reference = rawReference ? fitArray(std::move(rawReference), imageShape, path, "reference", true)
+                             : fitArray(std::move(rawPhantom), imageShape, path, "phantom", false);
+  const Shape mapShape{h.recon[0], h.recon[1], h.recon[2], h.coils, h.slices};
+  d.coilMaps = rawCoilMaps ? fitArray(std::move(rawCoilMaps), mapShape, path, "coil_maps", true)
+                           : fitArray(std::move(rawCsm), mapShape, path, "csm", false);
+
+  d.validate();
+  return d;
+}
+
+}  // namespace larmor::io

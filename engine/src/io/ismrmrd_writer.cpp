@@ -1,0 +1,261 @@
+#include <hdf5.h>
+#include <ismrmrd/dataset.h>
+#include <ismrmrd/ismrmrd.h>
+#include <ismrmrd/version.h>
+#include <ismrmrd/xml.h>
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+#include "larmor/io/ismrmrd.hpp"
+#include "larmor/util/atomic_file.hpp"
+
+namespace larmor::io {
+
+namespace {
+
+thread_local std::string g_writeError;
+
+void recordWriteError(const char*, int, const char*, int, const char* msg) {
+  if (g_writeError.empty() && msg) g_writeError = msg;
+}
+
+std::string firstLine(const std::string& s) {
+  std::string out = s.substr(0, s.find('\n'));
+  return out.size() > 240 ? out.substr(0, 240) + "..." : out;
+}
+
+ISMRMRD::TrajectoryType ismrmrdTrajectory(TrajectoryKind k) {
+  switch (k) {
+    case TrajectoryKind::Cartesian: return ISMRMRD::TrajectoryType::CARTESIAN;
+    case TrajectoryKind::Radial:
+    case TrajectoryKind::Radial3D: return ISMRMRD::TrajectoryType::RADIAL;
+    case TrajectoryKind::GoldenAngle: return ISMRMRD::TrajectoryType::GOLDENANGLE;
+    case TrajectoryKind::Spiral:
+    case TrajectoryKind::StackOfSpirals: return ISMRMRD::TrajectoryType::SPIRAL;
+    case TrajectoryKind::Other: return ISMRMRD::TrajectoryType::OTHER;
+  }
+  return ISMRMRD::TrajectoryType::OTHER;
+}
+
+unsigned short u16(index_t v, const std::string& path, const std::string& what) {
+  if (v < 0 || v > 65535)
+    throw Error(path + ": " + what + " " + std::to_string(v) + " does not fit ISMRMRD's 16-bit field");
+  return static_cast<unsigned short>(v);
+}
+
+std::string headerXml(const Dataset& d, const std::string& path, const nlohmann::json& simulatorSettings,
+                      bool hasCalibration, index_t profiles) {
+  const Header& h = d.header;
+  ISMRMRD::IsmrmrdHeader x;
+  x.version = ISMRMRD_XMLHDR_VERSION;
+  // The schema requires a Larmor frequency; 1.5 T stands in when the field is unknown.
+  const double fieldT = h.systemFieldT > 0 ? h.systemFieldT : 1.5;
+  x.experimentalConditions.H1resonanceFrequency_Hz = std::lround(42.577478518e6 * fieldT);
+
+  ISMRMRD::AcquisitionSystemInformation sys;
+  sys.receiverChannels = u16(h.coils, path, "coil count");
+  if (h.systemFieldT > 0) sys.systemFieldStrength_T = h.systemFieldT;
+  if (!h.deviceDescription.empty()) sys.systemModel = h.deviceDescription;
+  x.acquisitionSystemInformation = sys;
+
+  if (!h.patientName.empty() || !h.patientId.empty()) {
+    ISMRMRD::SubjectInformation subject;
+    if (!h.patientName.empty()) subject.patientName = h.patientName;
+    if (!h.patientId.empty()) subject.patientID = h.patientId;
+    x.subjectInformation = subject;
+  }
+  if (!h.studyDescription.empty()) {
+    ISMRMRD::StudyInformation study;
+    study.studyDescription = h.studyDescription;
+    x.studyInformation = study;
+  }
+  if (!h.protocolName.empty()) {
+    ISMRMRD::MeasurementInformation meas;
+    meas.patientPosition = "HFS";  // required by the schema; the simulator's subject lies head first supine
+    meas.protocolName = h.protocolName;
+    x.measurementInformation = meas;
+  }
+
+  ISMRMRD::Encoding e;
+  e.encodedSpace.matrixSize = ISMRMRD::MatrixSize(u16(h.encoded[0], path, "encoded matrix"),
+                                                  u16(h.encoded[1], path, "encoded matrix"),
+                                                  u16(h.encoded[2], path, "encoded matrix"));
+  e.encodedSpace.fieldOfView_mm = {h.encodedFovMm[0], h.encodedFovMm[1], h.encodedFovMm[2]};
+  e.reconSpace.matrixSize = ISMRMRD::MatrixSize(u16(h.recon[0], path, "recon matrix"),
+                                                u16(h.recon[1], path, "recon matrix"),
+                                                u16(h.recon[2], path, "recon matrix"));
+  e.reconSpace.fieldOfView_mm = {h.reconFovMm[0], h.reconFovMm[1], h.reconFovMm[2]};
+  const bool cartesian = h.trajectory == TrajectoryKind::Cartesian;
+  if (cartesian) {
+    e.encodingLimits.kspace_encoding_step_1 = ISMRMRD::Limit(
+        0, u16(h.encoded[1] - 1, path, "phase encodes"), static_cast<unsigned short>(h.encoded[1] / 2));
+    e.encodingLimits.kspace_encoding_step_2 = ISMRMRD::Limit(
+        0, u16(h.encoded[2] - 1, path, "partition encodes"), static_cast<unsigned short>(h.encoded[2] / 2));
+  } else {
+    e.encodingLimits.kspace_encoding_step_1 =
+        ISMRMRD::Limit(0, static_cast<unsigned short>(std::min<index_t>(profiles - 1, 65535)), 0);
+  }
+  e.encodingLimits.slice = ISMRMRD::Limit(0, u16(h.slices - 1, path, "slice count"), 0);
+  e.trajectory = ismrmrdTrajectory(h.trajectory);
+  if (cartesian && (h.accelerationPe1 > 1 || h.accelerationPe2 > 1 || hasCalibration)) {
+    ISMRMRD::ParallelImaging pi;
+    pi.accelerationFactor.kspace_encoding_step_1 = u16(std::max(1, h.accelerationPe1), path, "acceleration");
+    pi.accelerationFactor.kspace_encoding_step_2 = u16(std::max(1, h.accelerationPe2), path, "acceleration");
+    if (hasCalibration) pi.calibrationMode = std::string("embedded");
+    e.parallelImaging = pi;
+  }
+  x.encoding.push_back(e);
+
+  ISMRMRD::UserParameters up;
+  up.userParameterString.push_back({kTrajectoryUnitsParameter, "cycles_per_fov"});
+  up.userParameterString.push_back({kTrajectoryKindParameter, toString(h.trajectory)});
+  if (!simulatorSettings.is_null()) up.userParameterString.push_back({kSimulatorParameter, simulatorSettings.dump()});
+  x.userParameters = up;
+
+  std::ostringstream out;
+  ISMRMRD::serialize(x, out);
+  return out.str();
+}
+
+// Geometry of slice `s`: the group's position moved along sliceDir to the slice's position, so that a
+// reader projecting position onto slice_dir gets slicePositions back.
+void setGeometry(ISMRMRD::Acquisition& acq, const Geometry& g, index_t s) {
+  if (!g.present) {
+    for (int k = 0; k < 3; ++k) acq.position()[k] = acq.read_dir()[k] = acq.phase_dir()[k] = acq.slice_dir()[k] = 0;
+    return;
+  }
+  float shift = 0;
+  if (static_cast<std::size_t>(s) < g.slicePositions.size() && !g.slicePositions.empty())
+    shift = g.slicePositions[static_cast<std::size_t>(s)] - g.slicePositions[0];
+  for (int k = 0; k < 3; ++k) {
+    acq.position()[k] = g.position[k] + shift * g.sliceDir[k];
+    acq.read_dir()[k] = g.readDir[k];
+    acq.phase_dir()[k] = g.phaseDir[k];
+    acq.slice_dir()[k] = g.sliceDir[k];
+  }
+}
+
+void appendComplexArray(ISMRMRD::Dataset& ds, const std::string& var, const CArray& a) {
+  std::vector<std::size_t> dims;
+  for (auto v : a.shape().dims()) dims.push_back(static_cast<std::size_t>(v));
+  while (dims.size() > ISMRMRD::ISMRMRD_NDARRAY_MAXDIM && dims.back() == 1) dims.pop_back();
+  require(dims.size() <= ISMRMRD::ISMRMRD_NDARRAY_MAXDIM, var + " has too many dimensions for an ISMRMRD NDArray");
+  ISMRMRD::NDArray<complex_float_t> arr(dims);
+  std::memcpy(arr.getDataPtr(), a.data(), static_cast<std::size_t>(a.size()) * sizeof(cfloat));
+  ds.appendNDArray(var, arr);
+}
+
+void writeAcquisitions(ISMRMRD::Dataset& ds, const Dataset& d, const std::string& path) {
+  const Header& h = d.header;
+  const Shape& ks = d.kspace.shape();
+  const index_t coils = h.coils, slices = h.slices;
+  const Geometry& geometry = h.geometry;
+  std::uint32_t counter = 0;
+  ISMRMRD::Acquisition acq;
+
+  if (h.trajectory == TrajectoryKind::Cartesian) {
+    const index_t n = ks[0], enc1 = ks[1], enc2 = ks[2];
+    const auto samples = u16(n, path, "readout length");
+    struct Line { index_t pe1, pe2, slice; };
+    std::vector<Line> lines;
+    for (index_t s = 0; s < slices; ++s)
+      for (index_t p2 = 0; p2 < enc2; ++p2)
+        for (index_t p1 = 0; p1 < enc1; ++p1)
+          if (d.sampled(p1, p2, s)) lines.push_back({p1, p2, s});
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      const Line& l = lines[i];
+      acq.resize(samples, u16(coils, path, "coil count"), 0);
+      acq.clearAllFlags();
+      const bool firstInSlice = i == 0 || lines[i - 1].slice != l.slice;
+      const bool lastInSlice = i + 1 == lines.size() || lines[i + 1].slice != l.slice;
+      const bool firstInPe1 = firstInSlice || lines[i - 1].pe2 != l.pe2;
+      const bool lastInPe1 = lastInSlice || lines[i + 1].pe2 != l.pe2;
+      if (firstInSlice) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_FIRST_IN_SLICE);
+      if (lastInSlice) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_LAST_IN_SLICE);
+      if (firstInPe1) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_FIRST_IN_ENCODE_STEP1);
+      if (lastInPe1) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_LAST_IN_ENCODE_STEP1);
+      if (enc2 > 1 && firstInSlice) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_FIRST_IN_ENCODE_STEP2);
+      if (enc2 > 1 && lastInSlice) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_LAST_IN_ENCODE_STEP2);
+      if (i + 1 == lines.size()) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_LAST_IN_MEASUREMENT);
+      // Simulated ACS lines are part of the image too (embedded calibration).
+      if (!d.calibration.empty() && d.calibration(l.pe1, l.pe2, l.slice))
+        acq.setFlag(ISMRMRD::ISMRMRD_ACQ_IS_PARALLEL_CALIBRATION_AND_IMAGING);
+      acq.scan_counter() = counter++;
+      acq.available_channels() = static_cast<std::uint16_t>(coils);
+      acq.center_sample() = static_cast<std::uint16_t>(n / 2);
+      acq.idx().kspace_encode_step_1 = static_cast<std::uint16_t>(l.pe1);
+      acq.idx().kspace_encode_step_2 = static_cast<std::uint16_t>(l.pe2);
+      acq.idx().slice = static_cast<std::uint16_t>(l.slice);
+      setGeometry(acq, geometry, l.slice);
+      for (index_t c = 0; c < coils; ++c)
+        std::memcpy(acq.getDataPtr() + c * n, d.kspace.data() + n * (l.pe1 + enc1 * (l.pe2 + enc2 * (c + coils * l.slice))),
+                    static_cast<std::size_t>(n) * sizeof(cfloat));
+      ds.appendAcquisition(acq);
+    }
+    return;
+  }
+
+  const index_t n = ks[0], profiles = ks[1];
+  const auto samples = u16(n, path, "readout length");
+  bool threeD = h.is3D();
+  for (index_t i = 2; i < d.trajectory.size() && !threeD; i += 3) threeD = d.trajectory[i] != 0.f;
+  const std::uint16_t td = threeD ? 3 : 2;
+  for (index_t s = 0; s < slices; ++s)
+    for (index_t p = 0; p < profiles; ++p) {
+      acq.resize(samples, u16(coils, path, "coil count"), td);
+      acq.clearAllFlags();
+      if (p == 0) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_FIRST_IN_SLICE);
+      if (p + 1 == profiles) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_LAST_IN_SLICE);
+      if (p + 1 == profiles && s + 1 == slices) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_LAST_IN_MEASUREMENT);
+      acq.scan_counter() = counter++;
+      acq.available_channels() = static_cast<std::uint16_t>(coils);
+      acq.center_sample() = static_cast<std::uint16_t>(n / 2);
+      acq.idx().kspace_encode_step_1 = static_cast<std::uint16_t>(p % 65536);
+      acq.idx().slice = static_cast<std::uint16_t>(s);
+      setGeometry(acq, geometry, s);
+      for (index_t c = 0; c < coils; ++c)
+        std::memcpy(acq.getDataPtr() + c * n, d.kspace.data() + n * (p + profiles * (c + coils * s)),
+                    static_cast<std::size_t>(n) * sizeof(cfloat));
+      float* t = acq.getTrajPtr();
+      const float* src = d.trajectory.data() + 3 * n * p;
+      for (index_t k = 0; k < n; ++k)
+        for (int dim = 0; dim < td; ++dim) t[k * td + dim] = src[3 * k + dim];
+      ds.appendAcquisition(acq);
+    }
+}
+
+}  // namespace
+
+void writeIsmrmrd(const Dataset& d, const std::string& path, const nlohmann::json& simulatorSettings) {
+  try {
+    d.validate();
+  } catch (const Error& e) {
+    throw Error(path + ": cannot write invalid data (" + e.what() + ")");
+  }
+  bool hasCalibration = false;
+  for (index_t i = 0; i < d.calibration.size() && !hasCalibration; ++i) hasCalibration = d.calibration[i] != 0;
+  const std::string xml = headerXml(d, path, simulatorSettings, hasCalibration, d.kspace.shape()[1]);
+
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  ISMRMRD::ismrmrd_set_error_handler(recordWriteError);
+  g_writeError.clear();
+  AtomicFile out(path);
+  try {
+    ISMRMRD::Dataset ds(out.tempPath().c_str(), "dataset", true);
+    ds.writeHeader(xml);
+    writeAcquisitions(ds, d, path);
+    if (d.reference) appendComplexArray(ds, "reference", *d.reference);
+    if (d.coilMaps) appendComplexArray(ds, "coil_maps", *d.coilMaps);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    const std::string why = firstLine(g_writeError.empty() ? std::string(e.what()) : g_writeError);
+    g_writeError.clear();
+    throw Error(path + ": cannot write (" + why + ")");
+  }
+  out.commit();
+}
+
+}  // namespace larmor::io

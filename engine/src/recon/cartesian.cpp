@@ -1,0 +1,99 @@
+#include "larmor/recon/cartesian.hpp"
+
+#include <cmath>
+
+namespace larmor::recon {
+
+void outputMatrix(const Dataset& d, const ReconSettings& s, index_t out[3]) {
+  for (int i = 0; i < 3; ++i) {
+    out[i] = s.matrix[i] > 0 ? s.matrix[i] : d.header.recon[i];
+    require(out[i] > 0 && out[i] <= 65536, "--matrix: dimension " + std::to_string(i) + " must be in 1..65536");
+  }
+}
+
+void combineCoils(Backend& backend, const CDeviceArray& coilImages, CDeviceArray& combined, index_t voxels,
+                  index_t coils, index_t slices, Combine how) {
+  if (how == Combine::Adaptive)
+    throw Error("--combine adaptive is not implemented yet; use --combine sos");
+  backend.sumOfSquares(combined.buffer(), coilImages.buffer(), voxels, coils, slices);
+}
+
+ImageSet reconstructCartesian(Backend& backend, const Dataset& d, const ReconSettings& s, Timings& timings,
+                              const Progress& progress) {
+  require(d.header.trajectory == TrajectoryKind::Cartesian,
+          d.source + ": --method fft needs Cartesian data; this file has a " + toString(d.header.trajectory) +
+              " trajectory (use gridding, tron or dft)");
+  const Header& h = d.header;
+  const index_t coils = h.coils, slices = h.slices, batch = coils * slices;
+  const int rank = h.encoded[2] > 1 ? 3 : 2;
+  index_t out[3];
+  outputMatrix(d, s, out);
+
+  // Pixels of the recon FOV at the encoded resolution (the readout oversampling is cropped away here).
+  index_t fovPixels[3];
+  for (int i = 0; i < 3; ++i) {
+    const double ratio = h.encodedFovMm[i] > 0 ? h.reconFovMm[i] / h.encodedFovMm[i] : 1.0;
+    fovPixels[i] = std::max<index_t>(1, std::llround(static_cast<double>(h.encoded[i]) * std::min(ratio, 1.0)));
+  }
+  if (rank == 2) fovPixels[2] = out[2] = 1;
+
+  progress.report(0.05, "upload k-space");
+  CDeviceArray kspace;
+  {
+    ScopedStage st(timings, "upload", &backend);
+    kspace = CDeviceArray::upload(backend, d.kspace);
+  }
+  const Shape encodedShape{h.encoded[0], h.encoded[1], h.encoded[2], 1, batch};
+  kspace.reshape(encodedShape);
+
+  progress.report(0.2, "inverse FFT");
+  {
+    ScopedStage st(timings, "ifft", &backend);
+    backend.fft(kspace.buffer(), encodedShape, rank, FftDirection::Inverse);
+  }
+
+  progress.report(0.5, "crop to FOV");
+  const Shape fovShape{fovPixels[0], fovPixels[1], fovPixels[2], 1, batch};
+  CDeviceArray images(backend, fovShape);
+  {
+    ScopedStage st(timings, "crop oversampling", &backend);
+    backend.resizeCentred(images.buffer(), fovShape, kspace.buffer(), encodedShape);
+  }
+  kspace = {};  // free the k-space early: large 3D data sets
+
+  const Shape outShape{out[0], out[1], out[2], 1, batch};
+  if (outShape != fovShape) {
+    // Resample to the recon matrix by zero-padding (or truncating) k-space; unitary FFTs change the
+    // intensity by sqrt(N_fov / N_out), which the scale undoes.
+    ScopedStage st(timings, "resample to matrix", &backend);
+    backend.fft(images.buffer(), fovShape, rank, FftDirection::Forward);
+    CDeviceArray resampled(backend, outShape);
+    backend.resizeCentred(resampled.buffer(), outShape, images.buffer(), fovShape);
+    backend.fft(resampled.buffer(), outShape, rank, FftDirection::Inverse);
+    const double factor = std::sqrt(static_cast<double>(outShape.span(0, 3)) / static_cast<double>(fovShape.span(0, 3)));
+    backend.scale(resampled.buffer(), cfloat(static_cast<float>(factor)), resampled.size());
+    images = std::move(resampled);
+  }
+
+  progress.report(0.8, "combine coils");
+  const index_t voxels = outShape.span(0, 3);
+  CDeviceArray combined(backend, Shape{out[0], out[1], out[2], 1, slices});
+  {
+    ScopedStage st(timings, "combine " + toString(s.combine), &backend);
+    combineCoils(backend, images, combined, voxels, coils, slices, s.combine);
+  }
+
+  progress.report(0.9, "download images");
+  ImageSet result;
+  {
+    ScopedStage st(timings, "download", &backend);
+    if (s.keepCoilImages) {
+      result.coilImages = images.download();
+      result.coilImages.reshape(Shape{out[0], out[1], out[2], coils, slices});
+    }
+    result.combined = combined.download();
+  }
+  return result;
+}
+
+}  // namespace larmor::recon

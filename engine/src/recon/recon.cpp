@@ -1,0 +1,73 @@
+#include "larmor/recon/recon.hpp"
+
+#include <cmath>
+
+#include "larmor/backend/registry.hpp"
+#include "larmor/quality/metrics.hpp"
+#include "larmor/recon/cartesian.hpp"
+#include "larmor/util/provenance.hpp"
+
+namespace larmor::recon {
+namespace {
+
+/// What a perfect reconstruction with this combination would show. A sum-of-squares image of coil
+/// images s_c * rho is |rho| * sqrt(sum_c |s_c|^2), so with known coil maps the truth is weighted the same
+/// way; without them (single coil, or unknown maps) it is the object itself.
+CArray truthFor(const Dataset& d) {
+  const CArray& ref = *d.reference;
+  if (!d.coilMaps || d.header.coils <= 1) return ref;
+  const CArray& maps = *d.coilMaps;
+  const index_t voxels = ref.shape().span(0, 3), slices = ref.size() / voxels, coils = d.header.coils;
+  require(maps.size() == voxels * coils * slices, d.source + ": coil maps do not match the reference image");
+  CArray weighted(ref.shape());
+  for (index_t s = 0; s < slices; ++s)
+    for (index_t v = 0; v < voxels; ++v) {
+      double w = 0;
+      for (index_t c = 0; c < coils; ++c) w += std::norm(cdouble(maps[(s * coils + c) * voxels + v]));
+      weighted[s * voxels + v] = cfloat(std::abs(ref[s * voxels + v]) * static_cast<float>(std::sqrt(w)), 0.f);
+    }
+  return weighted;
+}
+
+}  // namespace
+
+ReconResult run(const ReconRequest& request, const Progress& progress) {
+  require(request.dataset != nullptr, "recon: no dataset");
+  const Dataset& d = *request.dataset;
+  d.validate();
+
+  Selection sel = request.backend ? Selection{request.backend, {}} : BackendRegistry::instance().select(request.device);
+  Backend& backend = *sel.backend;
+  const DeviceInfo dev = backend.info();
+
+  ReconResult result;
+  result.device = dev.id;
+  result.deviceName = dev.name;
+  result.deviceNotice = sel.notice;
+  progress.report(0.0, "reconstructing on " + dev.id);
+
+  ImageSet images;
+  switch (request.settings.method) {
+    case Method::Fft:
+      images = reconstructCartesian(backend, d, request.settings, result.timings, progress);
+      break;
+    default:
+      throw Error("--method " + toString(request.settings.method) + " is not implemented yet; available: fft");
+  }
+  result.coilImages = std::move(images.coilImages);
+  result.image = std::move(images.combined);
+
+  if (d.reference && d.reference->size() == result.image.size()) {
+    ScopedStage st(result.timings, "metrics");
+    result.metrics = quality::toJson(quality::compare(result.image, truthFor(d)));
+  } else if (d.reference) {
+    result.metrics = {{"skipped", "the reference " + d.reference->shape().str() + " and the image " +
+                                      result.image.shape().str() + " differ in size (--matrix)"}};
+  }
+  result.provenance = provenance(toJson(request.settings), dev.id, dev.name, result.timings, d.source);
+  if (!sel.notice.empty()) result.provenance["device"]["notice"] = sel.notice;
+  progress.report(1.0, "done");
+  return result;
+}
+
+}  // namespace larmor::recon

@@ -1,0 +1,67 @@
+#include "larmor/util/atomic_file.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <system_error>
+
+#include "larmor/util/error.hpp"
+
+namespace fs = std::filesystem;
+
+namespace larmor {
+
+namespace {
+
+std::string randomSuffix() {
+  static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::uniform_int_distribution<std::size_t> pick(0, sizeof(alphabet) - 2);
+  std::string s(6, 'x');
+  for (auto& c : s) c = alphabet[pick(rng)];
+  return s;
+}
+
+}  // namespace
+
+AtomicFile::AtomicFile(std::string target) : target_(std::move(target)) {
+  require(!target_.empty(), "output path is empty");
+  const fs::path p(target_);
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw Error(target_ + ": cannot write, directory " + dir.string() + " does not exist");
+  if (fs::is_directory(p, ec)) throw Error(target_ + ": cannot write, it is a directory");
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::string candidate = target_ + ".tmp-" + randomSuffix();
+    if (!fs::exists(candidate, ec)) {
+      temp_ = std::move(candidate);
+      return;
+    }
+  }
+  throw Error(target_ + ": cannot find an unused temporary file name");
+}
+
+AtomicFile::~AtomicFile() {
+  if (!committed_ && !temp_.empty()) {
+    std::error_code ec;
+    fs::remove(temp_, ec);  // best effort: a destructor must not throw
+  }
+}
+
+void AtomicFile::commit() {
+  require(!committed_, target_ + ": committed twice");
+  std::error_code ec;
+  if (!fs::exists(temp_, ec)) throw Error(target_ + ": cannot write, nothing was written");
+  // std::rename replaces an existing target atomically on POSIX.
+  if (std::rename(temp_.c_str(), target_.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    fs::remove(temp_, ec);
+    throw Error(target_ + ": cannot write (" + why + ")");
+  }
+  committed_ = true;
+}
+
+}  // namespace larmor

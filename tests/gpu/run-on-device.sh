@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# The one command for the lent GPU machine: configure (device preset), build, GPU tests, compute-sanitizer
+# (memcheck, racecheck), benchmarks; logs and JSON into OUTDIR and a short summary table printed last.
+#
+#   tests/gpu/run-on-device.sh OUTDIR
+#
+# Time there is short (10 minutes a command), so every step has a time limit and the steps can be chosen:
+#   STEPS=build,test,memcheck,racecheck,bench,cli   (the default: all of them, in this order)
+#   e.g. STEPS=build first, then STEPS=test,memcheck,racecheck,bench,cli: build outputs stay on a warm machine.
+# Other knobs: CTEST_JOBS (4), TEST_TIMEOUT (240 s), MEMCHECK_TIMEOUT (180 s), RACECHECK_TIMEOUT (90 s),
+#   BENCH_TIMEOUT (180 s), BENCH_FILTER (all), CLI_TIMEOUT (90 s).
+# Exit status: 2 configure/build failed, 1 GPU tests failed, 3 memcheck found errors, 0 otherwise
+# (racecheck hazards are reported, not fatal: cuFFT's own kernels are outside our control).
+set -u -o pipefail
+
+OUT=${1:?usage: tests/gpu/run-on-device.sh OUTDIR}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$ROOT" || exit 2
+
+STEPS=",${STEPS:-build,test,memcheck,racecheck,bench,cli},"
+BUILD=build/device
+BIN=$BUILD/bin
+JOBS=$(nproc)
+status=0
+declare -a SUMMARY=()
+note() { SUMMARY+=("$(printf '%-22s %s' "$1" "$2")"); }
+want() { [[ $STEPS == *",$1,"* ]]; }
+secs() { echo $(( $(date +%s) - $1 )); }
+
+echo "== larmor GPU run: $(date -u +%FT%TZ) on $(hostname)" | tee "$OUT/run.log"
+if command -v nvidia-smi >/dev/null; then
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1 | tee -a "$OUT/run.log"
+fi
+git rev-parse --short HEAD 2>/dev/null | sed 's/^/commit /' | tee -a "$OUT/run.log"
+
+# --- configure + build -----------------------------------------------------------------------------------------
+if want build; then
+  t=$(date +%s)
+  if ! cmake --preset device >"$OUT/configure.log" 2>&1; then
+    tail -n 40 "$OUT/configure.log"
+    note configure "FAILED (configure.log)"
+    printf '%s\n' "${SUMMARY[@]}"
+    exit 2
+  fi
+  if ! cmake --build "$BUILD" -j"$JOBS" >"$OUT/build.log" 2>&1; then
+    grep -E "error|FAILED" "$OUT/build.log" | head -n 40
+    note build "FAILED after $(secs "$t") s (build.log)"
+    printf '%s\n' "${SUMMARY[@]}"
+    exit 2
+  fi
+  note build "ok in $(secs "$t") s"
+fi
+
+# --- GPU tests through ctest -----------------------------------------------------------------------------------
+if want test; then
+  t=$(date +%s)
+  timeout "${TEST_TIMEOUT:-240}" ctest --test-dir "$BUILD" -L gpu --output-on-failure -j"${CTEST_JOBS:-4}" \
+    >"$OUT/ctest-gpu.log" 2>&1
+  rc=$?
+  line=$(grep -E "tests passed|No tests were found" "$OUT/ctest-gpu.log" | tail -n 1)
+  skipped=$(grep -c -E "\*\*\*Skipped" "$OUT/ctest-gpu.log" || true)
+  if [[ $rc -ne 0 ]]; then
+    status=1
+    [[ $rc -eq 124 ]] && line="timed out after ${TEST_TIMEOUT:-240} s; $line"
+    note "gpu tests" "FAILED: ${line:-rc $rc} (ctest-gpu.log)"
+    grep -E "^\s*[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess aborted|Exception)" "$OUT/ctest-gpu.log" | head -n 20 \
+      | sed 's/^/    /' >"$OUT/failed-tests.txt"
+  else
+    note "gpu tests" "${line:-?}, $skipped skipped, $(secs "$t") s"
+  fi
+fi
+# The device as the backend describes it (ctest keeps the output of passing tests to itself).
+if [[ -x $BIN/larmor_gpu_tests ]]; then
+  "$BIN/larmor_gpu_tests" --gtest_filter='CudaBackendTest.DescribesItsDevice' 2>&1 \
+    | grep -E "\[ device   \]|Skipped|no CUDA device" | head -n 2 >"$OUT/device.txt" || true
+  cat "$OUT/device.txt" >>"$OUT/run.log"
+fi
+
+# --- compute-sanitizer -------------------------------------------------------------------------------------------
+SANITIZER=""
+for c in /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer; do
+  [[ -x $c ]] && SANITIZER=$c && break
+done
+[[ -z $SANITIZER ]] && SANITIZER=$(command -v compute-sanitizer 2>/dev/null || true)
+
+sanitize() {  # tool, gtest filter, timeout, log
+  local tool=$1 filter=$2 limit=$3 log=$4 t rc errors
+  t=$(date +%s)
+  timeout "$limit" "$SANITIZER" --tool "$tool" --print-limit 50 \
+    "$BIN/larmor_gpu_tests" --gtest_filter="$filter" --gtest_brief=1 >"$log" 2>&1
+  rc=$?
+  # memcheck ends with "ERROR SUMMARY: N errors", racecheck with "RACECHECK SUMMARY: N hazards displayed".
+  errors=$(grep -Eo "SUMMARY: [0-9]+" "$log" | tail -n 1 | grep -Eo "[0-9]+$")
+  if [[ $rc -eq 124 ]]; then
+    echo "timed out after $limit s; ${errors:-?} reported so far"
+  else
+    echo "${errors:-?} reported (rc $rc, $(secs "$t") s; $(basename "$log"))"
+  fi
+}
+
+if want memcheck || want racecheck; then
+  if [[ -z $SANITIZER || ! -x $BIN/larmor_gpu_tests ]]; then
+    note sanitizer "not run: compute-sanitizer or $BIN/larmor_gpu_tests not found"
+  else
+    if want memcheck; then
+      # The deliberate 1 PiB allocation is an API error by design; the 32 GiB test would take minutes.
+      r=$(sanitize memcheck "-*OutOfMemory*:*Huge*" "${MEMCHECK_TIMEOUT:-180}" "$OUT/memcheck.log")
+      note memcheck "$r"
+      [[ $r != 0\ reported* ]] && [[ $status -eq 0 ]] && status=3
+    fi
+    if want racecheck; then
+      # Shared-memory hazards: our reductions, and cuFFT on a few small sizes (racecheck is slow on it).
+      r=$(sanitize racecheck "*DotAndNorm2*:*FftMatchesTheDefinition*:*FftCentreConvention*" \
+          "${RACECHECK_TIMEOUT:-90}" "$OUT/racecheck.log")
+      note racecheck "$r"
+    fi
+  fi
+fi
+
+# --- benchmarks ----------------------------------------------------------------------------------------------------
+if want bench; then
+  if [[ -x $BIN/larmor_bench ]]; then
+    t=$(date +%s)
+    timeout "${BENCH_TIMEOUT:-180}" "$BIN/larmor_bench" --benchmark_format=json \
+      --benchmark_out="$OUT/bench.json" --benchmark_out_format=json \
+      ${BENCH_FILTER:+--benchmark_filter="$BENCH_FILTER"} >"$OUT/bench.log" 2>&1
+    rc=$?
+    note bench "rc $rc in $(secs "$t") s (bench.json)"
+  else
+    note bench "not run: $BIN/larmor_bench not built"
+  fi
+fi
+
+if want cli; then
+  if [[ -x $BIN/larmor-cli ]] && "$BIN/larmor-cli" bench --help >/dev/null 2>&1; then
+    t=$(date +%s)
+    timeout "${CLI_TIMEOUT:-90}" "$BIN/larmor-cli" bench --device cuda --json "$OUT/cli-bench.json" \
+      >"$OUT/cli-bench.log" 2>&1
+    note "cli bench" "rc $? in $(secs "$t") s (cli-bench.json)"
+  else
+    note "cli bench" "not run: larmor-cli has no bench command"
+  fi
+fi
+
+# --- summary (last, so it survives a truncated output tail) --------------------------------------------------------
+echo
+echo "================ larmor GPU summary ================"
+[[ -s $OUT/device.txt ]] && sed 's/^\[ device   \] /device: /' "$OUT/device.txt"
+printf '%s\n' "${SUMMARY[@]}"
+[[ -s $OUT/failed-tests.txt ]] && { echo "failed tests:"; cat "$OUT/failed-tests.txt"; }
+if [[ -s $OUT/bench.json ]] && command -v python3 >/dev/null; then
+  python3 - "$OUT/bench.json" <<'PY'
+import json, sys
+try:
+    data = json.load(open(sys.argv[1]))
+except Exception as e:  # a run cut off by its time limit leaves the file incomplete
+    print(f"bench.json unreadable: {e}")
+    sys.exit(0)
+print(f"{'benchmark':58} {'time':>12} {'GB/s':>9}")
+for b in data.get("benchmarks", []):
+    if b.get("error_occurred"):
+        print(f"{b['name'][:58]:58} {'error: ' + b.get('error_message', '')[:40]}")
+        continue
+    gbs = b.get("bytes_per_second")
+    gbs = f"{gbs / 1e9:9.1f}" if gbs else f"{'':>9}"
+    print(f"{b['name'][:58]:58} {b['real_time']:9.3f} {b['time_unit']:>2} {gbs}")
+PY
+fi
+if [[ -s $OUT/cli-bench.json ]] && command -v python3 >/dev/null; then
+  python3 - "$OUT/cli-bench.json" <<'PY'
+import json, sys
+try:
+    data = json.load(open(sys.argv[1]))
+except Exception:
+    sys.exit(0)
+for r in data.get("results", []):
+    print(f"cli {r.get('name', '?')[:54]:54} {r.get('median_ms', 0):9.3f} ms")
+PY
+fi
+echo "exit status $status (logs in $OUT)"
+exit $status

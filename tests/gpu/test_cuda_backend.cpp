@@ -1,0 +1,551 @@
+// CudaBackend against CpuBackend: every Backend operation on the same random inputs (fixed seeds) on both,
+// compared within a stated tolerance, plus the GPU-only behaviours (transfers at offsets, out of memory,
+// devices that do not exist). The CUDA backend is reached through the registry and its plugin, as the
+// program reaches it; without a usable CUDA device every test here is skipped with the reason.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "larmor/backend/backend.hpp"
+#include "larmor/backend/registry.hpp"
+
+namespace {
+
+using larmor::Backend;
+using larmor::CArray;
+using larmor::CDeviceArray;
+using larmor::cdouble;
+using larmor::cfloat;
+using larmor::FftDirection;
+using larmor::index_t;
+using larmor::Shape;
+
+// Tolerances (relative L2 error against the CPU backend unless said otherwise).
+constexpr double kFftTol = 1e-5;          // two float FFT libraries; typical 1e-7
+constexpr double kElementwiseTol = 1e-6;  // float arithmetic, FMA contraction on the GPU only
+constexpr double kReductionTol = 1e-6;    // both accumulate in double; typical 1e-14
+constexpr double kSosTol = 1e-6;
+
+CArray randomArray(const Shape& s, unsigned seed) {
+  CArray a(s);
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> n(0.f, 1.f);
+  for (index_t i = 0; i < a.size(); ++i) a[i] = {n(rng), n(rng)};
+  return a;
+}
+
+double relativeError(const CArray& ref, const CArray& got) {
+  EXPECT_EQ(ref.size(), got.size());
+  double num = 0, den = 0;
+  for (index_t i = 0; i < ref.size() && i < got.size(); ++i) {
+    num += std::norm(cdouble(got[i]) - cdouble(ref[i]));
+    den += std::norm(cdouble(ref[i]));
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+bool bitwiseEqual(const CArray& a, const CArray& b) {
+  return a.size() == b.size() &&
+         std::memcmp(a.data(), b.data(), static_cast<std::size_t>(a.size()) * sizeof(cfloat)) == 0;
+}
+
+/// Uploads `input` to `be`, applies `op` to it there, downloads the result.
+CArray runOn(Backend& be, const CArray& input, const std::function<void(Backend&, CDeviceArray&)>& op) {
+  CDeviceArray x = CDeviceArray::upload(be, input);
+  op(be, x);
+  return x.download();
+}
+
+std::string skipReason(const std::string& why) {
+  return why.rfind("no CUDA device", 0) == 0 ? why : "no CUDA device: " + why;
+}
+
+class CudaBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto& reg = larmor::BackendRegistry::instance();
+    reg.loadPlugins();
+    const std::string why = reg.whyNoGpu();
+    if (!why.empty()) GTEST_SKIP() << skipReason(why);
+    auto sel = reg.select("cuda");
+    ASSERT_TRUE(sel.backend) << "select(\"cuda\") returned no backend";
+    gpu_ = sel.backend;
+    ASSERT_TRUE(gpu_->isGpu());
+    cpu_ = larmor::makeCpuBackend();
+  }
+
+  Backend& gpu() { return *gpu_; }
+  Backend& cpu() { return *cpu_; }
+
+  /// The same op on both backends from the same input; returns {cpu, gpu} results.
+  std::pair<CArray, CArray> both(const CArray& input, const std::function<void(Backend&, CDeviceArray&)>& op) {
+    return {runOn(cpu(), input, op), runOn(gpu(), input, op)};
+  }
+
+  std::shared_ptr<Backend> gpu_, cpu_;
+};
+
+// --- devices -----------------------------------------------------------------------------------------------
+
+TEST_F(CudaBackendTest, DescribesItsDevice) {
+  const larmor::DeviceInfo d = gpu().info();
+  EXPECT_EQ(d.id, "cuda:0");
+  EXPECT_TRUE(d.gpu);
+  EXPECT_FALSE(d.name.empty());
+  EXPECT_GT(d.memoryBytes, std::size_t{1} << 30);
+  EXPECT_GE(d.computeMajor, 7);
+  EXPECT_GT(d.multiprocessors, 0);
+  EXPECT_NE(d.library.find("CUDA runtime"), std::string::npos) << d.library;
+  EXPECT_NE(d.library.find("cuFFT"), std::string::npos) << d.library;
+  std::printf("[ device   ] %s: %s, %zu MiB, sm_%d%d, %d SMs, %s\n", d.id.c_str(), d.name.c_str(),
+              d.memoryBytes >> 20, d.computeMajor, d.computeMinor, d.multiprocessors, d.library.c_str());
+}
+
+TEST_F(CudaBackendTest, ListsEveryDeviceAndEachCanBeSelected) {
+  auto& reg = larmor::BackendRegistry::instance();
+  int n = 0;
+  for (const auto& d : reg.devices()) {
+    if (!d.gpu) continue;
+    EXPECT_EQ(d.id, "cuda:" + std::to_string(n));
+    auto be = reg.select(d.id).backend;
+    ASSERT_TRUE(be);
+    EXPECT_EQ(be->info().id, d.id);
+    // A small round trip on each device, so that every GPU of a multi-GPU machine is exercised.
+    const CArray in = randomArray(Shape{32, 32}, 100 + n);
+    const CArray out = runOn(*be, in, [](Backend& b, CDeviceArray& x) {
+      b.fft(x.buffer(), x.shape(), 2, FftDirection::Forward);
+      b.fft(x.buffer(), x.shape(), 2, FftDirection::Inverse);
+    });
+    EXPECT_LT(relativeError(in, out), kFftTol) << d.id;
+    ++n;
+  }
+  EXPECT_GE(n, 1);
+}
+
+TEST_F(CudaBackendTest, SelectingADeviceThatDoesNotExistThrows) {
+  auto& reg = larmor::BackendRegistry::instance();
+  EXPECT_THROW(reg.select("cuda:99"), larmor::Error);
+}
+
+// --- memory ------------------------------------------------------------------------------------------------
+
+TEST_F(CudaBackendTest, UploadDownloadRoundTrip) {
+  // 3 Mi + 5 elements = 24 MiB: several staging chunks, an odd tail.
+  for (index_t n : {index_t{1}, index_t{7}, index_t{1000}, (index_t{3} << 20) + 5}) {
+    const CArray in = randomArray(Shape{n}, 1);
+    CDeviceArray d = CDeviceArray::upload(gpu(), in);
+    EXPECT_TRUE(bitwiseEqual(in, d.download())) << n;
+  }
+}
+
+TEST_F(CudaBackendTest, UploadDownloadAtOffsets) {
+  constexpr std::size_t kBytes = 4096;
+  auto buf = gpu().allocate(kBytes);
+  std::vector<unsigned char> model(kBytes);
+  std::mt19937 rng(2);
+  for (auto& b : model) b = static_cast<unsigned char>(rng());
+  gpu().upload(*buf, model.data(), kBytes);
+  // Writes at odd byte offsets and lengths, including the very end.
+  const std::pair<std::size_t, std::size_t> writes[] = {{0, 1}, {1, 13}, {13, 1000}, {2047, 2}, {4000, 96}, {4095, 1}};
+  for (auto [off, len] : writes) {
+    std::vector<unsigned char> part(len);
+    for (auto& b : part) b = static_cast<unsigned char>(rng());
+    gpu().upload(*buf, part.data(), len, off);
+    std::memcpy(model.data() + off, part.data(), len);
+  }
+  std::vector<unsigned char> all(kBytes);
+  gpu().download(all.data(), *buf, kBytes);
+  EXPECT_EQ(all, model);
+  for (auto [off, len] : writes) {
+    std::vector<unsigned char> part(len);
+    gpu().download(part.data(), *buf, len, off);
+    EXPECT_EQ(0, std::memcmp(part.data(), model.data() + off, len)) << off;
+  }
+  unsigned char byte = 0;
+  EXPECT_THROW(gpu().upload(*buf, &byte, 1, kBytes), larmor::Error);
+  EXPECT_THROW(gpu().download(&byte, *buf, 2, kBytes - 1), larmor::Error);
+  // Large transfers at an offset: crosses staging chunks at an unaligned position.
+  const std::size_t big = (std::size_t{20} << 20) + 3, off = 12345;
+  auto large = gpu().allocate(big + off);
+  std::vector<unsigned char> data(big), back(big);
+  for (auto& b : data) b = static_cast<unsigned char>(rng());
+  gpu().upload(*large, data.data(), big, off);
+  gpu().download(back.data(), *large, big, off);
+  EXPECT_EQ(data, back);
+}
+
+TEST_F(CudaBackendTest, CopyIsExactAndStaysWithinBytes) {
+  const CArray a = randomArray(Shape{1001}, 3), b = randomArray(Shape{1001}, 4);
+  CDeviceArray da = CDeviceArray::upload(gpu(), a), db = CDeviceArray::upload(gpu(), b);
+  gpu().copy(db.buffer(), da.buffer(), 500 * sizeof(cfloat));
+  const CArray got = db.download();
+  for (index_t i = 0; i < 1001; ++i) ASSERT_EQ(got[i], i < 500 ? a[i] : b[i]) << i;
+  gpu().copy(db.buffer(), da.buffer(), da.bytes());
+  EXPECT_TRUE(bitwiseEqual(a, db.download()));
+  EXPECT_THROW(gpu().copy(db.buffer(), da.buffer(), da.bytes() + 8), larmor::Error);
+}
+
+TEST_F(CudaBackendTest, OutOfMemoryIsAnErrorAndTheBackendStaysUsable) {
+  try {
+    auto huge = gpu().allocate(std::size_t{1} << 50);  // 1 PiB
+    FAIL() << "allocating 1 PiB succeeded";
+  } catch (const larmor::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("GPU out of memory"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cuda:0"), std::string::npos) << e.what();
+  }
+  const CArray in = randomArray(Shape{257}, 5);
+  const CArray out = runOn(gpu(), in, [](Backend& b, CDeviceArray& x) { b.scale(x.buffer(), cfloat(2.f), x.size()); });
+  for (index_t i = 0; i < in.size(); ++i) ASSERT_EQ(out[i], in[i] * 2.f);
+}
+
+TEST_F(CudaBackendTest, RejectsCountsPastTheBufferAndForeignBuffers) {
+  CDeviceArray x(gpu(), Shape{10});
+  EXPECT_THROW(gpu().fill(x.buffer(), cfloat(1.f), 11), larmor::Error);
+  EXPECT_THROW(gpu().fill(x.buffer(), cfloat(1.f), -1), larmor::Error);
+  EXPECT_THROW(gpu().fft(x.buffer(), Shape{4, 4}, 2, FftDirection::Forward), larmor::Error);
+  EXPECT_THROW(gpu().fft(x.buffer(), Shape{10}, 0, FftDirection::Forward), larmor::Error);
+  EXPECT_THROW(gpu().fft(x.buffer(), Shape{10}, 2, FftDirection::Forward), larmor::Error);
+  CDeviceArray h(cpu(), Shape{10});
+  EXPECT_THROW(gpu().fill(h.buffer(), cfloat(1.f), 10), larmor::Error);
+  EXPECT_THROW(gpu().copy(x.buffer(), h.buffer(), 8), larmor::Error);
+}
+
+TEST_F(CudaBackendTest, ABufferMayOutliveItsBackend) {
+  auto be = larmor::BackendRegistry::instance().select("cuda").backend;
+  auto buf = be->allocate(1 << 20);
+  be->fill(*buf, cfloat(1.f), 1 << 17);
+  be.reset();  // the backend goes first; the buffer frees its memory itself afterwards
+  buf.reset();
+  SUCCEED();
+}
+
+TEST_F(CudaBackendTest, ManyAllocationsReuseMemoryCorrectly) {
+  // Freed blocks come back from the cache; values must never leak from one array into the next op.
+  std::mt19937 rng(6);
+  for (int i = 0; i < 200; ++i) {
+    const index_t n = 1 + static_cast<index_t>(rng() % 5000);
+    CDeviceArray x(gpu(), Shape{n});
+    gpu().fill(x.buffer(), cfloat(static_cast<float>(i), -1.f), n);
+    const CArray h = x.download();
+    ASSERT_EQ(h[0], cfloat(static_cast<float>(i), -1.f));
+    ASSERT_EQ(h[n - 1], cfloat(static_cast<float>(i), -1.f));
+  }
+}
+
+// --- complex vectors ---------------------------------------------------------------------------------------
+
+const index_t kSizes[] = {1, 2, 3, 1000, 4097, (index_t{1} << 20) + 3};
+
+TEST_F(CudaBackendTest, FillMatchesCpu) {
+  for (index_t n : kSizes) {
+    const CArray in = randomArray(Shape{n + 3}, 10);
+    auto [c, g] = both(in, [n](Backend& b, CDeviceArray& x) { b.fill(x.buffer(), cfloat(0.5f, -2.f), n); });
+    EXPECT_TRUE(bitwiseEqual(c, g)) << n;  // the elements past n are untouched on both
+  }
+  // n = 0 does nothing
+  const CArray in = randomArray(Shape{5}, 11);
+  auto [c, g] = both(in, [](Backend& b, CDeviceArray& x) { b.fill(x.buffer(), cfloat(1.f), 0); });
+  EXPECT_TRUE(bitwiseEqual(in, g));
+}
+
+TEST_F(CudaBackendTest, ScaleMatchesCpu) {
+  for (index_t n : kSizes) {
+    const CArray in = randomArray(Shape{n}, 12);
+    auto [c, g] = both(in, [n](Backend& b, CDeviceArray& x) { b.scale(x.buffer(), cfloat(0.3f, -1.7f), n); });
+    EXPECT_LT(relativeError(c, g), kElementwiseTol) << n;
+  }
+}
+
+TEST_F(CudaBackendTest, AxpbyMatchesCpu) {
+  for (index_t n : kSizes) {
+    const CArray xs = randomArray(Shape{n}, 13), ys = randomArray(Shape{n}, 14);
+    for (cfloat beta : {cfloat(0.25f, 1.5f), cfloat(0.f)}) {
+      auto op = [&](Backend& b, CDeviceArray& y) {
+        CDeviceArray x = CDeviceArray::upload(b, xs);
+        b.axpby(y.buffer(), cfloat(-1.1f, 0.4f), x.buffer(), beta, n);
+      };
+      auto [c, g] = both(ys, op);
+      EXPECT_LT(relativeError(c, g), kElementwiseTol) << n << " beta " << beta;
+    }
+    // x and y the same buffer: y = (a + b) y
+    auto [c, g] = both(ys, [n](Backend& b, CDeviceArray& y) {
+      b.axpby(y.buffer(), cfloat(2.f, 1.f), y.buffer(), cfloat(-0.5f, 0.25f), n);
+    });
+    EXPECT_LT(relativeError(c, g), kElementwiseTol) << n << " aliased";
+  }
+}
+
+TEST_F(CudaBackendTest, MultiplyMatchesCpuWithBroadcastAndConj) {
+  struct Case {
+    index_t na, nb;
+  };
+  for (Case k : {Case{1, 1}, Case{7, 7}, Case{1, 1000}, Case{64 * 64, 64 * 64 * 8}, Case{1000, 1000 * 13},
+                 Case{33 * 31, 33 * 31 * 5}, Case{(index_t{1} << 20) + 3, (index_t{1} << 20) + 3}}) {
+    const CArray as = randomArray(Shape{k.na}, 15), bs = randomArray(Shape{k.nb}, 16);
+    for (bool conj : {false, true}) {
+      // out separate from b
+      auto sep = [&](Backend& be, CDeviceArray& out) {
+        CDeviceArray a = CDeviceArray::upload(be, as), b = CDeviceArray::upload(be, bs);
+        be.multiply(out.buffer(), a.buffer(), k.na, b.buffer(), k.nb, conj);
+      };
+      auto [c1, g1] = both(randomArray(Shape{k.nb}, 17), sep);
+      EXPECT_LT(relativeError(c1, g1), kElementwiseTol) << k.na << "/" << k.nb << " conj " << conj;
+      // out aliasing b
+      auto alias = [&](Backend& be, CDeviceArray& b) {
+        CDeviceArray a = CDeviceArray::upload(be, as);
+        be.multiply(b.buffer(), a.buffer(), k.na, b.buffer(), k.nb, conj);
+      };
+      auto [c2, g2] = both(bs, alias);
+      EXPECT_LT(relativeError(c2, g2), kElementwiseTol) << k.na << "/" << k.nb << " conj " << conj << " aliased";
+    }
+  }
+  CDeviceArray a(gpu(), Shape{3}), b(gpu(), Shape{10});
+  EXPECT_THROW(gpu().multiply(b.buffer(), a.buffer(), 3, b.buffer(), 10, false), larmor::Error);  // 3 does not divide 10
+}
+
+TEST_F(CudaBackendTest, DotAndNorm2MatchCpuAndAreDeterministic) {
+  for (index_t n : {index_t{1}, index_t{5}, index_t{2048}, index_t{2049}, index_t{1000003}, index_t{10} << 20}) {
+    const CArray as = randomArray(Shape{n}, 18), bs = randomArray(Shape{n}, 19);
+    CDeviceArray ca = CDeviceArray::upload(cpu(), as), cb = CDeviceArray::upload(cpu(), bs);
+    CDeviceArray ga = CDeviceArray::upload(gpu(), as), gb = CDeviceArray::upload(gpu(), bs);
+    const cdouble dc = cpu().dot(ca.buffer(), cb.buffer(), n), dg = gpu().dot(ga.buffer(), gb.buffer(), n);
+    EXPECT_LT(std::abs(dg - dc) / std::abs(dc), kReductionTol) << n << ": cpu " << dc << " gpu " << dg;
+    const double nc = cpu().norm2(ca.buffer(), n), ng = gpu().norm2(ga.buffer(), n);
+    EXPECT_LT(std::abs(ng - nc) / nc, kReductionTol) << n << ": cpu " << nc << " gpu " << ng;
+    // The same input gives the same bits (fixed partition and summation order).
+    const cdouble dg2 = gpu().dot(ga.buffer(), gb.buffer(), n);
+    EXPECT_EQ(std::memcmp(&dg, &dg2, sizeof dg), 0) << n;
+    const double ng2 = gpu().norm2(ga.buffer(), n);
+    EXPECT_EQ(std::memcmp(&ng, &ng2, sizeof ng), 0) << n;
+    // dot(a, a) = norm2(a)^2 with a real result
+    const cdouble aa = gpu().dot(ga.buffer(), ga.buffer(), n);
+    EXPECT_NEAR(aa.real(), ng * ng, 1e-12 * ng * ng);
+    EXPECT_EQ(aa.imag(), 0.0);
+  }
+  CDeviceArray e(gpu(), Shape{4});
+  EXPECT_EQ(gpu().dot(e.buffer(), e.buffer(), 0), cdouble(0.0));
+  EXPECT_EQ(gpu().norm2(e.buffer(), 0), 0.0);
+}
+
+// --- FFT ---------------------------------------------------------------------------------------------------
+
+struct FftCase {
+  std::vector<index_t> dims;
+  int rank;
+};
+
+void PrintTo(const FftCase& c, std::ostream* os) {
+  *os << Shape(c.dims).str() << " rank " << c.rank;
+}
+
+std::string fftCaseName(const ::testing::TestParamInfo<FftCase>& info) {
+  std::string s = "r" + std::to_string(info.param.rank) + "_";
+  for (std::size_t i = 0; i < info.param.dims.size(); ++i) {
+    if (i) s += 'x';
+    s += std::to_string(info.param.dims[i]);
+  }
+  return s;
+}
+
+class CudaFft : public CudaBackendTest, public ::testing::WithParamInterface<FftCase> {};
+
+TEST_P(CudaFft, ForwardInverseAndRoundTripMatchCpu) {
+  const Shape shape(GetParam().dims);
+  const int rank = GetParam().rank;
+  const CArray in = randomArray(shape, 20);
+  for (FftDirection dir : {FftDirection::Forward, FftDirection::Inverse}) {
+    auto [c, g] = both(in, [&](Backend& b, CDeviceArray& x) { b.fft(x.buffer(), shape, rank, dir); });
+    EXPECT_LT(relativeError(c, g), kFftTol) << (dir == FftDirection::Forward ? "forward" : "inverse");
+  }
+  const CArray back = runOn(gpu(), in, [&](Backend& b, CDeviceArray& x) {
+    b.fft(x.buffer(), shape, rank, FftDirection::Forward);
+    b.fft(x.buffer(), shape, rank, FftDirection::Inverse);
+  });
+  EXPECT_LT(relativeError(in, back), kFftTol) << "round trip";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, CudaFft,
+    ::testing::Values(
+        // 1D: even, odd, lengths 1..3, primes (cuFFT's Bluestein path), mixed radix, long, batched
+        FftCase{{64}, 1}, FftCase{{63}, 1}, FftCase{{1}, 1}, FftCase{{2}, 1}, FftCase{{3}, 1}, FftCase{{1021}, 1},
+        FftCase{{2310}, 1}, FftCase{{1 << 20}, 1}, FftCase{{128, 10}, 1}, FftCase{{127, 9}, 1},
+        // 2D: even, odd, mixed, a length-1 dimension first or batched behind, coil batches
+        FftCase{{64, 64}, 2}, FftCase{{65, 63}, 2}, FftCase{{64, 63}, 2}, FftCase{{1, 64}, 2}, FftCase{{64, 1, 5}, 2},
+        FftCase{{17, 12, 10}, 2}, FftCase{{256, 256, 8}, 2}, FftCase{{96, 80, 4, 3}, 2},
+        // 3D: even, odd, mixed, a length-1 dimension in the middle, all length 1, batched
+        FftCase{{32, 32, 32}, 3}, FftCase{{33, 31, 29}, 3}, FftCase{{30, 31, 7}, 3}, FftCase{{16, 1, 9, 3}, 3},
+        FftCase{{1, 1, 1}, 3}, FftCase{{64, 64, 64, 2}, 3}, FftCase{{5, 4, 3, 2, 2}, 3}, FftCase{{128, 128, 128}, 3}),
+    fftCaseName);
+
+/// The definition in backend.hpp evaluated directly in double: independent of both backends.
+CArray centredDftReference(const CArray& x, const Shape& shape, int rank, int sign) {
+  const index_t plane = shape.span(0, rank), batch = shape.size() / plane;
+  CArray y(shape);
+  for (index_t b = 0; b < batch; ++b)
+    for (index_t k = 0; k < plane; ++k) {
+      cdouble acc = 0;
+      for (index_t n = 0; n < plane; ++n) {
+        double turns = 0;
+        index_t kk = k, nn = n;
+        for (int d = 0; d < rank; ++d) {
+          const index_t len = shape[d], c = len / 2;
+          turns += static_cast<double>((kk % len - c) * (nn % len - c)) / static_cast<double>(len);
+          kk /= len;
+          nn /= len;
+        }
+        acc += cdouble(x[b * plane + n]) * std::polar(1.0, -2.0 * M_PI * sign * turns);
+      }
+      y[b * plane + k] = cfloat(acc / std::sqrt(static_cast<double>(plane)));
+    }
+  return y;
+}
+
+TEST_F(CudaBackendTest, FftMatchesTheDefinitionEvaluatedInDouble) {
+  const FftCase cases[] = {{{8}, 1}, {{7}, 1}, {{8, 3}, 1}, {{6, 5}, 2}, {{5, 4, 3}, 3}, {{4, 6, 2, 2}, 3}, {{9, 1, 7}, 3}};
+  for (const auto& k : cases) {
+    const Shape shape(k.dims);
+    const CArray in = randomArray(shape, 21);
+    for (int sign : {1, -1}) {
+      const auto dir = sign > 0 ? FftDirection::Forward : FftDirection::Inverse;
+      const CArray g = runOn(gpu(), in, [&](Backend& b, CDeviceArray& x) { b.fft(x.buffer(), shape, k.rank, dir); });
+      EXPECT_LT(relativeError(centredDftReference(in, shape, k.rank, sign), g), kFftTol)
+          << shape.str() << " rank " << k.rank << " sign " << sign;
+    }
+  }
+}
+
+TEST_F(CudaBackendTest, FftCentreConventionOnAnImpulse) {
+  // An impulse at the centre c = floor(N/2) transforms to a constant N^{-1/2} (no phase ramp), for even
+  // and odd lengths: the convention that puts k = 0 and the image centre at index c.
+  for (index_t n : {index_t{8}, index_t{9}}) {
+    CArray in(Shape{n, n}, cfloat(0.f));
+    in(n / 2, n / 2) = 1.f;
+    const CArray g = runOn(gpu(), in, [](Backend& b, CDeviceArray& x) { b.fft(x.buffer(), x.shape(), 2, FftDirection::Forward); });
+    for (index_t i = 0; i < g.size(); ++i) {
+      ASSERT_NEAR(g[i].real(), 1.0 / n, 1e-6) << n << " at " << i;
+      ASSERT_NEAR(g[i].imag(), 0.0, 1e-6) << n << " at " << i;
+    }
+  }
+}
+
+TEST_F(CudaBackendTest, FftPlanCacheEvictionKeepsResultsRight) {
+  // More distinct shapes than the cache holds, then the first ones again.
+  std::vector<FftCase> cases;
+  for (index_t n = 20; n < 60; n += 2) cases.push_back({{n, n + 1}, 2});
+  for (int pass = 0; pass < 2; ++pass)
+    for (const auto& k : cases) {
+      const Shape shape(k.dims);
+      const CArray in = randomArray(shape, 22);
+      auto [c, g] = both(in, [&](Backend& b, CDeviceArray& x) { b.fft(x.buffer(), shape, k.rank, FftDirection::Forward); });
+      ASSERT_LT(relativeError(c, g), kFftTol) << shape.str() << " pass " << pass;
+    }
+}
+
+TEST_F(CudaBackendTest, FftOfAnEmptyArrayDoesNothing) {
+  CDeviceArray x(gpu(), Shape{4});
+  EXPECT_NO_THROW(gpu().fft(x.buffer(), Shape{0, 4}, 2, FftDirection::Forward));
+  gpu().synchronize();
+}
+
+// --- resize and coil combination ---------------------------------------------------------------------------
+
+TEST_F(CudaBackendTest, ResizeCentredCropAndPadAreExact) {
+  struct Case {
+    std::vector<index_t> dst, src;
+  };
+  const Case cases[] = {
+      {{8}, {5}},                              // pad, odd into even
+      {{5}, {8}},                              // crop
+      {{7}, {7}},                              // same
+      {{128, 128}, {256, 256}},                // crop 2D (readout oversampling)
+      {{256, 256}, {100, 101}},                // pad 2D, odd and even
+      {{64, 48}, {50, 60}},                    // crop one dim, pad the other
+      {{33, 32, 31}, {30, 35, 31}},            // 3D mixed
+      {{9, 8, 7, 6}, {6, 7, 8, 9}},            // rank 4, every dim changes
+      {{16, 16, 1, 1, 8}, {20, 12, 1, 1, 8}},  // batch of 8 coils behind dims 0..3
+      {{6, 5, 4, 3, 2, 3}, {3, 6, 5, 2, 2, 3}},  // rank 6: batch = 2 x 3
+      {{1, 1}, {5, 5}},                        // down to the centre sample
+      {{5, 5}, {1, 1}},                        // a single sample into the centre
+  };
+  for (const auto& k : cases) {
+    const Shape ds(k.dst), ss(k.src);
+    const CArray src = randomArray(ss, 23);
+    auto run = [&](Backend& be) {
+      CDeviceArray s = CDeviceArray::upload(be, src);
+      CDeviceArray d = CDeviceArray::upload(be, randomArray(ds, 24));  // non-zero garbage: the pad must clear it
+      be.resizeCentred(d.buffer(), ds, s.buffer(), ss);
+      return d.download();
+    };
+    const CArray c = run(cpu()), g = run(gpu());
+    EXPECT_TRUE(bitwiseEqual(c, g)) << ds.str() << " from " << ss.str();
+  }
+  CDeviceArray a(gpu(), Shape{4, 4, 1, 1, 2}), b(gpu(), Shape{4, 4, 1, 1, 3});
+  EXPECT_THROW(gpu().resizeCentred(a.buffer(), a.shape(), b.buffer(), b.shape()), larmor::Error);
+}
+
+TEST_F(CudaBackendTest, SumOfSquaresMatchesCpu) {
+  struct Case {
+    index_t voxels, coils, batch;
+  };
+  for (Case k : {Case{1, 1, 1}, Case{1000, 1, 1}, Case{64 * 64, 8, 1}, Case{33 * 31, 5, 3}, Case{256 * 256, 32, 2},
+                 Case{17, 0, 2}}) {
+    const CArray in = randomArray(Shape{k.voxels, std::max<index_t>(k.coils, 1), k.batch}, 25);
+    auto run = [&](Backend& be) {
+      CDeviceArray i = CDeviceArray::upload(be, in);
+      CDeviceArray o(be, Shape{k.voxels, k.batch});
+      be.sumOfSquares(o.buffer(), i.buffer(), k.voxels, k.coils, k.batch);
+      return o.download();
+    };
+    const CArray c = run(cpu()), g = run(gpu());
+    if (k.coils == 0) {
+      EXPECT_TRUE(bitwiseEqual(c, g));
+      continue;
+    }
+    EXPECT_LT(relativeError(c, g), kSosTol) << k.voxels << "x" << k.coils << "x" << k.batch;
+    for (index_t i = 0; i < g.size(); ++i) ASSERT_EQ(g[i].imag(), 0.f);
+  }
+}
+
+// --- arrays past 2^32 elements (the 64-bit index paths); needs about 40 GB of device memory -----------------
+
+TEST_F(CudaBackendTest, HugeArraysUse64BitIndices) {
+  const index_t transform = 1024, batch = (index_t{1} << 22) + 1;  // 2^32 + 1024 elements, 32 GiB
+  const index_t n = transform * batch;
+  if (gpu().info().memoryBytes < (std::size_t{40} << 30)) GTEST_SKIP() << "needs 40 GB of device memory";
+  CDeviceArray x(gpu(), Shape{transform, batch});
+  gpu().fill(x.buffer(), cfloat(1.f, 2.f), n);
+  gpu().scale(x.buffer(), cfloat(0.f, 1.f), n);  // (-2, 1)
+  EXPECT_NEAR(gpu().norm2(x.buffer(), n), std::sqrt(5.0 * static_cast<double>(n)), 1e-9 * std::sqrt(5.0 * n));
+  // Broadcast of a 1024-element pattern over every batch, in place.
+  CArray pattern(Shape{transform});
+  for (index_t i = 0; i < transform; ++i) pattern[i] = cfloat(static_cast<float>(i % 7), 0.f);
+  CDeviceArray p = CDeviceArray::upload(gpu(), pattern);
+  gpu().multiply(x.buffer(), p.buffer(), transform, x.buffer(), n, false);
+  CArray last(Shape{transform});
+  gpu().download(last.data(), x.buffer(), transform * sizeof(cfloat), static_cast<std::size_t>(n - transform) * sizeof(cfloat));
+  for (index_t i = 0; i < transform; ++i) ASSERT_EQ(last[i], pattern[i] * cfloat(-2.f, 1.f)) << i;
+  // Forward FFT of a constant in every batch: all energy at the centre, sqrt(N) * value.
+  gpu().fill(x.buffer(), cfloat(1.f, 0.f), n);
+  gpu().fft(x.buffer(), x.shape(), 1, FftDirection::Forward);
+  gpu().download(last.data(), x.buffer(), transform * sizeof(cfloat), static_cast<std::size_t>(n - transform) * sizeof(cfloat));
+  for (index_t i = 0; i < transform; ++i) {
+    const double expect = i == transform / 2 ? std::sqrt(static_cast<double>(transform)) : 0.0;
+    ASSERT_NEAR(last[i].real(), expect, 1e-4) << i;
+    ASSERT_NEAR(last[i].imag(), 0.0, 1e-4) << i;
+  }
+  gpu().sumOfSquares(x.buffer(), x.buffer(), n, 1, 1);  // in place with one coil: |value|
+  const double expectNorm = std::sqrt(static_cast<double>(n));
+  EXPECT_NEAR(gpu().norm2(x.buffer(), n), expectNorm, 1e-5 * expectNorm);
+}
+
+}  // namespace

@@ -1,0 +1,130 @@
+// CpuBackend ops against plain loops (the GPU tests then compare CUDA against these).
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "larmor/backend/registry.hpp"
+
+using namespace larmor;
+
+namespace {
+CArray randomArray(index_t n, unsigned seed) {
+  CArray a(Shape{n});
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d;
+  for (index_t i = 0; i < n; ++i) a[i] = {d(rng), d(rng)};
+  return a;
+}
+}  // namespace
+
+TEST(CpuBackend, ElementwiseOps) {
+  auto be = makeCpuBackend();
+  const index_t n = 1000;
+  const CArray x = randomArray(n, 1), y = randomArray(n, 2);
+  CDeviceArray dx = CDeviceArray::upload(*be, x), dy = CDeviceArray::upload(*be, y);
+  const cfloat a(0.5f, -1.f), b(2.f, 0.25f);
+  be->axpby(dy.buffer(), a, dx.buffer(), b, n);
+  CArray r = dy.download();
+  for (index_t i = 0; i < n; ++i) EXPECT_NEAR(std::abs(r[i] - (a * x[i] + b * y[i])), 0.f, 1e-5f);
+
+  be->scale(dx.buffer(), a, n);
+  r = dx.download();
+  for (index_t i = 0; i < n; ++i) EXPECT_NEAR(std::abs(r[i] - a * x[i]), 0.f, 1e-5f);
+
+  be->fill(dx.buffer(), b, n);
+  r = dx.download();
+  for (index_t i = 0; i < n; ++i) EXPECT_EQ(r[i], b);
+}
+
+TEST(CpuBackend, MultiplyBroadcastsAndConjugates) {
+  auto be = makeCpuBackend();
+  const index_t na = 10, nb = 30;
+  const CArray a = randomArray(na, 3), b = randomArray(nb, 4);
+  CDeviceArray da = CDeviceArray::upload(*be, a), db = CDeviceArray::upload(*be, b), out(*be, Shape{nb});
+  be->multiply(out.buffer(), da.buffer(), na, db.buffer(), nb, true);
+  const CArray r = out.download();
+  for (index_t i = 0; i < nb; ++i) EXPECT_NEAR(std::abs(r[i] - std::conj(a[i % na]) * b[i]), 0.f, 1e-5f);
+  EXPECT_THROW(be->multiply(out.buffer(), da.buffer(), 7, db.buffer(), nb, false), Error);
+}
+
+TEST(CpuBackend, ReductionsInDouble) {
+  auto be = makeCpuBackend();
+  const index_t n = 4097;
+  const CArray a = randomArray(n, 5), b = randomArray(n, 6);
+  CDeviceArray da = CDeviceArray::upload(*be, a), db = CDeviceArray::upload(*be, b);
+  cdouble dot = 0;
+  double nn = 0;
+  for (index_t i = 0; i < n; ++i) {
+    dot += std::conj(cdouble(a[i])) * cdouble(b[i]);
+    nn += std::norm(cdouble(a[i]));
+  }
+  const cdouble got = be->dot(da.buffer(), db.buffer(), n);
+  EXPECT_NEAR(std::abs(got - dot) / std::abs(dot), 0, 1e-12);
+  EXPECT_NEAR(be->norm2(da.buffer(), n), std::sqrt(nn), 1e-9 * std::sqrt(nn));
+}
+
+TEST(CpuBackend, ResizeCentredCropsAndPads) {
+  auto be = makeCpuBackend();
+  // 1D along x, batch in dim 4: centre floor(N/2) stays the centre.
+  CArray src(Shape{6, 1, 1, 1, 2});
+  for (index_t i = 0; i < src.size(); ++i) src[i] = cfloat(float(i), 0);
+  CDeviceArray ds = CDeviceArray::upload(*be, src);
+  const Shape crop{3, 1, 1, 1, 2}, pad{9, 1, 1, 1, 2};
+  CDeviceArray dc(*be, crop), dp(*be, pad);
+  be->resizeCentred(dc.buffer(), crop, ds.buffer(), src.shape());
+  be->resizeCentred(dp.buffer(), pad, ds.buffer(), src.shape());
+  const CArray c = dc.download(), p = dp.download();
+  // src centre index 3 -> crop centre index 1: crop = src[2..4]
+  EXPECT_EQ(c[0].real(), 2.f);
+  EXPECT_EQ(c[2].real(), 4.f);
+  EXPECT_EQ(c[3].real(), 8.f);  // second batch
+  // pad centre index 4 <- src 3: pad[1..6] = src[0..5], zeros at 0, 7, 8
+  EXPECT_EQ(p[0], cfloat(0));
+  EXPECT_EQ(p[1].real(), 0.f);
+  EXPECT_EQ(p[6].real(), 5.f);
+  EXPECT_EQ(p[7], cfloat(0));
+  EXPECT_EQ(p[9 + 1].real(), 6.f);
+  EXPECT_THROW(be->resizeCentred(dc.buffer(), Shape{3, 1, 1, 1, 1}, ds.buffer(), src.shape()), Error);
+}
+
+TEST(CpuBackend, SumOfSquares) {
+  auto be = makeCpuBackend();
+  const index_t voxels = 5, coils = 3, batch = 2;
+  const CArray in = randomArray(voxels * coils * batch, 9);
+  CDeviceArray din = CDeviceArray::upload(*be, in), dout(*be, Shape{voxels * batch});
+  be->sumOfSquares(dout.buffer(), din.buffer(), voxels, coils, batch);
+  const CArray out = dout.download();
+  for (index_t b = 0; b < batch; ++b)
+    for (index_t v = 0; v < voxels; ++v) {
+      double s = 0;
+      for (index_t c = 0; c < coils; ++c) s += std::norm(in[(b * coils + c) * voxels + v]);
+      EXPECT_NEAR(out[b * voxels + v].real(), std::sqrt(s), 1e-5);
+      EXPECT_EQ(out[b * voxels + v].imag(), 0.f);
+    }
+}
+
+TEST(CpuBackend, BoundsAreChecked) {
+  auto be = makeCpuBackend();
+  CDeviceArray d(*be, Shape{4});
+  EXPECT_THROW(be->fill(d.buffer(), 1.f, 5), Error);
+  std::vector<cfloat> host(8);
+  EXPECT_THROW(be->upload(d.buffer(), host.data(), 8 * sizeof(cfloat)), Error);
+}
+
+TEST(Registry, CpuIsAlwaysThereAndAutoFallsBack) {
+  auto& reg = BackendRegistry::instance();
+  const auto devs = reg.devices();
+  ASSERT_FALSE(devs.empty());
+  EXPECT_EQ(devs[0].id, "cpu");
+  EXPECT_EQ(reg.select("cpu").backend->info().id, "cpu");
+  const Selection a = reg.select("auto");
+  if (reg.whyNoGpu().empty()) {
+    EXPECT_TRUE(a.backend->isGpu());
+  } else {
+    EXPECT_EQ(a.backend->info().id, "cpu");
+    EXPECT_NE(a.notice.find("running on the CPU"), std::string::npos) << a.notice;
+  }
+  EXPECT_THROW(reg.select("tpu"), Error);
+  EXPECT_THROW(reg.select("cuda:x"), Error);
+  EXPECT_THROW(reg.select("cuda:99"), Error);
+}
