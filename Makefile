@@ -24,8 +24,9 @@ deps:
 	@bash installer/install-deps.sh
 
 configure: deps
-	@cmake --preset $(PRESET) $(CMAKE_EXTRA) > $(BUILD).configure.log 2>&1 || { mkdir -p build; cat $(BUILD).configure.log; exit 1; }
-	@tail -n 1 $(BUILD).configure.log 2>/dev/null || true
+	@mkdir -p build
+	@cmake --preset $(PRESET) $(CMAKE_EXTRA) > $(BUILD).configure.log 2>&1 || { cat $(BUILD).configure.log; exit 1; }
+	@grep -E "^-- Larmor" $(BUILD).configure.log || true
 
 build: configure
 	cmake --build $(BUILD) -j$(JOBS)

@@ -77,6 +77,64 @@ void printTimings(const Timings& t) {
             << " ms\n";
 }
 
+/// The recon flags into the settings structs the GUI edits too.
+void applySettings(const ReconArgs& a, recon::ReconSettings& s) {
+  auto& n = s.nufft;
+  n.width = a.width;
+  n.oversampling = a.oversampling;
+  n.kernelTable = a.kernelTable;
+  require(a.spreader == "auto" || a.spreader == "sector" || a.spreader == "tron",
+          "--spreader " + a.spreader + ": expected auto, sector or tron");
+  n.spreader = a.spreader;
+  if (a.dcf == "auto") n.dcf = recon::DensityCompensation::Auto;
+  else if (a.dcf == "ramp") n.dcf = recon::DensityCompensation::Ramp;
+  else if (a.dcf == "pipe-menon") n.dcf = recon::DensityCompensation::PipeMenon;
+  else if (a.dcf == "none") n.dcf = recon::DensityCompensation::None;
+  else throw Error("--dcf " + a.dcf + ": expected auto, ramp, pipe-menon or none");
+  require(a.dcfIterations >= 1 && a.dcfIterations <= 1000, "--dcf-iters must be in 1..1000");
+  n.dcfIterations = a.dcfIterations;
+  require(a.trig == "accurate" || a.trig == "fast" || a.trig == "recurrence",
+          "--trig " + a.trig + ": expected accurate, fast or recurrence");
+  n.trig = a.trig;
+
+  auto& g = s.grappa;
+  require(a.grappaCalibration == "basic" || a.grappaCalibration == "improved",
+          "--grappa-calibration " + a.grappaCalibration + ": expected basic or improved");
+  g.calibration = a.grappaCalibration == "basic" ? recon::GrappaCalibration::Basic : recon::GrappaCalibration::Improved;
+  const auto x = a.grappaKernel.find('x');
+  char* end = nullptr;
+  const long kpe = std::strtol(a.grappaKernel.substr(0, x).c_str(), &end, 10);
+  const long kro = x == std::string::npos ? 0 : std::strtol(a.grappaKernel.substr(x + 1).c_str(), nullptr, 10);
+  require(x != std::string::npos && kpe >= 1 && kro >= 1 && kpe <= 64 && kro <= 64,
+          "--grappa-kernel " + a.grappaKernel + ": expected KPExKRO, e.g. 4x5");
+  g.kernelPe = static_cast<int>(kpe);
+  g.kernelRo = static_cast<int>(kro);
+  g.blocks = a.blocks;
+  g.segment = a.segment;
+  require(std::isfinite(a.chi) && a.chi >= 0, "--chi must be >= 0");
+  require(std::isfinite(a.eta) && a.eta > 0, "--eta must be > 0");
+  require(a.kappa >= 0 && a.kappa < 1, "--kappa must be in [0, 1)");
+  g.chi = a.chi;
+  g.eta = a.eta;
+  g.kappa = a.kappa;
+  require(a.outCoils >= 0, "--out-coils must be >= 0");
+  g.outCoils = a.outCoils;
+
+  auto& it = s.iterative;
+  require(a.reg == "tikhonov" || a.reg == "fd" || a.reg == "anatomical",
+          "--reg " + a.reg + ": expected tikhonov, fd or anatomical");
+  require(a.reg != "anatomical" || !a.ref.empty(), "--reg anatomical needs --ref REF.cfl|.h5");
+  it.regularizer = a.reg;
+  require(std::isfinite(a.lambda) && a.lambda >= 0, "--lambda must be >= 0");
+  it.lambda = a.lambda;
+  require(a.iters >= 1 && a.iters <= 100000, "--iters must be in 1..100000");
+  it.iterations = a.iters;
+  it.tolerance = a.tolerance;
+  it.referencePath = a.ref;
+  require(a.fhd == "dft" || a.fhd == "nufft", "--fhd " + a.fhd + ": expected dft or nufft");
+  it.fhd = a.fhd;
+}
+
 }  // namespace
 
 void parseMatrix(const std::string& s, long out[3], bool squareDefault) {
@@ -168,6 +226,9 @@ int simulate(const SimulateArgs& a) {
   s.readoutOversampling = a.oversampling;
   s.noiseSigma = a.noise;
   s.seed = a.seed;
+  s.spokes = a.spokes;
+  s.readout = a.readout;
+  s.interleaves = a.interleaves;
   require(a.noise >= 0 && std::isfinite(a.noise), "--noise must be a finite number >= 0");
   const std::string ext = extension(a.output);
   require(ext == ".h5" || ext == ".cfl",
@@ -202,6 +263,7 @@ int recon(const ReconArgs& a) {
   }
   req.device = a.device;
   req.settings.keepCoilImages = false;  // only the combined image is written
+  applySettings(a, req.settings);
 
   // Decide the output kind before the work, so a bad path fails fast.
   const bool dicom = !a.output.empty() && (a.output.back() == '/' || fs::is_directory(a.output));

@@ -15,9 +15,11 @@ struct SimulateArgs {
 
 struct ReconArgs {
   std::string input, traj, method = "fft", matrix, device = "auto", reg = "tikhonov", ref, combine = "sos",
-                     output, json, grappaKernel = "5x4";
-  double lambda = 0, chi = 1e-4, eta = 1, kappa = 0;
-  int iters = 60, outCoils = 0;
+                     output, json, grappaKernel = "4x5";
+  std::string grappaCalibration = "improved", dcf = "auto", spreader = "auto", trig = "accurate", fhd = "dft";
+  double lambda = 0, chi = 1e-4, eta = 1, kappa = 0, oversampling = 2.0, tolerance = 0;
+  int iters = 60, outCoils = 0, width = 4, dcfIterations = 10, blocks = 4, segment = 128;
+  bool kernelTable = true;
 };
 
 struct CompareArgs {

@@ -52,6 +52,18 @@ int main(int argc, char** argv) {
   reconCmd->add_option("--reg", rec.reg, "tikhonov|fd|anatomical");
   reconCmd->add_option("--ref", rec.ref, "Reference image for the anatomical prior");
   reconCmd->add_option("--iters", rec.iters, "Iterations");
+  reconCmd->add_option("--tol", rec.tolerance, "CG: stop at this relative residual (0: iterations only)");
+  reconCmd->add_option("--fhd", rec.fhd, "CG: F^H d by dft|nufft");
+  reconCmd->add_option("--width", rec.width, "NUFFT Kaiser-Bessel width W")->check(CLI::Range(2, 16));
+  reconCmd->add_option("--grid-oversampling", rec.oversampling, "NUFFT grid oversampling sigma")->check(CLI::Range(1.0, 4.0));
+  reconCmd->add_option("--dcf", rec.dcf, "auto|ramp|pipe-menon|none");
+  reconCmd->add_option("--dcf-iters", rec.dcfIterations, "Pipe-Menon iterations");
+  reconCmd->add_option("--spreader", rec.spreader, "GPU adjoint gridding: auto|sector|tron");
+  reconCmd->add_option("--trig", rec.trig, "Exact DFT trigonometry: accurate|fast|recurrence");
+  reconCmd->add_flag("!--kernel-direct", rec.kernelTable, "NUFFT: evaluate the kernel directly, not by table");
+  reconCmd->add_option("--grappa-calibration", rec.grappaCalibration, "basic|improved");
+  reconCmd->add_option("--blocks", rec.blocks, "GRAPPA basic: Nb blocks");
+  reconCmd->add_option("--segment", rec.segment, "GRAPPA basic: segment width (columns)");
   reconCmd->add_option("--grappa-kernel", rec.grappaKernel, "KPExKRO");
   reconCmd->add_option("--chi", rec.chi, "GRAPPA regularization chi");
   reconCmd->add_option("--eta", rec.eta, "GRAPPA normalization eta");

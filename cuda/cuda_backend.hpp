@@ -44,7 +44,11 @@ class CudaBackend final : public Backend {
   void resizeCentred(Buffer& dst, const Shape& dstShape, const Buffer& src, const Shape& srcShape) override;
   void sumOfSquares(Buffer& out, const Buffer& coilImages, index_t voxels, index_t coils, index_t batch) override;
 
-  // Implemented in nufft.cu, dft.cu and linalg.cu (see ops.hpp).
+  // Implemented in coil_combine.cu, finite_difference.cu, nufft.cu, dft.cu and linalg.cu (see ops.hpp).
+  void finiteDifference(Buffer& out, const Buffer& in, const index_t dims[3], index_t batch, int axis,
+                        bool adjoint) override;
+  void adaptiveCombine(Buffer& out, const Buffer& in, const index_t dims[3], index_t coils, index_t batch,
+                       int window) override;
   std::unique_ptr<NufftPlan> makeNufftPlan(const NufftGeometry& geometry, const NufftOptions& options) override;
   std::unique_ptr<NufftPlan> makeDftPlan(const NufftGeometry& geometry, const DftOptions& options) override;
   void gemmBatched(MatOp opA, MatOp opB, index_t m, index_t n, index_t k, cfloat alpha, const Buffer& A,
@@ -54,6 +58,9 @@ class CudaBackend final : public Backend {
   void gather(Buffer& out, const Buffer& src, const Buffer& index, index_t n) override;
   void scatter(Buffer& out, const Buffer& src, const Buffer& index, index_t n) override;
   int device() const { return device_; }
+  /// Library handles of linalg.cu (cuBLAS, cuSOLVER), created there on first use; type-erased so this
+  /// header needs no cuBLAS include.
+  std::shared_ptr<void> linalgState;
   DeviceAllocator& allocator() { return *allocator_; }
   std::mutex& mutex() const { return mutex_; }
 

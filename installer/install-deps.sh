@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages that Larmor's build and tests need.
 # Idempotent and quick when everything is present: dpkg is asked first, apt only for what is missing.
-# Usage: installer/install-deps.sh [--gui]   (LARMOR_DEPS_GUI=1 does the same as --gui)
+# Usage: installer/install-deps.sh
 set -euo pipefail
 
 build=(cmake ninja-build g++ pkg-config make
        libfftw3-dev libhdf5-dev libismrmrd-dev libpugixml-dev libboost-dev
        nlohmann-json3-dev libcli11-dev libeigen3-dev
        libgtest-dev libgmock-dev libbenchmark-dev)
-test_tools=(ismrmrd-tools hdf5-tools)
-gui=()
-if [[ "${1:-}" == "--gui" || "${LARMOR_DEPS_GUI:-0}" == "1" ]]; then
-  gui=(qt6-base-dev libqt6opengl6-dev libgl-dev xvfb xauth)
-fi
+# File formats: DICOM (DCMTK).
+io=(libdcmtk-dev)
+# The workstation: Qt 6 widgets + charts, VTK 9.1 core rendering (NOT libvtk9-qt-dev: that is Qt 5).
+gui=(qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev libvtk9-dev)
+# Tests: ISMRMRD's generator, DICOM validators, an X server for GUI tests, BART as a peer.
+test_tools=(ismrmrd-tools hdf5-tools dicom3tools dcmtk xvfb xauth bart python3)
 
-wanted=("${build[@]}" "${test_tools[@]}" "${gui[@]}")
+wanted=("${build[@]}" "${io[@]}" "${gui[@]}" "${test_tools[@]}")
 missing=()
 for p in "${wanted[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

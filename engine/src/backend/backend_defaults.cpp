@@ -22,6 +22,12 @@ void Backend::gemmBatched(MatOp, MatOp, index_t, index_t, index_t, cfloat, const
 void Backend::choleskySolveBatched(Buffer&, const MatrixBatch&, Buffer&, const MatrixBatch&, index_t) {
   unavailable(*this, "batched Cholesky solve");
 }
+void Backend::adaptiveCombine(Buffer&, const Buffer&, const index_t*, index_t, index_t, int) {
+  unavailable(*this, "adaptive coil combination");
+}
+void Backend::finiteDifference(Buffer&, const Buffer&, const index_t*, index_t, int, bool) {
+  unavailable(*this, "finite differences");
+}
 void Backend::gather(Buffer&, const Buffer&, const Buffer&, index_t) { unavailable(*this, "gather"); }
 void Backend::scatter(Buffer&, const Buffer&, const Buffer&, index_t) { unavailable(*this, "scatter"); }
 

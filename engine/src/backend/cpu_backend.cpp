@@ -220,6 +220,14 @@ class CpuBackend final : public Backend {
       }
   }
 
+  void adaptiveCombine(Buffer& out, const Buffer& in, const index_t dims[3], index_t coils, index_t batch,
+                       int window) override {
+    cpu::adaptiveCombine(out, in, dims, coils, batch, window);
+  }
+  void finiteDifference(Buffer& out, const Buffer& in, const index_t dims[3], index_t batch, int axis,
+                        bool adjoint) override {
+    cpu::finiteDifference(out, in, dims, batch, axis, adjoint);
+  }
   std::unique_ptr<NufftPlan> makeNufftPlan(const NufftGeometry& g, const NufftOptions& o) override {
     return cpu::makeNufftPlan(*this, g, o);
   }

@@ -11,6 +11,12 @@ namespace larmor::cpu {
 std::unique_ptr<NufftPlan> makeNufftPlan(Backend& backend, const NufftGeometry& geometry, const NufftOptions& options);
 std::unique_ptr<NufftPlan> makeDftPlan(Backend& backend, const NufftGeometry& geometry, const DftOptions& options);
 
+/// ops/coil_combine_cpu.cpp
+void adaptiveCombine(Buffer& out, const Buffer& in, const index_t dims[3], index_t coils, index_t batch, int window);
+
+/// ops/finite_difference_cpu.cpp
+void finiteDifference(Buffer& out, const Buffer& in, const index_t dims[3], index_t batch, int axis, bool adjoint);
+
 void gemmBatched(MatOp opA, MatOp opB, index_t m, index_t n, index_t k, cfloat alpha, const Buffer& A,
                  const MatrixBatch& a, const Buffer& B, const MatrixBatch& b, cfloat beta, Buffer& C,
                  const MatrixBatch& c, index_t batch);

@@ -13,8 +13,14 @@ void outputMatrix(const Dataset& d, const ReconSettings& s, index_t out[3]) {
 
 void combineCoils(Backend& backend, const CDeviceArray& coilImages, CDeviceArray& combined, index_t voxels,
                   index_t coils, index_t slices, Combine how) {
-  if (how == Combine::Adaptive)
-    throw Error("--combine adaptive is not implemented yet; use --combine sos");
+  if (how == Combine::Adaptive) {
+    const Shape& s = coilImages.shape();
+    const index_t dims[3] = {s[0], s[1], s[2]};
+    require(dims[0] * dims[1] * dims[2] == voxels, "combine: coil image shape does not match the voxel count");
+    // 5x5(x5) window: Walsh et al. used a few pixels around each; large enough for a stable covariance.
+    backend.adaptiveCombine(combined.buffer(), coilImages.buffer(), dims, coils, slices, 5);
+    return;
+  }
   backend.sumOfSquares(combined.buffer(), coilImages.buffer(), voxels, coils, slices);
 }
 

@@ -51,8 +51,17 @@ ReconResult run(const ReconRequest& request, const Progress& progress) {
     case Method::Fft:
       images = reconstructCartesian(backend, d, request.settings, result.timings, progress);
       break;
-    default:
-      throw Error("--method " + toString(request.settings.method) + " is not implemented yet; available: fft");
+    case Method::Gridding:
+    case Method::Tron:
+    case Method::Dft:
+      images = reconstructNonCartesian(backend, d, request.settings, result.timings, progress);
+      break;
+    case Method::Cg:
+      images = reconstructIterative(backend, d, request.settings, result.timings, progress);
+      break;
+    case Method::Grappa:
+      images = reconstructGrappa(backend, d, request.settings, result.timings, progress);
+      break;
   }
   result.coilImages = std::move(images.coilImages);
   result.image = std::move(images.combined);

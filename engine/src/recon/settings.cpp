@@ -34,7 +34,10 @@ nlohmann::json toJson(const ReconSettings& s) {
   return {{"method", toString(s.method)},
           {"combine", toString(s.combine)},
           {"matrix", {s.matrix[0], s.matrix[1], s.matrix[2]}},
-          {"keep_coil_images", s.keepCoilImages}};
+          {"keep_coil_images", s.keepCoilImages},
+          {"nufft", toJson(s.nufft)},
+          {"grappa", toJson(s.grappa)},
+          {"iterative", toJson(s.iterative)}};
 }
 
 }  // namespace larmor::recon

@@ -80,6 +80,20 @@ class Backend {
   /// out[v + voxels*b] = sqrt(sum_c |in[v + voxels*(c + coils*b)]|^2) (imaginary part 0).
   virtual void sumOfSquares(Buffer& out, const Buffer& coilImages, index_t voxels, index_t coils, index_t batch) = 0;
 
+  /// Adaptive coil combination (Walsh, Gmitro, Marcellin 2000): per voxel, the dominant eigenvector v of
+  /// the coil covariance summed over a window^3 (window^2 in 2D: dims[2] == 1) neighbourhood; out = v^H x,
+  /// with the phase of v fixed so that the first coil's component is real and positive. Images are
+  /// [dims[0], dims[1], dims[2], coils, batch]; out [dims[0], dims[1], dims[2], 1, batch].
+  /// Default: Error "not available".
+  virtual void adaptiveCombine(Buffer& out, const Buffer& coilImages, const index_t dims[3], index_t coils,
+                               index_t batch, int window);
+
+  /// Forward differences along `axis` (0, 1, 2) of images [dims[0], dims[1], dims[2], batch]:
+  /// out[i] = in[i + e_axis] - in[i], 0 on the last plane (Neumann boundary); `adjoint` applies D^H.
+  /// Default: Error "not available".
+  virtual void finiteDifference(Buffer& out, const Buffer& in, const index_t dims[3], index_t batch, int axis,
+                                bool adjoint);
+
   // --- non-uniform transforms (ops/nufft.hpp) ------------------------------------------------------
   /// A plan whose buffers live on this backend. Default: Error "not available on <id>".
   virtual std::unique_ptr<NufftPlan> makeNufftPlan(const NufftGeometry& geometry, const NufftOptions& options);

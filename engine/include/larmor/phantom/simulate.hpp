@@ -30,6 +30,11 @@ struct SimulateSettings {
   std::uint64_t seed = 1;
   float fovMm = 256;
   float sliceThicknessMm = 5;
+  // Non-Cartesian (0 = a default derived from the matrix): radial/golden/radial3d spokes, samples per
+  // readout, spiral interleaves (also per partition for stack-of-spirals).
+  index_t spokes = 0;
+  index_t readout = 0;
+  index_t interleaves = 0;
 };
 
 nlohmann::json toJson(const SimulateSettings& s);

@@ -5,6 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "larmor/recon/grappa.hpp"
+#include "larmor/recon/iterative.hpp"
+#include "larmor/recon/noncartesian.hpp"
+
 namespace larmor::recon {
 
 enum class Method { Fft, Gridding, Tron, Dft, Cg, Grappa };
@@ -23,6 +27,9 @@ struct ReconSettings {
   /// Also return the per-coil images (the GUI shows them; the CLI writes only the combined image, and
   /// leaving them on the device saves a download as large as the k-space).
   bool keepCoilImages = true;
+  NufftSettings nufft;
+  GrappaSettings grappa;
+  IterativeSettings iterative;
 };
 
 nlohmann::json toJson(const ReconSettings& s);

@@ -1,0 +1,35 @@
+#pragma once
+// Non-Cartesian reconstructions (issue 4): gridding (DCF -> adjoint NUFFT -> deapodize -> crop ->
+// combine), TRON radial, exact DFT. Settings defaults from Beatty et al. 2005 and the papers.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "larmor/backend/backend.hpp"
+#include "larmor/recon/dataset.hpp"
+#include "larmor/util/progress.hpp"
+#include "larmor/util/timer.hpp"
+
+namespace larmor::recon {
+
+struct ReconSettings;
+struct ImageSet;
+
+enum class DensityCompensation { Auto, Ramp, PipeMenon, None };
+
+struct NufftSettings {
+  int width = 4;                 ///< Kaiser-Bessel W
+  double oversampling = 2.0;     ///< σ
+  bool kernelTable = true;       ///< table lookup (else direct evaluation)
+  std::string spreader = "auto"; ///< auto | sector | tron (GPU adjoint)
+  DensityCompensation dcf = DensityCompensation::Auto;  ///< Auto: ramp for radial, Pipe-Menon otherwise
+  int dcfIterations = 10;
+  std::string trig = "accurate"; ///< exact DFT: accurate | fast | recurrence
+};
+
+nlohmann::json toJson(const NufftSettings& s);
+
+ImageSet reconstructNonCartesian(Backend& backend, const Dataset& d, const ReconSettings& s, Timings& timings,
+                                 const Progress& progress);
+
+}  // namespace larmor::recon
