@@ -180,4 +180,8 @@ for r in data.get("results", []):
 PY
 fi
 echo "exit status $status (logs in $OUT)"
+# The device tool brings back at most 8 files: the logs travel as one archive.
+if [[ -n ${PACK_LOGS:-1} ]]; then
+  (cd "$OUT" && tar czf logs.tgz ./*.log ./*.txt 2>/dev/null && rm -f ./*.log failed-tests.txt) || true
+fi
 exit $status
