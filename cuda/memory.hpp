@@ -94,7 +94,7 @@ class HostStaging {
   void download(void* dst, const void* deviceSrc, std::size_t bytes);
   bool pinned() const { return pinnedOk_; }
 
-  static constexpr std::size_t kChunkBytes = std::size_t{8} << 20;
+  static constexpr std::size_t kChunkBytes = std::size_t{32} << 20;
 
  private:
   bool ensurePinned();
