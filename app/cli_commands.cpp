@@ -292,8 +292,11 @@ int recon(const ReconArgs& a) {
             << ")\n";
   printTimings(r.timings);
   if (r.metrics.contains("percent_error"))
-    std::cout << "  vs reference: " << std::setprecision(3) << r.metrics["percent_error"].get<double>()
-              << " % error, PSNR " << r.metrics["psnr_db"] << " dB, SSIM " << r.metrics["ssim"].get<double>() << "\n";
+    std::cout << "  vs reference: " << std::fixed << std::setprecision(2) << r.metrics["percent_error"].get<double>()
+              << " % error, PSNR "
+              << (r.metrics["psnr_db"].is_number() ? std::to_string(r.metrics["psnr_db"].get<double>()).substr(0, 6)
+                                                     : std::string("inf"))
+              << " dB, SSIM " << std::setprecision(3) << r.metrics["ssim"].get<double>() << "\n";
   json stats = r.provenance;
   stats["output"] = a.output;
   stats["image_shape"] = r.image.shape().dims();
