@@ -12,6 +12,7 @@
 #include "larmor/backend/registry.hpp"
 #include "larmor/io/cfl.hpp"
 #include "larmor/io/dataset_io.hpp"
+#include "larmor/io/export.hpp"
 #include "larmor/io/png.hpp"
 #include "larmor/phantom/simulate.hpp"
 #include "larmor/quality/metrics.hpp"
@@ -43,21 +44,6 @@ void writeJson(const std::string& path, const json& j) {
   f.close();
   require(f.good(), path + ": could not write the JSON file");
   file.commit();
-}
-
-/// [x|readout, y, z, coils, slices] -> BART: trailing size-1 dims dropped, slices at SLICE_DIM (13).
-CArray toBartImage(const CArray& image) {
-  CArray out = image;
-  const Shape& s = image.shape();
-  if (s[4] > 1) {
-    std::vector<index_t> dims(14, 1);
-    for (int i = 0; i < 4; ++i) dims[i] = s[i];
-    dims[13] = s[4];
-    out.reshape(Shape(dims));
-  } else {
-    out.reshape(s[3] > 1 ? Shape{s[0], s[1], s[2], s[3]} : Shape{s[0], s[1], s[2]});
-  }
-  return out;
 }
 
 /// The reference image of a comparison: a .cfl image, or the reference stored in a dataset file.
@@ -238,7 +224,7 @@ int simulate(const SimulateArgs& a) {
 #endif
   const Dataset d = phantom::simulate(s);
   if (ext == ".cfl") {
-    io::writeCfl(a.output, toBartImage(d.kspace));
+    io::writeCfl(a.output, io::toBartImage(d.kspace));
   } else {
 #ifdef LARMOR_HAVE_IO
     io::writeIsmrmrd(d, a.output, toJson(s));
@@ -265,11 +251,15 @@ int recon(const ReconArgs& a) {
   req.settings.keepCoilImages = false;  // only the combined image is written
   applySettings(a, req.settings);
 
-  // Decide the output kind before the work, so a bad path fails fast.
-  const bool dicom = !a.output.empty() && (a.output.back() == '/' || fs::is_directory(a.output));
-  const std::string ext = extension(a.output);
-  if (dicom) throw Error(a.output + ": DICOM export is not implemented yet; write .cfl or .png");
-  require(ext == ".cfl" || ext == ".png", a.output + ": unsupported output; use OUT.cfl or OUT.png");
+  // Decide the output before the work, so a bad path fails fast (and nothing is written).
+  io::ExportOptions eo;
+  eo.anonymize = a.anonymize;
+  eo.seriesDescription = a.seriesDescription;
+  if (!a.components.empty()) eo.components = a.components;
+  eo.windowCenter = a.windowCenter;
+  eo.windowWidth = a.windowWidth;
+  eo.niftiComplex = a.niftiComplex;
+  io::checkOutputPath(a.output, eo);
 
   // The device next: `--device cuda` on a machine without one fails before any loading.
   const Selection sel = BackendRegistry::instance().select(a.device);
@@ -280,16 +270,10 @@ int recon(const ReconArgs& a) {
   req.dataset = &d;
   const recon::ReconResult r = recon::run(req);
 
-  if (ext == ".cfl") {
-    io::writeCfl(a.output, toBartImage(r.image));
-  } else {
-    const RArray mag = quality::magnitude(r.image);
-    const index_t planes = mag.size() / (mag.shape()[0] * mag.shape()[1]);
-    const bool volume = r.image.shape()[2] > 1;
-    io::writePng(a.output, volume ? io::render(mag, planes / 2) : io::renderMosaic(mag));
-  }
-  std::cout << "wrote " << a.output << " " << r.image.shape().str() << " on " << r.device << " (" << r.deviceName
-            << ")\n";
+  const io::ExportReport rep = io::writeImageOutput(a.output, r, d, eo);
+  std::cout << "wrote " << a.output << " (" << io::toString(rep.kind) << ", " << rep.files.size() << " file"
+            << (rep.files.size() == 1 ? "" : "s") << ") " << r.image.shape().str() << " on " << r.device << " ("
+            << r.deviceName << ")\n";
   printTimings(r.timings);
   if (r.metrics.contains("percent_error"))
     std::cout << "  vs reference: " << std::fixed << std::setprecision(2) << r.metrics["percent_error"].get<double>()
@@ -299,6 +283,8 @@ int recon(const ReconArgs& a) {
               << " dB, SSIM " << std::setprecision(3) << r.metrics["ssim"].get<double>() << "\n";
   json stats = r.provenance;
   stats["output"] = a.output;
+  stats["files"] = rep.files;
+  if (!r.convergence.is_null()) stats["convergence"] = r.convergence;
   stats["image_shape"] = r.image.shape().dims();
   if (!r.metrics.is_null()) stats["metrics"] = r.metrics;
   writeJson(a.json, stats);

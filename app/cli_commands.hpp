@@ -20,6 +20,11 @@ struct ReconArgs {
   double lambda = 0, chi = 1e-4, eta = 1, kappa = 0, oversampling = 2.0, tolerance = 0;
   int iters = 60, outCoils = 0, width = 4, dcfIterations = 10, blocks = 4, segment = 128;
   bool kernelTable = true;
+  // Export (DICOM / NIfTI)
+  bool anonymize = false, niftiComplex = false;
+  std::string seriesDescription;
+  std::vector<std::string> components;
+  float windowCenter = 0, windowWidth = 0;
 };
 
 struct CompareArgs {

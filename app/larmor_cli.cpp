@@ -70,7 +70,13 @@ int main(int argc, char** argv) {
   reconCmd->add_option("--kappa", rec.kappa, "GRAPPA power clipping fraction kappa");
   reconCmd->add_option("--out-coils", rec.outCoils, "Coil compression to N virtual coils");
   reconCmd->add_option("--combine", rec.combine, "sos|adaptive");
-  reconCmd->add_option("--output", rec.output, "OUT.cfl | OUT.png | OUT.h5 | DIR/ (DICOM)")->required();
+  reconCmd->add_option("--output", rec.output, "OUT.cfl | OUT.png | OUT.nii | DIR/ (DICOM series)")->required();
+  reconCmd->add_flag("--anonymize", rec.anonymize, "DICOM: basic de-identification profile");
+  reconCmd->add_option("--series-description", rec.seriesDescription, "DICOM SeriesDescription");
+  reconCmd->add_option("--component", rec.components, "DICOM series: magnitude|phase|real|imaginary (repeatable)");
+  reconCmd->add_option("--window-center", rec.windowCenter, "Display window centre (DICOM/NIfTI); 0 = automatic");
+  reconCmd->add_option("--window-width", rec.windowWidth, "Display window width; 0 = automatic");
+  reconCmd->add_flag("--nifti-complex", rec.niftiComplex, "NIfTI: complex64 voxels instead of magnitude");
   reconCmd->add_option("--json", rec.json, "Write timings, device, metrics, settings as JSON");
 
   CompareArgs cmp;

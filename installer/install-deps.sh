@@ -11,7 +11,7 @@ build=(cmake ninja-build g++ pkg-config make
 # File formats: DICOM (DCMTK).
 io=(libdcmtk-dev)
 # The workstation: Qt 6 widgets + charts, VTK 9.1 core rendering (NOT libvtk9-qt-dev: that is Qt 5).
-gui=(qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev libvtk9-dev)
+gui=(qt6-base-dev qt6-charts-dev libqt6opengl6-dev libqt6svg6 libgl-dev libvtk9-dev)
 # Tests: ISMRMRD's generator, DICOM validators, an X server for GUI tests, BART as a peer.
 test_tools=(ismrmrd-tools hdf5-tools dicom3tools dcmtk xvfb xauth bart python3)
 

@@ -22,6 +22,7 @@ static_assert(sizeof(cfloat) == 8, "cfl files hold 8-byte complex floats");
 
 // Far beyond any MRI array, small enough that dims*8 cannot overflow int64 before we compare sizes.
 constexpr index_t kMaxElements = index_t{1} << 56;
+constexpr std::uintmax_t kMaxHeaderBytes = 1 << 20;
 
 bool endsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -57,6 +58,12 @@ Shape readHeader(const std::string& base) {
   const std::string hdr = base + ".hdr";
   std::error_code ec;
   if (!fs::exists(hdr, ec)) throw Error(hdr + ": no such file");
+  if (fs::is_directory(hdr, ec)) throw Error(hdr + ": is a directory, not a BART header");
+  // A .hdr is a few short lines; a large one is some other file, and reading it line by line could
+  // pull gigabytes without a newline into memory.
+  const auto hdrBytes = fs::file_size(hdr, ec);
+  if (!ec && hdrBytes > kMaxHeaderBytes)
+    throw Error(hdr + ": " + std::to_string(hdrBytes) + " bytes is too large for a BART header");
   std::ifstream in(hdr);
   if (!in) throw Error(hdr + ": cannot open");
   std::string line;

@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "larmor/io/cfl.hpp"
+#include "larmor/io/rawarray.hpp"
 #ifdef LARMOR_HAVE_IO
 #include "larmor/io/ismrmrd.hpp"
 #endif
@@ -94,10 +95,23 @@ bool looksRadial(const RArray& t) {
   return true;
 }
 
-Dataset loadBart(const std::string& path, const LoadOptions& options) {
-  const std::string base = cflBasePath(path);
-  const std::string name = base + ".cfl";
-  CArray k = readCfl(path);
+// Largest |k| (cycles per FOV) a trajectory may reach: it implies a recon matrix of 2 |k| pixels, and
+// beyond this the numbers are corrupt rather than high resolution.
+constexpr float kMaxTrajectoryCycles = 32768;
+
+bool isRawArrayPath(const std::string& path) { return lowerExtension(path) == ".ra"; }
+
+// The file a k-space or trajectory array is read from, for messages.
+std::string arrayFileName(const std::string& path) {
+  return isRawArrayPath(path) ? path : cflBasePath(path) + ".cfl";
+}
+
+CArray readArrayFile(const std::string& path) { return isRawArrayPath(path) ? readRawArray(path) : readCfl(path); }
+
+// BART's k-space layout, from a .cfl or a .ra file: [readout, pe1, pe2, coils, ..., slices at 13].
+Dataset loadBartLayout(const std::string& path, const LoadOptions& options) {
+  const std::string name = arrayFileName(path);
+  CArray k = readArrayFile(path);
   const Shape s = k.shape();
   for (std::size_t dim = 4; dim < std::max<std::size_t>(s.rank(), kBartDims); ++dim)
     if (dim != kBartSliceDim && s[dim] != 1)
@@ -135,31 +149,34 @@ Dataset loadBart(const std::string& path, const LoadOptions& options) {
         }
     detectCalibration(d);
   } else {
-    const std::string trajBase = cflBasePath(options.trajectoryPath);
-    const CArray t = readCfl(options.trajectoryPath);
+    const std::string trajName = arrayFileName(options.trajectoryPath);
+    const CArray t = readArrayFile(options.trajectoryPath);
     const Shape ts = t.shape();
     for (std::size_t dim = 3; dim < ts.rank(); ++dim)
       if (ts[dim] != 1)
-        throw Error(trajBase + ".cfl: trajectory " + ts.str() + " must be [3, readout, spokes]");
-    if (ts[0] != 3) throw Error(trajBase + ".cfl: trajectory " + ts.str() + " must have 3 coordinates in dimension 0");
+        throw Error(trajName + ": trajectory " + ts.str() + " must be [3, readout, spokes]");
+    if (ts[0] != 3) throw Error(trajName + ": trajectory " + ts.str() + " must have 3 coordinates in dimension 0");
     const index_t n = ts[1], profiles = ts[2];
     // BART stores non-Cartesian k-space as [1, readout, spokes, coils]; [readout, spokes, 1, coils] is
     // accepted too. Both have the same memory layout.
     const bool bartLayout = s[0] == 1 && s[1] == n && s[2] == profiles;
     const bool larmorLayout = s[0] == n && s[1] == profiles && s[2] == 1;
     if (!bartLayout && !larmorLayout)
-      throw Error(name + ": k-space " + s.str() + " does not match the trajectory " + trajBase + ".cfl " + ts.str() +
+      throw Error(name + ": k-space " + s.str() + " does not match the trajectory " + trajName + " " + ts.str() +
                   " (expected [1, " + std::to_string(n) + ", " + std::to_string(profiles) + ", coils])");
     d.trajectory = RArray(Shape{3, n, profiles});
     float maxAbs[3] = {0, 0, 0};
     for (index_t i = 0; i < t.size(); ++i) {
       if (t[i].imag() != 0.f)
-        throw Error(trajBase + ".cfl: coordinate " + std::to_string(i % 3) + " of sample " + std::to_string(i / 3) +
+        throw Error(trajName + ": coordinate " + std::to_string(i % 3) + " of sample " + std::to_string(i / 3) +
                     " has a non-zero imaginary part (BART trajectories are real)");
       const float v = t[i].real();
       if (!std::isfinite(v))
-        throw Error(trajBase + ".cfl: coordinate " + std::to_string(i % 3) + " of sample " + std::to_string(i / 3) +
-                    " is not finite");
+        throw Error(trajName + ": coordinate " + std::to_string(i % 3) + " of sample " + std::to_string(i / 3) +
+                    " is " + (std::isnan(v) ? "NaN" : "Inf"));
+      if (std::abs(v) > kMaxTrajectoryCycles)
+        throw Error(trajName + ": coordinate " + std::to_string(i % 3) + " of sample " + std::to_string(i / 3) +
+                    " is " + std::to_string(v) + " cycles/FOV, beyond any plausible k-space extent");
       d.trajectory[i] = v;
       maxAbs[i % 3] = std::max(maxAbs[i % 3], std::abs(v));
     }
@@ -199,9 +216,8 @@ Dataset loadDataset(const std::string& path, const LoadOptions& options, const P
 #endif
   }
   std::error_code ec;
-  if (ext == ".cfl" || ext == ".hdr" || (ext.empty() && fs::exists(path + ".hdr", ec)))
-    return loadBart(path, options);
-  if (ext == ".ra") throw Error(path + ": RawArray input is not implemented yet");
+  if (ext == ".cfl" || ext == ".hdr" || (ext.empty() && fs::exists(path + ".hdr", ec)) || ext == ".ra")
+    return loadBartLayout(path, options);
   throw Error(path + ": unknown file type '" + ext +
               "' (supported: ISMRMRD .h5/.mrd/.ismrmrd, BART .cfl/.hdr, RawArray .ra)");
 }

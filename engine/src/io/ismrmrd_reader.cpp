@@ -1,6 +1,10 @@
+#include <fcntl.h>
 #include <hdf5.h>
-#include <ismrmrd/dataset.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <ismrmrd/ismrmrd.h>
+#include <ismrmrd/version.h>
 #include <ismrmrd/xml.h>
 
 #include <algorithm>
@@ -21,15 +25,6 @@ namespace larmor::io {
 
 namespace {
 
-// libismrmrd reports through a global handler (by default it prints to stderr) and then throws
-// std::runtime_error with a multi-line text. We keep the first message of a failure (the deepest,
-// HDF5's own reason) so the Error we throw stays one line.
-thread_local std::string g_libraryError;
-
-void recordLibraryError(const char*, int, const char*, int, const char* msg) {
-  if (g_libraryError.empty() && msg) g_libraryError = msg;
-}
-
 std::string oneLine(std::string s) {
   for (auto& c : s)
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
@@ -42,11 +37,8 @@ std::string oneLine(std::string s) {
   return out;
 }
 
-void quietLibraries() {
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  ISMRMRD::ismrmrd_set_error_handler(recordLibraryError);
-  g_libraryError.clear();
-}
+// HDF5 prints its error stacks to stderr by default; failures become one-line Errors instead.
+void quietLibraries() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 
 // The innermost HDF5 error of the failed call (e.g. "truncated file: eof = 20000, ...").
 std::string hdf5Reason() {
@@ -62,31 +54,126 @@ std::string hdf5Reason() {
   return oneLine(reason);
 }
 
-std::string libraryReason(const std::exception& e) {
-  std::string why = !g_libraryError.empty() ? g_libraryError : std::string(e.what());
-  g_libraryError.clear();
-  return oneLine(why);
+// Deflate, the only filter ISMRMRD writers use, cannot shrink data more than about 1032:1; a dataset
+// whose dimensions need more bytes than that times what it stores is corrupt (or an allocation bomb:
+// HDF5 happily reports huge dimensions for a chunked dataset whose chunks were never written).
+constexpr double kMaxCompression = 1032;
+
+// Bytes a dataset actually stores, bounded by the file's size (a corrupt chunk index can claim more).
+double storedBytes(hid_t dset, const std::string& path) {
+  std::error_code ec;
+  const auto fileBytes = static_cast<double>(fs::file_size(path, ec));
+  const auto storage = static_cast<double>(H5Dget_storage_size(dset));
+  return ec ? storage : std::min(storage, fileBytes);
 }
 
-struct H5File {
+// Owns an HDF5 id (file, dataset, dataspace, datatype) and closes it with the matching function.
+struct H5Id {
   hid_t id = -1;
-  ~H5File() {
-    if (id >= 0) H5Fclose(id);
+  herr_t (*close)(hid_t) = nullptr;
+  H5Id() = default;
+  H5Id(hid_t i, herr_t (*c)(hid_t)) : id(i), close(c) {}
+  H5Id(const H5Id&) = delete;
+  H5Id& operator=(const H5Id&) = delete;
+  H5Id(H5Id&& o) noexcept : id(o.id), close(o.close) { o.id = -1; }
+  H5Id& operator=(H5Id&& o) noexcept {
+    reset();
+    id = o.id, close = o.close;
+    o.id = -1;
+    return *this;
+  }
+  ~H5Id() { reset(); }
+  void reset() {
+    if (id >= 0 && close) close(id);
+    id = -1;
   }
 };
 
-// Checks, read-only and without libismrmrd, that `path` is an HDF5 file holding /group/xml. This
-// matters because libismrmrd opens files read-write and creates a missing group: opening a wrong file
-// through it would modify the user's file and print HDF5 error stacks.
-void preflight(const std::string& path, const std::string& group) {
+// libhdf5 1.10 (Debian 12's) loops forever on a global heap collection whose free-space object has
+// size 0, and reads past a collection whose objects claim more bytes than it holds
+// (H5HG__cache_heap_deserialize trusts the sizes). ISMRMRD files keep every variable-length field (the
+// XML header, each acquisition's samples) in such collections, so a damaged file could hang the program
+// (fuzz_ismrmrd found it). Before HDF5 sees the file we walk each collection ("GCOL", version 1) the way
+// HDF5 will and refuse the file when an object does not fit. A sequential scan of the file: it is read
+// again by HDF5 right after, from the page cache.
+void checkGlobalHeaps(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return;  // HDF5 reports the reason
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || st.st_size < 64 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return;
+  }
+  const auto size = static_cast<std::size_t>(st.st_size);
+  void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (map == MAP_FAILED) return;
+  struct Unmap {
+    void* p;
+    std::size_t n;
+    ~Unmap() { ::munmap(p, n); }
+  } unmap{map, size};
+  const auto* b = static_cast<const unsigned char*>(map);
+  const unsigned char* end = b + size;
+  // The superblock (at 0 or after a user block of 512 * 2^k bytes) says how wide a length field is.
+  std::size_t lengthBytes = 0;
+  for (std::size_t off = 0; off + 16 <= size; off = off == 0 ? 512 : 2 * off) {
+    if (std::memcmp(b + off, "\x89HDF\r\n\x1a\n", 8) == 0) {
+      lengthBytes = b[off + 8] <= 1 ? b[off + 14] : b[off + 10];
+      break;
+    }
+  }
+  if (lengthBytes != 2 && lengthBytes != 4 && lengthBytes != 8) return;  // HDF5 refuses the file itself
+  auto decode = [&](const unsigned char* p) {
+    std::uint64_t v = 0;
+    for (std::size_t i = lengthBytes; i-- > 0;) v = (v << 8) | p[i];
+    return v;
+  };
+  const std::size_t headerBytes = 8 + lengthBytes, objectHeaderBytes = 8 + lengthBytes;
+  for (const unsigned char* g = b; g + headerBytes <= end;) {
+    g = static_cast<const unsigned char*>(::memmem(g, static_cast<std::size_t>(end - g), "GCOL", 4));
+    if (!g || g + headerBytes > end) break;
+    const unsigned char* start = g;
+    g += 4;
+    // Version 1 and three zero bytes, as HDF5 writes every collection: the same four letters inside
+    // sample data (a float's bits) are then vanishingly unlikely to be taken for a collection.
+    if (start[4] != 1 || start[5] != 0 || start[6] != 0 || start[7] != 0) continue;
+    const std::uint64_t collection = decode(start + 8);
+    if (collection < headerBytes || collection > static_cast<std::uint64_t>(end - start)) continue;  // HDF5 fails the read
+    const unsigned char* q = start + headerBytes;
+    const unsigned char* stop = start + collection;
+    while (q < stop && q + objectHeaderBytes <= stop) {
+      const unsigned index = static_cast<unsigned>(q[0]) | static_cast<unsigned>(q[1]) << 8;
+      const std::uint64_t objectSize = decode(q + 8);
+      const auto left = static_cast<std::uint64_t>(stop - q);
+      // HDF5's step: the object with its header, 8-byte aligned; the free-space object (index 0) counts
+      // its header in its size.
+      const std::uint64_t need =
+          index > 0 ? (objectSize > left ? left + 1 : objectHeaderBytes + ((objectSize + 7) & ~std::uint64_t{7}))
+                    : objectSize;
+      if (need == 0 || need > left)
+        throw Error(path + ": damaged HDF5 file (global heap at byte " + std::to_string(start - b) + ": object " +
+                    std::to_string(index) + " claims " + std::to_string(objectSize) + " bytes, " +
+                    std::to_string(left) + " are left)");
+      q += need;
+    }
+  }
+}
+
+// Opens `path` read-only with HDF5 after checking that it is an HDF5 file holding /group/xml. Larmor
+// reads ISMRMRD files with HDF5 directly rather than through libismrmrd's Dataset, which opens files
+// read-write (creating a missing group in the user's file), trusts the sizes the file states, and
+// leaves HDF5 objects open when a read fails (the file then stays open for the rest of the session).
+H5Id openChecked(const std::string& path, const std::string& group) {
+  quietLibraries();
   std::error_code ec;
   if (!fs::exists(path, ec)) throw Error(path + ": no such file");
   if (fs::is_directory(path, ec)) throw Error(path + ": is a directory, not an ISMRMRD file");
+  checkGlobalHeaps(path);
   const htri_t isHdf5 = H5Fis_hdf5(path.c_str());
   if (isHdf5 == 0) throw Error(path + ": not an HDF5 file, so not ISMRMRD");
   if (isHdf5 < 0) throw Error(path + ": cannot read the file (" + hdf5Reason() + ")");
-  H5File f;
-  f.id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  H5Id f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (f.id < 0) throw Error(path + ": damaged or truncated HDF5 file (" + hdf5Reason() + ")");
   const std::string g = "/" + group;
   if (H5Lexists(f.id, g.c_str(), H5P_DEFAULT) <= 0) {
@@ -107,30 +194,159 @@ void preflight(const std::string& path, const std::string& group) {
     H5Eclear2(H5E_DEFAULT);
     throw Error(path + ": no ISMRMRD XML header (" + xml + ")");
   }
+  return f;
 }
 
-std::unique_ptr<ISMRMRD::Dataset> openDataset(const std::string& path, const std::string& group,
-                                              ISMRMRD::IsmrmrdHeader& hdr) {
-  quietLibraries();
-  preflight(path, group);
-  std::unique_ptr<ISMRMRD::Dataset> ds;
-  try {
-    ds = std::make_unique<ISMRMRD::Dataset>(path.c_str(), group.c_str(), false);
-  } catch (const std::exception& e) {
-    throw Error(path + ": cannot open as ISMRMRD (" + libraryReason(e) + ")");
+// libhdf5 1.10 copies a compact dataset's elements out of its layout message without checking that the
+// message holds them all (a heap over-read on a damaged file, found by fuzz_ismrmrd). The element count
+// times the in-memory element size is at most what a valid message holds (variable-length strings are
+// smaller in memory than on disk), so this never refuses a valid file.
+void requireCompactStorageFits(hid_t dset, const std::string& path, const std::string& name) {
+  H5Id dcpl(H5Dget_create_plist(dset), H5Pclose);
+  if (dcpl.id < 0 || H5Pget_layout(dcpl.id) != H5D_COMPACT) {
+    H5Eclear2(H5E_DEFAULT);
+    return;
   }
-  std::string xml;
-  try {
-    ds->readHeader(xml);
-  } catch (const std::exception& e) {
-    throw Error(path + ": cannot read the ISMRMRD XML header (" + libraryReason(e) + ")");
+  H5Id type(H5Dget_type(dset), H5Tclose);
+  H5Id space(H5Dget_space(dset), H5Sclose);
+  const hssize_t points = space.id >= 0 ? H5Sget_simple_extent_npoints(space.id) : -1;
+  const std::size_t element = type.id >= 0 ? H5Tget_size(type.id) : 0;
+  const double need = static_cast<double>(points) * static_cast<double>(element);
+  const auto have = static_cast<double>(H5Dget_storage_size(dset));
+  H5Eclear2(H5E_DEFAULT);
+  if (points < 0 || element == 0 || need > have)
+    throw Error(path + ": damaged HDF5 file (dataset " + name + " stores " +
+                std::to_string(static_cast<unsigned long long>(have)) + " bytes, its " +
+                std::to_string(std::max<hssize_t>(points, 0)) + " elements need " +
+                std::to_string(static_cast<unsigned long long>(need)) + ")");
+}
+
+// libhdf5 1.10 reads an unfiltered chunk into a buffer of its stored size but copies the nominal chunk
+// size (the chunk dimensions times the element size) out of it: a damaged chunk-dimensions message makes
+// that a heap over-read (found by fuzz_ismrmrd). ChunkCheck looks up the chunks a read will touch and
+// refuses the file when one stores less than the nominal size. Compressed chunks (their stored size
+// differs by design) and element types whose size on disk may differ from memory (variable-length
+// members with other than 8-byte file addresses) are not checked.
+class ChunkCheck {
+ public:
+  ChunkCheck(hid_t dset, const std::string& path, const std::string& name) : dset_(dset), path_(path), name_(name) {
+    H5Id dcpl(H5Dget_create_plist(dset), H5Pclose);
+    if (dcpl.id < 0 || H5Pget_layout(dcpl.id) != H5D_CHUNKED || H5Pget_nfilters(dcpl.id) != 0) {
+      H5Eclear2(H5E_DEFAULT);
+      return;
+    }
+    H5Id type(H5Dget_type(dset), H5Tclose);
+    H5Id space(H5Dget_space(dset), H5Sclose);
+    if (type.id < 0 || space.id < 0) return;
+    if (H5Tdetect_class(type.id, H5T_VLEN) > 0 || H5Tdetect_class(type.id, H5T_STRING) > 0) {
+      // hvl_t (16 bytes) matches the file's 4 + address + 4 only with 8-byte addresses; strings never do.
+      H5Id file(H5Iget_file_id(dset), H5Fclose);
+      H5Id fcpl(file.id >= 0 ? H5Fget_create_plist(file.id) : -1, H5Pclose);
+      std::size_t addr = 0, len = 0;
+      if (fcpl.id < 0 || H5Pget_sizes(fcpl.id, &addr, &len) < 0 || addr != 8 || H5Tdetect_class(type.id, H5T_STRING) > 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return;
+      }
+    }
+    rank_ = H5Sget_simple_extent_dims(space.id, dims_, nullptr);
+    if (rank_ <= 0 || H5Pget_chunk(dcpl.id, rank_, chunk_) != rank_) {
+      H5Eclear2(H5E_DEFAULT);
+      return;
+    }
+    double nominal = static_cast<double>(H5Tget_size(type.id));
+    for (int i = 0; i < rank_; ++i) {
+      if (chunk_[i] == 0) throw Error(path + ": damaged HDF5 file (dataset " + name + " has a chunk dimension of 0)");
+      nominal *= static_cast<double>(chunk_[i]);
+    }
+    nominal_ = nominal;
+    active_ = true;
   }
+
+  /// Checks the chunks that hold rows [first, first + rows) of dimension 0 (all of the other dimensions).
+  void check(hsize_t first, hsize_t rows) const {
+    if (!active_ || rows == 0) return;
+    // The chunk origins to visit: along dimension 0 those the rows touch, along the others all of them.
+    hsize_t lo[H5S_MAX_RANK], count[H5S_MAX_RANK];
+    double total = 1;
+    for (int i = 0; i < rank_; ++i) {
+      const hsize_t a = i == 0 ? first : 0, b = i == 0 ? first + rows : dims_[i];
+      lo[i] = a / chunk_[i];
+      count[i] = b == 0 ? 0 : (b - 1) / chunk_[i] - lo[i] + 1;
+      total *= static_cast<double>(count[i]);
+    }
+    if (total == 0 || total > (1 << 20)) return;  // too many lookups to afford; HDF5 is on its own
+    hsize_t idx[H5S_MAX_RANK] = {0}, offset[H5S_MAX_RANK];
+    for (;;) {
+      for (int i = 0; i < rank_; ++i) offset[i] = (lo[i] + idx[i]) * chunk_[i];
+      unsigned mask = 0;
+      haddr_t addr = HADDR_UNDEF;
+      hsize_t size = 0;
+      if (H5Dget_chunk_info_by_coord(dset_, offset, &mask, &addr, &size) < 0) {
+        H5Eclear2(H5E_DEFAULT);  // HDF5's own read reports a broken index
+        return;
+      }
+      if (addr != HADDR_UNDEF && static_cast<double>(size) < nominal_)
+        throw Error(path_ + ": damaged HDF5 file (dataset " + name_ + ": a chunk stores " + std::to_string(size) +
+                    " bytes, its dimensions need " + std::to_string(static_cast<unsigned long long>(nominal_)) + ")");
+      int d = rank_ - 1;
+      while (d >= 0 && ++idx[d] == count[d]) idx[d--] = 0;
+      if (d < 0) break;
+    }
+  }
+
+ private:
+  hid_t dset_;
+  std::string path_, name_;
+  bool active_ = false;
+  int rank_ = 0;
+  hsize_t dims_[H5S_MAX_RANK] = {0}, chunk_[H5S_MAX_RANK] = {0};
+  double nominal_ = 0;
+};
+
+// /group/xml: one string, variable-length as libismrmrd writes it, or fixed-length.
+std::string readXmlText(hid_t file, const std::string& path, const std::string& group) {
+  const std::string name = "/" + group + "/xml";
+  auto fail = [&](const std::string& why) -> void {
+    throw Error(path + ": cannot read the ISMRMRD XML header " + name + " (" + why + ")");
+  };
+  H5Id dset(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (dset.id < 0) fail(hdf5Reason());
+  requireCompactStorageFits(dset.id, path, name);
+  ChunkCheck(dset.id, path, name).check(0, 1);
+  H5Id type(H5Dget_type(dset.id), H5Tclose);
+  H5Id space(H5Dget_space(dset.id), H5Sclose);
+  if (type.id < 0 || space.id < 0) fail(hdf5Reason());
+  if (H5Tget_class(type.id) != H5T_STRING) fail("not a string");
+  if (H5Sget_simple_extent_npoints(space.id) != 1) fail("not one string");
+  const htri_t variable = H5Tis_variable_str(type.id);
+  if (variable < 0) fail(hdf5Reason());
+  H5Id mem(H5Tcopy(H5T_C_S1), H5Tclose);
+  if (variable > 0) {
+    H5Tset_size(mem.id, H5T_VARIABLE);
+    char* text = nullptr;
+    if (H5Dread(dset.id, mem.id, H5S_ALL, H5S_ALL, H5P_DEFAULT, &text) < 0) fail(hdf5Reason());
+    std::string out = text ? text : "";
+    H5Dvlen_reclaim(mem.id, space.id, H5P_DEFAULT, &text);
+    return out;
+  }
+  const std::size_t size = H5Tget_size(type.id);
+  std::error_code ec;
+  if (size == 0 || size > std::max<std::uintmax_t>(fs::file_size(path, ec), 1 << 20)) fail("implausible size");
+  H5Tset_size(mem.id, size);
+  std::vector<char> buf(size + 1, '\0');
+  if (H5Dread(dset.id, mem.id, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) < 0) fail(hdf5Reason());
+  return std::string(buf.data());
+}
+
+ISMRMRD::IsmrmrdHeader parseHeader(hid_t file, const std::string& path, const std::string& group) {
+  const std::string xml = readXmlText(file, path, group);
+  ISMRMRD::IsmrmrdHeader hdr;
   try {
     ISMRMRD::deserialize(xml.c_str(), hdr);
   } catch (const std::exception& e) {
     throw Error(path + ": invalid ISMRMRD XML header (" + oneLine(e.what()) + ")");
   }
-  return ds;
+  return hdr;
 }
 
 const std::string* findStringParameter(const ISMRMRD::IsmrmrdHeader& h, const std::string& name) {
@@ -179,39 +395,80 @@ std::string byteSize(double bytes) {
 }
 
 // An NDArray of complex floats as stored (dims and data), or nothing when the file has none.
-struct RawArray {
+struct NdArray {
   Shape shape;
   bool complexFloat = false;
   CArray data;
 };
 
-std::optional<RawArray> readRawArray(ISMRMRD::Dataset& ds, const std::string& path, const std::string& var) {
-  if (ds.getNumberOfNDArrays(var) == 0) {
-    g_libraryError.clear();
+// The first NDArray of /group/var, as libismrmrd stores them: an HDF5 dataset [count, d_{n-1}, ..., d_0]
+// (C order, so the ISMRMRD dims are the rest reversed) of compound {real, imag}. The dimensions are
+// checked against what the dataset stores before anything is allocated.
+std::optional<NdArray> readNdArray(hid_t file, const std::string& path, const std::string& group,
+                                   const std::string& var) {
+  const std::string name = "/" + group + "/" + var;
+  if (H5Lexists(file, name.c_str(), H5P_DEFAULT) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
     return std::nullopt;
   }
-  ISMRMRD::NDArray<complex_float_t> arr;
+  auto fail = [&](const std::string& why) -> void {
+    throw Error(path + ": cannot read NDArray '" + var + "' (" + why + ")");
+  };
+  H5Id dset(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (dset.id < 0) fail(hdf5Reason());
+  requireCompactStorageFits(dset.id, path, name);
+  H5Id space(H5Dget_space(dset.id), H5Sclose);
+  hsize_t dims[H5S_MAX_RANK] = {0};
+  const int rank = space.id >= 0 ? H5Sget_simple_extent_dims(space.id, dims, nullptr) : -1;
+  if (rank < 2 || rank > ISMRMRD::ISMRMRD_NDARRAY_MAXDIM + 1)
+    throw Error(path + ": NDArray " + name + " has " + std::to_string(std::max(rank, 0)) +
+                " dimensions, not an ISMRMRD array");
+  if (dims[0] == 0) return std::nullopt;
+  const double stored = storedBytes(dset.id, path);
+  double bytes = sizeof(cfloat);
+  for (int i = 1; i < rank; ++i) bytes *= static_cast<double>(dims[i]);
+  if (bytes > kMaxCompression * stored + 65536)
+    throw Error(path + ": NDArray " + name + " claims " + std::to_string(static_cast<unsigned long long>(bytes / 8)) +
+                " elements but stores only " + std::to_string(static_cast<unsigned long long>(stored)) + " bytes");
+  NdArray out;
+  std::vector<index_t> shape;
+  for (int i = rank - 1; i >= 1; --i) shape.push_back(static_cast<index_t>(dims[i]));
+  out.shape = Shape(shape);
+
+  // Complex: a compound of two floating-point members "real" and "imag" (HDF5 converts by name).
+  H5Id type(H5Dget_type(dset.id), H5Tclose);
+  bool complex = type.id >= 0 && H5Tget_class(type.id) == H5T_COMPOUND && H5Tget_nmembers(type.id) == 2;
+  for (const char* member : {"real", "imag"}) {
+    if (!complex) break;
+    const int idx = H5Tget_member_index(type.id, member);
+    complex = idx >= 0 && H5Tget_member_class(type.id, static_cast<unsigned>(idx)) == H5T_FLOAT;
+  }
+  H5Eclear2(H5E_DEFAULT);
+  out.complexFloat = complex;
+  if (!complex) return out;
+  H5Id mem(H5Tcreate(H5T_COMPOUND, sizeof(cfloat)), H5Tclose);
+  H5Tinsert(mem.id, "real", 0, H5T_NATIVE_FLOAT);
+  H5Tinsert(mem.id, "imag", sizeof(float), H5T_NATIVE_FLOAT);
+  hsize_t start[H5S_MAX_RANK] = {0}, count[H5S_MAX_RANK];
+  count[0] = 1;
+  for (int i = 1; i < rank; ++i) count[i] = dims[i];
+  const hsize_t elements[1] = {static_cast<hsize_t>(out.shape.size())};
+  H5Id memSpace(H5Screate_simple(1, elements, nullptr), H5Sclose);
   try {
-    ds.readNDArray(var, 0, arr);
-  } catch (const std::exception& e) {
-    throw Error(path + ": cannot read NDArray '" + var + "' (" + libraryReason(e) + ")");
-  }
-  RawArray out;
-  std::vector<index_t> dims;
-  for (int i = 0; i < arr.getNDim(); ++i) dims.push_back(static_cast<index_t>(arr.getDims()[i]));
-  out.shape = Shape(dims);
-  out.complexFloat = arr.getDataType() == ISMRMRD::ISMRMRD_CXFLOAT &&
-                     arr.getNumberOfElements() == static_cast<std::size_t>(out.shape.size());
-  if (out.complexFloat) {
     out.data = CArray(out.shape);
-    std::memcpy(out.data.data(), arr.getDataPtr(), static_cast<std::size_t>(out.shape.size()) * sizeof(cfloat));
+  } catch (const std::bad_alloc&) {
+    fail("not enough memory for " + out.shape.str());
   }
+  ChunkCheck(dset.id, path, name).check(0, 1);
+  if (H5Sselect_hyperslab(space.id, H5S_SELECT_SET, start, nullptr, count, nullptr) < 0 ||
+      H5Dread(dset.id, mem.id, memSpace.id, space.id, H5P_DEFAULT, out.data.data()) < 0)
+    fail(hdf5Reason());
   return out;
 }
 
 // `raw` reshaped to `want`. Larmor's own arrays ("reference", "coil_maps") must fit or the file is
 // rejected; the generator's ("phantom", "csm") are taken only when they fit.
-std::optional<CArray> fitArray(std::optional<RawArray> raw, const Shape& want, const std::string& path,
+std::optional<CArray> fitArray(std::optional<NdArray> raw, const Shape& want, const std::string& path,
                                const std::string& var, bool required) {
   if (!raw) return std::nullopt;
   if (!raw->complexFloat || raw->shape.size() != want.size()) {
@@ -226,6 +483,7 @@ std::optional<CArray> fitArray(std::optional<RawArray> raw, const Shape& want, c
 // The part of ISMRMRD's acquisition header Larmor uses. HDF5 converts compound members by name, so
 // this subset can be read straight from the file's full record.
 struct AcqHead {
+  std::uint16_t version;
   std::uint64_t flags;
   std::uint32_t scan_counter;
   std::uint16_t number_of_samples, active_channels, discard_pre, discard_post, center_sample, trajectory_dimensions;
@@ -240,25 +498,6 @@ struct AcqRecord {
   hvl_t data;  // floats, re/im interleaved, [channels][samples]
 };
 
-struct H5Id {
-  hid_t id = -1;
-  herr_t (*close)(hid_t) = nullptr;
-  H5Id() = default;
-  H5Id(hid_t i, herr_t (*c)(hid_t)) : id(i), close(c) {}
-  H5Id(const H5Id&) = delete;
-  H5Id& operator=(const H5Id&) = delete;
-  H5Id& operator=(H5Id&& o) noexcept {
-    reset();
-    id = o.id, close = o.close;
-    o.id = -1;
-    return *this;
-  }
-  ~H5Id() { reset(); }
-  void reset() {
-    if (id >= 0 && close) close(id);
-    id = -1;
-  }
-};
 
 // Reads /group/data with HDF5 directly rather than ISMRMRD::Dataset::readAcquisition: libismrmrd
 // trusts each record's header sizes and copies the variable-length data into buffers sized from them,
@@ -276,12 +515,22 @@ class AcquisitionReader {
     }
     dset_ = H5Id(H5Dopen2(file_.id, data.c_str(), H5P_DEFAULT), H5Dclose);
     if (dset_.id < 0) throw Error(path + ": cannot open " + data + " (" + hdf5Reason() + ")");
+    requireCompactStorageFits(dset_.id, path, data);
+    chunks_ = std::make_unique<ChunkCheck>(dset_.id, path, data);
     fileSpace_ = H5Id(H5Dget_space(dset_.id), H5Sclose);
     hsize_t dims[1] = {0};
     if (fileSpace_.id < 0 || H5Sget_simple_extent_ndims(fileSpace_.id) != 1 ||
         H5Sget_simple_extent_dims(fileSpace_.id, dims, nullptr) < 0)
       throw Error(path + ": " + data + " is not a list of acquisitions");
     count_ = dims[0];
+    // The count comes from the dataspace; records must be stored to exist (see kMaxCompression).
+    H5Id fileType(H5Dget_type(dset_.id), H5Tclose);
+    const double recordBytes = fileType.id >= 0 ? std::max<double>(1, static_cast<double>(H5Tget_size(fileType.id))) : 1;
+    const double stored = storedBytes(dset_.id, path);
+    H5Eclear2(H5E_DEFAULT);
+    if (static_cast<double>(count_) * recordBytes > kMaxCompression * stored + recordBytes)
+      throw Error(path + ": " + data + " claims " + std::to_string(count_) + " acquisitions but stores only " +
+                  std::to_string(static_cast<unsigned long long>(stored)) + " bytes");
     buildMemType();
   }
   ~AcquisitionReader() { releaseBlock(); }
@@ -315,6 +564,7 @@ class AcquisitionReader {
     H5Tinsert(idx.id, "slice", offsetof(decltype(AcqHead::idx), slice), H5T_NATIVE_UINT16);
     H5Tinsert(idx.id, "repetition", offsetof(decltype(AcqHead::idx), repetition), H5T_NATIVE_UINT16);
     H5Id head(H5Tcreate(H5T_COMPOUND, sizeof(AcqHead)), H5Tclose);
+    H5Tinsert(head.id, "version", offsetof(AcqHead, version), H5T_NATIVE_UINT16);
     H5Tinsert(head.id, "flags", offsetof(AcqHead, flags), H5T_NATIVE_UINT64);
     H5Tinsert(head.id, "scan_counter", offsetof(AcqHead, scan_counter), H5T_NATIVE_UINT32);
     H5Tinsert(head.id, "number_of_samples", offsetof(AcqHead, number_of_samples), H5T_NATIVE_UINT16);
@@ -347,6 +597,7 @@ class AcquisitionReader {
     releaseBlock();
     const hsize_t start[1] = {first};
     const hsize_t n[1] = {std::min<hsize_t>(kBlock, count_ - first)};
+    chunks_->check(first, n[0]);
     H5Id memSpace(H5Screate_simple(1, n, nullptr), H5Sclose);
     std::vector<AcqRecord> buf(n[0]);
     std::memset(static_cast<void*>(buf.data()), 0, buf.size() * sizeof(AcqRecord));
@@ -365,6 +616,7 @@ class AcquisitionReader {
   static constexpr hsize_t kBlock = 256;
   std::string path_;
   H5Id file_, dset_, fileSpace_, memType_;
+  std::unique_ptr<ChunkCheck> chunks_;
   std::uint64_t count_ = 0;
   std::vector<AcqRecord> block_;
   std::uint64_t blockStart_ = 0;
@@ -373,8 +625,8 @@ class AcquisitionReader {
 }  // namespace
 
 std::string readIsmrmrdSimulatorSettings(const std::string& path, const std::string& group) {
-  ISMRMRD::IsmrmrdHeader hdr;
-  auto ds = openDataset(path, group, hdr);
+  const H5Id file = openChecked(path, group);
+  const ISMRMRD::IsmrmrdHeader hdr = parseHeader(file.id, path, group);
   const std::string* s = findStringParameter(hdr, kSimulatorParameter);
   return s ? *s : std::string();
 }
@@ -383,16 +635,15 @@ Dataset readIsmrmrd(const std::string& path, const std::string& group, const Pro
   auto fail = [&](const std::string& what) -> void { throw Error(path + ": " + what); };
 
   ISMRMRD::IsmrmrdHeader xml;
-  std::optional<RawArray> rawReference, rawPhantom, rawCoilMaps, rawCsm;
+  std::optional<NdArray> rawReference, rawPhantom, rawCoilMaps, rawCsm;
   {
-    // libismrmrd for the header and the NDArrays; it is closed before the acquisitions are read.
-    auto ds = openDataset(path, group, xml);
-    rawReference = readRawArray(*ds, path, "reference");
-    if (!rawReference) rawPhantom = readRawArray(*ds, path, "phantom");
-    rawCoilMaps = readRawArray(*ds, path, "coil_maps");
-    if (!rawCoilMaps) rawCsm = readRawArray(*ds, path, "csm");
+    const H5Id file = openChecked(path, group);
+    xml = parseHeader(file.id, path, group);
+    rawReference = readNdArray(file.id, path, group, "reference");
+    if (!rawReference) rawPhantom = readNdArray(file.id, path, group, "phantom");
+    rawCoilMaps = readNdArray(file.id, path, group, "coil_maps");
+    if (!rawCoilMaps) rawCsm = readNdArray(file.id, path, group, "csm");
   }
-  g_libraryError.clear();
 
   Dataset d;
   d.source = path;
@@ -488,7 +739,7 @@ Dataset readIsmrmrd(const std::string& path, const std::string& group, const Pro
   };
 
   const std::uint64_t step = std::max<std::uint64_t>(1, count / 100);
-  d.acquisitions.reserve(count);
+  d.acquisitions.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(count, 1u << 20)));
   for (std::uint64_t i = 0; i < count; ++i) {
     if (i % step == 0) progress.report(static_cast<double>(i) / static_cast<double>(count), "reading acquisitions");
     const AcqRecord& record = reader.get(i);
@@ -504,6 +755,12 @@ Dataset readIsmrmrd(const std::string& path, const std::string& group, const Pro
     info.slice = ah.idx.slice;
     info.repetition = ah.idx.repetition;
     d.acquisitions.push_back(info);
+
+    // The acquisition header's binary layout is versioned; HDF5 converts members by name, which copes
+    // with the 1.x layouts, but a later major version may mean something else by the same names.
+    if (ah.version > ISMRMRD_VERSION_MAJOR)
+      fail("acquisition " + std::to_string(i) + " has format version " + std::to_string(ah.version) +
+           "; this reader knows ISMRMRD version " + std::to_string(ISMRMRD_VERSION_MAJOR));
 
     if (isFlag(ah.flags, ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT)) {
       ++d.noiseScans;

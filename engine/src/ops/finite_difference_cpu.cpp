@@ -1,8 +1,51 @@
-// Placeholder until the iterative work (issue 5) lands: a clear error, not a fake result.
+// First-order forward differences and their adjoint on the CPU: the D of the smoothness and anatomical
+// priors W of Haldar et al. (MRM 59:810, 2008) that Stone et al. (2008, eq. 1) put into ||W rho||^2.
+//
+//   (D x)[i]   = x[i + e] - x[i]      where i_axis < N_axis - 1,  0 on the last plane (Neumann boundary)
+//   (D^H y)[i] = y[i - e] [i_axis > 0] - y[i] [i_axis < N_axis - 1]
+// The second line follows from <D x, y> = sum_i conj(x[i+e] - x[i]) y[i] by collecting the terms of each
+// x[j]; tests/unit/test_regularizer.cpp checks <D x, y> = <x, D^H y> on random data.
+#include <string>
+
 #include "../backend/cpu_ops.hpp"
 
 namespace larmor::cpu {
-void finiteDifference(Buffer&, const Buffer&, const index_t*, index_t, int, bool) {
-  throw Error("finite differences are not implemented yet on the CPU");
+
+void finiteDifference(Buffer& out, const Buffer& in, const index_t dims[3], index_t batch, int axis, bool adjoint) {
+  require(axis >= 0 && axis <= 2, "finite differences: axis must be 0, 1 or 2, got " + std::to_string(axis));
+  require(dims[0] >= 1 && dims[1] >= 1 && dims[2] >= 1 && batch >= 0,
+          "finite differences: image dimensions must be >= 1");
+  const index_t n0 = dims[0], n1 = dims[1], n2 = dims[2];
+  const index_t total = n0 * n1 * n2 * batch;
+  require(static_cast<std::size_t>(total) * sizeof(cfloat) <= out.bytes() &&
+              static_cast<std::size_t>(total) * sizeof(cfloat) <= in.bytes(),
+          "finite differences: " + std::to_string(total) + " elements exceed a buffer");
+  // Every output element reads a neighbour of its input element: in place would read updated values.
+  require(out.ptr() != in.ptr() || total == 0, "finite differences cannot run in place");
+  if (total == 0) return;
+  cfloat* po = static_cast<cfloat*>(out.ptr());
+  const cfloat* pi = static_cast<const cfloat*>(in.ptr());
+  const index_t stride = axis == 0 ? 1 : axis == 1 ? n0 : n0 * n1;
+  const index_t len = dims[axis];
+  const index_t rows = n1 * n2 * batch;  // x-rows of n0 elements
+
+#pragma omp parallel for schedule(static)
+  for (index_t r = 0; r < rows; ++r) {
+    const index_t y = r % n1, z = (r / n1) % n2;
+    const index_t base = r * n0;
+    for (index_t x = 0; x < n0; ++x) {
+      const index_t c = axis == 0 ? x : axis == 1 ? y : z;  // coordinate along the axis
+      const index_t i = base + x;
+      if (!adjoint) {
+        po[i] = c < len - 1 ? pi[i + stride] - pi[i] : cfloat(0.f, 0.f);
+      } else {
+        cfloat v(0.f, 0.f);
+        if (c > 0) v += pi[i - stride];
+        if (c < len - 1) v -= pi[i];
+        po[i] = v;
+      }
+    }
+  }
 }
+
 }  // namespace larmor::cpu

@@ -6,6 +6,8 @@
 #include "larmor/phantom/coils.hpp"
 #include "larmor/phantom/phantom.hpp"
 #include "larmor/traj/cartesian.hpp"
+#include "larmor/traj/radial.hpp"
+#include "larmor/traj/spiral.hpp"
 
 namespace larmor::phantom {
 
@@ -17,8 +19,9 @@ std::string matrixText(const index_t m[3]) {
 
 void validate(const SimulateSettings& s) {
   require(s.phantom == "shepp-logan", "simulate: phantom '" + s.phantom + "' is unknown (available: shepp-logan)");
-  if (s.trajectory != TrajectoryKind::Cartesian)
-    throw Error("simulate: trajectory " + toString(s.trajectory) + " is not implemented yet");
+  require(s.trajectory != TrajectoryKind::Other,
+          "simulate: trajectory 'other' cannot be simulated (choose cartesian, radial, golden, spiral, "
+          "stack-of-spirals or radial3d)");
   for (int i = 0; i < 3; ++i)
     require(s.matrix[i] >= 1 && s.matrix[i] <= 65536,
             "simulate: matrix " + matrixText(s.matrix) + " must have 1 to 65536 points in each dimension");
@@ -35,6 +38,7 @@ void validate(const SimulateSettings& s) {
   require(std::isfinite(s.fovMm) && s.fovMm > 0, "simulate: FOV must be positive, got " + std::to_string(s.fovMm));
   require(std::isfinite(s.sliceThicknessMm) && s.sliceThicknessMm > 0,
           "simulate: slice thickness must be positive, got " + std::to_string(s.sliceThicknessMm));
+  if (s.trajectory != TrajectoryKind::Cartesian) return;  // counted once the trajectory exists
   const double samples = std::round(s.matrix[0] * static_cast<double>(s.readoutOversampling)) *
                          static_cast<double>(s.matrix[1]) * static_cast<double>(s.matrix[2]) * s.coils *
                          static_cast<double>(s.slices);
@@ -88,6 +92,165 @@ TermPlan planTerms(const CoilModel& model, index_t e0, double l0) {
   return plan;
 }
 
+
+// The object and coils of each slice: 2D phantom (single slice), 3D phantom's cross-sections
+// (multi-slice 2D) or the 3D phantom, with matching coil models.
+void makeObjects(const SimulateSettings& s, std::vector<Phantom>& phantoms, std::vector<CoilModel>& models) {
+  const bool is3D = s.matrix[2] > 1;
+  const int coils = s.coils;
+  if (is3D) {
+    phantoms.push_back(Phantom::sheppLogan3D());
+    models.push_back(makeCoilModel(coils, 3));
+  } else if (s.slices == 1) {
+    phantoms.push_back(Phantom::sheppLogan2D());
+    models.push_back(makeCoilModel(coils, 2));
+  } else {
+    const CoilModel model3D = makeCoilModel(coils, 3);
+    for (index_t sl = 0; sl < s.slices; ++sl) {
+      const double z = simulatedSliceZ(sl, s.slices);
+      phantoms.push_back(Phantom::sheppLogan3DSlice(z));
+      models.push_back(sliceCoilModel(model3D, z));
+    }
+  }
+}
+
+// The rasterised phantom (not coil-weighted) and the true sensitivities on the recon raster (what a
+// perfect coil-map estimate would give), so a sum-of-squares reconstruction can be compared with
+// |rho| sqrt(sum_c |s_c|^2).
+void attachTruth(Dataset& d, const SimulateSettings& s, const std::vector<Phantom>& phantoms,
+                 const std::vector<CoilModel>& models) {
+  const bool is3D = s.matrix[2] > 1;
+  const index_t m0 = s.matrix[0], m1 = s.matrix[1], m2 = s.matrix[2], slices = s.slices;
+  const int coils = s.coils;
+  CArray reference(Shape{m0, m1, m2, 1, slices});
+  for (index_t sl = 0; sl < slices; ++sl) {
+    const CArray img = phantoms[static_cast<std::size_t>(is3D ? 0 : sl)].rasterize(
+        is3D ? Shape{m0, m1, m2} : Shape{m0, m1});
+    std::copy(img.data(), img.data() + img.size(), reference.data() + img.size() * sl);
+  }
+  d.reference = std::move(reference);
+  CArray maps(Shape{m0, m1, m2, coils, slices});
+  for (index_t sl = 0; sl < slices; ++sl) {
+    const CArray m = coilMaps(models[static_cast<std::size_t>(is3D ? 0 : sl)], is3D ? Shape{m0, m1, m2} : Shape{m0, m1});
+    std::copy(m.data(), m.data() + m.size(), maps.data() + m.size() * sl);
+  }
+  d.coilMaps = std::move(maps);
+}
+
+// The trajectory of a non-Cartesian simulation, with the defaults of simulate.hpp resolved.
+traj::Trajectory makeTrajectory(const SimulateSettings& s) {
+  const TrajectoryKind kind = s.trajectory;
+  const index_t n = s.matrix[0];
+  const std::string name = toString(kind);
+  require(s.matrix[1] == n, "simulate: " + name + " needs a square in-plane matrix, got " + matrixText(s.matrix));
+  if (kind == TrajectoryKind::Radial3D)
+    require(s.matrix[2] == n, "simulate: radial3d needs a cubic matrix (NxNxN), got " + matrixText(s.matrix));
+  else if (kind == TrajectoryKind::StackOfSpirals)
+    require(s.matrix[2] > 1, "simulate: stack-of-spirals needs a 3D matrix (z > 1), got " + matrixText(s.matrix));
+  else
+    require(s.matrix[2] == 1, "simulate: " + name + " is 2D (use stack-of-spirals or radial3d for 3D), got matrix " +
+                                  matrixText(s.matrix));
+  require(n >= 4, "simulate: " + name + " needs a matrix of at least 4, got " + matrixText(s.matrix));
+  require(s.spokes >= 0 && s.readout >= 0 && s.interleaves >= 0, "simulate: spokes, readout and interleaves must not be negative");
+  // Readout: 2x oversampled by default (readoutOversampling), as scanners sample a spoke.
+  const index_t readout =
+      s.readout > 0 ? s.readout : std::max<index_t>(2, std::llround(static_cast<double>(n) * s.readoutOversampling));
+  try {
+    switch (kind) {
+      case TrajectoryKind::Radial:
+        return traj::radial2D(readout, s.spokes > 0 ? s.spokes : traj::nyquistSpokes(n, 2), n, traj::RadialOrder::Linear180);
+      case TrajectoryKind::GoldenAngle:
+        return traj::radial2D(readout, s.spokes > 0 ? s.spokes : traj::nyquistSpokes(n, 2), n, traj::RadialOrder::GoldenAngle);
+      case TrajectoryKind::Radial3D:
+        return traj::radial3D(readout, s.spokes > 0 ? s.spokes : traj::nyquistSpokes(n, 3), n);
+      case TrajectoryKind::Spiral:
+      case TrajectoryKind::StackOfSpirals: {
+        traj::SpiralDesign design;
+        design.matrix = n;
+        design.interleaves = s.interleaves > 0 ? s.interleaves : 16;
+        design.readout = s.readout;
+        design.readoutOversampling = s.readoutOversampling;
+        return kind == TrajectoryKind::Spiral ? traj::spiral2D(design) : traj::stackOfSpirals(design, s.matrix[2]);
+      }
+      default:
+        break;
+    }
+  } catch (const Cancelled&) {
+    throw;
+  } catch (const Error& e) {
+    throw Error(std::string("simulate: ") + e.what());
+  }
+  throw Error("simulate: trajectory " + name + " cannot be simulated");
+}
+
+// SCALING (non-Cartesian). A sample at k (cycles per recon FOV) stores d = F(k) sqrt(N0 N1 N2), N the
+// recon matrix. The encoding operator of the reconstructions, E rho = N^{-1/2} sum_n rho_n
+// exp(-2 pi i k . r_n) with r_n the recon raster (ops/nufft.hpp's forward sum times N^{-1/2}), then
+// reproduces d for rho = the phantom's pixel values: sum_n rho(r_n) exp(-2 pi i k r_n) is the Riemann sum
+// N ∫ rho(r) exp(-2 pi i k r) dr = N F(k) (pixel area 1/N). On a Cartesian grid E is the centred unitary
+// DFT, so both kinds of data share one scale (docs/conventions.md).
+Dataset simulateNonCartesian(const SimulateSettings& s, const Progress& progress) {
+  traj::Trajectory t = makeTrajectory(s);
+  const bool is3D = s.matrix[2] > 1;
+  const index_t m = t.samples(), slices = s.slices;
+  const int coils = s.coils;
+  require(static_cast<double>(m) * coils * static_cast<double>(slices) <= 2147483648.0,
+          "simulate: " + std::to_string(m) + " samples x " + std::to_string(coils) + " coils x " +
+              std::to_string(slices) + " slices is too large");
+
+  Dataset d;
+  d.source = "simulated";
+  Header& h = d.header;
+  for (int i = 0; i < 3; ++i) h.encoded[i] = h.recon[i] = s.matrix[i];
+  const float fovZ = is3D ? s.fovMm : s.sliceThicknessMm;
+  h.encodedFovMm[0] = h.reconFovMm[0] = s.fovMm;
+  h.encodedFovMm[1] = h.reconFovMm[1] = s.fovMm;
+  h.encodedFovMm[2] = h.reconFovMm[2] = fovZ;
+  h.coils = coils;
+  h.slices = slices;
+  h.trajectory = t.kind;
+  h.deviceDescription = "Larmor simulator";
+  h.protocolName = "larmor-simulate shepp-logan " + toString(t.kind);
+  h.geometry.present = true;
+  h.geometry.slicePositions.resize(static_cast<std::size_t>(slices));
+  for (index_t i = 0; i < slices; ++i)
+    h.geometry.slicePositions[static_cast<std::size_t>(i)] =
+        static_cast<float>((static_cast<double>(i) - 0.5 * static_cast<double>(slices - 1)) * s.sliceThicknessMm);
+
+  std::vector<Phantom> phantoms;
+  std::vector<CoilModel> models;
+  makeObjects(s, phantoms, models);
+
+  std::vector<double> k(static_cast<std::size_t>(3 * m));
+  for (index_t j = 0; j < 3 * m; ++j) k[static_cast<std::size_t>(j)] = t.k[j];
+  if (!is3D)
+    for (index_t j = 0; j < m; ++j) k[static_cast<std::size_t>(3 * j + 2)] = 0;
+  const double scale = std::sqrt(static_cast<double>(s.matrix[0]) * static_cast<double>(s.matrix[1]) *
+                                 static_cast<double>(s.matrix[2]));
+  d.kspace = CArray(Shape{t.readout(), t.profiles(), 1, coils, slices});
+  std::vector<cdouble> f(static_cast<std::size_t>(m * coils));
+  for (index_t sl = 0; sl < slices; ++sl) {
+    progress.report(static_cast<double>(sl) / static_cast<double>(slices + 1),
+                    "simulating " + toString(t.kind) + " k-space: slice " + std::to_string(sl + 1) + "/" +
+                        std::to_string(slices));
+    multiCoilKspace(phantoms[static_cast<std::size_t>(sl)], models[static_cast<std::size_t>(sl)], k.data(), m, f.data());
+    for (int c = 0; c < coils; ++c) {
+      cfloat* dst = d.kspace.data() + m * (c + static_cast<index_t>(coils) * sl);
+      const cdouble* src = f.data() + m * c;
+#pragma omp parallel for schedule(static)
+      for (index_t j = 0; j < m; ++j) dst[j] = cfloat(scale * src[j]);
+      if (s.noiseSigma > 0)
+        addNoise(dst, m, s.noiseSigma, deriveSeed(s.seed, static_cast<std::uint64_t>(c + coils * sl)));
+    }
+  }
+  d.trajectory = std::move(t.k);
+  progress.report(static_cast<double>(slices) / static_cast<double>(slices + 1),
+                  "rasterising the reference image and coil maps");
+  attachTruth(d, s, phantoms, models);
+  progress.report(1.0, "simulation done");
+  return d;
+}
+
 }  // namespace
 
 nlohmann::json toJson(const SimulateSettings& s) {
@@ -102,7 +265,10 @@ nlohmann::json toJson(const SimulateSettings& s) {
                         {"noiseSigma", s.noiseSigma},
                         {"seed", s.seed},
                         {"fovMm", s.fovMm},
-                        {"sliceThicknessMm", s.sliceThicknessMm}};
+                        {"sliceThicknessMm", s.sliceThicknessMm},
+                        {"spokes", s.spokes},
+                        {"readout", s.readout},
+                        {"interleaves", s.interleaves}};
 }
 
 double simulatedSliceZ(index_t slice, index_t slices) {
@@ -125,6 +291,7 @@ double simulatedSliceZ(index_t slice, index_t slices) {
 // oversampling actually used, which keeps that spacing exact.
 Dataset simulate(const SimulateSettings& s, const Progress& progress) {
   validate(s);
+  if (s.trajectory != TrajectoryKind::Cartesian) return simulateNonCartesian(s, progress);
   const bool is3D = s.matrix[2] > 1;
   const index_t m0 = s.matrix[0], m1 = s.matrix[1], m2 = s.matrix[2];
   const index_t e0 = std::max<index_t>(m0, std::llround(static_cast<double>(m0) * s.readoutOversampling));
@@ -174,20 +341,7 @@ Dataset simulate(const SimulateSettings& s, const Progress& progress) {
   // The object and coils of each slice.
   std::vector<Phantom> phantoms;
   std::vector<CoilModel> models;
-  if (is3D) {
-    phantoms.push_back(Phantom::sheppLogan3D());
-    models.push_back(makeCoilModel(coils, 3));
-  } else if (slices == 1) {
-    phantoms.push_back(Phantom::sheppLogan2D());
-    models.push_back(makeCoilModel(coils, 2));
-  } else {
-    const CoilModel model3D = makeCoilModel(coils, 3);
-    for (index_t sl = 0; sl < slices; ++sl) {
-      const double z = simulatedSliceZ(sl, slices);
-      phantoms.push_back(Phantom::sheppLogan3DSlice(z));
-      models.push_back(sliceCoilModel(model3D, z));
-    }
-  }
+  makeObjects(s, phantoms, models);
 
   d.kspace = CArray(Shape{e0, m1, m2, coils, slices}, cfloat(0));
   const double scale = std::sqrt(static_cast<double>(e0) * static_cast<double>(m1) * static_cast<double>(m2)) / l0;
@@ -317,21 +471,7 @@ Dataset simulate(const SimulateSettings& s, const Progress& progress) {
   }
 
   progress.report(static_cast<double>(planes) / totalWork, "rasterising the reference image and coil maps");
-  CArray reference(Shape{m0, m1, m2, 1, slices});
-  for (index_t sl = 0; sl < slices; ++sl) {
-    const CArray img = phantoms[static_cast<std::size_t>(is3D ? 0 : sl)].rasterize(
-        is3D ? Shape{m0, m1, m2} : Shape{m0, m1});
-    std::copy(img.data(), img.data() + img.size(), reference.data() + img.size() * sl);
-  }
-  d.reference = std::move(reference);
-  // The true sensitivities on the recon raster (what a perfect coil-map estimate would give), so a
-  // sum-of-squares reconstruction can be compared with |ρ| · sqrt(Σ_c |s_c|²).
-  CArray maps(Shape{m0, m1, m2, coils, slices});
-  for (index_t sl = 0; sl < slices; ++sl) {
-    const CArray m = coilMaps(models[static_cast<std::size_t>(is3D ? 0 : sl)], is3D ? Shape{m0, m1, m2} : Shape{m0, m1});
-    std::copy(m.data(), m.data() + m.size(), maps.data() + m.size() * sl);
-  }
-  d.coilMaps = std::move(maps);
+  attachTruth(d, s, phantoms, models);
   progress.report(1.0, "simulation done");
   return d;
 }

@@ -1,7 +1,27 @@
-// Placeholder until the GRAPPA work (issue 6) lands: a clear error, not a fake result.
+// GRAPPA reconstruction: the sampling pattern, the settings checks, and the pipeline that moves slices
+// through the device in batches (grappa_plan.cpp does the calibration and filling of a batch).
+//
+// Domains. The basic calibration (findWs) keeps one weight set per segment of Δs readout columns "as the
+// sensitivities of each coil are assumed to be approximately constant within each segment" (thesis sec.
+// 2.6.2): coil sensitivities are a property of image space, so the segments are taken in hybrid space
+// (x, ky) after an inverse FFT along the readout, where a 1D kernel along ky per column x is what GRAPPA
+// needs. The improved calibration (findWsImproved) convolves k-space with a 2D K_PE x K_RO kernel, so it
+// stays in (kx, ky). 3D data (acceleration along pe1 only) are first inverse transformed along pe2: each
+// pe2 partition is then an independent 2D problem with its own weights (the coils differ along z), and all
+// partitions of all slices of a batch go through one batched GEMM and one batched solve.
 #include "larmor/recon/grappa.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <string>
+
+#include "grappa_plan.hpp"
+#include "larmor/backend/registry.hpp"
 #include "larmor/recon/cartesian.hpp"
+#include "larmor/recon/coil_compression.hpp"
 #include "larmor/recon/settings.hpp"
 
 namespace larmor::recon {
@@ -10,11 +30,510 @@ nlohmann::json toJson(const GrappaSettings& s) {
   return {{"calibration", s.calibration == GrappaCalibration::Basic ? "basic" : "improved"},
           {"kernel", std::to_string(s.kernelPe) + "x" + std::to_string(s.kernelRo)},
           {"blocks", s.blocks}, {"segment", s.segment}, {"chi", s.chi}, {"eta", s.eta}, {"kappa", s.kappa},
-          {"out_coils", s.outCoils}};
+          {"out_coils", s.outCoils}, {"interpolate_segments", s.interpolateSegments}};
 }
 
-ImageSet reconstructGrappa(Backend&, const Dataset&, const ReconSettings&, Timings&, const Progress&) {
-  throw Error("--method grappa is not implemented yet");
+namespace grappa {
+
+namespace {
+
+std::string str(index_t v) { return std::to_string(v); }
+
+bool isBasic(const GrappaSettings& s) { return s.calibration == GrappaCalibration::Basic; }
+
+/// (kx, ky, kz) -> the calibration domain: 3D (kx, ky, z) by an inverse 3D FFT followed by a forward 2D
+/// one (the backend transforms leading dimensions only; the pair leaves pe2 alone transformed); basic also
+/// x by an inverse FFT along the readout.
+void toCalibrationDomain(Backend& be, Buffer& data, index_t n0, index_t n1, index_t n2, index_t batch, bool basic) {
+  if (n2 > 1) {
+    be.fft(data, Shape{n0, n1, n2, batch}, 3, FftDirection::Inverse);
+    be.fft(data, Shape{n0, n1, n2 * batch}, 2, FftDirection::Forward);
+  }
+  if (basic) be.fft(data, Shape{n0, n1 * n2 * batch}, 1, FftDirection::Inverse);
+}
+
+/// The calibration domain -> image space: inverse 2D over (x, y) (z is already in image space); basic data
+/// were already in x, which a forward FFT along the readout gives back.
+void toImage(Backend& be, Buffer& data, index_t n0, index_t n1, index_t n2, index_t batch, bool basic) {
+  be.fft(data, Shape{n0, n1, n2 * batch}, 2, FftDirection::Inverse);
+  if (basic) be.fft(data, Shape{n0, n1 * n2 * batch}, 1, FftDirection::Forward);
+}
+
+index_t gcd(index_t a, index_t b) { return b == 0 ? a : gcd(b, a % b); }
+
+/// A timed stage when there is somewhere to record it; nothing (no synchronisation) otherwise, so that a
+/// benchmark's batches run back to back.
+class Stage {
+ public:
+  Stage(Timings* t, std::string name, Backend* be) {
+    if (t) stage_.emplace(*t, std::move(name), be);
+  }
+
+ private:
+  std::optional<ScopedStage> stage_;
+};
+
+}  // namespace
+
+Sampling analyseSampling(const Dataset& d) {
+  const Header& h = d.header;
+  const std::string src = d.source.empty() ? "the data" : d.source;
+  require(h.trajectory == TrajectoryKind::Cartesian,
+          src + ": GRAPPA needs Cartesian data; this file has a " + toString(h.trajectory) + " trajectory");
+  require(h.accelerationPe2 <= 1, src + ": GRAPPA fills pe1 only; this data set is accelerated along pe2 (R = " +
+                                      std::to_string(h.accelerationPe2) + ")");
+  const index_t n1 = h.encoded[1], n2 = h.encoded[2], slices = h.slices;
+  Sampling s;
+  s.lines = n1;
+  s.acquired.assign(static_cast<std::size_t>(n1), 0);
+  std::vector<std::uint8_t> cal(static_cast<std::size_t>(n1), 0);
+  for (index_t y = 0; y < n1; ++y) {
+    s.acquired[static_cast<std::size_t>(y)] = d.sampled(y, 0, 0) ? 1 : 0;
+    cal[static_cast<std::size_t>(y)] = d.calibration(y, 0, 0) ? 1 : 0;
+  }
+  for (index_t sl = 0; sl < slices; ++sl)
+    for (index_t z = 0; z < n2; ++z)
+      for (index_t y = 0; y < n1; ++y) {
+        const bool a = d.sampled(y, z, sl) != 0, c = d.calibration(y, z, sl) != 0;
+        if (a != (s.acquired[static_cast<std::size_t>(y)] != 0))
+          throw Error(src + ": GRAPPA needs the same pe1 lines in every " + (n2 > 1 ? "pe2 partition" : "slice") +
+                      "; line " + str(y) + " differs at " + (n2 > 1 ? "pe2 " + str(z) : "slice " + str(sl)) +
+                      (n2 > 1 ? " (acceleration along pe2 is not supported)" : ""));
+        if (c != (cal[static_cast<std::size_t>(y)] != 0))
+          throw Error(src + ": GRAPPA needs the calibration lines to be the same in every " +
+                      (n2 > 1 ? "pe2 partition (the ACS block must span all of pe2)" : "slice") + "; line " + str(y) +
+                      " differs");
+      }
+  if (std::all_of(s.acquired.begin(), s.acquired.end(), [](std::uint8_t a) { return a != 0; }))
+    throw Error(src + ": GRAPPA has nothing to fill: the data are fully sampled along pe1 (R = 1); use --method fft");
+  // The calibration block: one contiguous run of ACS lines.
+  index_t first = -1, count = 0;
+  for (index_t y = 0; y < n1; ++y)
+    if (cal[static_cast<std::size_t>(y)]) {
+      if (first < 0) first = y;
+      require(y == first + count, src + ": GRAPPA needs one contiguous block of calibration lines; line " + str(y) +
+                                      " starts a second one");
+      ++count;
+    }
+  require(count > 0, src + ": GRAPPA needs calibration (ACS) lines and this data set has none (simulate with "
+                           "--accel R --acs N, or acquire an ACS block)");
+  s.acsFirst = first;
+  s.acsCount = count;
+  // R: the header's where it states one, else the spacing of the lines outside the calibration block.
+  std::vector<index_t> grid;
+  for (index_t y = 0; y < n1; ++y)
+    if (s.acquired[static_cast<std::size_t>(y)] && !cal[static_cast<std::size_t>(y)]) grid.push_back(y);
+  index_t R = h.accelerationPe1 > 1 ? h.accelerationPe1 : 0;
+  if (R == 0) {
+    for (std::size_t i = 1; i < grid.size(); ++i) R = gcd(R, grid[i] - grid[i - 1]);
+    if (R == 0) R = 1;
+  }
+  require(R >= 2, src + ": GRAPPA has nothing to fill: the data are fully sampled along pe1 (R = 1); use --method fft");
+  require(R < n1, src + ": acceleration R = " + str(R) + " must be smaller than the " + str(n1) + " pe1 lines");
+  require(!grid.empty(), src + ": GRAPPA needs undersampled lines outside the calibration block; there are none");
+  s.accel = static_cast<int>(R);
+  s.gridFirst = grid.front() % R;
+  for (index_t y : grid)
+    require(y % R == s.gridFirst, src + ": GRAPPA needs regular undersampling: line " + str(y) +
+                                      " is off the grid of every " + str(R) + "th line through line " +
+                                      str(grid.front()));
+  // The grid must continue through the calibration block, which holds every line.
+  return s;
+}
+
+void validate(const GrappaSettings& s, const Sampling& smp, index_t columns, index_t coils) {
+  require(std::isfinite(s.kappa) && s.kappa >= 0 && s.kappa < 1,
+          "GRAPPA: --kappa " + std::to_string(s.kappa) + " must be in [0, 1)");
+  require(std::isfinite(s.chi) && s.chi >= 0, "GRAPPA: --chi must be finite and >= 0");
+  require(std::isfinite(s.eta) && s.eta >= 0, "GRAPPA: --eta must be finite and >= 0");
+  require(smp.accel >= 2 && smp.accel < smp.lines, "GRAPPA: acceleration R = " + std::to_string(smp.accel) +
+                                                       " must be 2 or more and smaller than the " + str(smp.lines) +
+                                                       " lines");
+  require(smp.acsCount > 0, "GRAPPA: no calibration (ACS) lines");
+  require(s.outCoils >= 0 && s.outCoils <= coils,
+          "GRAPPA: --out-coils " + std::to_string(s.outCoils) + " must be 0 (off) or 1 to the " + str(coils) + " coils");
+  if (s.calibration == GrappaCalibration::Improved) {
+    require(s.kernelPe >= 1 && s.kernelRo >= 1, "GRAPPA: --grappa-kernel needs at least 1x1, got " +
+                                                    std::to_string(s.kernelPe) + "x" + std::to_string(s.kernelRo));
+    require(s.kernelRo <= columns, "GRAPPA: the kernel's " + std::to_string(s.kernelRo) +
+                                       " readout columns exceed the data's " + str(columns));
+  } else {
+    require(s.blocks >= 1, "GRAPPA: --blocks must be at least 1, got " + std::to_string(s.blocks));
+    require(s.segment >= 1, "GRAPPA: --segment must be at least 1 column, got " + std::to_string(s.segment));
+  }
+  const Kernel k = Kernel::make(s, smp.accel, columns, std::max<index_t>(coils, 1));
+  require(k.span() <= smp.acsCount,
+          "GRAPPA: the kernel (" + (k.improved ? std::to_string(k.pe) + "x" + std::to_string(k.ro) + " kernel"
+                                               : std::to_string(k.pe) + " blocks") +
+              " at R = " + std::to_string(smp.accel) + ") spans " + str(k.span()) + " lines, more than the " +
+              str(smp.acsCount) + " calibration lines; use a smaller kernel or acquire more ACS lines");
+}
+
+CArray calibrationDomain(const Dataset& d, const GrappaSettings& s) {
+  const Header& h = d.header;
+  const index_t n0 = h.encoded[0], n1 = h.encoded[1], n2 = h.encoded[2], vox = n0 * n1 * n2, slices = h.slices;
+  CArray k = d.kspace;
+  index_t coils = h.coils;
+  if (s.outCoils > 0) {
+    const CoilCompression cc = computeCoilCompression(d, s.outCoils);
+    k = applyCoilCompression(cc, k, vox);
+    coils = s.outCoils;
+  }
+  auto cpu = makeCpuBackend();
+  CDeviceArray buf = CDeviceArray::upload(*cpu, k);
+  toCalibrationDomain(*cpu, buf.buffer(), n0, n1, n2, coils * slices, isBasic(s));
+  const CArray t = buf.download();
+  CArray out(Shape{n0, n1, coils, n2 * slices});
+  for (index_t sl = 0; sl < slices; ++sl)
+    for (index_t z = 0; z < n2; ++z)
+      for (index_t c = 0; c < coils; ++c)
+        for (index_t y = 0; y < n1; ++y)
+          std::copy_n(t.data() + n0 * (y + n1 * (z + n2 * (c + coils * sl))), n0,
+                      out.data() + n0 * (y + n1 * (c + coils * (z + n2 * sl))));
+  return out;
+}
+
+namespace {
+
+/// The calibration block [columns, acsCount, coils, problems] of planes [columns, lines, coils, problems].
+CArray acsBlock(const CArray& planes, const Sampling& smp) {
+  const index_t n0 = planes.shape()[0], n1 = planes.shape()[1], coils = planes.shape()[2], q = planes.shape()[3];
+  CArray acs(Shape{n0, smp.acsCount, coils, q});
+  for (index_t p = 0; p < q; ++p)
+    for (index_t c = 0; c < coils; ++c)
+      for (index_t y = 0; y < smp.acsCount; ++y)
+        std::copy_n(planes.data() + n0 * (smp.acsFirst + y + n1 * (c + coils * p)), n0,
+                    acs.data() + n0 * (y + smp.acsCount * (c + coils * p)));
+  return acs;
+}
+
+}  // namespace
+
+CArray calibrationWeights(Backend& backend, const CArray& planes, const Sampling& smp, const GrappaSettings& s) {
+  const index_t n0 = planes.shape()[0], n1 = planes.shape()[1], coils = planes.shape()[2], q = planes.shape()[3];
+  require(n1 == smp.lines, "GRAPPA: planes and sampling differ in their lines");
+  validate(s, smp, n0, coils);
+  const Kernel k = Kernel::make(s, smp.accel, n0, coils);
+  Plan plan(backend, k, smp, Addressing{n0, n1, coils, 1}, s, q);
+  std::vector<float> scales;
+  if (!plan.scalesOnDevice()) scales = equationScales(acsBlock(planes, smp), k, plan.calibrationGeometry(), smp, s, q);
+  CDeviceArray data = CDeviceArray::upload(backend, planes);
+  plan.calibrate(data.buffer(), &scales);
+  CArray w(Shape{k.rowsA(), k.rowsB(), plan.entries()});
+  backend.download(w.data(), plan.weights(), static_cast<std::size_t>(w.size()) * sizeof(cfloat));
+  return w;
+}
+
+// --- the pipeline ------------------------------------------------------------------------------------------
+
+struct Pipeline::Impl {
+  Backend& be;
+  std::shared_ptr<Backend> hostOwned;  ///< a CPU backend for the host-side calibration block (GPU runs)
+  GrappaSettings settings;
+  Combine combine;
+  bool keepCoilImages;
+  std::string source;
+  bool basic;
+  index_t n0, n1, n2, slices, coilsIn, coils;  // coils: after compression
+  index_t out[3], fov[3];
+  int rank;
+  Sampling smp;
+  Kernel kernel;
+  index_t batchSlices = 1, capacity = 1, subBatches = 1;
+  bool compact = false;
+  std::unique_ptr<Plan> plan;
+  std::vector<std::unique_ptr<Buffer>> compactTables;  ///< per sub-batch: compact element -> batch element
+  std::unique_ptr<Buffer> kin, kwork, compactBuf, compression;
+  CDeviceArray images, resampled, combined;  ///< [fov or out, coils x batch] and [out, batch]
+  bool resample = false;
+
+  Impl(Backend& backend, const Dataset& d, const ReconSettings& s, index_t slicesPerBatch, std::size_t budgetBytes);
+  Backend& host() { return hostOwned ? *hostOwned : be; }
+  index_t volume() const { return n0 * n1 * n2; }
+  index_t outVoxels() const { return out[0] * out[1] * out[2]; }
+  index_t fovVoxels() const { return fov[0] * fov[1] * fov[2]; }
+  void checkGeometry(const Dataset& d) const;
+  std::vector<float> scalesFor(const Dataset& d, index_t first, index_t count, const CoilCompression* cc);
+};
+
+Pipeline::Impl::Impl(Backend& backend, const Dataset& d, const ReconSettings& s, index_t slicesPerBatch,
+                     std::size_t budgetBytes)
+    : be(backend), settings(s.grappa), combine(s.combine), keepCoilImages(s.keepCoilImages), source(d.source) {
+  const Header& h = d.header;
+  smp = analyseSampling(d);
+  n0 = h.encoded[0];
+  n1 = h.encoded[1];
+  n2 = h.encoded[2];
+  slices = h.slices;
+  coilsIn = h.coils;
+  validate(settings, smp, n0, coilsIn);
+  coils = settings.outCoils > 0 ? settings.outCoils : coilsIn;
+  basic = isBasic(settings);
+  kernel = Kernel::make(settings, smp.accel, n0, coils);
+  if (be.isGpu()) hostOwned = makeCpuBackend();
+
+  rank = n2 > 1 ? 3 : 2;
+  outputMatrix(d, s, out);
+  for (int i = 0; i < 3; ++i) {
+    // The recon FOV at the encoded resolution (readout oversampling cropped), as reconstructCartesian.
+    const double ratio = h.encodedFovMm[i] > 0 ? h.reconFovMm[i] / h.encodedFovMm[i] : 1.0;
+    fov[i] = std::max<index_t>(1, std::llround(static_cast<double>(h.encoded[i]) * std::min(ratio, 1.0)));
+  }
+  if (rank == 2) fov[2] = out[2] = 1;
+
+  // Batches: as many slices as the memory budget allows (each slice's volume plus its problems' tables and
+  // work), all of them problems of one plan. A single 3D volume too large for that is calibrated in
+  // sub-batches of partitions copied into a compact buffer (gather) and back (scatter).
+  const DeviceInfo info = be.info();
+  const double budget = budgetBytes > 0 ? static_cast<double>(budgetBytes)
+                        : info.gpu      ? 0.4 * static_cast<double>(info.memoryBytes)
+                                        : 2.0 * (1u << 30);
+  const double perProblem = static_cast<double>(Plan::bytesPerProblem(kernel, smp, n0, settings.interpolateSegments));
+  const double perSlice = static_cast<double>(volume() * (coilsIn + (settings.outCoils > 0 ? coils : 0)) +
+                                              fovVoxels() * coils + outVoxels() * (coils + 1)) * sizeof(cfloat);
+  batchSlices = slicesPerBatch > 0
+                    ? std::min(slicesPerBatch, slices)
+                    : std::clamp<index_t>(static_cast<index_t>(budget / (perSlice + n2 * perProblem)), 1, slices);
+  capacity = batchSlices * n2;
+  if (n2 > 1 && static_cast<double>(batchSlices) * (perSlice + n2 * perProblem) > budget) {
+    const double plane = static_cast<double>(n0 * n1 * coils) * (sizeof(cfloat) + sizeof(index_t));
+    capacity = std::clamp<index_t>(static_cast<index_t>((budget - perSlice) / (perProblem + plane)), 1, n2);
+    compact = capacity < n2 * batchSlices;
+  }
+  subBatches = compact ? (n2 * batchSlices + capacity - 1) / capacity : 1;
+
+  kin = be.allocate(static_cast<std::size_t>(volume() * coilsIn * batchSlices) * sizeof(cfloat));
+  if (settings.outCoils > 0) {
+    kwork = be.allocate(static_cast<std::size_t>(volume() * coils * batchSlices) * sizeof(cfloat));
+    compression = be.allocate(static_cast<std::size_t>(coilsIn * coils * batchSlices) * sizeof(cfloat));
+  }
+  const Addressing whole{n0, n1, coils, n2};
+  if (compact) {
+    const Addressing packed{n0, n1, coils, 1};
+    compactBuf = be.allocate(static_cast<std::size_t>(n0 * n1 * coils * capacity) * sizeof(cfloat));
+    for (index_t b = 0; b < subBatches; ++b) {
+      std::vector<index_t> table(static_cast<std::size_t>(n0 * n1 * coils * capacity));
+      for (index_t q = 0; q < capacity; ++q) {
+        const index_t global = b * capacity + q;
+        for (index_t c = 0; c < coils; ++c)
+          for (index_t y = 0; y < n1; ++y)
+            for (index_t x = 0; x < n0; ++x)
+              table[static_cast<std::size_t>(packed.offset(q, c, y, x))] =
+                  global < n2 * batchSlices ? whole.offset(global, c, y, x) : -1;
+      }
+      auto buf = be.allocate(table.size() * sizeof(index_t));
+      be.upload(*buf, table.data(), table.size() * sizeof(index_t));
+      compactTables.push_back(std::move(buf));
+    }
+    plan = std::make_unique<Plan>(be, kernel, smp, packed, settings, capacity);
+  } else {
+    plan = std::make_unique<Plan>(be, kernel, smp, whole, settings, capacity);
+  }
+  images = CDeviceArray(be, Shape{fov[0], fov[1], fov[2], 1, coils * batchSlices});
+  resample = fov[0] != out[0] || fov[1] != out[1] || fov[2] != out[2];
+  if (resample) resampled = CDeviceArray(be, Shape{out[0], out[1], out[2], 1, coils * batchSlices});
+  combined = CDeviceArray(be, Shape{out[0], out[1], out[2], 1, batchSlices});
+}
+
+void Pipeline::Impl::checkGeometry(const Dataset& d) const {
+  const Header& h = d.header;
+  require(h.encoded[0] == n0 && h.encoded[1] == n1 && h.encoded[2] == n2 && h.coils == coilsIn && h.slices == slices &&
+              d.kspace.size() == volume() * coilsIn * slices,
+          d.source + ": GRAPPA pipeline: the data's geometry differs from the one it was planned for");
+}
+
+std::vector<float> Pipeline::Impl::scalesFor(const Dataset& d, index_t first, index_t count, const CoilCompression* cc) {
+  // The calibration block of these slices, on the host, in the calibration domain: [n0, acs, n2, coils, count].
+  const index_t acs = smp.acsCount;
+  CArray block(Shape{n0, acs, n2, coilsIn, count});
+  for (index_t sl = 0; sl < count; ++sl)
+    for (index_t c = 0; c < coilsIn; ++c)
+      for (index_t z = 0; z < n2; ++z)
+        for (index_t y = 0; y < acs; ++y)
+          std::copy_n(&d.kspace(0, smp.acsFirst + y, z, c, first + sl), n0, &block(0, y, z, c, sl));
+  if (cc) block = applyCoilCompression(*cc, block, n0 * acs * n2);
+  CDeviceArray hb = CDeviceArray::upload(host(), block);
+  toCalibrationDomain(host(), hb.buffer(), n0, acs, n2, coils * count, basic);
+  const CArray t = hb.download();
+  std::vector<float> all;
+  const index_t problems = n2 * count;
+  for (index_t b = 0; b < subBatches; ++b) {
+    const index_t firstProblem = b * capacity, n = std::clamp<index_t>(problems - firstProblem, 0, capacity);
+    CArray part(Shape{n0, acs, coils, n});
+    for (index_t q = 0; q < n; ++q) {
+      const index_t global = firstProblem + q, z = global % n2, sl = global / n2;
+      for (index_t c = 0; c < coils; ++c)
+        for (index_t y = 0; y < acs; ++y)
+          std::copy_n(t.data() + n0 * (y + acs * (z + n2 * (c + coils * sl))), n0, &part(0, y, c, q));
+    }
+    const std::vector<float> s = equationScales(part, kernel, plan->calibrationGeometry(), smp, settings, capacity);
+    all.insert(all.end(), s.begin(), s.end());
+  }
+  return all;
+}
+
+Pipeline::Pipeline(Backend& backend, const Dataset& d, const ReconSettings& s, index_t slicesPerBatch,
+                   std::size_t memoryBudgetBytes)
+    : impl_(std::make_unique<Impl>(backend, d, s, slicesPerBatch, memoryBudgetBytes)) {}
+Pipeline::~Pipeline() = default;
+
+index_t Pipeline::slicesPerBatch() const { return impl_->batchSlices; }
+index_t Pipeline::problemsPerCalibration() const { return impl_->capacity; }
+
+ImageSet Pipeline::allocateOutput() const {
+  const Impl& m = *impl_;
+  ImageSet r;
+  if (m.keepCoilImages) r.coilImages = CArray(Shape{m.out[0], m.out[1], m.out[2], m.coils, m.slices});
+  r.combined = CArray(Shape{m.out[0], m.out[1], m.out[2], 1, m.slices});
+  return r;
+}
+
+void Pipeline::upload(const Dataset& d, index_t first, index_t count) {
+  Impl& m = *impl_;
+  m.checkGeometry(d);
+  require(first >= 0 && count >= 1 && count <= m.batchSlices && first + count <= m.slices,
+          "GRAPPA pipeline: slices out of range");
+  const std::size_t sliceBytes = static_cast<std::size_t>(m.volume() * m.coilsIn) * sizeof(cfloat);
+  // A partial batch is padded with zeros: their problems calibrate to zero weights and fill nothing.
+  if (count < m.batchSlices) m.be.fill(*m.kin, cfloat(0), m.volume() * m.coilsIn * m.batchSlices);
+  m.be.upload(*m.kin, d.kspace.data() + static_cast<std::size_t>(first) * (sliceBytes / sizeof(cfloat)),
+              sliceBytes * static_cast<std::size_t>(count));
+}
+
+void Pipeline::process(const Dataset& d, index_t first, index_t count, Timings* timings) {
+  Impl& m = *impl_;
+  m.checkGeometry(d);
+  require(first >= 0 && count >= 1 && count <= m.batchSlices && first + count <= m.slices,
+          "GRAPPA pipeline: slices out of range");
+  Timings* t = timings;
+  Backend& be = m.be;
+  const index_t B = m.batchSlices;
+  Buffer* work = m.kin.get();
+
+  std::unique_ptr<CoilCompression> cc;
+  if (m.settings.outCoils > 0) {
+    Stage st(t, "coil compression", &be);
+    cc = std::make_unique<CoilCompression>(computeCoilCompression(d, m.settings.outCoils, first, count));
+    // Slices of a partial batch beyond `count` get a zero matrix: zero virtual coils.
+    CArray mat(Shape{m.coilsIn, m.coils, B}, cfloat(0));
+    std::copy_n(cc->matrix.data(), cc->matrix.size(), mat.data());
+    be.upload(*m.compression, mat.data(), static_cast<std::size_t>(mat.size()) * sizeof(cfloat));
+    applyCoilCompression(be, *m.compression, m.coilsIn, m.coils, *m.kin, *m.kwork, m.volume(), B);
+    work = m.kwork.get();
+  }
+  if (m.n2 > 1 || m.basic) {
+    Stage st(t, "fft to calibration domain", &be);
+    toCalibrationDomain(be, *work, m.n0, m.n1, m.n2, m.coils * B, m.basic);
+  }
+  // With η = 1 and κ = 0 (the defaults) the plan normalizes on the device. Otherwise the equation scales
+  // come from the host's copy of the calibration block (p^{-η/2} and the clipping's sort have no backend
+  // primitive), computed while the device transforms (queued above; nothing waits for it here).
+  std::vector<float> scales;
+  if (!m.plan->scalesOnDevice()) {
+    Stage st(t, "calibration scales (host)", nullptr);
+    scales = m.scalesFor(d, first, count, cc.get());
+  }
+  const std::size_t perSub = static_cast<std::size_t>(m.plan->entries()) *
+                             static_cast<std::size_t>(m.plan->calibrationGeometry().equations());
+  const index_t compactElements = m.n0 * m.n1 * m.coils * m.capacity;
+  for (index_t b = 0; b < m.subBatches; ++b) {
+    Buffer& data = m.compact ? *m.compactBuf : *work;
+    if (m.compact) be.gather(*m.compactBuf, *work, *m.compactTables[static_cast<std::size_t>(b)], compactElements);
+    std::vector<float> sub;
+    if (!scales.empty())
+      sub.assign(scales.begin() + static_cast<std::ptrdiff_t>(perSub * b),
+                 scales.begin() + static_cast<std::ptrdiff_t>(perSub * (b + 1)));
+    {
+      Stage st(t, "calibration", &be);
+      m.plan->calibrate(data, &sub);
+    }
+    {
+      Stage st(t, "fill", &be);
+      m.plan->fill(data);
+    }
+    if (m.compact) be.scatter(*work, *m.compactBuf, *m.compactTables[static_cast<std::size_t>(b)], compactElements);
+  }
+  const Shape encodedShape{m.n0, m.n1, m.n2, 1, m.coils * B};
+  {
+    Stage st(t, "ifft", &be);
+    toImage(be, *work, m.n0, m.n1, m.n2, m.coils * B, m.basic);
+  }
+  const Shape fovShape{m.fov[0], m.fov[1], m.fov[2], 1, m.coils * B};
+  {
+    Stage st(t, "crop oversampling", &be);
+    be.resizeCentred(m.images.buffer(), fovShape, *work, encodedShape);
+  }
+  const Shape outShape{m.out[0], m.out[1], m.out[2], 1, m.coils * B};
+  if (m.resample) {
+    // As reconstructCartesian: zero-pad (or truncate) k-space to the recon matrix; sqrt(N_fov / N_out)
+    // undoes the unitary FFTs' change of intensity.
+    Stage st(t, "resample to matrix", &be);
+    be.fft(m.images.buffer(), fovShape, m.rank, FftDirection::Forward);
+    be.resizeCentred(m.resampled.buffer(), outShape, m.images.buffer(), fovShape);
+    be.fft(m.resampled.buffer(), outShape, m.rank, FftDirection::Inverse);
+    const double factor = std::sqrt(static_cast<double>(outShape.span(0, 3)) / static_cast<double>(fovShape.span(0, 3)));
+    be.scale(m.resampled.buffer(), cfloat(static_cast<float>(factor)), outShape.size());
+  }
+  {
+    Stage st(t, "combine " + toString(m.combine), &be);
+    combineCoils(be, m.resample ? m.resampled : m.images, m.combined, m.outVoxels(), m.coils, B, m.combine);
+  }
+}
+
+void Pipeline::download(ImageSet& out, index_t first, index_t count) {
+  Impl& m = *impl_;
+  require(first >= 0 && count >= 1 && count <= m.batchSlices && first + count <= m.slices,
+          "GRAPPA pipeline: slices out of range");
+  const Buffer& img = m.resample ? m.resampled.buffer() : m.images.buffer();
+  if (m.keepCoilImages) {
+    const std::size_t n = static_cast<std::size_t>(m.outVoxels() * m.coils);
+    require(out.coilImages.size() == m.outVoxels() * m.coils * m.slices, "GRAPPA pipeline: output has the wrong size");
+    m.be.download(out.coilImages.data() + n * static_cast<std::size_t>(first), img,
+                  n * static_cast<std::size_t>(count) * sizeof(cfloat));
+  }
+  const std::size_t n = static_cast<std::size_t>(m.outVoxels());
+  require(out.combined.size() == m.outVoxels() * m.slices, "GRAPPA pipeline: output has the wrong size");
+  m.be.download(out.combined.data() + n * static_cast<std::size_t>(first), m.combined.buffer(),
+                n * static_cast<std::size_t>(count) * sizeof(cfloat));
+}
+
+ImageSet Pipeline::run(const Dataset& d, Timings& timings, const Progress& progress) {
+  Impl& m = *impl_;
+  m.checkGeometry(d);
+  ImageSet result = allocateOutput();
+  Timings parts;  // per batch; summed per stage below so each stage appears once
+  for (index_t first = 0; first < m.slices; first += m.batchSlices) {
+    const index_t count = std::min(m.batchSlices, m.slices - first);
+    progress.report(0.05 + 0.9 * static_cast<double>(first) / static_cast<double>(m.slices),
+                    "GRAPPA: slices " + str(first + 1) + "-" + str(first + count) + " of " + str(m.slices));
+    {
+      ScopedStage st(parts, "upload", &m.be);
+      upload(d, first, count);
+    }
+    process(d, first, count, &parts);
+    {
+      ScopedStage st(parts, "download", &m.be);
+      download(result, first, count);
+    }
+  }
+  std::vector<std::string> order;
+  std::map<std::string, std::pair<double, std::string>> sum;
+  for (const auto& s : parts.stages()) {
+    if (!sum.count(s.stage)) order.push_back(s.stage);
+    sum[s.stage].first += s.milliseconds;
+    sum[s.stage].second = s.device;
+  }
+  for (const auto& name : order) timings.add(name, sum[name].first, sum[name].second);
+  return result;
+}
+
+}  // namespace grappa
+
+ImageSet reconstructGrappa(Backend& backend, const Dataset& d, const ReconSettings& s, Timings& timings,
+                           const Progress& progress) {
+  progress.report(0.0, "GRAPPA: planning");
+  grappa::Pipeline pipeline(backend, d, s);
+  return pipeline.run(d, timings, progress);
 }
 
 }  // namespace larmor::recon

@@ -1,18 +1,496 @@
-// Placeholder until the iterative work (issue 5) lands: a clear error, not a fake result.
+// --method cg: the advanced reconstruction of Stone et al. (2008) / Haldar et al. (2008) on any backend
+// (recon/iterative.hpp): E^H d, coil maps, Q and W built once per slice (IterativeProblem), then PCG on
+// (E^H E + lambda W^H W) rho = E^H d with every vector in the backend's memory.
 #include "larmor/recon/iterative.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "larmor/backend/registry.hpp"
+#include "larmor/io/cfl.hpp"
+#include "larmor/io/dataset_io.hpp"
+#include "larmor/ops/regularizer.hpp"
+#include "larmor/ops/sense.hpp"
+#include "larmor/ops/toeplitz.hpp"
 #include "larmor/recon/cartesian.hpp"
 #include "larmor/recon/settings.hpp"
 
 namespace larmor::recon {
 
 nlohmann::json toJson(const IterativeSettings& s) {
-  return {{"regularizer", s.regularizer}, {"lambda", s.lambda}, {"iterations", s.iterations},
-          {"tolerance", s.tolerance}, {"reference", s.referencePath}, {"fhd", s.fhd}};
+  return {{"regularizer", s.regularizer},
+          {"lambda", s.lambda},
+          {"iterations", s.iterations},
+          {"tolerance", s.tolerance},
+          {"reference", s.referencePath},
+          {"fhd", s.fhd},
+          {"toeplitz", s.toeplitz},
+          {"coil_maps", s.coilMaps},
+          {"calibration_radius", s.calibrationRadius},
+          {"anatomical_delta", s.anatomicalDelta},
+          {"preconditioner", s.preconditioner ? "jacobi" : "none"},
+          {"cache_directory", s.cacheDirectory},
+          {"multi_gpu", s.multiGpu},
+          {"warm_start", static_cast<bool>(s.warmStart)}};
 }
 
-ImageSet reconstructIterative(Backend&, const Dataset&, const ReconSettings&, Timings&, const Progress&) {
-  throw Error("--method cg is not implemented yet");
+namespace {
+
+std::size_t bytesOf(index_t n) { return static_cast<std::size_t>(n) * sizeof(cfloat); }
+
+TrigMode trigFromString(const std::string& s) {
+  if (s == "accurate") return TrigMode::Accurate;
+  if (s == "fast") return TrigMode::Fast;
+  if (s == "recurrence") return TrigMode::Recurrence;
+  throw Error("--trig " + s + ": expected accurate, fast or recurrence");
+}
+
+NufftOptions nufftOptions(const NufftSettings& n) {
+  NufftOptions o;
+  o.width = n.width;
+  o.oversampling = n.oversampling;
+  o.kernel = n.kernelTable ? KernelEvaluation::Table : KernelEvaluation::Direct;
+  o.spreader = n.spreader == "sector" ? Spreader::Sector : n.spreader == "tron" ? Spreader::Tron : Spreader::Auto;
+  return o;
+}
+
+using BackendPlanFactory = std::function<std::unique_ptr<NufftPlan>(Backend&, const NufftGeometry&)>;
+
+BackendPlanFactory planFactory(const ReconSettings& s, bool exact) {
+  if (exact) {
+    DftOptions o;
+    o.trig = trigFromString(s.nufft.trig);
+    return [o](Backend& b, const NufftGeometry& g) { return b.makeDftPlan(g, o); };
+  }
+  const NufftOptions o = nufftOptions(s.nufft);
+  return [o](Backend& b, const NufftGeometry& g) { return b.makeNufftPlan(g, o); };
+}
+
+bool isExact(const std::string& method, const std::string& what) {
+  if (method == "dft") return true;
+  if (method == "nufft") return false;
+  throw Error(what + " " + method + ": expected dft or nufft");
+}
+
+/// The reference image of the anatomical prior: --ref (a .cfl image, or a dataset file with a reference),
+/// else the dataset's own reference (simulated data), else an error.
+CArray loadReference(const IterativeSettings& it, const Dataset& d, std::string* source) {
+  if (!it.referencePath.empty()) {
+    *source = it.referencePath;
+    const std::string ext = std::filesystem::path(it.referencePath).extension().string();
+    if (ext == ".cfl" || ext == ".hdr" || ext.empty()) return io::readCfl(it.referencePath);
+    Dataset r = io::loadDataset(it.referencePath);
+    require(r.reference.has_value(), it.referencePath + ": has no reference image for --reg anatomical");
+    return *r.reference;
+  }
+  require(d.reference.has_value(), "--reg anatomical needs --ref REF.cfl|.h5 (the dataset has no reference image)");
+  *source = "dataset reference";
+  return *d.reference;
+}
+
+/// The other GPUs for Stone's GPU.Multi, besides `primary`: every visible CUDA device (created anew).
+std::vector<std::shared_ptr<Backend>> otherGpus(Backend& primary) {
+  std::vector<std::shared_ptr<Backend>> out;
+  if (!primary.isGpu()) return out;
+  auto& reg = BackendRegistry::instance();
+  const std::string self = primary.info().id;
+  for (const DeviceInfo& dev : reg.devices()) {
+    if (!dev.gpu || dev.id == self) continue;
+    try {
+      out.push_back(reg.select(dev.id).backend);
+    } catch (const std::exception&) {
+      // A device that cannot be used is left out; the others share its work.
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+// --- IterativeProblem -------------------------------------------------------------------------------------
+
+struct IterativeProblem::TrajectoryOperators {
+  NufftGeometry geometry;
+  std::unique_ptr<NufftPlan> plan;                  ///< F for E^H d and E (fhd: dft or nufft)
+  std::unique_ptr<ops::ToeplitzOperator> toeplitz;  ///< N^{-1} F^H F
+  std::vector<std::shared_ptr<Backend>> extraGpus;  ///< GPU.Multi helpers (exact DFT only)
+  nlohmann::json info;
+};
+
+struct IterativeProblem::Impl {
+  explicit Impl(Backend& b) : backend(b) {}
+  Backend& backend;
+  IterativeSettings settings;
+  std::shared_ptr<TrajectoryOperators> traj;
+  index_t n = 0, m = 0, coils = 1;
+  index_t dims[3] = {1, 1, 1};
+  double scale = 1;  ///< N^{-1/2}
+  std::unique_ptr<ops::CoilSensitivities> maps;
+  std::unique_ptr<ops::Regularizer> regularizer;
+  std::unique_ptr<ops::SenseEncoding> encoding;
+  std::vector<std::unique_ptr<Buffer>> data;  ///< one buffer of M samples per coil
+  std::unique_ptr<Buffer> rhs, x;
+  double dataNorm2 = 0;
+  bool haveSolution = false;
+  std::vector<double> sos;                    ///< sum_c |S_c|^2 (ones for one coil)
+  std::vector<double> encodingDiagonal, priorDiagonal;
+  nlohmann::json info;
+};
+
+IterativeProblem::IterativeProblem(Backend& backend, const Dataset& d, const ReconSettings& s, index_t slice,
+                                   Timings& timings, const Progress& progress,
+                                   std::shared_ptr<TrajectoryOperators> shared)
+    : impl_(std::make_unique<Impl>(backend)) {
+  Impl& p = *impl_;
+  const IterativeSettings& it = s.iterative;
+  p.settings = it;
+  const Header& h = d.header;
+  require(h.trajectory != TrajectoryKind::Cartesian && d.trajectory.size() > 0,
+          d.source + ": --method cg needs non-Cartesian data with a trajectory (use --method fft or grappa for "
+                     "Cartesian data)");
+  require(slice >= 0 && slice < h.slices, "cg: slice " + std::to_string(slice) + " does not exist");
+  require(it.iterations >= 0, "cg: the iteration count must be >= 0");
+  require(std::isfinite(it.lambda) && it.lambda >= 0, "cg: lambda must be >= 0");
+  const bool exactFhd = isExact(it.fhd, "--fhd");
+  const bool exactQ = isExact(it.toeplitz == "auto" ? it.fhd : it.toeplitz, "toeplitz");
+
+  index_t out[3];
+  outputMatrix(d, s, out);
+  // 3D when the header says so or the trajectory leaves the kz = 0 plane (as the gridding pipeline decides).
+  bool kz = false;
+  for (index_t i = 2; i < d.trajectory.size() && !kz; i += 3) kz = d.trajectory[i] != 0.f;
+  const int nd = (h.is3D() || out[2] > 1 || kz) ? 3 : 2;
+  if (nd == 2) out[2] = 1;
+  for (int i = 0; i < 3; ++i) p.dims[i] = out[i];
+  p.n = out[0] * out[1] * out[2];
+  p.m = d.trajectory.size() / 3;
+  p.coils = std::max<index_t>(1, h.coils);
+  p.scale = 1.0 / std::sqrt(static_cast<double>(p.n));
+  require(d.kspace.size() == p.m * p.coils * h.slices,
+          d.source + ": k-space holds " + std::to_string(d.kspace.size()) + " samples, the trajectory " +
+              std::to_string(p.m) + " x " + std::to_string(p.coils) + " coils x " + std::to_string(h.slices) +
+              " slices");
+  const BackendPlanFactory fhdPlan = planFactory(s, exactFhd);
+
+  // --- what depends on the trajectory only -------------------------------------------------------------
+  if (shared) {
+    p.traj = std::move(shared);
+  } else {
+    p.traj = std::make_shared<TrajectoryOperators>();
+    TrajectoryOperators& t = *p.traj;
+    t.geometry.dims = nd;
+    for (int i = 0; i < 3; ++i) t.geometry.image[i] = out[i];
+    t.geometry.trajectory = RArray(Shape{3, p.m});
+    for (index_t i = 0; i < 3 * p.m; ++i) {
+      const float v = d.trajectory[i];
+      require(std::isfinite(v), d.source + ": trajectory coordinate " + std::to_string(i) + " is not finite");
+      t.geometry.trajectory[i] = v;
+    }
+    if (it.multiGpu && (exactFhd || exactQ)) t.extraGpus = otherGpus(backend);
+    {
+      progress.report(0.02, "cg: plan");
+      ScopedStage st(timings, "plan", &backend);
+      t.plan = fhdPlan(backend, t.geometry);
+    }
+    {
+      progress.report(0.05, "cg: Q (Toeplitz kernel)");
+      ScopedStage st(timings, "Q", &backend);
+      ops::PsfOptions po;
+      po.method = exactQ ? ops::PsfMethod::Dft : ops::PsfMethod::Nufft;
+      po.dft.trig = trigFromString(s.nufft.trig);
+      po.nufft = nufftOptions(s.nufft);
+      const std::string dir = it.cacheDirectory == "none" ? std::string()
+                              : it.cacheDirectory.empty() ? ops::defaultPsfCacheDirectory()
+                                                          : it.cacheDirectory;
+      std::function<CArray()> compute;
+      if (exactQ && !t.extraGpus.empty()) {
+        // GPU.Multi for Q: the 8N-voxel adjoint of the weights, split by slabs over every GPU.
+        compute = [&]() {
+          std::vector<Backend*> all{&backend};
+          for (auto& b : t.extraGpus) all.push_back(b.get());
+          const NufftGeometry g2 = ops::psfGeometry(t.geometry);
+          CArray ones(Shape{p.m}, cfloat(1.f, 0.f));
+          return slabAdjoint(all, g2, ones, 1, planFactory(s, true));
+        };
+      }
+      ops::PsfCacheStatus status = ops::PsfCacheStatus::Disabled;
+      const CArray q = ops::cachedPsf(backend, t.geometry, nullptr, po, dir, &status, compute);
+      t.toeplitz = std::make_unique<ops::ToeplitzOperator>(backend, t.geometry, q, 1.0 / static_cast<double>(p.n));
+      t.info["q_method"] = ops::toString(po.method);
+      t.info["q_cache"] = ops::toString(status);
+      t.info["gpus"] = 1 + t.extraGpus.size();
+    }
+  }
+  TrajectoryOperators& t = *p.traj;
+  require(t.toeplitz->voxels() == p.n && t.plan->samples() == p.m, "cg: shared operators of another geometry");
+
+  // --- the slice's data, per coil --------------------------------------------------------------------------
+  const index_t sliceOffset = slice * p.coils * p.m;
+  for (index_t c = 0; c < p.coils; ++c) {
+    auto b = backend.allocate(bytesOf(p.m));
+    const cfloat* src = d.kspace.data() + sliceOffset + c * p.m;
+    backend.upload(*b, src, bytesOf(p.m));
+    for (index_t j = 0; j < p.m; ++j) p.dataNorm2 += std::norm(cdouble(src[j]));
+    p.data.push_back(std::move(b));
+  }
+
+  // --- coil sensitivities ------------------------------------------------------------------------------------
+  p.sos.assign(static_cast<std::size_t>(p.n), 1.0);
+  if (p.coils > 1) {
+    progress.report(0.3, "cg: coil maps");
+    ScopedStage st(timings, "coil maps", &backend);
+    CArray maps;
+    if (it.coilMaps == "dataset") {
+      require(d.coilMaps.has_value(), d.source + ": coil maps 'dataset' asked for, but the dataset has none");
+      require(d.coilMaps->size() == p.n * p.coils * h.slices,
+              d.source + ": the dataset's coil maps " + d.coilMaps->shape().str() + " do not match the " +
+                  std::to_string(out[0]) + "x" + std::to_string(out[1]) + "x" + std::to_string(out[2]) +
+                  " reconstruction (--matrix)");
+      maps = CArray(Shape{out[0], out[1], out[2], p.coils});
+      std::copy_n(d.coilMaps->data() + slice * p.n * p.coils, p.n * p.coils, maps.data());
+      p.info["coil_maps"] = "dataset";
+    } else {
+      require(it.coilMaps == "estimate", "coil maps " + it.coilMaps + ": expected estimate or dataset");
+      CArray k(Shape{p.m, p.coils});
+      std::copy_n(d.kspace.data() + sliceOffset, p.m * p.coils, k.data());
+      maps = ops::estimateCoilMaps(backend, t.geometry, k, p.coils, it.calibrationRadius,
+                                   [&](const NufftGeometry& g) { return fhdPlan(backend, g); });
+      p.info["coil_maps"] = "estimated";
+      p.info["calibration_radius"] = it.calibrationRadius;
+    }
+    p.maps = std::make_unique<ops::CoilSensitivities>(backend, maps, p.n, p.coils);
+    p.sos = p.maps->sumOfSquares();
+  } else {
+    p.info["coil_maps"] = "none (one coil)";
+  }
+  p.encoding = std::make_unique<ops::SenseEncoding>(backend, *t.plan, p.maps.get(), p.scale);
+
+  // --- E^H d --------------------------------------------------------------------------------------------------
+  {
+    progress.report(0.4, "cg: F^H d");
+    ScopedStage st(timings, "F^H d", &backend);
+    p.rhs = backend.allocate(bytesOf(p.n));
+    if (exactFhd && !t.extraGpus.empty()) {
+      // GPU.Multi: every coil's F^H d by slabs over every GPU, then S_c^H and the sum on this one.
+      std::vector<Backend*> all{&backend};
+      for (auto& b : t.extraGpus) all.push_back(b.get());
+      CArray k(Shape{p.m, p.coils});
+      std::copy_n(d.kspace.data() + sliceOffset, p.m * p.coils, k.data());
+      const CArray img = slabAdjoint(all, t.geometry, k, p.coils, fhdPlan);
+      auto tmp = backend.allocate(bytesOf(p.n));
+      for (index_t c = 0; c < p.coils; ++c) {
+        Buffer& dst = c == 0 ? *p.rhs : *tmp;
+        backend.upload(dst, img.data() + c * p.n, bytesOf(p.n));
+        if (p.maps) backend.multiply(dst, p.maps->map(c), p.n, dst, p.n, true);
+        if (c > 0) backend.axpby(*p.rhs, cfloat(1.f), *tmp, cfloat(1.f), p.n);
+      }
+      backend.scale(*p.rhs, cfloat(static_cast<float>(p.scale), 0.f), p.n);
+    } else {
+      p.encoding->adjoint(p.data, *p.rhs);
+    }
+  }
+
+  // --- W ------------------------------------------------------------------------------------------------------
+  {
+    ScopedStage st(timings, "W", &backend);
+    const ops::RegularizerKind kind = ops::regularizerFromString(it.regularizer);
+    p.info["regularizer"] = it.regularizer;
+    if (kind == ops::RegularizerKind::Tikhonov) {
+      p.regularizer = ops::makeTikhonov(backend, p.dims);
+    } else if (kind == ops::RegularizerKind::FiniteDifference) {
+      p.regularizer = ops::makeFiniteDifference(backend, p.dims);
+    } else {
+      std::string source;
+      const CArray ref = loadReference(it, d, &source);
+      CArray refSlice(Shape{out[0], out[1], out[2]});
+      if (ref.size() == p.n * h.slices && h.slices > 1) {
+        std::copy_n(ref.data() + slice * p.n, p.n, refSlice.data());
+      } else {
+        require(ref.size() == p.n, source + ": the reference image " + ref.shape().str() + " does not match the " +
+                                       std::to_string(out[0]) + "x" + std::to_string(out[1]) + "x" +
+                                       std::to_string(out[2]) + " reconstruction");
+        std::copy_n(ref.data(), p.n, refSlice.data());
+      }
+      const ops::AnatomicalWeights w = ops::anatomicalWeights(refSlice, p.dims, it.anatomicalDelta);
+      p.regularizer = ops::makeWeightedFiniteDifference(backend, p.dims, w);
+      p.info["reference"] = source;
+      p.info["anatomical_delta"] = w.delta;
+    }
+    p.priorDiagonal = p.regularizer->diagonal();
+  }
+  p.encodingDiagonal.resize(static_cast<std::size_t>(p.n));
+  for (index_t i = 0; i < p.n; ++i) p.encodingDiagonal[i] = t.toeplitz->diagonal() * p.sos[i];
+  p.x = backend.allocate(bytesOf(p.n));
+  backend.fill(*p.x, cfloat(0.f), p.n);
+  p.info["fhd"] = it.fhd;
+}
+
+IterativeProblem::~IterativeProblem() = default;
+
+solve::CgResult IterativeProblem::solve(double lambda, int iterations, double tolerance, bool warmFromLast,
+                                        const CArray* initial, const Progress& progress,
+                                        const solve::CgObserver& observer) {
+  Impl& p = *impl_;
+  require(std::isfinite(lambda) && lambda >= 0, "cg: lambda must be >= 0");
+  ops::NormalOperator A(p.backend, *p.traj->toeplitz, p.maps.get(), p.regularizer.get(), lambda);
+  std::unique_ptr<solve::DiagonalPreconditioner> M;
+  if (p.settings.preconditioner) {
+    std::vector<double> diag(p.encodingDiagonal);
+    for (index_t i = 0; i < p.n; ++i) diag[i] += lambda * p.priorDiagonal[i];
+    M = std::make_unique<solve::DiagonalPreconditioner>(p.backend, diag);
+  }
+  solve::CgOptions o;
+  o.maxIterations = iterations;
+  o.tolerance = tolerance;
+  o.objectiveOffset = p.dataNorm2;
+  o.warmStart = warmFromLast && p.haveSolution;
+  if (!o.warmStart && initial) {
+    require(initial->size() == p.n, "cg: the initial image has " + std::to_string(initial->size()) + " voxels, " +
+                                        std::to_string(p.n) + " expected");
+    // The combined-image convention rho sqrt(sum |S|^2) back to rho.
+    std::vector<cfloat> x0(static_cast<std::size_t>(p.n));
+    for (index_t i = 0; i < p.n; ++i) {
+      const double s = std::sqrt(p.sos[i]);
+      x0[i] = s > 1e-6 ? cfloat(cdouble((*initial)[i]) / s) : cfloat(0.f);
+    }
+    p.backend.upload(*p.x, x0.data(), bytesOf(p.n));
+    o.warmStart = true;
+  }
+  o.stage = "cg";
+  solve::CgResult r = solve::conjugateGradient(p.backend, A, *p.rhs, *p.x, o, M.get(), progress, observer);
+  p.haveSolution = true;
+  return r;
+}
+
+index_t IterativeProblem::voxels() const { return impl_->n; }
+index_t IterativeProblem::coils() const { return impl_->coils; }
+Shape IterativeProblem::imageShape() const { return Shape{impl_->dims[0], impl_->dims[1], impl_->dims[2]}; }
+
+CArray IterativeProblem::solution() const {
+  CArray x(imageShape());
+  impl_->backend.download(x.data(), *impl_->x, bytesOf(impl_->n));
+  return x;
+}
+
+CArray IterativeProblem::combined() const {
+  CArray x = solution();
+  for (index_t i = 0; i < x.size(); ++i) x[i] *= static_cast<float>(std::sqrt(impl_->sos[i]));
+  return x;
+}
+
+CArray IterativeProblem::coilImages() const {
+  const Impl& p = *impl_;
+  CArray out(Shape{p.dims[0], p.dims[1], p.dims[2], p.coils});
+  if (!p.maps) {
+    p.backend.download(out.data(), *p.x, bytesOf(p.n));
+    return out;
+  }
+  auto tmp = p.backend.allocate(bytesOf(p.n));
+  for (index_t c = 0; c < p.coils; ++c) {
+    p.backend.multiply(*tmp, p.maps->map(c), p.n, *p.x, p.n, false);
+    p.backend.download(out.data() + c * p.n, *tmp, bytesOf(p.n));
+  }
+  return out;
+}
+
+double IterativeProblem::residualNorm() { return std::sqrt(impl_->encoding->residualSquared(*impl_->x, impl_->data)); }
+double IterativeProblem::priorNorm() { return std::sqrt(impl_->regularizer->normSquared(*impl_->x)); }
+double IterativeProblem::dataNormSquared() const { return impl_->dataNorm2; }
+
+nlohmann::json IterativeProblem::describe() const {
+  nlohmann::json j = impl_->info;
+  for (auto& [k, v] : impl_->traj->info.items()) j[k] = v;
+  return j;
+}
+
+std::shared_ptr<IterativeProblem::TrajectoryOperators> IterativeProblem::trajectoryOperators() const {
+  return impl_->traj;
+}
+
+// --- the pipeline --------------------------------------------------------------------------------------------
+
+ImageSet reconstructIterative(Backend& backend, const Dataset& d, const ReconSettings& s, Timings& timings,
+                              const Progress& progress) {
+  const IterativeSettings& it = s.iterative;
+  const index_t slices = std::max<index_t>(1, d.header.slices);
+  ImageSet result;
+  std::shared_ptr<IterativeProblem::TrajectoryOperators> shared;
+  nlohmann::json perSlice = nlohmann::json::array();
+  std::string warmNote;
+
+  for (index_t sl = 0; sl < slices; ++sl) {
+    const double from = static_cast<double>(sl) / slices, to = static_cast<double>(sl + 1) / slices;
+    // Setup takes the first fifth of a slice's share, the iterations the rest.
+    const Progress setup([&](double f, const std::string& st) { progress.report(from + 0.2 * (to - from) * f, st); });
+    const Progress iterations([&](double f, const std::string& st) {
+      progress.report(from + (to - from) * (0.2 + 0.8 * f), st + (slices > 1 ? " (slice " + std::to_string(sl + 1) + ")" : ""));
+    });
+    IterativeProblem problem(backend, d, s, sl, timings, setup, shared);
+    shared = problem.trajectoryOperators();
+    const index_t n = problem.voxels();
+    const Shape img = problem.imageShape();
+    if (sl == 0) {
+      result.combined = CArray(Shape{img[0], img[1], img[2], 1, slices});
+      if (s.keepCoilImages) result.coilImages = CArray(Shape{img[0], img[1], img[2], problem.coils(), slices});
+    }
+
+    CArray initial;
+    const CArray* init = nullptr;
+    if (it.warmStart) {
+      if (it.warmStart->size() == n * slices) {
+        initial = CArray(img);
+        std::copy_n(it.warmStart->data() + sl * n, n, initial.data());
+        init = &initial;
+        warmNote = "used";
+      } else {
+        warmNote = "ignored: the previous image " + it.warmStart->shape().str() + " does not match " +
+                   result.combined.shape().str();
+      }
+    }
+    solve::CgResult cg;
+    {
+      ScopedStage st(timings, "CG", &backend);
+      cg = problem.solve(it.lambda, it.iterations, it.tolerance, false, init, iterations);
+    }
+    {
+      ScopedStage st(timings, "download", &backend);
+      const CArray c = problem.combined();
+      std::copy_n(c.data(), n, result.combined.data() + sl * n);
+      if (s.keepCoilImages) {
+        const CArray ci = problem.coilImages();
+        std::copy_n(ci.data(), ci.size(), result.coilImages.data() + sl * ci.size());
+      }
+    }
+    nlohmann::json j = cg.toJson();
+    j["lambda"] = it.lambda;
+    j["data_norm_squared"] = problem.dataNormSquared();
+    const nlohmann::json described = problem.describe();  // named: a temporary would die before the loop
+    for (auto& [k, v] : described.items()) j[k] = v;
+    perSlice.push_back(std::move(j));
+  }
+  if (slices == 1) {
+    result.convergence = perSlice[0];
+  } else {
+    result.convergence = {{"slices", perSlice}};
+  }
+  if (!warmNote.empty()) result.convergence["warm_start"] = warmNote;
+  progress.report(1.0, "cg: done");
+  return result;
+}
+
+std::vector<LCurvePoint> lcurve(Backend& backend, const Dataset& d, const ReconSettings& s,
+                                const std::vector<double>& lambdas, const Progress& progress) {
+  Timings timings;
+  IterativeProblem problem(backend, d, s, 0, timings, progress);
+  std::vector<LCurvePoint> out;
+  for (std::size_t i = 0; i < lambdas.size(); ++i) {
+    const double from = static_cast<double>(i) / lambdas.size(), to = static_cast<double>(i + 1) / lambdas.size();
+    const Progress sub([&](double f, const std::string& st) { progress.report(from + (to - from) * f, st); });
+    const auto cg = problem.solve(lambdas[i], s.iterative.iterations, s.iterative.tolerance, i > 0, nullptr, sub);
+    out.push_back({lambdas[i], problem.residualNorm(), problem.priorNorm(), cg.iterations});
+  }
+  return out;
 }
 
 }  // namespace larmor::recon

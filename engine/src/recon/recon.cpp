@@ -63,6 +63,7 @@ ReconResult run(const ReconRequest& request, const Progress& progress) {
       images = reconstructGrappa(backend, d, request.settings, result.timings, progress);
       break;
   }
+  result.convergence = std::move(images.convergence);
   result.coilImages = std::move(images.coilImages);
   result.image = std::move(images.combined);
 
@@ -74,6 +75,7 @@ ReconResult run(const ReconRequest& request, const Progress& progress) {
                                       result.image.shape().str() + " differ in size (--matrix)"}};
   }
   result.provenance = provenance(toJson(request.settings), dev.id, dev.name, result.timings, d.source);
+  if (!result.convergence.is_null()) result.provenance["convergence"] = result.convergence;
   if (!sel.notice.empty()) result.provenance["device"]["notice"] = sel.notice;
   progress.report(1.0, "done");
   return result;

@@ -3,7 +3,7 @@
 //   .h5 .mrd .ismrmrd   ISMRMRD (needs LARMOR_IO)
 //   .cfl .hdr (or a base path whose .hdr exists)   BART k-space [readout, pe1|spokes, pe2, coils, ...,
 //                       slices at dimension 13]; non-Cartesian with LoadOptions::trajectoryPath
-//   .ra                 RawArray (not implemented yet)
+//   .ra                 RawArray complex float32 in BART's k-space layout (same rules as .cfl)
 #include <string>
 
 #include "larmor/recon/dataset.hpp"
@@ -12,7 +12,7 @@
 namespace larmor::io {
 
 struct LoadOptions {
-  /// BART trajectory (.cfl, dims [3, readout, spokes], cycles per FOV) for non-Cartesian .cfl k-space.
+  /// BART trajectory (.cfl or .ra, dims [3, readout, spokes], cycles per FOV) for non-Cartesian .cfl/.ra k-space.
   std::string trajectoryPath;
   /// Recon matrix for formats without a header (BART .cfl); 0 = what the data imply (Cartesian: the
   /// k-space size; non-Cartesian: 2*ceil(max |k|) per dimension). ISMRMRD files keep their header's

@@ -13,6 +13,7 @@ namespace larmor::recon {
 struct ImageSet {
   CArray coilImages;  ///< [x, y, z, coils, slices]
   CArray combined;    ///< [x, y, z, 1, slices]
+  nlohmann::json convergence;  ///< iterative methods: residual and objective per iteration (recon/iterative.hpp)
 };
 
 /// The output matrix: settings.matrix where given, else the header's recon matrix.

@@ -1,6 +1,16 @@
 #pragma once
-// GRAPPA (Schneider 2008): autocalibration from ACS lines (basic findWs and improved findWsImproved),
-// k-space filling, coil combination; SVD coil compression. Settings defaults: the thesis's Table 5.1.
+// GRAPPA (Griswold et al., MRM 47:1202, 2002) with the autocalibration of Schneider's thesis "GPGPU for
+// accelerated GRAPPA autocalibration in MRI" (2008): basic findWs (Nb blocks along phase encoding, one
+// weight set per readout segment of Δs columns, Alg. 4.2) and improved findWsImproved (a K_PE x K_RO
+// kernel, power clipping and normalization, Alg. 4.3), both solving W = B A^H (A A^H + λE)^{-1} with
+// λ = χ trace(A A^H) / rows(A) (Listing 4.1); filling of the missing lines, inverse FFT, coil combination;
+// optional SVD coil compression first. Written once against the Backend primitives (gather, gemmBatched,
+// choleskySolveBatched, scatter, fft), so the CPU and the GPU run the same algorithm with the data on the
+// device from the upload to the download. docs/grappa.md has the method, the choices and the accuracy.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "larmor/backend/backend.hpp"
@@ -15,21 +25,103 @@ struct ImageSet;
 
 enum class GrappaCalibration { Basic, Improved };
 
+/// Defaults: the thesis's Table 5.1 (Nb = 4, Δs = 128, χ = 0.0001, η = 1.0), which the thesis benchmarks
+/// with findWs. The improved kernel's K_PE is Table 5.1's block size (4 lines) and K_RO = 5 is the kernel
+/// width of the thesis's Figure 4.2; κ = 0 (no clipping) because Table 5.1 names no κ. The CLI's defaults
+/// (`--grappa-calibration improved --grappa-kernel 4x5 --chi 1e-4 --eta 1 --kappa 0`) are the same.
 struct GrappaSettings {
   GrappaCalibration calibration = GrappaCalibration::Improved;
-  int kernelPe = 4;       ///< K_PE source lines (improved) — see the thesis's Table 5.1
-  int kernelRo = 5;       ///< K_RO source columns (improved)
-  int blocks = 4;         ///< Nb (basic)
-  int segment = 128;      ///< Δs columns per weight set (basic)
-  double chi = 1e-4;      ///< regularization λ = χ·trace(AA^H)/rows
-  double eta = 1.0;       ///< normalization η
-  double kappa = 0.0;     ///< power clipping fraction κ in [0, 1)
-  int outCoils = 0;       ///< SVD coil compression to N virtual coils (0 = off)
+  int kernelPe = 4;        ///< K_PE source lines of the improved kernel (Table 5.1's Nb)
+  int kernelRo = 5;        ///< K_RO source columns of the improved kernel (Figure 4.2)
+  int blocks = 4;          ///< Nb source blocks of the basic kernel (Table 5.1)
+  int segment = 128;       ///< Δs readout columns per basic weight set (Table 5.1)
+  double chi = 1e-4;       ///< χ: regularization λ = χ·trace(AA^H)/rows(A) (Table 5.1)
+  double eta = 1.0;        ///< η: each group of equations is scaled by p^{-η/2}, p its power (Table 5.1)
+  double kappa = 0.0;      ///< κ in [0, 1): fraction of the strongest equations dropped (improved only)
+  int outCoils = 0;        ///< SVD coil compression to N virtual coils before GRAPPA (0 = off)
+  /// Basic only: weights interpolated linearly between the segment centres along the readout instead of
+  /// one set per segment (smoother in x; costs a weight set per column).
+  bool interpolateSegments = false;
 };
 
 nlohmann::json toJson(const GrappaSettings& s);
 
+/// Reconstructs Cartesian data undersampled along pe1 with a calibration (ACS) block: 2D, multi-slice,
+/// and 3D (pe2 fully sampled; each pe2 partition is its own 2D problem after an inverse FFT along pe2).
+/// Output conventions as reconstructCartesian. Throws Error for data or settings GRAPPA cannot use.
 ImageSet reconstructGrappa(Backend& backend, const Dataset& d, const ReconSettings& s, Timings& timings,
                            const Progress& progress);
 
+namespace grappa {
+
+/// The phase-encoding pattern GRAPPA works with, the same in every slice and pe2 partition: a regular grid
+/// of acquired lines g0 + kR, and one contiguous block of calibration lines.
+struct Sampling {
+  index_t lines = 0;
+  int accel = 1;                       ///< R
+  index_t gridFirst = 0;               ///< g0 in [0, R)
+  std::vector<std::uint8_t> acquired;  ///< [lines]: 1 where a line was measured (grid or ACS)
+  index_t acsFirst = 0, acsCount = 0;  ///< the calibration block
+};
+
+/// Reads the pattern from d.sampled / d.calibration (R from the header where it says R > 1, else from the
+/// spacing of the non-calibration lines) and checks it: one clear Error when GRAPPA cannot use it.
+Sampling analyseSampling(const Dataset& d);
+
+/// Checks the settings against the data (kernel inside the ACS block, R < lines, κ in [0, 1), ...).
+void validate(const GrappaSettings& s, const Sampling& sampling, index_t columns, index_t coils);
+
+/// The data in the domain the calibration works in, on the host: [columns, lines, coils, problems] with
+/// problem = pe2 partition + partitions * slice, after coil compression (when s.outCoils > 0). Basic:
+/// hybrid space (x, ky), inverse FFT along the readout (the segment's "sensitivities approximately
+/// constant", thesis sec. 2.6.2, hold in x, not in kx); improved: k-space (kx, ky). 3D: pe2 in image
+/// space. For tests and benchmarks; the reconstruction does this on the device.
+CArray calibrationDomain(const Dataset& d, const GrappaSettings& s);
+
+/// Weights of every calibration entry with the fast path on `backend` (float32 products, the solve as the
+/// backend does it): W^T [rows(A), rows(B), entries], entry = segment + segments * problem (improved: one
+/// segment). planes: calibrationDomain's output.
+CArray calibrationWeights(Backend& backend, const CArray& planes, const Sampling& sampling, const GrappaSettings& s);
+
+/// The float64 reference of the same weights: A and B built entry by entry from the thesis's eqs. 4.1 /
+/// 4.3, normalization and clipping by Alg. 4.2 / 4.3, an Eigen LLT in double. Plain loops, no tables.
+Array<cdouble> referenceWeights(const CArray& planes, const Sampling& sampling, const GrappaSettings& s);
+
+/// The whole GRAPPA reconstruction of one data set's geometry, reusable for data of the same geometry (the
+/// index tables stay on the device). Slices go through in batches: one upload, the calibration (one
+/// batched GEMM and solve for all the batch's slices), the filling, the inverse FFT, the crop and the coil
+/// combination on the device, one download.
+class Pipeline {
+ public:
+  /// slicesPerBatch = 0 picks the batch from memoryBudgetBytes (0: 40 % of a GPU's memory, 2 GiB on the
+  /// CPU). A 3D volume whose partitions do not fit the budget at once is calibrated and filled in
+  /// sub-batches of partitions.
+  Pipeline(Backend& backend, const Dataset& geometry, const ReconSettings& settings, index_t slicesPerBatch = 0,
+           std::size_t memoryBudgetBytes = 0);
+  ~Pipeline();
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+
+  index_t slicesPerBatch() const;
+  /// Problems (slices x pe2 partitions) calibrated together; fewer than a batch's when sub-batched.
+  index_t problemsPerCalibration() const;
+  /// Everything, all slices of d (same geometry as the constructor's).
+  ImageSet run(const Dataset& d, Timings& timings, const Progress& progress = {});
+
+  // Pieces of run() for benchmarks: upload slices [first, first + count) (count <= slicesPerBatch), process
+  // them (host: coil compression matrices, and equation scales unless η = 1 and κ = 0; device: everything
+  // else up to the combined images; works in place on the uploaded k-space, so each process() needs its
+  // upload()), and download them into `out` (shaped by run's conventions).
+  void upload(const Dataset& d, index_t first, index_t count);
+  void process(const Dataset& d, index_t first, index_t count, Timings* timings = nullptr);
+  void download(ImageSet& out, index_t first, index_t count);
+  /// An ImageSet of the output shape for all of d's slices.
+  ImageSet allocateOutput() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace grappa
 }  // namespace larmor::recon

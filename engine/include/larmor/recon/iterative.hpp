@@ -1,12 +1,26 @@
 #pragma once
-// Advanced iterative reconstruction (Stone et al. 2008, Haldar-Liang): (F^H F + λ W^H W) ρ = F^H d by
-// PCG, F^H F through Toeplitz embedding (issue 5).
+// Advanced iterative reconstruction (Stone et al. 2008; Haldar et al. 2008): the regularised least-squares
+// image of Stone's eq. 1,
+//   rho = argmin ||E rho - d||^2 + lambda ||W rho||^2,   i.e.   (E^H E + lambda W^H W) rho = E^H d  (eq. 2),
+// by preconditioned CG (60 iterations by default, as in the paper), with
+//   - E = N^{-1/2} [F S_1; ...; F S_C]: the raw non-uniform Fourier sums of ops/nufft.hpp at the physics
+//     scale of docs/conventions.md, coil sensitivities inside (CG-SENSE) when there are several coils;
+//   - E^H d exactly (exact DFT, Stone's F^H d) or by NUFFT (--fhd dft|nufft);
+//   - E^H E by Toeplitz embedding (ops/toeplitz.hpp): Q once per trajectory (exact or NUFFT; cached on
+//     disk), then one FFT pair on the 2N grid per coil and iteration;
+//   - W: identity, finite differences, or reference-weighted finite differences (ops/regularizer.hpp).
+// Everything inside the CG loop stays in the backend's memory.
+#include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "larmor/backend/backend.hpp"
+#include "larmor/ops/nufft.hpp"
 #include "larmor/recon/dataset.hpp"
+#include "larmor/solve/cg.hpp"
 #include "larmor/util/progress.hpp"
 #include "larmor/util/timer.hpp"
 
@@ -20,13 +34,95 @@ struct IterativeSettings {
   double lambda = 0.0;
   int iterations = 60;                   ///< the paper's default
   double tolerance = 0.0;                ///< relative residual; 0 = iterations only
-  std::string referencePath;             ///< anatomical prior image
+  std::string referencePath;             ///< anatomical prior image (.cfl, or .h5 with a reference)
   std::string fhd = "dft";               ///< dft | nufft
+  /// How Q (Toeplitz kernel) is computed: dft (exact, the paper) | nufft | auto (= fhd).
+  std::string toeplitz = "auto";
+  /// Coil sensitivities: estimate (from the k-space centre) | dataset (Dataset::coilMaps, the true maps
+  /// of simulated data).
+  std::string coilMaps = "estimate";
+  double calibrationRadius = 12;         ///< k-space radius (cycles/FOV) of the calibration region
+  double anatomicalDelta = 0;            ///< edge scale of the anatomical weights; 0: from the reference
+  bool preconditioner = true;            ///< Jacobi (diagonal) preconditioner
+  /// Q cache folder; "" = $XDG_CACHE_HOME/larmor or ~/.cache/larmor; "none" disables the cache.
+  std::string cacheDirectory;
+  /// Split the exact F^H d and Q by voxel slabs over every visible GPU (Stone's GPU.Multi) when the
+  /// backend is a GPU and more than one is visible.
+  bool multiGpu = true;
+  /// The previous result's combined image [x, y, z, 1, slices] to start from (warm start: the GUI's lambda
+  /// slider). Ignored (with a note in the convergence record) when its size does not match.
+  std::shared_ptr<const CArray> warmStart;
 };
 
 nlohmann::json toJson(const IterativeSettings& s);
 
 ImageSet reconstructIterative(Backend& backend, const Dataset& d, const ReconSettings& s, Timings& timings,
                               const Progress& progress);
+
+/// Everything of one slice that does not depend on lambda: the plan, E^H d, the coil maps, Q (Toeplitz) and
+/// W, all in the backend's memory; solve() then runs PCG for any lambda, warm-starting from the previous
+/// solution (still on the device) when asked. The GUI's lambda slider and lcurve() reuse one problem.
+class IterativeProblem {
+ public:
+  /// What depends only on the trajectory and the matrix (the F^H d plan, Q): shared by the slices of a
+  /// multi-slice dataset. Opaque.
+  struct TrajectoryOperators;
+
+  /// shared: from another slice's trajectoryOperators() (null: build them).
+  IterativeProblem(Backend& backend, const Dataset& d, const ReconSettings& s, index_t slice, Timings& timings,
+                   const Progress& progress = {}, std::shared_ptr<TrajectoryOperators> shared = nullptr);
+  ~IterativeProblem();
+  IterativeProblem(const IterativeProblem&) = delete;
+  IterativeProblem& operator=(const IterativeProblem&) = delete;
+
+  /// PCG for `lambda`. warmFromLast: start from the last solution (kept on the device); otherwise from
+  /// `initial` when given (an image of voxels() elements in the combined-image convention), else 0.
+  solve::CgResult solve(double lambda, int iterations, double tolerance, bool warmFromLast,
+                        const CArray* initial = nullptr, const Progress& progress = {},
+                        const solve::CgObserver& observer = {});
+
+  index_t voxels() const;
+  index_t coils() const;
+  Shape imageShape() const;             ///< [N0, N1, N2]
+  CArray solution() const;              ///< rho [N0, N1, N2]
+  /// rho * sqrt(sum_c |S_c|^2) (single coil: rho): matches the sum-of-squares truth of docs/conventions.md
+  /// for estimated and for true maps alike, and keeps rho's phase.
+  CArray combined() const;
+  CArray coilImages() const;            ///< S_c rho [N0, N1, N2, coils]
+  double residualNorm();                ///< ||E rho - d|| (forward transforms)
+  double priorNorm();                   ///< ||W rho||
+  double dataNormSquared() const;       ///< ||d||^2
+  /// What was used: regularizer, coil maps, Q method and cache status, delta, fhd.
+  nlohmann::json describe() const;
+  std::shared_ptr<TrajectoryOperators> trajectoryOperators() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+struct LCurvePoint {
+  double lambda = 0;
+  double residualNorm = 0;  ///< ||E rho - d||
+  double priorNorm = 0;     ///< ||W rho||
+  int iterations = 0;
+};
+
+/// The L-curve (Hansen 1992) over `lambdas` for slice 0, each solve warm-started from the previous one
+/// (in the order given: pass them sorted). Iterations and tolerance from the settings.
+std::vector<LCurvePoint> lcurve(Backend& backend, const Dataset& d, const ReconSettings& s,
+                                const std::vector<double>& lambdas, const Progress& progress = {});
+
+/// Stone's GPU.Multi: the adjoint sums of `g` (raw, ops/nufft.hpp) computed on several backends, each for
+/// a slab of the slowest image axis (z in 3D, y in 2D). A slab of Ns planes starting at z0 is an image of
+/// its own: its pixels sit at (n' - floor(Ns/2))/Ns, so with the trajectory's slab coordinate scaled by
+/// Ns/N and the samples multiplied by exp(+2 pi i k_z (z0 - floor(N/2) + floor(Ns/2)) / N), the slab
+/// plan's adjoint is exactly the full adjoint restricted to those planes (the phase of the slab's offset
+/// moves into the data). Each backend gets a contiguous slab sized by its share; the work is O(M N / B)
+/// each. samples: [M, batch] (host); returns [N0, N1, N2, batch] (host). `slabsPerBackend` > 1 splits
+/// further (tests check the decomposition on one device).
+CArray slabAdjoint(const std::vector<Backend*>& backends, const NufftGeometry& g, const CArray& samples,
+                   index_t batch, const std::function<std::unique_ptr<NufftPlan>(Backend&, const NufftGeometry&)>& makePlan,
+                   int slabsPerBackend = 1);
 
 }  // namespace larmor::recon

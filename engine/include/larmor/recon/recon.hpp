@@ -34,6 +34,7 @@ struct ReconResult {
   std::string deviceName;
   std::string deviceNotice;  ///< e.g. why auto fell back to the CPU
   nlohmann::json metrics;    ///< against dataset.reference when present (percent error, PSNR, SSIM)
+  nlohmann::json convergence; ///< iterative methods: residual and objective per iteration
   nlohmann::json provenance; ///< settings, version, device, timings, input
 };
 

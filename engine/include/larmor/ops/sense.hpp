@@ -1,0 +1,98 @@
+#pragma once
+// Coil sensitivities inside the encoding operator (CG-SENSE: Pruessmann et al., MRM 46:638, 2001, the
+// paper Stone et al. cite as [28]): E = [F S_1; ...; F S_C] with the physics scale N^{-1/2} of
+// docs/conventions.md, so that
+//   E^H d   = N^{-1/2} sum_c S_c^H F^H d_c                (the right-hand side, Stone's F^H d)
+//   E^H E x = sum_c S_c^H (N^{-1} F^H F) S_c x           (Toeplitz per coil: one Q serves every coil)
+// and the normal operator of Stone's eq. 2 with a prior weight: A = E^H E + lambda W^H W.
+// Coils are kept in one buffer each: every step is a whole-buffer backend op (the backend has no views
+// into a buffer), and the coil sum is an accumulation, so no batched reduction op is needed.
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "larmor/array/array.hpp"
+#include "larmor/backend/backend.hpp"
+#include "larmor/ops/nufft.hpp"
+#include "larmor/ops/regularizer.hpp"
+#include "larmor/ops/toeplitz.hpp"
+#include "larmor/solve/cg.hpp"
+
+namespace larmor::ops {
+
+/// Coil sensitivity maps in the backend's memory, one buffer per coil.
+class CoilSensitivities {
+ public:
+  /// maps [N0, N1, N2, coils] (host).
+  CoilSensitivities(Backend& backend, const CArray& maps, index_t voxels, index_t coils);
+  index_t coils() const { return static_cast<index_t>(maps_.size()); }
+  index_t voxels() const { return voxels_; }
+  const Buffer& map(index_t c) const { return *maps_[static_cast<std::size_t>(c)]; }
+  /// sum_c |S_c|^2 per voxel (host): the diagonal of sum_c S_c^H S_c.
+  const std::vector<double>& sumOfSquares() const { return sos_; }
+
+ private:
+  index_t voxels_;
+  std::vector<std::unique_ptr<Buffer>> maps_;
+  std::vector<double> sos_;
+};
+
+using PlanFactory = std::function<std::unique_ptr<NufftPlan>(const NufftGeometry&)>;
+
+/// Sensitivities from the centre of k-space, the self-calibrating way (no separate calibration scan):
+/// the samples with |k| <= radius (cycles/FOV) under a Hann taper cos^2(pi |k| / (2 radius)) give one
+/// low-resolution image L_c per coil (an adjoint of the plan the factory makes), and
+///   S_c = L_c / sqrt(sum_c |L_c|^2 + eps^2),   eps = 1e-3 max sqrt(sum_c |L_c|^2),
+/// the relative sensitivities of the sum-of-squares normalisation (the coil-combination weights of
+/// Walsh et al.'s adaptive combine for a rank-one coil covariance): the object's own low-resolution
+/// magnitude cancels, so sum_c |S_c|^2 = 1 where there is signal, and the SENSE solution is the object
+/// weighted by sqrt(sum_c |s_c|^2) (docs/conventions.md: the truth a coil-combined image should match).
+/// kspace: [M, coils] for one slice (host). Returns [N0, N1, N2, coils]. Throws Error when fewer than
+/// 2 samples lie in the calibration region.
+CArray estimateCoilMaps(Backend& backend, const NufftGeometry& g, const CArray& kspace, index_t coils,
+                        double radius, const PlanFactory& makePlan);
+
+/// A = sum_c S_c^H T S_c + lambda W^H W on single images [N0, N1, N2] (T = N^{-1} F^H F by Toeplitz).
+class NormalOperator final : public solve::LinearOperator {
+ public:
+  /// coils and regularizer may be null (one coil with S = 1; no prior). Not owned.
+  NormalOperator(Backend& backend, ToeplitzOperator& toeplitz, const CoilSensitivities* coils,
+                 Regularizer* regularizer, double lambda);
+  index_t size() const override { return toeplitz_.voxels(); }
+  void apply(const Buffer& x, Buffer& y) override;
+  void setLambda(double lambda) { lambda_ = lambda; }
+  double lambda() const { return lambda_; }
+  /// diag(A) (host): T's diagonal times sum_c |S_c|^2, plus lambda diag(W^H W). The Jacobi preconditioner.
+  std::vector<double> diagonal() const;
+
+ private:
+  Backend& backend_;
+  ToeplitzOperator& toeplitz_;
+  const CoilSensitivities* coils_;
+  Regularizer* regularizer_;
+  double lambda_;
+  std::unique_ptr<Buffer> tmp_, acc_;
+};
+
+/// The encoding operator with its plan: E x and E^H d for data held per coil in the backend's memory.
+class SenseEncoding {
+ public:
+  /// plan: F (not owned); coils may be null; scale = N^{-1/2}.
+  SenseEncoding(Backend& backend, NufftPlan& plan, const CoilSensitivities* coils, double scale);
+  index_t samples() const { return plan_.samples(); }
+  index_t voxels() const { return plan_.imageShape().size(); }
+  index_t coils() const { return coils_ ? coils_->coils() : 1; }
+  /// out = E^H d; data holds one buffer of M samples per coil.
+  void adjoint(const std::vector<std::unique_ptr<Buffer>>& data, Buffer& out);
+  /// ||E x - d||^2 (forward transforms, one per coil).
+  double residualSquared(const Buffer& x, const std::vector<std::unique_ptr<Buffer>>& data);
+
+ private:
+  Backend& backend_;
+  NufftPlan& plan_;
+  const CoilSensitivities* coils_;
+  double scale_;
+  std::unique_ptr<Buffer> image_, samples_;
+};
+
+}  // namespace larmor::ops

@@ -1,0 +1,92 @@
+#pragma once
+// (Preconditioned) conjugate gradients, written once against a LinearOperator and the Backend's vector
+// ops (axpby, dot, norm2, multiply), so the same loop runs on the CPU and, with every vector in device
+// memory, on a GPU: per iteration one operator application plus a few vector ops and scalar reductions;
+// no array crosses between host and device inside the loop.
+//
+// Stone et al. (2008, sec. 3.2) solve the normal equations (F^H F + W^H W) rho = F^H d (their eq. 2) by
+// PCG [Hestenes & Stiefel 1952; Concus, Golub, O'Leary 1976], 60 iterations. For Hermitian positive
+// definite A, CG minimises phi(x) = x^H A x - 2 Re(x^H b) over growing Krylov spaces, so the least-squares
+// objective ||F x - d||^2 + ||W x||^2 = phi(x) + ||d||^2 falls monotonically (in exact arithmetic).
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "larmor/backend/backend.hpp"
+#include "larmor/util/progress.hpp"
+
+namespace larmor::solve {
+
+/// y = A x on complex vectors of size() elements in one backend's memory. A must be Hermitian positive
+/// (semi)definite for CG. x and y are distinct buffers.
+class LinearOperator {
+ public:
+  virtual ~LinearOperator() = default;
+  virtual index_t size() const = 0;
+  virtual void apply(const Buffer& x, Buffer& y) = 0;
+};
+
+/// z = M^{-1} r for a Hermitian positive definite M that approximates A.
+class Preconditioner {
+ public:
+  virtual ~Preconditioner() = default;
+  virtual void apply(const Buffer& r, Buffer& z) = 0;
+};
+
+/// Jacobi: M = diag(A). Entries <= 0 or not finite (voxels the operator does not see) get M = 1, which
+/// leaves those components as plain CG would.
+class DiagonalPreconditioner final : public Preconditioner {
+ public:
+  DiagonalPreconditioner(Backend& backend, const std::vector<double>& diagonal);
+  void apply(const Buffer& r, Buffer& z) override;
+  index_t size() const { return n_; }
+
+ private:
+  Backend& backend_;
+  index_t n_;
+  std::unique_ptr<Buffer> inverse_;
+};
+
+struct CgOptions {
+  int maxIterations = 60;   ///< Stone et al.'s 60
+  double tolerance = 0;     ///< stop when ||b - A x|| <= tolerance ||b||; 0: iterations only
+  /// Track phi(x) + objectiveOffset per iteration (two extra dot products). With objectiveOffset = ||d||^2
+  /// the value is the least-squares objective ||F x - d||^2 + lambda ||W x||^2 itself.
+  bool trackObjective = true;
+  double objectiveOffset = 0;
+  /// x holds an initial guess on entry (warm start: the previous solution when only lambda changed).
+  /// Otherwise x is set to zero and the first operator application is saved.
+  bool warmStart = false;
+  /// Progress fractions spanned by the iterations, and the text reported with each.
+  double progressFrom = 0, progressTo = 1;
+  std::string stage = "CG";
+};
+
+struct CgIterate {
+  int iteration = 0;             ///< 0: the initial guess
+  double relativeResidual = 0;   ///< ||b - A x|| / ||b|| (the recursively updated residual)
+  double objective = 0;          ///< phi(x) + objectiveOffset; NaN when not tracked
+};
+
+struct CgResult {
+  int iterations = 0;            ///< operator applications inside the loop
+  bool converged = false;        ///< reached the tolerance
+  std::string stopReason;        ///< "iterations" | "tolerance" | "zero right-hand side" | "breakdown"
+  std::vector<CgIterate> history;
+  nlohmann::json toJson() const;  ///< {"iterations", "converged", "stop", "residual": [...], "objective": [...]}
+};
+
+/// Called after every iteration (the GUI's live convergence plot).
+using CgObserver = std::function<void(const CgIterate&)>;
+
+/// Solves A x = b. x (in/out) and b are buffers of A.size() elements on `backend`. M may be null (plain
+/// CG). Reports progress at the start of every iteration, so a cancelled token stops the solve within one
+/// iteration (Cancelled is thrown; x then holds the last completed iterate). Throws Error on size mismatch.
+CgResult conjugateGradient(Backend& backend, LinearOperator& A, const Buffer& b, Buffer& x, const CgOptions& options,
+                           Preconditioner* M = nullptr, const Progress& progress = {},
+                           const CgObserver& observer = {});
+
+}  // namespace larmor::solve

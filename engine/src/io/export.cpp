@@ -1,0 +1,327 @@
+#include "larmor/io/export.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <numbers>
+#include <system_error>
+
+#include "larmor/io/cfl.hpp"
+#include "larmor/io/image_geometry.hpp"
+#include "larmor/io/nifti.hpp"
+#include "larmor/io/png.hpp"
+#include "larmor/util/provenance.hpp"
+#ifdef LARMOR_HAVE_IO
+#include "larmor/io/dicom.hpp"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace larmor::io {
+
+namespace {
+
+constexpr const char* kSupported = "DIR/ (DICOM series), OUT.nii (NIfTI-1), OUT.cfl (BART), OUT.png";
+
+std::string lowerExtension(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext;
+}
+
+// "out/series/" -> "out/series": the directory the series becomes.
+fs::path dicomTarget(const std::string& path) {
+  std::string s = path;
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return fs::path(s);
+}
+
+fs::path parentOf(const fs::path& p) { return p.has_parent_path() ? p.parent_path() : fs::path("."); }
+
+void requireWritableDirectory(const fs::path& dir, const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw Error(path + ": cannot write, directory " + dir.string() + " does not exist");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw Error(path + ": cannot write in " + dir.string() + " (" + std::strerror(errno) + ")");
+}
+
+// A directory that may become (or be replaced by) a series: absent, empty, or a previous export, which
+// holds nothing but .dcm files. Anything else is the user's and is never replaced.
+enum class TargetState { Absent, Empty, PreviousExport };
+TargetState dicomTargetState(const fs::path& target, const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(target, ec))) return TargetState::Absent;
+  if (!fs::is_directory(fs::symlink_status(target, ec)))
+    throw Error(path + ": exists and is not a directory (a DICOM series needs a directory)");
+  bool empty = true;
+  for (const auto& e : fs::directory_iterator(target, ec)) {
+    empty = false;
+    const std::string name = e.path().filename().string();
+    const bool dcm = name.size() > 4 && name.compare(name.size() - 4, 4, ".dcm") == 0;
+    if (!dcm || !e.is_regular_file(ec) || e.is_symlink(ec))
+      throw Error(path + ": the directory holds '" + name +
+                  "', which is not part of a DICOM export; choose a new or empty directory");
+  }
+  if (ec) throw Error(path + ": cannot list the directory (" + ec.message() + ")");
+  return empty ? TargetState::Empty : TargetState::PreviousExport;
+}
+
+std::string makeTempDir(const fs::path& target, const char* tag, const std::string& path) {
+  std::string tmpl = target.string() + tag + "XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (!::mkdtemp(buf.data())) throw Error(path + ": cannot create a temporary directory (" + std::strerror(errno) + ")");
+  std::error_code ec;
+  // mkdtemp makes it 0700; a series directory is as readable as any other output.
+  fs::permissions(buf.data(),
+                  fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                      fs::perms::others_exec,
+                  ec);
+  return buf.data();
+}
+
+void validateOptions(const ExportOptions& o, const std::string& path) {
+  for (const auto& c : o.components) (void)componentFromString(c);
+  if (o.components.empty()) throw Error(path + ": no image component to export");
+  if (!std::isfinite(o.windowWidth) || o.windowWidth < 0 || !std::isfinite(o.windowCenter))
+    throw Error(path + ": the window width must be a finite number >= 0 (0 = automatic)");
+}
+
+double percentile(std::vector<float> v, double q) {
+  v.erase(std::remove_if(v.begin(), v.end(), [](float x) { return !std::isfinite(x); }), v.end());
+  if (v.empty()) return 0;
+  const auto k = std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
+
+void checkImage(const CArray& image, const std::string& path) {
+  const Shape& s = image.shape();
+  if (image.empty() || s[3] != 1 || s.span(5, s.rank()) != 1)
+    throw Error(path + ": expected a combined image [x, y, z, 1, slices], got " + s.str());
+}
+
+#ifdef LARMOR_HAVE_IO
+// The series appears at once: written into TARGET.tmp-XXXXXX next to the target (same file system),
+// then renamed onto it. A previous export is moved aside first and removed after the rename; any
+// failure removes the temporary directory, so there is never a half-written series.
+std::vector<std::string> writeDicomAtomically(const std::string& path, const recon::ReconResult& r, const Dataset& d,
+                                              const ExportOptions& o, const ImageGeometry& g,
+                                              const Progress& progress) {
+  const fs::path target = dicomTarget(path);
+  requireWritableDirectory(parentOf(target), path);
+  const TargetState state = dicomTargetState(target, path);
+  const std::string temp = makeTempDir(target, ".tmp-", path);
+  std::vector<std::string> files;
+  std::error_code ec;
+  try {
+    files = writeDicomSeriesFiles(temp, r, d, o, g, progress);
+    if (state == TargetState::PreviousExport) {
+      // rename(2) onto an empty directory replaces it; the old series goes to an empty temporary one.
+      const std::string old = makeTempDir(target, ".old-", path);
+      if (std::rename(target.c_str(), old.c_str()) != 0) {
+        const std::string why = std::strerror(errno);
+        fs::remove(old, ec);
+        throw Error(path + ": cannot replace the previous export (" + why + ")");
+      }
+      if (std::rename(temp.c_str(), target.c_str()) != 0) {
+        const std::string why = std::strerror(errno);
+        std::rename(old.c_str(), target.c_str());  // put the previous export back
+        throw Error(path + ": cannot rename the new series into place (" + why + ")");
+      }
+      fs::remove_all(old, ec);
+    } else if (std::rename(temp.c_str(), target.c_str()) != 0) {
+      throw Error(path + ": cannot rename the new series into place (" + std::strerror(errno) + ")");
+    }
+  } catch (...) {
+    fs::remove_all(temp, ec);
+    throw;
+  }
+  for (auto& f : files) f = (target / fs::path(f).filename()).string();
+  return files;
+}
+#endif
+
+}  // namespace
+
+std::string toString(OutputKind k) {
+  switch (k) {
+    case OutputKind::Dicom: return "DICOM";
+    case OutputKind::Nifti: return "NIfTI";
+    case OutputKind::Bart: return "BART";
+    case OutputKind::Png: return "PNG";
+  }
+  return "?";
+}
+
+ImageComponent componentFromString(const std::string& s) {
+  for (ImageComponent c :
+       {ImageComponent::Magnitude, ImageComponent::Phase, ImageComponent::Real, ImageComponent::Imaginary})
+    if (toString(c) == s) return c;
+  throw Error("image component '" + s + "' is unknown; expected magnitude, phase, real or imaginary");
+}
+
+std::string toString(ImageComponent c) {
+  switch (c) {
+    case ImageComponent::Magnitude: return "magnitude";
+    case ImageComponent::Phase: return "phase";
+    case ImageComponent::Real: return "real";
+    case ImageComponent::Imaginary: return "imaginary";
+  }
+  return "?";
+}
+
+RArray extractComponent(const CArray& image, ImageComponent c) {
+  RArray out(image.shape());
+  for (index_t i = 0; i < image.size(); ++i) {
+    const cfloat v = image[i];
+    switch (c) {
+      case ImageComponent::Magnitude: out[i] = std::abs(v); break;
+      case ImageComponent::Phase: out[i] = std::arg(v); break;
+      case ImageComponent::Real: out[i] = v.real(); break;
+      case ImageComponent::Imaginary: out[i] = v.imag(); break;
+    }
+  }
+  return out;
+}
+
+void automaticWindow(const RArray& values, ImageComponent c, double& lo, double& hi) {
+  switch (c) {
+    case ImageComponent::Phase:
+      lo = -std::numbers::pi, hi = std::numbers::pi;
+      return;
+    case ImageComponent::Magnitude:
+      // [0, p99.5] like the PNG writer: a few bright voxels (vessels, noise spikes) do not darken the rest.
+      lo = 0, hi = percentile(values.vec(), 0.995);
+      break;
+    case ImageComponent::Real:
+    case ImageComponent::Imaginary:
+      lo = percentile(values.vec(), 0.005), hi = percentile(values.vec(), 0.995);
+      break;
+  }
+  if (!(hi > lo)) hi = lo + 1;  // a constant image: any positive width
+}
+
+CArray toBartImage(const CArray& image) {
+  CArray out = image;
+  const Shape& s = image.shape();
+  if (s[4] > 1) {
+    std::vector<index_t> dims(kBartSliceDim + 1, 1);
+    for (std::size_t i = 0; i < 4; ++i) dims[i] = s[i];
+    dims[kBartSliceDim] = s[4];
+    out.reshape(Shape(dims));
+  } else {
+    out.reshape(s[3] > 1 ? Shape{s[0], s[1], s[2], s[3]} : Shape{s[0], s[1], s[2]});
+  }
+  return out;
+}
+
+OutputKind outputKind(const std::string& path) {
+  if (path.empty()) throw Error("no output path given; supported: " + std::string(kSupported));
+  std::error_code ec;
+  if (path.back() == '/' || fs::is_directory(path, ec)) return OutputKind::Dicom;
+  const std::string ext = lowerExtension(path);
+  if (ext == ".nii") return OutputKind::Nifti;
+  if (ext == ".cfl") return OutputKind::Bart;
+  if (ext == ".png") return OutputKind::Png;
+  if (ext == ".gz" && lowerExtension(path.substr(0, path.size() - 3)) == ".nii")
+    throw Error(path + ": compressed NIfTI (.nii.gz) is not supported; write .nii");
+  if (ext == ".dcm")
+    throw Error(path + ": DICOM is written as a series directory; end the path with '/' (e.g. out/series/)");
+  throw Error(path + ": unsupported output " + (ext.empty() ? std::string("(no extension)") : "'" + ext + "'") +
+              "; supported: " + kSupported);
+}
+
+void checkOutputPath(const std::string& path, const ExportOptions& o) {
+  const OutputKind kind = outputKind(path);
+  validateOptions(o, path);
+  if (kind == OutputKind::Dicom) {
+#ifndef LARMOR_HAVE_IO
+    throw Error(path + ": this build has no DICOM support (LARMOR_IO=OFF); write .nii, .cfl or .png");
+#else
+    const fs::path target = dicomTarget(path);
+    if (target == "/" || target.filename() == "." || target.filename() == "..")
+      throw Error(path + ": name a series directory (e.g. out/series/)");
+    requireWritableDirectory(parentOf(target), path);
+    (void)dicomTargetState(target, path);
+#endif
+    return;
+  }
+  const fs::path p(path);
+  requireWritableDirectory(parentOf(p), path);
+}
+
+ExportReport writeImageOutput(const std::string& path, const recon::ReconResult& r, const Dataset& d,
+                              const ExportOptions& o, const Progress& progress) {
+  checkOutputPath(path, o);
+  checkImage(r.image, path);
+  ExportReport report;
+  report.kind = outputKind(path);
+  report.path = path;
+  // Files are one atomic step each; a DICOM series reports per instance written.
+  if (report.kind != OutputKind::Dicom) progress.report(0.0, "writing " + toString(report.kind));
+  switch (report.kind) {
+    case OutputKind::Bart: {
+      writeCfl(path, toBartImage(r.image));
+      const std::string base = cflBasePath(path);
+      report.files = {base + ".hdr", base + ".cfl"};
+      break;
+    }
+    case OutputKind::Png: {
+      const RArray mag = extractComponent(r.image, ImageComponent::Magnitude);
+      const Shape& s = r.image.shape();
+      const index_t planes = mag.size() / (s[0] * s[1]);
+      float lo = 0, hi = 0;  // equal: automatic
+      if (o.windowWidth > 0) lo = o.windowCenter - 0.5f * o.windowWidth, hi = o.windowCenter + 0.5f * o.windowWidth;
+      // A 3D volume shows its middle partition; 2D slices side by side.
+      writePng(path, s[2] > 1 ? render(mag, planes / 2, lo, hi) : renderMosaic(mag, lo, hi));
+      report.files = {path};
+      break;
+    }
+    case OutputKind::Nifti: {
+      ImageGeometry g = imageGeometry(d.header, r.image.shape());
+      report.warnings = g.warnings;
+      NiftiOptions no;
+      no.complex = o.niftiComplex;
+      double lo, hi;
+      if (o.windowWidth > 0) {
+        lo = o.windowCenter - 0.5 * o.windowWidth, hi = o.windowCenter + 0.5 * o.windowWidth;
+      } else {
+        automaticWindow(extractComponent(r.image, ImageComponent::Magnitude), ImageComponent::Magnitude, lo, hi);
+      }
+      no.calMin = lo, no.calMax = hi;
+      const nlohmann::json& settings = r.provenance.contains("settings") ? r.provenance["settings"] : nlohmann::json();
+      const std::string method = settings.is_object() && settings.contains("method") && settings["method"].is_string()
+                                     ? settings["method"].get<std::string>() : std::string("?");
+      no.description = "Larmor " + versionString() + " method " + method + (o.niftiComplex ? " complex" : " magnitude");
+      const auto w = writeNifti(path, r.image, g, no);
+      report.warnings.insert(report.warnings.end(), w.begin(), w.end());
+      report.files = {path};
+      break;
+    }
+    case OutputKind::Dicom: {
+#ifdef LARMOR_HAVE_IO
+      const ImageGeometry g = imageGeometry(d.header, r.image.shape());
+      report.warnings = g.warnings;
+      report.files = writeDicomAtomically(path, r, d, o, g, progress);
+      report.path = dicomTarget(path).string();
+#else
+      throw Error(path + ": this build has no DICOM support (LARMOR_IO=OFF)");
+#endif
+      break;
+    }
+  }
+  if (o.printWarnings)
+    for (const auto& w : report.warnings) std::cerr << "warning: " << report.path << ": " << w << "\n";
+  return report;
+}
+
+}  // namespace larmor::io

@@ -1,0 +1,207 @@
+// W^H W, ||W x||^2 and diag(W^H W) of the priors in ops/regularizer.hpp, on any Backend: the differences
+// are the backend's finiteDifference op, the weights elementwise multiplies, so nothing leaves the device.
+#include "larmor/ops/regularizer.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace larmor::ops {
+
+std::string toString(RegularizerKind k) {
+  switch (k) {
+    case RegularizerKind::Tikhonov: return "tikhonov";
+    case RegularizerKind::FiniteDifference: return "fd";
+    case RegularizerKind::Anatomical: return "anatomical";
+  }
+  return "?";
+}
+
+RegularizerKind regularizerFromString(const std::string& s) {
+  if (s == "tikhonov") return RegularizerKind::Tikhonov;
+  if (s == "fd") return RegularizerKind::FiniteDifference;
+  if (s == "anatomical") return RegularizerKind::Anatomical;
+  throw Error("regularizer " + s + ": expected tikhonov, fd or anatomical");
+}
+
+namespace {
+
+std::size_t bytesOf(index_t n) { return static_cast<std::size_t>(n) * sizeof(cfloat); }
+
+/// f(i, coordinate along `axis`, extent along `axis`) for every voxel, without a division per voxel
+/// (128^3 volumes: this runs on the host while a reconstruction is set up).
+template <class F>
+void forEachVoxel(const index_t dims[3], int axis, F&& f) {
+  index_t i = 0;
+  for (index_t z = 0; z < dims[2]; ++z)
+    for (index_t y = 0; y < dims[1]; ++y)
+      for (index_t x = 0; x < dims[0]; ++x, ++i) f(i, axis == 0 ? x : axis == 1 ? y : z, dims[axis]);
+}
+
+class Tikhonov final : public Regularizer {
+ public:
+  Tikhonov(Backend& b, const index_t dims[3]) : Regularizer(b, dims) {}
+  RegularizerKind kind() const override { return RegularizerKind::Tikhonov; }
+  void applyNormal(const Buffer& x, Buffer& y) override { backend_.copy(y, x, bytesOf(size())); }
+  double normSquared(const Buffer& x) override {
+    const double n = backend_.norm2(x, size());
+    return n * n;
+  }
+  std::vector<double> diagonal() const override { return std::vector<double>(static_cast<std::size_t>(size()), 1.0); }
+};
+
+/// W = [w_a D_a] stacked over the axes of extent > 1; unweighted when `weights` is empty.
+class FiniteDifferences final : public Regularizer {
+ public:
+  FiniteDifferences(Backend& b, const index_t dims[3], const AnatomicalWeights* weights)
+      : Regularizer(b, dims), kind_(weights ? RegularizerKind::Anatomical : RegularizerKind::FiniteDifference) {
+    const index_t n = size();
+    for (int a = 0; a < 3; ++a)
+      if (dims_[a] > 1) axes_.push_back(a);
+    if (weights) {
+      for (int a : axes_) {
+        const RArray& w = weights->weights[a];
+        require(w.size() == n, "anatomical weights: axis " + std::to_string(a) + " has " + std::to_string(w.size()) +
+                                   " weights for " + std::to_string(n) + " voxels");
+        std::vector<cfloat> w2(static_cast<std::size_t>(n));
+        std::vector<double> hw2(static_cast<std::size_t>(n));
+        for (index_t i = 0; i < n; ++i) {
+          const double v = static_cast<double>(w[i]) * w[i];
+          w2[i] = cfloat(static_cast<float>(v), 0.f);
+          hw2[i] = v;
+        }
+        auto buf = backend_.allocate(bytesOf(n));
+        backend_.upload(*buf, w2.data(), bytesOf(n));
+        squaredWeights_[a] = std::move(buf);
+        hostSquaredWeights_[a] = std::move(hw2);
+      }
+    }
+    tmp_ = backend_.allocate(bytesOf(n));
+    tmp2_ = backend_.allocate(bytesOf(n));
+  }
+  RegularizerKind kind() const override { return kind_; }
+
+  void applyNormal(const Buffer& x, Buffer& y) override {
+    const index_t n = size();
+    if (axes_.empty()) {  // a single voxel: no differences
+      backend_.fill(y, cfloat(0.f), n);
+      return;
+    }
+    bool first = true;
+    for (int a : axes_) {
+      backend_.finiteDifference(*tmp_, x, dims_, 1, a, false);
+      if (squaredWeights_[a]) backend_.multiply(*tmp_, *squaredWeights_[a], n, *tmp_, n, false);
+      if (first) {
+        backend_.finiteDifference(y, *tmp_, dims_, 1, a, true);
+        first = false;
+      } else {
+        backend_.finiteDifference(*tmp2_, *tmp_, dims_, 1, a, true);
+        backend_.axpby(y, cfloat(1.f), *tmp2_, cfloat(1.f), n);
+      }
+    }
+  }
+
+  double normSquared(const Buffer& x) override {
+    const index_t n = size();
+    double s = 0;
+    for (int a : axes_) {
+      backend_.finiteDifference(*tmp_, x, dims_, 1, a, false);
+      if (squaredWeights_[a]) {
+        backend_.multiply(*tmp2_, *squaredWeights_[a], n, *tmp_, n, false);
+        s += backend_.dot(*tmp_, *tmp2_, n).real();  // sum w^2 |D x|^2
+      } else {
+        const double v = backend_.norm2(*tmp_, n);
+        s += v * v;
+      }
+    }
+    return s;
+  }
+
+  std::vector<double> diagonal() const override {
+    // (D_a^H diag(w^2) D_a)_{ii} = w_a(i)^2 [i_a < N_a - 1] + w_a(i - e_a)^2 [i_a > 0].
+    const index_t n = size();
+    std::vector<double> d(static_cast<std::size_t>(n), 0.0);
+    for (int a : axes_) {
+      const index_t stride = a == 0 ? 1 : a == 1 ? dims_[0] : dims_[0] * dims_[1];
+      const std::vector<double>* w2 = squaredWeights_[a] ? &hostSquaredWeights_[a] : nullptr;
+      forEachVoxel(dims_, a, [&](index_t i, index_t c, index_t len) {
+        if (c < len - 1) d[i] += w2 ? (*w2)[i] : 1.0;
+        if (c > 0) d[i] += w2 ? (*w2)[i - stride] : 1.0;
+      });
+    }
+    return d;
+  }
+
+ private:
+  RegularizerKind kind_;
+  std::vector<int> axes_;
+  std::unique_ptr<Buffer> squaredWeights_[3];
+  std::vector<double> hostSquaredWeights_[3];
+  std::unique_ptr<Buffer> tmp_, tmp2_;
+};
+
+}  // namespace
+
+AnatomicalWeights anatomicalWeights(const CArray& reference, const index_t dims[3], double delta) {
+  const index_t n = dims[0] * dims[1] * dims[2];
+  require(reference.size() == n, "anatomical prior: the reference image has " + std::to_string(reference.size()) +
+                                     " voxels, the reconstruction " + std::to_string(n) + " (" +
+                                     std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "x" +
+                                     std::to_string(dims[2]) + ")");
+  std::vector<float> mag(static_cast<std::size_t>(n));
+  for (index_t i = 0; i < n; ++i) {
+    mag[i] = std::abs(reference[i]);
+    require(std::isfinite(mag[i]), "anatomical prior: the reference image has a non-finite voxel " + std::to_string(i));
+  }
+  AnatomicalWeights out;
+  std::vector<float> diffs;
+  diffs.reserve(static_cast<std::size_t>(3 * n));
+  for (int a = 0; a < 3; ++a) {
+    out.weights[a] = RArray(Shape{dims[0], dims[1], dims[2]}, 1.f);
+    if (dims[a] <= 1) continue;
+    const index_t stride = a == 0 ? 1 : a == 1 ? dims[0] : dims[0] * dims[1];
+    forEachVoxel(dims, a, [&](index_t i, index_t c, index_t len) {
+      if (c < len - 1) diffs.push_back(std::abs(mag[i + stride] - mag[i]));
+    });
+  }
+  if (delta <= 0) {
+    double median = 0, maximum = 0;
+    if (!diffs.empty()) {
+      maximum = *std::max_element(diffs.begin(), diffs.end());
+      auto mid = diffs.begin() + static_cast<std::ptrdiff_t>(diffs.size() / 2);
+      std::nth_element(diffs.begin(), mid, diffs.end());
+      median = *mid;
+    }
+    delta = std::max(3.0 * median, 0.02 * maximum);
+    // A constant reference has no edges: every weight 1 (plain smoothness).
+    if (!(delta > 0)) delta = 1.0;
+  }
+  out.delta = delta;
+  for (int a = 0; a < 3; ++a) {
+    if (dims[a] <= 1) continue;
+    const index_t stride = a == 0 ? 1 : a == 1 ? dims[0] : dims[0] * dims[1];
+    float* w = out.weights[a].data();
+    forEachVoxel(dims, a, [&](index_t i, index_t c, index_t len) {
+      if (c >= len - 1) return;
+      const double t = (mag[i + stride] - mag[i]) / delta;
+      w[i] = static_cast<float>(1.0 / std::sqrt(1.0 + t * t));
+    });
+  }
+  return out;
+}
+
+std::unique_ptr<Regularizer> makeTikhonov(Backend& backend, const index_t dims[3]) {
+  return std::make_unique<Tikhonov>(backend, dims);
+}
+std::unique_ptr<Regularizer> makeFiniteDifference(Backend& backend, const index_t dims[3]) {
+  return std::make_unique<FiniteDifferences>(backend, dims, nullptr);
+}
+std::unique_ptr<Regularizer> makeWeightedFiniteDifference(Backend& backend, const index_t dims[3],
+                                                          const AnatomicalWeights& weights) {
+  return std::make_unique<FiniteDifferences>(backend, dims, &weights);
+}
+std::unique_ptr<Regularizer> makeAnatomical(Backend& backend, const index_t dims[3], const CArray& reference,
+                                            double delta) {
+  return makeWeightedFiniteDifference(backend, dims, anatomicalWeights(reference, dims, delta));
+}
+
+}  // namespace larmor::ops

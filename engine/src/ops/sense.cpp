@@ -1,0 +1,174 @@
+// CG-SENSE pieces (ops/sense.hpp): sensitivities on the device, their estimate from the k-space centre,
+// the normal operator sum_c S_c^H T S_c + lambda W^H W, and E / E^H with a NUFFT or exact-DFT plan.
+#include "larmor/ops/sense.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace larmor::ops {
+
+namespace {
+std::size_t bytesOf(index_t n) { return static_cast<std::size_t>(n) * sizeof(cfloat); }
+}  // namespace
+
+CoilSensitivities::CoilSensitivities(Backend& backend, const CArray& maps, index_t voxels, index_t coils)
+    : voxels_(voxels), sos_(static_cast<std::size_t>(voxels), 0.0) {
+  require(coils >= 1 && maps.size() == voxels * coils,
+          "coil maps: " + std::to_string(maps.size()) + " values for " + std::to_string(voxels) + " voxels x " +
+              std::to_string(coils) + " coils");
+  for (index_t c = 0; c < coils; ++c) {
+    auto b = backend.allocate(bytesOf(voxels));
+    backend.upload(*b, maps.data() + c * voxels, bytesOf(voxels));
+    maps_.push_back(std::move(b));
+    for (index_t v = 0; v < voxels; ++v) sos_[v] += std::norm(cdouble(maps[c * voxels + v]));
+  }
+}
+
+CArray estimateCoilMaps(Backend& backend, const NufftGeometry& g, const CArray& kspace, index_t coils, double radius,
+                        const PlanFactory& makePlan) {
+  const index_t m = g.samples();
+  require(kspace.size() == m * coils, "coil maps: k-space has " + std::to_string(kspace.size()) + " samples, " +
+                                          std::to_string(m) + " x " + std::to_string(coils) + " coils expected");
+  require(radius > 0, "coil maps: the calibration radius must be > 0");
+  std::vector<index_t> keep;
+  std::vector<float> taper;
+  const float* k = g.trajectory.data();
+  for (index_t j = 0; j < m; ++j) {
+    const double kx = k[3 * j], ky = k[3 * j + 1], kz = g.dims == 3 ? k[3 * j + 2] : 0.0;
+    const double r = std::sqrt(kx * kx + ky * ky + kz * kz);
+    if (r > radius) continue;
+    const double c = std::cos(M_PI * r / (2 * radius));  // Hann: smooth low-pass, no ringing of the maps
+    keep.push_back(j);
+    taper.push_back(static_cast<float>(c * c));
+  }
+  const index_t mc = static_cast<index_t>(keep.size());
+  require(mc >= 2, "coil maps: only " + std::to_string(mc) + " samples lie within the calibration radius " +
+                       std::to_string(radius) + " cycles/FOV; raise it");
+
+  NufftGeometry gc;
+  gc.dims = g.dims;
+  for (int d = 0; d < 3; ++d) gc.image[d] = g.image[d];
+  gc.trajectory = RArray(Shape{3, mc});
+  std::vector<cfloat> data(static_cast<std::size_t>(mc * coils));
+  for (index_t i = 0; i < mc; ++i) {
+    for (int d = 0; d < 3; ++d) gc.trajectory[3 * i + d] = k[3 * keep[i] + d];
+    for (index_t c = 0; c < coils; ++c) data[c * mc + i] = kspace[c * m + keep[i]] * taper[i];
+  }
+  const index_t voxels = g.image[0] * g.image[1] * (g.dims == 3 ? g.image[2] : 1);
+  auto plan = makePlan(gc);
+  auto samples = backend.allocate(bytesOf(mc * coils));
+  backend.upload(*samples, data.data(), bytesOf(mc * coils));
+  auto images = backend.allocate(bytesOf(voxels * coils));
+  plan->adjoint(*samples, *images, coils);
+  CArray low(Shape{g.image[0], g.image[1], g.dims == 3 ? g.image[2] : 1, coils});
+  backend.download(low.data(), *images, bytesOf(voxels * coils));
+
+  std::vector<double> sos(static_cast<std::size_t>(voxels), 0.0);
+  double peak = 0;
+  for (index_t v = 0; v < voxels; ++v) {
+    for (index_t c = 0; c < coils; ++c) sos[v] += std::norm(cdouble(low[c * voxels + v]));
+    sos[v] = std::sqrt(sos[v]);
+    peak = std::max(peak, sos[v]);
+  }
+  require(peak > 0 && std::isfinite(peak), "coil maps: the calibration region holds no signal");
+  const double eps2 = (1e-3 * peak) * (1e-3 * peak);
+  for (index_t v = 0; v < voxels; ++v) {
+    const double inv = 1.0 / std::sqrt(sos[v] * sos[v] + eps2);
+    for (index_t c = 0; c < coils; ++c) low[c * voxels + v] = cfloat(cdouble(low[c * voxels + v]) * inv);
+  }
+  return low;
+}
+
+NormalOperator::NormalOperator(Backend& backend, ToeplitzOperator& toeplitz, const CoilSensitivities* coils,
+                               Regularizer* regularizer, double lambda)
+    : backend_(backend), toeplitz_(toeplitz), coils_(coils), regularizer_(regularizer), lambda_(lambda) {
+  const index_t n = toeplitz.voxels();
+  require(!coils || coils->voxels() == n, "normal operator: coil maps and image differ in size");
+  require(!regularizer || regularizer->size() == n, "normal operator: prior and image differ in size");
+  tmp_ = backend.allocate(bytesOf(n));
+  acc_ = backend.allocate(bytesOf(n));
+}
+
+void NormalOperator::apply(const Buffer& x, Buffer& y) {
+  const index_t n = size();
+  if (!coils_) {
+    toeplitz_.apply(x, y);
+  } else {
+    for (index_t c = 0; c < coils_->coils(); ++c) {
+      const Buffer& s = coils_->map(c);
+      backend_.multiply(*tmp_, s, n, x, n, false);  // S_c x
+      toeplitz_.apply(*tmp_, *tmp_);                // T S_c x
+      if (c == 0) {
+        backend_.multiply(y, s, n, *tmp_, n, true);  // S_c^H T S_c x
+      } else {
+        backend_.multiply(*tmp_, s, n, *tmp_, n, true);
+        backend_.axpby(y, cfloat(1.f), *tmp_, cfloat(1.f), n);
+      }
+    }
+  }
+  if (regularizer_ && lambda_ != 0) {
+    regularizer_->applyNormal(x, *acc_);
+    backend_.axpby(y, cfloat(static_cast<float>(lambda_)), *acc_, cfloat(1.f), n);
+  }
+}
+
+std::vector<double> NormalOperator::diagonal() const {
+  const index_t n = size();
+  std::vector<double> d(static_cast<std::size_t>(n), toeplitz_.diagonal());
+  if (coils_) {
+    const auto& sos = coils_->sumOfSquares();
+    for (index_t i = 0; i < n; ++i) d[i] *= sos[i];
+  }
+  if (regularizer_ && lambda_ != 0) {
+    const auto w = regularizer_->diagonal();
+    for (index_t i = 0; i < n; ++i) d[i] += lambda_ * w[i];
+  }
+  return d;
+}
+
+SenseEncoding::SenseEncoding(Backend& backend, NufftPlan& plan, const CoilSensitivities* coils, double scale)
+    : backend_(backend), plan_(plan), coils_(coils), scale_(scale) {
+  require(!coils || coils->voxels() == voxels(), "encoding: coil maps and plan image differ in size");
+  image_ = backend.allocate(bytesOf(voxels()));
+  samples_ = backend.allocate(bytesOf(samples()));
+}
+
+void SenseEncoding::adjoint(const std::vector<std::unique_ptr<Buffer>>& data, Buffer& out) {
+  const index_t n = voxels();
+  require(static_cast<index_t>(data.size()) == coils(), "encoding: data for " + std::to_string(data.size()) +
+                                                             " coils, the operator has " + std::to_string(coils()));
+  if (!coils_) {
+    plan_.adjoint(*data[0], out, 1);
+  } else {
+    for (index_t c = 0; c < coils(); ++c) {
+      plan_.adjoint(*data[static_cast<std::size_t>(c)], *image_, 1);
+      if (c == 0) {
+        backend_.multiply(out, coils_->map(c), n, *image_, n, true);
+      } else {
+        backend_.multiply(*image_, coils_->map(c), n, *image_, n, true);
+        backend_.axpby(out, cfloat(1.f), *image_, cfloat(1.f), n);
+      }
+    }
+  }
+  backend_.scale(out, cfloat(static_cast<float>(scale_), 0.f), n);
+}
+
+double SenseEncoding::residualSquared(const Buffer& x, const std::vector<std::unique_ptr<Buffer>>& data) {
+  const index_t n = voxels(), m = samples();
+  double s = 0;
+  for (index_t c = 0; c < coils(); ++c) {
+    if (coils_) {
+      backend_.multiply(*image_, coils_->map(c), n, x, n, false);
+      plan_.forward(*image_, *samples_, 1);
+    } else {
+      plan_.forward(x, *samples_, 1);
+    }
+    // scale F S_c x - d_c
+    backend_.axpby(*samples_, cfloat(-1.f), *data[static_cast<std::size_t>(c)], cfloat(static_cast<float>(scale_)), m);
+    const double r = backend_.norm2(*samples_, m);
+    s += r * r;
+  }
+  return s;
+}
+
+}  // namespace larmor::ops

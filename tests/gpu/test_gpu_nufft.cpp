@@ -1,0 +1,316 @@
+// The CUDA NUFFT plan (cuda/nufft.cu, nufft_sector.cu, nufft_tron.cu) against a float64 brute-force DFT
+// written in the test (small sizes) and against the CPU plan on the same inputs: the accuracy curve over
+// W and sigma (printed; the two points asserted), both adjoint spreaders (Gregerson's sectors
+// and TRON's radial gridding) on the same radial data, 2D and 3D, odd and non-square sizes, band-edge
+// samples whose footprints wrap, crowded sectors that are split into parts, batches over the coil chunk,
+// adjointness, table vs direct kernel, spreadInterpolate, and the errors. Every output buffer is filled
+// with NaN first, so an element a kernel forgets to write fails the comparison.
+//
+// W is NufftOptions::width, the FULL kernel width in oversampled grid points. As the CPU test explains
+// (tests/unit/test_nufft.cpp), "1e-2 at W=2, sigma=1.25" holds in TRON's convention (w = half width,
+// full width 4); a full width of 2 aliases at ~0.1-0.2 whatever its shape. Those are the points asserted.
+#include "noncartesian_test_util.hpp"
+
+using namespace nctest;
+using larmor::KernelEvaluation;
+using larmor::NufftOptions;
+using larmor::Spreader;
+using larmor::traj::RadialOrder;
+
+namespace {
+
+class NufftGpu : public GpuTest {};
+
+NufftOptions options(int width, double sigma, Spreader s = Spreader::Auto, KernelEvaluation k = KernelEvaluation::Table) {
+  NufftOptions o;
+  o.width = width;
+  o.oversampling = sigma;
+  o.spreader = s;
+  o.kernel = k;
+  return o;
+}
+
+PlanRun runOn(Backend& be, const Problem& p, const NufftOptions& o, const std::vector<cfloat>& img,
+              const std::vector<cfloat>& data, index_t batch) {
+  auto plan = be.makeNufftPlan(p.geometry(), o);
+  EXPECT_EQ(plan->samples(), p.m);
+  EXPECT_EQ(plan->imageShape(), (Shape{p.n[0], p.n[1], p.n[2]}));
+  return runPlan(be, *plan, p, img, data, batch);
+}
+
+std::vector<cfloat> spreadInterpolateOn(Backend& be, larmor::NufftPlan& plan, const std::vector<cfloat>& w) {
+  auto in = toBackend(be, w);
+  auto out = poisoned(be, static_cast<index_t>(w.size()));
+  plan.spreadInterpolate(*in, *out);
+  return fromBackend(be, *out, static_cast<index_t>(w.size()));
+}
+
+const char* name(Spreader s) { return s == Spreader::Tron ? "tron" : s == Spreader::Sector ? "sector" : "auto"; }
+
+}  // namespace
+
+// The curve for docs/perf.md and the two points, on samples uniform over the band (sector
+// spreader: the trajectory is not radial).
+TEST_F(NufftGpu, AccuracyCurveAgainstExactDft) {
+  const Problem p = randomProblem(2, 32, 32, 1, 2000, 7);
+  const auto img = randomComplex(p.voxels(), 1), data = randomComplex(p.m, 2);
+  const ExactDft exact(p);
+  const auto exF = exact.forward(img, 1), exA = exact.adjoint(data, 1);
+  std::printf("GPU NUFFT relative error vs float64 DFT (2D 32x32, 2000 random samples), forward / adjoint:\n");
+  std::printf("   W   sigma=1.25             sigma=1.5              sigma=2\n");
+  const double sigmas[3] = {1.25, 1.5, 2.0};
+  double err[7][3];
+  for (int w = 2; w <= 6; ++w) {
+    std::printf("  %2d", w);
+    for (int si = 0; si < 3; ++si) {
+      const PlanRun r = runOn(*gpu_, p, options(w, sigmas[si]), img, data, 1);
+      const double ef = relError(r.forward, exF), ea = relError(r.adjoint, exA);
+      std::printf("   %.2e / %.2e", ef, ea);
+      err[w][si] = std::max(ef, ea);
+    }
+    std::printf("\n");
+  }
+  EXPECT_LE(err[4][0], 1e-2);   // TRON's w = 2 (full width 4), sigma 1.25
+  EXPECT_LE(err[6][2], 1e-4);   // W = 6, sigma 2
+  EXPECT_LE(err[2][0], 0.25);   // full width 2: near the Kaiser-Bessel limit (regression bound)
+  for (int w = 3; w <= 6; ++w)
+    for (int si = 0; si < 3; ++si) EXPECT_LT(err[w][si], err[w - 1][si]) << "W " << w << " sigma " << sigmas[si];
+}
+
+// Both spreaders on golden-angle and linear radial data (readout 2N: the outermost samples sit on the
+// grid's edge and their footprints wrap): the same accuracy, and the same sums to float rounding.
+TEST_F(NufftGpu, RadialBothSpreadersAgainstExactDft) {
+  for (RadialOrder order : {RadialOrder::GoldenAngle, RadialOrder::Linear180}) {
+    const Problem p = radialProblem(32, 64, 50, order);
+    const auto img = randomComplex(p.voxels(), 3), data = randomComplex(p.m, 4);
+    const ExactDft exact(p);
+    const auto exF = exact.forward(img, 1), exA = exact.adjoint(data, 1);
+    for (auto [w, sigma, tol] : {std::tuple{4, 1.25, 1e-2}, std::tuple{6, 2.0, 1e-4}, std::tuple{2, 2.0, 0.15}}) {
+      PlanRun r[2];
+      int i = 0;
+      for (Spreader s : {Spreader::Sector, Spreader::Tron}) {
+        r[i] = runOn(*gpu_, p, options(w, sigma, s), img, data, 1);
+        const double ef = relError(r[i].forward, exF), ea = relError(r[i].adjoint, exA);
+        std::printf("radial %s W=%d sigma=%.2f %-6s forward %.2e adjoint %.2e\n",
+                    order == RadialOrder::GoldenAngle ? "golden" : "linear", w, sigma, name(s), ef, ea);
+        EXPECT_LE(ef, tol);
+        EXPECT_LE(ea, tol);
+        ++i;
+      }
+      EXPECT_LE(relDiff(r[1].adjoint, r[0].adjoint), 2e-6) << "TRON vs sector, W " << w << " sigma " << sigma;
+    }
+  }
+}
+
+TEST_F(NufftGpu, OddNonSquareAnd3D) {
+  const NufftOptions o = options(6, 2.0);
+  for (int dims : {2, 3}) {
+    const Problem p = dims == 2 ? randomProblem(2, 15, 22, 1, 700, 11) : randomProblem(3, 9, 12, 7, 600, 12);
+    const index_t batch = 2;
+    const auto img = randomComplex(p.voxels() * batch, 5), data = randomComplex(p.m * batch, 6);
+    const ExactDft exact(p);
+    const PlanRun r = runOn(*gpu_, p, o, img, data, batch);
+    const double ef = relError(r.forward, exact.forward(img, batch)), ea = relError(r.adjoint, exact.adjoint(data, batch));
+    std::printf("%dD W=6 sigma=2: forward %.2e adjoint %.2e\n", dims, ef, ea);
+    EXPECT_LE(ef, 1e-4) << dims << "D";
+    EXPECT_LE(ea, 1e-4) << dims << "D";
+  }
+  // 3D at the low-accuracy point too.
+  const Problem p = randomProblem(3, 12, 10, 8, 1500, 13);
+  const auto img = randomComplex(p.voxels(), 7), data = randomComplex(p.m, 8);
+  const ExactDft exact(p);
+  const PlanRun r = runOn(*gpu_, p, options(4, 1.25), img, data, 1);
+  EXPECT_LE(relError(r.forward, exact.forward(img, 1)), 1e-2);
+  EXPECT_LE(relError(r.adjoint, exact.adjoint(data, 1)), 1e-2);
+}
+
+TEST_F(NufftGpu, BandEdgeSamples) {
+  Problem p = randomProblem(2, 16, 16, 1, 200, 13);
+  p.k[0] = -8.f, p.k[1] = -8.f;
+  p.k[3] = 8.05f, p.k[4] = -8.07f;
+  const auto img = randomComplex(p.voxels(), 7), data = randomComplex(p.m, 8);
+  const ExactDft exact(p);
+  const PlanRun r = runOn(*gpu_, p, options(6, 2.0), img, data, 1);
+  EXPECT_LE(relError(r.forward, exact.forward(img, 1)), 1e-4);
+  EXPECT_LE(relError(r.adjoint, exact.adjoint(data, 1)), 1e-4);
+}
+
+// Thousands of samples in the few sectors around k = 0: the sector spreader splits them into parts and
+// sums the parts in a second pass.
+TEST_F(NufftGpu, CrowdedSectorsAreSplit) {
+  const Problem p = randomProblem(2, 32, 32, 1, 12000, 17, 0.12);
+  const auto img = randomComplex(p.voxels(), 9), data = randomComplex(p.m, 10);
+  const ExactDft exact(p);
+  const PlanRun r = runOn(*gpu_, p, options(6, 2.0, Spreader::Sector), img, data, 1);
+  EXPECT_LE(relError(r.adjoint, exact.adjoint(data, 1)), 1e-4);
+  EXPECT_LE(relError(r.forward, exact.forward(img, 1)), 1e-4);
+  // 3D: 16^3 sectors, all samples near the centre.
+  const Problem q = randomProblem(3, 16, 16, 16, 9000, 18, 0.2);
+  const auto img3 = randomComplex(q.voxels(), 11), data3 = randomComplex(q.m, 12);
+  const ExactDft exact3(q);
+  const PlanRun r3 = runOn(*gpu_, q, options(4, 2.0), img3, data3, 1);
+  EXPECT_LE(relError(r3.adjoint, exact3.adjoint(data3, 1)), 2e-3);
+}
+
+// <F x, y> = <x, F^H y> to float rounding: spread = interp^T with the same weights, IFFT = FFT^H,
+// crop = pad^T, a real diagonal deapodization.
+TEST_F(NufftGpu, Adjointness) {
+  struct Case {
+    Problem p;
+    NufftOptions o;
+  };
+  std::vector<Case> cases;
+  cases.push_back({randomProblem(2, 32, 24, 1, 2000, 21), options(4, 1.5)});
+  cases.push_back({randomProblem(3, 12, 10, 14, 1500, 22), options(4, 1.5)});
+  cases.push_back({radialProblem(32, 64, 40, RadialOrder::GoldenAngle), options(4, 2.0, Spreader::Tron)});
+  cases.push_back({radialProblem(32, 64, 40, RadialOrder::GoldenAngle), options(5, 1.25, Spreader::Sector)});
+  for (const Case& c : cases) {
+    const auto x = randomComplex(c.p.voxels(), 9), y = randomComplex(c.p.m, 10);
+    const PlanRun r = runOn(*gpu_, c.p, c.o, x, y, 1);
+    const double mismatch = adjointMismatch(x, r.forward, y, r.adjoint);
+    std::printf("adjointness %dD %s: %.2e\n", c.p.dims, name(c.o.spreader), mismatch);
+    EXPECT_LE(mismatch, 1e-5) << c.p.dims << "D " << name(c.o.spreader);
+  }
+}
+
+// A batch equals its coils run one at a time, across the 8-coil chunk and the spreaders' coil groups
+// (sector: 4 coils per block; TRON: 8, 4, 2 or 1 accumulators per thread).
+TEST_F(NufftGpu, BatchEqualsSingleCoils) {
+  for (Spreader s : {Spreader::Sector, Spreader::Tron}) {
+    const Problem p = radialProblem(24, 48, 30, RadialOrder::GoldenAngle);
+    for (index_t batch : {index_t{3}, index_t{11}}) {
+      const auto img = randomComplex(p.voxels() * batch, 11), data = randomComplex(p.m * batch, 12);
+      const NufftOptions o = options(4, 2.0, s);
+      auto plan = gpu_->makeNufftPlan(p.geometry(), o);
+      const PlanRun all = runPlan(*gpu_, *plan, p, img, data, batch);
+      for (index_t b = 0; b < batch; ++b) {
+        std::vector<cfloat> i1(img.begin() + p.voxels() * b, img.begin() + p.voxels() * (b + 1));
+        std::vector<cfloat> d1(data.begin() + p.m * b, data.begin() + p.m * (b + 1));
+        const PlanRun one = runPlan(*gpu_, *plan, p, i1, d1, 1);
+        std::vector<cfloat> f(all.forward.begin() + p.m * b, all.forward.begin() + p.m * (b + 1));
+        std::vector<cfloat> a(all.adjoint.begin() + p.voxels() * b, all.adjoint.begin() + p.voxels() * (b + 1));
+        EXPECT_LE(relDiff(f, one.forward), 1e-6) << name(s) << " batch " << batch << " coil " << b;
+        EXPECT_LE(relDiff(a, one.adjoint), 1e-6) << name(s) << " batch " << batch << " coil " << b;
+      }
+    }
+  }
+}
+
+TEST_F(NufftGpu, TableMatchesDirectKernel) {
+  for (int dims : {2, 3}) {
+    const Problem p = dims == 2 ? randomProblem(2, 24, 24, 1, 800, 41) : randomProblem(3, 10, 10, 10, 800, 42);
+    const auto img = randomComplex(p.voxels(), 13), data = randomComplex(p.m, 14);
+    const PlanRun table = runOn(*gpu_, p, options(5, 2.0), img, data, 1);
+    const PlanRun direct = runOn(*gpu_, p, options(5, 2.0, Spreader::Auto, KernelEvaluation::Direct), img, data, 1);
+    EXPECT_LE(relDiff(table.forward, direct.forward), 3e-6) << dims << "D";
+    EXPECT_LE(relDiff(table.adjoint, direct.adjoint), 3e-6) << dims << "D";
+  }
+}
+
+// TRON gathers in a fixed order: the same input gives the same bits.
+TEST_F(NufftGpu, TronIsDeterministic) {
+  const Problem p = radialProblem(64, 128, 101, RadialOrder::GoldenAngle);
+  const auto img = randomComplex(p.voxels(), 15), data = randomComplex(p.m, 16);
+  auto plan = gpu_->makeNufftPlan(p.geometry(), options(4, 2.0, Spreader::Tron));
+  const PlanRun a = runPlan(*gpu_, *plan, p, img, data, 1);
+  const PlanRun b = runPlan(*gpu_, *plan, p, img, data, 1);
+  EXPECT_EQ(a.adjoint, b.adjoint);
+  EXPECT_EQ(a.forward, b.forward);
+}
+
+// interp(spread(.)) is real symmetric with a positive diagonal, for both spreaders.
+TEST_F(NufftGpu, SpreadInterpolateIsSymmetric) {
+  const Problem p = radialProblem(32, 64, 40, RadialOrder::GoldenAngle);
+  for (Spreader s : {Spreader::Sector, Spreader::Tron}) {
+    auto plan = gpu_->makeNufftPlan(p.geometry(), options(4, 2.0, s));
+    const auto a = randomComplex(p.m, 17), b = randomComplex(p.m, 18);
+    const auto sa = spreadInterpolateOn(*gpu_, *plan, a), sb = spreadInterpolateOn(*gpu_, *plan, b);
+    const cdouble l = dot(sa, b), r = dot(a, sb);
+    EXPECT_LE(std::abs(l - r) / std::abs(l), 1e-5) << name(s);
+    const auto s1 = spreadInterpolateOn(*gpu_, *plan, std::vector<cfloat>(static_cast<std::size_t>(p.m), cfloat(1)));
+    for (const cfloat& v : s1) {
+      ASSERT_GT(v.real(), 0.f) << name(s);
+      ASSERT_NEAR(v.imag(), 0.f, 1e-5f * v.real()) << name(s);
+    }
+  }
+}
+
+// The GPU and CPU plans compute the same sums (same grid size rule, footprint, kernel table and
+// deapodization): 1e-5 for the same W and sigma, both spreaders, both kernel evaluations.
+TEST_F(NufftGpu, MatchesCpuPlan) {
+  auto host = cpu();
+  struct Case {
+    Problem p;
+    NufftOptions o;
+    index_t batch;
+    const char* what;
+  };
+  std::vector<Case> cases;
+  cases.push_back({randomProblem(2, 32, 32, 1, 2000, 51), options(4, 2.0), 3, "2D random W4 s2"});
+  cases.push_back({randomProblem(2, 30, 20, 1, 1500, 52), options(2, 1.25), 1, "2D random W2 s1.25"});
+  cases.push_back({randomProblem(2, 32, 32, 1, 2000, 53), options(6, 2.0, Spreader::Auto, KernelEvaluation::Direct), 2,
+                   "2D random W6 direct"});
+  cases.push_back({radialProblem(64, 128, 80, RadialOrder::GoldenAngle), options(4, 2.0, Spreader::Tron), 9,
+                   "2D golden TRON"});
+  cases.push_back({radialProblem(64, 128, 80, RadialOrder::GoldenAngle), options(4, 2.0, Spreader::Sector), 9,
+                   "2D golden sector"});
+  cases.push_back({radialProblem(48, 96, 60, RadialOrder::Linear360), options(6, 1.5, Spreader::Tron), 2,
+                   "2D linear360 TRON"});
+  cases.push_back({randomProblem(3, 16, 12, 10, 3000, 54), options(4, 1.5), 2, "3D random W4 s1.5"});
+  cases.push_back({randomProblem(3, 16, 16, 16, 3000, 55), options(7, 2.0), 1, "3D random W7 s2"});
+  for (const Case& c : cases) {
+    const auto img = randomComplex(c.p.voxels() * c.batch, 19), data = randomComplex(c.p.m * c.batch, 20);
+    const PlanRun g = runOn(*gpu_, c.p, c.o, img, data, c.batch);
+    const PlanRun h = runOn(*host, c.p, c.o, img, data, c.batch);
+    const double ef = relDiff(g.forward, h.forward), ea = relDiff(g.adjoint, h.adjoint);
+    std::printf("GPU vs CPU %-22s forward %.2e adjoint %.2e\n", c.what, ef, ea);
+    EXPECT_LE(ef, 1e-5) << c.what;
+    EXPECT_LE(ea, 1e-5) << c.what;
+    auto gp = gpu_->makeNufftPlan(c.p.geometry(), c.o);
+    auto hp = host->makeNufftPlan(c.p.geometry(), c.o);
+    const auto w = randomComplex(c.p.m, 21);
+    EXPECT_LE(relDiff(spreadInterpolateOn(*gpu_, *gp, w), spreadInterpolateOn(*host, *hp, w)), 1e-5) << c.what;
+  }
+}
+
+// The benchmark's workload (golden-angle radial 512 readout x 512 spokes -> 256^2, 8 coils): the two
+// spreaders agree with each other and with the CPU plan.
+TEST_F(NufftGpu, BenchmarkWorkloadMatchesCpu) {
+  const Problem p = radialProblem(256, 512, 512, RadialOrder::GoldenAngle);
+  const index_t coils = 8;
+  const auto img = randomComplex(p.voxels() * coils, 23), data = randomComplex(p.m * coils, 24);
+  const PlanRun tron = runOn(*gpu_, p, options(4, 2.0, Spreader::Tron), img, data, coils);
+  const PlanRun sector = runOn(*gpu_, p, options(4, 2.0, Spreader::Sector), img, data, coils);
+  const PlanRun host = runOn(*cpu(), p, options(4, 2.0), img, data, coils);
+  EXPECT_LE(relDiff(tron.adjoint, sector.adjoint), 2e-6);
+  EXPECT_LE(relDiff(tron.adjoint, host.adjoint), 1e-5);
+  EXPECT_LE(relDiff(sector.adjoint, host.adjoint), 1e-5);
+  EXPECT_LE(relDiff(tron.forward, host.forward), 1e-5);
+}
+
+TEST_F(NufftGpu, Errors) {
+  const Problem random = randomProblem(2, 16, 16, 1, 100, 71);
+  expectError([&] { gpu_->makeNufftPlan(random.geometry(), options(4, 2.0, Spreader::Tron)); }, "TRON");
+  const Problem three = randomProblem(3, 8, 8, 8, 100, 72);
+  expectError([&] { gpu_->makeNufftPlan(three.geometry(), options(4, 2.0, Spreader::Tron)); }, "TRON");
+  // Samples off the spokes their radial description gives.
+  Problem bent = radialProblem(16, 32, 10, RadialOrder::GoldenAngle);
+  bent.k[3 * 40] += 3.f;
+  expectError([&] { gpu_->makeNufftPlan(bent.geometry(), options(4, 2.0, Spreader::Tron)); }, "off the spokes");
+  // ...but Auto still grids it, with the sector spreader.
+  const auto img = randomComplex(bent.voxels(), 1), data = randomComplex(bent.m, 2);
+  const PlanRun r = runOn(*gpu_, bent, options(6, 2.0), img, data, 1);
+  EXPECT_LE(relError(r.adjoint, ExactDft(bent).adjoint(data, 1)), 1e-4);
+
+  Problem scaled = randomProblem(2, 16, 16, 1, 10, 73);
+  scaled.k[3 * 4] = 12.f;
+  expectError([&] { gpu_->makeNufftPlan(scaled.geometry(), NufftOptions{}); }, "wrong trajectory scale?");
+  expectError([&] { gpu_->makeNufftPlan(random.geometry(), options(1, 2.0)); }, "kernel width");
+  expectError([&] { gpu_->makeNufftPlan(random.geometry(), options(4, 0.5)); }, "oversampling");
+  auto plan = gpu_->makeNufftPlan(random.geometry(), NufftOptions{});
+  auto small = gpu_->allocate(8);
+  auto image = gpu_->allocate(16 * 16 * sizeof(cfloat));
+  expectError([&] { plan->adjoint(*small, *image, 1); }, "buffer");
+  auto hostBuffer = cpu()->allocate(100 * sizeof(cfloat));
+  expectError([&] { plan->adjoint(*hostBuffer, *image, 1); }, "another backend");
+}

@@ -1,0 +1,443 @@
+// --method cg end to end on a small problem (recon/iterative.hpp): the PCG result against the float64
+// direct solution of (E^H E + lambda W^H W) x = E^H d for all three priors, with and without coils, 2D and
+// 3D, several slices; warm start; cancellation; the L-curve; estimated coil maps; the slab decomposition
+// of GPU.Multi. The plans are the dense float64 reference (test_cg_util.hpp), so these tests check the
+// iterative machinery on its own; the production plans are checked against the same reference elsewhere.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "larmor/ops/regularizer.hpp"
+#include "larmor/ops/sense.hpp"
+#include "larmor/recon/cartesian.hpp"
+#include "larmor/recon/iterative.hpp"
+#include "larmor/recon/recon.hpp"
+#include "larmor/recon/settings.hpp"
+#include "test_cg_util.hpp"
+
+using namespace larmor;
+using namespace larmor::testutil;
+
+namespace {
+
+Dataset makeDataset(int dims, index_t n0, index_t n1, index_t n2, index_t m, index_t coils, index_t slices,
+                    unsigned seed) {
+  if (dims == 2) n2 = 1;
+  Dataset d;
+  d.source = "test";
+  Header& h = d.header;
+  h.trajectory = TrajectoryKind::Other;
+  h.encoded[0] = h.recon[0] = n0;
+  h.encoded[1] = h.recon[1] = n1;
+  h.encoded[2] = h.recon[2] = n2;
+  h.coils = coils;
+  h.slices = slices;
+  const index_t image[3] = {n0, n1, n2};
+  RArray k = randomTrajectory(m, image, dims, seed);
+  k.reshape(Shape{3, m, 1});
+  d.trajectory = k;
+  const index_t n = n0 * n1 * n2;
+  const auto data = randomComplex(m * coils * slices, seed + 1);
+  d.kspace = CArray(Shape{m, 1, 1, coils, slices});
+  std::copy(data.begin(), data.end(), d.kspace.data());
+  // Smooth, distinct coil maps: a phase ramp and a magnitude falling off from a point per coil.
+  CArray maps(Shape{n0, n1, n2, coils, slices});
+  for (index_t s = 0; s < slices; ++s)
+    for (index_t c = 0; c < coils; ++c)
+      for (index_t z = 0; z < n2; ++z)
+        for (index_t y = 0; y < n1; ++y)
+          for (index_t x = 0; x < n0; ++x) {
+            const double px = pixelPos(x, n0), py = pixelPos(y, n1), a = 2 * M_PI * c / coils;
+            const double dx = px - 0.5 * std::cos(a), dy = py - 0.5 * std::sin(a);
+            const double mag = 1.0 / (1.0 + 2.0 * (dx * dx + dy * dy)), ph = a + 1.5 * px - 0.7 * py + 0.1 * s;
+            maps(x, y, z, c, s) = cfloat(std::polar(mag, ph));
+          }
+  d.coilMaps = maps;
+  CArray ref(Shape{n0, n1, n2, 1, slices});
+  const auto r = randomComplex(n * slices, seed + 2);
+  for (index_t i = 0; i < n * slices; ++i) ref[i] = cfloat(std::abs(r[i]) > 1.f ? 1.f : 0.2f, 0.f);
+  d.reference = ref;
+  d.validate();
+  return d;
+}
+
+recon::ReconSettings cgSettings(const std::string& reg, double lambda) {
+  recon::ReconSettings s;
+  s.method = recon::Method::Cg;
+  s.iterative.regularizer = reg;
+  s.iterative.lambda = lambda;
+  s.iterative.iterations = 400;
+  s.iterative.tolerance = 1e-6;
+  s.iterative.coilMaps = "dataset";
+  s.iterative.cacheDirectory = "none";
+  return s;
+}
+
+/// The dense float64 solution of (E^H E + lambda W^H W) x = E^H d for slice `slice`, using the dataset's
+/// coil maps and the anatomical weights the reconstruction computes from the dataset's reference.
+std::vector<cd> directSolve(const Dataset& d, const recon::ReconSettings& s, index_t slice) {
+  const Header& h = d.header;
+  const int dims = h.encoded[2] > 1 ? 3 : 2;
+  NufftGeometry g;
+  g.dims = dims;
+  for (int i = 0; i < 3; ++i) g.image[i] = h.recon[i];
+  g.trajectory = d.trajectory;
+  g.trajectory.reshape(Shape{3, d.trajectory.size() / 3});
+  const auto F = denseF(g);
+  const index_t m = g.samples(), n = h.recon[0] * h.recon[1] * h.recon[2], coils = h.coils;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(n));
+  // E rows: (coil, sample); E[(c, j), v] = scale F[j, v] S_c[v].
+  std::vector<cd> A(static_cast<std::size_t>(n * n), 0.0), b(static_cast<std::size_t>(n), 0.0);
+  std::vector<cd> row(static_cast<std::size_t>(n));
+  for (index_t c = 0; c < coils; ++c)
+    for (index_t j = 0; j < m; ++j) {
+      for (index_t v = 0; v < n; ++v) {
+        const cd sv = coils > 1 ? cd((*d.coilMaps)[(slice * coils + c) * n + v]) : 1.0;
+        row[v] = scale * F[j * n + v] * sv;
+      }
+      const cd dj = d.kspace[(slice * coils + c) * m + j];
+      for (index_t u = 0; u < n; ++u) {
+        const cd cu = std::conj(row[u]);
+        b[u] += cu * dj;
+        for (index_t v = 0; v < n; ++v) A[u * n + v] += cu * row[v];
+      }
+    }
+  // lambda W^H W densely: apply the production regularizer to unit vectors (its own correctness is
+  // checked against a dense W in test_regularizer.cpp).
+  auto be = makeCpuBackend();
+  const index_t idims[3] = {h.recon[0], h.recon[1], h.recon[2]};
+  std::unique_ptr<ops::Regularizer> reg;
+  if (s.iterative.regularizer == "tikhonov") reg = ops::makeTikhonov(*be, idims);
+  else if (s.iterative.regularizer == "fd") reg = ops::makeFiniteDifference(*be, idims);
+  else {
+    CArray ref(Shape{idims[0], idims[1], idims[2]});
+    std::copy_n(d.reference->data() + slice * n, n, ref.data());
+    reg = ops::makeAnatomical(*be, idims, ref);
+  }
+  auto e = be->allocate(n * sizeof(cfloat)), out = be->allocate(n * sizeof(cfloat));
+  std::vector<cfloat> unit(static_cast<std::size_t>(n), cfloat(0.f));
+  for (index_t v = 0; v < n; ++v) {
+    unit[v] = 1.f;
+    be->upload(*e, unit.data(), n * sizeof(cfloat));
+    unit[v] = 0.f;
+    reg->applyNormal(*e, *out);
+    const auto col = fromBuffer(*be, *out, n);
+    for (index_t u = 0; u < n; ++u) A[u * n + v] += s.iterative.lambda * cd(col[u]);
+  }
+  return choleskySolve(A, b);
+}
+
+double relErr(const CArray& x, const std::vector<cd>& ref) {
+  double e = 0, r = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    e += std::norm(cd(x[static_cast<index_t>(i)]) - ref[i]);
+    r += std::norm(ref[i]);
+  }
+  return std::sqrt(e / r);
+}
+
+struct Case {
+  int dims;
+  index_t n0, n1, n2, m, coils;
+  std::string reg;
+  double lambda;
+};
+
+}  // namespace
+
+TEST(IterativeRecon, MatchesTheDirectFloat64SolveForEveryPriorWithAndWithoutCoils) {
+  DenseBackend be;
+  const std::vector<Case> cases = {
+      {2, 8, 8, 1, 120, 1, "tikhonov", 0.05}, {2, 8, 8, 1, 120, 1, "fd", 0.2},   {2, 8, 8, 1, 120, 1, "anatomical", 0.2},
+      {2, 8, 7, 1, 50, 3, "tikhonov", 0.02},  {2, 8, 7, 1, 50, 3, "fd", 0.1},    {2, 8, 7, 1, 50, 3, "anatomical", 0.1},
+      {3, 4, 5, 3, 150, 1, "fd", 0.1},        {3, 4, 4, 3, 40, 2, "anatomical", 0.05}};
+  for (const Case& c : cases) {
+    const Dataset d = makeDataset(c.dims, c.n0, c.n1, c.n2, c.m, c.coils, 1, 100 + c.m);
+    const auto s = cgSettings(c.reg, c.lambda);
+    Timings t;
+    recon::IterativeProblem p(be, d, s, 0, t);
+    const auto r = p.solve(c.lambda, 400, 1e-6, false);
+    const std::string what = std::to_string(c.dims) + "D " + c.reg + " coils " + std::to_string(c.coils);
+    EXPECT_TRUE(r.converged) << what << ": " << r.stopReason << " after " << r.iterations;
+    EXPECT_LT(relErr(p.solution(), directSolve(d, s, 0)), 2e-4) << what;
+    // Objective: ||E x - d||^2 + lambda ||W x||^2 from the forward model agrees with CG's bookkeeping.
+    const double res = p.residualNorm(), prior = p.priorNorm();
+    const double obj = res * res + c.lambda * prior * prior;
+    EXPECT_NEAR(r.history.back().objective, obj, 1e-3 * obj) << what;
+    for (std::size_t k = 1; k < r.history.size(); ++k)
+      EXPECT_LE(r.history[k].objective, r.history[k - 1].objective * (1 + 1e-6)) << what << " iteration " << k;
+  }
+}
+
+TEST(IterativeRecon, PipelineReturnsCombinedCoilImagesAndConvergence) {
+  DenseBackend be;
+  const Dataset d = makeDataset(2, 8, 8, 1, 90, 2, 2, 7);  // two slices share the plan and Q
+  auto s = cgSettings("fd", 0.1);
+  Timings t;
+  const recon::ImageSet out = recon::reconstructIterative(be, d, s, t, {});
+  EXPECT_EQ(out.combined.shape(), (Shape{8, 8, 1, 1, 2}));
+  EXPECT_EQ(out.coilImages.shape(), (Shape{8, 8, 1, 2, 2}));
+  EXPECT_EQ(be.plansMade, 2);  // F^H d plan and Q's plan, once for both slices
+  for (index_t sl = 0; sl < 2; ++sl) {
+    const auto x = directSolve(d, s, sl);
+    std::vector<cd> combined(64), coil(128);
+    for (index_t v = 0; v < 64; ++v) {
+      double sos = 0;
+      for (index_t c = 0; c < 2; ++c) {
+        const cd sc = (*d.coilMaps)[(sl * 2 + c) * 64 + v];
+        sos += std::norm(sc);
+        coil[c * 64 + v] = sc * x[v];
+      }
+      combined[v] = x[v] * std::sqrt(sos);
+    }
+    CArray cs(Shape{64}), ci(Shape{128});
+    std::copy_n(out.combined.data() + sl * 64, 64, cs.data());
+    std::copy_n(out.coilImages.data() + sl * 128, 128, ci.data());
+    EXPECT_LT(relErr(cs, combined), 2e-4) << "slice " << sl;
+    EXPECT_LT(relErr(ci, coil), 2e-4) << "slice " << sl;
+  }
+  ASSERT_TRUE(out.convergence.contains("slices"));
+  const auto& j = out.convergence["slices"][0];
+  EXPECT_EQ(j["regularizer"], "fd");
+  EXPECT_EQ(j["coil_maps"], "dataset");
+  EXPECT_EQ(j["q_cache"], "disabled");
+  EXPECT_TRUE(j["converged"].get<bool>());
+  EXPECT_EQ(j["relative_residual"].size(), j["objective"].size());
+  const std::vector<std::string> stages = [&] {
+    std::vector<std::string> v;
+    for (const auto& st : t.stages()) v.push_back(st.stage);
+    return v;
+  }();
+  for (const char* want : {"plan", "Q", "F^H d", "W", "CG"})
+    EXPECT_NE(std::find(stages.begin(), stages.end(), want), stages.end()) << want;
+
+  // Through recon::run with the backend injected (the GUI's way).
+  recon::ReconRequest req;
+  req.dataset = &d;
+  req.settings = s;
+  req.backend = std::make_shared<DenseBackend>();
+  const auto res = recon::run(req);
+  EXPECT_EQ(res.image.shape(), out.combined.shape());
+  EXPECT_LT(relErr(res.image, std::vector<cd>(out.combined.data(), out.combined.data() + 128)), 1e-6);
+}
+
+TEST(IterativeRecon, WarmStartFromThePreviousLambdaNeedsFewerIterations) {
+  DenseBackend be;
+  const Dataset d = makeDataset(2, 8, 8, 1, 100, 3, 1, 9);
+  auto s = cgSettings("fd", 0.2);
+  s.iterative.tolerance = 1e-5;
+  Timings t;
+  const recon::ImageSet first = recon::reconstructIterative(be, d, s, t, {});
+  s.iterative.lambda = 0.25;
+  const recon::ImageSet cold = recon::reconstructIterative(be, d, s, t, {});
+  s.iterative.warmStart = std::make_shared<const CArray>(first.combined);
+  const recon::ImageSet warm = recon::reconstructIterative(be, d, s, t, {});
+  EXPECT_EQ(warm.convergence["warm_start"], "used");
+  const int nc = cold.convergence["iterations"], nw = warm.convergence["iterations"];
+  EXPECT_LT(nw, nc);
+  EXPECT_LT(warm.convergence["relative_residual"][0].get<double>(), 0.5);
+  EXPECT_LT(relErr(warm.combined, std::vector<cd>(cold.combined.data(), cold.combined.data() + 64)), 1e-4);
+  // The problem object keeps the solution on the device: a lambda change continues from it.
+  recon::IterativeProblem p(be, d, s, 0, t);
+  const auto a = p.solve(0.2, 400, 1e-5, false);
+  const auto b = p.solve(0.25, 400, 1e-5, true);
+  EXPECT_LT(b.iterations, a.iterations);
+  // A warm start of the wrong size is ignored, not fatal.
+  s.iterative.warmStart = std::make_shared<const CArray>(CArray(Shape{4, 4, 1}));
+  const recon::ImageSet ignored = recon::reconstructIterative(be, d, s, t, {});
+  EXPECT_NE(ignored.convergence["warm_start"].get<std::string>().find("ignored"), std::string::npos);
+}
+
+TEST(IterativeRecon, CancelStopsDuringTheIterations) {
+  DenseBackend be;
+  const Dataset d = makeDataset(2, 8, 8, 1, 80, 1, 1, 13);
+  auto s = cgSettings("tikhonov", 0.01);
+  s.iterative.tolerance = 0;
+  s.iterative.iterations = 1000;
+  CancelToken token;
+  int iterationReports = 0;
+  Progress progress(
+      [&](double, const std::string& stage) {
+        if (stage.find("iteration") != std::string::npos && ++iterationReports == 5) token.cancel();
+      },
+      &token);
+  Timings t;
+  EXPECT_THROW(recon::reconstructIterative(be, d, s, t, progress), Cancelled);
+  EXPECT_EQ(iterationReports, 5);
+}
+
+TEST(IterativeRecon, LCurveTradesResidualForPrior) {
+  DenseBackend be;
+  const Dataset d = makeDataset(2, 8, 8, 1, 60, 1, 1, 17);
+  auto s = cgSettings("fd", 0);
+  const auto pts = recon::lcurve(be, d, s, {0.001, 0.01, 0.1, 1.0, 10.0});
+  ASSERT_EQ(pts.size(), 5u);
+  for (std::size_t i = 1; i < pts.size(); ++i) {
+    EXPECT_GT(pts[i].residualNorm, pts[i - 1].residualNorm) << "lambda " << pts[i].lambda;
+    EXPECT_LT(pts[i].priorNorm, pts[i - 1].priorNorm) << "lambda " << pts[i].lambda;
+  }
+  // The residual norm agrees with the direct solution's.
+  s.iterative.lambda = 0.1;
+  const auto x = directSolve(d, s, 0);
+  const NufftGeometry g = [&] {
+    NufftGeometry gg;
+    gg.dims = 2;
+    gg.image[0] = gg.image[1] = 8;
+    gg.trajectory = d.trajectory;
+    gg.trajectory.reshape(Shape{3, 60});
+    return gg;
+  }();
+  const auto F = denseF(g);
+  double r2 = 0;
+  for (int j = 0; j < 60; ++j) {
+    cd fx = 0;
+    for (int v = 0; v < 64; ++v) fx += F[j * 64 + v] * x[v] / 8.0;
+    r2 += std::norm(fx - cd(d.kspace[j]));
+  }
+  EXPECT_NEAR(pts[2].residualNorm, std::sqrt(r2), 1e-3 * std::sqrt(r2));
+}
+
+TEST(IterativeRecon, EstimatedCoilMapsAreNormalisedRelativeSensitivities) {
+  // A constant object seen by smooth coils, sampled on a full Cartesian grid of k (as a trajectory).
+  DenseBackend be;
+  const index_t n = 16, coils = 4;
+  NufftGeometry g;
+  g.dims = 2;
+  g.image[0] = g.image[1] = n;
+  g.trajectory = RArray(Shape{3, n * n});
+  for (index_t ky = 0; ky < n; ++ky)
+    for (index_t kx = 0; kx < n; ++kx) {
+      g.trajectory[3 * (ky * n + kx)] = static_cast<float>(kx - n / 2);
+      g.trajectory[3 * (ky * n + kx) + 1] = static_cast<float>(ky - n / 2);
+      g.trajectory[3 * (ky * n + kx) + 2] = 0.f;
+    }
+  const Dataset d = makeDataset(2, n, n, 1, 10, coils, 1, 3);  // only for its smooth maps
+  DenseDftPlan plan(g);
+  CArray k(Shape{n * n, coils});
+  auto img = be.allocate(n * n * sizeof(cfloat)), smp = be.allocate(n * n * sizeof(cfloat));
+  for (index_t c = 0; c < coils; ++c) {
+    be.upload(*img, d.coilMaps->data() + c * n * n, n * n * sizeof(cfloat));  // s_c * 1
+    plan.forward(*img, *smp, 1);
+    be.download(k.data() + c * n * n, *smp, n * n * sizeof(cfloat));
+  }
+  const CArray maps = ops::estimateCoilMaps(be, g, k, coils, 6.0, [&](const NufftGeometry& gg) {
+    return be.makeDftPlan(gg, {});
+  });
+  ASSERT_EQ(maps.size(), n * n * coils);
+  for (index_t y = 4; y < 12; ++y)
+    for (index_t x = 4; x < 12; ++x) {
+      const index_t v = x + n * y;
+      double sos = 0, trueSos = 0;
+      for (index_t c = 0; c < coils; ++c) {
+        sos += std::norm(cd(maps[c * n * n + v]));
+        trueSos += std::norm(cd((*d.coilMaps)[c * n * n + v]));
+      }
+      EXPECT_NEAR(sos, 1.0, 1e-3);
+      for (index_t c = 0; c < coils; ++c) {
+        const double expect = std::abs((*d.coilMaps)[c * n * n + v]) / std::sqrt(trueSos);
+        EXPECT_NEAR(std::abs(maps[c * n * n + v]), expect, 0.05) << "coil " << c << " at " << x << "," << y;
+      }
+    }
+  EXPECT_THROW(ops::estimateCoilMaps(be, g, k, coils, 0.1, [&](const NufftGeometry& gg) { return be.makeDftPlan(gg, {}); }),
+               Error);
+}
+
+TEST(IterativeRecon, EstimatedMapsPipelineRunsAndRecoversTheCombinedObject) {
+  // Noise-free data of a smooth object with several coils: CG-SENSE with estimated maps should give
+  // the object weighted by sqrt(sum |s_c|^2) (docs/conventions.md), up to a global phase.
+  DenseBackend be;
+  const index_t n = 12, coils = 3, m = 400;
+  Dataset d = makeDataset(2, n, n, 1, m, coils, 1, 21);
+  CArray object(Shape{n, n, 1});
+  for (index_t y = 0; y < n; ++y)
+    for (index_t x = 0; x < n; ++x) {
+      const double r2 = std::pow(pixelPos(x, n), 2) + std::pow(pixelPos(y, n), 2);
+      object(x, y, 0) = cfloat(static_cast<float>(std::exp(-r2 / 0.05)), 0.f);
+    }
+  NufftGeometry g;
+  g.dims = 2;
+  g.image[0] = g.image[1] = n;
+  g.trajectory = d.trajectory;
+  g.trajectory.reshape(Shape{3, m});
+  DenseDftPlan plan(g);
+  auto img = be.allocate(n * n * sizeof(cfloat)), smp = be.allocate(m * sizeof(cfloat));
+  std::vector<cfloat> sc(static_cast<std::size_t>(n * n));
+  for (index_t c = 0; c < coils; ++c) {
+    for (index_t v = 0; v < n * n; ++v) sc[v] = (*d.coilMaps)[c * n * n + v] * object[v] / static_cast<float>(n);
+    be.upload(*img, sc.data(), n * n * sizeof(cfloat));
+    plan.forward(*img, *smp, 1);
+    be.download(d.kspace.data() + c * m, *smp, m * sizeof(cfloat));
+  }
+  auto s = cgSettings("tikhonov", 1e-4);
+  s.iterative.coilMaps = "estimate";
+  s.iterative.calibrationRadius = 4;
+  s.iterative.iterations = 100;
+  Timings t;
+  const recon::ImageSet out = recon::reconstructIterative(be, d, s, t, {});
+  EXPECT_EQ(out.convergence["coil_maps"], "estimated");
+  double e = 0, r = 0;
+  for (index_t v = 0; v < n * n; ++v) {
+    double sos = 0;
+    for (index_t c = 0; c < coils; ++c) sos += std::norm(cd((*d.coilMaps)[c * n * n + v]));
+    const double truth = std::abs(object[v]) * std::sqrt(sos);
+    e += std::pow(std::abs(out.combined[v]) - truth, 2);
+    r += truth * truth;
+  }
+  EXPECT_LT(std::sqrt(e / r), 0.05);
+}
+
+TEST(IterativeRecon, ErrorsNameTheProblem) {
+  DenseBackend be;
+  Timings t;
+  Dataset d = makeDataset(2, 8, 8, 1, 40, 1, 1, 5);
+  auto s = cgSettings("anatomical", 0.1);
+  d.reference.reset();
+  EXPECT_THROW(recon::reconstructIterative(be, d, s, t, {}), Error);
+  s = cgSettings("fd", 0.1);
+  s.iterative.fhd = "fft";
+  EXPECT_THROW(recon::reconstructIterative(be, d, s, t, {}), Error);
+  s = cgSettings("tv", 0.1);
+  EXPECT_THROW(recon::reconstructIterative(be, d, s, t, {}), Error);
+  Dataset c = d;
+  c.header.trajectory = TrajectoryKind::Cartesian;
+  s = cgSettings("fd", 0.1);
+  EXPECT_THROW(recon::reconstructIterative(be, c, s, t, {}), Error);
+  Dataset two = makeDataset(2, 8, 8, 1, 40, 2, 1, 5);
+  two.coilMaps.reset();
+  EXPECT_THROW(recon::reconstructIterative(be, two, s, t, {}), Error);  // coil maps "dataset" without maps
+}
+
+TEST(IterativeRecon, SlabAdjointEqualsTheFullAdjoint) {
+  // GPU.Multi's decomposition: slabs with a scaled trajectory and offset-phase-modulated samples.
+  DenseBackend a, b;
+  for (const auto& dimsCase : {std::array<index_t, 4>{2, 7, 9, 1}, std::array<index_t, 4>{3, 5, 4, 7}}) {
+    NufftGeometry g;
+    g.dims = static_cast<int>(dimsCase[0]);
+    g.image[0] = dimsCase[1];
+    g.image[1] = dimsCase[2];
+    g.image[2] = dimsCase[3];
+    const index_t m = 70, batch = 2, n = g.image[0] * g.image[1] * g.image[2];
+    g.trajectory = randomTrajectory(m, g.image, g.dims, 3);
+    const auto samples = randomComplex(m * batch, 4);
+    CArray s(Shape{m, batch});
+    std::copy(samples.begin(), samples.end(), s.data());
+    DenseDftPlan full(g);
+    auto in = toBuffer(a, samples), out = a.allocate(n * batch * sizeof(cfloat));
+    full.adjoint(*in, *out, batch);
+    const auto expect = fromBuffer(a, *out, n * batch);
+    auto factory = [](Backend& be, const NufftGeometry& gg) { return be.makeDftPlan(gg, {}); };
+    for (int slabs : {1, 3}) {
+      for (const std::vector<Backend*>& list : {std::vector<Backend*>{&a}, std::vector<Backend*>{&a, &b}}) {
+        const CArray got = recon::slabAdjoint(list, g, s, batch, factory, slabs);
+        ASSERT_EQ(got.size(), n * batch);
+        double e = 0, r = 0;
+        for (index_t i = 0; i < got.size(); ++i) {
+          e += std::norm(cd(got[i]) - cd(expect[i]));
+          r += std::norm(cd(expect[i]));
+        }
+        EXPECT_LT(std::sqrt(e / r), 1e-5) << g.dims << "D, " << list.size() << " backends, " << slabs << " slabs";
+      }
+    }
+  }
+}

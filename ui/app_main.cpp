@@ -1,0 +1,190 @@
+#include "app_main.hpp"
+
+#include <QApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QTimer>
+#include <iostream>
+
+#include "compare_view.hpp"
+#include "exporter.hpp"
+#include "larmor/backend/registry.hpp"
+#include "larmor/io/dataset_io.hpp"
+#include "larmor/io/png.hpp"
+#include "larmor/quality/metrics.hpp"
+#include "larmor/recon/recon.hpp"
+#include "larmor/util/error.hpp"
+#include "main_window.hpp"
+#include "theme.hpp"
+
+namespace larmor::ui {
+
+bool noDisplay() {
+  return qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") &&
+         qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
+}
+
+int runHeadless(const GuiOptions& o, const QString& outDir) {
+  std::cout << "larmor: no display (DISPLAY, WAYLAND_DISPLAY and QT_QPA_PLATFORM unset): running the "
+               "reconstruction headless into "
+            << outDir.toStdString() << "/" << std::endl;
+  try {
+    const auto& settings = o.session.settings;
+    Dataset d;
+    QString name;
+    if (o.file.isEmpty()) {
+      d = phantom::simulate(bundledPhantom(settings.method));
+      name = QStringLiteral("phantom");
+    } else {
+      io::LoadOptions lo;
+      lo.trajectoryPath = o.session.trajectoryPath;
+      if (settings.matrix[0] > 0)
+        for (int i = 0; i < 3; ++i) lo.matrix[i] = settings.matrix[i];
+      d = io::loadDataset(o.file.toStdString(), lo);
+      name = QFileInfo(o.file).completeBaseName();
+    }
+    const Selection sel = BackendRegistry::instance().select(o.session.device);
+    if (!sel.notice.empty()) std::cout << "note: " << sel.notice << "\n";
+    recon::ReconRequest req;
+    req.dataset = &d;
+    req.settings = settings;
+    req.settings.keepCoilImages = false;
+    req.backend = sel.backend;
+    const recon::ReconResult r = recon::run(req);
+
+    require(QDir().mkpath(outDir), outDir.toStdString() + ": cannot create the output directory");
+    const QString base = QDir(outDir).filePath(name + '-' + QString::fromStdString(recon::toString(settings.method)));
+    const RArray mag = quality::magnitude(r.image);
+    const index_t planes = mag.size() / (mag.shape()[0] * mag.shape()[1]);
+    io::writePng((base + ".png").toStdString(),
+                 r.image.shape()[2] > 1 ? io::render(mag, planes / 2) : io::renderMosaic(mag));
+    std::cout << "wrote " << (base + ".png").toStdString() << " " << r.image.shape().str() << " on " << r.device
+              << " (" << r.deviceName << ") in " << r.timings.totalMilliseconds() << " ms\n";
+    if (r.metrics.contains("percent_error"))
+      std::cout << "  vs the phantom: " << r.metrics["percent_error"].get<double>() << " % error, PSNR "
+                << r.metrics["psnr_db"].get<double>() << " dB, SSIM " << r.metrics["ssim"].get<double>() << "\n";
+    const QString dicomDir = o.exportDicom.isEmpty() ? base + "-dicom" : o.exportDicom;
+    if (dicomExportAvailable()) {
+      const QStringList files = exportDicom(dicomDir, r, d, DicomExportOptions{});
+      std::cout << "wrote " << dicomDir.toStdString() << "/ (DICOM series, " << files.size() << " files)\n";
+    } else {
+      std::cout << "no DICOM series: this build has no DICOM writer\n";
+    }
+    return 0;
+  } catch (const Cancelled&) {
+    std::cerr << "larmor: cancelled\n";
+    return 130;
+  } catch (const std::exception& e) {
+    std::cerr << "larmor: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+ScriptedRun::ScriptedRun(MainWindow* window, GuiOptions options, QObject* parent)
+    : QObject(parent), window_(window), options_(std::move(options)) {
+  connect(window_, &MainWindow::datasetLoaded, this, &ScriptedRun::afterLoad);
+  connect(window_, &MainWindow::loadFailed, this, [this](const QString& m) {
+    std::cerr << "larmor: " << m.toStdString() << "\n";
+    finish(1);
+  });
+  connect(window_, &MainWindow::reconFinished, this, [this] {
+    if (auto r = window_->lastResult())
+      std::cout << "larmor: " << recon::toString(options_.session.settings.method) << " on " << r->device << " in "
+                << r->timings.totalMilliseconds() << " ms\n";
+    finish(0);
+  });
+  connect(window_, &MainWindow::reconFailed, this, [this](const QString& m) {
+    std::cerr << "larmor: " << m.toStdString() << "\n";
+    finish(1);
+  });
+}
+
+void ScriptedRun::start() {
+  if (options_.file.isEmpty()) window_->newPhantom(bundledPhantom(window_->session().settings.method));
+  else window_->openFile(options_.file);
+}
+
+void ScriptedRun::afterLoad() {
+  if (finished_) return;
+  if (options_.run) window_->runReconstruction();
+  else if (!options_.screenshot.isEmpty() || options_.quit) finish(0);
+}
+
+void ScriptedRun::finish(int code) {
+  if (finished_) return;
+  finished_ = true;
+  exitCode_ = code;
+  if (!options_.tab.isEmpty()) window_->showTab(options_.tab);
+  // The compare maps are computed off the GUI thread; a screenshot of that tab waits for them.
+  QElapsedTimer waited;
+  waited.start();
+  auto* poll = new QTimer(this);
+  poll->setInterval(50);
+  connect(poll, &QTimer::timeout, this, [this, poll, code, waited] {
+    const bool compareBusy = options_.tab == "compare" && window_->lastResult() && !window_->compareView()->ready();
+    if (compareBusy && waited.elapsed() < 20000) return;
+    poll->stop();
+    poll->deleteLater();
+    // One more turn of the event loop so layouts and repaints settle before the grab.
+    QTimer::singleShot(250, this, [this, code] { capture(code); });
+  });
+  poll->start();
+}
+
+void ScriptedRun::capture(int code) {
+  if (!options_.screenshot.isEmpty()) {
+    if (window_->saveScreenshot(options_.screenshot)) std::cout << "larmor: screenshot " << options_.screenshot.toStdString() << "\n";
+    else code = code ? code : 1;
+  }
+  if (!options_.exportDicom.isEmpty()) {
+    if (window_->exportDicomSeries(options_.exportDicom))
+      std::cout << "larmor: DICOM series " << options_.exportDicom.toStdString() << "/\n";
+    else {
+      std::cerr << "larmor: " << window_->lastError().toStdString() << "\n";
+      code = code ? code : 1;
+    }
+  }
+  exitCode_ = code;
+  emit done(code);
+  if (options_.quit) QCoreApplication::exit(code);
+}
+
+int larmorMain(int argc, char** argv) {
+  QStringList args;
+  for (int i = 0; i < argc; ++i) args << QString::fromLocal8Bit(argv[i]);
+  GuiOptions options;
+  try {
+    options = parseGuiArguments(args);
+  } catch (const std::exception& e) {
+    std::cerr << e.what() << "\n" << "Try 'larmor --help'.\n";
+    return 2;
+  }
+  if (options.help) {
+    std::cout << usageText().toStdString();
+    return 0;
+  }
+  if (noDisplay()) return runHeadless(options);
+
+  QApplication app(argc, argv);
+  QCoreApplication::setOrganizationName("Larmor");
+  QCoreApplication::setApplicationName("larmor");
+  QApplication::setWindowIcon(QIcon(":/icons/larmor.svg"));
+  applyTheme(app);
+  // An interactive start continues the last session; a scripted one (--quit) starts from the
+  // defaults, as larmor-cli does, so its result does not depend on what someone clicked yesterday.
+  if (!options.quit && !options.settingsGiven) options.session = lastSession();
+
+  MainWindow window;
+  if (options.quit || options.settingsGiven) {
+    window.applySession(options.session);
+    window.setInteractive(false);
+  }
+  if (!options.quit) window.restoreSavedLayout();
+  window.show();
+  ScriptedRun script(&window, options);
+  QTimer::singleShot(0, &script, &ScriptedRun::start);
+  return app.exec();
+}
+
+}  // namespace larmor::ui

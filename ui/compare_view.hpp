@@ -1,0 +1,80 @@
+#pragma once
+// The compare tab: the reconstruction (A) next to a reference (B: the phantom's truth or another run),
+// with the error map |a·|A| − |B|| and the local PSNR map (engine's quality module), colour bars,
+// percent error / PSNR / SSIM for the slice and the volume, and an A/B flicker. Cursor, zoom/pan and
+// window are linked across the four views. The maps are computed off the GUI thread.
+#include <QString>
+#include <QVector>
+#include <QWidget>
+#include <array>
+#include <memory>
+
+#include "larmor/array/array.hpp"
+#include "larmor/quality/metrics.hpp"
+
+class QComboBox;
+class QLabel;
+class QPushButton;
+class QSlider;
+class QTableWidget;
+class QTimer;
+
+namespace larmor::ui {
+
+class SliceView;
+struct CompareData;
+
+class CompareView : public QWidget {
+  Q_OBJECT
+ public:
+  struct Candidate {
+    QString label;
+    std::shared_ptr<const CArray> image;  ///< [x, y, z, 1, slices]
+  };
+  explicit CompareView(QWidget* parent = nullptr);
+  ~CompareView() override;
+
+  void setTest(std::shared_ptr<const CArray> image, const QString& label, std::array<double, 3> spacingMm);
+  /// References to choose from (the first is selected unless the current choice is still offered).
+  void setCandidates(const QVector<Candidate>& candidates);
+  void clear(const QString& message);
+  void setFlicker(bool on);
+  bool flickering() const;
+  /// True once the maps for the current pair are shown (tests wait for it).
+  bool ready() const { return ready_; }
+  quality::Metrics volumeMetrics() const { return volumeMetrics_; }
+  QString metricsText() const;
+  SliceView* view(int i) const { return views_[i]; }
+
+ signals:
+  void computed();
+
+ private:
+  void recompute();
+  void apply(std::shared_ptr<const CompareData> data, quint64 generation);
+  void updateSliceMetrics();
+  void onHover(int i, int j, int k);
+  void setSlice(int slice);
+
+  std::shared_ptr<const CArray> test_;
+  QString testLabel_;
+  std::array<double, 3> spacing_{1, 1, 1};
+  QVector<Candidate> candidates_;
+  std::shared_ptr<const CompareData> data_;
+  quint64 generation_ = 0;
+  bool ready_ = false;
+  bool showingB_ = false;
+  quality::Metrics volumeMetrics_{};
+
+  QComboBox* reference_ = nullptr;
+  QPushButton* flicker_ = nullptr;
+  QSlider* slice_ = nullptr;
+  QLabel* sliceLabel_ = nullptr;
+  SliceView* views_[4] = {nullptr, nullptr, nullptr, nullptr};
+  QTableWidget* table_ = nullptr;
+  QLabel* probe_ = nullptr;
+  QLabel* status_ = nullptr;
+  QTimer* flickerTimer_ = nullptr;
+};
+
+}  // namespace larmor::ui

@@ -1,0 +1,291 @@
+#include "image_viewer.hpp"
+
+#include <QComboBox>
+#include <QDoubleValidator>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSlider>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <cmath>
+#include <numbers>
+
+#include "colormaps.hpp"
+#include "slice_view.hpp"
+#include "volume_view.hpp"
+
+namespace larmor::ui {
+namespace {
+
+QString num(double v) { return QString::number(v, 'g', 5); }
+
+QString componentLabel(quality::Component c) {
+  switch (c) {
+    case quality::Component::Magnitude: return QObject::tr("Magnitude");
+    case quality::Component::Phase: return QObject::tr("Phase");
+    case quality::Component::Real: return QObject::tr("Real");
+    case quality::Component::Imaginary: return QObject::tr("Imaginary");
+  }
+  return {};
+}
+
+}  // namespace
+
+ImageViewer::ImageViewer(QWidget* parent) : QWidget(parent) {
+  auto* top = new QHBoxLayout;
+  top->setContentsMargins(6, 4, 6, 4);
+  top->setSpacing(6);
+  componentBox_ = new QComboBox;
+  for (auto c : {quality::Component::Magnitude, quality::Component::Phase, quality::Component::Real,
+                 quality::Component::Imaginary})
+    componentBox_->addItem(componentLabel(c), static_cast<int>(c));
+  componentBox_->setToolTip(tr("Which part of the complex image to show"));
+  colormapBox_ = new QComboBox;
+  for (const QString& n : colormapNames()) colormapBox_->addItem(n);
+  colormapBox_->setToolTip(tr("Colour map (phase is cyclic: -pi and +pi look the same)"));
+  loEdit_ = new QLineEdit;
+  hiEdit_ = new QLineEdit;
+  for (QLineEdit* e : {loEdit_, hiEdit_}) {
+    auto* v = new QDoubleValidator(e);
+    v->setNotation(QDoubleValidator::ScientificNotation);
+    e->setValidator(v);
+    e->setMaximumWidth(90);
+  }
+  loEdit_->setToolTip(tr("Window: lowest value shown (black)"));
+  hiEdit_->setToolTip(tr("Window: highest value shown (white); drag with the left button in a view"));
+  auto* autoButton = new QToolButton;
+  autoButton->setIcon(QIcon(":/icons/contrast.svg"));
+  autoButton->setText(tr("Auto"));
+  autoButton->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+  autoButton->setToolTip(tr("Automatic window: 0.5th to 99.5th percentile"));
+  auto* resetButton = new QToolButton;
+  resetButton->setIcon(QIcon(":/icons/reset-view.svg"));
+  resetButton->setToolTip(tr("Fit the image (zoom 1, no pan)"));
+  top->addWidget(new QLabel(tr("Show")));
+  top->addWidget(componentBox_);
+  top->addWidget(new QLabel(tr("Colours")));
+  top->addWidget(colormapBox_);
+  top->addSpacing(10);
+  top->addWidget(new QLabel(tr("Window")));
+  top->addWidget(loEdit_);
+  top->addWidget(new QLabel(QStringLiteral("–")));
+  top->addWidget(hiEdit_);
+  top->addWidget(autoButton);
+  top->addWidget(resetButton);
+  top->addStretch(1);
+
+  area_ = new QWidget;
+  grid_ = new QGridLayout(area_);
+  grid_->setContentsMargins(0, 0, 0, 0);
+  grid_->setSpacing(2);
+  views_[SliceView::Axial] = new SliceView(SliceView::Axial);
+  views_[SliceView::Coronal] = new SliceView(SliceView::Coronal);
+  views_[SliceView::Sagittal] = new SliceView(SliceView::Sagittal);
+  volumeView_ = new VolumeView;
+  grid_->addWidget(views_[SliceView::Axial], 0, 0);
+  grid_->addWidget(views_[SliceView::Coronal], 0, 1);
+  grid_->addWidget(views_[SliceView::Sagittal], 1, 0);
+  grid_->addWidget(volumeView_, 1, 1);
+  views_[SliceView::Axial]->setColorBar(true, tr("|ρ|"));
+  views_[SliceView::Axial]->setPlaceholder(tr("Open a file or make a phantom (File menu), then Run."));
+
+  sliceSlider_ = new QSlider(Qt::Horizontal);
+  sliceLabel_ = new QLabel;
+  auto* sliceRow = new QHBoxLayout;
+  sliceRow->setContentsMargins(6, 0, 6, 0);
+  sliceRow->addWidget(new QLabel(tr("Slice")));
+  sliceRow->addWidget(sliceSlider_, 1);
+  sliceRow->addWidget(sliceLabel_);
+  auto* sliceBox = new QWidget;
+  sliceBox->setLayout(sliceRow);
+  sliceBox->setObjectName("sliceRow");
+
+  probe_ = new QLabel(tr("Move the mouse over the image: position, value and phase appear here."));
+  probe_->setObjectName("probe");
+  probe_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  probe_->setContentsMargins(8, 2, 8, 2);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(2);
+  layout->addLayout(top);
+  layout->addWidget(area_, 1);
+  layout->addWidget(sliceBox);
+  layout->addWidget(probe_);
+  updateLayoutFor3D(false);
+
+  connect(componentBox_, &QComboBox::activated, this, [this](int index) {
+    setComponent(static_cast<quality::Component>(componentBox_->itemData(index).toInt()));
+  });
+  connect(colormapBox_, &QComboBox::activated, this, [this](int) { setColormap(colormapBox_->currentText()); });
+  auto applyEdits = [this] { setWindow(loEdit_->text().toDouble(), hiEdit_->text().toDouble()); };
+  connect(loEdit_, &QLineEdit::editingFinished, this, applyEdits);
+  connect(hiEdit_, &QLineEdit::editingFinished, this, applyEdits);
+  connect(autoButton, &QToolButton::clicked, this, &ImageViewer::autoWindow);
+  connect(resetButton, &QToolButton::clicked, this, [this] {
+    for (SliceView* v : views_) v->resetView();
+    volumeView_->resetCamera();
+  });
+  connect(sliceSlider_, &QSlider::valueChanged, this, [this](int s) { views_[SliceView::Axial]->setSlice(s); });
+  for (SliceView* v : views_) {
+    connect(v, &SliceView::windowDragged, this, [this](double lo, double hi) { setWindow(lo, hi); });
+    connect(v, &SliceView::hovered, this, &ImageViewer::onHover);
+  }
+  connect(views_[SliceView::Axial], &SliceView::sliceChanged, this, [this](int s) {
+    sliceSlider_->blockSignals(true);
+    sliceSlider_->setValue(s);
+    sliceSlider_->blockSignals(false);
+    sliceLabel_->setText(QStringLiteral("%1 / %2").arg(s + 1).arg(views_[SliceView::Axial]->sliceCount()));
+  });
+}
+
+ImageViewer::~ImageViewer() = default;
+
+QWidget* ImageViewer::viewArea() const { return area_; }
+SliceView* ImageViewer::planeView(int axis) const { return views_[std::clamp(axis, 0, 2)]; }
+
+void ImageViewer::setImage(std::shared_ptr<const CArray> image, std::array<double, 3> spacingMm, const QString& title) {
+  const bool sameShape = image_ && image && image_->shape() == image->shape();
+  image_ = std::move(image);
+  spacing_ = spacingMm;
+  title_ = title;
+  if (!image_ || image_->empty()) {
+    clear(tr("Empty image"));
+    return;
+  }
+  // [x, y, z, 1, slices] -> [x, y, z * slices]: multi-slice 2D becomes a stack the slice slider walks.
+  const Shape& s = image_->shape();
+  auto vol = std::make_shared<CArray>(*image_);
+  vol->reshape(Shape{s[0], s[1], image_->size() / (s[0] * s[1])});
+  volume_ = std::move(vol);
+  // A re-run with the same shape (a λ change, another method) keeps the user's window and view.
+  rebuildDisplay(sameShape);
+}
+
+void ImageViewer::clear(const QString& message) {
+  image_.reset();
+  volume_.reset();
+  display_.reset();
+  for (SliceView* v : views_) {
+    v->setVolume(nullptr);
+    v->setPlaceholder(message);
+  }
+  volumeView_->setVolume(nullptr);
+  updateLayoutFor3D(false);
+}
+
+void ImageViewer::rebuildDisplay(bool keepWindow) {
+  if (!volume_) return;
+  const RArray values = quality::component(*volume_, component_);
+  display_ = std::make_shared<DisplayVolume>(values, spacing_);
+  const bool is3D = volume_->shape()[2] > 1 && image_->shape()[2] > 1;
+  updateLayoutFor3D(is3D);
+  for (SliceView* v : views_) v->setVolume(display_);
+  volumeView_->setVolume(is3D ? display_ : nullptr);
+  const int n = static_cast<int>(volume_->shape()[2]);
+  sliceSlider_->setRange(0, n - 1);
+  sliceSlider_->setValue(views_[SliceView::Axial]->slice());
+  sliceLabel_->setText(QStringLiteral("%1 / %2").arg(views_[SliceView::Axial]->slice() + 1).arg(n));
+  sliceSlider_->parentWidget()->setVisible(!is3D && n > 1);
+  views_[SliceView::Axial]->setTitle(is3D ? tr("Axial") : title_);
+  if (keepWindow) applyWindowToViews();
+  else autoWindow();
+}
+
+void ImageViewer::updateLayoutFor3D(bool is3D) {
+  views_[SliceView::Coronal]->setVisible(is3D);
+  views_[SliceView::Sagittal]->setVisible(is3D);
+  volumeView_->setVisible(is3D);
+  // 3D: four equal quadrants; 2D: the axial view alone fills the area.
+  grid_->setRowStretch(0, 1);
+  grid_->setColumnStretch(0, 1);
+  grid_->setRowStretch(1, is3D ? 1 : 0);
+  grid_->setColumnStretch(1, is3D ? 1 : 0);
+}
+
+void ImageViewer::setComponent(quality::Component c) {
+  if (c == component_) return;
+  const bool wasPhase = component_ == quality::Component::Phase;
+  component_ = c;
+  componentBox_->setCurrentIndex(componentBox_->findData(static_cast<int>(c)));
+  // Phase has its own cyclic map; coming back restores the map the user had chosen.
+  if (c == quality::Component::Phase) {
+    magnitudeColormap_ = colormap_;
+    colormap_ = "phase";
+  } else if (wasPhase) {
+    colormap_ = magnitudeColormap_;
+  }
+  colormapBox_->setCurrentText(colormap_);
+  const QString bar[] = {tr("|ρ|"), tr("rad"), tr("Re ρ"), tr("Im ρ")};
+  views_[SliceView::Axial]->setColorBar(true, bar[static_cast<int>(c)]);
+  rebuildDisplay(false);
+}
+
+void ImageViewer::setColormap(const QString& name) {
+  colormap_ = name;
+  if (component_ != quality::Component::Phase) magnitudeColormap_ = name;
+  colormapBox_->setCurrentText(name);
+  for (SliceView* v : views_) v->setColormap(name);
+  volumeView_->setColormap(name);
+}
+
+void ImageViewer::setWindow(double lo, double hi) {
+  if (!std::isfinite(lo) || !std::isfinite(hi)) return;
+  if (hi <= lo) hi = lo + std::max(1e-12, std::abs(lo) * 1e-6);
+  lo_ = lo;
+  hi_ = hi;
+  applyWindowToViews();
+}
+
+void ImageViewer::autoWindow() {
+  if (!display_) return;
+  if (component_ == quality::Component::Phase) {
+    setWindow(-std::numbers::pi, std::numbers::pi);
+    return;
+  }
+  const RArray values = quality::component(*volume_, component_);
+  const auto w = quality::percentileWindow(values, 0.5, 99.5);
+  // Magnitudes start at zero: a window from 0 keeps the background black, as radiographers expect.
+  setWindow(component_ == quality::Component::Magnitude ? 0.0 : w.lo, w.hi);
+}
+
+void ImageViewer::applyWindowToViews() {
+  for (SliceView* v : views_) {
+    v->setColormap(colormap_);
+    v->setWindow(lo_, hi_);
+  }
+  volumeView_->setColormap(colormap_);
+  volumeView_->setWindow(lo_, hi_);
+  syncWindowEdits();
+  emit windowChanged(lo_, hi_);
+}
+
+void ImageViewer::syncWindowEdits() {
+  loEdit_->setText(num(lo_));
+  hiEdit_->setText(num(hi_));
+}
+
+void ImageViewer::onHover(int i, int j, int k) {
+  const bool inside = i >= 0 && volume_;
+  for (SliceView* v : views_) {
+    if (inside && volume_->shape()[2] > 1 && image_->shape()[2] > 1) v->setCrosshair(std::array<int, 3>{i, j, k});
+    else v->setCrosshair(std::nullopt);
+  }
+  if (!inside) return;
+  const auto pv = quality::probe(*volume_, i, j, k);
+  const bool multiSlice = image_->shape()[2] == 1 && volume_->shape()[2] > 1;
+  const QString pos = multiSlice ? QStringLiteral("x %1  y %2  slice %3").arg(i).arg(j).arg(k + 1)
+                                 : (volume_->shape()[2] > 1 ? QStringLiteral("x %1  y %2  z %3").arg(i).arg(j).arg(k)
+                                                            : QStringLiteral("x %1  y %2").arg(i).arg(j));
+  const QString text = QStringLiteral("%1    |ρ| %2    phase %3°    re %4    im %5")
+                           .arg(pos, num(pv.magnitude), QString::number(pv.phase * 180.0 / std::numbers::pi, 'f', 1),
+                                num(pv.value.real()), num(pv.value.imag()));
+  probe_->setText(text);
+  emit probed(text);
+}
+
+QString ImageViewer::probeText() const { return probe_->text(); }
+
+}  // namespace larmor::ui

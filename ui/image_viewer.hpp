@@ -1,0 +1,84 @@
+#pragma once
+// The image tab: a complex image shown as magnitude, phase, real or imaginary part; one plane for 2D
+// data (a slice slider for multi-slice), axial/coronal/sagittal planes plus a volume rendering for 3D.
+// Window by mouse drag, by numbers or automatic (percentiles from the engine); a pixel probe.
+#include <QWidget>
+#include <array>
+#include <memory>
+
+#include "display_volume.hpp"
+#include "larmor/array/array.hpp"
+#include "larmor/quality/display.hpp"
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QSlider;
+class QGridLayout;
+class QStackedWidget;
+
+namespace larmor::ui {
+
+class SliceView;
+class VolumeView;
+
+class ImageViewer : public QWidget {
+  Q_OBJECT
+ public:
+  explicit ImageViewer(QWidget* parent = nullptr);
+  ~ImageViewer() override;
+
+  /// image: [x, y, z, 1, slices]; multi-slice 2D is shown as a stack along z. spacingMm: voxel size.
+  void setImage(std::shared_ptr<const CArray> image, std::array<double, 3> spacingMm, const QString& title);
+  void clear(const QString& message);
+  bool hasImage() const { return static_cast<bool>(volume_); }
+
+  quality::Component component() const { return component_; }
+  void setComponent(quality::Component c);
+  QString colormap() const { return colormap_; }
+  void setColormap(const QString& name);
+  void setWindow(double lo, double hi);
+  double windowLow() const { return lo_; }
+  double windowHigh() const { return hi_; }
+  /// The window from the 0.5th and 99.5th percentiles of the shown component (phase: [-pi, pi]).
+  void autoWindow();
+  /// The area with the views (what "Export PNG of the view" saves).
+  QWidget* viewArea() const;
+  SliceView* planeView(int axis) const;
+  VolumeView* volumeView() const { return volumeView_; }
+  QString probeText() const;
+
+ signals:
+  void probed(const QString& text);
+  void windowChanged(double lo, double hi);
+
+ private:
+  void rebuildDisplay(bool keepWindow);
+  void applyWindowToViews();
+  void updateLayoutFor3D(bool is3D);
+  void onHover(int i, int j, int k);
+  void syncWindowEdits();
+
+  std::shared_ptr<const CArray> image_;
+  std::shared_ptr<CArray> volume_;  // the image as [x, y, z*slices]
+  std::array<double, 3> spacing_{1, 1, 1};
+  QString title_;
+  DisplayVolumePtr display_;
+  quality::Component component_ = quality::Component::Magnitude;
+  QString colormap_ = "grey", magnitudeColormap_ = "grey";
+  double lo_ = 0, hi_ = 1;
+
+  QComboBox* componentBox_ = nullptr;
+  QComboBox* colormapBox_ = nullptr;
+  QLineEdit* loEdit_ = nullptr;
+  QLineEdit* hiEdit_ = nullptr;
+  QWidget* area_ = nullptr;
+  QGridLayout* grid_ = nullptr;
+  SliceView* views_[3] = {nullptr, nullptr, nullptr};
+  VolumeView* volumeView_ = nullptr;
+  QSlider* sliceSlider_ = nullptr;
+  QLabel* sliceLabel_ = nullptr;
+  QLabel* probe_ = nullptr;
+};
+
+}  // namespace larmor::ui

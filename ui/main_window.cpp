@@ -1,0 +1,288 @@
+#include "main_window.hpp"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QScreen>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QToolBar>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "compare_view.hpp"
+#include "dataset_panel.hpp"
+#include "image_viewer.hpp"
+#include "larmor/backend/registry.hpp"
+#include "settings_panel.hpp"
+#include "timings_view.hpp"
+
+namespace larmor::ui {
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  setWindowTitle(tr("Larmor — MRI reconstruction workstation"));
+  setWindowIcon(QIcon(":/icons/larmor.svg"));
+  setAcceptDrops(true);
+  setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks);
+  worker_ = new Worker(this);
+
+  viewer_ = new ImageViewer;
+  compare_ = new CompareView;
+  timings_ = new TimingsView;
+  log_ = new QPlainTextEdit;
+  log_->setReadOnly(true);
+  log_->setMaximumBlockCount(5000);
+  tabs_ = new QTabWidget;
+  tabs_->setDocumentMode(true);
+  tabs_->addTab(viewer_, tr("Image"));
+  tabs_->addTab(compare_, QIcon(":/icons/compare.svg"), tr("Compare"));
+  tabs_->addTab(timings_, tr("Timings"));
+  tabs_->addTab(log_, tr("Log"));
+
+  // The error banner: errors are shown in the window, never in a modal box that would block a
+  // scripted run (and a "not implemented yet" from the engine is information, not a crash).
+  banner_ = new QWidget;
+  banner_->setObjectName("errorBanner");
+  auto* bl = new QHBoxLayout(banner_);
+  bl->setContentsMargins(10, 4, 4, 4);
+  bannerText_ = new QLabel;
+  bannerText_->setObjectName("errorText");
+  bannerText_->setWordWrap(true);
+  bannerText_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  auto* close = new QToolButton;
+  close->setText(QStringLiteral("✕"));
+  close->setAutoRaise(true);
+  connect(close, &QToolButton::clicked, this, &MainWindow::clearError);
+  bl->addWidget(bannerText_, 1);
+  bl->addWidget(close);
+  banner_->hide();
+
+  auto* central = new QWidget;
+  auto* cl = new QVBoxLayout(central);
+  cl->setContentsMargins(0, 0, 0, 0);
+  cl->setSpacing(0);
+  cl->addWidget(banner_);
+  cl->addWidget(tabs_, 1);
+  setCentralWidget(central);
+
+  datasetPanel_ = new DatasetPanel;
+  auto* dataDock = new QDockWidget(tr("Dataset"), this);
+  dataDock->setObjectName("datasetDock");
+  dataDock->setWidget(datasetPanel_);
+  dataDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+  addDockWidget(Qt::LeftDockWidgetArea, dataDock);
+  settings_ = new SettingsPanel;
+  auto* settingsDock = new QDockWidget(tr("Settings"), this);
+  settingsDock->setObjectName("settingsDock");
+  settingsDock->setWidget(settings_);
+  settingsDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+  addDockWidget(Qt::RightDockWidgetArea, settingsDock);
+  resizeDocks({dataDock, settingsDock}, {330, 350}, Qt::Horizontal);
+
+  buildActions();
+  buildMenus();
+  buildToolBar();
+  buildStatusBar();
+
+  connect(worker_, &Worker::started, this, &MainWindow::onTaskStarted);
+  connect(worker_, &Worker::progress, this, &MainWindow::onTaskProgress);
+  connect(worker_, &Worker::succeeded, this, &MainWindow::onTaskSucceeded);
+  connect(worker_, &Worker::failed, this, &MainWindow::onTaskFailed);
+  connect(worker_, &Worker::cancelled, this, &MainWindow::onTaskCancelled);
+  connect(worker_, &Worker::idle, this, [this] {
+    settings_->setRunning(false);
+    cancelAction_->setEnabled(false);
+  });
+  connect(settings_, &SettingsPanel::settingsChanged, this, &MainWindow::onSettingsChanged);
+  connect(settings_, &SettingsPanel::lambdaDragged, this, &MainWindow::onLambdaDragged);
+  connect(settings_, &SettingsPanel::runRequested, this, &MainWindow::runReconstruction);
+  connect(settings_, &SettingsPanel::cancelRequested, this, &MainWindow::cancelRun);
+  connect(settings_, &SettingsPanel::copyCliRequested, this, &MainWindow::copyCliCommand);
+  connect(settings_, &SettingsPanel::trajectoryChanged, this, [this](const QString&) {
+    if (!dataPath_.isEmpty()) openFile(dataPath_);  // the trajectory is part of loading a .cfl
+  });
+  connect(timings_, &TimingsView::sweepRequested, this, &MainWindow::runLambdaSweep);
+  connect(viewer_, &ImageViewer::probed, this, [this](const QString& t) { statusBar()->showMessage(t, 4000); });
+
+  refreshDevices();
+  applySession(lastSession());
+
+  const QRect avail = screen() ? screen()->availableGeometry() : QRect(0, 0, 1440, 900);
+  resize(std::min(1440, avail.width()), std::min(900, avail.height()));
+  log(tr("Larmor started. %1").arg(deviceText()));
+}
+
+void MainWindow::restoreSavedLayout() {
+  QSettings qs;
+  restoreGeometry(qs.value("window/geometry").toByteArray());
+  restoreState(qs.value("window/state").toByteArray());
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildActions() {
+  auto make = [this](const QString& icon, const QString& text, const QKeySequence& key, auto slot) {
+    auto* a = new QAction(icon.isEmpty() ? QIcon() : QIcon(icon), text, this);
+    if (!key.isEmpty()) a->setShortcut(key);
+    connect(a, &QAction::triggered, this, slot);
+    return a;
+  };
+  openAction_ = make(":/icons/open.svg", tr("&Open…"), QKeySequence::Open, [this] { openDialog(); });
+  phantomAction_ = make(":/icons/phantom.svg", tr("&New phantom…"), QKeySequence::New, [this] { newPhantomDialog(); });
+  runAction_ = make(":/icons/run.svg", tr("&Run"), QKeySequence(Qt::CTRL | Qt::Key_R), [this] { runReconstruction(); });
+  cancelAction_ = make(":/icons/cancel.svg", tr("&Cancel"), QKeySequence(Qt::Key_Escape), [this] { cancelRun(); });
+  cancelAction_->setEnabled(false);
+  exportPngAction_ = make(":/icons/export.svg", tr("PNG of the view…"), QKeySequence(Qt::CTRL | Qt::Key_E),
+                          [this] { exportViewPngDialog(); });
+  exportPngAction_->setIconText(tr("Export PNG"));
+  exportCflAction_ = make("", tr("Image as BART .cfl…"), {}, [this] { exportCflDialog(); });
+  exportDicomAction_ = make("", tr("DICOM series…"), {}, [this] { exportDicomDialog(); });
+  exportNiftiAction_ = make("", tr("NIfTI…"), {}, [this] { exportNiftiDialog(); });
+  if (!dicomExportAvailable()) {
+    exportDicomAction_->setEnabled(false);
+    exportDicomAction_->setToolTip(tr("This build has no DICOM writer"));
+  }
+  exportNiftiAction_->setEnabled(niftiExportAvailable());
+  copyCliAction_ = make(":/icons/terminal.svg", tr("Copy as larmor-cli command"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C),
+                        [this] { copyCliCommand(); });
+  copyCliAction_->setIconText(tr("Copy CLI"));
+  saveSessionAction_ = make(":/icons/save.svg", tr("Save session next to the data"), QKeySequence::Save,
+                            [this] { saveSessionSidecar(); });
+  sweepAction_ = make(":/icons/sweep.svg", tr("λ sweep (L-curve)"), {}, [this] {
+    showTab("timings");
+    runLambdaSweep(timings_->sweepLambdas());
+  });
+  quitAction_ = make("", tr("&Quit"), QKeySequence::Quit, [this] { close(); });
+  for (QAction* a : {runAction_, cancelAction_}) addAction(a);
+}
+
+void MainWindow::buildMenus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(openAction_);
+  file->addAction(phantomAction_);
+  recentMenu_ = file->addMenu(tr("Open &recent"));
+  file->addSeparator();
+  file->addAction(saveSessionAction_);
+  QMenu* exp = file->addMenu(QIcon(":/icons/export.svg"), tr("&Export"));
+  exp->addAction(exportPngAction_);
+  exp->addAction(exportCflAction_);
+  exp->addAction(exportDicomAction_);
+  exp->addAction(exportNiftiAction_);
+  file->addSeparator();
+  file->addAction(quitAction_);
+  QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+  edit->addAction(copyCliAction_);
+  QMenu* rec = menuBar()->addMenu(tr("&Reconstruct"));
+  rec->addAction(runAction_);
+  rec->addAction(cancelAction_);
+  rec->addAction(sweepAction_);
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  const char* tabNames[] = {"image", "compare", "timings", "log"};
+  for (int i = 0; i < 4; ++i) {
+    const QString name = QString::fromLatin1(tabNames[i]);
+    auto* a = view->addAction(tabs_->tabText(i), [this, name] { showTab(name); });
+    a->setShortcut(QKeySequence(Qt::CTRL | (Qt::Key_1 + i)));
+  }
+  view->addSeparator();
+  for (QDockWidget* d : findChildren<QDockWidget*>()) view->addAction(d->toggleViewAction());
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&About Larmor"), this, [this] {
+    QMessageBox::about(this, tr("About Larmor"),
+                       tr("<h3>Larmor</h3><p>MRI reconstruction on the GPU and the CPU: FFT, gridding, TRON, exact DFT, "
+                          "iterative (CG) and GRAPPA, with quality metrics and stage timings.</p><p>%1</p>")
+                           .arg(deviceText().toHtmlEscaped()));
+  });
+  connect(recentMenu_, &QMenu::aboutToShow, this, &MainWindow::refreshRecentMenu);
+  refreshRecentMenu();
+}
+
+void MainWindow::refreshRecentMenu() {
+  recentMenu_->clear();
+  const QStringList files = recentFiles();
+  for (const QString& f : files) recentMenu_->addAction(QFileInfo(f).fileName(), this, [this, f] { openFile(f); })->setToolTip(f);
+  if (files.isEmpty()) recentMenu_->addAction(tr("(none)"))->setEnabled(false);
+  else {
+    recentMenu_->addSeparator();
+    recentMenu_->addAction(tr("Clear"), this, [] { clearRecentFiles(); });
+  }
+}
+
+void MainWindow::buildToolBar() {
+  QToolBar* tb = addToolBar(tr("Main"));
+  tb->setObjectName("mainToolBar");
+  tb->setMovable(false);
+  tb->setIconSize(QSize(20, 20));
+  tb->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+  tb->addAction(openAction_);
+  tb->addAction(phantomAction_);
+  tb->addSeparator();
+  tb->addAction(runAction_);
+  tb->addAction(cancelAction_);
+  tb->addSeparator();
+  tb->addAction(exportPngAction_);
+  tb->addAction(copyCliAction_);
+  tb->addSeparator();
+  tb->addAction(QIcon(":/icons/compare.svg"), tr("Compare"), this, [this] { showTab("compare"); });
+}
+
+void MainWindow::buildStatusBar() {
+  stage_ = new QLabel(tr("Ready"));
+  stage_->setMinimumWidth(260);
+  progress_ = new QProgressBar;
+  progress_->setRange(0, 1000);
+  progress_->setMaximumWidth(220);
+  progress_->setTextVisible(false);
+  progress_->setValue(0);
+  summary_ = new QLabel;
+  summary_->setObjectName("runSummary");
+  device_ = new QLabel;
+  device_->setObjectName("devicePill");
+  statusBar()->addWidget(stage_);
+  statusBar()->addWidget(progress_);
+  statusBar()->addWidget(summary_, 1);
+  statusBar()->addPermanentWidget(device_);
+}
+
+void MainWindow::refreshDevices() {
+  auto& reg = BackendRegistry::instance();
+  reg.loadPlugins();
+  settings_->setDevices(reg.devices(), QString::fromStdString(reg.whyNoGpu()));
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
+  if (!e->mimeData()->hasUrls()) return;
+  for (const QUrl& u : e->mimeData()->urls()) {
+    const QString suffix = QFileInfo(u.toLocalFile()).suffix().toLower();
+    if (QStringList{"h5", "mrd", "ismrmrd", "cfl", "hdr", "ra"}.contains(suffix)) {
+      e->acceptProposedAction();
+      return;
+    }
+  }
+}
+
+void MainWindow::dropEvent(QDropEvent* e) {
+  const auto urls = e->mimeData()->urls();
+  if (!urls.isEmpty()) openFile(urls.front().toLocalFile());
+  e->acceptProposedAction();
+}
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+  worker_->cancel();
+  QSettings qs;
+  qs.setValue("window/geometry", saveGeometry());
+  qs.setValue("window/state", saveState());
+  rememberSession(session());
+  QMainWindow::closeEvent(e);
+}
+
+}  // namespace larmor::ui

@@ -1,0 +1,365 @@
+#include "slice_view.hpp"
+
+#include <QLinearGradient>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QWheelEvent>
+#include <cmath>
+
+#include <vtkCamera.h>
+#include <vtkImageData.h>
+#include <vtkImageProperty.h>
+#include <vtkImageSlice.h>
+#include <vtkImageSliceMapper.h>
+#include <vtkLookupTable.h>
+#include <vtkRenderer.h>
+#include <vtkSmartPointer.h>
+
+#include "colormaps.hpp"
+
+namespace larmor::ui {
+namespace {
+
+constexpr int kColorBarWidth = 78;
+
+/// How each plane is shown: the screen's right and up as (volume axis, sign). Axial keeps row 0 at the
+/// top, as the engine's PNG files do; coronal and sagittal put z (the slice direction) upwards.
+struct PlaneAxes {
+  int right, rightSign, up, upSign;
+};
+PlaneAxes planeAxes(SliceView::Axis a) {
+  switch (a) {
+    case SliceView::Axial: return {0, 1, 1, -1};
+    case SliceView::Coronal: return {0, 1, 2, 1};
+    case SliceView::Sagittal: return {1, 1, 2, 1};
+  }
+  return {0, 1, 1, -1};
+}
+
+QString axisName(SliceView::Axis a) {
+  switch (a) {
+    case SliceView::Axial: return "Axial";
+    case SliceView::Coronal: return "Coronal";
+    case SliceView::Sagittal: return "Sagittal";
+  }
+  return {};
+}
+
+QString formatValue(double v) {
+  const double a = std::abs(v);
+  if (a != 0 && (a < 1e-3 || a >= 1e5)) return QString::number(v, 'e', 2);
+  return QString::number(v, 'g', 4);
+}
+
+}  // namespace
+
+struct SliceView::Vtk {
+  vtkSmartPointer<vtkImageSliceMapper> mapper = vtkSmartPointer<vtkImageSliceMapper>::New();
+  vtkSmartPointer<vtkImageSlice> actor = vtkSmartPointer<vtkImageSlice>::New();
+  vtkSmartPointer<vtkLookupTable> lut = vtkSmartPointer<vtkLookupTable>::New();
+};
+
+/// Screen (widget pixels) <-> view plane (mm): u along the screen's right, v along its up.
+struct SliceView::Geometry {
+  PlaneAxes axes{};
+  double u0 = 0, v0 = 0;  // view-plane coordinates of the image area's centre
+  double mmPerPixel = 1;
+  double areaWidth = 1, areaHeight = 1;
+  double fitScale = 1;
+};
+
+SliceView::SliceView(Axis axis, QWidget* parent) : VtkCanvas(parent), vtk_(std::make_unique<Vtk>()), axis_(axis) {
+  vtk_->actor->SetMapper(vtk_->mapper);
+  vtk_->actor->GetProperty()->SetLookupTable(vtk_->lut);
+  vtk_->actor->GetProperty()->UseLookupTableScalarRangeOn();
+  // Nearest neighbour: a voxel is a voxel; smoothing would hide the artefacts the user looks for.
+  vtk_->actor->GetProperty()->SetInterpolationTypeToNearest();
+  vtk_->mapper->SetOrientation(axis_);
+  vtk_->mapper->BorderOn();
+  renderer()->GetActiveCamera()->ParallelProjectionOn();
+  fillLookupTable(vtk_->lut, colormap_, lo_, hi_);
+  setMouseTracking(true);
+  setFocusPolicy(Qt::WheelFocus);
+}
+
+SliceView::~SliceView() = default;
+
+void SliceView::setVolume(DisplayVolumePtr volume) {
+  const bool first = !volume_;
+  const bool reshaped = volume && volume_ && (volume->dim(axis_) != volume_->dim(axis_));
+  volume_ = std::move(volume);
+  if (!volume_) {
+    renderer()->RemoveViewProp(vtk_->actor);
+    requestRender();
+    return;
+  }
+  vtk_->mapper->SetInputData(volume_->image());
+  if (first || reshaped || slice_ >= sliceCount()) slice_ = sliceCount() / 2;
+  vtk_->mapper->SetSliceNumber(slice_);
+  if (!renderer()->HasViewProp(vtk_->actor)) renderer()->AddViewProp(vtk_->actor);
+  placeholder_.clear();
+  requestRender();
+}
+
+int SliceView::sliceCount() const { return volume_ ? volume_->dim(axis_) : 0; }
+
+void SliceView::setSlice(int slice) {
+  if (!volume_) return;
+  slice = std::clamp(slice, 0, sliceCount() - 1);
+  if (slice == slice_) return;
+  slice_ = slice;
+  vtk_->mapper->SetSliceNumber(slice_);
+  requestRender();
+  emit sliceChanged(slice_);
+}
+
+void SliceView::setWindow(double lo, double hi) {
+  if (!(hi > lo)) hi = lo + 1e-6 * std::max(1.0, std::abs(lo));
+  lo_ = lo;
+  hi_ = hi;
+  applyWindow();
+}
+
+void SliceView::setColormap(const QString& name) {
+  colormap_ = name;
+  applyWindow();
+}
+
+void SliceView::applyWindow() {
+  fillLookupTable(vtk_->lut, colormap_, lo_, hi_);
+  requestRender();
+}
+
+void SliceView::setColorBar(bool visible, const QString& title) {
+  colorBar_ = visible;
+  colorBarTitle_ = title;
+  requestRender();
+}
+
+void SliceView::setTitle(const QString& title) {
+  title_ = title;
+  update();
+}
+void SliceView::setInfoText(const QString& text) {
+  info_ = text;
+  update();
+}
+void SliceView::setBadge(const QString& badge) {
+  badge_ = badge;
+  update();
+}
+void SliceView::setCrosshair(std::optional<std::array<int, 3>> voxel) {
+  crosshair_ = voxel;
+  update();
+}
+void SliceView::setPlaceholder(const QString& text) {
+  placeholder_ = text;
+  update();
+}
+
+void SliceView::setViewTransform(double zoom, double panRight, double panUp) {
+  zoom_ = std::clamp(zoom, 0.05, 64.0);
+  panRight_ = panRight;
+  panUp_ = panUp;
+  requestRender();
+}
+
+void SliceView::resetView() {
+  setViewTransform(1, 0, 0);
+  emit viewTransformChanged(zoom_, panRight_, panUp_);
+}
+
+int SliceView::imageAreaWidth() const { return std::max(40, width() - (colorBar_ ? kColorBarWidth : 0)); }
+
+SliceView::Geometry SliceView::geometry() const {
+  Geometry g;
+  g.axes = planeAxes(axis_);
+  g.areaWidth = imageAreaWidth();
+  g.areaHeight = std::max(1, height());
+  if (!volume_) return g;
+  auto extent = [&](int a) { return volume_->dim(a) * volume_->spacing(a); };
+  auto centre = [&](int a) { return 0.5 * (volume_->dim(a) - 1) * volume_->spacing(a); };
+  // Fit the whole plane with a small margin, whichever of width and height is the tighter.
+  g.fitScale = 1.03 * std::max(0.5 * extent(g.axes.up), 0.5 * extent(g.axes.right) * g.areaHeight / g.areaWidth);
+  const double scale = g.fitScale / zoom_;
+  g.mmPerPixel = 2 * scale / g.areaHeight;
+  g.u0 = g.axes.rightSign * centre(g.axes.right) - panRight_;
+  g.v0 = g.axes.upSign * centre(g.axes.up) - panUp_;
+  return g;
+}
+
+std::optional<std::array<int, 3>> SliceView::voxelAt(QPointF pos) const {
+  if (!volume_ || pos.x() >= imageAreaWidth()) return std::nullopt;
+  const Geometry g = geometry();
+  const double u = g.u0 + (pos.x() - g.areaWidth / 2) * g.mmPerPixel;
+  const double v = g.v0 + (g.areaHeight / 2 - pos.y()) * g.mmPerPixel;
+  std::array<int, 3> ijk{};
+  ijk[static_cast<std::size_t>(axis_)] = slice_;
+  ijk[static_cast<std::size_t>(g.axes.right)] =
+      static_cast<int>(std::lround(g.axes.rightSign * u / volume_->spacing(g.axes.right)));
+  ijk[static_cast<std::size_t>(g.axes.up)] = static_cast<int>(std::lround(g.axes.upSign * v / volume_->spacing(g.axes.up)));
+  for (int a = 0; a < 3; ++a)
+    if (ijk[static_cast<std::size_t>(a)] < 0 || ijk[static_cast<std::size_t>(a)] >= volume_->dim(a)) return std::nullopt;
+  return ijk;
+}
+
+void SliceView::beforeRender(int width, int /*height*/) {
+  const double areaFraction = static_cast<double>(imageAreaWidth()) / std::max(1, this->width());
+  renderer()->SetViewport(0, 0, std::min(1.0, areaFraction), 1);
+  (void)width;
+  if (!volume_) return;
+  const Geometry g = geometry();
+  double focal[3], dir[3] = {0, 0, 0}, up[3] = {0, 0, 0};
+  focal[g.axes.right] = g.axes.rightSign * g.u0;
+  focal[g.axes.up] = g.axes.upSign * g.v0;
+  focal[axis_] = slice_ * volume_->spacing(axis_);
+  up[g.axes.up] = g.axes.upSign;
+  // Looking direction = up x right, so that right = direction x up (VTK's camera convention).
+  const double right[3] = {g.axes.right == 0 ? 1.0 * g.axes.rightSign : 0, g.axes.right == 1 ? 1.0 * g.axes.rightSign : 0,
+                           g.axes.right == 2 ? 1.0 * g.axes.rightSign : 0};
+  dir[0] = up[1] * right[2] - up[2] * right[1];
+  dir[1] = up[2] * right[0] - up[0] * right[2];
+  dir[2] = up[0] * right[1] - up[1] * right[0];
+  const double distance = 10.0 * (volume_->dim(0) * volume_->spacing(0) + volume_->dim(1) * volume_->spacing(1) +
+                                  volume_->dim(2) * volume_->spacing(2));
+  vtkCamera* cam = renderer()->GetActiveCamera();
+  cam->SetFocalPoint(focal);
+  cam->SetPosition(focal[0] - distance * dir[0], focal[1] - distance * dir[1], focal[2] - distance * dir[2]);
+  cam->SetViewUp(up);
+  cam->SetParallelScale(g.mmPerPixel * g.areaHeight / 2);
+  renderer()->ResetCameraClippingRange();
+}
+
+void SliceView::drawColorBar(QPainter& p) {
+  const int x0 = imageAreaWidth();
+  p.fillRect(QRect(x0, 0, width() - x0, height()), QColor(18, 21, 27));
+  const int top = 34, bottom = height() - 34;
+  if (bottom - top < 30) return;
+  const QRect bar(x0 + 12, top, 14, bottom - top);
+  QLinearGradient grad(bar.bottomLeft(), bar.topLeft());
+  for (const auto& a : colormapAnchors(colormap_)) grad.setColorAt(a.position, a.color);
+  p.fillRect(bar, grad);
+  p.setPen(QColor(120, 130, 145));
+  p.drawRect(bar.adjusted(0, 0, -1, -1));
+  QFont f = font();
+  f.setPointSizeF(std::max(7.0, f.pointSizeF() - 1));
+  p.setFont(f);
+  p.setPen(QColor(210, 218, 228));
+  for (int t = 0; t <= 4; ++t) {
+    const double frac = t / 4.0;
+    const int y = static_cast<int>(bar.bottom() - frac * bar.height());
+    p.drawLine(bar.right() + 1, y, bar.right() + 4, y);
+    p.drawText(QRect(bar.right() + 6, y - 8, width() - bar.right() - 6, 16), Qt::AlignLeft | Qt::AlignVCenter,
+               formatValue(lo_ + frac * (hi_ - lo_)));
+  }
+  if (!colorBarTitle_.isEmpty())
+    p.drawText(QRect(x0 + 2, 6, width() - x0 - 4, 22), Qt::AlignHCenter | Qt::AlignVCenter, colorBarTitle_);
+}
+
+void SliceView::drawOverlay(QPainter& p) {
+  if (colorBar_) drawColorBar(p);
+  const QColor text(226, 232, 240);
+  QFont f = font();
+  p.setFont(f);
+  if (!volume_) {
+    p.setPen(QColor(150, 160, 175));
+    p.drawText(QRect(0, 0, imageAreaWidth(), height()), Qt::AlignCenter | Qt::TextWordWrap,
+               placeholder_.isEmpty() ? tr("No image") : placeholder_);
+    return;
+  }
+  // Crosshair of the linked cursor.
+  if (crosshair_) {
+    const Geometry g = geometry();
+    const auto& c = *crosshair_;
+    const double u = g.axes.rightSign * c[static_cast<std::size_t>(g.axes.right)] * volume_->spacing(g.axes.right);
+    const double v = g.axes.upSign * c[static_cast<std::size_t>(g.axes.up)] * volume_->spacing(g.axes.up);
+    const double x = g.areaWidth / 2 + (u - g.u0) / g.mmPerPixel;
+    const double y = g.areaHeight / 2 - (v - g.v0) / g.mmPerPixel;
+    QPen pen(QColor(255, 214, 10, 170), 1, Qt::DashLine);
+    p.setPen(pen);
+    p.drawLine(QPointF(0, y), QPointF(g.areaWidth, y));
+    p.drawLine(QPointF(x, 0), QPointF(x, g.areaHeight));
+  }
+  auto shadowText = [&](const QRect& r, int flags, const QString& s, const QColor& c) {
+    p.setPen(QColor(0, 0, 0, 200));
+    p.drawText(r.translated(1, 1), flags, s);
+    p.setPen(c);
+    p.drawText(r, flags, s);
+  };
+  const QRect area(8, 6, imageAreaWidth() - 16, height() - 12);
+  const QString sliceText =
+      sliceCount() > 1 ? QStringLiteral("  %1 %2/%3").arg(QChar(0x00B7)).arg(slice_ + 1).arg(sliceCount()) : QString();
+  const QString heading = (title_.isEmpty() ? axisName(axis_) : title_) + sliceText;
+  QFont bold = f;
+  bold.setBold(true);
+  p.setFont(bold);
+  shadowText(area, Qt::AlignLeft | Qt::AlignTop, heading, text);
+  p.setFont(f);
+  if (!info_.isEmpty()) shadowText(area, Qt::AlignLeft | Qt::AlignBottom, info_, text);
+  const QString wl = QStringLiteral("W %1  L %2").arg(formatValue(hi_ - lo_), formatValue(0.5 * (hi_ + lo_)));
+  shadowText(area, Qt::AlignRight | Qt::AlignBottom, wl, QColor(170, 180, 195));
+  if (!badge_.isEmpty()) {
+    QFont big = f;
+    big.setPointSizeF(f.pointSizeF() * 2.2);
+    big.setBold(true);
+    p.setFont(big);
+    shadowText(area, Qt::AlignRight | Qt::AlignTop, badge_, QColor(255, 214, 10));
+    p.setFont(f);
+  }
+}
+
+void SliceView::mousePressEvent(QMouseEvent* e) {
+  dragButton_ = e->button();
+  dragPan_ = e->button() == Qt::MiddleButton || (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ShiftModifier));
+  dragStart_ = e->position();
+  dragLo_ = lo_;
+  dragHi_ = hi_;
+  dragZoom_ = zoom_;
+  dragPanRight_ = panRight_;
+  dragPanUp_ = panUp_;
+}
+
+void SliceView::mouseMoveEvent(QMouseEvent* e) {
+  const QPointF d = e->position() - dragStart_;
+  if (dragButton_ == Qt::LeftButton && !dragPan_) {
+    // Window/level as on a scanner console: horizontal = contrast (width), vertical = brightness (level).
+    const double width0 = dragHi_ - dragLo_, centre0 = 0.5 * (dragHi_ + dragLo_);
+    const double w = width0 * std::exp(d.x() / 250.0);
+    const double c = centre0 - d.y() * width0 / 400.0;
+    setWindow(c - w / 2, c + w / 2);
+    emit windowDragged(lo_, hi_);
+  } else if (dragPan_) {
+    const double mpp = geometry().mmPerPixel;
+    setViewTransform(zoom_, dragPanRight_ + d.x() * mpp, dragPanUp_ - d.y() * mpp);
+    emit viewTransformChanged(zoom_, panRight_, panUp_);
+  } else if (dragButton_ == Qt::RightButton) {
+    setViewTransform(dragZoom_ * std::exp(-d.y() / 200.0), panRight_, panUp_);
+    emit viewTransformChanged(zoom_, panRight_, panUp_);
+  }
+  if (const auto v = voxelAt(e->position())) emit hovered((*v)[0], (*v)[1], (*v)[2]);
+  else emit hovered(-1, -1, -1);
+}
+
+void SliceView::mouseReleaseEvent(QMouseEvent*) {
+  dragButton_ = Qt::NoButton;
+  dragPan_ = false;
+}
+
+void SliceView::mouseDoubleClickEvent(QMouseEvent*) { resetView(); }
+
+void SliceView::wheelEvent(QWheelEvent* e) {
+  const int steps = e->angleDelta().y() / 120;
+  if (steps == 0) return;
+  if (e->modifiers() & Qt::ControlModifier) {
+    setViewTransform(zoom_ * std::pow(1.15, steps), panRight_, panUp_);
+    emit viewTransformChanged(zoom_, panRight_, panUp_);
+  } else {
+    setSlice(slice_ + steps);
+  }
+  if (const auto v = voxelAt(e->position())) emit hovered((*v)[0], (*v)[1], (*v)[2]);
+  e->accept();
+}
+
+void SliceView::leaveEvent(QEvent*) { emit hovered(-1, -1, -1); }
+
+}  // namespace larmor::ui

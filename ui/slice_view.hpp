@@ -1,0 +1,89 @@
+#pragma once
+// One plane of a volume (axial, coronal or sagittal), rendered by VTK with a colour map and a window.
+// Mouse: left drag = window/level, middle drag or shift+left = pan, right drag or ctrl+wheel = zoom,
+// wheel = next/previous slice, double click = fit. The owner links views through the signals (the
+// compare tab links cursor, zoom/pan and window of four views).
+#include <QString>
+#include <array>
+#include <memory>
+#include <optional>
+
+#include "display_volume.hpp"
+#include "vtk_canvas.hpp"
+
+namespace larmor::ui {
+
+class SliceView : public VtkCanvas {
+  Q_OBJECT
+ public:
+  enum Axis { Sagittal = 0, Coronal = 1, Axial = 2 };
+  explicit SliceView(Axis axis = Axial, QWidget* parent = nullptr);
+  ~SliceView() override;
+
+  void setVolume(DisplayVolumePtr volume);
+  DisplayVolumePtr volume() const { return volume_; }
+  Axis axis() const { return axis_; }
+  int slice() const { return slice_; }
+  int sliceCount() const;
+  void setSlice(int slice);
+  void setWindow(double lo, double hi);
+  double windowLow() const { return lo_; }
+  double windowHigh() const { return hi_; }
+  void setColormap(const QString& name);
+  /// Colour bar on the right with `title` (units); hidden when false.
+  void setColorBar(bool visible, const QString& title = {});
+  void setTitle(const QString& title);
+  void setInfoText(const QString& text);
+  /// A large label in the top right corner ("A", "B" while flickering).
+  void setBadge(const QString& badge);
+  /// The linked cursor (voxel indices in the volume), drawn as a crosshair; nullopt hides it.
+  void setCrosshair(std::optional<std::array<int, 3>> voxel);
+  /// Zoom (1 = fit) and pan (mm along the screen's right and up) — for linked views.
+  void setViewTransform(double zoom, double panRight, double panUp);
+  void resetView();
+  /// Empty views say why (no image yet, an error).
+  void setPlaceholder(const QString& text);
+
+ signals:
+  void hovered(int i, int j, int k);  ///< voxel under the mouse; -1s when it leaves the image
+  void sliceChanged(int slice);
+  void windowDragged(double lo, double hi);
+  void viewTransformChanged(double zoom, double panRight, double panUp);
+
+ protected:
+  void beforeRender(int width, int height) override;
+  void drawOverlay(QPainter& p) override;
+  void mousePressEvent(QMouseEvent* e) override;
+  void mouseMoveEvent(QMouseEvent* e) override;
+  void mouseReleaseEvent(QMouseEvent* e) override;
+  void mouseDoubleClickEvent(QMouseEvent* e) override;
+  void wheelEvent(QWheelEvent* e) override;
+  void leaveEvent(QEvent* e) override;
+
+ private:
+  struct Geometry;  // screen <-> volume mapping for the current size, zoom and pan
+  Geometry geometry() const;
+  std::optional<std::array<int, 3>> voxelAt(QPointF pos) const;
+  void applyWindow();
+  int imageAreaWidth() const;
+  void drawColorBar(QPainter& p);
+
+  struct Vtk;
+  std::unique_ptr<Vtk> vtk_;
+  DisplayVolumePtr volume_;
+  Axis axis_;
+  int slice_ = 0;
+  double lo_ = 0, hi_ = 1;
+  QString colormap_ = "grey";
+  bool colorBar_ = false;
+  QString colorBarTitle_, title_, info_, badge_, placeholder_;
+  std::optional<std::array<int, 3>> crosshair_;
+  double zoom_ = 1, panRight_ = 0, panUp_ = 0;
+  // drag state
+  Qt::MouseButton dragButton_ = Qt::NoButton;
+  bool dragPan_ = false;
+  QPointF dragStart_;
+  double dragLo_ = 0, dragHi_ = 1, dragZoom_ = 1, dragPanRight_ = 0, dragPanUp_ = 0;
+};
+
+}  // namespace larmor::ui

@@ -1,0 +1,40 @@
+#pragma once
+// The worker's tasks: load a file, simulate a phantom, reconstruct. Each is a closure over shared,
+// immutable inputs (the Dataset outlives the run because the task holds it).
+#include <QString>
+#include <QVector>
+#include <memory>
+#include <string>
+
+#include "larmor/backend/backend.hpp"
+#include "larmor/io/dataset_io.hpp"
+#include "larmor/phantom/simulate.hpp"
+#include "larmor/recon/settings.hpp"
+#include "worker.hpp"
+
+namespace larmor::ui {
+
+struct ReconJob {
+  std::shared_ptr<const Dataset> dataset;
+  recon::ReconSettings settings;
+  std::string device = "auto";
+  /// The backend the session keeps (plan caches survive between runs); null = select `device`.
+  std::shared_ptr<Backend> backend;
+  /// The previous solution, for the λ slider: passed to the engine as its warm start
+  /// (IterativeSettings::warmStart, see warmStartSupported()).
+  std::shared_ptr<const CArray> warmStart;
+};
+
+Task makeReconTask(ReconJob job, TaskKind kind = TaskKind::Recon, const QString& label = {});
+/// The λ sweep of the iterative method: the engine's L-curve (‖Fρ−d‖, ‖Wρ‖ per λ, warm-started) where
+/// it has one, else one reconstruction per λ with its error against the reference. The output's
+/// `extra` is [{"lambda", "residual_norm", "prior_norm"} | {"lambda", "percent_error"}, ...].
+Task makeLambdaSweepTask(ReconJob job, const QVector<double>& lambdas);
+Task makeLoadTask(const QString& path, const io::LoadOptions& options);
+Task makeSimulateTask(const phantom::SimulateSettings& settings);
+/// True when this build's ReconRequest takes a warm start (detected at compile time).
+bool warmStartSupported();
+/// "cg, λ 1e-3 on auto" for the status bar and the log.
+QString describeJob(const ReconJob& job);
+
+}  // namespace larmor::ui

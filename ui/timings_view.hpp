@@ -1,0 +1,58 @@
+#pragma once
+// The timings tab: time per pipeline stage (Qt Charts), each bar coloured by the device that ran it
+// (GPU green, CPU blue); the iteration/residual plot of iterative runs; an L-curve (or, until the
+// engine reports ‖Fρ−d‖ and ‖Wρ‖, the error against λ) fed by a λ sweep.
+#include <QPointF>
+#include <QVector>
+#include <QWidget>
+
+#include "larmor/recon/recon.hpp"
+
+class QChart;
+class QChartView;
+class QLabel;
+class QLineEdit;
+class QSpinBox;
+
+namespace larmor::ui {
+
+/// (iteration, residual) pairs the engine recorded: the iterative solver's history ({"residual": [...]},
+/// solve::CgResult::toJson) wherever the result carries it (a `convergence` member, the provenance or
+/// the metrics JSON), or a list of {"iteration", "residual"} objects.
+QVector<QPointF> convergenceHistory(const recon::ReconResult& r);
+
+class TimingsView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit TimingsView(QWidget* parent = nullptr);
+  void showResult(const recon::ReconResult& r, const QString& label);
+  /// Adds residuals seen in the progress text when the result carries none.
+  void setConvergence(const QVector<QPointF>& points, const QString& label);
+  void clearSweep();
+  /// The λ sweep's points: {"lambda", "residual_norm", "prior_norm"} (an L-curve) or {"lambda",
+  /// "percent_error"} (error against the reference), as makeLambdaSweepTask returns them.
+  void setSweep(const nlohmann::json& points);
+  int sweepPoints() const { return static_cast<int>(sweep_.size()); }
+  QChartView* stageChart() const { return stages_; }
+  QVector<double> sweepLambdas() const;
+
+ signals:
+  void sweepRequested(const QVector<double>& lambdas);
+
+ private:
+  void redrawSweep();
+  QChartView* stages_ = nullptr;
+  QChartView* convergence_ = nullptr;
+  QChartView* lcurve_ = nullptr;
+  QLabel* summary_ = nullptr;
+  QLineEdit* sweepFrom_ = nullptr;
+  QLineEdit* sweepTo_ = nullptr;
+  QSpinBox* sweepCount_ = nullptr;
+  struct SweepPoint {
+    double lambda, x, y;
+    bool lcurve;
+  };
+  QVector<SweepPoint> sweep_;
+};
+
+}  // namespace larmor::ui

@@ -1,0 +1,44 @@
+#pragma once
+// The Qt 6 <-> VTK bridge: a plain QWidget that owns an off-screen vtkRenderWindow, renders into it
+// when something changed and paints the read-back pixels as a QImage. Debian's VTK Qt module is built
+// against Qt 5, so VTK's own widget cannot be used; rendering off screen also means QWidget::grab (the
+// --screenshot flag, the PNG export) captures the VTK content like any other widget.
+#include <QImage>
+#include <QWidget>
+#include <memory>
+
+class vtkRenderer;
+class vtkRenderWindow;
+
+namespace larmor::ui {
+
+class VtkCanvas : public QWidget {
+  Q_OBJECT
+ public:
+  explicit VtkCanvas(QWidget* parent = nullptr);
+  ~VtkCanvas() override;
+
+  vtkRenderer* renderer() const;
+  vtkRenderWindow* renderWindow() const;
+  /// Marks the scene changed; the next paint renders it (several changes cost one render).
+  void requestRender();
+  /// Renders now if needed and returns the frame (what the widget paints, without the Qt overlay).
+  QImage frame();
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+  /// Text, crosshairs and badges drawn by Qt over the VTK frame (crisper than VTK text).
+  virtual void drawOverlay(QPainter&) {}
+  /// Called before each render with the size in device pixels (cameras that fit the image).
+  virtual void beforeRender(int /*width*/, int /*height*/) {}
+
+ private:
+  void renderNow();
+  struct Vtk;
+  std::unique_ptr<Vtk> vtk_;
+  QImage frame_;
+  bool dirty_ = true;
+};
+
+}  // namespace larmor::ui
