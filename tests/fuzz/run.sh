@@ -18,6 +18,7 @@ for f in $fuzzers; do targets="$targets fuzz_$f"; done
 cmake --build "$build" -j"${JOBS:-2}" --target $targets
 bash "$root/tests/fuzz/make-corpus.sh" "$build/seeds" "$build"
 
+export LSAN_OPTIONS="suppressions=$root/tests/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 status=0
 for f in $fuzzers; do
   mkdir -p "$build/corpus/$f" "$build/artifacts/$f"

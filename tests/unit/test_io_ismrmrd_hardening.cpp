@@ -104,3 +104,56 @@ TEST(IoIsmrmrdHardening, FailedLoadsLeaveNoHdf5ObjectOpen) {
   expectExportError([&] { io::loadDataset(good); }, "small.h5");
   EXPECT_EQ(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
 }
+
+namespace {
+
+// The bytes of `path`, patched at `offset` by `patch`.
+void patchFile(const std::string& path, std::size_t offset, const std::string& patch) {
+  std::string bytes = slurpFile(path);
+  ASSERT_LE(offset + patch.size(), bytes.size());
+  bytes.replace(offset, patch.size(), patch);
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+std::string le(std::uint64_t v, int n) {
+  std::string s;
+  for (int i = 0; i < n; ++i) s.push_back(static_cast<char>(v >> (8 * i)));
+  return s;
+}
+
+}  // namespace
+
+TEST(IoIsmrmrdHardening, DamagedGlobalHeapIsRefusedNotParsed) {
+  // libhdf5 1.10 loops forever on a free-space object of size 0 and over-reads an object larger than
+  // its collection (fuzz_ismrmrd found both); the reader walks the collections first.
+  const std::string dir = exportTestDir("ismrmrd-hardening");
+  const std::string path = writeSmallFile(dir);
+  const std::string bytes = slurpFile(path);
+  const std::size_t gcol = bytes.find("GCOL");
+  ASSERT_NE(gcol, std::string::npos);
+  ASSERT_EQ(bytes[gcol + 4], 1);
+  const std::string copy = dir + "/heap.h5";
+  // The first object claims far more than the collection holds.
+  fs::copy_file(path, copy);
+  patchFile(copy, gcol + 16 + 8, le(0x7f00000000000000ull, 8));
+  expectExportError([&] { io::loadDataset(copy); }, "damaged HDF5 file (global heap at byte " + std::to_string(gcol));
+  // Object index 0 (free space) of size 0: the hang. The reserved bytes do not matter (HDF5 ignores them).
+  fs::copy_file(path, copy, fs::copy_options::overwrite_existing);
+  patchFile(copy, gcol + 5, std::string("\x30", 1));
+  patchFile(copy, gcol + 16, le(0, 2) + le(0, 2) + le(0, 4) + le(0, 8));
+  expectExportError([&] { io::loadDataset(copy); }, "object 0 claims 0 bytes");
+  EXPECT_EQ(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
+}
+
+TEST(IoIsmrmrdHardening, ChunkDimensionsLargerThanTheStoredChunk) {
+  // A damaged chunk-dimensions message: libhdf5 would copy the nominal chunk out of the smaller stored one.
+  const std::string dir = exportTestDir("ismrmrd-hardening");
+  const std::string path = writeSmallFile(dir);  // coil_maps: HDF5 dims {1, 1, 2, 1, 12, 16}, one chunk
+  const std::string bytes = slurpFile(path);
+  const std::string layout = le(1, 4) + le(1, 4) + le(2, 4) + le(1, 4) + le(12, 4) + le(16, 4) + le(8, 4);
+  const std::size_t at = bytes.find(layout);
+  ASSERT_NE(at, std::string::npos) << "the chunk layout message of coil_maps was not found";
+  patchFile(path, at + 16, le(40, 4));  // chunk rows 12 -> 40
+  expectExportError([&] { io::loadDataset(path); }, "damaged HDF5 file (dataset /dataset/coil_maps: a chunk stores");
+  EXPECT_EQ(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
+}
