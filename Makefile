@@ -10,7 +10,7 @@ CLI    := $(BUILD)/bin/larmor-cli
 OUT    ?= out
 RESULTS ?= device-results
 
-.PHONY: all deps configure build test run demo device bench clean help
+.PHONY: all deps configure build test run demo device bench fuzz clean help
 
 all: build
 
@@ -56,6 +56,11 @@ device:
 
 bench: build
 	$(CLI) bench --suite seeds --device auto --json $(OUT)/bench.json
+
+# libFuzzer targets for every loader (clang; not part of CI): FUZZ_SECONDS each, default 600.
+FUZZ_SECONDS ?= 600
+fuzz:
+	bash tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 clean:
 	rm -rf build $(OUT)
