@@ -25,8 +25,8 @@ namespace larmor::cuda {
 namespace {
 
 constexpr int kCombineThreads = 256;
-constexpr int kMaxIterations = 100;
-constexpr float kTolerance2 = 1e-13f;  // squared change of the unit eigenvector between iterations
+constexpr int kMaxIterations = 30;    // the CPU's kPowerIterations
+constexpr float kTolerance2 = 1e-12f;  // squared change of the unit eigenvector (CPU: 1e-14 in double)
 
 struct CombineArgs {
   int n[3];
@@ -81,8 +81,39 @@ __global__ void __launch_bounds__(kCombineThreads) adaptiveCombineKernel(Combine
         __syncthreads();
       }
 
-  // Power iteration from the all-ones vector.
-  float2 v = make_float2(lane ? rsqrtf(static_cast<float>(a.coils)) : 0.f, 0.f);
+  // Power iteration as the CPU does it (engine/src/ops/coil_combine_cpu.cpp): from the column of R with the
+  // largest diagonal entry (the first such), at most kMaxIterations steps. Where R has a clear dominant
+  // eigenvector (the object) any start converges to it; in noise-only windows the eigenvalues are close and
+  // the vector reached depends on the start and the step count, so both backends use the same ones.
+  float diag = 0.f;
+#pragma unroll
+  for (int q = 0; q < GS; ++q)
+    if (q == b) diag = col[q].x;
+  red[group][b] = lane ? diag : -1.f;
+  __syncthreads();
+  int best = 0;
+  for (int q = 1; q < GS; ++q)
+    if (red[group][q] > red[group][best]) best = q;
+  __syncthreads();
+  if (b == best) {
+#pragma unroll
+    for (int q = 0; q < GS; ++q) xs[group][q] = col[q];  // R[q][best]
+  }
+  __syncthreads();
+  float2 v = lane ? xs[group][b] : make_float2(0.f, 0.f);
+  red[group][b] = v.x * v.x + v.y * v.y;
+  __syncthreads();
+  {
+    float norm2 = 0.f;
+    for (int q = 0; q < GS; ++q) norm2 += red[group][q];
+    if (norm2 > 0.f) {
+      const float inv = rsqrtf(norm2);
+      v = make_float2(v.x * inv, v.y * inv);
+    } else {
+      v = make_float2(b == 0 && lane ? 1.f : 0.f, 0.f);  // R = 0: e_0, as the CPU
+    }
+  }
+  __syncthreads();
   for (int it = 0; it < kMaxIterations; ++it) {
     xs[group][b] = v;
     __syncthreads();
@@ -99,7 +130,7 @@ __global__ void __launch_bounds__(kCombineThreads) adaptiveCombineKernel(Combine
     float norm2 = 0.f;
     for (int q = 0; q < GS; ++q) norm2 += red[group][q];
     const float inv = norm2 > 0.f ? rsqrtf(norm2) : 0.f;
-    const float2 next = make_float2(yb.x * inv, yb.y * inv);
+    const float2 next = norm2 > 0.f ? make_float2(yb.x * inv, yb.y * inv) : v;  // R v = 0: stop where it is
     __syncthreads();
     red[group][b] = (next.x - v.x) * (next.x - v.x) + (next.y - v.y) * (next.y - v.y);
     __syncthreads();

@@ -128,9 +128,23 @@ TEST_F(AdaptiveGpu, NoisyDataMatchesCpu) {
     den += std::norm(cdouble(h[static_cast<std::size_t>(v)]));
   }
   const double d = std::sqrt(num / den);
-  std::printf("adaptive 64^2, 16 coils, noise 0.02: GPU vs CPU %.2e\n", d);
+  // Against the noise-free definition the error is the noise let through: the SNR-optimal floor is
+  // sqrt(2 sigma^2 voxels / sum |expected|^2) (tests/unit/test_adaptive_combine.cpp: the CPU at 1.19x).
+  double ref = 0;
+  index_t counted = 0;
+  for (index_t v = 0; v < c.voxels(); ++v) {
+    if (std::abs(c.rho[v]) < 0.1 * peak) continue;
+    double s2 = 0;
+    for (index_t k = 0; k < c.coils; ++k) s2 += std::norm(cdouble(c.maps[v + c.voxels() * k]));
+    ref += std::norm(cdouble(c.rho[v])) * s2;
+    ++counted;
+  }
+  const double floor = std::sqrt(2.0 * 0.02 * 0.02 * static_cast<double>(counted) / ref);
+  const double eg = errorAgainstDefinition(c, g), eh = errorAgainstDefinition(c, h);
+  std::printf("adaptive 64^2, 16 coils, noise 0.02: GPU vs CPU %.2e; vs definition GPU %.4f, CPU %.4f, floor %.4f\n",
+              d, eg, eh, floor);
   EXPECT_LE(d, 2e-3);
-  EXPECT_LE(errorAgainstDefinition(c, g), 0.05);
+  EXPECT_LE(eg, 1.3 * floor);
 }
 
 TEST_F(AdaptiveGpu, Errors) {

@@ -154,6 +154,89 @@ TEST(IoIsmrmrdHardening, ChunkDimensionsLargerThanTheStoredChunk) {
   const std::size_t at = bytes.find(layout);
   ASSERT_NE(at, std::string::npos) << "the chunk layout message of coil_maps was not found";
   patchFile(path, at + 16, le(40, 4));  // chunk rows 12 -> 40
-  expectExportError([&] { io::loadDataset(path); }, "damaged HDF5 file (dataset /dataset/coil_maps: a chunk stores");
+  expectExportError([&] { io::loadDataset(path); }, "damaged HDF5 file (dataset /dataset/coil_maps: 1 chunks store 3072 bytes");
+  EXPECT_EQ(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
+}
+
+TEST(IoIsmrmrdHardening, SequenceLengthThatDisagreesWithTheHeader) {
+  // A record whose data descriptor claims far more floats than its header (and the file) account for:
+  // libhdf5 would zero a buffer that long before reading (7 GB for a 12 KB file, found by fuzz_ismrmrd).
+  const std::string dir = exportTestDir("ismrmrd-hardening");
+  const std::string path = writeSmallFile(dir);
+  std::size_t chunkAt = 0;
+  {
+    H5 f{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
+    H5 d{H5Dopen2(f.id, "/dataset/data", H5P_DEFAULT), H5Dclose};
+    const hsize_t offset[1] = {2};
+    unsigned mask = 0;
+    haddr_t addr = HADDR_UNDEF;
+    hsize_t size = 0;
+    ASSERT_GE(H5Dget_chunk_info_by_coord(d.id, offset, &mask, &addr, &size), 0);
+    ASSERT_EQ(size, 376u);  // libismrmrd's record: 340-byte header, then the traj and data descriptors
+    chunkAt = static_cast<std::size_t>(addr);
+  }
+  patchFile(path, chunkAt + 360, le(0x70000000u, 4));  // data's sequence length
+  expectExportError([&] { io::loadDataset(path); }, "acquisition 2 is corrupt");
+  EXPECT_EQ(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
+}
+
+TEST(IoIsmrmrdHardening, HeaderStringLengthBeyondTheFile) {
+  // The XML header's descriptor claiming a 3 GB string in a small file (fuzz_ismrmrd).
+  const std::string dir = exportTestDir("ismrmrd-hardening");
+  const std::string path = writeSmallFile(dir);
+  haddr_t at = HADDR_UNDEF;
+  {
+    H5 f{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
+    H5 d{H5Dopen2(f.id, "/dataset/xml", H5P_DEFAULT), H5Dclose};
+    at = H5Dget_offset(d.id);  // libismrmrd writes the header contiguous
+  }
+  ASSERT_NE(at, HADDR_UNDEF);
+  patchFile(path, static_cast<std::size_t>(at), le(0xbd972ae4u, 4));
+  expectExportError([&] { io::loadDataset(path); }, "/dataset/xml claims a 3180800740-byte string");
+  EXPECT_EQ(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
+}
+
+TEST(IoIsmrmrdHardening, AcquisitionTypeWithoutTheNeededMembers) {
+  // HDF5 converts compound members by name and leaves missing ones 0; a record type without
+  // active_channels (a damaged member name, found by fuzz_ismrmrd) must be refused, not read as 0 coils.
+  const std::string dir = exportTestDir("ismrmrd-hardening");
+  const std::string path = writeSmallFile(dir);
+  {
+    H5 f{H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose};
+    H5Ldelete(f.id, "/dataset/data", H5P_DEFAULT);
+    H5 head{H5Tcreate(H5T_COMPOUND, 4), H5Tclose};
+    H5Tinsert(head.id, "number_of_samples", 0, H5T_NATIVE_UINT16);
+    H5Tinsert(head.id, "trajectory_dimensions", 2, H5T_NATIVE_UINT16);
+    H5 vfloat{H5Tvlen_create(H5T_NATIVE_FLOAT), H5Tclose};
+    H5 rec{H5Tcreate(H5T_COMPOUND, 4 + 2 * sizeof(hvl_t)), H5Tclose};
+    H5Tinsert(rec.id, "head", 0, head.id);
+    H5Tinsert(rec.id, "traj", 4, vfloat.id);
+    H5Tinsert(rec.id, "data", 4 + sizeof(hvl_t), vfloat.id);
+    const hsize_t one[1] = {1}, unlimited[1] = {H5S_UNLIMITED};
+    H5 space{H5Screate_simple(1, one, unlimited), H5Sclose};
+    H5 dcpl{H5Pcreate(H5P_DATASET_CREATE), H5Pclose};
+    H5Pset_chunk(dcpl.id, 1, one);
+    H5 d{H5Dcreate2(f.id, "/dataset/data", rec.id, space.id, H5P_DEFAULT, dcpl.id, H5P_DEFAULT), H5Dclose};
+    ASSERT_GE(d.id, 0);
+  }
+  expectExportError([&] { io::loadDataset(path); }, "is not an ISMRMRD acquisition list (no member head.active_channels)");
+  EXPECT_EQ(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
+}
+
+TEST(IoIsmrmrdHardening, RecordTypeLargerThanItsChunks) {
+  // A damaged array length inside the record type (physiology_time_stamp [3] -> [768], fuzz_ismrmrd):
+  // the type no longer matches the chunks the index records, which libhdf5 would over-read.
+  const std::string dir = exportTestDir("ismrmrd-hardening");
+  const std::string path = writeSmallFile(dir);
+  const std::string bytes = slurpFile(path);
+  // The array datatype message of physiology_time_stamp: its dimension 3 follows the member's name.
+  const std::string name = "physiology_time_stamp";
+  const std::size_t at = bytes.find(name);
+  ASSERT_NE(at, std::string::npos);
+  const std::size_t dim = bytes.find(le(3, 4), at + name.size());
+  ASSERT_NE(dim, std::string::npos);
+  ASSERT_LT(dim - at, 64u);
+  patchFile(path, dim, le(768, 4));
+  expectExportError([&] { io::loadDataset(path); }, "damaged HDF5 file (dataset /dataset/data:");
   EXPECT_EQ(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
 }

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <system_error>
@@ -223,6 +224,26 @@ void requireCompactStorageFits(hid_t dset, const std::string& path, const std::s
                 std::to_string(static_cast<unsigned long long>(need)) + ")");
 }
 
+// Unfiltered chunks all store exactly the chunk dimensions times the element size, so the sizes the
+// chunk index records must add up to that times the number of chunks. libhdf5 1.10 sizes a chunk's
+// buffer from one description and copies by another (chunk dimensions, the layout's element size, the
+// datatype's size), a heap over-read when a damaged file makes them disagree (fuzz_ismrmrd found two:
+// a chunk dimension and an array member of the record type).
+void requireChunkTotalFits(hid_t dset, double nominal, const std::string& path, const std::string& name) {
+  hsize_t chunks = 0;
+  H5Id space(H5Dget_space(dset), H5Sclose);  // libhdf5 1.10 does not take H5S_ALL here
+  if (space.id < 0 || H5Dget_num_chunks(dset, space.id, &chunks) < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return;  // HDF5's own read reports a broken index
+  }
+  const auto stored = static_cast<double>(H5Dget_storage_size(dset));
+  H5Eclear2(H5E_DEFAULT);
+  if (stored != static_cast<double>(chunks) * nominal)
+    throw Error(path + ": damaged HDF5 file (dataset " + name + ": " + std::to_string(chunks) + " chunks store " +
+                std::to_string(static_cast<unsigned long long>(stored)) + " bytes, their dimensions and type need " +
+                std::to_string(static_cast<unsigned long long>(static_cast<double>(chunks) * nominal)) + ")");
+}
+
 // libhdf5 1.10 reads an unfiltered chunk into a buffer of its stored size but copies the nominal chunk
 // size (the chunk dimensions times the element size) out of it: a damaged chunk-dimensions message makes
 // that a heap over-read (found by fuzz_ismrmrd). ChunkCheck looks up chunks a read will touch and
@@ -264,6 +285,7 @@ class ChunkCheck {
     }
     nominal_ = nominal;
     active_ = true;
+    requireChunkTotalFits(dset, nominal_, path, name);
   }
 
   /// Checks the chunk holding row `first` of dimension 0, across all of the other dimensions.
@@ -331,6 +353,39 @@ class VlenTransfer {
   H5Id plist_;
 };
 
+// The header string's length, read raw from its descriptor (4-byte length, heap address, index) where the
+// layout allows (contiguous, or an unfiltered chunk), must fit in the file: HDF5 zeroes a buffer of that
+// length before reading the string (see RawRecordCheck).
+void requireStringLengthFits(hid_t dset, const std::string& path, const std::string& name) {
+  std::error_code ec;
+  const std::uintmax_t fileBytes = fs::file_size(path, ec);
+  if (ec) return;
+  H5Id dcpl(H5Dget_create_plist(dset), H5Pclose);
+  const H5D_layout_t layout = dcpl.id >= 0 ? H5Pget_layout(dcpl.id) : H5D_LAYOUT_ERROR;
+  unsigned char raw[4096] = {0};
+  bool have = false;
+  if (layout == H5D_CONTIGUOUS) {
+    const haddr_t at = H5Dget_offset(dset);
+    std::ifstream in(path, std::ios::binary);
+    if (at != HADDR_UNDEF && at + 4 <= fileBytes && in.seekg(static_cast<std::streamoff>(at)) &&
+        in.read(reinterpret_cast<char*>(raw), 4))
+      have = true;
+  } else if (layout == H5D_CHUNKED && H5Pget_nfilters(dcpl.id) == 0) {
+    hsize_t offset[H5S_MAX_RANK] = {0}, stored = 0;
+    std::uint32_t filters = 0;
+    if (H5Dget_chunk_storage_size(dset, offset, &stored) >= 0 && stored >= 4 && stored <= sizeof raw &&
+        H5Dread_chunk(dset, H5P_DEFAULT, offset, &filters, raw) >= 0)
+      have = true;
+  }
+  H5Eclear2(H5E_DEFAULT);
+  if (!have) return;
+  const std::uint64_t length = raw[0] | static_cast<std::uint64_t>(raw[1]) << 8 |
+                               static_cast<std::uint64_t>(raw[2]) << 16 | static_cast<std::uint64_t>(raw[3]) << 24;
+  if (length > fileBytes)
+    throw Error(path + ": damaged HDF5 file (" + name + " claims a " + std::to_string(length) + "-byte string in a " +
+                std::to_string(fileBytes) + "-byte file)");
+}
+
 // /group/xml: one string, variable-length as libismrmrd writes it, or fixed-length.
 std::string readXmlText(hid_t file, const std::string& path, const std::string& group) {
   const std::string name = "/" + group + "/xml";
@@ -350,6 +405,7 @@ std::string readXmlText(hid_t file, const std::string& path, const std::string& 
   if (variable < 0) fail(hdf5Reason());
   H5Id mem(H5Tcopy(H5T_C_S1), H5Tclose);
   if (variable > 0) {
+    requireStringLengthFits(dset.id, path, name);
     H5Tset_size(mem.id, H5T_VARIABLE);
     const VlenTransfer xfer(path);
     char* text = nullptr;
@@ -527,6 +583,153 @@ struct AcqRecord {
   hvl_t data;  // floats, re/im interleaved, [channels][samples]
 };
 
+// Before HDF5 converts a record's variable-length fields it allocates and zeroes a buffer as long as
+// the sequence length stored in the record's descriptor, whatever the data hold: one damaged length made
+// libhdf5 1.10 zero 7 GB for a 12 KB file (fuzz_ismrmrd). So the records are first read raw (a chunk
+// with H5Dread_chunk, or contiguous data from the file) and every descriptor's length compared with the
+// record's own header: data must hold 2 * samples * channels floats, traj samples * trajectory_dimensions.
+// The disk layout of a record equals the memory one with 8-byte file addresses (libismrmrd's files);
+// files with other address sizes, and compressed chunks (not readable raw), go without the check.
+// Chunked data also get every chunk's stored size checked against the chunk dimensions (see ChunkCheck).
+// The members the reader needs must exist in every file (HDF5 would leave missing ones 0).
+class RawRecordCheck {
+ public:
+  RawRecordCheck(hid_t dset, const std::string& path, const std::string& name) : dset_(dset), path_(path), name_(name) {
+    inspect();
+    H5Eclear2(H5E_DEFAULT);
+  }
+  bool usable() const { return mode_ != Mode::None; }
+
+  /// Checks records [first, first + n) of the `count` in the dataset.
+  void check(hsize_t first, hsize_t n, hsize_t count) const {
+    if (mode_ == Mode::None || n == 0) return;
+    if (mode_ == Mode::Contiguous) {
+      std::vector<unsigned char> raw(static_cast<std::size_t>(n * record_));
+      std::ifstream in(path_, std::ios::binary);
+      if (!in.seekg(static_cast<std::streamoff>(address_ + first * record_)) ||
+          !in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size())))
+        return;  // beyond the end of the file: HDF5's read fails on its own
+      checkRecords(raw.data(), first, first, first + n);
+      return;
+    }
+    std::vector<unsigned char> raw(static_cast<std::size_t>(nominal_));
+    for (hsize_t chunk = first / chunk_; chunk <= (first + n - 1) / chunk_; ++chunk) {
+      hsize_t offset[1] = {chunk * chunk_};
+      hsize_t stored = 0;
+      if (H5Dget_chunk_storage_size(dset_, offset, &stored) < 0 || stored == 0) {
+        H5Eclear2(H5E_DEFAULT);  // unallocated: fill values, which hold empty sequences
+        continue;
+      }
+      if (stored != nominal_)
+        throw Error(path_ + ": damaged HDF5 file (dataset " + name_ + ": a chunk stores " + std::to_string(stored) +
+                    " bytes, its dimensions need " + std::to_string(nominal_) + ")");
+      std::uint32_t filters = 0;
+      if (H5Dread_chunk(dset_, H5P_DEFAULT, offset, &filters, raw.data()) < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        continue;  // HDF5's own read reports it
+      }
+      checkRecords(raw.data(), offset[0], std::max(first, offset[0]), std::min({first + n, offset[0] + chunk_, count}));
+    }
+  }
+
+ private:
+  enum class Mode { None, Chunked, Contiguous };
+  struct Field {
+    std::size_t at = 0, size = 0;
+    bool bigEndian = false;
+  };
+
+  static std::uint64_t read(const unsigned char* r, const Field& f) {
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < f.size; ++i) v |= static_cast<std::uint64_t>(r[f.at + i]) << (8 * (f.bigEndian ? f.size - 1 - i : i));
+    return v;
+  }
+
+  // Records [lo, hi) from `raw`, which starts with record `base`.
+  void checkRecords(const unsigned char* raw, hsize_t base, hsize_t lo, hsize_t hi) const {
+    for (hsize_t i = lo; i < hi; ++i) {
+      const unsigned char* r = raw + (i - base) * record_;
+      const std::uint64_t ns = read(r, samples_), nc = read(r, channels_), td = read(r, trajDims_);
+      const std::uint64_t dataLen = read(r, data_), trajLen = read(r, traj_);
+      if (dataLen != 2 * ns * nc)
+        throw Error(path_ + ": acquisition " + std::to_string(i) + " is corrupt (its header says " + std::to_string(ns) +
+                    " samples x " + std::to_string(nc) + " channels, it stores " + std::to_string(dataLen) + " floats)");
+      if (trajLen != ns * td)
+        throw Error(path_ + ": acquisition " + std::to_string(i) + " is corrupt (its header says " + std::to_string(ns) +
+                    " samples x " + std::to_string(td) + " trajectory dimensions, it stores " + std::to_string(trajLen) +
+                    " values)");
+    }
+  }
+
+  // An unsigned or signed integer member of compound `type` (at `base`), as it lies on disk.
+  bool integerMember(hid_t type, const char* member, std::size_t base, Field& f) const {
+    const int idx = H5Tget_member_index(type, member);
+    if (idx < 0) throw Error(path_ + ": " + name_ + " is not an ISMRMRD acquisition list (no member head." + member + ")");
+    H5Id t(H5Tget_member_type(type, static_cast<unsigned>(idx)), H5Tclose);
+    if (t.id < 0 || H5Tget_class(t.id) != H5T_INTEGER || H5Tget_size(t.id) > 8) return false;
+    f.at = base + H5Tget_member_offset(type, static_cast<unsigned>(idx));
+    f.size = H5Tget_size(t.id);
+    f.bigEndian = H5Tget_order(t.id) == H5T_ORDER_BE;
+    return f.at + f.size <= record_;
+  }
+
+  void inspect() {
+    // The members the reader needs must exist whatever the layout: HDF5 would quietly leave missing ones 0.
+    H5Id type(H5Dget_type(dset_), H5Tclose);
+    if (type.id < 0 || H5Tget_class(type.id) != H5T_COMPOUND)
+      throw Error(path_ + ": " + name_ + " is not an ISMRMRD acquisition list (not a compound type)");
+    record_ = H5Tget_size(type.id);
+    const int head = H5Tget_member_index(type.id, "head");
+    H5Id headType(head >= 0 ? H5Tget_member_type(type.id, static_cast<unsigned>(head)) : -1, H5Tclose);
+    if (headType.id < 0 || H5Tget_class(headType.id) != H5T_COMPOUND)
+      throw Error(path_ + ": " + name_ + " is not an ISMRMRD acquisition list (no acquisition header)");
+    const std::size_t headAt = H5Tget_member_offset(type.id, static_cast<unsigned>(head));
+    bool fieldsOk = integerMember(headType.id, "number_of_samples", headAt, samples_);
+    fieldsOk = integerMember(headType.id, "active_channels", headAt, channels_) && fieldsOk;
+    fieldsOk = integerMember(headType.id, "trajectory_dimensions", headAt, trajDims_) && fieldsOk;
+    for (auto [member, field] : {std::pair<const char*, Field*>{"traj", &traj_}, {"data", &data_}}) {
+      const int idx = H5Tget_member_index(type.id, member);
+      if (idx < 0 || H5Tget_member_class(type.id, static_cast<unsigned>(idx)) != H5T_VLEN)
+        throw Error(path_ + ": " + name_ + " is not an ISMRMRD acquisition list (no variable-length member " +
+                    member + ")");
+      // On disk a sequence is a 4-byte little-endian length, the heap address and an index.
+      field->at = H5Tget_member_offset(type.id, static_cast<unsigned>(idx));
+      field->size = 4;
+      fieldsOk = fieldsOk && field->at + 16 <= record_;
+    }
+    // The disk layout equals the memory one only with 8-byte file addresses (a sequence: 4 + 8 + 4 bytes,
+    // like hvl_t); other files, and fields HDF5 must convert, go unchecked.
+    H5Id file(H5Iget_file_id(dset_), H5Fclose);
+    H5Id fcpl(file.id >= 0 ? H5Fget_create_plist(file.id) : -1, H5Pclose);
+    std::size_t addr = 0, len = 0;
+    if (!fieldsOk || fcpl.id < 0 || H5Pget_sizes(fcpl.id, &addr, &len) < 0 || addr != 8 || record_ == 0) return;
+    H5Id dcpl(H5Dget_create_plist(dset_), H5Pclose);
+    const H5D_layout_t layout = dcpl.id >= 0 ? H5Pget_layout(dcpl.id) : H5D_LAYOUT_ERROR;
+    if (layout == H5D_COMPACT)
+      throw Error(path_ + ": " + name_ + " uses HDF5's compact layout, which Larmor does not read (ISMRMRD writes it chunked)");
+    if (layout == H5D_CONTIGUOUS) {
+      address_ = H5Dget_offset(dset_);
+      if (address_ != HADDR_UNDEF) mode_ = Mode::Contiguous;
+      return;
+    }
+    hsize_t chunk[1] = {0};
+    if (layout != H5D_CHUNKED || H5Pget_nfilters(dcpl.id) != 0 || H5Pget_chunk(dcpl.id, 1, chunk) != 1 ||
+        chunk[0] == 0 || chunk[0] > (1u << 20))
+      return;  // compressed chunks cannot be read raw
+    chunk_ = chunk[0];
+    nominal_ = chunk_ * record_;
+    mode_ = Mode::Chunked;
+    requireChunkTotalFits(dset_, static_cast<double>(nominal_), path_, name_);
+  }
+
+  hid_t dset_;
+  std::string path_, name_;
+  Mode mode_ = Mode::None;
+  hsize_t chunk_ = 1, nominal_ = 0;
+  haddr_t address_ = HADDR_UNDEF;
+  std::size_t record_ = 0;
+  Field samples_, channels_, trajDims_, traj_, data_;
+};
 
 // Reads /group/data with HDF5 directly rather than ISMRMRD::Dataset::readAcquisition: libismrmrd
 // trusts each record's header sizes and copies the variable-length data into buffers sized from them,
@@ -545,7 +748,8 @@ class AcquisitionReader {
     dset_ = H5Id(H5Dopen2(file_.id, data.c_str(), H5P_DEFAULT), H5Dclose);
     if (dset_.id < 0) throw Error(path + ": cannot open " + data + " (" + hdf5Reason() + ")");
     requireCompactStorageFits(dset_.id, path, data);
-    chunks_ = std::make_unique<ChunkCheck>(dset_.id, path, data);
+    records_ = std::make_unique<RawRecordCheck>(dset_.id, path, data);
+    if (!records_->usable()) chunks_ = std::make_unique<ChunkCheck>(dset_.id, path, data);
     xfer_ = std::make_unique<VlenTransfer>(path);
     fileSpace_ = H5Id(H5Dget_space(dset_.id), H5Sclose);
     hsize_t dims[1] = {0};
@@ -627,7 +831,8 @@ class AcquisitionReader {
     releaseBlock();
     const hsize_t start[1] = {first};
     const hsize_t n[1] = {std::min<hsize_t>(kBlock, count_ - first)};
-    chunks_->check(first, n[0]);
+    if (chunks_) chunks_->check(first, n[0]);
+    records_->check(first, n[0], count_);
     H5Id memSpace(H5Screate_simple(1, n, nullptr), H5Sclose);
     std::vector<AcqRecord> buf(n[0]);
     std::memset(static_cast<void*>(buf.data()), 0, buf.size() * sizeof(AcqRecord));
@@ -646,6 +851,7 @@ class AcquisitionReader {
   static constexpr hsize_t kBlock = 256;
   std::string path_;
   H5Id file_, dset_, fileSpace_, memType_;
+  std::unique_ptr<RawRecordCheck> records_;
   std::unique_ptr<ChunkCheck> chunks_;
   std::unique_ptr<VlenTransfer> xfer_;
   std::uint64_t count_ = 0;

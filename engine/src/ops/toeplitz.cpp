@@ -125,24 +125,120 @@ NufftGeometry psfGeometry(const NufftGeometry& g) {
   return g2;
 }
 
-CArray computePsf(Backend& backend, const NufftGeometry& g, const RArray* weights, const PsfOptions& options) {
+namespace {
+
+void checkWeights(const NufftGeometry& g, const RArray* weights) {
   const index_t m = g.samples();
   require(m > 0, "Toeplitz: the trajectory has no samples");
   require(!weights || weights->size() == m, "Toeplitz: " + std::to_string(weights ? weights->size() : 0) +
                                                 " weights for " + std::to_string(m) + " samples");
-  const NufftGeometry g2 = psfGeometry(g);
+}
+
+/// The raw adjoint of `data` [M] onto `box` with `backend`'s plan (exact DFT or NUFFT).
+CArray adjointOn(Backend& backend, const NufftGeometry& box, const CArray& data, const PsfOptions& options) {
+  auto plan = options.method == PsfMethod::Dft ? backend.makeDftPlan(box, options.dft)
+                                               : backend.makeNufftPlan(box, options.nufft);
+  auto samples = backend.allocate(static_cast<std::size_t>(data.size()) * sizeof(cfloat));
+  backend.upload(*samples, data.data(), static_cast<std::size_t>(data.size()) * sizeof(cfloat));
+  const index_t voxels = box.image[0] * box.image[1] * (box.dims == 3 ? box.image[2] : 1);
+  auto image = backend.allocate(static_cast<std::size_t>(voxels) * sizeof(cfloat));
+  plan->adjoint(*samples, *image, 1);
+  CArray out(Shape{box.image[0], box.image[1], box.dims == 3 ? box.image[2] : 1});
+  backend.download(out.data(), *image, static_cast<std::size_t>(voxels) * sizeof(cfloat));
+  return out;
+}
+
+}  // namespace
+
+CArray psfBySymmetry(const NufftGeometry& g, const RArray* weights, const PsfAdjoint& adjoint) {
+  checkWeights(g, weights);
+  const index_t m = g.samples();
   const Shape grid = psfShape(g);
-  std::vector<cfloat> w(static_cast<std::size_t>(m), cfloat(1.f, 0.f));
+  const int L = g.dims == 3 ? 2 : 1;  // the halved axis
+  index_t N[3], G[3];
+  for (int d = 0; d < 3; ++d) {
+    N[d] = d < g.dims ? g.image[d] : 1;
+    G[d] = grid[d];
+  }
+  CArray q(grid);
+  // Q on the box [lo, lo + len) of the 2N grid (u = p - N). A box of extent len_d puts its voxel p' at
+  // X = p' - floor(len_d / 2), so u_d = X + s_d with s_d = floor(len_d / 2) + lo_d - N_d; the plan sees
+  // k'_d = k_d len_d / N_d (2k, k or, for len_d = 1 where X = 0, k / N) and each weight carries
+  // exp(2 pi i sum_d k_d s_d / N_d), computed in double.
+  auto box = [&](const index_t lo[3], const index_t len[3]) {
+    NufftGeometry b;
+    b.dims = g.dims;
+    for (int d = 0; d < 3; ++d) b.image[d] = d < g.dims ? len[d] : 1;
+    b.trajectory = RArray(Shape{3, m});
+    CArray data(Shape{m});
+    for (index_t j = 0; j < m; ++j) {
+      double phase = 0;
+      for (int d = 0; d < 3; ++d) {
+        const double k = g.trajectory[3 * j + d];
+        if (d >= g.dims) {
+          b.trajectory[3 * j + d] = 0.f;
+          continue;
+        }
+        const index_t sd = len[d] / 2 + lo[d] - N[d];
+        phase += k * static_cast<double>(sd) / static_cast<double>(N[d]);
+        b.trajectory[3 * j + d] = static_cast<float>(k * static_cast<double>(len[d]) / static_cast<double>(N[d]));
+      }
+      phase -= std::floor(phase);
+      const double w = weights ? static_cast<double>((*weights)[j]) : 1.0;
+      data[j] = cfloat(static_cast<float>(w * std::cos(2 * M_PI * phase)), static_cast<float>(w * std::sin(2 * M_PI * phase)));
+    }
+    const CArray part = adjoint(b, data);
+    require(part.size() == len[0] * len[1] * len[2], "Toeplitz: a partial Q of the wrong size");
+    for (index_t z = 0; z < len[2]; ++z)
+      for (index_t y = 0; y < len[1]; ++y)
+        for (index_t x = 0; x < len[0]; ++x)
+          q[(lo[0] + x) + G[0] * ((lo[1] + y) + G[1] * (lo[2] + z))] = part[x + len[0] * (y + len[1] * z)];
+  };
+  // 1. The half u_L in [0, N_L): every other axis whole.
+  {
+    index_t lo[3] = {0, 0, 0}, len[3] = {G[0], G[1], G[2]};
+    lo[L] = N[L];
+    len[L] = N[L];
+    box(lo, len);
+  }
+  // 2. u_L in [-(N_L - 1), -1] by Q(-u) = conj(Q(u)) (real weights): index p -> 2N - p along every axis,
+  //    defined where no index is 0 (u_d = -N_d has no mirror on the grid).
+  for (index_t z = L == 2 ? 1 : 0; z < (L == 2 ? N[2] : G[2]); ++z)
+    for (index_t y = 1; y < (L == 1 ? N[1] : G[1]); ++y)
+      for (index_t x = 1; x < G[0]; ++x) {
+        const index_t mz = L == 2 ? G[2] - z : z;  // 2D: the unit z axis is not mirrored
+        q[x + G[0] * (y + G[1] * z)] = std::conj(q[(G[0] - x) + G[0] * ((G[1] - y) + G[1] * mz)]);
+      }
+  // 3. What has no mirror, directly: the plane u_L = -N_L, and where u_L < 0 the planes u_d = -N_d of the
+  //    other axes (a few N^(d-1) voxels).
+  {
+    index_t lo[3] = {0, 0, 0}, len[3] = {G[0], G[1], G[2]};
+    len[L] = 1;
+    box(lo, len);
+  }
+  for (int d = 0; d < g.dims; ++d) {
+    if (d == L) continue;
+    index_t lo[3] = {0, 0, 0}, len[3] = {G[0], G[1], G[2]};
+    len[d] = 1;
+    len[L] = N[L];  // u_L in [-N_L, -1]
+    box(lo, len);
+  }
+  return q;
+}
+
+CArray computePsf(Backend& backend, const NufftGeometry& g, const RArray* weights, const PsfOptions& options) {
+  checkWeights(g, weights);
+  if (options.method == PsfMethod::Dft)
+    return psfBySymmetry(g, weights, [&](const NufftGeometry& box, const CArray& data) {
+      return adjointOn(backend, box, data, options);
+    });
+  // The NUFFT's cost is its oversampled grid, not the voxels it keeps: one transform of the whole 2N grid.
+  const index_t m = g.samples();
+  CArray w(Shape{m}, cfloat(1.f, 0.f));
   if (weights)
     for (index_t j = 0; j < m; ++j) w[j] = cfloat((*weights)[j], 0.f);
-  auto plan = options.method == PsfMethod::Dft ? backend.makeDftPlan(g2, options.dft)
-                                               : backend.makeNufftPlan(g2, options.nufft);
-  auto samples = backend.allocate(w.size() * sizeof(cfloat));
-  backend.upload(*samples, w.data(), w.size() * sizeof(cfloat));
-  auto image = backend.allocate(static_cast<std::size_t>(grid.size()) * sizeof(cfloat));
-  plan->adjoint(*samples, *image, 1);
-  CArray q(grid);
-  backend.download(q.data(), *image, static_cast<std::size_t>(grid.size()) * sizeof(cfloat));
+  CArray q = adjointOn(backend, psfGeometry(g), w, options);
+  q.reshape(psfShape(g));
   return q;
 }
 

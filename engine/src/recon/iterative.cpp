@@ -209,9 +209,11 @@ IterativeProblem::IterativeProblem(Backend& backend, const Dataset& d, const Rec
         compute = [&]() {
           std::vector<Backend*> all{&backend};
           for (auto& b : t.extraGpus) all.push_back(b.get());
-          const NufftGeometry g2 = ops::psfGeometry(t.geometry);
-          CArray ones(Shape{p.m}, cfloat(1.f, 0.f));
-          return slabAdjoint(all, g2, ones, 1, planFactory(s, true));
+          return ops::psfBySymmetry(t.geometry, nullptr, [&](const NufftGeometry& box, const CArray& data) {
+            CArray part = slabAdjoint(all, box, data, 1, planFactory(s, true));
+            part.reshape(Shape{box.image[0], box.image[1], box.dims == 3 ? box.image[2] : 1});
+            return part;
+          });
         };
       }
       ops::PsfCacheStatus status = ops::PsfCacheStatus::Disabled;

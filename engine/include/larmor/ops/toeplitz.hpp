@@ -45,7 +45,20 @@ NufftGeometry psfGeometry(const NufftGeometry& g);
 
 /// Q[p] = sum_j w_j exp(2 pi i k_j . (p - N) / N) on the 2N grid (raw, unscaled); w_j = 1 where `weights`
 /// is null, else weights[j] (M entries: density compensation for a weighted least-squares fit).
+/// By exact DFT it is computed on about half of the grid (psfBySymmetry); by NUFFT on all of it.
 CArray computePsf(Backend& backend, const NufftGeometry& g, const RArray* weights, const PsfOptions& options);
+
+/// One raw adjoint transform: `data` [M] onto the image grid of `box` ([N0, N1, N2] of the result).
+using PsfAdjoint = std::function<CArray(const NufftGeometry& box, const CArray& data)>;
+
+/// Q as computePsf defines it, from adjoints onto boxes of the 2N grid that cover a little more than half
+/// of it: with real weights Q(-u) = conj(Q(u)), so the half u_L >= 0 of the last axis (z in 3D, y in 2D) is
+/// transformed and the other half mirrored, except the planes with some u_d = -N_d (no mirror on the grid),
+/// transformed directly (O(N^(d-1)) voxels). Each box keeps the phase exact: its extents are 2N_d, N_d or 1,
+/// so its trajectory is 2k, k or k/N (the last only where every voxel sits at X = 0), and its offset from
+/// the 2N grid's centre goes into the weights as a phase computed in double. `adjoint` does the transforms
+/// (one backend's exact DFT plan, or slabs over several GPUs).
+CArray psfBySymmetry(const NufftGeometry& g, const RArray* weights, const PsfAdjoint& adjoint);
 
 /// Where Q files go: $XDG_CACHE_HOME/larmor, else $HOME/.cache/larmor, else "" (no cache).
 std::string defaultPsfCacheDirectory();
