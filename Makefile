@@ -10,13 +10,14 @@ CLI    := $(BUILD)/bin/larmor-cli
 OUT    ?= out
 RESULTS ?= device-results
 
-.PHONY: all deps configure build test run demo device bench fuzz clean help
+.PHONY: all deps configure build test run demo device bench fuzz package clean help
 
 all: build
 
 help:
 	@echo "make run      install deps, build, reconstruct the bundled phantom (writes $(OUT)/)"
 	@echo "make test     install deps, build, run every test this machine can run"
+	@echo "make package  install deps, build, write the .deb (larmor_<version>_<arch>.deb) into $(BUILD)/"
 	@echo "make device RESULTS=DIR   on the GPU machine: device preset, gpu tests, sanitizers, benchmarks"
 	@echo "PRESET=default|cpu|asan   CUDA_ARCHS=90   JOBS=N"
 
@@ -61,6 +62,11 @@ bench: build
 FUZZ_SECONDS ?= 600
 fuzz:
 	bash tests/fuzz/run.sh $(FUZZ_SECONDS)
+
+# The Debian package (CPack; docs/packaging.md): installs with `sudo apt install ./larmor_*.deb`.
+package: build
+	cd $(BUILD) && cpack -G DEB
+	@ls -t $(CURDIR)/$(BUILD)/larmor_*.deb | head -n 1 | sed "s|^|package: |"
 
 clean:
 	rm -rf build $(OUT)

@@ -119,6 +119,9 @@ void applySettings(const ReconArgs& a, recon::ReconSettings& s) {
   it.referencePath = a.ref;
   require(a.fhd == "dft" || a.fhd == "nufft", "--fhd " + a.fhd + ": expected dft or nufft");
   it.fhd = a.fhd;
+  require(a.qTrig == "auto" || a.qTrig == "accurate" || a.qTrig == "fast" || a.qTrig == "recurrence",
+          "--q-trig " + a.qTrig + ": expected auto, accurate, fast or recurrence");
+  it.qTrig = a.qTrig;
 }
 
 }  // namespace
@@ -138,6 +141,17 @@ void parseMatrix(const std::string& s, long out[3], bool squareDefault) {
   out[0] = v[0];
   out[1] = v.size() > 1 ? v[1] : (squareDefault ? v[0] : 0);
   out[2] = v.size() > 2 ? v[2] : 1;
+}
+
+int version() {
+  std::cout << "larmor-cli " << versionString() << "\n";
+  auto& reg = BackendRegistry::instance();
+  const auto devs = reg.devices();
+  for (const auto& m : reg.pluginMessages()) std::cout << "plugin: " << m << "\n";
+  for (const auto& d : devs) std::cout << "device: " << d.id << " " << d.name << "  [" << d.library << "]\n";
+  const std::string why = reg.whyNoGpu();
+  if (!why.empty()) std::cout << "no GPU: " << why << "\n";
+  return 0;
 }
 
 int devices(const std::string& jsonPath) {

@@ -16,7 +16,7 @@ struct SimulateArgs {
 struct ReconArgs {
   std::string input, traj, method = "fft", matrix, device = "auto", reg = "tikhonov", ref, combine = "sos",
                      output, json, grappaKernel = "4x5";
-  std::string grappaCalibration = "improved", dcf = "auto", spreader = "auto", trig = "accurate", fhd = "dft";
+  std::string grappaCalibration = "improved", dcf = "auto", spreader = "auto", trig = "accurate", fhd = "dft", qTrig = "auto";
   double lambda = 0, chi = 1e-4, eta = 1, kappa = 0, oversampling = 2.0, tolerance = 0;
   int iters = 60, outCoils = 0, width = 4, dcfIterations = 10, blocks = 4, segment = 128;
   bool kernelTable = true;
@@ -31,6 +31,9 @@ struct CompareArgs {
   std::string ref, test, map, json;
 };
 
+/// `larmor-cli version`: the version (as --version), where the CUDA plugin was loaded from or why not,
+/// and the devices found: what a bug report needs.
+int version();
 int devices(const std::string& json);
 int info(const std::string& file, const std::string& json);
 int simulate(const SimulateArgs& a);

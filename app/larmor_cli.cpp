@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "larmor-cli " + larmor::versionString());
 
   std::string json;
+  auto* versionCmd = app.add_subcommand("version", "Print the version, the GPU plugin and the devices found");
   auto* devicesCmd = app.add_subcommand("devices", "List the CPU and the GPUs Larmor can use");
   devicesCmd->add_option("--json", json, "Write the list as JSON");
 
@@ -54,6 +55,7 @@ int main(int argc, char** argv) {
   reconCmd->add_option("--iters", rec.iters, "Iterations");
   reconCmd->add_option("--tol", rec.tolerance, "CG: stop at this relative residual (0: iterations only)");
   reconCmd->add_option("--fhd", rec.fhd, "CG: F^H d by dft|nufft");
+  reconCmd->add_option("--q-trig", rec.qTrig, "CG: trigonometry of the exact Q: auto (= --trig)|accurate|fast|recurrence");
   reconCmd->add_option("--width", rec.width, "NUFFT Kaiser-Bessel width W")->check(CLI::Range(2, 16));
   reconCmd->add_option("--grid-oversampling", rec.oversampling, "NUFFT grid oversampling sigma")->check(CLI::Range(1.0, 4.0));
   reconCmd->add_option("--dcf", rec.dcf, "auto|ramp|pipe-menon|none");
@@ -98,6 +100,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   try {
+    if (*versionCmd) return version();
     if (*devicesCmd) return devices(json);
     if (*infoCmd) return info(infoFile, json);
     if (*simCmd) return simulate(sim);

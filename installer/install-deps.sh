@@ -14,8 +14,11 @@ io=(libdcmtk-dev)
 gui=(qt6-base-dev qt6-charts-dev libqt6opengl6-dev libqt6svg6 libgl-dev libvtk9-dev)
 # Tests: ISMRMRD's generator, DICOM validators, an X server for GUI tests, BART as a peer.
 test_tools=(ismrmrd-tools hdf5-tools dicom3tools dcmtk xvfb xauth bart python3)
+# The .deb (`make package`, the `package` tests): dpkg-shlibdeps for Depends, the validators of the
+# desktop entry and the AppStream metadata.
+packaging=(dpkg-dev appstream desktop-file-utils)
 
-wanted=("${build[@]}" "${io[@]}" "${gui[@]}" "${test_tools[@]}")
+wanted=("${build[@]}" "${io[@]}" "${gui[@]}" "${test_tools[@]}" "${packaging[@]}")
 missing=()
 for p in "${wanted[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

@@ -7,6 +7,7 @@
 #include <QTimer>
 #include <iostream>
 
+#include "about_dialog.hpp"
 #include "compare_view.hpp"
 #include "exporter.hpp"
 #include "larmor/backend/registry.hpp"
@@ -15,6 +16,7 @@
 #include "larmor/quality/metrics.hpp"
 #include "larmor/recon/recon.hpp"
 #include "larmor/util/error.hpp"
+#include "larmor/util/provenance.hpp"
 #include "main_window.hpp"
 #include "theme.hpp"
 
@@ -164,11 +166,16 @@ int larmorMain(int argc, char** argv) {
     std::cout << usageText().toStdString();
     return 0;
   }
+  if (options.version) {
+    std::cout << versionLine().toStdString() << "\n";
+    return 0;
+  }
   if (noDisplay()) return runHeadless(options);
 
   QApplication app(argc, argv);
   QCoreApplication::setOrganizationName("Larmor");
   QCoreApplication::setApplicationName("larmor");
+  QCoreApplication::setApplicationVersion(QString::fromStdString(versionString()));
   QApplication::setWindowIcon(QIcon(":/icons/larmor.svg"));
   applyTheme(app);
   // An interactive start continues the last session; a scripted one (--quit) starts from the

@@ -95,7 +95,7 @@ QString usageText() {
       "phantom simulated at start. --run reconstructs, --screenshot saves the window, --quit exits after.\n"
       "Without a display it runs the same reconstruction headless and writes into ./out.\n\nOptions:\n");
   for (const Flag& f : kValueFlags) s += QStringLiteral("  --%1 %2\n      %3\n").arg(f.name, f.valueName, f.help);
-  s += QStringLiteral("  --kernel-direct\n      NUFFT: evaluate the kernel directly\n  --run\n  --quit\n  --help\n");
+  s += QStringLiteral("  --kernel-direct\n      NUFFT: evaluate the kernel directly\n  --run\n  --quit\n  --version\n  --help\n");
   return s;
 }
 
@@ -107,12 +107,14 @@ GuiOptions parseGuiArguments(const QStringList& arguments, const SessionState& b
   p.addOption(QCommandLineOption("run"));
   p.addOption(QCommandLineOption("quit"));
   p.addOption(QCommandLineOption(QStringList{"help", "h"}));
+  p.addOption(QCommandLineOption("version"));
   p.addPositionalArgument("FILE", "Raw data file");
   require(p.parse(arguments), ("larmor: " + p.errorText()).toStdString());
 
   GuiOptions o;
   o.session = base;
   o.help = p.isSet("help");
+  o.version = p.isSet("version");
   o.run = p.isSet("run");
   o.quit = p.isSet("quit");
   o.screenshot = p.value("screenshot");

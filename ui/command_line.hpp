@@ -21,6 +21,7 @@ struct GuiOptions {
   QString exportDicom;          ///< DICOM series directory after the run
   QString tab;                  ///< image | compare | timings | dataset | log (the tab in front)
   bool help = false;
+  bool version = false;         ///< --version: print "larmor X.Y.Z" and exit
 };
 
 /// Parses `arguments` (argv[0] first) over `base`. Throws Error with one line for a bad flag or value.

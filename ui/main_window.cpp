@@ -20,6 +20,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "about_dialog.hpp"
 #include "compare_view.hpp"
 #include "dataset_panel.hpp"
 #include "image_viewer.hpp"
@@ -196,12 +197,7 @@ void MainWindow::buildMenus() {
   view->addSeparator();
   for (QDockWidget* d : findChildren<QDockWidget*>()) view->addAction(d->toggleViewAction());
   QMenu* help = menuBar()->addMenu(tr("&Help"));
-  help->addAction(tr("&About Larmor"), this, [this] {
-    QMessageBox::about(this, tr("About Larmor"),
-                       tr("<h3>Larmor</h3><p>MRI reconstruction on the GPU and the CPU: FFT, gridding, TRON, exact DFT, "
-                          "iterative (CG) and GRAPPA, with quality metrics and stage timings.</p><p>%1</p>")
-                           .arg(deviceText().toHtmlEscaped()));
-  });
+  help->addAction(tr("&About Larmor"), this, [this] { showAboutDialog(this, deviceText()); });
   connect(recentMenu_, &QMenu::aboutToShow, this, &MainWindow::refreshRecentMenu);
   refreshRecentMenu();
 }

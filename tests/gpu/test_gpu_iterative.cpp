@@ -283,9 +283,17 @@ TEST_F(GpuIterative, PaperReproduction) {
     cg.iterative.lambda = bestLambda;
     cg.nufft.trig = "fast";
     const auto fast = run(cg, "advanced, fast trig (__sincosf), same lambda");
+    cg.iterative.qTrig = "accurate";
+    run(cg, "advanced, fast trig F^H d, accurate Q");
+    cg.iterative.qTrig = "auto";
     cg.nufft.trig = "recurrence";
     run(cg, "advanced, phase recurrence, same lambda");
+    cg.iterative.qTrig = "accurate";
+    run(cg, "advanced, phase recurrence F^H d, accurate Q");
     cg.nufft.trig = "accurate";
+    cg.iterative.qTrig = "recurrence";
+    run(cg, "advanced, accurate F^H d, recurrence Q");
+    cg.iterative.qTrig = "auto";
     cg.iterative.regularizer = "fd";
     cg.iterative.lambda = 0.3;
     run(cg, "advanced, finite-difference W (no anatomy), lambda 0.3");

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
 
 namespace larmor::ops {
 
@@ -27,14 +30,52 @@ namespace {
 
 std::size_t bytesOf(index_t n) { return static_cast<std::size_t>(n) * sizeof(cfloat); }
 
-/// f(i, coordinate along `axis`, extent along `axis`) for every voxel, without a division per voxel
-/// (128^3 volumes: this runs on the host while a reconstruction is set up).
+/// f(i, coordinate along `axis`, extent along `axis`) for every voxel, without a division per voxel, rows
+/// in parallel (128^3 volumes: this runs on the host while a reconstruction is set up). f may write only
+/// to entries of voxel i.
 template <class F>
 void forEachVoxel(const index_t dims[3], int axis, F&& f) {
-  index_t i = 0;
-  for (index_t z = 0; z < dims[2]; ++z)
-    for (index_t y = 0; y < dims[1]; ++y)
-      for (index_t x = 0; x < dims[0]; ++x, ++i) f(i, axis == 0 ? x : axis == 1 ? y : z, dims[axis]);
+  const index_t rows = dims[1] * dims[2];
+#pragma omp parallel for schedule(static) if (rows * dims[0] > (index_t{1} << 16))
+  for (index_t r = 0; r < rows; ++r) {
+    const index_t y = r % dims[1], z = r / dims[1];
+    index_t i = r * dims[0];
+    for (index_t x = 0; x < dims[0]; ++x, ++i) f(i, axis == 0 ? x : axis == 1 ? y : z, dims[axis]);
+  }
+}
+
+/// The element at position k of the sorted non-negative values of `v` that are not +inf (entries set to +inf
+/// are left out), exactly as std::nth_element would give it: a radix select on the float bits (monotonic
+/// for non-negative floats), 11 + 11 + 10 bits, with histograms in parallel.
+float selectNonNegative(const std::vector<float>& v, std::uint64_t k) {
+  const std::uint32_t skip = 0x7f800000u;  // +inf
+  std::uint32_t prefix = 0, prefixMask = 0;
+  const int shifts[3] = {21, 10, 0}, widths[3] = {11, 11, 10};
+  const auto n = static_cast<std::int64_t>(v.size());
+  for (int pass = 0; pass < 3; ++pass) {
+    const int sh = shifts[pass], buckets = 1 << widths[pass];
+    std::vector<std::uint64_t> hist(static_cast<std::size_t>(buckets), 0);
+#pragma omp parallel if (n > (std::int64_t{1} << 16))
+    {
+      std::vector<std::uint64_t> local(static_cast<std::size_t>(buckets), 0);
+#pragma omp for schedule(static) nowait
+      for (std::int64_t i = 0; i < n; ++i) {
+        std::uint32_t b;
+        std::memcpy(&b, &v[static_cast<std::size_t>(i)], sizeof b);
+        if (b == skip || (b & prefixMask) != prefix) continue;
+        ++local[(b >> sh) & static_cast<std::uint32_t>(buckets - 1)];
+      }
+#pragma omp critical
+      for (int j = 0; j < buckets; ++j) hist[static_cast<std::size_t>(j)] += local[static_cast<std::size_t>(j)];
+    }
+    int j = 0;
+    while (j < buckets - 1 && k >= hist[static_cast<std::size_t>(j)]) k -= hist[static_cast<std::size_t>(j++)];
+    prefix |= static_cast<std::uint32_t>(j) << sh;
+    prefixMask |= static_cast<std::uint32_t>(buckets - 1) << sh;
+  }
+  float out;
+  std::memcpy(&out, &prefix, sizeof out);
+  return out;
 }
 
 class Tikhonov final : public Regularizer {
@@ -64,6 +105,7 @@ class FiniteDifferences final : public Regularizer {
                                    " weights for " + std::to_string(n) + " voxels");
         std::vector<cfloat> w2(static_cast<std::size_t>(n));
         std::vector<double> hw2(static_cast<std::size_t>(n));
+#pragma omp parallel for schedule(static) if (n > (index_t{1} << 16))
         for (index_t i = 0; i < n; ++i) {
           const double v = static_cast<double>(w[i]) * w[i];
           w2[i] = cfloat(static_cast<float>(v), 0.f);
@@ -148,28 +190,41 @@ AnatomicalWeights anatomicalWeights(const CArray& reference, const index_t dims[
                                      std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "x" +
                                      std::to_string(dims[2]) + ")");
   std::vector<float> mag(static_cast<std::size_t>(n));
+  bool finite = true;
+#pragma omp parallel for schedule(static) reduction(&& : finite) if (n > (index_t{1} << 16))
   for (index_t i = 0; i < n; ++i) {
-    mag[i] = std::abs(reference[i]);
-    require(std::isfinite(mag[i]), "anatomical prior: the reference image has a non-finite voxel " + std::to_string(i));
+    mag[static_cast<std::size_t>(i)] = std::abs(reference[i]);
+    finite = finite && std::isfinite(mag[static_cast<std::size_t>(i)]);
   }
+  if (!finite)
+    for (index_t i = 0; i < n; ++i)
+      require(std::isfinite(mag[static_cast<std::size_t>(i)]),
+              "anatomical prior: the reference image has a non-finite voxel " + std::to_string(i));
   AnatomicalWeights out;
-  std::vector<float> diffs;
-  diffs.reserve(static_cast<std::size_t>(3 * n));
+  // |difference| to the next voxel along each axis, at [axis * n + i]; +inf where there is no next voxel.
+  constexpr float kNone = std::numeric_limits<float>::infinity();
+  std::vector<float> diffs(static_cast<std::size_t>(3 * n), kNone);
+  std::uint64_t count = 0;
   for (int a = 0; a < 3; ++a) {
     out.weights[a] = RArray(Shape{dims[0], dims[1], dims[2]}, 1.f);
     if (dims[a] <= 1) continue;
     const index_t stride = a == 0 ? 1 : a == 1 ? dims[0] : dims[0] * dims[1];
+    float* dst = diffs.data() + a * n;
     forEachVoxel(dims, a, [&](index_t i, index_t c, index_t len) {
-      if (c < len - 1) diffs.push_back(std::abs(mag[i + stride] - mag[i]));
+      if (c < len - 1) dst[i] = std::abs(mag[static_cast<std::size_t>(i + stride)] - mag[static_cast<std::size_t>(i)]);
     });
+    count += static_cast<std::uint64_t>(n - n / dims[a]);
   }
   if (delta <= 0) {
     double median = 0, maximum = 0;
-    if (!diffs.empty()) {
-      maximum = *std::max_element(diffs.begin(), diffs.end());
-      auto mid = diffs.begin() + static_cast<std::ptrdiff_t>(diffs.size() / 2);
-      std::nth_element(diffs.begin(), mid, diffs.end());
-      median = *mid;
+    if (count > 0) {
+      float mx = 0.f;
+      const auto total = static_cast<std::int64_t>(diffs.size());
+#pragma omp parallel for schedule(static) reduction(max : mx) if (total > (std::int64_t{1} << 16))
+      for (std::int64_t i = 0; i < total; ++i)
+        if (diffs[static_cast<std::size_t>(i)] != kNone) mx = std::max(mx, diffs[static_cast<std::size_t>(i)]);
+      maximum = mx;
+      median = selectNonNegative(diffs, count / 2);
     }
     delta = std::max(3.0 * median, 0.02 * maximum);
     // A constant reference has no edges: every weight 1 (plain smoothness).

@@ -26,6 +26,7 @@ nlohmann::json toJson(const IterativeSettings& s) {
           {"reference", s.referencePath},
           {"fhd", s.fhd},
           {"toeplitz", s.toeplitz},
+          {"q_trig", s.qTrig},
           {"coil_maps", s.coilMaps},
           {"calibration_radius", s.calibrationRadius},
           {"anatomical_delta", s.anatomicalDelta},
@@ -198,7 +199,7 @@ IterativeProblem::IterativeProblem(Backend& backend, const Dataset& d, const Rec
       ScopedStage st(timings, "Q", &backend);
       ops::PsfOptions po;
       po.method = exactQ ? ops::PsfMethod::Dft : ops::PsfMethod::Nufft;
-      po.dft.trig = trigFromString(s.nufft.trig);
+      po.dft.trig = trigFromString(it.qTrig == "auto" ? s.nufft.trig : it.qTrig);
       po.nufft = nufftOptions(s.nufft);
       const std::string dir = it.cacheDirectory == "none" ? std::string()
                               : it.cacheDirectory.empty() ? ops::defaultPsfCacheDirectory()
@@ -210,7 +211,10 @@ IterativeProblem::IterativeProblem(Backend& backend, const Dataset& d, const Rec
           std::vector<Backend*> all{&backend};
           for (auto& b : t.extraGpus) all.push_back(b.get());
           return ops::psfBySymmetry(t.geometry, nullptr, [&](const NufftGeometry& box, const CArray& data) {
-            CArray part = slabAdjoint(all, box, data, 1, planFactory(s, true));
+            const DftOptions qo = po.dft;
+            CArray part = slabAdjoint(all, box, data, 1, [qo](Backend& b, const NufftGeometry& gg) {
+              return b.makeDftPlan(gg, qo);
+            });
             part.reshape(Shape{box.image[0], box.image[1], box.dims == 3 ? box.image[2] : 1});
             return part;
           });
@@ -322,7 +326,9 @@ IterativeProblem::IterativeProblem(Backend& backend, const Dataset& d, const Rec
     p.priorDiagonal = p.regularizer->diagonal();
   }
   p.encodingDiagonal.resize(static_cast<std::size_t>(p.n));
-  for (index_t i = 0; i < p.n; ++i) p.encodingDiagonal[i] = t.toeplitz->diagonal() * p.sos[i];
+  const double td = t.toeplitz->diagonal();
+#pragma omp parallel for schedule(static) if (p.n > (index_t{1} << 16))
+  for (index_t i = 0; i < p.n; ++i) p.encodingDiagonal[i] = td * p.sos[i];
   p.x = backend.allocate(bytesOf(p.n));
   backend.fill(*p.x, cfloat(0.f), p.n);
   p.info["fhd"] = it.fhd;
@@ -339,6 +345,7 @@ solve::CgResult IterativeProblem::solve(double lambda, int iterations, double to
   std::unique_ptr<solve::DiagonalPreconditioner> M;
   if (p.settings.preconditioner) {
     std::vector<double> diag(p.encodingDiagonal);
+#pragma omp parallel for schedule(static) if (p.n > (index_t{1} << 16))
     for (index_t i = 0; i < p.n; ++i) diag[i] += lambda * p.priorDiagonal[i];
     M = std::make_unique<solve::DiagonalPreconditioner>(p.backend, diag);
   }

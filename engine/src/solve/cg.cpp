@@ -10,6 +10,7 @@
 #include "larmor/solve/cg.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 
@@ -18,9 +19,11 @@ namespace larmor::solve {
 DiagonalPreconditioner::DiagonalPreconditioner(Backend& backend, const std::vector<double>& diagonal)
     : backend_(backend), n_(static_cast<index_t>(diagonal.size())) {
   std::vector<cfloat> inv(diagonal.size());
-  for (std::size_t i = 0; i < diagonal.size(); ++i) {
-    const double d = diagonal[i];
-    inv[i] = cfloat(std::isfinite(d) && d > 0 ? static_cast<float>(1.0 / d) : 1.f, 0.f);
+  const auto n = static_cast<std::int64_t>(diagonal.size());
+#pragma omp parallel for schedule(static) if (n > (std::int64_t{1} << 16))
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double d = diagonal[static_cast<std::size_t>(i)];
+    inv[static_cast<std::size_t>(i)] = cfloat(std::isfinite(d) && d > 0 ? static_cast<float>(1.0 / d) : 1.f, 0.f);
   }
   inverse_ = backend.allocate(inv.size() * sizeof(cfloat));
   backend.upload(*inverse_, inv.data(), inv.size() * sizeof(cfloat));

@@ -38,6 +38,9 @@ struct IterativeSettings {
   std::string fhd = "dft";               ///< dft | nufft
   /// How Q (Toeplitz kernel) is computed: dft (exact, the paper) | nufft | auto (= fhd).
   std::string toeplitz = "auto";
+  /// Trigonometry of the exact Q: auto (= --trig, the F^H d's) | accurate | fast | recurrence. Q is computed
+  /// once per trajectory and cached, so it can afford accurate trigonometry when F^H d is fast.
+  std::string qTrig = "auto";
   /// Coil sensitivities: estimate (from the k-space centre) | dataset (Dataset::coilMaps, the true maps
   /// of simulated data).
   std::string coilMaps = "estimate";
