@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   reconCmd->add_option("--tol", rec.tolerance, "CG: stop at this relative residual (0: iterations only)");
   reconCmd->add_option("--fhd", rec.fhd, "CG: F^H d by dft|nufft");
   reconCmd->add_option("--q-trig", rec.qTrig, "CG: trigonometry of the exact Q: auto (= --trig)|accurate|fast|recurrence");
-  reconCmd->add_option("--width", rec.width, "NUFFT Kaiser-Bessel width W")->check(CLI::Range(2, 16));
+  reconCmd->add_option("--width", rec.width, "NUFFT Kaiser-Bessel kernel width W: the full width in grid points (docs/nufft.md)")->check(CLI::Range(2, 16));
   reconCmd->add_option("--grid-oversampling", rec.oversampling, "NUFFT grid oversampling sigma")->check(CLI::Range(1.0, 4.0));
   reconCmd->add_option("--dcf", rec.dcf, "auto|ramp|pipe-menon|none");
   reconCmd->add_option("--dcf-iters", rec.dcfIterations, "Pipe-Menon iterations");

@@ -120,7 +120,7 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
   auto* nf = new QFormLayout(nufftGroup_);
   width_ = new QSpinBox;
   width_->setRange(2, 16);
-  width_->setToolTip(tr("Kaiser-Bessel kernel width W (Beatty et al. 2005)"));
+  width_->setToolTip(tr("Kaiser-Bessel kernel width W: the full width in grid points (Beatty et al. 2005)"));
   nf->addRow(tr("Kernel width W"), width_);
   sigma_ = new QDoubleSpinBox;
   sigma_->setRange(1.0, 4.0);
