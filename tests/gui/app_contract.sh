@@ -10,6 +10,10 @@ work=$2
 rm -rf "$work" && mkdir -p "$work"
 cd "$work"
 
+# 0. --version: one line, no display needed
+ver=$(env -u DISPLAY "$larmor" --version 2>&1) || { echo "$ver"; echo "FAIL: larmor --version exited non-zero"; exit 1; }
+echo "$ver" | grep -Eq '^larmor [0-9]+\.[0-9]+\.[0-9]+' || { echo "FAIL: larmor --version printed '$ver'"; exit 1; }
+
 # 2. headless first (needs no X server at all)
 env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM "$larmor" --method fft > headless.log 2>&1 || {
   cat headless.log; echo "FAIL: headless larmor exited non-zero"; exit 1; }

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "about_dialog.hpp"
 #include "command_line.hpp"
 #include "compare_view.hpp"
 #include "exporter.hpp"
@@ -105,6 +106,17 @@ class GuiTest : public QObject {
     connect(w_->worker(), &Worker::progress, this, [this](quint64, double, const QString& s) { stages_ << s; });
   }
   void cleanup() { w_.reset(); }
+
+  // Help -> About and `larmor --version`: the version from CMake's PROJECT_VERSION and the devices found.
+  void aboutNamesTheVersionAndTheDevices() {
+    QCOMPARE(versionLine(), QStringLiteral("larmor ") + QStringLiteral(LARMOR_TEST_VERSION));
+    const QString text = aboutText(QStringLiteral("cpu"));
+    QVERIFY2(text.contains(QStringLiteral(LARMOR_TEST_VERSION)), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("cpu"), Qt::CaseInsensitive), qPrintable(text));
+    // Without a GPU the box says why (this CI machine has none; on a GPU machine it lists the GPU).
+    QVERIFY2(text.contains(QStringLiteral("cuda"), Qt::CaseInsensitive) || text.contains(QStringLiteral("GPU")),
+             qPrintable(text));
+  }
 
   void openPhantom() {
     load(smallPhantom(TrajectoryKind::Cartesian, 64, 4));
