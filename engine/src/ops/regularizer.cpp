@@ -44,26 +44,35 @@ void forEachVoxel(const index_t dims[3], int axis, F&& f) {
   }
 }
 
-/// The element at position k of the sorted non-negative values of `v` that are not +inf (entries set to +inf
-/// are left out), exactly as std::nth_element would give it: a radix select on the float bits (monotonic
-/// for non-negative floats), 11 + 11 + 10 bits, with histograms in parallel.
-float selectNonNegative(const std::vector<float>& v, std::uint64_t k) {
-  const std::uint32_t skip = 0x7f800000u;  // +inf
+/// Radix select over the |differences to the next voxel| of `mag` along every axis of extent > 1, computed
+/// on the fly (no array of them: at 128^3 that would be 24 MB of fresh pages). Returns the element at
+/// position k of their sorted values, exactly as std::nth_element would, from the float bits (monotonic for
+/// non-negative floats), 11 + 11 + 10 bits, with per-thread histograms.
+float selectDifference(const std::vector<float>& mag, const index_t dims[3], std::uint64_t k) {
   std::uint32_t prefix = 0, prefixMask = 0;
   const int shifts[3] = {21, 10, 0}, widths[3] = {11, 11, 10};
-  const auto n = static_cast<std::int64_t>(v.size());
+  const index_t rows = dims[1] * dims[2], plane = dims[0] * dims[1];
   for (int pass = 0; pass < 3; ++pass) {
     const int sh = shifts[pass], buckets = 1 << widths[pass];
+    const auto mask = static_cast<std::uint32_t>(buckets - 1);
     std::vector<std::uint64_t> hist(static_cast<std::size_t>(buckets), 0);
-#pragma omp parallel if (n > (std::int64_t{1} << 16))
+#pragma omp parallel if (rows * dims[0] > (index_t{1} << 16))
     {
       std::vector<std::uint64_t> local(static_cast<std::size_t>(buckets), 0);
+      auto add = [&](float d) {
+        std::uint32_t bits;
+        std::memcpy(&bits, &d, sizeof bits);
+        if ((bits & prefixMask) == prefix) ++local[(bits >> sh) & mask];
+      };
 #pragma omp for schedule(static) nowait
-      for (std::int64_t i = 0; i < n; ++i) {
-        std::uint32_t b;
-        std::memcpy(&b, &v[static_cast<std::size_t>(i)], sizeof b);
-        if (b == skip || (b & prefixMask) != prefix) continue;
-        ++local[(b >> sh) & static_cast<std::uint32_t>(buckets - 1)];
+      for (index_t r = 0; r < rows; ++r) {
+        const index_t y = r % dims[1], z = r / dims[1];
+        const float* m = mag.data() + r * dims[0];
+        for (index_t x = 0; x + 1 < dims[0]; ++x) add(std::abs(m[x + 1] - m[x]));
+        if (y + 1 < dims[1])
+          for (index_t x = 0; x < dims[0]; ++x) add(std::abs(m[x + dims[0]] - m[x]));
+        if (z + 1 < dims[2])
+          for (index_t x = 0; x < dims[0]; ++x) add(std::abs(m[x + plane] - m[x]));
       }
 #pragma omp critical
       for (int j = 0; j < buckets; ++j) hist[static_cast<std::size_t>(j)] += local[static_cast<std::size_t>(j)];
@@ -71,7 +80,7 @@ float selectNonNegative(const std::vector<float>& v, std::uint64_t k) {
     int j = 0;
     while (j < buckets - 1 && k >= hist[static_cast<std::size_t>(j)]) k -= hist[static_cast<std::size_t>(j++)];
     prefix |= static_cast<std::uint32_t>(j) << sh;
-    prefixMask |= static_cast<std::uint32_t>(buckets - 1) << sh;
+    prefixMask |= mask << sh;
   }
   float out;
   std::memcpy(&out, &prefix, sizeof out);
@@ -93,28 +102,24 @@ class Tikhonov final : public Regularizer {
 /// W = [w_a D_a] stacked over the axes of extent > 1; unweighted when `weights` is empty.
 class FiniteDifferences final : public Regularizer {
  public:
-  FiniteDifferences(Backend& b, const index_t dims[3], const AnatomicalWeights* weights)
+  FiniteDifferences(Backend& b, const index_t dims[3], AnatomicalWeights* weights)
       : Regularizer(b, dims), kind_(weights ? RegularizerKind::Anatomical : RegularizerKind::FiniteDifference) {
     const index_t n = size();
     for (int a = 0; a < 3; ++a)
       if (dims_[a] > 1) axes_.push_back(a);
     if (weights) {
+      std::vector<cfloat> w2;  // one staging buffer for every axis
       for (int a : axes_) {
-        const RArray& w = weights->weights[a];
+        RArray& w = weights->weights[a];
         require(w.size() == n, "anatomical weights: axis " + std::to_string(a) + " has " + std::to_string(w.size()) +
                                    " weights for " + std::to_string(n) + " voxels");
-        std::vector<cfloat> w2(static_cast<std::size_t>(n));
-        std::vector<double> hw2(static_cast<std::size_t>(n));
+        w2.resize(static_cast<std::size_t>(n));
 #pragma omp parallel for schedule(static) if (n > (index_t{1} << 16))
-        for (index_t i = 0; i < n; ++i) {
-          const double v = static_cast<double>(w[i]) * w[i];
-          w2[i] = cfloat(static_cast<float>(v), 0.f);
-          hw2[i] = v;
-        }
+        for (index_t i = 0; i < n; ++i) w2[static_cast<std::size_t>(i)] = cfloat(w[i] * w[i], 0.f);
         auto buf = backend_.allocate(bytesOf(n));
         backend_.upload(*buf, w2.data(), bytesOf(n));
         squaredWeights_[a] = std::move(buf);
-        hostSquaredWeights_[a] = std::move(hw2);
+        hostWeights_[a] = std::move(w);  // for diag(W^H W); the caller's copy is not needed any more
       }
     }
     tmp_ = backend_.allocate(bytesOf(n));
@@ -164,10 +169,10 @@ class FiniteDifferences final : public Regularizer {
     std::vector<double> d(static_cast<std::size_t>(n), 0.0);
     for (int a : axes_) {
       const index_t stride = a == 0 ? 1 : a == 1 ? dims_[0] : dims_[0] * dims_[1];
-      const std::vector<double>* w2 = squaredWeights_[a] ? &hostSquaredWeights_[a] : nullptr;
+      const float* w = squaredWeights_[a] ? hostWeights_[a].data() : nullptr;
       forEachVoxel(dims_, a, [&](index_t i, index_t c, index_t len) {
-        if (c < len - 1) d[i] += w2 ? (*w2)[i] : 1.0;
-        if (c > 0) d[i] += w2 ? (*w2)[i - stride] : 1.0;
+        if (c < len - 1) d[i] += w ? static_cast<double>(w[i]) * w[i] : 1.0;
+        if (c > 0) d[i] += w ? static_cast<double>(w[i - stride]) * w[i - stride] : 1.0;
       });
     }
     return d;
@@ -177,7 +182,7 @@ class FiniteDifferences final : public Regularizer {
   RegularizerKind kind_;
   std::vector<int> axes_;
   std::unique_ptr<Buffer> squaredWeights_[3];
-  std::vector<double> hostSquaredWeights_[3];
+  RArray hostWeights_[3];
   std::unique_ptr<Buffer> tmp_, tmp2_;
 };
 
@@ -203,30 +208,28 @@ AnatomicalWeights anatomicalWeights(const CArray& reference, const index_t dims[
       require(std::isfinite(mag[static_cast<std::size_t>(i)]),
               "anatomical prior: the reference image has a non-finite voxel " + std::to_string(i));
   AnatomicalWeights out;
-  // |difference| to the next voxel along each axis, at [axis * n + i]; +inf where there is no next voxel.
-  constexpr float kNone = std::numeric_limits<float>::infinity();
-  std::vector<float> diffs(static_cast<std::size_t>(3 * n), kNone);
   std::uint64_t count = 0;
   for (int a = 0; a < 3; ++a) {
     out.weights[a] = RArray(Shape{dims[0], dims[1], dims[2]}, 1.f);
-    if (dims[a] <= 1) continue;
-    const index_t stride = a == 0 ? 1 : a == 1 ? dims[0] : dims[0] * dims[1];
-    float* dst = diffs.data() + a * n;
-    forEachVoxel(dims, a, [&](index_t i, index_t c, index_t len) {
-      if (c < len - 1) dst[i] = std::abs(mag[static_cast<std::size_t>(i + stride)] - mag[static_cast<std::size_t>(i)]);
-    });
-    count += static_cast<std::uint64_t>(n - n / dims[a]);
+    if (dims[a] > 1) count += static_cast<std::uint64_t>(n - n / dims[a]);
   }
   if (delta <= 0) {
     double median = 0, maximum = 0;
     if (count > 0) {
       float mx = 0.f;
-      const auto total = static_cast<std::int64_t>(diffs.size());
-#pragma omp parallel for schedule(static) reduction(max : mx) if (total > (std::int64_t{1} << 16))
-      for (std::int64_t i = 0; i < total; ++i)
-        if (diffs[static_cast<std::size_t>(i)] != kNone) mx = std::max(mx, diffs[static_cast<std::size_t>(i)]);
+      const index_t rows = dims[1] * dims[2], plane = dims[0] * dims[1];
+#pragma omp parallel for schedule(static) reduction(max : mx) if (n > (index_t{1} << 16))
+      for (index_t r = 0; r < rows; ++r) {
+        const index_t y = r % dims[1], z = r / dims[1];
+        const float* m = mag.data() + r * dims[0];
+        for (index_t x = 0; x + 1 < dims[0]; ++x) mx = std::max(mx, std::abs(m[x + 1] - m[x]));
+        if (y + 1 < dims[1])
+          for (index_t x = 0; x < dims[0]; ++x) mx = std::max(mx, std::abs(m[x + dims[0]] - m[x]));
+        if (z + 1 < dims[2])
+          for (index_t x = 0; x < dims[0]; ++x) mx = std::max(mx, std::abs(m[x + plane] - m[x]));
+      }
       maximum = mx;
-      median = selectNonNegative(diffs, count / 2);
+      median = selectDifference(mag, dims, count / 2);
     }
     delta = std::max(3.0 * median, 0.02 * maximum);
     // A constant reference has no edges: every weight 1 (plain smoothness).
@@ -253,7 +256,7 @@ std::unique_ptr<Regularizer> makeFiniteDifference(Backend& backend, const index_
   return std::make_unique<FiniteDifferences>(backend, dims, nullptr);
 }
 std::unique_ptr<Regularizer> makeWeightedFiniteDifference(Backend& backend, const index_t dims[3],
-                                                          const AnatomicalWeights& weights) {
+                                                          AnatomicalWeights weights) {
   return std::make_unique<FiniteDifferences>(backend, dims, &weights);
 }
 std::unique_ptr<Regularizer> makeAnatomical(Backend& backend, const index_t dims[3], const CArray& reference,

@@ -76,14 +76,19 @@ bool isExact(const std::string& method, const std::string& what) {
 
 /// The reference image of the anatomical prior: --ref (a .cfl image, or a dataset file with a reference),
 /// else the dataset's own reference (simulated data), else an error.
-CArray loadReference(const IterativeSettings& it, const Dataset& d, std::string* source) {
+/// The reference image: the dataset's own (not copied), or one read from --ref into `storage`.
+const CArray& loadReference(const IterativeSettings& it, const Dataset& d, std::string* source, CArray& storage) {
   if (!it.referencePath.empty()) {
     *source = it.referencePath;
     const std::string ext = std::filesystem::path(it.referencePath).extension().string();
-    if (ext == ".cfl" || ext == ".hdr" || ext.empty()) return io::readCfl(it.referencePath);
+    if (ext == ".cfl" || ext == ".hdr" || ext.empty()) {
+      storage = io::readCfl(it.referencePath);
+      return storage;
+    }
     Dataset r = io::loadDataset(it.referencePath);
     require(r.reference.has_value(), it.referencePath + ": has no reference image for --reg anatomical");
-    return *r.reference;
+    storage = std::move(*r.reference);
+    return storage;
   }
   require(d.reference.has_value(), "--reg anatomical needs --ref REF.cfl|.h5 (the dataset has no reference image)");
   *source = "dataset reference";
@@ -116,6 +121,7 @@ struct IterativeProblem::TrajectoryOperators {
   std::unique_ptr<NufftPlan> plan;                  ///< F for E^H d and E (fhd: dft or nufft)
   std::unique_ptr<ops::ToeplitzOperator> toeplitz;  ///< N^{-1} F^H F
   std::vector<std::shared_ptr<Backend>> extraGpus;  ///< GPU.Multi helpers (exact DFT only)
+  std::unique_ptr<SlabAdjoint> slabs;               ///< GPU.Multi's F^H d plans, made at the first use
   nlohmann::json info;
 };
 
@@ -279,11 +285,14 @@ IterativeProblem::IterativeProblem(Backend& backend, const Dataset& d, const Rec
     p.rhs = backend.allocate(bytesOf(p.n));
     if (exactFhd && !t.extraGpus.empty()) {
       // GPU.Multi: every coil's F^H d by slabs over every GPU, then S_c^H and the sum on this one.
-      std::vector<Backend*> all{&backend};
-      for (auto& b : t.extraGpus) all.push_back(b.get());
+      if (!t.slabs) {
+        std::vector<Backend*> all{&backend};
+        for (auto& b : t.extraGpus) all.push_back(b.get());
+        t.slabs = std::make_unique<SlabAdjoint>(all, t.geometry, fhdPlan);
+      }
       CArray k(Shape{p.m, p.coils});
       std::copy_n(d.kspace.data() + sliceOffset, p.m * p.coils, k.data());
-      const CArray img = slabAdjoint(all, t.geometry, k, p.coils, fhdPlan);
+      const CArray img = t.slabs->adjoint(k, p.coils);
       auto tmp = backend.allocate(bytesOf(p.n));
       for (index_t c = 0; c < p.coils; ++c) {
         Buffer& dst = c == 0 ? *p.rhs : *tmp;
@@ -308,20 +317,22 @@ IterativeProblem::IterativeProblem(Backend& backend, const Dataset& d, const Rec
       p.regularizer = ops::makeFiniteDifference(backend, p.dims);
     } else {
       std::string source;
-      const CArray ref = loadReference(it, d, &source);
-      CArray refSlice(Shape{out[0], out[1], out[2]});
+      CArray loaded;
+      const CArray& ref = loadReference(it, d, &source, loaded);
+      ops::AnatomicalWeights w;
       if (ref.size() == p.n * h.slices && h.slices > 1) {
+        CArray refSlice(Shape{out[0], out[1], out[2]});
         std::copy_n(ref.data() + slice * p.n, p.n, refSlice.data());
+        w = ops::anatomicalWeights(refSlice, p.dims, it.anatomicalDelta);
       } else {
         require(ref.size() == p.n, source + ": the reference image " + ref.shape().str() + " does not match the " +
                                        std::to_string(out[0]) + "x" + std::to_string(out[1]) + "x" +
                                        std::to_string(out[2]) + " reconstruction");
-        std::copy_n(ref.data(), p.n, refSlice.data());
+        w = ops::anatomicalWeights(ref, p.dims, it.anatomicalDelta);
       }
-      const ops::AnatomicalWeights w = ops::anatomicalWeights(refSlice, p.dims, it.anatomicalDelta);
-      p.regularizer = ops::makeWeightedFiniteDifference(backend, p.dims, w);
-      p.info["reference"] = source;
       p.info["anatomical_delta"] = w.delta;
+      p.regularizer = ops::makeWeightedFiniteDifference(backend, p.dims, std::move(w));
+      p.info["reference"] = source;
     }
     p.priorDiagonal = p.regularizer->diagonal();
   }

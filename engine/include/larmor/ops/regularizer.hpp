@@ -67,6 +67,6 @@ std::unique_ptr<Regularizer> makeAnatomical(Backend& backend, const index_t dims
                                             double delta = 0);
 /// From weights computed elsewhere (tests, a GUI that shows the edge map).
 std::unique_ptr<Regularizer> makeWeightedFiniteDifference(Backend& backend, const index_t dims[3],
-                                                          const AnatomicalWeights& weights);
+                                                          AnatomicalWeights weights);
 
 }  // namespace larmor::ops

@@ -124,6 +124,29 @@ std::vector<LCurvePoint> lcurve(Backend& backend, const Dataset& d, const ReconS
 /// moves into the data). Each backend gets a contiguous slab sized by its share; the work is O(M N / B)
 /// each. samples: [M, batch] (host); returns [N0, N1, N2, batch] (host). `slabsPerBackend` > 1 splits
 /// further (tests check the decomposition on one device).
+/// The same, planned once: each slab's plan and phase factors built (per device, in parallel) at
+/// construction, so that repeated adjoints (every reconstruction of a trajectory) pay only the transforms.
+class SlabAdjoint {
+ public:
+  using PlanMaker = std::function<std::unique_ptr<NufftPlan>(Backend&, const NufftGeometry&)>;
+  SlabAdjoint(const std::vector<Backend*>& backends, const NufftGeometry& g, const PlanMaker& makePlan,
+              int slabsPerBackend = 1);
+  ~SlabAdjoint();
+  SlabAdjoint(const SlabAdjoint&) = delete;
+  SlabAdjoint& operator=(const SlabAdjoint&) = delete;
+  /// samples [M, batch] (host) -> [N0, N1, N2, batch] (host).
+  CArray adjoint(const CArray& samples, index_t batch) const;
+
+ private:
+  struct Slab;
+  void forEachBackend(const std::function<void(std::size_t)>& work) const;
+  std::vector<Backend*> backends_;
+  NufftGeometry geometry_;
+  index_t m_ = 0;
+  int axis_ = 2;
+  std::vector<std::unique_ptr<Slab>> slabs_;
+};
+
 CArray slabAdjoint(const std::vector<Backend*>& backends, const NufftGeometry& g, const CArray& samples,
                    index_t batch, const std::function<std::unique_ptr<NufftPlan>(Backend&, const NufftGeometry&)>& makePlan,
                    int slabsPerBackend = 1);
