@@ -14,6 +14,7 @@ CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Re
   -DLARMOR_FUZZ=ON -DLARMOR_CUDA=OFF -DLARMOR_GUI=OFF -DLARMOR_TESTS=OFF -DLARMOR_BENCH=OFF >/dev/null
 targets=fuzz_make_corpus
 for f in $fuzzers; do targets="$targets fuzz_$f"; done
+case " $fuzzers " in *" ismrmrd "*) targets="$targets larmor-h5check" ;; esac  # the reader's crash sandbox
 # shellcheck disable=SC2086
 cmake --build "$build" -j"${JOBS:-2}" --target $targets
 bash "$root/tests/fuzz/make-corpus.sh" "$build/seeds" "$build"

@@ -11,6 +11,7 @@
 # Exit 77 (ctest: skipped) where dpkg-deb, or for gui xvfb-run, is missing.
 set -euo pipefail
 mode=$1 work=$2 build=$3 version=$4 cpack=$5 have_cuda=$6 have_gui=$7
+src=$(cd "$(dirname "$0")/../.." && pwd)  # the source tree (test data)
 root=$work/root
 
 fail() { echo "FAIL: $*"; exit 1; }
@@ -70,6 +71,7 @@ deb)
   need "$libdir/liblarmor_engine.so.${version%%.*}"
   need usr/share/man/man1/larmor-cli.1.gz
   if [ "$have_cuda" = 1 ]; then need "$libdir/larmor/liblarmor_cuda.so"; fi
+  need "$libdir/larmor/larmor-h5check"  # the ISMRMRD reader's crash sandbox
   if [ "$have_gui" = 1 ]; then
     need usr/bin/larmor
     need "$libdir/liblarmor_ui.so.${version%%.*}"
@@ -88,7 +90,8 @@ deb)
     grep -E '/include/|\.so$|\.a$' "$work/contents.txt"
     fail "development files in the runtime package"
   fi
-  for elf in usr/bin/larmor-cli usr/bin/larmor "$libdir"/liblarmor_*.so.*.*.* "$libdir"/larmor/liblarmor_cuda.so; do
+  for elf in usr/bin/larmor-cli usr/bin/larmor "$libdir"/liblarmor_*.so.*.*.* "$libdir"/larmor/liblarmor_cuda.so \
+    "$libdir"/larmor/larmor-h5check; do
     [ -f "$root/$elf" ] || continue
     runpath=$(readelf -d "$root/$elf" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
     echo "RUNPATH /$elf: ${runpath:-none}"
@@ -147,6 +150,12 @@ cli)
     [ -n "$found" ] || fail "larmor-cli did not find the installed CUDA plugin"
     [ "$(realpath "$found")" = "$(realpath "$plugin")" ] || fail "the CUDA plugin came from $found, not $plugin"
   fi
+
+  # A file that crashes libhdf5 1.10 in-process: the installed sandbox turns it into one error.
+  if "$cli" info "$src/tests/unit/data/fuzz-ismrmrd-local-heap.h5" > "$out/crash.log" 2>&1; then
+    fail "a damaged ISMRMRD file was accepted"
+  fi
+  grep -q "libhdf5 crashed reading it" "$out/crash.log" || { cat "$out/crash.log"; fail "the crash sandbox did not run"; }
 
   "$cli" simulate --matrix 64 --coils 4 --traj cartesian --output "$out/ph.h5"
   "$cli" recon "$out/ph.h5" --method fft --device auto --output "$out/img.png" --json "$out/img.json"

@@ -1,6 +1,8 @@
 // ISMRMRD files whose HDF5 structure lies: dimensions without storage (allocation bombs), a newer
 // acquisition format version. Built only with LARMOR_IO (the file name's prefix).
 #include <gtest/gtest.h>
+
+#include <filesystem>
 #include <hdf5.h>
 
 #include "larmor/io/dataset_io.hpp"
@@ -239,4 +241,62 @@ TEST(IoIsmrmrdHardening, RecordTypeLargerThanItsChunks) {
   patchFile(path, dim, le(768, 4));
   expectExportError([&] { io::loadDataset(path); }, "damaged HDF5 file (dataset /dataset/data:");
   EXPECT_EQ(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
+}
+
+TEST(IoIsmrmrdHardening, DescriptorNamingAMissingHeapObject) {
+  // libhdf5 1.10 reads the global heap object a variable-length descriptor names without checking that
+  // it exists (a damaged index read past the collection's table: a crash found by fuzz_ismrmrd).
+  const std::string dir = exportTestDir("ismrmrd-hardening");
+  std::string path = writeSmallFile(dir);
+  std::size_t chunkAt = 0;
+  {
+    H5 f{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
+    H5 d{H5Dopen2(f.id, "/dataset/data", H5P_DEFAULT), H5Dclose};
+    const hsize_t offset[1] = {1};
+    unsigned mask = 0;
+    haddr_t addr = HADDR_UNDEF;
+    hsize_t size = 0;
+    ASSERT_GE(H5Dget_chunk_info_by_coord(d.id, offset, &mask, &addr, &size), 0);
+    ASSERT_EQ(size, 376u);
+    chunkAt = static_cast<std::size_t>(addr);
+  }
+  patchFile(path, chunkAt + 372, le(0x7fffu, 4));  // data's heap object index
+  expectExportError([&] { io::loadDataset(path); }, "acquisition 1's samples names heap object 32767");
+  EXPECT_EQ(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
+
+  // The same for the XML header's descriptor (contiguous: length, collection address, index).
+  path = writeSmallFile(dir);
+  haddr_t at = HADDR_UNDEF;
+  {
+    H5 f{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
+    H5 d{H5Dopen2(f.id, "/dataset/xml", H5P_DEFAULT), H5Dclose};
+    at = H5Dget_offset(d.id);
+  }
+  ASSERT_NE(at, HADDR_UNDEF);
+  patchFile(path, static_cast<std::size_t>(at) + 12, le(0x7fffu, 4));
+  expectExportError([&] { io::loadDataset(path); }, "/dataset/xml names heap object 32767");
+  EXPECT_EQ(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
+}
+
+TEST(IoIsmrmrdHardening, FuzzFindingsAreRefusedCleanly) {
+  // Every file fuzz_ismrmrd made libhdf5 crash on (tests/unit/data/fuzz-ismrmrd-*.h5): one clear error.
+  std::size_t n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(LARMOR_TEST_DATA)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("fuzz-ismrmrd-", 0) != 0) continue;
+    ++n;
+    EXPECT_THROW(io::loadDataset(e.path().string()), Error) << name;
+    EXPECT_EQ(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0) << name;
+  }
+  EXPECT_GE(n, 3u);
+}
+
+TEST(IoIsmrmrdHardening, CrashInsideLibhdf5IsCaughtBySandbox) {
+  // A damaged local heap that makes libhdf5 1.10 dereference a failed allocation (found by fuzz_ismrmrd):
+  // in-process it would end the program; read first by larmor-h5check, it is one Error.
+  const std::string path = std::string(LARMOR_TEST_DATA) + "/fuzz-ismrmrd-local-heap.h5";
+  expectExportError([&] { io::loadDataset(path); }, "damaged HDF5 file (libhdf5 crashed reading it");
+  // A good file passes the sandbox and loads.
+  const std::string dir = exportTestDir("ismrmrd-hardening");
+  EXPECT_NO_THROW(io::loadDataset(writeSmallFile(dir)));
 }

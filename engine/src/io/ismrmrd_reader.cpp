@@ -1,4 +1,9 @@
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <hdf5.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -17,8 +22,12 @@
 #include <memory>
 #include <optional>
 #include <system_error>
+#include <unordered_map>
+#include <vector>
 
 #include "larmor/io/ismrmrd.hpp"
+
+extern char** environ;
 
 namespace fs = std::filesystem;
 
@@ -97,7 +106,28 @@ struct H5Id {
 // (fuzz_ismrmrd found it). Before HDF5 sees the file we walk each collection ("GCOL", version 1) the way
 // HDF5 will and refuse the file when an object does not fit. A sequential scan of the file: it is read
 // again by HDF5 right after, from the page cache.
+//
+// The walk also lists every collection's objects (address relative to the superblock -> index -> size):
+// HDF5 1.10 reads a variable-length datum from the heap object its descriptor names without checking that
+// the object exists (H5HG_read only asserts it: a damaged index read past the collection's table,
+// fuzz_ismrmrd) and copies the object's whole size into a buffer sized from the descriptor's length. The
+// readers below look every descriptor up here before HDF5 converts it (requireHeapObject).
+struct HeapIndex {
+  bool complete = false;  ///< the walk ran (a file HDF5 can open at all)
+  std::string path;
+  std::uintmax_t size = 0;
+  std::int64_t mtime = 0;
+  std::unordered_map<std::uint64_t, std::unordered_map<std::uint32_t, std::uint64_t>> objects;
+};
+
+HeapIndex& lastHeapIndex() {
+  thread_local HeapIndex index;
+  return index;
+}
+
 void checkGlobalHeaps(const std::string& path) {
+  HeapIndex& heaps = lastHeapIndex();
+  heaps = HeapIndex{};
   const int fd = ::open(path.c_str(), O_RDONLY);
   if (fd < 0) return;  // HDF5 reports the reason
   struct stat st {};
@@ -105,6 +135,9 @@ void checkGlobalHeaps(const std::string& path) {
     ::close(fd);
     return;
   }
+  heaps.path = path;
+  heaps.size = static_cast<std::uintmax_t>(st.st_size);
+  heaps.mtime = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   const auto size = static_cast<std::size_t>(st.st_size);
   void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
@@ -117,10 +150,11 @@ void checkGlobalHeaps(const std::string& path) {
   const auto* b = static_cast<const unsigned char*>(map);
   const unsigned char* end = b + size;
   // The superblock (at 0 or after a user block of 512 * 2^k bytes) says how wide a length field is.
-  std::size_t lengthBytes = 0;
+  std::size_t lengthBytes = 0, base = 0;
   for (std::size_t off = 0; off + 16 <= size; off = off == 0 ? 512 : 2 * off) {
     if (std::memcmp(b + off, "\x89HDF\r\n\x1a\n", 8) == 0) {
       lengthBytes = b[off + 8] <= 1 ? b[off + 14] : b[off + 10];
+      base = off;
       break;
     }
   }
@@ -145,6 +179,7 @@ void checkGlobalHeaps(const std::string& path) {
     if (collection < headerBytes || collection > static_cast<std::uint64_t>(end - start)) continue;  // HDF5 fails the read
     const unsigned char* q = start + headerBytes;
     const unsigned char* stop = start + collection;
+    auto& objects = heaps.objects[static_cast<std::uint64_t>(start - b) - base];
     while (q < stop && q + objectHeaderBytes <= stop) {
       const unsigned index = static_cast<unsigned>(q[0]) | static_cast<unsigned>(q[1]) << 8;
       const std::uint64_t objectSize = decode(q + 8);
@@ -158,9 +193,47 @@ void checkGlobalHeaps(const std::string& path) {
         throw Error(path + ": damaged HDF5 file (global heap at byte " + std::to_string(start - b) + ": object " +
                     std::to_string(index) + " claims " + std::to_string(objectSize) + " bytes, " +
                     std::to_string(left) + " are left)");
+      if (index > 0) objects[index] = objectSize;
       q += need;
     }
   }
+  heaps.complete = true;
+}
+
+/// The heap index of `path` (the walk of openChecked, or a new one when that was another file).
+const HeapIndex& heapIndexOf(const std::string& path) {
+  HeapIndex& heaps = lastHeapIndex();
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && heaps.complete && heaps.path == path &&
+      heaps.size == static_cast<std::uintmax_t>(st.st_size) &&
+      heaps.mtime == static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec)
+    return heaps;
+  checkGlobalHeaps(path);
+  return lastHeapIndex();
+}
+
+/// A variable-length descriptor (little-endian: 4-byte length, 8-byte collection address, 4-byte object
+/// index, as files with 8-byte addresses store it) must name an existing heap object of exactly
+/// length * elementBytes bytes (see HeapIndex).
+void requireHeapObject(const HeapIndex& heaps, const unsigned char* descriptor, std::size_t elementBytes,
+                       const std::string& path, const std::string& what) {
+  if (!heaps.complete) return;
+  auto le = [&](std::size_t at, std::size_t n) {
+    std::uint64_t v = 0;
+    for (std::size_t i = n; i-- > 0;) v = (v << 8) | descriptor[at + i];
+    return v;
+  };
+  const std::uint64_t length = le(0, 4), address = le(4, 8);
+  const auto index = static_cast<std::uint32_t>(le(12, 4));
+  if (length == 0) return;  // HDF5 reads nothing
+  const auto c = heaps.objects.find(address);
+  if (c == heaps.objects.end() || c->second.find(index) == c->second.end())
+    throw Error(path + ": damaged HDF5 file (" + what + " names heap object " + std::to_string(index) +
+                " of a collection at " + std::to_string(address) + ", which does not exist)");
+  const std::uint64_t size = c->second.find(index)->second;
+  if (size != length * elementBytes)
+    throw Error(path + ": damaged HDF5 file (" + what + " holds " + std::to_string(length) + " values, its heap object " +
+                std::to_string(size) + " bytes)");
 }
 
 // Opens `path` read-only with HDF5 after checking that it is an HDF5 file holding /group/xml. Larmor
@@ -364,18 +437,25 @@ void requireStringLengthFits(hid_t dset, const std::string& path, const std::str
   const H5D_layout_t layout = dcpl.id >= 0 ? H5Pget_layout(dcpl.id) : H5D_LAYOUT_ERROR;
   unsigned char raw[4096] = {0};
   bool have = false;
+  std::size_t descriptorBytes = 0;
   if (layout == H5D_CONTIGUOUS) {
     const haddr_t at = H5Dget_offset(dset);
     std::ifstream in(path, std::ios::binary);
-    if (at != HADDR_UNDEF && at + 4 <= fileBytes && in.seekg(static_cast<std::streamoff>(at)) &&
-        in.read(reinterpret_cast<char*>(raw), 4))
+    // The descriptor: 4-byte length, then (8-byte addresses) the collection address and object index.
+    const std::uintmax_t want = at != HADDR_UNDEF && at + 16 <= fileBytes ? 16 : 4;
+    if (at != HADDR_UNDEF && at + want <= fileBytes && in.seekg(static_cast<std::streamoff>(at)) &&
+        in.read(reinterpret_cast<char*>(raw), static_cast<std::streamsize>(want))) {
       have = true;
+      descriptorBytes = static_cast<std::size_t>(want);
+    }
   } else if (layout == H5D_CHUNKED && H5Pget_nfilters(dcpl.id) == 0) {
     hsize_t offset[H5S_MAX_RANK] = {0}, stored = 0;
     std::uint32_t filters = 0;
     if (H5Dget_chunk_storage_size(dset, offset, &stored) >= 0 && stored >= 4 && stored <= sizeof raw &&
-        H5Dread_chunk(dset, H5P_DEFAULT, offset, &filters, raw) >= 0)
+        H5Dread_chunk(dset, H5P_DEFAULT, offset, &filters, raw) >= 0) {
       have = true;
+      descriptorBytes = static_cast<std::size_t>(stored);
+    }
   }
   H5Eclear2(H5E_DEFAULT);
   if (!have) return;
@@ -384,6 +464,12 @@ void requireStringLengthFits(hid_t dset, const std::string& path, const std::str
   if (length > fileBytes)
     throw Error(path + ": damaged HDF5 file (" + name + " claims a " + std::to_string(length) + "-byte string in a " +
                 std::to_string(fileBytes) + "-byte file)");
+  H5Id file(H5Iget_file_id(dset), H5Fclose);
+  H5Id fcpl(file.id >= 0 ? H5Fget_create_plist(file.id) : -1, H5Pclose);
+  std::size_t addr = 0, len = 0;
+  const bool eightByteAddresses = fcpl.id >= 0 && H5Pget_sizes(fcpl.id, &addr, &len) >= 0 && addr == 8;
+  H5Eclear2(H5E_DEFAULT);
+  if (eightByteAddresses && descriptorBytes >= 16) requireHeapObject(heapIndexOf(path), raw, 1, path, name);
 }
 
 // /group/xml: one string, variable-length as libismrmrd writes it, or fixed-length.
@@ -647,17 +733,23 @@ class RawRecordCheck {
 
   // Records [lo, hi) from `raw`, which starts with record `base`.
   void checkRecords(const unsigned char* raw, hsize_t base, hsize_t lo, hsize_t hi) const {
+    const HeapIndex& heaps = heapIndexOf(path_);
     for (hsize_t i = lo; i < hi; ++i) {
       const unsigned char* r = raw + (i - base) * record_;
-      const std::uint64_t ns = read(r, samples_), nc = read(r, channels_), td = read(r, trajDims_);
-      const std::uint64_t dataLen = read(r, data_), trajLen = read(r, traj_);
-      if (dataLen != 2 * ns * nc)
-        throw Error(path_ + ": acquisition " + std::to_string(i) + " is corrupt (its header says " + std::to_string(ns) +
-                    " samples x " + std::to_string(nc) + " channels, it stores " + std::to_string(dataLen) + " floats)");
-      if (trajLen != ns * td)
-        throw Error(path_ + ": acquisition " + std::to_string(i) + " is corrupt (its header says " + std::to_string(ns) +
-                    " samples x " + std::to_string(td) + " trajectory dimensions, it stores " + std::to_string(trajLen) +
-                    " values)");
+      if (headerIntegers_) {
+        const std::uint64_t ns = read(r, samples_), nc = read(r, channels_), td = read(r, trajDims_);
+        const std::uint64_t dataLen = read(r, data_), trajLen = read(r, traj_);
+        if (dataLen != 2 * ns * nc)
+          throw Error(path_ + ": acquisition " + std::to_string(i) + " is corrupt (its header says " + std::to_string(ns) +
+                      " samples x " + std::to_string(nc) + " channels, it stores " + std::to_string(dataLen) + " floats)");
+        if (trajLen != ns * td)
+          throw Error(path_ + ": acquisition " + std::to_string(i) + " is corrupt (its header says " + std::to_string(ns) +
+                      " samples x " + std::to_string(td) + " trajectory dimensions, it stores " + std::to_string(trajLen) +
+                      " values)");
+      }
+      // Every descriptor must name a heap object of its length (whatever the header's member types).
+      requireHeapObject(heaps, r + traj_.at, trajElement_, path_, "acquisition " + std::to_string(i) + "'s trajectory");
+      requireHeapObject(heaps, r + data_.at, dataElement_, path_, "acquisition " + std::to_string(i) + "'s samples");
     }
   }
 
@@ -684,6 +776,9 @@ class RawRecordCheck {
     if (headType.id < 0 || H5Tget_class(headType.id) != H5T_COMPOUND)
       throw Error(path_ + ": " + name_ + " is not an ISMRMRD acquisition list (no acquisition header)");
     const std::size_t headAt = H5Tget_member_offset(type.id, static_cast<unsigned>(head));
+    // The header members give the consistency check; the descriptors (and the heap objects they name)
+    // are checked even when a damaged type makes the members something else than integers.
+    bool descriptorsOk = true;
     bool fieldsOk = integerMember(headType.id, "number_of_samples", headAt, samples_);
     fieldsOk = integerMember(headType.id, "active_channels", headAt, channels_) && fieldsOk;
     fieldsOk = integerMember(headType.id, "trajectory_dimensions", headAt, trajDims_) && fieldsOk;
@@ -695,14 +790,20 @@ class RawRecordCheck {
       // On disk a sequence is a 4-byte little-endian length, the heap address and an index.
       field->at = H5Tget_member_offset(type.id, static_cast<unsigned>(idx));
       field->size = 4;
-      fieldsOk = fieldsOk && field->at + 16 <= record_;
+      descriptorsOk = descriptorsOk && field->at + 16 <= record_;
+      H5Id vlen(H5Tget_member_type(type.id, static_cast<unsigned>(idx)), H5Tclose);
+      H5Id super(vlen.id >= 0 ? H5Tget_super(vlen.id) : -1, H5Tclose);
+      const std::size_t element = super.id >= 0 ? H5Tget_size(super.id) : 0;
+      if (element == 0) descriptorsOk = false;
+      (field == &traj_ ? trajElement_ : dataElement_) = element;
     }
+    headerIntegers_ = fieldsOk;
     // The disk layout equals the memory one only with 8-byte file addresses (a sequence: 4 + 8 + 4 bytes,
     // like hvl_t); other files, and fields HDF5 must convert, go unchecked.
     H5Id file(H5Iget_file_id(dset_), H5Fclose);
     H5Id fcpl(file.id >= 0 ? H5Fget_create_plist(file.id) : -1, H5Pclose);
     std::size_t addr = 0, len = 0;
-    if (!fieldsOk || fcpl.id < 0 || H5Pget_sizes(fcpl.id, &addr, &len) < 0 || addr != 8 || record_ == 0) return;
+    if (!descriptorsOk || fcpl.id < 0 || H5Pget_sizes(fcpl.id, &addr, &len) < 0 || addr != 8 || record_ == 0) return;
     H5Id dcpl(H5Dget_create_plist(dset_), H5Pclose);
     const H5D_layout_t layout = dcpl.id >= 0 ? H5Pget_layout(dcpl.id) : H5D_LAYOUT_ERROR;
     if (layout == H5D_COMPACT)
@@ -729,6 +830,8 @@ class RawRecordCheck {
   haddr_t address_ = HADDR_UNDEF;
   std::size_t record_ = 0;
   Field samples_, channels_, trajDims_, traj_, data_;
+  bool headerIntegers_ = false;                   ///< the header's size members are integers (checkable)
+  std::size_t trajElement_ = 4, dataElement_ = 4;  ///< bytes of one element of each sequence
 };
 
 // Reads /group/data with HDF5 directly rather than ISMRMRD::Dataset::readAcquisition: libismrmrd
@@ -859,6 +962,95 @@ class AcquisitionReader {
   std::uint64_t blockStart_ = 0;
 };
 
+// --- the crash sandbox -------------------------------------------------------------------------------------
+// libhdf5 1.10 (Debian 12's) trusts sizes and indices it reads from the file in more places than the checks
+// above can cover without reimplementing HDF5 (fuzz_ismrmrd keeps finding them: a local heap whose size
+// makes an allocation fail unchecked, heap object indices, ...). So before a file is read in-process it is
+// read by larmor-h5check (engine/tools/h5check_main.cpp) in a process of its own: a crash there is a
+// damaged file, reported as one Error; only a file that reads there is read here. Costs one more read of
+// the file (page-cached). LARMOR_H5CHECK names the helper; without one (LARMOR_NO_SANDBOX=1, or a build
+// that has none) files are read in-process only.
+
+/// larmor-h5check: $LARMOR_H5CHECK, else next to this library: lib/larmor/ (installed) or ../bin/ (build tree).
+std::string h5checkPath() {
+  if (const char* e = std::getenv("LARMOR_H5CHECK"); e && *e) return e;
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&checkGlobalHeaps), &info) == 0 || !info.dli_fname) return {};
+  const fs::path lib = fs::path(info.dli_fname).parent_path();
+  for (const fs::path& p : {lib / "larmor" / "larmor-h5check", lib / ".." / "bin" / "larmor-h5check"})
+    if (::access(p.c_str(), X_OK) == 0) return p.string();
+  return {};
+}
+
+void sandboxedCheck(const std::string& path, const std::string& group, int repetition, const Progress& progress) {
+  if (std::getenv("LARMOR_H5CHECK_CHILD")) return;  // this is the helper itself
+  if (const char* no = std::getenv("LARMOR_NO_SANDBOX"); no && *no && std::string(no) != "0") return;
+  const std::string helper = h5checkPath();
+  if (helper.empty()) return;
+  int out[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) return;  // no pipe: read in-process as before
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDERR_FILENO);
+  const std::string rep = std::to_string(repetition);
+  std::vector<char*> argv{const_cast<char*>(helper.c_str()), const_cast<char*>(path.c_str()),
+                          const_cast<char*>(group.c_str()), const_cast<char*>(rep.c_str()), nullptr};
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+  env.emplace_back("LARMOR_H5CHECK_CHILD=1");
+  std::vector<char*> envp;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, helper.c_str(), &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(out[1]);
+  if (spawned != 0) {
+    ::close(out[0]);
+    return;  // the helper cannot run: read in-process as before
+  }
+  // Its output (an error message) while it runs; cancel kills it. No time limit: a large file reads slowly.
+  std::string text;
+  char buf[4096];
+  bool open = true;
+  int status = 0;
+  for (;;) {
+    if (open) {
+      pollfd p{out[0], POLLIN, 0};
+      if (::poll(&p, 1, 100) > 0) {
+        const ssize_t n = ::read(out[0], buf, sizeof buf);
+        if (n > 0 && text.size() < 65536) text.append(buf, static_cast<std::size_t>(n));
+        if (n == 0) open = false;
+      }
+    } else {
+      ::usleep(20000);
+    }
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    try {
+      progress.checkCancelled();
+    } catch (...) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      ::close(out[0]);
+      throw;
+    }
+  }
+  while (open) {  // what is left in the pipe
+    const ssize_t n = ::read(out[0], buf, sizeof buf);
+    if (n <= 0) break;
+    if (text.size() < 65536) text.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(out[0]);
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  if (WIFSIGNALED(status))
+    throw Error(path + ": damaged HDF5 file (libhdf5 crashed reading it: " + strsignal(WTERMSIG(status)) + ")");
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 3 && !text.empty()) throw Error(text);
+  throw Error(path + ": cannot be read (" + (text.empty() ? "the reader stopped" : text) + ")");
+}
+
 }  // namespace
 
 std::string readIsmrmrdSimulatorSettings(const std::string& path, const std::string& group) {
@@ -870,6 +1062,7 @@ std::string readIsmrmrdSimulatorSettings(const std::string& path, const std::str
 
 Dataset readIsmrmrd(const std::string& path, const std::string& group, const Progress& progress, int repetition) {
   auto fail = [&](const std::string& what) -> void { throw Error(path + ": " + what); };
+  sandboxedCheck(path, group, repetition, progress);
 
   ISMRMRD::IsmrmrdHeader xml;
   std::optional<NdArray> rawReference, rawPhantom, rawCoilMaps, rawCsm;

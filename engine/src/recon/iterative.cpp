@@ -355,10 +355,7 @@ solve::CgResult IterativeProblem::solve(double lambda, int iterations, double to
   ops::NormalOperator A(p.backend, *p.traj->toeplitz, p.maps.get(), p.regularizer.get(), lambda);
   std::unique_ptr<solve::DiagonalPreconditioner> M;
   if (p.settings.preconditioner) {
-    std::vector<double> diag(p.encodingDiagonal);
-#pragma omp parallel for schedule(static) if (p.n > (index_t{1} << 16))
-    for (index_t i = 0; i < p.n; ++i) diag[i] += lambda * p.priorDiagonal[i];
-    M = std::make_unique<solve::DiagonalPreconditioner>(p.backend, diag);
+    M = std::make_unique<solve::DiagonalPreconditioner>(p.backend, p.encodingDiagonal, lambda, p.priorDiagonal);
   }
   solve::CgOptions o;
   o.maxIterations = iterations;

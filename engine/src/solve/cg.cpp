@@ -17,13 +17,20 @@
 namespace larmor::solve {
 
 DiagonalPreconditioner::DiagonalPreconditioner(Backend& backend, const std::vector<double>& diagonal)
-    : backend_(backend), n_(static_cast<index_t>(diagonal.size())) {
-  std::vector<cfloat> inv(diagonal.size());
-  const auto n = static_cast<std::int64_t>(diagonal.size());
+    : DiagonalPreconditioner(backend, diagonal, 0.0, {}) {}
+
+DiagonalPreconditioner::DiagonalPreconditioner(Backend& backend, const std::vector<double>& a, double lambda,
+                                               const std::vector<double>& b)
+    : backend_(backend), n_(static_cast<index_t>(a.size())) {
+  require(b.empty() || b.size() == a.size(), "preconditioner: the two diagonals differ in length");
+  std::vector<cfloat> inv(a.size());
+  const auto n = static_cast<std::int64_t>(a.size());
+  const bool withB = !b.empty();
 #pragma omp parallel for schedule(static) if (n > (std::int64_t{1} << 16))
   for (std::int64_t i = 0; i < n; ++i) {
-    const double d = diagonal[static_cast<std::size_t>(i)];
-    inv[static_cast<std::size_t>(i)] = cfloat(std::isfinite(d) && d > 0 ? static_cast<float>(1.0 / d) : 1.f, 0.f);
+    const auto k = static_cast<std::size_t>(i);
+    const double d = withB ? a[k] + lambda * b[k] : a[k];
+    inv[k] = cfloat(std::isfinite(d) && d > 0 ? static_cast<float>(1.0 / d) : 1.f, 0.f);
   }
   inverse_ = backend.allocate(inv.size() * sizeof(cfloat));
   backend.upload(*inverse_, inv.data(), inv.size() * sizeof(cfloat));

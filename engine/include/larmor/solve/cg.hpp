@@ -41,6 +41,8 @@ class Preconditioner {
 class DiagonalPreconditioner final : public Preconditioner {
  public:
   DiagonalPreconditioner(Backend& backend, const std::vector<double>& diagonal);
+  /// M = diag(a + lambda b) without forming it on the host first (a, b of equal length).
+  DiagonalPreconditioner(Backend& backend, const std::vector<double>& a, double lambda, const std::vector<double>& b);
   void apply(const Buffer& r, Buffer& z) override;
   index_t size() const { return n_; }
 
