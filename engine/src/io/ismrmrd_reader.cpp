@@ -765,11 +765,42 @@ class RawRecordCheck {
     return f.at + f.size <= record_;
   }
 
+  // Every member of a compound type (nested compounds and arrays too) must lie inside it: libhdf5 1.10
+  // converts members by their offsets and sizes without checking them against the element, so a damaged
+  // type reads past its conversion buffer (fuzz_ismrmrd, through the sandbox's sanitizer).
+  void requireMembersInside(hid_t type, const std::string& what, int depth = 0) const {
+    if (depth > 8) throw Error(path_ + ": " + name_ + " has a record type nested too deeply (" + what + ")");
+    const H5T_class_t cls = H5Tget_class(type);
+    if (cls == H5T_ARRAY) {
+      H5Id base(H5Tget_super(type), H5Tclose);
+      if (base.id >= 0) requireMembersInside(base.id, what, depth + 1);
+      return;
+    }
+    if (cls != H5T_COMPOUND) return;
+    const std::size_t size = H5Tget_size(type);
+    const int n = H5Tget_nmembers(type);
+    for (int i = 0; i < n; ++i) {
+      H5Id member(H5Tget_member_type(type, static_cast<unsigned>(i)), H5Tclose);
+      const std::size_t at = H5Tget_member_offset(type, static_cast<unsigned>(i));
+      const std::size_t bytes = member.id >= 0 ? H5Tget_size(member.id) : 0;
+      char* raw = H5Tget_member_name(type, static_cast<unsigned>(i));
+      const std::string name = raw ? raw : "?";
+      H5free_memory(raw);
+      if (member.id < 0 || bytes == 0 || at > size || bytes > size - at)
+        throw Error(path_ + ": damaged HDF5 file (" + name_ + ": member " + what + name + " at byte " + std::to_string(at) +
+                    " with " + std::to_string(bytes) + " bytes does not fit in its " + std::to_string(size) +
+                    "-byte record)");
+      requireMembersInside(member.id, what + name + ".", depth + 1);
+    }
+  }
+
   void inspect() {
     // The members the reader needs must exist whatever the layout: HDF5 would quietly leave missing ones 0.
     H5Id type(H5Dget_type(dset_), H5Tclose);
     if (type.id < 0 || H5Tget_class(type.id) != H5T_COMPOUND)
       throw Error(path_ + ": " + name_ + " is not an ISMRMRD acquisition list (not a compound type)");
+    requireMembersInside(type.id, "");
+    H5Eclear2(H5E_DEFAULT);
     record_ = H5Tget_size(type.id);
     const int head = H5Tget_member_index(type.id, "head");
     H5Id headType(head >= 0 ? H5Tget_member_type(type.id, static_cast<unsigned>(head)) : -1, H5Tclose);
