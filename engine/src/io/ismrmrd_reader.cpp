@@ -31,6 +31,17 @@ extern char** environ;
 
 namespace fs = std::filesystem;
 
+namespace {
+/// A byte or element count held in a double, as text: exact below 2^63, else in scientific notation (a
+/// damaged file's claim can exceed any integer type; converting it would be undefined).
+std::string countText(double v) {
+  if (v >= 0 && v < 9.2e18) return std::to_string(static_cast<unsigned long long>(v));
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+}  // namespace
+
 namespace larmor::io {
 
 namespace {
@@ -292,9 +303,9 @@ void requireCompactStorageFits(hid_t dset, const std::string& path, const std::s
   H5Eclear2(H5E_DEFAULT);
   if (points < 0 || element == 0 || need > have)
     throw Error(path + ": damaged HDF5 file (dataset " + name + " stores " +
-                std::to_string(static_cast<unsigned long long>(have)) + " bytes, its " +
+                countText(have) + " bytes, its " +
                 std::to_string(std::max<hssize_t>(points, 0)) + " elements need " +
-                std::to_string(static_cast<unsigned long long>(need)) + ")");
+                countText(need) + ")");
 }
 
 // Unfiltered chunks all store exactly the chunk dimensions times the element size, so the sizes the
@@ -313,8 +324,8 @@ void requireChunkTotalFits(hid_t dset, double nominal, const std::string& path, 
   H5Eclear2(H5E_DEFAULT);
   if (stored != static_cast<double>(chunks) * nominal)
     throw Error(path + ": damaged HDF5 file (dataset " + name + ": " + std::to_string(chunks) + " chunks store " +
-                std::to_string(static_cast<unsigned long long>(stored)) + " bytes, their dimensions and type need " +
-                std::to_string(static_cast<unsigned long long>(static_cast<double>(chunks) * nominal)) + ")");
+                countText(stored) + " bytes, their dimensions and type need " +
+                countText(static_cast<double>(chunks) * nominal) + ")");
 }
 
 // libhdf5 1.10 reads an unfiltered chunk into a buffer of its stored size but copies the nominal chunk
@@ -599,8 +610,8 @@ std::optional<NdArray> readNdArray(hid_t file, const std::string& path, const st
   double bytes = sizeof(cfloat);
   for (int i = 1; i < rank; ++i) bytes *= static_cast<double>(dims[i]);
   if (bytes > kMaxCompression * stored + 65536)
-    throw Error(path + ": NDArray " + name + " claims " + std::to_string(static_cast<unsigned long long>(bytes / 8)) +
-                " elements but stores only " + std::to_string(static_cast<unsigned long long>(stored)) + " bytes");
+    throw Error(path + ": NDArray " + name + " claims " + countText(bytes / 8) +
+                " elements but stores only " + countText(stored) + " bytes");
   NdArray out;
   std::vector<index_t> shape;
   for (int i = rank - 1; i >= 1; --i) shape.push_back(static_cast<index_t>(dims[i]));
@@ -898,7 +909,7 @@ class AcquisitionReader {
     H5Eclear2(H5E_DEFAULT);
     if (static_cast<double>(count_) * recordBytes > kMaxCompression * stored + recordBytes)
       throw Error(path + ": " + data + " claims " + std::to_string(count_) + " acquisitions but stores only " +
-                  std::to_string(static_cast<unsigned long long>(stored)) + " bytes");
+                  countText(stored) + " bytes");
     buildMemType();
   }
   ~AcquisitionReader() { releaseBlock(); }
