@@ -2,7 +2,7 @@
 // so that a crash inside libhdf5 (1.10, Debian 12: several found by fuzz_ismrmrd, docs/dicom.md) ends
 // this process and not the workstation. The engine starts it before reading a file in-process
 // (engine/src/io/ismrmrd_reader.cpp, `sandboxedCheck`): exit 0 = the file reads; exit 3 = larmor::Error, its
-// text on stdout; a signal = libhdf5 crashed. Not meant to be run by hand.
+// text on stdout after kH5CheckErrorMarker; a signal = libhdf5 crashed. Not meant to be run by hand.
 #include <sys/resource.h>
 
 #include <cstdio>
@@ -43,7 +43,9 @@ int main(int argc, char** argv) {
     (void)larmor::io::readIsmrmrd(path, group, {}, repetition);
     return 0;
   } catch (const larmor::Error& e) {
-    std::fputs(e.what(), stdout);
+    // After a marker: anything the libraries wrote to stderr before it is not part of the message.
+    std::fflush(stderr);
+    std::printf("\n%s%s", larmor::io::kH5CheckErrorMarker, e.what());
     return 3;
   } catch (const std::exception& e) {
     std::printf("%s: %s", path.c_str(), e.what());

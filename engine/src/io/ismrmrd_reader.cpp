@@ -1089,7 +1089,10 @@ void sandboxedCheck(const std::string& path, const std::string& group, int repet
   if (WIFSIGNALED(status))
     throw Error(path + ": damaged HDF5 file (libhdf5 crashed reading it: " + strsignal(WTERMSIG(status)) + ")");
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 3 && !text.empty()) throw Error(text);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 3) {
+    const std::size_t at = text.rfind(kH5CheckErrorMarker);
+    if (at != std::string::npos) throw Error(text.substr(at + std::strlen(kH5CheckErrorMarker)));
+  }
   throw Error(path + ": cannot be read (" + (text.empty() ? "the reader stopped" : text) + ")");
 }
 

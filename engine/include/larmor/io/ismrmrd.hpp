@@ -37,4 +37,7 @@ void writeIsmrmrd(const Dataset& d, const std::string& path, const nlohmann::jso
 /// The larmor_simulator user parameter of a file ("" when absent). Cheap: reads only the header.
 std::string readIsmrmrdSimulatorSettings(const std::string& path, const std::string& group = "dataset");
 
+/// Precedes the Error text in the output of larmor-h5check, the reader's crash sandbox (docs/dicom.md).
+inline constexpr const char* kH5CheckErrorMarker = "larmor-h5check error: ";
+
 }  // namespace larmor::io
