@@ -24,6 +24,45 @@ void combineCoils(Backend& backend, const CDeviceArray& coilImages, CDeviceArray
   backend.sumOfSquares(combined.buffer(), coilImages.buffer(), voxels, coils, slices);
 }
 
+ImageSet finishCoilImages(Backend& backend, CDeviceArray images, const index_t out[3], int rank, index_t coils,
+                          index_t slices, const ReconSettings& s, Timings& timings, const Progress& progress) {
+  const Shape imageShape = images.shape();
+  const Shape outShape{out[0], out[1], out[2], 1, imageShape[4]};
+  if (outShape != imageShape) {
+    // Resample to the recon matrix by zero-padding (or truncating) k-space; unitary FFTs change the
+    // intensity by sqrt(N_image / N_out), which the scale undoes.
+    progress.report(0.7, "resample to matrix");
+    ScopedStage st(timings, "resample to matrix", &backend);
+    backend.fft(images.buffer(), imageShape, rank, FftDirection::Forward);
+    CDeviceArray resampled(backend, outShape);
+    backend.resizeCentred(resampled.buffer(), outShape, images.buffer(), imageShape);
+    backend.fft(resampled.buffer(), outShape, rank, FftDirection::Inverse);
+    const double factor = std::sqrt(static_cast<double>(outShape.span(0, 3)) / static_cast<double>(imageShape.span(0, 3)));
+    backend.scale(resampled.buffer(), cfloat(static_cast<float>(factor)), resampled.size());
+    images = std::move(resampled);
+  }
+
+  progress.report(0.8, "combine coils");
+  const index_t voxels = outShape.span(0, 3);
+  CDeviceArray combined(backend, Shape{out[0], out[1], out[2], 1, slices});
+  {
+    ScopedStage st(timings, "combine " + toString(s.combine), &backend);
+    combineCoils(backend, images, combined, voxels, coils, slices, s.combine);
+  }
+
+  progress.report(0.9, "download images");
+  ImageSet result;
+  {
+    ScopedStage st(timings, "download", &backend);
+    if (s.keepCoilImages) {
+      result.coilImages = images.download();
+      result.coilImages.reshape(Shape{out[0], out[1], out[2], coils, slices});
+    }
+    result.combined = combined.download();
+  }
+  return result;
+}
+
 ImageSet reconstructCartesian(Backend& backend, const Dataset& d, const ReconSettings& s, Timings& timings,
                               const Progress& progress) {
   require(d.header.trajectory == TrajectoryKind::Cartesian,
@@ -67,39 +106,7 @@ ImageSet reconstructCartesian(Backend& backend, const Dataset& d, const ReconSet
   }
   kspace = {};  // free the k-space early: large 3D data sets
 
-  const Shape outShape{out[0], out[1], out[2], 1, batch};
-  if (outShape != fovShape) {
-    // Resample to the recon matrix by zero-padding (or truncating) k-space; unitary FFTs change the
-    // intensity by sqrt(N_fov / N_out), which the scale undoes.
-    ScopedStage st(timings, "resample to matrix", &backend);
-    backend.fft(images.buffer(), fovShape, rank, FftDirection::Forward);
-    CDeviceArray resampled(backend, outShape);
-    backend.resizeCentred(resampled.buffer(), outShape, images.buffer(), fovShape);
-    backend.fft(resampled.buffer(), outShape, rank, FftDirection::Inverse);
-    const double factor = std::sqrt(static_cast<double>(outShape.span(0, 3)) / static_cast<double>(fovShape.span(0, 3)));
-    backend.scale(resampled.buffer(), cfloat(static_cast<float>(factor)), resampled.size());
-    images = std::move(resampled);
-  }
-
-  progress.report(0.8, "combine coils");
-  const index_t voxels = outShape.span(0, 3);
-  CDeviceArray combined(backend, Shape{out[0], out[1], out[2], 1, slices});
-  {
-    ScopedStage st(timings, "combine " + toString(s.combine), &backend);
-    combineCoils(backend, images, combined, voxels, coils, slices, s.combine);
-  }
-
-  progress.report(0.9, "download images");
-  ImageSet result;
-  {
-    ScopedStage st(timings, "download", &backend);
-    if (s.keepCoilImages) {
-      result.coilImages = images.download();
-      result.coilImages.reshape(Shape{out[0], out[1], out[2], coils, slices});
-    }
-    result.combined = combined.download();
-  }
-  return result;
+  return finishCoilImages(backend, std::move(images), out, rank, coils, slices, s, timings, progress);
 }
 
 }  // namespace larmor::recon

@@ -176,41 +176,7 @@ ImageSet reconstructNonCartesian(Backend& backend, const Dataset& d, const Recon
   index_t out[3];
   outputMatrix(d, s, out);
   if (dims == 2) out[2] = 1;
-  const Shape outShape{out[0], out[1], out[2], 1, batch};
-  if (outShape != imageShape) {
-    // Resample to the requested matrix by zero-padding (or truncating) k-space, as the Cartesian
-    // pipeline does; sqrt(N_out / N) undoes the unitary FFTs' change of intensity.
-    progress.report(0.7, "resample to matrix");
-    ScopedStage st(timings, "resample to matrix", &backend);
-    backend.fft(images.buffer(), imageShape, dims, FftDirection::Forward);
-    CDeviceArray resampled(backend, outShape);
-    backend.resizeCentred(resampled.buffer(), outShape, images.buffer(), imageShape);
-    backend.fft(resampled.buffer(), outShape, dims, FftDirection::Inverse);
-    const double factor =
-        std::sqrt(static_cast<double>(outShape.span(0, 3)) / static_cast<double>(imageShape.span(0, 3)));
-    backend.scale(resampled.buffer(), cfloat(static_cast<float>(factor)), resampled.size());
-    images = std::move(resampled);
-  }
-
-  progress.report(0.8, "combine coils");
-  const index_t voxels = outShape.span(0, 3);
-  CDeviceArray combined(backend, Shape{out[0], out[1], out[2], 1, slices});
-  {
-    ScopedStage st(timings, "combine " + toString(s.combine), &backend);
-    combineCoils(backend, images, combined, voxels, coils, slices, s.combine);
-  }
-
-  progress.report(0.9, "download images");
-  ImageSet result;
-  {
-    ScopedStage st(timings, "download", &backend);
-    if (s.keepCoilImages) {
-      result.coilImages = images.download();
-      result.coilImages.reshape(Shape{out[0], out[1], out[2], coils, slices});
-    }
-    result.combined = combined.download();
-  }
-  return result;
+  return finishCoilImages(backend, std::move(images), out, dims, coils, slices, s, timings, progress);
 }
 
 }  // namespace larmor::recon

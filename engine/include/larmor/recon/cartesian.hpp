@@ -26,4 +26,11 @@ ImageSet reconstructCartesian(Backend& backend, const Dataset& d, const ReconSet
 void combineCoils(Backend& backend, const CDeviceArray& coilImages, CDeviceArray& combined, index_t voxels,
                   index_t coils, index_t slices, Combine how);
 
+/// The output stage the Cartesian and non-Cartesian pipelines share: coil images `images` ([x,y,z,1,batch]
+/// on the device, batch = coils * slices) resampled to the matrix `out` by zero-padding (or truncating)
+/// k-space when their shape differs (unitary FFTs of rank `rank`; sqrt(N_out / N) keeps the intensity),
+/// combined (s.combine), downloaded (coil images too with s.keepCoilImages). Progress 0.7-0.9.
+ImageSet finishCoilImages(Backend& backend, CDeviceArray images, const index_t out[3], int rank, index_t coils,
+                          index_t slices, const ReconSettings& s, Timings& timings, const Progress& progress);
+
 }  // namespace larmor::recon
