@@ -21,6 +21,7 @@
 #include "larmor/backend/registry.hpp"
 #include "larmor/ops/nufft.hpp"
 #include "larmor/traj/radial.hpp"
+#include "../unit/test_nc_problem.hpp"
 
 namespace nctest {
 
@@ -70,36 +71,9 @@ class GpuTest : public ::testing::Test {
   std::shared_ptr<Backend> gpu_;
 };
 
-struct Problem {
-  int dims = 2;
-  index_t n[3] = {1, 1, 1};
-  RArray k;  ///< [3, M] or [3, readout, spokes]
-  index_t m = 0;
-  std::optional<larmor::RadialInfo> radial;
-  index_t voxels() const { return n[0] * n[1] * n[2]; }
-  NufftGeometry geometry() const {
-    NufftGeometry g;
-    g.dims = dims;
-    for (int d = 0; d < 3; ++d) g.image[d] = n[d];
-    g.trajectory = k;
-    g.radial = radial;
-    return g;
-  }
-};
-
-/// Samples uniform in [-band N/2, band N/2) of each dimension.
-inline Problem randomProblem(int dims, index_t n0, index_t n1, index_t n2, index_t m, unsigned seed, double band = 1.0) {
-  Problem p;
-  p.dims = dims;
-  p.n[0] = n0, p.n[1] = n1, p.n[2] = dims == 3 ? n2 : 1;
-  p.m = m;
-  p.k = RArray(Shape{3, m}, 0.f);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-0.5, 0.5);
-  for (index_t j = 0; j < m; ++j)
-    for (int d = 0; d < dims; ++d) p.k[3 * j + d] = static_cast<float>(band * u(rng) * static_cast<double>(p.n[d]));
-  return p;
-}
+using larmor::nctest::Problem;
+using larmor::nctest::randomComplex;
+using larmor::nctest::randomProblem;
 
 /// 2D radial for an N x N image (full spokes, readout 2N: k from -N/2 to N/2 - 1/2, so the footprints of
 /// the outermost samples wrap around the oversampled grid).
@@ -112,14 +86,6 @@ inline Problem radialProblem(index_t n, index_t readout, index_t spokes, larmor:
   p.m = t.samples();
   p.radial = t.radial;
   return p;
-}
-
-inline std::vector<cfloat> randomComplex(index_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> g(0.f, 1.f);
-  std::vector<cfloat> v(static_cast<std::size_t>(n));
-  for (auto& x : v) x = cfloat(g(rng), g(rng));
-  return v;
 }
 
 /// The definitions of ops/nufft.hpp in double, with the phasors separated per dimension

@@ -5,8 +5,10 @@
 #include <limits>
 
 #include "larmor/recon/dataset.hpp"
+#include "test_expect_error.hpp"
 
 using namespace larmor;
+using larmor::testing::expectError;
 
 namespace {
 
@@ -43,19 +45,6 @@ Dataset radial() {
   return d;
 }
 
-template <class F>
-std::string expectError(F&& f, const std::string& needle) {
-  try {
-    f();
-  } catch (const Error& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find(needle), std::string::npos) << "message: " << what << "\nexpected to contain: " << needle;
-    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
-    return what;
-  }
-  ADD_FAILURE() << "no Error thrown (expected one containing '" << needle << "')";
-  return {};
-}
 
 }  // namespace
 

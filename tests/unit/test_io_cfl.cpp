@@ -12,9 +12,11 @@
 #include "larmor/io/cfl.hpp"
 #include "larmor/io/dataset_io.hpp"
 #include "larmor/util/atomic_file.hpp"
+#include "test_expect_error.hpp"
 
 namespace fs = std::filesystem;
 using namespace larmor;
+using larmor::testing::expectError;
 
 namespace {
 
@@ -54,23 +56,6 @@ std::vector<std::string> listDir(const std::string& dir) {
   return names;
 }
 
-// Runs f, expects an Error whose text is one line containing `needle`; returns the text.
-template <class F>
-std::string expectError(F&& f, const std::string& needle) {
-  try {
-    f();
-  } catch (const Cancelled&) {
-    ADD_FAILURE() << "unexpected Cancelled";
-    return {};
-  } catch (const Error& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find(needle), std::string::npos) << "message: " << what << "\nexpected to contain: " << needle;
-    EXPECT_EQ(what.find('\n'), std::string::npos) << "message spans lines: " << what;
-    return what;
-  }
-  ADD_FAILURE() << "no Error thrown (expected one containing '" << needle << "')";
-  return {};
-}
 
 }  // namespace
 

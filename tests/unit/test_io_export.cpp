@@ -35,25 +35,25 @@ TEST(IoExport, OutputKindByPath) {
   EXPECT_EQ(io::outputKind("a/b.NII"), io::OutputKind::Nifti);
   EXPECT_EQ(io::outputKind("b.cfl"), io::OutputKind::Bart);
   EXPECT_EQ(io::outputKind("b.png"), io::OutputKind::Png);
-  const std::string e = expectExportError([] { io::outputKind("b.jpg"); }, "b.jpg: unsupported output '.jpg'");
+  const std::string e = expectError([] { io::outputKind("b.jpg"); }, "b.jpg: unsupported output '.jpg'");
   for (const char* s : {"DIR/", ".nii", ".cfl", ".png"}) EXPECT_NE(e.find(s), std::string::npos) << e;
-  expectExportError([] { io::outputKind("b"); }, "(no extension)");
-  expectExportError([] { io::outputKind("b.nii.gz"); }, ".nii.gz) is not supported");
-  expectExportError([] { io::outputKind("b.dcm"); }, "end the path with '/'");
-  expectExportError([] { io::outputKind(""); }, "no output path");
+  expectError([] { io::outputKind("b"); }, "(no extension)");
+  expectError([] { io::outputKind("b.nii.gz"); }, ".nii.gz) is not supported");
+  expectError([] { io::outputKind("b.dcm"); }, "end the path with '/'");
+  expectError([] { io::outputKind(""); }, "no output path");
 }
 
 TEST(IoExport, CheckOutputPathFailsFast) {
   const std::string dir = exportTestDir("io-export");
   for (const char* name : {"/missing/out.nii", "/missing/out.cfl", "/missing/out.png"})
-    expectExportError([&] { io::checkOutputPath(dir + name); }, "does not exist");
-  expectExportError([&] { io::checkOutputPath(dir + "/out.tiff"); }, "unsupported output");
+    expectError([&] { io::checkOutputPath(dir + name); }, "does not exist");
+  expectError([&] { io::checkOutputPath(dir + "/out.tiff"); }, "unsupported output");
   io::ExportOptions bad;
   bad.components = {"magnitude", "modulus"};
-  expectExportError([&] { io::checkOutputPath(dir + "/out.nii", bad); }, "image component 'modulus' is unknown");
+  expectError([&] { io::checkOutputPath(dir + "/out.nii", bad); }, "image component 'modulus' is unknown");
   io::ExportOptions window;
   window.windowWidth = -1;
-  expectExportError([&] { io::checkOutputPath(dir + "/out.nii", window); }, "window width");
+  expectError([&] { io::checkOutputPath(dir + "/out.nii", window); }, "window width");
   io::checkOutputPath(dir + "/out.nii");  // fine: nothing is written
   io::checkOutputPath(dir + "/out.png");
   EXPECT_TRUE(fs::is_empty(dir));
@@ -100,7 +100,7 @@ TEST(IoExport, RefusesAnImageThatIsNotCombined) {
   const std::string dir = exportTestDir("io-export");
   auto rc = reconstructPhantom(8, 8, 1, 1);
   rc.r.image = CArray(Shape{8, 8, 1, 2, 1});
-  expectExportError([&] { io::writeImageOutput(dir + "/x.nii", rc.r, rc.d); }, "expected a combined image");
+  expectError([&] { io::writeImageOutput(dir + "/x.nii", rc.r, rc.d); }, "expected a combined image");
   EXPECT_TRUE(fs::is_empty(dir));
 }
 
@@ -212,5 +212,5 @@ TEST(IoExportComponents, ExtractAndWindow) {
   io::automaticWindow(flat, io::ImageComponent::Real, lo, hi);
   EXPECT_GT(hi, lo);
   EXPECT_EQ(io::componentFromString("imaginary"), io::ImageComponent::Imaginary);
-  expectExportError([] { io::componentFromString("MAGNITUDE"); }, "expected magnitude, phase, real or imaginary");
+  expectError([] { io::componentFromString("MAGNITUDE"); }, "expected magnitude, phase, real or imaginary");
 }

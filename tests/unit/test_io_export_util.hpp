@@ -12,6 +12,8 @@
 #include "larmor/phantom/simulate.hpp"
 #include "larmor/recon/recon.hpp"
 
+#include "test_expect_error.hpp"
+
 namespace larmor::testing {
 
 namespace fs = std::filesystem;
@@ -99,22 +101,5 @@ inline std::string slurpFile(const std::string& path) {
   return s.str();
 }
 
-// Runs f, expects an Error whose text is one line containing `needle`; returns the text.
-template <class F>
-std::string expectExportError(F&& f, const std::string& needle) {
-  try {
-    f();
-  } catch (const Cancelled&) {
-    ADD_FAILURE() << "unexpected Cancelled";
-    return {};
-  } catch (const Error& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find(needle), std::string::npos) << "message: " << what << "\nexpected to contain: " << needle;
-    EXPECT_EQ(what.find('\n'), std::string::npos) << "message spans lines: " << what;
-    return what;
-  }
-  ADD_FAILURE() << "no Error thrown (expected one containing '" << needle << "')";
-  return {};
-}
 
 }  // namespace larmor::testing

@@ -20,9 +20,11 @@
 
 #include "larmor/io/dataset_io.hpp"
 #include "larmor/io/ismrmrd.hpp"
+#include "test_expect_error.hpp"
 
 namespace fs = std::filesystem;
 using namespace larmor;
+using larmor::testing::expectError;
 
 namespace {
 
@@ -34,22 +36,6 @@ std::string testDir() {
   return dir.string();
 }
 
-template <class F>
-std::string expectError(F&& f, const std::string& needle) {
-  try {
-    f();
-  } catch (const Cancelled&) {
-    ADD_FAILURE() << "unexpected Cancelled";
-    return {};
-  } catch (const Error& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find(needle), std::string::npos) << "message: " << what << "\nexpected to contain: " << needle;
-    EXPECT_EQ(what.find('\n'), std::string::npos) << "message spans lines: " << what;
-    return what;
-  }
-  ADD_FAILURE() << "no Error thrown (expected one containing '" << needle << "')";
-  return {};
-}
 
 void fillRandom(CArray& a, unsigned seed) {
   std::mt19937 rng(seed);

@@ -286,7 +286,7 @@ TEST(IoDicom, FailedExportLeavesNothing) {
   const Progress failing([&](double, const std::string&) {
     if (++calls == 4) throw Error("injected failure");
   });
-  expectExportError([&] { io::writeImageOutput(dir + "/s/", rc.r, rc.d, allComponents(), failing); },
+  expectError([&] { io::writeImageOutput(dir + "/s/", rc.r, rc.d, allComponents(), failing); },
                     "injected failure");
   EXPECT_GE(calls, 4);
   EXPECT_TRUE(fs::is_empty(dir)) << listDir(dir).front();
@@ -298,15 +298,15 @@ TEST(IoDicom, FailedExportLeavesNothing) {
   EXPECT_THROW(io::writeImageOutput(dir + "/s/", rc.r, rc.d, allComponents(), cancelling), Cancelled);
   EXPECT_TRUE(fs::is_empty(dir));
   // A parent that does not exist, or is a file: refused before anything is written.
-  expectExportError([&] { io::writeImageOutput(dir + "/no/s/", rc.r, rc.d); }, "does not exist");
+  expectError([&] { io::writeImageOutput(dir + "/no/s/", rc.r, rc.d); }, "does not exist");
   std::ofstream(dir + "/file") << "x";
-  expectExportError([&] { io::writeImageOutput(dir + "/file/s/", rc.r, rc.d); }, "does not exist");
-  expectExportError([&] { io::writeImageOutput(dir + "/file", rc.r, rc.d); }, "unsupported output");
+  expectError([&] { io::writeImageOutput(dir + "/file/s/", rc.r, rc.d); }, "does not exist");
+  expectError([&] { io::writeImageOutput(dir + "/file", rc.r, rc.d); }, "unsupported output");
   // An unwritable parent (meaningless for root, who may write anywhere).
   if (geteuid() != 0) {
     fs::create_directory(dir + "/ro");
     fs::permissions(dir + "/ro", fs::perms::owner_read | fs::perms::owner_exec);
-    expectExportError([&] { io::writeImageOutput(dir + "/ro/s/", rc.r, rc.d); }, "cannot write in");
+    expectError([&] { io::writeImageOutput(dir + "/ro/s/", rc.r, rc.d); }, "cannot write in");
     fs::permissions(dir + "/ro", fs::perms::owner_all);
   }
   fs::remove(dir + "/file");
@@ -328,14 +328,14 @@ TEST(IoDicom, ReplacesAPreviousExportButNeverForeignFiles) {
   EXPECT_EQ(listDir(dir), std::vector<std::string>{"s"});
   // A failing export over a previous one keeps the previous one.
   const Progress failing([](double, const std::string&) { throw Error("injected failure"); });
-  expectExportError([&] { io::writeImageOutput(dir + "/s/", rc.r, rc.d, allComponents(), failing); }, "injected");
+  expectError([&] { io::writeImageOutput(dir + "/s/", rc.r, rc.d, allComponents(), failing); }, "injected");
   EXPECT_EQ(listDir(dir + "/s").size(), 2u);
   EXPECT_EQ(listDir(dir), std::vector<std::string>{"s"});
   // A directory holding anything else is the user's: refused before the reconstruction would run.
   fs::create_directory(dir + "/mine");
   std::ofstream(dir + "/mine/notes.txt") << "keep me";
-  expectExportError([&] { io::checkOutputPath(dir + "/mine/"); }, "holds 'notes.txt'");
-  expectExportError([&] { io::writeImageOutput(dir + "/mine/", rc.r, rc.d, o); }, "holds 'notes.txt'");
+  expectError([&] { io::checkOutputPath(dir + "/mine/"); }, "holds 'notes.txt'");
+  expectError([&] { io::writeImageOutput(dir + "/mine/", rc.r, rc.d, o); }, "holds 'notes.txt'");
   EXPECT_EQ(listDir(dir + "/mine"), std::vector<std::string>{"notes.txt"});
   // An empty directory is simply filled.
   fs::create_directory(dir + "/empty");

@@ -142,7 +142,7 @@ TEST(IoNifti, NoGeometryWarnsAndFailedWriteLeavesNothing) {
   const auto report = io::writeImageOutput(dir + "/plain.nii", rc.r, rc.d, o);
   ASSERT_FALSE(report.warnings.empty());
   EXPECT_NE(report.warnings[0].find("no geometry"), std::string::npos);
-  expectExportError([&] { io::writeImageOutput(dir + "/no/such/dir/x.nii", rc.r, rc.d, o); }, "does not exist");
+  expectError([&] { io::writeImageOutput(dir + "/no/such/dir/x.nii", rc.r, rc.d, o); }, "does not exist");
   // Only the successful file is there (no temporaries).
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());

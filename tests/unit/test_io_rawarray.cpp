@@ -62,46 +62,46 @@ TEST(IoRawArray, ByteLayoutAndRoundTrip) {
 TEST(IoRawArray, BadHeadersAreOneClearError) {
   const std::string dir = exportTestDir("io-ra");
   const std::string f = dir + "/bad.ra";
-  expectExportError([&] { io::readRawArray(dir + "/missing.ra"); }, "missing.ra: no such file");
+  expectError([&] { io::readRawArray(dir + "/missing.ra"); }, "missing.ra: no such file");
   writeRaw(f, {M, 0, 4}, 0);
-  expectExportError([&] { io::readRawArray(f); }, "bad.ra: truncated RawArray header");
+  expectError([&] { io::readRawArray(f); }, "bad.ra: truncated RawArray header");
   writeRaw(f, {0x1234, 0, 4, 8, 8, 1, 1}, 8);
-  expectExportError([&] { io::readRawArray(f); }, "not a RawArray file");
+  expectError([&] { io::readRawArray(f); }, "not a RawArray file");
   writeRaw(f, {__builtin_bswap64(M), 0, 4, 8, 8, 1, 1}, 8);
-  expectExportError([&] { io::readRawArray(f); }, "big-endian RawArray files are not supported");
+  expectError([&] { io::readRawArray(f); }, "big-endian RawArray files are not supported");
   writeRaw(f, {M, 1, 4, 8, 8, 1, 1}, 8);
-  expectExportError([&] { io::readRawArray(f); }, "big-endian");
+  expectError([&] { io::readRawArray(f); }, "big-endian");
   writeRaw(f, {M, 2, 4, 8, 8, 1, 1}, 8);
-  expectExportError([&] { io::readRawArray(f); }, "compressed RawArray files are not supported");
+  expectError([&] { io::readRawArray(f); }, "compressed RawArray files are not supported");
   writeRaw(f, {M, 0x40, 4, 8, 8, 1, 1}, 8);
-  expectExportError([&] { io::readRawArray(f); }, "unknown RawArray flags 0x40");
+  expectError([&] { io::readRawArray(f); }, "unknown RawArray flags 0x40");
   writeRaw(f, {M, 0, 3, 4, 16, 1, 4}, 16);
-  expectExportError([&] { io::readRawArray(f); }, "holds float with 4-byte elements; Larmor reads complex float32");
+  expectError([&] { io::readRawArray(f); }, "holds float with 4-byte elements; Larmor reads complex float32");
   writeRaw(f, {M, 0, 4, 16, 16, 1, 1}, 16);
-  expectExportError([&] { io::readRawArray(f); }, "holds complex with 16-byte elements");
+  expectError([&] { io::readRawArray(f); }, "holds complex with 16-byte elements");
   writeRaw(f, {M, 0, 9, 8, 8, 1, 1}, 8);
-  expectExportError([&] { io::readRawArray(f); }, "unknown type 9");
+  expectError([&] { io::readRawArray(f); }, "unknown type 9");
   writeRaw(f, {M, 0, 4, 8, 0, 0}, 0);
-  expectExportError([&] { io::readRawArray(f); }, "0 dimensions");
+  expectError([&] { io::readRawArray(f); }, "0 dimensions");
   writeRaw(f, {M, 0, 4, 8, 8, 1000000}, 0);
-  expectExportError([&] { io::readRawArray(f); }, "1000000 dimensions");
+  expectError([&] { io::readRawArray(f); }, "1000000 dimensions");
   writeRaw(f, {M, 0, 4, 8, 8, 3, 1, 2}, 0);
-  expectExportError([&] { io::readRawArray(f); }, "truncated RawArray header (3 dimensions need 72 bytes");
+  expectError([&] { io::readRawArray(f); }, "truncated RawArray header (3 dimensions need 72 bytes");
   writeRaw(f, {M, 0, 4, 8, 0, 2, 4, 0}, 0);
-  expectExportError([&] { io::readRawArray(f); }, "RawArray dimension 1 is 0");
+  expectError([&] { io::readRawArray(f); }, "RawArray dimension 1 is 0");
   writeRaw(f, {M, 0, 4, 0, 0, 1, 4}, 0);
-  expectExportError([&] { io::readRawArray(f); }, "element size 0 bytes");
+  expectError([&] { io::readRawArray(f); }, "element size 0 bytes");
   writeRaw(f, {M, 0, 4, 8, 64, 2, 4, 4}, 64);
-  expectExportError([&] { io::readRawArray(f); }, "dimensions x element size = 128 bytes, the size field says 64");
+  expectError([&] { io::readRawArray(f); }, "dimensions x element size = 128 bytes, the size field says 64");
   // Huge dimensions: refused from the header alone, before any allocation.
   writeRaw(f, {M, 0, 4, 8, 8, 3, 1ull << 30, 1ull << 30, 1ull << 30}, 8);
-  expectExportError([&] { io::readRawArray(f); }, "RawArray dimensions are too large");
+  expectError([&] { io::readRawArray(f); }, "RawArray dimensions are too large");
   writeRaw(f, {M, 0, 4, 8, 8ull << 40, 2, 1ull << 20, 1ull << 20}, 64);
-  expectExportError([&] { io::readRawArray(f); }, "truncated: holds 64 bytes of data, the header says 8796093022208");
+  expectError([&] { io::readRawArray(f); }, "truncated: holds 64 bytes of data, the header says 8796093022208");
   writeRaw(f, {M, 0, 4, 8, 32, 1, 4}, 33);
-  expectExportError([&] { io::readRawArray(f); }, "has 1 bytes after the RawArray data");
+  expectError([&] { io::readRawArray(f); }, "has 1 bytes after the RawArray data");
   fs::create_directory(dir + "/dir.ra");
-  expectExportError([&] { io::readRawArray(dir + "/dir.ra"); }, "not a regular file");
+  expectError([&] { io::readRawArray(dir + "/dir.ra"); }, "not a regular file");
 }
 
 TEST(IoRawArray, CartesianKspaceLoadsLikeCfl) {
@@ -152,5 +152,5 @@ TEST(IoRawArray, NonCartesianWithRawArrayTrajectory) {
   EXPECT_EQ(d.header.recon[0], 16);
   // A mismatching k-space names both files.
   io::writeRawArray(dir + "/k5.ra", randomArray(Shape{1, n, spokes + 1, 2}, 3));
-  expectExportError([&] { io::loadDataset(dir + "/k5.ra", lo); }, "does not match the trajectory " + dir + "/traj.ra");
+  expectError([&] { io::loadDataset(dir + "/k5.ra", lo); }, "does not match the trajectory " + dir + "/traj.ra");
 }

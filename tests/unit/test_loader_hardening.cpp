@@ -41,17 +41,17 @@ TEST(LoaderHardening, TruncatedData) {
   const std::string dir = exportTestDir("hardening");
   for (const auto& path : writeBoth(dir, "k", kspace(Shape{8, 6, 1, 2}))) {
     fs::resize_file(path, fs::file_size(path) - 5);
-    expectExportError([&] { io::loadDataset(path); }, path);
+    expectError([&] { io::loadDataset(path); }, path);
     fs::resize_file(path, 3);
-    expectExportError([&] { io::loadDataset(path); }, path);
+    expectError([&] { io::loadDataset(path); }, path);
     fs::resize_file(path, 0);
-    expectExportError([&] { io::loadDataset(path); }, path);
+    expectError([&] { io::loadDataset(path); }, path);
   }
   // .hdr cut before the dimensions line is complete, or empty.
   writeText(dir + "/k.hdr", "# Dimensions\n");
-  expectExportError([&] { io::loadDataset(dir + "/k.cfl"); }, "k.hdr: no dimensions after '# Dimensions'");
+  expectError([&] { io::loadDataset(dir + "/k.cfl"); }, "k.hdr: no dimensions after '# Dimensions'");
   writeText(dir + "/k.hdr", "");
-  expectExportError([&] { io::loadDataset(dir + "/k.cfl"); }, "k.hdr: not a BART header");
+  expectError([&] { io::loadDataset(dir + "/k.cfl"); }, "k.hdr: not a BART header");
 }
 
 TEST(LoaderHardening, HugeOrWrongDimensionsAllocateNothing) {
@@ -59,36 +59,36 @@ TEST(LoaderHardening, HugeOrWrongDimensionsAllocateNothing) {
   io::writeCfl(dir + "/k.cfl", kspace(Shape{8, 6}));
   // Dimensions whose product overflows, and dimensions a small file cannot hold.
   writeText(dir + "/k.hdr", "# Dimensions\n4294967296 4294967296 4294967296 1\n");
-  expectExportError([&] { io::loadDataset(dir + "/k.cfl"); }, "are too large");
+  expectError([&] { io::loadDataset(dir + "/k.cfl"); }, "are too large");
   writeText(dir + "/k.hdr", "# Dimensions\n65536 65536 256 32 1\n");
-  expectExportError([&] { io::loadDataset(dir + "/k.cfl"); }, "holds 384 bytes but");
+  expectError([&] { io::loadDataset(dir + "/k.cfl"); }, "holds 384 bytes but");
   writeText(dir + "/k.hdr", "# Dimensions\n8 -6 1\n");
-  expectExportError([&] { io::loadDataset(dir + "/k.cfl"); }, "dimension -6 is not positive");
+  expectError([&] { io::loadDataset(dir + "/k.cfl"); }, "dimension -6 is not positive");
   writeText(dir + "/k.hdr", "# Dimensions\n8 six 1\n");
-  expectExportError([&] { io::loadDataset(dir + "/k.cfl"); }, "dimension 'six' is not an integer");
+  expectError([&] { io::loadDataset(dir + "/k.cfl"); }, "dimension 'six' is not an integer");
   writeText(dir + "/k.hdr", "# Dimensions\n99999999999999999999999 1\n");
-  expectExportError([&] { io::loadDataset(dir + "/k.cfl"); }, "is too large");
+  expectError([&] { io::loadDataset(dir + "/k.cfl"); }, "is too large");
   // A mislabelled large file as .hdr is refused by its size, not read line by line.
   {
     std::ofstream big(dir + "/big.hdr", std::ios::binary);
     big << std::string(2 << 20, 'x');
   }
   writeText(dir + "/big.cfl", "");
-  expectExportError([&] { io::loadDataset(dir + "/big.cfl"); }, "too large for a BART header");
+  expectError([&] { io::loadDataset(dir + "/big.cfl"); }, "too large for a BART header");
   // Dimensions Larmor does not read: BART dimension 5 (e.g. maps) used.
   std::vector<index_t> dims(6, 1);
   dims[0] = 4, dims[1] = 4, dims[5] = 2;
   for (const auto& path : writeBoth(dir, "six", kspace(Shape(dims))))
-    expectExportError([&] { io::loadDataset(path); }, "uses BART dimension 5");
+    expectError([&] { io::loadDataset(path); }, "uses BART dimension 5");
 }
 
 TEST(LoaderHardening, NonFiniteSamples) {
   const std::string dir = exportTestDir("hardening");
   CArray k = kspace(Shape{8, 6, 1, 2});
   k[17] = cfloat(std::numeric_limits<float>::quiet_NaN(), 0);
-  for (const auto& path : writeBoth(dir, "nan", k)) expectExportError([&] { io::loadDataset(path); }, "is NaN");
+  for (const auto& path : writeBoth(dir, "nan", k)) expectError([&] { io::loadDataset(path); }, "is NaN");
   k[17] = cfloat(0, -std::numeric_limits<float>::infinity());
-  for (const auto& path : writeBoth(dir, "inf", k)) expectExportError([&] { io::loadDataset(path); }, "is Inf");
+  for (const auto& path : writeBoth(dir, "inf", k)) expectError([&] { io::loadDataset(path); }, "is Inf");
   // A trajectory with NaN, or with absurd coordinates (it would imply an enormous matrix).
   CArray t(Shape{3, 8, 2}, cfloat(0.5f, 0));
   io::writeCfl(dir + "/k1.cfl", kspace(Shape{1, 8, 2, 2}));
@@ -96,10 +96,10 @@ TEST(LoaderHardening, NonFiniteSamples) {
   io::writeCfl(dir + "/t.cfl", t);
   io::LoadOptions lo;
   lo.trajectoryPath = dir + "/t.cfl";
-  expectExportError([&] { io::loadDataset(dir + "/k1.cfl", lo); }, "t.cfl: coordinate 1 of sample 1 is NaN");
+  expectError([&] { io::loadDataset(dir + "/k1.cfl", lo); }, "t.cfl: coordinate 1 of sample 1 is NaN");
   t[4] = cfloat(1e30f, 0);
   io::writeCfl(dir + "/t.cfl", t);
-  expectExportError([&] { io::loadDataset(dir + "/k1.cfl", lo); }, "beyond any plausible k-space extent");
+  expectError([&] { io::loadDataset(dir + "/k1.cfl", lo); }, "beyond any plausible k-space extent");
 }
 
 TEST(LoaderHardening, InconsistentCoilsAndTrajectories) {
@@ -111,15 +111,15 @@ TEST(LoaderHardening, InconsistentCoilsAndTrajectories) {
   lo.trajectoryPath = dir + "/t.cfl";
   // k-space with 5 spokes for a 4-spoke trajectory; coils in the wrong dimension.
   for (const auto& path : writeBoth(dir, "k", kspace(Shape{1, 8, 5, 2})))
-    expectExportError([&] { io::loadDataset(path, lo); }, "does not match the trajectory");
+    expectError([&] { io::loadDataset(path, lo); }, "does not match the trajectory");
   for (const auto& path : writeBoth(dir, "kc", kspace(Shape{2, 8, 4})))
-    expectExportError([&] { io::loadDataset(path, lo); }, "does not match the trajectory");
+    expectError([&] { io::loadDataset(path, lo); }, "does not match the trajectory");
   CArray t4(Shape{4, 8, 4});
   io::writeCfl(dir + "/t4.cfl", t4);
   lo.trajectoryPath = dir + "/t4.cfl";
-  expectExportError([&] { io::loadDataset(dir + "/k.cfl", lo); }, "must have 3 coordinates in dimension 0");
+  expectError([&] { io::loadDataset(dir + "/k.cfl", lo); }, "must have 3 coordinates in dimension 0");
   lo.trajectoryPath = dir + "/missing.cfl";
-  expectExportError([&] { io::loadDataset(dir + "/k.cfl", lo); }, "missing.hdr: no such file");
+  expectError([&] { io::loadDataset(dir + "/k.cfl", lo); }, "missing.hdr: no such file");
 }
 
 TEST(LoaderHardening, UnknownVersionsAndTypes) {
@@ -128,13 +128,13 @@ TEST(LoaderHardening, UnknownVersionsAndTypes) {
   std::string bytes = slurpFile(dir + "/k.ra");
   bytes[8] = 0x10;  // a flag bit this reader does not know
   std::ofstream(dir + "/v.ra", std::ios::binary) << bytes;
-  expectExportError([&] { io::loadDataset(dir + "/v.ra"); }, "v.ra: unknown RawArray flags 0x10");
+  expectError([&] { io::loadDataset(dir + "/v.ra"); }, "v.ra: unknown RawArray flags 0x10");
   bytes[8] = 0;
   bytes[16] = 3;  // float
   std::ofstream(dir + "/f.ra", std::ios::binary) << bytes;
-  expectExportError([&] { io::loadDataset(dir + "/f.ra"); }, "f.ra: RawArray holds float");
+  expectError([&] { io::loadDataset(dir + "/f.ra"); }, "f.ra: RawArray holds float");
   writeText(dir + "/notes.txt", "hello");
-  expectExportError([&] { io::loadDataset(dir + "/notes.txt"); }, "unknown file type '.txt'");
+  expectError([&] { io::loadDataset(dir + "/notes.txt"); }, "unknown file type '.txt'");
 }
 
 TEST(LoaderHardening, FuzzCorpusRegressions) {
@@ -143,11 +143,11 @@ TEST(LoaderHardening, FuzzCorpusRegressions) {
   // A dimensions line with a very long run of digits and spaces.
   writeText(dir + "/a.hdr", "# Dimensions\n" + std::string(5000, '1') + "\n");
   writeText(dir + "/a.cfl", "");
-  expectExportError([&] { io::loadDataset(dir + "/a.cfl"); }, "a.hdr");
+  expectError([&] { io::loadDataset(dir + "/a.cfl"); }, "a.hdr");
   // 65 dimensions of 1.
   std::string line;
   for (int i = 0; i < 65; ++i) line += "1 ";
   writeText(dir + "/b.hdr", "# Dimensions\n" + line + "\n");
   writeText(dir + "/b.cfl", "12345678");
-  expectExportError([&] { io::loadDataset(dir + "/b.cfl"); }, "more than 64 dimensions");
+  expectError([&] { io::loadDataset(dir + "/b.cfl"); }, "more than 64 dimensions");
 }

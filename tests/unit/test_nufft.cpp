@@ -12,49 +12,14 @@
 
 #include "larmor/backend/registry.hpp"
 #include "larmor/ops/nufft.hpp"
+#include "test_nc_problem.hpp"
 
 using namespace larmor;
+using namespace larmor::nctest;
 
 namespace {
 
 std::shared_ptr<Backend> cpu() { return BackendRegistry::instance().select("cpu").backend; }
-
-struct Problem {
-  int dims = 2;
-  index_t n[3] = {1, 1, 1};
-  RArray k;  // [3, M]
-  index_t m = 0;
-  index_t voxels() const { return n[0] * n[1] * n[2]; }
-  NufftGeometry geometry() const {
-    NufftGeometry g;
-    g.dims = dims;
-    for (int d = 0; d < 3; ++d) g.image[d] = n[d];
-    g.trajectory = k;
-    return g;
-  }
-};
-
-/// Samples uniform in the band [-N/2, N/2) of each dimension.
-Problem randomProblem(int dims, index_t n0, index_t n1, index_t n2, index_t m, unsigned seed) {
-  Problem p;
-  p.dims = dims;
-  p.n[0] = n0, p.n[1] = n1, p.n[2] = dims == 3 ? n2 : 1;
-  p.m = m;
-  p.k = RArray(Shape{3, m}, 0.f);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-0.5, 0.5);
-  for (index_t j = 0; j < m; ++j)
-    for (int d = 0; d < dims; ++d) p.k[3 * j + d] = static_cast<float>(u(rng) * static_cast<double>(p.n[d]));
-  return p;
-}
-
-std::vector<cfloat> randomComplex(index_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> g(0.f, 1.f);
-  std::vector<cfloat> v(static_cast<std::size_t>(n));
-  for (auto& x : v) x = cfloat(g(rng), g(rng));
-  return v;
-}
 
 /// exp(sign 2 pi i k . r_n) summed in double: the definitions of ops/nufft.hpp.
 std::vector<cdouble> exactForward(const Problem& p, const std::vector<cfloat>& img, index_t batch) {
