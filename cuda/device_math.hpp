@@ -93,6 +93,23 @@ struct Modulation {
   DividerFor<U> plane;            ///< elements per transform (batches follow one another)
 };
 
+/// The coordinates of linear index i along three extents (fastest first) into c[0..2]; returns the rest,
+/// the index of the outer (batch) dimension: i = c0 + n0 (c1 + n1 (c2 + n2 rest)).
+template <class D, class U>
+LARMOR_HD U splitIndex3(U i, const D& n0, const D& n1, const D& n2, int c[3]) {
+  const D* n[3] = {&n0, &n1, &n2};
+  U q = i;
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+  for (int d = 0; d < 3; ++d) {
+    const U next = static_cast<U>(n[d]->div(q));
+    c[d] = static_cast<int>(q - next * static_cast<U>(n[d]->divisor));
+    q = next;
+  }
+  return q;
+}
+
 /// The modulation factor of the element at position `pos` within one transform.
 template <class U>
 LARMOR_HD float2 modulationFactor(U pos, const Modulation<U>& m) {

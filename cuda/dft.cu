@@ -389,18 +389,9 @@ class CudaDftPlan final : public NufftPlan {
     const int groups = (coils + cb - 1) / cb;
     // Split the samples when the voxels alone give less than a block per multiprocessor.
     const i64 tiles = (m_ + kSampleTile - 1) / kSampleTile;
-    i64 parts = 1;
-    if (blocksX * groups < multiprocessors_)
-      parts = std::clamp<i64>((multiprocessors_ + blocksX * groups - 1) / (blocksX * groups), 1, std::max<i64>(tiles, 1));
-    parts = std::min<i64>(parts, 65535);
-    a.partLength = ((tiles + parts - 1) / parts) * kSampleTile;
-    parts = std::max<i64>(1, (m_ + a.partLength - 1) / a.partLength);
-    if (parts > 1) {
-      scratch_.reserve(be_, static_cast<std::size_t>(parts * coils * voxels_));
-      a.out = scratch_.data();
-    } else {
-      a.out = out;
-    }
+    a.partLength = partUnits(blocksX * groups, tiles) * kSampleTile;
+    const i64 parts = std::max<i64>(1, (m_ + a.partLength - 1) / a.partLength);
+    a.out = partialOutput(parts, coils * voxels_, out);
     const dim3 grid(static_cast<unsigned>(blocksX), static_cast<unsigned>(parts), static_cast<unsigned>(groups));
     cudaStream_t s = be_.stream();
     switch (trig_) {
@@ -416,18 +407,9 @@ class CudaDftPlan final : public NufftPlan {
     a.in = in;
     const int tileRows = std::max(1, kImageTileValues / n_[0]);
     const i64 blocksX = (m_ + kDftThreads - 1) / kDftThreads;
-    i64 parts = 1;
-    if (blocksX * coils < multiprocessors_)
-      parts = std::clamp<i64>((multiprocessors_ + blocksX * coils - 1) / (blocksX * coils), 1, a.rows);
-    parts = std::min<i64>(parts, 65535);
-    a.partLength = (a.rows + parts - 1) / parts;
-    parts = (a.rows + a.partLength - 1) / a.partLength;
-    if (parts > 1) {
-      scratch_.reserve(be_, static_cast<std::size_t>(parts * coils * m_));
-      a.out = scratch_.data();
-    } else {
-      a.out = out;
-    }
+    a.partLength = partUnits(blocksX * coils, a.rows);
+    const i64 parts = (a.rows + a.partLength - 1) / a.partLength;
+    a.out = partialOutput(parts, coils * m_, out);
     const dim3 grid(static_cast<unsigned>(blocksX), static_cast<unsigned>(parts), static_cast<unsigned>(coils));
     cudaStream_t s = be_.stream();
     switch (trig_) {
@@ -437,6 +419,25 @@ class CudaDftPlan final : public NufftPlan {
     }
     LARMOR_CUDA_CHECK_LAUNCH();
     if (parts > 1) sumParts(scratch_.data(), m_ * coils, static_cast<int>(parts), out);
+  }
+
+  /// Part length, in units of the streamed operand (sample tiles for F^H d, image rows for F d), such that
+  /// `blocks` blocks per part fill the GPU: the operand is split only when the output alone gives less
+  /// than a block per multiprocessor (at most `units` and 65535 parts).
+  i64 partUnits(i64 blocks, i64 units) const {
+    i64 parts = 1;
+    if (blocks < multiprocessors_)
+      parts = std::clamp<i64>((multiprocessors_ + blocks - 1) / blocks, 1, std::max<i64>(units, 1));
+    parts = std::min<i64>(parts, 65535);
+    return (units + parts - 1) / parts;
+  }
+
+  /// Where the kernels write: `out` itself, or (split into parts) scratch for `parts` partial results of
+  /// `size` elements each, summed into `out` afterwards.
+  float2* partialOutput(i64 parts, i64 size, float2* out) {
+    if (parts <= 1) return out;
+    scratch_.reserve(be_, static_cast<std::size_t>(parts * size));
+    return scratch_.data();
   }
 
   void sumParts(const float2* partial, i64 size, int parts, float2* out) {

@@ -59,16 +59,9 @@ __global__ void cropDeapodizeKernel(ResizeArgs a, const float2* __restrict__ gri
                                     i64 total) {
   for (i64 i = static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
        i += static_cast<i64>(gridDim.x) * blockDim.x) {
-    std::uint32_t q = static_cast<std::uint32_t>(i);
-    std::uint32_t r = a.n0.div(q);
-    const int x = static_cast<int>(q - r * a.n0.divisor);
-    q = r;
-    r = a.n1.div(q);
-    const int y = static_cast<int>(q - r * a.n1.divisor);
-    q = r;
-    r = a.n2.div(q);
-    const int z = static_cast<int>(q - r * a.n2.divisor);
-    const i64 c = r;
+    int xyz[3];
+    const i64 c = splitIndex3(static_cast<std::uint32_t>(i), a.n0, a.n1, a.n2, xyz);
+    const int x = xyz[0], y = xyz[1], z = xyz[2];
     const int mx = x - a.g.n[0] / 2 + (x < a.g.n[0] / 2 ? a.g.g[0] : 0);
     const int my = y - a.g.n[1] / 2 + (y < a.g.n[1] / 2 ? a.g.g[1] : 0);
     const int mz = z - a.g.n[2] / 2 + (z < a.g.n[2] / 2 ? a.g.g[2] : 0);
@@ -83,20 +76,11 @@ __global__ void padDeapodizeKernel(ResizeArgs a, const float2* __restrict__ imag
                                    i64 total) {
   for (i64 i = static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
        i += static_cast<i64>(gridDim.x) * blockDim.x) {
-    std::uint32_t q = static_cast<std::uint32_t>(i);
-    std::uint32_t r = a.g0.div(q);
-    const int mx = static_cast<int>(q - r * a.g0.divisor);
-    q = r;
-    r = a.g1.div(q);
-    const int my = static_cast<int>(q - r * a.g1.divisor);
-    q = r;
-    r = a.g2.div(q);
-    const int mz = static_cast<int>(q - r * a.g2.divisor);
-    const i64 c = r;
+    int m[3];
+    const i64 c = splitIndex3(static_cast<std::uint32_t>(i), a.g0, a.g1, a.g2, m);
     // Grid index m holds pixel m + c_N when m < N - c_N, pixel m - G + c_N when m >= G - c_N.
     int n[3];
     bool inside = true;
-    const int m[3] = {mx, my, mz};
 #pragma unroll
     for (int d = 0; d < 3; ++d) {
       const int cn = a.g.n[d] / 2;
