@@ -123,6 +123,28 @@ std::string le(std::uint64_t v, int n) {
   return s;
 }
 
+// Where acquisition `row`'s record lies in the file (its one-record chunk; libismrmrd's record: a 340-byte
+// header, then the traj and data descriptors, 376 bytes in all); 0 when it cannot be found.
+std::size_t acquisitionRecordAt(const std::string& path, hsize_t row) {
+  H5 f{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
+  H5 d{H5Dopen2(f.id, "/dataset/data", H5P_DEFAULT), H5Dclose};
+  const hsize_t offset[1] = {row};
+  unsigned mask = 0;
+  haddr_t addr = HADDR_UNDEF;
+  hsize_t size = 0;
+  if (H5Dget_chunk_info_by_coord(d.id, offset, &mask, &addr, &size) < 0 || addr == HADDR_UNDEF) return 0;
+  EXPECT_EQ(size, 376u);
+  return size == 376u ? static_cast<std::size_t>(addr) : 0;
+}
+
+// Where the XML header's string descriptor lies (libismrmrd writes it contiguous); 0 when not found.
+std::size_t xmlDescriptorAt(const std::string& path) {
+  H5 f{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
+  H5 d{H5Dopen2(f.id, "/dataset/xml", H5P_DEFAULT), H5Dclose};
+  const haddr_t at = H5Dget_offset(d.id);
+  return at == HADDR_UNDEF ? 0 : static_cast<std::size_t>(at);
+}
+
 }  // namespace
 
 TEST(IoIsmrmrdHardening, DamagedGlobalHeapIsRefusedNotParsed) {
@@ -165,18 +187,8 @@ TEST(IoIsmrmrdHardening, SequenceLengthThatDisagreesWithTheHeader) {
   // libhdf5 would zero a buffer that long before reading (7 GB for a 12 KB file, found by fuzz_ismrmrd).
   const std::string dir = exportTestDir("ismrmrd-hardening");
   const std::string path = writeSmallFile(dir);
-  std::size_t chunkAt = 0;
-  {
-    H5 f{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
-    H5 d{H5Dopen2(f.id, "/dataset/data", H5P_DEFAULT), H5Dclose};
-    const hsize_t offset[1] = {2};
-    unsigned mask = 0;
-    haddr_t addr = HADDR_UNDEF;
-    hsize_t size = 0;
-    ASSERT_GE(H5Dget_chunk_info_by_coord(d.id, offset, &mask, &addr, &size), 0);
-    ASSERT_EQ(size, 376u);  // libismrmrd's record: 340-byte header, then the traj and data descriptors
-    chunkAt = static_cast<std::size_t>(addr);
-  }
+  const std::size_t chunkAt = acquisitionRecordAt(path, 2);
+  ASSERT_NE(chunkAt, 0u);
   patchFile(path, chunkAt + 360, le(0x70000000u, 4));  // data's sequence length
   expectError([&] { io::loadDataset(path); }, "acquisition 2 is corrupt");
   EXPECT_EQ(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
@@ -186,14 +198,9 @@ TEST(IoIsmrmrdHardening, HeaderStringLengthBeyondTheFile) {
   // The XML header's descriptor claiming a 3 GB string in a small file (fuzz_ismrmrd).
   const std::string dir = exportTestDir("ismrmrd-hardening");
   const std::string path = writeSmallFile(dir);
-  haddr_t at = HADDR_UNDEF;
-  {
-    H5 f{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
-    H5 d{H5Dopen2(f.id, "/dataset/xml", H5P_DEFAULT), H5Dclose};
-    at = H5Dget_offset(d.id);  // libismrmrd writes the header contiguous
-  }
-  ASSERT_NE(at, HADDR_UNDEF);
-  patchFile(path, static_cast<std::size_t>(at), le(0xbd972ae4u, 4));
+  const std::size_t at = xmlDescriptorAt(path);
+  ASSERT_NE(at, 0u);
+  patchFile(path, at, le(0xbd972ae4u, 4));
   expectError([&] { io::loadDataset(path); }, "/dataset/xml claims a 3180800740-byte string");
   EXPECT_EQ(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
 }
@@ -248,32 +255,17 @@ TEST(IoIsmrmrdHardening, DescriptorNamingAMissingHeapObject) {
   // it exists (a damaged index read past the collection's table: a crash found by fuzz_ismrmrd).
   const std::string dir = exportTestDir("ismrmrd-hardening");
   std::string path = writeSmallFile(dir);
-  std::size_t chunkAt = 0;
-  {
-    H5 f{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
-    H5 d{H5Dopen2(f.id, "/dataset/data", H5P_DEFAULT), H5Dclose};
-    const hsize_t offset[1] = {1};
-    unsigned mask = 0;
-    haddr_t addr = HADDR_UNDEF;
-    hsize_t size = 0;
-    ASSERT_GE(H5Dget_chunk_info_by_coord(d.id, offset, &mask, &addr, &size), 0);
-    ASSERT_EQ(size, 376u);
-    chunkAt = static_cast<std::size_t>(addr);
-  }
+  const std::size_t chunkAt = acquisitionRecordAt(path, 1);
+  ASSERT_NE(chunkAt, 0u);
   patchFile(path, chunkAt + 372, le(0x7fffu, 4));  // data's heap object index
   expectError([&] { io::loadDataset(path); }, "acquisition 1's samples names heap object 32767");
   EXPECT_EQ(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
 
   // The same for the XML header's descriptor (contiguous: length, collection address, index).
   path = writeSmallFile(dir);
-  haddr_t at = HADDR_UNDEF;
-  {
-    H5 f{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
-    H5 d{H5Dopen2(f.id, "/dataset/xml", H5P_DEFAULT), H5Dclose};
-    at = H5Dget_offset(d.id);
-  }
-  ASSERT_NE(at, HADDR_UNDEF);
-  patchFile(path, static_cast<std::size_t>(at) + 12, le(0x7fffu, 4));
+  const std::size_t at = xmlDescriptorAt(path);
+  ASSERT_NE(at, 0u);
+  patchFile(path, at + 12, le(0x7fffu, 4));
   expectError([&] { io::loadDataset(path); }, "/dataset/xml names heap object 32767");
   EXPECT_EQ(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
 }
