@@ -335,3 +335,44 @@ TEST_F(GpuIterative, PaperReproduction) {
   }
   if (const char* path = std::getenv("LARMOR_REPRO_JSON")) std::ofstream(path) << table.dump(1) << "\n";
 }
+
+TEST_F(GpuIterative, FastTrigSensitivityStudy) {
+  // How much of the fast-trig PSNR change is the trigonometry and how much the float PCG's own sensitivity
+  // to rounding: for each trig mode, the same data unperturbed and times (1 + 2^-23 u) for several seeds,
+  // PSNR after 60, 200 and 500 iterations. Runs only with LARMOR_REPRO_STUDY=1 (minutes at 128^3).
+  if (!std::getenv("LARMOR_REPRO_STUDY")) GTEST_SKIP() << "set LARMOR_REPRO_STUDY=1 to run the study";
+  const index_t n = std::getenv("LARMOR_REPRO_N") ? std::atol(std::getenv("LARMOR_REPRO_N")) : 64;
+  const int seeds = std::getenv("LARMOR_REPRO_SEEDS") ? std::atoi(std::getenv("LARMOR_REPRO_SEEDS")) : 6;
+  for (float sigma : {0.f, 0.1f}) {
+    const Dataset d = phantom::simulate(paperSimulation(n, sigma));
+    for (const char* trig : {"accurate", "fast"}) {
+      recon::ReconSettings rs;
+      rs.method = recon::Method::Cg;
+      rs.iterative.regularizer = "anatomical";
+      rs.iterative.lambda = 10;
+      rs.iterative.cacheDirectory = "none";
+      rs.nufft.trig = trig;
+      Timings t;
+      recon::IterativeProblem base(*gpu, d, rs, 0, t);
+      for (int seed = 0; seed < seeds; ++seed) {
+        Dataset dp = d;
+        if (seed > 0) {
+          std::mt19937 rng(static_cast<unsigned>(seed));
+          std::uniform_real_distribution<float> u(-1.f, 1.f);
+          for (index_t i = 0; i < dp.kspace.size(); ++i) dp.kspace[i] *= 1.f + 1.1920929e-7f * u(rng);
+        }
+        recon::IterativeProblem p(*gpu, dp, rs, 0, t, {}, base.trajectoryOperators());
+        std::printf("study | %s | %s | seed %d |", sigma > 0 ? "noisy" : "noiseless", trig, seed);
+        int done = 0;
+        for (int total : {60, 200, 500}) {
+          p.solve(10, total - done, 0, done > 0);
+          done = total;
+          const auto m = quality::compare(p.combined(), *d.reference);
+          std::printf(" %d: %.3f dB %.2f %% |", total, m.psnrDb, m.percentError);
+        }
+        std::printf("\n");
+        std::fflush(stdout);
+      }
+    }
+  }
+}
