@@ -44,11 +44,17 @@ class CudaBackend final : public Backend {
   void resizeCentred(Buffer& dst, const Shape& dstShape, const Buffer& src, const Shape& srcShape) override;
   void sumOfSquares(Buffer& out, const Buffer& coilImages, index_t voxels, index_t coils, index_t batch) override;
 
-  // Implemented in coil_combine.cu, finite_difference.cu, nufft.cu, dft.cu and linalg.cu (see ops.hpp).
+  // Implemented in coil_combine.cu, finite_difference.cu, prior.cu, nufft.cu, dft.cu and linalg.cu (see ops.hpp).
   void finiteDifference(Buffer& out, const Buffer& in, const index_t dims[3], index_t batch, int axis,
                         bool adjoint) override;
   void adaptiveCombine(Buffer& out, const Buffer& in, const index_t dims[3], index_t coils, index_t batch,
                        int window) override;
+  // prior.cu
+  NeighbourDifferences neighbourDifferences(const Buffer& image, const index_t dims[3], std::uint64_t k) override;
+  void edgeWeights(Buffer& out, const Buffer& image, const index_t dims[3], int axis, double delta) override;
+  void addDifferenceDiagonal(Buffer& out, const Buffer* w, const index_t dims[3], int axis) override;
+  void reciprocalDiagonal(Buffer& out, const Buffer& a, double alpha, const Buffer* b, double beta,
+                          index_t n) override;
   std::unique_ptr<NufftPlan> makeNufftPlan(const NufftGeometry& geometry, const NufftOptions& options) override;
   std::unique_ptr<NufftPlan> makeDftPlan(const NufftGeometry& geometry, const DftOptions& options) override;
   void gemmBatched(MatOp opA, MatOp opB, index_t m, index_t n, index_t k, cfloat alpha, const Buffer& A,

@@ -4,6 +4,9 @@
 // 284,592-sample size), which prints the table for docs/iterative.md. Skipped without a CUDA device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
+#include <limits>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -249,6 +252,44 @@ phantom::SimulateSettings paperSimulation(index_t n, float noise) {
   return s;
 }
 
+/// PSNR of the advanced reconstruction (anatomical W, `lambda`) with trigonometry `trig`, for the data as
+/// simulated (seed 0) and times (1 + 2^-23 u), u uniform in [-1, 1] (seeds 1..), after each iteration count
+/// of `checkpoints` (continued from the previous count on the device). One Q per trig mode.
+std::vector<std::vector<double>> trigEnsemble(Backend& gpu, const Dataset& d, double lambda, const char* trig,
+                                              int seeds, const std::vector<int>& checkpoints) {
+  recon::ReconSettings rs;
+  rs.method = recon::Method::Cg;
+  rs.iterative.regularizer = "anatomical";
+  rs.iterative.lambda = lambda;
+  rs.iterative.cacheDirectory = "none";
+  rs.nufft.trig = trig;
+  Timings t;
+  recon::IterativeProblem base(gpu, d, rs, 0, t);
+  std::vector<std::vector<double>> psnr(checkpoints.size());
+  for (int seed = 0; seed < seeds; ++seed) {
+    Dataset dp = d;
+    if (seed > 0) {
+      std::mt19937 rng(static_cast<unsigned>(seed));
+      std::uniform_real_distribution<float> u(-1.f, 1.f);
+      for (index_t i = 0; i < dp.kspace.size(); ++i) dp.kspace[i] *= 1.f + 1.1920929e-7f * u(rng);
+    }
+    recon::IterativeProblem p(gpu, dp, rs, 0, t, {}, base.trajectoryOperators());
+    int done = 0;
+    for (std::size_t c = 0; c < checkpoints.size(); ++c) {
+      p.solve(lambda, checkpoints[c] - done, 0, done > 0);
+      done = checkpoints[c];
+      psnr[c].push_back(quality::compare(p.combined(), *d.reference).psnrDb);
+    }
+  }
+  return psnr;
+}
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s / static_cast<double>(v.size());
+}
+
 }  // namespace
 
 TEST_F(GpuIterative, PaperReproduction) {
@@ -295,7 +336,7 @@ TEST_F(GpuIterative, PaperReproduction) {
     }
     cg.iterative.lambda = bestLambda;
     cg.nufft.trig = "fast";
-    const auto fast = run(cg, "advanced, fast trig (__sincosf), same lambda");
+    run(cg, "advanced, fast trig (__sincosf), same lambda");
     cg.iterative.qTrig = "accurate";
     run(cg, "advanced, fast trig F^H d, accurate Q");
     cg.iterative.qTrig = "auto";
@@ -331,48 +372,86 @@ TEST_F(GpuIterative, PaperReproduction) {
                   r.metrics["percent_error"].get<double>(), r.metrics["psnr_db"].get<double>());
     }
     EXPECT_LE(best.first, gridding.first / 3) << "advanced error must be <= 1/3 of gridding's";
-    EXPECT_LE(best.second - fast.second, 0.1) << "fast trig must cost <= 0.1 dB";
+    // The cost of fast trigonometry, where a float solve can resolve 0.1 dB. After 60 iterations the
+    // noiseless 128^3 problem is far from converged (31.6 dB; 39.4 dB after 200) and its PSNR moves by up to
+    // 0.4 dB when the data change by one float rounding (docs/iterative.md), so one 60-iteration pair is no
+    // measurement of it. Measured: (1) the converged solution (200 iterations), accurate vs fast, within
+    // 0.1 dB; (2) at the paper's 60 iterations, an ensemble of 1-ulp data perturbations per mode: every fast
+    // result within 0.1 dB of the lowest accurate one (fast is not worse than the float solve's own spread),
+    // and the means printed with their spread.
+    const int seeds = std::getenv("LARMOR_REPRO_SEEDS") ? std::atoi(std::getenv("LARMOR_REPRO_SEEDS")) : 3;
+    const std::vector<int> checkpoints{60, 200};
+    const auto acc = trigEnsemble(*gpu, d, bestLambda, "accurate", seeds, checkpoints);
+    const auto fst = trigEnsemble(*gpu, d, bestLambda, "fast", seeds, checkpoints);
+    for (std::size_t c = 0; c < checkpoints.size(); ++c) {
+      auto [amin, amax] = std::minmax_element(acc[c].begin(), acc[c].end());
+      auto [fmin, fmax] = std::minmax_element(fst[c].begin(), fst[c].end());
+      std::printf("| %s | %ld | %ld | advanced, best lambda, %d iterations, %d data roundings: accurate / fast "
+                  "trig, mean (min-max) | | %.2f (%.2f-%.2f) / %.2f (%.2f-%.2f) | |\n",
+                  sigma > 0 ? "noisy" : "noiseless", static_cast<long>(n), static_cast<long>(m), checkpoints[c],
+                  seeds, mean(acc[c]), *amin, *amax, mean(fst[c]), *fmin, *fmax);
+      table.push_back({{"noise", sigma}, {"n", n}, {"samples", m}, {"iterations", checkpoints[c]},
+                       {"recon", "trig ensemble"}, {"psnr_db_accurate", acc[c]}, {"psnr_db_fast", fst[c]}});
+    }
+    std::fflush(stdout);
+    EXPECT_LE(acc[1][0] - fst[1][0], 0.1) << "fast trig must cost <= 0.1 dB (converged solution)";
+    EXPECT_LE(*std::min_element(acc[0].begin(), acc[0].end()) - *std::min_element(fst[0].begin(), fst[0].end()),
+              0.1)
+        << "fast trig at 60 iterations must stay within 0.1 dB of the accurate solve's rounding spread";
   }
   if (const char* path = std::getenv("LARMOR_REPRO_JSON")) std::ofstream(path) << table.dump(1) << "\n";
 }
 
-TEST_F(GpuIterative, FastTrigSensitivityStudy) {
-  // How much of the fast-trig PSNR change is the trigonometry and how much the float PCG's own sensitivity
-  // to rounding: for each trig mode, the same data unperturbed and times (1 + 2^-23 u) for several seeds,
-  // PSNR after 60, 200 and 500 iterations. Runs only with LARMOR_REPRO_STUDY=1 (minutes at 128^3).
-  if (!std::getenv("LARMOR_REPRO_STUDY")) GTEST_SKIP() << "set LARMOR_REPRO_STUDY=1 to run the study";
-  const index_t n = std::getenv("LARMOR_REPRO_N") ? std::atol(std::getenv("LARMOR_REPRO_N")) : 64;
-  const int seeds = std::getenv("LARMOR_REPRO_SEEDS") ? std::atoi(std::getenv("LARMOR_REPRO_SEEDS")) : 6;
-  for (float sigma : {0.f, 0.1f}) {
-    const Dataset d = phantom::simulate(paperSimulation(n, sigma));
-    for (const char* trig : {"accurate", "fast"}) {
-      recon::ReconSettings rs;
-      rs.method = recon::Method::Cg;
-      rs.iterative.regularizer = "anatomical";
-      rs.iterative.lambda = 10;
-      rs.iterative.cacheDirectory = "none";
-      rs.nufft.trig = trig;
-      Timings t;
-      recon::IterativeProblem base(*gpu, d, rs, 0, t);
-      for (int seed = 0; seed < seeds; ++seed) {
-        Dataset dp = d;
-        if (seed > 0) {
-          std::mt19937 rng(static_cast<unsigned>(seed));
-          std::uniform_real_distribution<float> u(-1.f, 1.f);
-          for (index_t i = 0; i < dp.kspace.size(); ++i) dp.kspace[i] *= 1.f + 1.1920929e-7f * u(rng);
-        }
-        recon::IterativeProblem p(*gpu, dp, rs, 0, t, {}, base.trajectoryOperators());
-        std::printf("study | %s | %s | seed %d |", sigma > 0 ? "noisy" : "noiseless", trig, seed);
-        int done = 0;
-        for (int total : {60, 200, 500}) {
-          p.solve(10, total - done, 0, done > 0);
-          done = total;
-          const auto m = quality::compare(p.combined(), *d.reference);
-          std::printf(" %d: %.3f dB %.2f %% |", total, m.psnrDb, m.percentError);
-        }
-        std::printf("\n");
-        std::fflush(stdout);
-      }
+
+// The prior set-up ops (cuda/prior.cu) against the CPU's: the same bits (both round the same steps), on a
+// volume with many tied differences (the radix select's histograms) and on random data.
+TEST_F(GpuIterative, PriorSetUpOpsMatchCpuBitForBit) {
+  for (const auto& d : {std::array<index_t, 3>{37, 29, 11}, std::array<index_t, 3>{128, 128, 128},
+                        std::array<index_t, 3>{200, 1, 1}}) {
+    const index_t dims[3] = {d[0], d[1], d[2]}, n = d[0] * d[1] * d[2];
+    CArray img(Shape{n});
+    std::mt19937 rng(static_cast<unsigned>(n));
+    std::uniform_real_distribution<float> u(0.f, 1.f);
+    for (index_t i = 0; i < n; ++i) img[i] = u(rng) < 0.5f ? cfloat(0.25f, 0.f) : cfloat(u(rng), 0.1f * u(rng));
+    auto ig = CDeviceArray::upload(*gpu, img), ic = CDeviceArray::upload(*cpu, img);
+    std::uint64_t count = 0;
+    for (int a = 0; a < 3; ++a)
+      if (d[a] > 1) count += static_cast<std::uint64_t>(n - n / d[a]);
+    for (std::uint64_t k : {std::uint64_t{0}, count / 7, count / 2, count - 1}) {
+      const auto g = gpu->neighbourDifferences(ig.buffer(), dims, k), c = cpu->neighbourDifferences(ic.buffer(), dims, k);
+      EXPECT_EQ(g.kth, c.kth) << d[0] << "x" << d[1] << "x" << d[2] << " rank " << k;
+      EXPECT_EQ(g.maximum, c.maximum);
+      EXPECT_TRUE(g.finite);
     }
+    auto wg = gpu->allocate(n * sizeof(cfloat)), wc = cpu->allocate(n * sizeof(cfloat));
+    auto dg = gpu->allocate(n * sizeof(cfloat)), dc = cpu->allocate(n * sizeof(cfloat));
+    gpu->fill(*dg, cfloat(0.5f), n);
+    cpu->fill(*dc, cfloat(0.5f), n);
+    for (int a = 0; a < 3; ++a) {
+      gpu->edgeWeights(*wg, ig.buffer(), dims, a, 0.07);
+      cpu->edgeWeights(*wc, ic.buffer(), dims, a, 0.07);
+      CArray hg(Shape{n}), hc(Shape{n});
+      gpu->download(hg.data(), *wg, n * sizeof(cfloat));
+      cpu->download(hc.data(), *wc, n * sizeof(cfloat));
+      index_t differ = 0;
+      for (index_t i = 0; i < n; ++i) differ += hg[i] != hc[i];
+      EXPECT_EQ(differ, 0) << "edge weights, axis " << a;
+      gpu->addDifferenceDiagonal(*dg, a == 1 ? nullptr : wg.get(), dims, a);
+      cpu->addDifferenceDiagonal(*dc, a == 1 ? nullptr : wc.get(), dims, a);
+    }
+    auto rg = gpu->allocate(n * sizeof(cfloat)), rc = cpu->allocate(n * sizeof(cfloat));
+    gpu->reciprocalDiagonal(*rg, *dg, 0.3, &ig.buffer(), 2.0, n);
+    cpu->reciprocalDiagonal(*rc, *dc, 0.3, &ic.buffer(), 2.0, n);
+    CArray hd(Shape{n}), hdc(Shape{n}), hr(Shape{n}), hrc(Shape{n});
+    gpu->download(hd.data(), *dg, n * sizeof(cfloat));
+    cpu->download(hdc.data(), *dc, n * sizeof(cfloat));
+    gpu->download(hr.data(), *rg, n * sizeof(cfloat));
+    cpu->download(hrc.data(), *rc, n * sizeof(cfloat));
+    index_t differ = 0;
+    for (index_t i = 0; i < n; ++i) differ += (hd[i] != hdc[i]) + (hr[i] != hrc[i]);
+    EXPECT_EQ(differ, 0) << "difference diagonal / reciprocal";
+    img[n / 3] = cfloat(0.f, std::numeric_limits<float>::infinity());
+    auto bad = CDeviceArray::upload(*gpu, img);
+    EXPECT_FALSE(gpu->neighbourDifferences(bad.buffer(), dims, 0).finite);
   }
 }

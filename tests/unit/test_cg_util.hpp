@@ -104,6 +104,18 @@ class DenseBackend final : public Backend {
   void finiteDifference(Buffer& o, const Buffer& i, const index_t d[3], index_t b, int a, bool adj) override {
     cpu_->finiteDifference(o, i, d, b, a, adj);
   }
+  NeighbourDifferences neighbourDifferences(const Buffer& i, const index_t d[3], std::uint64_t k) override {
+    return cpu_->neighbourDifferences(i, d, k);
+  }
+  void edgeWeights(Buffer& o, const Buffer& i, const index_t d[3], int a, double delta) override {
+    cpu_->edgeWeights(o, i, d, a, delta);
+  }
+  void addDifferenceDiagonal(Buffer& o, const Buffer* w, const index_t d[3], int a) override {
+    cpu_->addDifferenceDiagonal(o, w, d, a);
+  }
+  void reciprocalDiagonal(Buffer& o, const Buffer& a, double al, const Buffer* b, double be, index_t n) override {
+    cpu_->reciprocalDiagonal(o, a, al, b, be, n);
+  }
   std::unique_ptr<NufftPlan> makeNufftPlan(const NufftGeometry& g, const NufftOptions&) override {
     ++plansMade;
     return std::make_unique<DenseDftPlan>(g);

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <random>
 
 #include "larmor/backend/registry.hpp"
@@ -207,4 +209,91 @@ TEST(Regularizer, AnatomicalDeltaIsThreeMediansExactly) {
     const double expected = std::max(3.0 * *mid, 0.02 * mx);
     EXPECT_EQ(ops::anatomicalWeights(ref, dims, 0).delta, expected) << d[0] << "x" << d[1] << "x" << d[2];
   }
+}
+
+// --- the backend's prior set-up ops (Backend::neighbourDifferences, edgeWeights, reciprocalDiagonal) -------
+
+namespace {
+
+/// |z| as the ops define it: in double, rounded to float.
+float magnitudeOf(cfloat z) {
+  const double re = z.real(), im = z.imag();
+  return static_cast<float>(std::sqrt(re * re + im * im));
+}
+
+}  // namespace
+
+TEST(PriorOps, NeighbourDifferencesGiveTheSortedRankAndTheMaximum) {
+  auto be = makeCpuBackend();
+  const index_t dims[3] = {13, 9, 7}, n = 13 * 9 * 7;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(0.f, 1.f);
+  std::vector<cfloat> img(static_cast<std::size_t>(n));
+  for (auto& v : img) v = u(rng) < 0.4f ? cfloat(0.5f, 0.f) : cfloat(u(rng), 0.2f * u(rng));  // many ties
+  std::vector<float> diffs;
+  for (int a = 0; a < 3; ++a) {
+    const index_t stride = a == 0 ? 1 : a == 1 ? dims[0] : dims[0] * dims[1];
+    for (index_t i = 0; i < n; ++i) {
+      const index_t c = a == 0 ? i % dims[0] : a == 1 ? (i / dims[0]) % dims[1] : i / (dims[0] * dims[1]);
+      if (c + 1 < dims[a]) diffs.push_back(std::abs(magnitudeOf(img[i + stride]) - magnitudeOf(img[i])));
+    }
+  }
+  std::sort(diffs.begin(), diffs.end());
+  auto buf = toBuffer(*be, img);
+  for (std::uint64_t k : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{diffs.size() / 3},
+                          std::uint64_t{diffs.size() / 2}, std::uint64_t{diffs.size() - 1}}) {
+    const auto s = be->neighbourDifferences(*buf, dims, k);
+    EXPECT_TRUE(s.finite);
+    EXPECT_EQ(s.kth, diffs[k]) << "rank " << k;
+    EXPECT_EQ(s.maximum, diffs.back());
+  }
+  EXPECT_THROW(be->neighbourDifferences(*buf, dims, diffs.size()), Error);
+  img[17] = cfloat(std::nanf(""), 0.f);
+  auto bad = toBuffer(*be, img);
+  EXPECT_FALSE(be->neighbourDifferences(*bad, dims, 0).finite);
+  // A single voxel has no pairs: nothing to rank, nothing thrown.
+  const index_t one[3] = {1, 1, 1};
+  EXPECT_TRUE(be->neighbourDifferences(*buf, one, 0).finite);
+}
+
+TEST(PriorOps, EdgeWeightsFollowTheFormulaAndAreOneOnTheLastPlane) {
+  auto be = makeCpuBackend();
+  const index_t dims[3] = {6, 5, 4}, n = 120;
+  const auto img = randomComplex(n, 8);
+  auto in = toBuffer(*be, img), out = be->allocate(n * sizeof(cfloat));
+  const double delta = 0.3;
+  for (int a = 0; a < 3; ++a) {
+    be->edgeWeights(*out, *in, dims, a, delta);
+    const auto w = fromBuffer(*be, *out, n);
+    const index_t stride = a == 0 ? 1 : a == 1 ? dims[0] : dims[0] * dims[1];
+    for (index_t i = 0; i < n; ++i) {
+      const index_t c = a == 0 ? i % dims[0] : a == 1 ? (i / dims[0]) % dims[1] : i / (dims[0] * dims[1]);
+      double expected = 1;
+      if (c + 1 < dims[a]) {
+        const double t = (static_cast<double>(magnitudeOf(img[i + stride])) - magnitudeOf(img[i])) / delta;
+        expected = 1 / std::sqrt(1 + t * t);
+      }
+      EXPECT_NEAR(w[i].real(), expected, 1e-7) << "axis " << a << " voxel " << i;
+      EXPECT_EQ(w[i].imag(), 0.f);
+    }
+  }
+  EXPECT_THROW(be->edgeWeights(*out, *in, dims, 0, 0.0), Error);
+  EXPECT_THROW(be->edgeWeights(*out, *in, dims, 3, 1.0), Error);
+  EXPECT_THROW(be->edgeWeights(*in, *in, dims, 0, 1.0), Error);
+}
+
+TEST(PriorOps, ReciprocalDiagonalInvertsPositiveSumsAndGuardsTheRest) {
+  auto be = makeCpuBackend();
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<cfloat> a{{2.f, 9.f}, {0.f, 0.f}, {-1.f, 0.f}, {inf, 0.f}, {0.5f, 0.f}, {std::nanf(""), 0.f}};
+  const std::vector<cfloat> b{{1.f, 0.f}, {0.25f, 0.f}, {0.f, 0.f}, {1.f, 0.f}, {-1.f, 0.f}, {1.f, 0.f}};
+  auto ba = toBuffer(*be, a), bb = toBuffer(*be, b), out = be->allocate(6 * sizeof(cfloat));
+  be->reciprocalDiagonal(*out, *ba, 1.0, nullptr, 0.0, 6);
+  auto r = fromBuffer(*be, *out, 6);
+  const float onlyA[6] = {0.5f, 1.f, 1.f, 1.f, 2.f, 1.f};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(r[i], cfloat(onlyA[i], 0.f)) << i;
+  be->reciprocalDiagonal(*out, *ba, 2.0, bb.get(), 4.0, 6);  // 2 a + 4 b
+  r = fromBuffer(*be, *out, 6);
+  const float both[6] = {1.f / 8.f, 1.f, 1.f, 1.f, 1.f, 1.f};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(r[i], cfloat(both[i], 0.f)) << i;
 }

@@ -28,6 +28,18 @@ void Backend::adaptiveCombine(Buffer&, const Buffer&, const index_t*, index_t, i
 void Backend::finiteDifference(Buffer&, const Buffer&, const index_t*, index_t, int, bool) {
   unavailable(*this, "finite differences");
 }
+Backend::NeighbourDifferences Backend::neighbourDifferences(const Buffer&, const index_t*, std::uint64_t) {
+  unavailable(*this, "neighbour differences");
+}
+void Backend::edgeWeights(Buffer&, const Buffer&, const index_t*, int, double) {
+  unavailable(*this, "edge weights");
+}
+void Backend::addDifferenceDiagonal(Buffer&, const Buffer*, const index_t*, int) {
+  unavailable(*this, "the difference diagonal");
+}
+void Backend::reciprocalDiagonal(Buffer&, const Buffer&, double, const Buffer*, double, index_t) {
+  unavailable(*this, "the reciprocal diagonal");
+}
 void Backend::gather(Buffer&, const Buffer&, const Buffer&, index_t) { unavailable(*this, "gather"); }
 void Backend::scatter(Buffer&, const Buffer&, const Buffer&, index_t) { unavailable(*this, "scatter"); }
 

@@ -228,6 +228,19 @@ class CpuBackend final : public Backend {
                         bool adjoint) override {
     cpu::finiteDifference(out, in, dims, batch, axis, adjoint);
   }
+  NeighbourDifferences neighbourDifferences(const Buffer& image, const index_t dims[3], std::uint64_t k) override {
+    return cpu::neighbourDifferences(image, dims, k);
+  }
+  void edgeWeights(Buffer& out, const Buffer& image, const index_t dims[3], int axis, double delta) override {
+    cpu::edgeWeights(out, image, dims, axis, delta);
+  }
+  void addDifferenceDiagonal(Buffer& out, const Buffer* w, const index_t dims[3], int axis) override {
+    cpu::addDifferenceDiagonal(out, w, dims, axis);
+  }
+  void reciprocalDiagonal(Buffer& out, const Buffer& a, double alpha, const Buffer* b, double beta,
+                          index_t n) override {
+    cpu::reciprocalDiagonal(out, a, alpha, b, beta, n);
+  }
   std::unique_ptr<NufftPlan> makeNufftPlan(const NufftGeometry& g, const NufftOptions& o) override {
     return cpu::makeNufftPlan(*this, g, o);
   }

@@ -17,6 +17,12 @@ void adaptiveCombine(Buffer& out, const Buffer& in, const index_t dims[3], index
 /// ops/finite_difference_cpu.cpp
 void finiteDifference(Buffer& out, const Buffer& in, const index_t dims[3], index_t batch, int axis, bool adjoint);
 
+/// ops/prior_cpu.cpp
+Backend::NeighbourDifferences neighbourDifferences(const Buffer& image, const index_t dims[3], std::uint64_t k);
+void edgeWeights(Buffer& out, const Buffer& image, const index_t dims[3], int axis, double delta);
+void addDifferenceDiagonal(Buffer& out, const Buffer* w, const index_t dims[3], int axis);
+void reciprocalDiagonal(Buffer& out, const Buffer& a, double alpha, const Buffer* b, double beta, index_t n);
+
 void gemmBatched(MatOp opA, MatOp opB, index_t m, index_t n, index_t k, cfloat alpha, const Buffer& A,
                  const MatrixBatch& a, const Buffer& B, const MatrixBatch& b, cfloat beta, Buffer& C,
                  const MatrixBatch& c, index_t batch);

@@ -140,8 +140,10 @@ struct IterativeProblem::Impl {
   std::unique_ptr<Buffer> rhs, x;
   double dataNorm2 = 0;
   bool haveSolution = false;
-  std::vector<double> sos;                    ///< sum_c |S_c|^2 (ones for one coil)
-  std::vector<double> encodingDiagonal, priorDiagonal;
+  std::vector<double> sos;                    ///< sum_c |S_c|^2 (empty for one coil: ones)
+  /// diag(E^H E) and diag(W^H W) (real parts) for the Jacobi preconditioner, in the backend's memory.
+  std::unique_ptr<Buffer> encodingDiagonal, priorDiagonal;
+  double sumOfSquares(index_t i) const { return sos.empty() ? 1.0 : sos[static_cast<std::size_t>(i)]; }
   nlohmann::json info;
 };
 
@@ -248,7 +250,6 @@ IterativeProblem::IterativeProblem(Backend& backend, const Dataset& d, const Rec
   }
 
   // --- coil sensitivities ------------------------------------------------------------------------------------
-  p.sos.assign(static_cast<std::size_t>(p.n), 1.0);
   if (p.coils > 1) {
     progress.report(0.3, "cg: coil maps");
     ScopedStage st(timings, "coil maps", &backend);
@@ -316,30 +317,37 @@ IterativeProblem::IterativeProblem(Backend& backend, const Dataset& d, const Rec
     } else if (kind == ops::RegularizerKind::FiniteDifference) {
       p.regularizer = ops::makeFiniteDifference(backend, p.dims);
     } else {
+      // The reference goes to the device as it is (the slice's part of it); edge scale, weights and the
+      // prior's diagonal are computed there.
       std::string source;
       CArray loaded;
       const CArray& ref = loadReference(it, d, &source, loaded);
-      ops::AnatomicalWeights w;
-      if (ref.size() == p.n * h.slices && h.slices > 1) {
-        CArray refSlice(Shape{out[0], out[1], out[2]});
-        std::copy_n(ref.data() + slice * p.n, p.n, refSlice.data());
-        w = ops::anatomicalWeights(refSlice, p.dims, it.anatomicalDelta);
-      } else {
-        require(ref.size() == p.n, source + ": the reference image " + ref.shape().str() + " does not match the " +
-                                       std::to_string(out[0]) + "x" + std::to_string(out[1]) + "x" +
-                                       std::to_string(out[2]) + " reconstruction");
-        w = ops::anatomicalWeights(ref, p.dims, it.anatomicalDelta);
-      }
-      p.info["anatomical_delta"] = w.delta;
-      p.regularizer = ops::makeWeightedFiniteDifference(backend, p.dims, std::move(w));
+      const bool perSlice = ref.size() == p.n * h.slices && h.slices > 1;
+      require(perSlice || ref.size() == p.n, source + ": the reference image " + ref.shape().str() +
+                                                 " does not match the " + std::to_string(out[0]) + "x" +
+                                                 std::to_string(out[1]) + "x" + std::to_string(out[2]) +
+                                                 " reconstruction");
+      auto refBuffer = backend.allocate(bytesOf(p.n));
+      backend.upload(*refBuffer, ref.data() + (perSlice ? slice * p.n : 0), bytesOf(p.n));
+      double delta = 0;
+      p.regularizer = ops::makeAnatomical(backend, p.dims, *refBuffer, it.anatomicalDelta, &delta);
+      p.info["anatomical_delta"] = delta;
       p.info["reference"] = source;
     }
-    p.priorDiagonal = p.regularizer->diagonal();
+    p.priorDiagonal = backend.allocate(bytesOf(p.n));
+    p.regularizer->diagonal(*p.priorDiagonal);
   }
-  p.encodingDiagonal.resize(static_cast<std::size_t>(p.n));
+  // diag(E^H E) = T's diagonal times sum_c |S_c|^2.
+  p.encodingDiagonal = backend.allocate(bytesOf(p.n));
   const double td = t.toeplitz->diagonal();
+  if (p.sos.empty()) {
+    backend.fill(*p.encodingDiagonal, cfloat(static_cast<float>(td), 0.f), p.n);
+  } else {
+    std::vector<cfloat> diag(static_cast<std::size_t>(p.n));
 #pragma omp parallel for schedule(static) if (p.n > (index_t{1} << 16))
-  for (index_t i = 0; i < p.n; ++i) p.encodingDiagonal[i] = td * p.sos[i];
+    for (index_t i = 0; i < p.n; ++i) diag[static_cast<std::size_t>(i)] = cfloat(static_cast<float>(td * p.sos[i]), 0.f);
+    backend.upload(*p.encodingDiagonal, diag.data(), bytesOf(p.n));
+  }
   p.x = backend.allocate(bytesOf(p.n));
   backend.fill(*p.x, cfloat(0.f), p.n);
   p.info["fhd"] = it.fhd;
@@ -355,7 +363,8 @@ solve::CgResult IterativeProblem::solve(double lambda, int iterations, double to
   ops::NormalOperator A(p.backend, *p.traj->toeplitz, p.maps.get(), p.regularizer.get(), lambda);
   std::unique_ptr<solve::DiagonalPreconditioner> M;
   if (p.settings.preconditioner) {
-    M = std::make_unique<solve::DiagonalPreconditioner>(p.backend, p.encodingDiagonal, lambda, p.priorDiagonal);
+    M = std::make_unique<solve::DiagonalPreconditioner>(p.backend, *p.encodingDiagonal, 1.0, p.priorDiagonal.get(),
+                                                        lambda, p.n);
   }
   solve::CgOptions o;
   o.maxIterations = iterations;
@@ -368,7 +377,7 @@ solve::CgResult IterativeProblem::solve(double lambda, int iterations, double to
     // The combined-image convention rho sqrt(sum |S|^2) back to rho.
     std::vector<cfloat> x0(static_cast<std::size_t>(p.n));
     for (index_t i = 0; i < p.n; ++i) {
-      const double s = std::sqrt(p.sos[i]);
+      const double s = std::sqrt(p.sumOfSquares(i));
       x0[i] = s > 1e-6 ? cfloat(cdouble((*initial)[i]) / s) : cfloat(0.f);
     }
     p.backend.upload(*p.x, x0.data(), bytesOf(p.n));
@@ -392,6 +401,7 @@ CArray IterativeProblem::solution() const {
 
 CArray IterativeProblem::combined() const {
   CArray x = solution();
+  if (impl_->sos.empty()) return x;
   for (index_t i = 0; i < x.size(); ++i) x[i] *= static_cast<float>(std::sqrt(impl_->sos[i]));
   return x;
 }

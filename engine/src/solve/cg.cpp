@@ -19,21 +19,31 @@ namespace larmor::solve {
 DiagonalPreconditioner::DiagonalPreconditioner(Backend& backend, const std::vector<double>& diagonal)
     : DiagonalPreconditioner(backend, diagonal, 0.0, {}) {}
 
+namespace {
+std::unique_ptr<Buffer> uploadReal(Backend& backend, const std::vector<double>& v) {
+  std::vector<cfloat> c(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) c[i] = cfloat(static_cast<float>(v[i]), 0.f);
+  auto b = backend.allocate(c.size() * sizeof(cfloat));
+  backend.upload(*b, c.data(), c.size() * sizeof(cfloat));
+  return b;
+}
+}  // namespace
+
 DiagonalPreconditioner::DiagonalPreconditioner(Backend& backend, const std::vector<double>& a, double lambda,
                                                const std::vector<double>& b)
     : backend_(backend), n_(static_cast<index_t>(a.size())) {
   require(b.empty() || b.size() == a.size(), "preconditioner: the two diagonals differ in length");
-  std::vector<cfloat> inv(a.size());
-  const auto n = static_cast<std::int64_t>(a.size());
-  const bool withB = !b.empty();
-#pragma omp parallel for schedule(static) if (n > (std::int64_t{1} << 16))
-  for (std::int64_t i = 0; i < n; ++i) {
-    const auto k = static_cast<std::size_t>(i);
-    const double d = withB ? a[k] + lambda * b[k] : a[k];
-    inv[k] = cfloat(std::isfinite(d) && d > 0 ? static_cast<float>(1.0 / d) : 1.f, 0.f);
-  }
-  inverse_ = backend.allocate(inv.size() * sizeof(cfloat));
-  backend.upload(*inverse_, inv.data(), inv.size() * sizeof(cfloat));
+  const auto da = uploadReal(backend, a);
+  const auto db = b.empty() ? nullptr : uploadReal(backend, b);
+  inverse_ = backend.allocate(a.size() * sizeof(cfloat));
+  backend.reciprocalDiagonal(*inverse_, *da, 1.0, db.get(), lambda, n_);
+}
+
+DiagonalPreconditioner::DiagonalPreconditioner(Backend& backend, const Buffer& a, double alpha, const Buffer* b,
+                                               double beta, index_t n)
+    : backend_(backend), n_(n) {
+  inverse_ = backend.allocate(static_cast<std::size_t>(n) * sizeof(cfloat));
+  backend.reciprocalDiagonal(*inverse_, a, alpha, b, beta, n);
 }
 
 void DiagonalPreconditioner::apply(const Buffer& r, Buffer& z) { backend_.multiply(z, *inverse_, n_, r, n_, false); }

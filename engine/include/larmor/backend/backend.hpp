@@ -3,6 +3,7 @@
 // are written once against it; CpuBackend (FFTW + OpenMP) and CudaBackend (cuFFT + own kernels, a
 // run-time plugin) implement it. No CUDA types appear here: device memory is an opaque Buffer.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -93,6 +94,31 @@ class Backend {
   /// Default: Error "not available".
   virtual void finiteDifference(Buffer& out, const Buffer& in, const index_t dims[3], index_t batch, int axis,
                                 bool adjoint);
+
+  // --- the priors of the iterative reconstruction (ops/regularizer.hpp) ------------------------------
+  /// Over the neighbour pairs (i, i + e_a) inside one image [dims] (every axis a of extent > 1) of the
+  /// magnitude m = |image|, m computed in double and rounded to float: the difference |m(i + e_a) - m(i)|
+  /// at rank k of their ascending order (as std::nth_element would place it; k < their count), their
+  /// maximum, and whether every m is finite (when not, kth and maximum mean nothing).
+  struct NeighbourDifferences {
+    float kth = 0, maximum = 0;
+    bool finite = true;
+  };
+  /// Default: Error "not available".
+  virtual NeighbourDifferences neighbourDifferences(const Buffer& image, const index_t dims[3], std::uint64_t k);
+  /// Edge weights of the anatomical prior along `axis` (real parts; imaginary 0): out[i] =
+  /// float(1 / sqrt(1 + t^2)), t = (m(i + e) - m(i)) / delta in double, where i_axis < N_axis - 1; 1 on the
+  /// last plane. m as above. Default: Error "not available".
+  virtual void edgeWeights(Buffer& out, const Buffer& image, const index_t dims[3], int axis, double delta);
+  /// diag(D_a^H diag(w) D_a) of the forward differences along `axis`, added to out's real part:
+  /// out[i] += w[i] [i_a < N_a - 1] + w[i - e_a] [i_a > 0] (w's real parts; w null: ones), in float.
+  /// Default: Error "not available".
+  virtual void addDifferenceDiagonal(Buffer& out, const Buffer* w, const index_t dims[3], int axis);
+  /// The inverse of a Jacobi preconditioner's diagonal: out[i] = float(1 / (alpha Re a[i] + beta Re b[i]))
+  /// (b null: no second term; sums in double) where that sum is finite and > 0, else 1; imaginary 0.
+  /// Default: Error "not available".
+  virtual void reciprocalDiagonal(Buffer& out, const Buffer& a, double alpha, const Buffer* b, double beta,
+                                  index_t n);
 
   // --- non-uniform transforms (ops/nufft.hpp) ------------------------------------------------------
   /// A plan whose buffers live on this backend. Default: Error "not available on <id>".

@@ -33,8 +33,11 @@ class Regularizer {
   virtual void applyNormal(const Buffer& x, Buffer& y) = 0;
   /// ||W x||^2.
   virtual double normSquared(const Buffer& x) = 0;
-  /// diag(W^H W), size() entries (host).
-  virtual std::vector<double> diagonal() const = 0;
+  /// diag(W^H W) into `out` (size() elements, real parts), in the backend's memory: the Jacobi
+  /// preconditioner is built there.
+  virtual void diagonal(Buffer& out) const = 0;
+  /// The same, downloaded (tests, host-side checks).
+  std::vector<double> diagonal() const;
 
  protected:
   Regularizer(Backend& backend, const index_t dims[3]) : backend_(backend), dims_{dims[0], dims[1], dims[2]} {}
@@ -58,15 +61,25 @@ struct AnatomicalWeights {
 /// measures the noise of a noisy reference, where most pairs lie inside flat regions; the 2 % floor keeps
 /// a noiseless piecewise-constant one, whose median difference is 0, from marking every small step as an
 /// edge).
+/// Computed by the CPU backend's ops (the ones makeAnatomical runs on any backend).
 AnatomicalWeights anatomicalWeights(const CArray& reference, const index_t dims[3], double delta = 0);
+
+/// The automatic edge scale max(3 median, 0.02 max) of the neighbour differences of |reference| (one image
+/// [dims] in the backend's memory), 1 for a constant reference; throws Error when a voxel is not finite.
+double edgeScale(Backend& backend, const Buffer& reference, const index_t dims[3]);
 
 std::unique_ptr<Regularizer> makeTikhonov(Backend& backend, const index_t dims[3]);
 std::unique_ptr<Regularizer> makeFiniteDifference(Backend& backend, const index_t dims[3]);
-/// The weighted differences; `reference` has dims[0] * dims[1] * dims[2] elements.
+/// The weighted differences, built where `reference` lives (dims[0] * dims[1] * dims[2] elements in the
+/// backend's memory): edge scale, weights and their squares never leave the device. delta <= 0: edgeScale;
+/// `deltaUsed` receives the scale used.
+std::unique_ptr<Regularizer> makeAnatomical(Backend& backend, const index_t dims[3], const Buffer& reference,
+                                            double delta = 0, double* deltaUsed = nullptr);
+/// The same from a host image (uploaded).
 std::unique_ptr<Regularizer> makeAnatomical(Backend& backend, const index_t dims[3], const CArray& reference,
                                             double delta = 0);
 /// From weights computed elsewhere (tests, a GUI that shows the edge map).
 std::unique_ptr<Regularizer> makeWeightedFiniteDifference(Backend& backend, const index_t dims[3],
-                                                          AnatomicalWeights weights);
+                                                          const AnatomicalWeights& weights);
 
 }  // namespace larmor::ops
