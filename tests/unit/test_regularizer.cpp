@@ -25,6 +25,20 @@ cd dotHost(const std::vector<cfloat>& a, const std::vector<cfloat>& b) {
   return s;
 }
 
+/// |mag(i + e_a) - mag(i)| over every neighbour pair inside the volume, every axis, by explicit coordinates.
+std::vector<float> neighbourDifferencesOf(const std::vector<float>& mag, const index_t dims[3]) {
+  std::vector<float> diffs;
+  const index_t n = dims[0] * dims[1] * dims[2];
+  for (int a = 0; a < 3; ++a) {
+    const index_t stride = a == 0 ? 1 : a == 1 ? dims[0] : dims[0] * dims[1];
+    for (index_t i = 0; i < n; ++i) {
+      const index_t c = a == 0 ? i % dims[0] : a == 1 ? (i / dims[0]) % dims[1] : i / (dims[0] * dims[1]);
+      if (c + 1 < dims[a]) diffs.push_back(std::abs(mag[i + stride] - mag[i]));
+    }
+  }
+  return diffs;
+}
+
 struct FdCase {
   index_t dims[3];
   index_t batch;
@@ -193,17 +207,10 @@ TEST(Regularizer, AnatomicalDeltaIsThreeMediansExactly) {
     std::mt19937 rng(static_cast<unsigned>(n));
     std::uniform_real_distribution<float> u(0.f, 1.f);
     for (index_t i = 0; i < n; ++i) ref[i] = cfloat(u(rng) < 0.3f ? 0.f : u(rng), u(rng) < 0.5f ? 0.f : 0.1f * u(rng));
-    std::vector<float> diffs;
-    float mx = 0;
-    for (int a = 0; a < 3; ++a) {
-      const index_t stride = a == 0 ? 1 : a == 1 ? d[0] : d[0] * d[1];
-      for (index_t i = 0; i < n; ++i) {
-        const index_t c = a == 0 ? i % d[0] : a == 1 ? (i / d[0]) % d[1] : i / (d[0] * d[1]);
-        if (c + 1 >= d[a]) continue;
-        diffs.push_back(std::abs(std::abs(ref[i + stride]) - std::abs(ref[i])));
-        mx = std::max(mx, diffs.back());
-      }
-    }
+    std::vector<float> mag(static_cast<std::size_t>(n));
+    for (index_t i = 0; i < n; ++i) mag[i] = std::abs(ref[i]);
+    std::vector<float> diffs = neighbourDifferencesOf(mag, dims);
+    const float mx = *std::max_element(diffs.begin(), diffs.end());
     auto mid = diffs.begin() + static_cast<std::ptrdiff_t>(diffs.size() / 2);
     std::nth_element(diffs.begin(), mid, diffs.end());
     const double expected = std::max(3.0 * *mid, 0.02 * mx);
@@ -230,14 +237,9 @@ TEST(PriorOps, NeighbourDifferencesGiveTheSortedRankAndTheMaximum) {
   std::uniform_real_distribution<float> u(0.f, 1.f);
   std::vector<cfloat> img(static_cast<std::size_t>(n));
   for (auto& v : img) v = u(rng) < 0.4f ? cfloat(0.5f, 0.f) : cfloat(u(rng), 0.2f * u(rng));  // many ties
-  std::vector<float> diffs;
-  for (int a = 0; a < 3; ++a) {
-    const index_t stride = a == 0 ? 1 : a == 1 ? dims[0] : dims[0] * dims[1];
-    for (index_t i = 0; i < n; ++i) {
-      const index_t c = a == 0 ? i % dims[0] : a == 1 ? (i / dims[0]) % dims[1] : i / (dims[0] * dims[1]);
-      if (c + 1 < dims[a]) diffs.push_back(std::abs(magnitudeOf(img[i + stride]) - magnitudeOf(img[i])));
-    }
-  }
+  std::vector<float> mag(static_cast<std::size_t>(n));
+  for (index_t i = 0; i < n; ++i) mag[i] = magnitudeOf(img[i]);
+  std::vector<float> diffs = neighbourDifferencesOf(mag, dims);
   std::sort(diffs.begin(), diffs.end());
   auto buf = toBuffer(*be, img);
   for (std::uint64_t k : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{diffs.size() / 3},

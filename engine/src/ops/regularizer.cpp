@@ -32,6 +32,15 @@ namespace {
 
 std::size_t bytesOf(index_t n) { return static_cast<std::size_t>(n) * sizeof(cfloat); }
 
+/// The reference image of a host-side call must have the reconstruction's voxel count.
+void checkReferenceSize(const CArray& reference, const index_t dims[3]) {
+  const index_t n = dims[0] * dims[1] * dims[2];
+  require(reference.size() == n, "anatomical prior: the reference image has " + std::to_string(reference.size()) +
+                                     " voxels, the reconstruction " + std::to_string(n) + " (" +
+                                     std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "x" +
+                                     std::to_string(dims[2]) + ")");
+}
+
 class Tikhonov final : public Regularizer {
  public:
   Tikhonov(Backend& b, const index_t dims[3]) : Regularizer(b, dims) {}
@@ -141,18 +150,24 @@ double edgeScale(Backend& backend, const Buffer& reference, const index_t dims[3
   return delta > 0 ? delta : 1.0;
 }
 
+namespace {
+/// The edge scale to use: `delta` when > 0 (the reference still checked for non-finite voxels), else
+/// edgeScale's.
+double resolveDelta(Backend& backend, const Buffer& reference, const index_t dims[3], double delta) {
+  if (delta <= 0) return edgeScale(backend, reference, dims);
+  // An explicit edge scale skips the statistics, but not the check of the reference.
+  require(backend.neighbourDifferences(reference, dims, 0).finite,
+          "anatomical prior: the reference image has a non-finite voxel");
+  return delta;
+}
+}  // namespace
+
 std::unique_ptr<Regularizer> makeAnatomical(Backend& backend, const index_t dims[3], const Buffer& reference,
                                             double delta, double* deltaUsed) {
   const index_t n = dims[0] * dims[1] * dims[2];
   require(reference.bytes() >= bytesOf(n), "anatomical prior: the reference image has fewer than " +
                                                std::to_string(n) + " voxels");
-  if (delta <= 0) {
-    delta = edgeScale(backend, reference, dims);
-  } else {
-    // An explicit edge scale skips the statistics, but not the check of the reference.
-    require(backend.neighbourDifferences(reference, dims, 0).finite,
-            "anatomical prior: the reference image has a non-finite voxel");
-  }
+  delta = resolveDelta(backend, reference, dims, delta);
   if (deltaUsed) *deltaUsed = delta;
   std::array<std::unique_ptr<Buffer>, 3> w;
   for (int a = 0; a < 3; ++a) {
@@ -164,18 +179,13 @@ std::unique_ptr<Regularizer> makeAnatomical(Backend& backend, const index_t dims
 }
 
 AnatomicalWeights anatomicalWeights(const CArray& reference, const index_t dims[3], double delta) {
-  const index_t n = dims[0] * dims[1] * dims[2];
-  require(reference.size() == n, "anatomical prior: the reference image has " + std::to_string(reference.size()) +
-                                     " voxels, the reconstruction " + std::to_string(n) + " (" +
-                                     std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "x" +
-                                     std::to_string(dims[2]) + ")");
+  checkReferenceSize(reference, dims);
+  const index_t n = reference.size();
   const auto cpu = makeCpuBackend();
   auto ref = cpu->allocate(bytesOf(n));
   cpu->upload(*ref, reference.data(), bytesOf(n));
   AnatomicalWeights out;
-  out.delta = delta > 0 ? delta : edgeScale(*cpu, *ref, dims);
-  if (delta > 0)
-    require(cpu->neighbourDifferences(*ref, dims, 0).finite, "anatomical prior: the reference image has a non-finite voxel");
+  out.delta = resolveDelta(*cpu, *ref, dims, delta);
   auto w = cpu->allocate(bytesOf(n));
   for (int a = 0; a < 3; ++a) {
     out.weights[a] = RArray(Shape{dims[0], dims[1], dims[2]}, 1.f);
@@ -212,11 +222,8 @@ std::unique_ptr<Regularizer> makeWeightedFiniteDifference(Backend& backend, cons
 }
 std::unique_ptr<Regularizer> makeAnatomical(Backend& backend, const index_t dims[3], const CArray& reference,
                                             double delta) {
-  const index_t n = dims[0] * dims[1] * dims[2];
-  require(reference.size() == n, "anatomical prior: the reference image has " + std::to_string(reference.size()) +
-                                     " voxels, the reconstruction " + std::to_string(n) + " (" +
-                                     std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "x" +
-                                     std::to_string(dims[2]) + ")");
+  checkReferenceSize(reference, dims);
+  const index_t n = reference.size();
   auto ref = backend.allocate(bytesOf(n));
   backend.upload(*ref, reference.data(), bytesOf(n));
   return makeAnatomical(backend, dims, *ref, delta);
