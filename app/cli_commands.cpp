@@ -63,6 +63,24 @@ void printTimings(const Timings& t) {
             << " ms\n";
 }
 
+/// How an iterative solve ended (slice 0 of several): iterations, why it stopped, the final relative
+/// residual ||b - A x|| / ||b||, so that a run that hit the iteration limit far from convergence shows.
+void printConvergence(const json& c) {
+  if (!c.is_object()) return;
+  const bool perSlice = c.contains("slices") && c["slices"].is_array() && !c["slices"].empty();
+  const json& s = perSlice ? c["slices"].front() : c;
+  if (!s.contains("iterations") || !s.contains("stop")) return;
+  const std::string stop = s["stop"].get<std::string>();
+  std::cout << "  CG: " << s["iterations"].get<int>() << " iterations, stopped by "
+            << (stop == "iterations" ? "the iteration limit (--iters)" : stop == "tolerance" ? "the tolerance (--tol)" : stop);
+  const json& r = s.contains("relative_residual") ? s["relative_residual"] : json();
+  if (r.is_array() && !r.empty() && r.back().is_number())
+    std::cout << ", relative residual " << std::scientific << std::setprecision(2) << r.back().get<double>()
+              << std::defaultfloat;
+  if (perSlice) std::cout << " (slice 0 of " << c["slices"].size() << ")";
+  std::cout << "\n";
+}
+
 /// The recon flags into the settings structs the GUI edits too.
 void applySettings(const ReconArgs& a, recon::ReconSettings& s) {
   auto& n = s.nufft;
@@ -289,6 +307,7 @@ int recon(const ReconArgs& a) {
             << (rep.files.size() == 1 ? "" : "s") << ") " << r.image.shape().str() << " on " << r.device << " ("
             << r.deviceName << ")\n";
   printTimings(r.timings);
+  printConvergence(r.convergence);
   if (r.metrics.contains("percent_error"))
     std::cout << "  vs reference: " << std::fixed << std::setprecision(2) << r.metrics["percent_error"].get<double>()
               << " % error, PSNR "
