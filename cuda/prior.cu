@@ -152,9 +152,7 @@ Backend::NeighbourDifferences CudaBackend::neighbourDifferences(const Buffer& im
   checkImage(dims, "neighbour differences");
   const Geometry g = geometryOf(dims);
   const float2* pi = elements(image, g.voxels, "neighbour differences");
-  std::uint64_t count = 0;
-  for (int a = 0; a < 3; ++a)
-    if (dims[a] > 1) count += static_cast<std::uint64_t>(g.voxels - g.voxels / dims[a]);
+  const std::uint64_t count = neighbourPairs(dims);
   require(count == 0 || k < count, "neighbour differences: rank " + std::to_string(k) + " of " +
                                        std::to_string(count) + " differences");
   // The magnitudes, then [2048 histogram counts][max bits, non-finite flag] in one scratch buffer.

@@ -31,6 +31,19 @@ struct H5 {
   }
 };
 
+/// Replaces dataset `name` of the file by a new, empty one of `type` and shape `dims` (`maxDims` null: fixed
+/// size), chunked by `chunk` (null: contiguous). True when it was created.
+bool replaceDataset(const std::string& path, const char* name, hid_t type, int rank, const hsize_t* dims,
+                    const hsize_t* maxDims = nullptr, const hsize_t* chunk = nullptr) {
+  H5 f{H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose};
+  H5Ldelete(f.id, name, H5P_DEFAULT);
+  H5 space{H5Screate_simple(rank, dims, maxDims), H5Sclose};
+  H5 dcpl{H5Pcreate(H5P_DATASET_CREATE), H5Pclose};
+  if (chunk) H5Pset_chunk(dcpl.id, rank, chunk);
+  H5 d{H5Dcreate2(f.id, name, type, space.id, H5P_DEFAULT, dcpl.id, H5P_DEFAULT), H5Dclose};
+  return d.id >= 0;
+}
+
 }  // namespace
 
 TEST(IoIsmrmrdHardening, AcquisitionCountWithoutStorage) {
@@ -50,17 +63,11 @@ TEST(IoIsmrmrdHardening, NDArrayDimensionsWithoutStorage) {
   const std::string dir = exportTestDir("ismrmrd-hardening");
   const std::string path = writeSmallFile(dir);
   {
-    H5 f{H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose};
-    H5Ldelete(f.id, "/dataset/reference", H5P_DEFAULT);
     H5 type{H5Tcreate(H5T_COMPOUND, 8), H5Tclose};
     H5Tinsert(type.id, "real", 0, H5T_NATIVE_FLOAT);
     H5Tinsert(type.id, "imag", 4, H5T_NATIVE_FLOAT);
     const hsize_t dims[5] = {1, 1, 1, 65536, 65536}, chunk[5] = {1, 1, 1, 64, 64};
-    H5 space{H5Screate_simple(5, dims, nullptr), H5Sclose};
-    H5 plist{H5Pcreate(H5P_DATASET_CREATE), H5Pclose};
-    H5Pset_chunk(plist.id, 5, chunk);
-    H5 d{H5Dcreate2(f.id, "/dataset/reference", type.id, space.id, H5P_DEFAULT, plist.id, H5P_DEFAULT), H5Dclose};
-    ASSERT_GE(d.id, 0);
+    ASSERT_TRUE(replaceDataset(path, "/dataset/reference", type.id, 5, dims, nullptr, chunk));
   }
   expectError([&] { io::loadDataset(path); }, "NDArray /dataset/reference claims 4294967296 elements");
 }
@@ -91,14 +98,8 @@ TEST(IoIsmrmrdHardening, FailedLoadsLeaveNoHdf5ObjectOpen) {
   // open in HDF5 for the rest of the session); the reader now uses HDF5 directly and closes everything.
   const std::string dir = exportTestDir("ismrmrd-hardening");
   const std::string path = writeSmallFile(dir);
-  {
-    H5 f{H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose};
-    H5Ldelete(f.id, "/dataset/xml", H5P_DEFAULT);
-    const hsize_t one[1] = {1};
-    H5 space{H5Screate_simple(1, one, nullptr), H5Sclose};
-    H5 d{H5Dcreate2(f.id, "/dataset/xml", H5T_NATIVE_INT, space.id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose};
-    ASSERT_GE(d.id, 0);
-  }
+  const hsize_t one[1] = {1};
+  ASSERT_TRUE(replaceDataset(path, "/dataset/xml", H5T_NATIVE_INT, 1, one));
   expectError([&] { io::loadDataset(path); }, "cannot read the ISMRMRD XML header /dataset/xml (not a string)");
   EXPECT_EQ(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
   const std::string good = writeSmallFile(dir);
@@ -211,8 +212,6 @@ TEST(IoIsmrmrdHardening, AcquisitionTypeWithoutTheNeededMembers) {
   const std::string dir = exportTestDir("ismrmrd-hardening");
   const std::string path = writeSmallFile(dir);
   {
-    H5 f{H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose};
-    H5Ldelete(f.id, "/dataset/data", H5P_DEFAULT);
     H5 head{H5Tcreate(H5T_COMPOUND, 4), H5Tclose};
     H5Tinsert(head.id, "number_of_samples", 0, H5T_NATIVE_UINT16);
     H5Tinsert(head.id, "trajectory_dimensions", 2, H5T_NATIVE_UINT16);
@@ -222,11 +221,7 @@ TEST(IoIsmrmrdHardening, AcquisitionTypeWithoutTheNeededMembers) {
     H5Tinsert(rec.id, "traj", 4, vfloat.id);
     H5Tinsert(rec.id, "data", 4 + sizeof(hvl_t), vfloat.id);
     const hsize_t one[1] = {1}, unlimited[1] = {H5S_UNLIMITED};
-    H5 space{H5Screate_simple(1, one, unlimited), H5Sclose};
-    H5 dcpl{H5Pcreate(H5P_DATASET_CREATE), H5Pclose};
-    H5Pset_chunk(dcpl.id, 1, one);
-    H5 d{H5Dcreate2(f.id, "/dataset/data", rec.id, space.id, H5P_DEFAULT, dcpl.id, H5P_DEFAULT), H5Dclose};
-    ASSERT_GE(d.id, 0);
+    ASSERT_TRUE(replaceDataset(path, "/dataset/data", rec.id, 1, one, unlimited, one));
   }
   expectError([&] { io::loadDataset(path); }, "is not an ISMRMRD acquisition list (no member head.active_channels)");
   EXPECT_EQ(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);

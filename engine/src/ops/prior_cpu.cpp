@@ -111,9 +111,7 @@ Backend::NeighbourDifferences neighbourDifferences(const Buffer& image, const in
   checkImage(dims, "neighbour differences");
   const index_t n = dims[0] * dims[1] * dims[2];
   const cfloat* p = elements(image, n, "neighbour differences");
-  std::uint64_t count = 0;
-  for (int a = 0; a < 3; ++a)
-    if (dims[a] > 1) count += static_cast<std::uint64_t>(n - n / dims[a]);
+  const std::uint64_t count = Backend::neighbourPairs(dims);
   require(count == 0 || k < count, "neighbour differences: rank " + std::to_string(k) + " of " +
                                        std::to_string(count) + " differences");
   std::vector<float> mag(static_cast<std::size_t>(n));

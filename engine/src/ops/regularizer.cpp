@@ -3,10 +3,8 @@
 #include "larmor/ops/regularizer.hpp"
 
 #include <algorithm>
-#include <cmath>
+#include <array>
 #include <cstdint>
-#include <cstring>
-#include <limits>
 
 #include "larmor/backend/registry.hpp"
 
@@ -139,11 +137,8 @@ std::vector<double> Regularizer::diagonal() const {
 }
 
 double edgeScale(Backend& backend, const Buffer& reference, const index_t dims[3]) {
-  const index_t n = dims[0] * dims[1] * dims[2];
-  std::uint64_t count = 0;
-  for (int a = 0; a < 3; ++a)
-    if (dims[a] > 1) count += static_cast<std::uint64_t>(n - n / dims[a]);
-  const Backend::NeighbourDifferences s = backend.neighbourDifferences(reference, dims, count / 2);
+  const std::uint64_t median = Backend::neighbourPairs(dims) / 2;
+  const Backend::NeighbourDifferences s = backend.neighbourDifferences(reference, dims, median);
   require(s.finite, "anatomical prior: the reference image has a non-finite voxel");
   const double delta = std::max(3.0 * s.kth, 0.02 * s.maximum);
   // A constant reference has no edges: every weight 1 (plain smoothness).

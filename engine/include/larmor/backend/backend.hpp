@@ -104,6 +104,14 @@ class Backend {
     float kth = 0, maximum = 0;
     bool finite = true;
   };
+  /// How many such pairs an image [dims] has: sum over the axes of extent > 1 of N - N / N_axis.
+  static std::uint64_t neighbourPairs(const index_t dims[3]) {
+    const index_t n = dims[0] * dims[1] * dims[2];
+    std::uint64_t count = 0;
+    for (int a = 0; a < 3; ++a)
+      if (dims[a] > 1) count += static_cast<std::uint64_t>(n - n / dims[a]);
+    return count;
+  }
   /// Default: Error "not available".
   virtual NeighbourDifferences neighbourDifferences(const Buffer& image, const index_t dims[3], std::uint64_t k);
   /// Edge weights of the anatomical prior along `axis` (real parts; imaginary 0): out[i] =
