@@ -18,6 +18,7 @@
 #include "larmor/quality/metrics.hpp"
 #include "larmor/recon/bench.hpp"
 #include "larmor/recon/recon.hpp"
+#include "larmor/recon/settings_table.hpp"
 #include "larmor/util/atomic_file.hpp"
 #include "larmor/util/provenance.hpp"
 #ifdef LARMOR_HAVE_IO
@@ -81,85 +82,14 @@ void printConvergence(const json& c) {
   std::cout << "\n";
 }
 
-/// The recon flags into the settings structs the GUI edits too.
-void applySettings(const ReconArgs& a, recon::ReconSettings& s) {
-  auto& n = s.nufft;
-  n.width = a.width;
-  n.oversampling = a.oversampling;
-  n.kernelTable = a.kernelTable;
-  require(a.spreader == "auto" || a.spreader == "sector" || a.spreader == "tron",
-          "--spreader " + a.spreader + ": expected auto, sector or tron");
-  n.spreader = a.spreader;
-  if (a.dcf == "auto") n.dcf = recon::DensityCompensation::Auto;
-  else if (a.dcf == "ramp") n.dcf = recon::DensityCompensation::Ramp;
-  else if (a.dcf == "pipe-menon") n.dcf = recon::DensityCompensation::PipeMenon;
-  else if (a.dcf == "none") n.dcf = recon::DensityCompensation::None;
-  else throw Error("--dcf " + a.dcf + ": expected auto, ramp, pipe-menon or none");
-  require(a.dcfIterations >= 1 && a.dcfIterations <= 1000, "--dcf-iters must be in 1..1000");
-  n.dcfIterations = a.dcfIterations;
-  require(a.trig == "accurate" || a.trig == "fast" || a.trig == "recurrence",
-          "--trig " + a.trig + ": expected accurate, fast or recurrence");
-  n.trig = a.trig;
-
-  auto& g = s.grappa;
-  require(a.grappaCalibration == "basic" || a.grappaCalibration == "improved",
-          "--grappa-calibration " + a.grappaCalibration + ": expected basic or improved");
-  g.calibration = a.grappaCalibration == "basic" ? recon::GrappaCalibration::Basic : recon::GrappaCalibration::Improved;
-  const auto x = a.grappaKernel.find('x');
-  char* end = nullptr;
-  const long kpe = std::strtol(a.grappaKernel.substr(0, x).c_str(), &end, 10);
-  const long kro = x == std::string::npos ? 0 : std::strtol(a.grappaKernel.substr(x + 1).c_str(), nullptr, 10);
-  require(x != std::string::npos && kpe >= 1 && kro >= 1 && kpe <= 64 && kro <= 64,
-          "--grappa-kernel " + a.grappaKernel + ": expected KPExKRO, e.g. 4x5");
-  g.kernelPe = static_cast<int>(kpe);
-  g.kernelRo = static_cast<int>(kro);
-  g.blocks = a.blocks;
-  g.segment = a.segment;
-  require(std::isfinite(a.chi) && a.chi >= 0, "--chi must be >= 0");
-  require(std::isfinite(a.eta) && a.eta > 0, "--eta must be > 0");
-  require(a.kappa >= 0 && a.kappa < 1, "--kappa must be in [0, 1)");
-  g.chi = a.chi;
-  g.eta = a.eta;
-  g.kappa = a.kappa;
-  require(a.outCoils >= 0, "--out-coils must be >= 0");
-  g.outCoils = a.outCoils;
-
-  auto& it = s.iterative;
-  require(a.reg == "tikhonov" || a.reg == "fd" || a.reg == "anatomical",
-          "--reg " + a.reg + ": expected tikhonov, fd or anatomical");
-  require(a.reg != "anatomical" || !a.ref.empty(), "--reg anatomical needs --ref REF.cfl|.h5");
-  it.regularizer = a.reg;
-  require(std::isfinite(a.lambda) && a.lambda >= 0, "--lambda must be >= 0");
-  it.lambda = a.lambda;
-  require(a.iters >= 1 && a.iters <= 100000, "--iters must be in 1..100000");
-  it.iterations = a.iters;
-  it.tolerance = a.tolerance;
-  it.referencePath = a.ref;
-  require(a.fhd == "dft" || a.fhd == "nufft", "--fhd " + a.fhd + ": expected dft or nufft");
-  it.fhd = a.fhd;
-  require(a.qTrig == "auto" || a.qTrig == "accurate" || a.qTrig == "fast" || a.qTrig == "recurrence",
-          "--q-trig " + a.qTrig + ": expected auto, accurate, fast or recurrence");
-  it.qTrig = a.qTrig;
+/// "256" -> {256,256,1}, "256x128" -> {256,128,1}, "64x64x64" -> 3D: the settings table's rule.
+void parseMatrix(const std::string& text, long out[3]) {
+  const auto& m = recon::settings::find("matrix");
+  const auto d = std::get<std::vector<long>>(recon::settings::parse(m, text));
+  for (int i = 0; i < 3; ++i) out[i] = d[static_cast<std::size_t>(i)];
 }
 
 }  // namespace
-
-void parseMatrix(const std::string& s, long out[3], bool squareDefault) {
-  std::vector<long> v;
-  std::stringstream ss(s);
-  std::string part;
-  while (std::getline(ss, part, 'x')) {
-    char* end = nullptr;
-    const long n = std::strtol(part.c_str(), &end, 10);
-    require(!part.empty() && end && *end == '\0' && n >= 1 && n <= 65536,
-            "--matrix " + s + ": expected N, NxN or NxNxN with N in 1..65536");
-    v.push_back(n);
-  }
-  require(!v.empty() && v.size() <= 3, "--matrix " + s + ": expected N, NxN or NxNxN");
-  out[0] = v[0];
-  out[1] = v.size() > 1 ? v[1] : (squareDefault ? v[0] : 0);
-  out[2] = v.size() > 2 ? v[2] : 1;
-}
 
 int version() {
   std::cout << "larmor-cli " << versionString() << "\n";
@@ -272,16 +202,11 @@ int recon(const ReconArgs& a) {
   io::LoadOptions lo;
   lo.trajectoryPath = a.traj;
   recon::ReconRequest req;
-  req.settings.method = recon::methodFromString(a.method);
-  req.settings.combine = recon::combineFromString(a.combine);
-  if (!a.matrix.empty()) {
-    long m[3];
-    parseMatrix(a.matrix, m);
-    for (int i = 0; i < 3; ++i) req.settings.matrix[i] = lo.matrix[i] = m[i];
-  }
+  req.settings = a.settings;
+  for (int i = 0; i < 3; ++i) lo.matrix[i] = req.settings.matrix[i];
   req.device = a.device;
   req.settings.keepCoilImages = false;  // only the combined image is written
-  applySettings(a, req.settings);
+  recon::settings::validate(req.settings);
 
   // Decide the output before the work, so a bad path fails fast (and nothing is written).
   io::ExportOptions eo;

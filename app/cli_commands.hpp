@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "larmor/recon/settings.hpp"
+
 namespace larmor::cli {
 
 struct SimulateArgs {
@@ -14,12 +16,8 @@ struct SimulateArgs {
 };
 
 struct ReconArgs {
-  std::string input, traj, method = "fft", matrix, device = "auto", reg = "tikhonov", ref, combine = "sos",
-                     output, json, grappaKernel = "4x5";
-  std::string grappaCalibration = "improved", dcf = "auto", spreader = "auto", trig = "accurate", fhd = "dft", qTrig = "auto";
-  double lambda = 0, chi = 1e-4, eta = 1, kappa = 0, oversampling = 2.0, tolerance = 0;
-  int iters = 60, outCoils = 0, width = 4, dcfIterations = 10, blocks = 4, segment = 128;
-  bool kernelTable = true;
+  std::string input, traj, device = "auto", output, json;
+  recon::ReconSettings settings;  ///< from the settings table's flags (settings_options.hpp)
   // Export (DICOM / NIfTI)
   bool anonymize = false, niftiComplex = false;
   std::string seriesDescription;
@@ -40,8 +38,5 @@ int simulate(const SimulateArgs& a);
 int recon(const ReconArgs& a);
 int compare(const CompareArgs& a);
 int bench(const std::string& suite, const std::string& device, const std::string& json);
-
-/// "256" -> {256,256,1}, "256x128" -> {256,128,1}, "64x64x64" -> 3D.
-void parseMatrix(const std::string& s, long out[3], bool squareDefault = true);
 
 }  // namespace larmor::cli

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli_commands.hpp"
+#include "settings_options.hpp"
 #include "larmor/util/error.hpp"
 #include "larmor/util/provenance.hpp"
 
@@ -46,32 +47,9 @@ int main(int argc, char** argv) {
   auto* reconCmd = app.add_subcommand("recon", "Reconstruct images from raw k-space");
   reconCmd->add_option("FILE", rec.input, "ISMRMRD .h5, BART .cfl k-space")->required();
   reconCmd->add_option("--traj", rec.traj, "BART trajectory .cfl for .cfl k-space");
-  reconCmd->add_option("--method", rec.method, "fft|gridding|tron|dft|cg|grappa");
-  reconCmd->add_option("--matrix", rec.matrix, "Output matrix N[xN[xN]]");
   reconCmd->add_option("--device", rec.device, "auto|cpu|cuda[:N]");
-  reconCmd->add_option("--lambda", rec.lambda, "Regularization weight");
-  reconCmd->add_option("--reg", rec.reg, "tikhonov|fd|anatomical");
-  reconCmd->add_option("--ref", rec.ref, "Reference image for the anatomical prior");
-  reconCmd->add_option("--iters", rec.iters, "Iterations");
-  reconCmd->add_option("--tol", rec.tolerance, "CG: stop at this relative residual (0: iterations only)");
-  reconCmd->add_option("--fhd", rec.fhd, "CG: F^H d by dft|nufft");
-  reconCmd->add_option("--q-trig", rec.qTrig, "CG: trigonometry of the exact Q: auto (= --trig)|accurate|fast|recurrence");
-  reconCmd->add_option("--width", rec.width, "NUFFT Kaiser-Bessel kernel width W: the full width in grid points (docs/nufft.md)")->check(CLI::Range(2, 16));
-  reconCmd->add_option("--grid-oversampling", rec.oversampling, "NUFFT grid oversampling sigma")->check(CLI::Range(1.0, 4.0));
-  reconCmd->add_option("--dcf", rec.dcf, "auto|ramp|pipe-menon|none");
-  reconCmd->add_option("--dcf-iters", rec.dcfIterations, "Pipe-Menon iterations");
-  reconCmd->add_option("--spreader", rec.spreader, "GPU adjoint gridding: auto|sector|tron");
-  reconCmd->add_option("--trig", rec.trig, "Exact DFT trigonometry: accurate|fast|recurrence");
-  reconCmd->add_flag("!--kernel-direct", rec.kernelTable, "NUFFT: evaluate the kernel directly, not by table");
-  reconCmd->add_option("--grappa-calibration", rec.grappaCalibration, "basic|improved");
-  reconCmd->add_option("--blocks", rec.blocks, "GRAPPA basic: Nb blocks");
-  reconCmd->add_option("--segment", rec.segment, "GRAPPA basic: segment width (columns)");
-  reconCmd->add_option("--grappa-kernel", rec.grappaKernel, "KPExKRO");
-  reconCmd->add_option("--chi", rec.chi, "GRAPPA regularization chi");
-  reconCmd->add_option("--eta", rec.eta, "GRAPPA normalization eta");
-  reconCmd->add_option("--kappa", rec.kappa, "GRAPPA power clipping fraction kappa");
-  reconCmd->add_option("--out-coils", rec.outCoils, "Coil compression to N virtual coils");
-  reconCmd->add_option("--combine", rec.combine, "sos|adaptive");
+  SettingsOptions reconSettings;  // --method, --matrix, --lambda, ...: the engine's settings table
+  reconSettings.addTo(*reconCmd);
   reconCmd->add_option("--output", rec.output, "OUT.cfl | OUT.png | OUT.nii | DIR/ (DICOM series)")->required();
   reconCmd->add_flag("--anonymize", rec.anonymize, "DICOM: basic de-identification profile");
   reconCmd->add_option("--series-description", rec.seriesDescription, "DICOM SeriesDescription");
@@ -104,7 +82,10 @@ int main(int argc, char** argv) {
     if (*devicesCmd) return devices(json);
     if (*infoCmd) return info(infoFile, json);
     if (*simCmd) return simulate(sim);
-    if (*reconCmd) return recon(rec);
+    if (*reconCmd) {
+      reconSettings.apply(rec.settings);
+      return recon(rec);
+    }
     if (*compareCmd) return compare(cmp);
     if (*benchCmd) return bench(suite, benchDevice, json);
   } catch (const larmor::Cancelled&) {

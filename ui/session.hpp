@@ -38,8 +38,4 @@ QStringList recentFiles();
 void addRecentFile(const QString& path);
 void clearRecentFiles();
 
-// Names of enumerations as the CLI spells them (--dcf, --grappa-calibration).
-std::string toString(recon::DensityCompensation d);
-recon::DensityCompensation dcfFromString(const std::string& s);  ///< throws Error naming the choices
-
 }  // namespace larmor::ui

@@ -16,9 +16,13 @@
 #include <QSpinBox>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "tasks.hpp"
+
+namespace st = larmor::recon::settings;
 
 namespace larmor::ui {
 namespace {
@@ -36,15 +40,28 @@ QLineEdit* scientificEdit(QWidget* parent) {
 
 QString sci(double v) { return QString::number(v, 'g', 4); }
 
-QWidget* pathRow(QLineEdit* edit, const QString& filter, QWidget* parent) {
+QString qs(const std::string& s) { return QString::fromStdString(s); }
+
+const std::vector<std::pair<std::string, const char*>> kGroups = {
+    {"reconstruction", QT_TRANSLATE_NOOP("SettingsPanel", "Reconstruction")},
+    {"nufft", QT_TRANSLATE_NOOP("SettingsPanel", "NUFFT / DFT")},
+    {"iterative", QT_TRANSLATE_NOOP("SettingsPanel", "Iterative (CG)")},
+    {"grappa", QT_TRANSLATE_NOOP("SettingsPanel", "GRAPPA")},
+};
+
+/// A spin-box bound: the table's, an open end moved inside by one step.
+int intBound(double v) { return static_cast<int>(std::clamp(v, -2e9, 2e9)); }
+
+QWidget* pathRow(QLineEdit* edit, const QString& filter, QWidget* parent, bool folder = false) {
   auto* w = new QWidget(parent);
   auto* l = new QHBoxLayout(w);
   l->setContentsMargins(0, 0, 0, 0);
   l->addWidget(edit, 1);
   auto* b = new QToolButton(w);
   b->setText(QStringLiteral("…"));
-  QObject::connect(b, &QToolButton::clicked, w, [edit, filter, w] {
-    const QString f = QFileDialog::getOpenFileName(w, QObject::tr("Choose a file"), edit->text(), filter);
+  QObject::connect(b, &QToolButton::clicked, w, [edit, filter, w, folder] {
+    const QString f = folder ? QFileDialog::getExistingDirectory(w, QObject::tr("Choose a folder"), edit->text())
+                             : QFileDialog::getOpenFileName(w, QObject::tr("Choose a file"), edit->text(), filter);
     if (!f.isEmpty()) {
       edit->setText(f);
       emit edit->editingFinished();
@@ -74,159 +91,38 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
   col->setContentsMargins(6, 6, 6, 6);
   col->setSpacing(8);
 
-  // --- reconstruction ---------------------------------------------------------------------------
-  auto* recon = new QGroupBox(tr("Reconstruction"));
-  auto* rf = new QFormLayout(recon);
-  method_ = new QComboBox;
-  method_->addItem(tr("FFT (Cartesian)"), "fft");
-  method_->addItem(tr("Gridding (NUFFT adjoint)"), "gridding");
-  method_->addItem(tr("TRON radial"), "tron");
-  method_->addItem(tr("Exact DFT"), "dft");
-  method_->addItem(tr("Iterative (CG, regularized)"), "cg");
-  method_->addItem(tr("GRAPPA"), "grappa");
-  rf->addRow(tr("Method"), method_);
-  trajectory_ = new QLineEdit;
-  trajectory_->setPlaceholderText(tr("from the data"));
-  trajectory_->setToolTip(tr("BART trajectory (.cfl, [3, readout, spokes], cycles/FOV) for .cfl k-space; "
-                             "empty: the trajectory stored in the data"));
-  rf->addRow(tr("Trajectory"), pathRow(trajectory_, tr("BART trajectory (*.cfl *.hdr)"), this));
-  auto* matrixRow = new QWidget;
-  auto* ml = new QHBoxLayout(matrixRow);
-  ml->setContentsMargins(0, 0, 0, 0);
-  for (auto*& m : matrix_) {
-    m = new QSpinBox;
-    m->setRange(0, 4096);
-    m->setSpecialValueText(tr("hdr"));
-    m->setToolTip(tr("Output matrix; 'hdr' = the header's recon matrix"));
-    ml->addWidget(m);
+  std::map<std::string, QFormLayout*> forms;
+  for (const auto& [name, title] : kGroups) {
+    auto* box = new QGroupBox(tr(title));
+    forms[name] = new QFormLayout(box);
+    groups_.emplace_back(name, box);
+    col->addWidget(box);
   }
-  rf->addRow(tr("Matrix"), matrixRow);
-  combine_ = new QComboBox;
-  combine_->addItem(tr("Sum of squares"), "sos");
-  combine_->addItem(tr("Adaptive (Walsh)"), "adaptive");
-  rf->addRow(tr("Coil combination"), combine_);
+  for (const st::Setting& s : st::table()) {
+    if (s.scope != st::Scope::User) continue;
+    Row row = makeRow(s);
+    row.form = forms.at(s.group);
+    const bool flag = s.kind == st::Kind::Flag;
+    row.form->addRow(flag ? QString() : qs(s.label), row.field);
+    if (s.key == "method") {
+      method_ = qobject_cast<QComboBox*>(row.field);
+      // The GUI's own rows of the reconstruction group: the trajectory file, then (at the end) the device.
+      trajectory_ = new QLineEdit;
+      trajectory_->setPlaceholderText(tr("from the data"));
+      trajectory_->setToolTip(tr("BART trajectory (.cfl, [3, readout, spokes], cycles/FOV) for .cfl k-space; "
+                                 "empty: the trajectory stored in the data"));
+      row.form->addRow(tr("Trajectory"), pathRow(trajectory_, tr("BART trajectory (*.cfl *.hdr)"), this));
+    }
+    rows_.push_back(std::move(row));
+  }
   device_ = new QComboBox;
   device_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   device_->setMinimumContentsLength(12);
-  rf->addRow(tr("Device"), device_);
+  forms.at("reconstruction")->addRow(tr("Device"), device_);
   deviceNote_ = new QLabel;
   deviceNote_->setWordWrap(true);
   deviceNote_->setObjectName("deviceNote");
-  rf->addRow(QString(), deviceNote_);
-  col->addWidget(recon);
-
-  // --- NUFFT ---------------------------------------------------------------------------------------
-  nufftGroup_ = new QGroupBox(tr("NUFFT / DFT"));
-  auto* nf = new QFormLayout(nufftGroup_);
-  width_ = new QSpinBox;
-  width_->setRange(2, 16);
-  width_->setToolTip(tr("Kaiser-Bessel kernel width W: the full width in grid points (Beatty et al. 2005)"));
-  nf->addRow(tr("Kernel width W"), width_);
-  sigma_ = new QDoubleSpinBox;
-  sigma_->setRange(1.0, 4.0);
-  sigma_->setSingleStep(0.125);
-  sigma_->setDecimals(3);
-  sigma_->setToolTip(tr("Grid oversampling σ"));
-  nf->addRow(tr("Oversampling σ"), sigma_);
-  dcf_ = new QComboBox;
-  for (const char* d : {"auto", "ramp", "pipe-menon", "none"}) dcf_->addItem(QString::fromLatin1(d), d);
-  dcf_->setToolTip(tr("Density compensation: auto = ramp for radial, Pipe-Menon otherwise"));
-  nf->addRow(tr("Density comp."), dcf_);
-  dcfIters_ = new QSpinBox;
-  dcfIters_->setRange(1, 1000);
-  nf->addRow(tr("DCF iterations"), dcfIters_);
-  kernelTable_ = new QCheckBox(tr("kernel by table lookup"));
-  nf->addRow(QString(), kernelTable_);
-  spreader_ = new QComboBox;
-  for (const char* s : {"auto", "sector", "tron"}) spreader_->addItem(QString::fromLatin1(s), s);
-  spreader_->setToolTip(tr("GPU adjoint gridding: Gregerson's sectors or TRON's spreader"));
-  nf->addRow(tr("GPU spreader"), spreader_);
-  trig_ = new QComboBox;
-  for (const char* s : {"accurate", "fast", "recurrence"}) trig_->addItem(QString::fromLatin1(s), s);
-  trig_->setToolTip(tr("Exact DFT trigonometry (Kirk & Hwu: fast sin/cos costs ~0.1 dB)"));
-  nf->addRow(tr("DFT trigonometry"), trig_);
-  col->addWidget(nufftGroup_);
-
-  // --- iterative -------------------------------------------------------------------------------------
-  iterGroup_ = new QGroupBox(tr("Iterative (CG)"));
-  auto* itf = new QFormLayout(iterGroup_);
-  regularizer_ = new QComboBox;
-  regularizer_->addItem(tr("Tikhonov (identity)"), "tikhonov");
-  regularizer_->addItem(tr("Finite differences"), "fd");
-  regularizer_->addItem(tr("Anatomical (weighted FD)"), "anatomical");
-  itf->addRow(tr("Regularizer"), regularizer_);
-  lambdaSlider_ = new QSlider(Qt::Horizontal);
-  lambdaSlider_->setRange(0, kLambdaSteps);
-  lambdaSlider_->setToolTip(tr("λ on a log scale, 1e-6 … 1e2 (far left: 0). Dragging re-solves live."));
-  lambda_ = scientificEdit(this);
-  lambda_->setMaximumWidth(80);
-  auto* lambdaRow = new QWidget;
-  auto* ll = new QHBoxLayout(lambdaRow);
-  ll->setContentsMargins(0, 0, 0, 0);
-  ll->addWidget(lambdaSlider_, 1);
-  ll->addWidget(lambda_);
-  itf->addRow(tr("λ"), lambdaRow);
-  live_ = new QCheckBox(warmStartSupported() ? tr("live (warm start)") : tr("live"));
-  live_->setToolTip(tr("Re-solve while the λ slider moves, starting from the last image when the engine can"));
-  live_->setChecked(true);
-  itf->addRow(QString(), live_);
-  iterations_ = new QSpinBox;
-  iterations_->setRange(1, 100000);
-  itf->addRow(tr("Iterations"), iterations_);
-  tolerance_ = scientificEdit(this);
-  tolerance_->setToolTip(tr("Stop at this relative residual (0: iterations only)"));
-  itf->addRow(tr("Tolerance"), tolerance_);
-  fhd_ = new QComboBox;
-  fhd_->addItem(tr("exact DFT"), "dft");
-  fhd_->addItem(tr("NUFFT"), "nufft");
-  itf->addRow(QStringLiteral("Fᴴd by"), fhd_);
-  reference_ = new QLineEdit;
-  reference_->setPlaceholderText(tr("anatomical prior image"));
-  itf->addRow(tr("Reference"), pathRow(reference_, tr("Images (*.cfl *.hdr *.h5)"), this));
-  col->addWidget(iterGroup_);
-
-  // --- GRAPPA -------------------------------------------------------------------------------------------
-  grappaGroup_ = new QGroupBox(tr("GRAPPA"));
-  auto* gf = new QFormLayout(grappaGroup_);
-  calibration_ = new QComboBox;
-  calibration_->addItem(tr("improved (findWsImproved)"), "improved");
-  calibration_->addItem(tr("basic (findWs)"), "basic");
-  gf->addRow(tr("Calibration"), calibration_);
-  auto* kernelRow = new QWidget;
-  auto* kl = new QHBoxLayout(kernelRow);
-  kl->setContentsMargins(0, 0, 0, 0);
-  kernelPe_ = new QSpinBox;
-  kernelPe_->setRange(1, 64);
-  kernelRo_ = new QSpinBox;
-  kernelRo_->setRange(1, 64);
-  kl->addWidget(kernelPe_);
-  kl->addWidget(new QLabel(QStringLiteral("×")));
-  kl->addWidget(kernelRo_);
-  kernelRow->setToolTip(tr("Kernel: source lines (PE) × source columns (RO)"));
-  gf->addRow(tr("Kernel PE × RO"), kernelRow);
-  blocks_ = new QSpinBox;
-  blocks_->setRange(1, 64);
-  gf->addRow(tr("Blocks Nb"), blocks_);
-  segment_ = new QSpinBox;
-  segment_->setRange(1, 65536);
-  gf->addRow(tr("Segment Δs"), segment_);
-  chi_ = scientificEdit(this);
-  chi_->setToolTip(tr("Regularization χ: λ = χ·trace(AᴴA)/rows"));
-  gf->addRow(tr("χ"), chi_);
-  eta_ = new QDoubleSpinBox;
-  eta_->setRange(0.001, 1000);
-  eta_->setDecimals(3);
-  gf->addRow(tr("η"), eta_);
-  kappa_ = new QDoubleSpinBox;
-  kappa_->setRange(0, 0.99);
-  kappa_->setSingleStep(0.01);
-  kappa_->setDecimals(3);
-  gf->addRow(tr("κ"), kappa_);
-  outCoils_ = new QSpinBox;
-  outCoils_->setRange(0, 1024);
-  outCoils_->setSpecialValueText(tr("no compression"));
-  gf->addRow(tr("Output coils"), outCoils_);
-  col->addWidget(grappaGroup_);
+  forms.at("reconstruction")->addRow(QString(), deviceNote_);
   col->addStretch(1);
 
   auto* scroll = new QScrollArea;
@@ -261,19 +157,143 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
   connect(cancel_, &QPushButton::clicked, this, &SettingsPanel::cancelRequested);
   connect(copy, &QPushButton::clicked, this, &SettingsPanel::copyCliRequested);
 
-  for (QComboBox* c : {method_, device_, combine_, dcf_, spreader_, trig_, calibration_, regularizer_, fhd_})
-    connect(c, &QComboBox::currentIndexChanged, this, &SettingsPanel::changed);
-  for (QSpinBox* s : {matrix_[0], matrix_[1], matrix_[2], width_, dcfIters_, kernelPe_, kernelRo_, blocks_, segment_,
-                      outCoils_, iterations_})
-    connect(s, &QSpinBox::valueChanged, this, &SettingsPanel::changed);
-  for (QDoubleSpinBox* s : {sigma_, eta_, kappa_}) connect(s, &QDoubleSpinBox::valueChanged, this, &SettingsPanel::changed);
-  for (QLineEdit* e : {chi_, tolerance_, reference_}) connect(e, &QLineEdit::editingFinished, this, &SettingsPanel::changed);
-  connect(kernelTable_, &QCheckBox::toggled, this, &SettingsPanel::changed);
-  connect(method_, &QComboBox::currentIndexChanged, this, &SettingsPanel::updateVisibility);
-  connect(calibration_, &QComboBox::currentIndexChanged, this, &SettingsPanel::updateVisibility);
+  connect(device_, &QComboBox::currentIndexChanged, this, &SettingsPanel::changed);
   connect(trajectory_, &QLineEdit::editingFinished, this, [this] {
     if (!loading_) emit trajectoryChanged(trajectory_->text());
   });
+  setState(SessionState{});
+}
+
+SettingsPanel::Row SettingsPanel::makeRow(const st::Setting& s) {
+  Row row;
+  row.setting = &s;
+  const QString tip = qs(st::help(s));
+  switch (s.kind) {
+    case st::Kind::Choice: {
+      auto* c = new QComboBox;
+      for (const auto& ch : s.choices) c->addItem(qs(ch.label), qs(ch.name));
+      connect(c, &QComboBox::currentIndexChanged, this, &SettingsPanel::changed);
+      connect(c, &QComboBox::currentIndexChanged, this, &SettingsPanel::updateVisibility);
+      row.field = c;
+      row.show = [c](const st::Value& v) { c->setCurrentIndex(std::max(0, c->findData(qs(std::get<std::string>(v))))); };
+      row.read = [c](const st::Value&) -> st::Value { return c->currentData().toString().toStdString(); };
+      break;
+    }
+    case st::Kind::Integer: {
+      auto* b = new QSpinBox;
+      b->setRange(intBound(s.min), intBound(s.max));
+      if (!s.zeroMeans.empty()) b->setSpecialValueText(tr(s.zeroMeans.c_str()));
+      connect(b, &QSpinBox::valueChanged, this, &SettingsPanel::changed);
+      row.field = b;
+      row.show = [b](const st::Value& v) { b->setValue(static_cast<int>(std::get<long>(v))); };
+      row.read = [b](const st::Value&) -> st::Value { return static_cast<long>(b->value()); };
+      break;
+    }
+    case st::Kind::Real: {
+      if (s.key == "iterative.lambda") {
+        row.field = lambdaEditor(row);
+        break;
+      }
+      if (s.realStyle == st::RealStyle::Scientific) {
+        auto* e = scientificEdit(this);
+        connect(e, &QLineEdit::editingFinished, this, &SettingsPanel::changed);
+        row.field = e;
+        row.show = [e](const st::Value& v) { e->setText(sci(std::get<double>(v))); };
+        // Text that is not a number in range keeps the previous value (the validator stops most of it).
+        row.read = [e, &s](const st::Value& previous) -> st::Value {
+          bool ok = false;
+          const double v = e->text().toDouble(&ok);
+          try {
+            if (ok) st::check(s, v);
+          } catch (const std::exception&) {
+            ok = false;
+          }
+          return ok ? st::Value(v) : previous;
+        };
+      } else {
+        auto* b = new QDoubleSpinBox;
+        const double step = s.step > 0 ? s.step : (s.max - s.min) / 100;
+        b->setDecimals(3);
+        b->setSingleStep(step);
+        b->setRange(s.min + (s.minOpen ? 0.001 : 0), s.max - (s.maxOpen ? step : 0));
+        connect(b, &QDoubleSpinBox::valueChanged, this, &SettingsPanel::changed);
+        row.field = b;
+        row.show = [b](const st::Value& v) { b->setValue(std::get<double>(v)); };
+        row.read = [b](const st::Value&) -> st::Value { return b->value(); };
+      }
+      break;
+    }
+    case st::Kind::Flag: {
+      auto* c = new QCheckBox(qs(s.label));
+      connect(c, &QCheckBox::toggled, this, &SettingsPanel::changed);
+      row.field = c;
+      row.show = [c](const st::Value& v) { c->setChecked(std::get<bool>(v)); };
+      row.read = [c](const st::Value&) -> st::Value { return c->isChecked(); };
+      break;
+    }
+    case st::Kind::Text: {
+      auto* e = new QLineEdit;
+      e->setPlaceholderText(qs(s.valueName == "DIR" ? "default" : s.help));
+      connect(e, &QLineEdit::editingFinished, this, &SettingsPanel::changed);
+      row.field = pathRow(e, tr("Images (*.cfl *.hdr *.h5)"), this, s.valueName == "DIR");
+      row.show = [e](const st::Value& v) { e->setText(qs(std::get<std::string>(v))); };
+      row.read = [e](const st::Value&) -> st::Value { return e->text().trimmed().toStdString(); };
+      break;
+    }
+    case st::Kind::Dims: {
+      auto* w = new QWidget;
+      auto* l = new QHBoxLayout(w);
+      l->setContentsMargins(0, 0, 0, 0);
+      std::vector<QSpinBox*> boxes;
+      for (int i = 0; i < s.count; ++i) {
+        if (i > 0 && s.zeroMeans.empty()) l->addWidget(new QLabel(QStringLiteral("×")));
+        auto* b = new QSpinBox;
+        b->setRange(s.zeroMeans.empty() ? intBound(s.min) : 0, intBound(s.max));
+        if (!s.zeroMeans.empty()) b->setSpecialValueText(tr(s.zeroMeans.c_str()));
+        b->setToolTip(tip);
+        connect(b, &QSpinBox::valueChanged, this, &SettingsPanel::changed);
+        l->addWidget(b);
+        boxes.push_back(b);
+      }
+      row.field = w;
+      row.show = [boxes](const st::Value& v) {
+        const auto& d = std::get<std::vector<long>>(v);
+        for (std::size_t i = 0; i < boxes.size(); ++i) boxes[i]->setValue(static_cast<int>(d[i]));
+      };
+      const bool matrix = s.count == 3;
+      row.read = [boxes, matrix](const st::Value&) -> st::Value {
+        std::vector<long> d;
+        for (auto* b : boxes) d.push_back(b->value());
+        // A partly given matrix means "this in-plane size": 2D unless z is set; no x means the header's.
+        if (matrix && d[0] > 0 && d[1] == 0) d[1] = d[0];
+        if (matrix && d[0] > 0 && d[2] == 0) d[2] = 1;
+        if (matrix && d[0] == 0) d[1] = d[2] = 0;
+        return d;
+      };
+      break;
+    }
+  }
+  row.field->setToolTip(tip);
+  return row;
+}
+
+QWidget* SettingsPanel::lambdaEditor(Row& row) {
+  lambdaSlider_ = new QSlider(Qt::Horizontal);
+  lambdaSlider_->setRange(0, kLambdaSteps);
+  lambdaSlider_->setToolTip(tr("λ on a log scale, 1e-6 … 1e2 (far left: 0). Dragging re-solves live."));
+  lambda_ = scientificEdit(this);
+  lambda_->setMaximumWidth(80);
+  live_ = new QCheckBox(warmStartSupported() ? tr("live (warm start)") : tr("live"));
+  live_->setToolTip(tr("Re-solve while the λ slider moves, starting from the last image when the engine can"));
+  live_->setChecked(true);
+  auto* w = new QWidget;
+  auto* grid = new QVBoxLayout(w);
+  grid->setContentsMargins(0, 0, 0, 0);
+  auto* line = new QHBoxLayout;
+  line->addWidget(lambdaSlider_, 1);
+  line->addWidget(lambda_);
+  grid->addLayout(line);
+  grid->addWidget(live_);
   connect(lambdaSlider_, &QSlider::valueChanged, this, [this](int pos) {
     if (loading_) return;
     const double l = lambdaFromSlider(pos);
@@ -292,7 +312,20 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
     loading_ = false;
     emit lambdaDragged(l);
   });
-  setState(SessionState{});
+  row.show = [this](const st::Value& v) {
+    const double l = std::get<double>(v);
+    lambdaSlider_->setValue(sliderFromLambda(l));
+    lambdaValue_ = l;
+    setLambdaText(l);
+  };
+  row.read = [this](const st::Value&) -> st::Value { return lambdaValue_; };
+  return w;
+}
+
+QWidget* SettingsPanel::editor(const std::string& key) const {
+  for (const Row& r : rows_)
+    if (r.setting->key == key) return r.field;
+  return nullptr;
 }
 
 void SettingsPanel::setLambdaText(double lambda) { lambda_->setText(sci(lambda)); }
@@ -304,14 +337,19 @@ void SettingsPanel::changed() {
 }
 
 void SettingsPanel::updateVisibility() {
-  const QString m = method_->currentData().toString();
-  nufftGroup_->setVisible(m == "gridding" || m == "tron" || m == "dft" || m == "cg");
-  iterGroup_->setVisible(m == "cg");
-  grappaGroup_->setVisible(m == "grappa");
-  const bool basic = calibration_->currentData().toString() == "basic";
-  blocks_->setEnabled(basic);
-  segment_->setEnabled(basic);
-  trig_->setEnabled(m == "dft" || m == "cg");
+  if (loading_ || rows_.empty()) return;
+  const recon::ReconSettings s = state().settings;
+  for (const auto& [name, box] : groups_) {
+    bool any = name == "reconstruction";
+    for (const Row& r : rows_) {
+      if (r.setting->group != name) continue;
+      const bool forMethod = (r.setting->methods & st::bit(s.method)) != 0;
+      r.form->setRowVisible(r.field, forMethod);
+      r.field->setEnabled(r.setting->usedBy(s));
+      any |= forMethod;
+    }
+    box->setVisible(any);
+  }
 }
 
 void SettingsPanel::setDevices(const std::vector<DeviceInfo>& devices, const QString& whyNoGpu) {
@@ -339,12 +377,8 @@ void SettingsPanel::setRunning(bool running) {
 
 void SettingsPanel::setState(const SessionState& st) {
   loading_ = true;
-  const auto& s = st.settings;
-  auto select = [](QComboBox* c, const QString& data) {
-    const int i = c->findData(data);
-    if (i >= 0) c->setCurrentIndex(i);
-  };
-  select(method_, QString::fromStdString(recon::toString(s.method)));
+  shown_ = st;
+  for (const Row& r : rows_) r.show(r.setting->get(st.settings));
   const int d = device_->findData(QString::fromStdString(st.device));
   if (d >= 0) device_->setCurrentIndex(d);
   else if (!st.device.empty()) {
@@ -352,72 +386,16 @@ void SettingsPanel::setState(const SessionState& st) {
     device_->setCurrentIndex(device_->count() - 1);
   }
   trajectory_->setText(QString::fromStdString(st.trajectoryPath));
-  for (int i = 0; i < 3; ++i) matrix_[i]->setValue(static_cast<int>(s.matrix[i]));
-  select(combine_, QString::fromStdString(recon::toString(s.combine)));
-  width_->setValue(s.nufft.width);
-  sigma_->setValue(s.nufft.oversampling);
-  select(dcf_, QString::fromStdString(toString(s.nufft.dcf)));
-  dcfIters_->setValue(s.nufft.dcfIterations);
-  kernelTable_->setChecked(s.nufft.kernelTable);
-  select(spreader_, QString::fromStdString(s.nufft.spreader));
-  select(trig_, QString::fromStdString(s.nufft.trig));
-  select(calibration_, s.grappa.calibration == recon::GrappaCalibration::Basic ? "basic" : "improved");
-  kernelPe_->setValue(s.grappa.kernelPe);
-  kernelRo_->setValue(s.grappa.kernelRo);
-  blocks_->setValue(s.grappa.blocks);
-  segment_->setValue(s.grappa.segment);
-  chi_->setText(sci(s.grappa.chi));
-  eta_->setValue(s.grappa.eta);
-  kappa_->setValue(s.grappa.kappa);
-  outCoils_->setValue(s.grappa.outCoils);
-  select(regularizer_, QString::fromStdString(s.iterative.regularizer));
-  lambdaSlider_->setValue(sliderFromLambda(s.iterative.lambda));
-  lambdaValue_ = s.iterative.lambda;
-  setLambdaText(s.iterative.lambda);
-  iterations_->setValue(s.iterative.iterations);
-  tolerance_->setText(sci(s.iterative.tolerance));
-  select(fhd_, QString::fromStdString(s.iterative.fhd));
-  reference_->setText(QString::fromStdString(s.iterative.referencePath));
   loading_ = false;
   updateVisibility();
 }
 
 SessionState SettingsPanel::state() const {
-  SessionState st;
-  auto& s = st.settings;
-  s.method = recon::methodFromString(method_->currentData().toString().toStdString());
+  SessionState st = shown_;
+  for (const Row& r : rows_) r.setting->put(st.settings, r.read(r.setting->get(shown_.settings)));
   st.device = device_->currentData().toString().toStdString();
   if (st.device.empty()) st.device = "auto";
   st.trajectoryPath = trajectory_->text().trimmed().toStdString();
-  for (int i = 0; i < 3; ++i) s.matrix[i] = matrix_[i]->value();
-  // A partly given matrix means "this in-plane size": 2D unless z is set.
-  if (s.matrix[0] > 0 && s.matrix[1] == 0) s.matrix[1] = s.matrix[0];
-  if (s.matrix[0] > 0 && s.matrix[2] == 0) s.matrix[2] = 1;
-  if (s.matrix[0] == 0) s.matrix[1] = s.matrix[2] = 0;
-  s.combine = recon::combineFromString(combine_->currentData().toString().toStdString());
-  s.nufft.width = width_->value();
-  s.nufft.oversampling = sigma_->value();
-  s.nufft.dcf = dcfFromString(dcf_->currentData().toString().toStdString());
-  s.nufft.dcfIterations = dcfIters_->value();
-  s.nufft.kernelTable = kernelTable_->isChecked();
-  s.nufft.spreader = spreader_->currentData().toString().toStdString();
-  s.nufft.trig = trig_->currentData().toString().toStdString();
-  s.grappa.calibration = calibration_->currentData().toString() == "basic" ? recon::GrappaCalibration::Basic
-                                                                             : recon::GrappaCalibration::Improved;
-  s.grappa.kernelPe = kernelPe_->value();
-  s.grappa.kernelRo = kernelRo_->value();
-  s.grappa.blocks = blocks_->value();
-  s.grappa.segment = segment_->value();
-  s.grappa.chi = std::max(0.0, chi_->text().toDouble());
-  s.grappa.eta = eta_->value();
-  s.grappa.kappa = kappa_->value();
-  s.grappa.outCoils = outCoils_->value();
-  s.iterative.regularizer = regularizer_->currentData().toString().toStdString();
-  s.iterative.lambda = lambdaValue_;
-  s.iterative.iterations = iterations_->value();
-  s.iterative.tolerance = std::max(0.0, tolerance_->text().toDouble());
-  s.iterative.fhd = fhd_->currentData().toString().toStdString();
-  s.iterative.referencePath = reference_->text().trimmed().toStdString();
   return st;
 }
 

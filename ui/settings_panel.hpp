@@ -1,21 +1,25 @@
 #pragma once
-// The settings dock: edits the engine's ReconSettings (the structs larmor-cli fills from its flags),
-// the device and the trajectory file. Groups show only for the methods that use them.
+// The settings dock: edits the engine's ReconSettings (the structs larmor-cli fills from its flags), the
+// device and the trajectory file. Its widgets are generated from the engine's settings table
+// (larmor/recon/settings_table.hpp): one group per table group, one row per setting with the table's label,
+// range, choices and help (tooltip); rows show only for the methods that use them and are enabled only where
+// they apply. The λ row is the one hand-made editor: a log slider for live re-solves beside the value.
 #include <QWidget>
+#include <functional>
 #include <vector>
 
 #include "larmor/backend/backend.hpp"
+#include "larmor/recon/settings_table.hpp"
 #include "session.hpp"
 
 class QCheckBox;
 class QComboBox;
-class QDoubleSpinBox;
+class QFormLayout;
 class QGroupBox;
 class QLabel;
 class QLineEdit;
 class QPushButton;
 class QSlider;
-class QSpinBox;
 
 namespace larmor::ui {
 
@@ -33,6 +37,8 @@ class SettingsPanel : public QWidget {
   static int sliderFromLambda(double lambda);
   QSlider* lambdaSlider() const { return lambdaSlider_; }
   QComboBox* methodBox() const { return method_; }
+  /// The editor widget of a setting by its table key ("nufft.width"); null when it has none.
+  QWidget* editor(const std::string& key) const;
   bool liveLambda() const;
 
  signals:
@@ -45,45 +51,32 @@ class SettingsPanel : public QWidget {
   void copyCliRequested();
 
  private:
+  /// One generated row: the setting, its field widget, and how to show and read a value.
+  struct Row {
+    const recon::settings::Setting* setting = nullptr;
+    QFormLayout* form = nullptr;
+    QWidget* field = nullptr;
+    std::function<void(const recon::settings::Value&)> show;
+    std::function<recon::settings::Value(const recon::settings::Value& previous)> read;
+  };
+  Row makeRow(const recon::settings::Setting& s);
+  QWidget* lambdaEditor(Row& row);
   void updateVisibility();
   void changed();
   void setLambdaText(double lambda);
 
   bool loading_ = false;
+  SessionState shown_;      ///< the state last set; settings without a widget keep its values
   double lambdaValue_ = 0;  ///< the λ last shown (the text field may hold more digits than the slider)
+  std::vector<Row> rows_;
+  std::vector<std::pair<std::string, QGroupBox*>> groups_;
   QComboBox* method_ = nullptr;
   QComboBox* device_ = nullptr;
   QLabel* deviceNote_ = nullptr;
   QLineEdit* trajectory_ = nullptr;
-  QComboBox* combine_ = nullptr;
-  QSpinBox* matrix_[3] = {nullptr, nullptr, nullptr};
-  QGroupBox* nufftGroup_ = nullptr;
-  QSpinBox* width_ = nullptr;
-  QDoubleSpinBox* sigma_ = nullptr;
-  QComboBox* dcf_ = nullptr;
-  QSpinBox* dcfIters_ = nullptr;
-  QCheckBox* kernelTable_ = nullptr;
-  QComboBox* spreader_ = nullptr;
-  QComboBox* trig_ = nullptr;
-  QGroupBox* grappaGroup_ = nullptr;
-  QComboBox* calibration_ = nullptr;
-  QSpinBox* kernelPe_ = nullptr;
-  QSpinBox* kernelRo_ = nullptr;
-  QSpinBox* blocks_ = nullptr;
-  QSpinBox* segment_ = nullptr;
-  QLineEdit* chi_ = nullptr;
-  QDoubleSpinBox* eta_ = nullptr;
-  QDoubleSpinBox* kappa_ = nullptr;
-  QSpinBox* outCoils_ = nullptr;
-  QGroupBox* iterGroup_ = nullptr;
-  QComboBox* regularizer_ = nullptr;
   QSlider* lambdaSlider_ = nullptr;
   QLineEdit* lambda_ = nullptr;
   QCheckBox* live_ = nullptr;
-  QSpinBox* iterations_ = nullptr;
-  QLineEdit* tolerance_ = nullptr;
-  QComboBox* fhd_ = nullptr;
-  QLineEdit* reference_ = nullptr;
   QPushButton* run_ = nullptr;
   QPushButton* cancel_ = nullptr;
 };

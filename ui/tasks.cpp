@@ -5,6 +5,7 @@
 #include "larmor/backend/registry.hpp"
 #include "larmor/recon/iterative.hpp"
 #include "larmor/recon/recon.hpp"
+#include "larmor/recon/settings_table.hpp"
 
 #include <algorithm>
 #include <vector>
@@ -45,7 +46,7 @@ bool warmStartSupported() { return takesWarmStart<recon::ReconSettings>(); }
 QString describeJob(const ReconJob& job) {
   QString s = QString::fromStdString(recon::toString(job.settings.method));
   if (job.settings.method == recon::Method::Cg)
-    s += QStringLiteral(", %1 λ %2").arg(QString::fromStdString(job.settings.iterative.regularizer))
+    s += QStringLiteral(", %1 λ %2").arg(QString::fromStdString(recon::settings::choiceName("iterative.regularizer", static_cast<int>(job.settings.iterative.regularizer))))
              .arg(job.settings.iterative.lambda, 0, 'g', 3);
   return s;
 }

@@ -19,6 +19,7 @@
 #include <mutex>
 #include <string>
 
+#include "larmor/recon/settings_table.hpp"
 #include "larmor/backend/registry.hpp"
 #include "larmor/ops/toeplitz.hpp"
 #include "larmor/phantom/simulate.hpp"
@@ -67,9 +68,9 @@ const Dataset& sliderData(index_t n) {
 
 recon::ReconSettings paperSettings(const std::string& trig) {
   recon::ReconSettings s;
-  s.nufft.trig = trig;  // exact DFT trigonometry: accurate | fast (Stone's GPU.FastTrig) | recurrence
+  recon::settings::set(s, recon::settings::find("nufft.trig"), trig);  // accurate | fast (GPU.FastTrig) | recurrence
   s.method = recon::Method::Cg;
-  s.iterative.regularizer = "anatomical";
+  s.iterative.regularizer = ops::RegularizerKind::Anatomical;
   s.iterative.lambda = 10;
   s.iterative.iterations = 60;
   s.iterative.cacheDirectory = "none";
@@ -173,8 +174,8 @@ void registerFor(const std::shared_ptr<Backend>& be) {
     const Dataset& d = sliderData(n2);
     recon::ReconSettings s;
     s.method = recon::Method::Cg;
-    s.iterative.regularizer = "fd";
-    s.iterative.fhd = "nufft";
+    s.iterative.regularizer = ops::RegularizerKind::FiniteDifference;
+    s.iterative.fhd = recon::FhdMethod::Nufft;
     s.iterative.cacheDirectory = "none";
     Timings t;
     recon::IterativeProblem p(b, d, s, 0, t);

@@ -15,6 +15,7 @@
 #include <functional>
 #include <random>
 
+#include "larmor/recon/settings_table.hpp"
 #include "larmor/backend/registry.hpp"
 #include "larmor/ops/regularizer.hpp"
 #include "larmor/ops/toeplitz.hpp"
@@ -159,7 +160,7 @@ TEST_F(GpuIterative, CgSensePipelineMatchesCpu) {
     recon::ReconRequest req;
     req.dataset = &d;
     req.settings.method = recon::Method::Cg;
-    req.settings.iterative.regularizer = reg;
+    recon::settings::set(req.settings, recon::settings::find("iterative.regularizer"), reg);
     req.settings.iterative.lambda = 0.05;
     req.settings.iterative.iterations = 20;
     req.settings.iterative.cacheDirectory = "none";
@@ -208,8 +209,8 @@ TEST_F(GpuIterative, WarmStartAndNufftPathsRunOnTheGpu) {
   const Dataset d = phantom::simulate(s);
   recon::ReconSettings rs;
   rs.method = recon::Method::Cg;
-  rs.iterative.regularizer = "fd";
-  rs.iterative.fhd = "nufft";
+  rs.iterative.regularizer = ops::RegularizerKind::FiniteDifference;
+  rs.iterative.fhd = recon::FhdMethod::Nufft;
   rs.iterative.cacheDirectory = "none";
   Timings t;
   recon::IterativeProblem p(*gpu, d, rs, 0, t);
@@ -259,10 +260,10 @@ std::vector<std::vector<double>> trigEnsemble(Backend& gpu, const Dataset& d, do
                                               int seeds, const std::vector<int>& checkpoints) {
   recon::ReconSettings rs;
   rs.method = recon::Method::Cg;
-  rs.iterative.regularizer = "anatomical";
+  rs.iterative.regularizer = ops::RegularizerKind::Anatomical;
   rs.iterative.lambda = lambda;
   rs.iterative.cacheDirectory = "none";
-  rs.nufft.trig = trig;
+  recon::settings::set(rs, recon::settings::find("nufft.trig"), trig);
   Timings t;
   recon::IterativeProblem base(gpu, d, rs, 0, t);
   std::vector<std::vector<double>> psnr(checkpoints.size());
@@ -325,7 +326,7 @@ TEST_F(GpuIterative, PaperReproduction) {
     const auto gridding = run(grid, "gridding (ramp DCF, NUFFT)");
     recon::ReconSettings cg;
     cg.method = recon::Method::Cg;
-    cg.iterative.regularizer = "anatomical";
+    cg.iterative.regularizer = ops::RegularizerKind::Anatomical;
     cg.iterative.cacheDirectory = "none";
     std::pair<double, double> best{1e9, 0};
     double bestLambda = 0;
@@ -335,24 +336,24 @@ TEST_F(GpuIterative, PaperReproduction) {
       if (r.first < best.first) best = r, bestLambda = lambda;
     }
     cg.iterative.lambda = bestLambda;
-    cg.nufft.trig = "fast";
+    cg.nufft.trig = TrigMode::Fast;
     run(cg, "advanced, fast trig (__sincosf), same lambda");
-    cg.iterative.qTrig = "accurate";
+    cg.iterative.qTrig = recon::QTrig::Accurate;
     run(cg, "advanced, fast trig F^H d, accurate Q");
-    cg.iterative.qTrig = "auto";
-    cg.nufft.trig = "recurrence";
+    cg.iterative.qTrig = recon::QTrig::Auto;
+    cg.nufft.trig = TrigMode::Recurrence;
     run(cg, "advanced, phase recurrence, same lambda");
-    cg.iterative.qTrig = "accurate";
+    cg.iterative.qTrig = recon::QTrig::Accurate;
     run(cg, "advanced, phase recurrence F^H d, accurate Q");
-    cg.nufft.trig = "accurate";
-    cg.iterative.qTrig = "recurrence";
+    cg.nufft.trig = TrigMode::Accurate;
+    cg.iterative.qTrig = recon::QTrig::Recurrence;
     run(cg, "advanced, accurate F^H d, recurrence Q");
-    cg.iterative.qTrig = "auto";
-    cg.iterative.regularizer = "fd";
+    cg.iterative.qTrig = recon::QTrig::Auto;
+    cg.iterative.regularizer = ops::RegularizerKind::FiniteDifference;
     cg.iterative.lambda = 0.3;
     run(cg, "advanced, finite-difference W (no anatomy), lambda 0.3");
     // The best row once more, after all the others: the same numbers (nothing carried over between runs).
-    cg.iterative.regularizer = "anatomical";
+    cg.iterative.regularizer = ops::RegularizerKind::Anatomical;
     cg.iterative.lambda = bestLambda;
     const auto again = run(cg, "advanced, anatomical W, best lambda, again");
     EXPECT_NEAR(again.second, best.second, 0.01) << "a repeated reconstruction must give the same PSNR";

@@ -209,7 +209,7 @@ class GuiTest : public QObject {
     SessionState s = w_->session();
     s.settings.method = recon::Method::Cg;
     s.settings.iterative.iterations = 100000;  // would run for hours
-    s.settings.iterative.fhd = "nufft";
+    s.settings.iterative.fhd = recon::FhdMethod::Nufft;
     w_->applySession(s);
     const int f = finished_, e = failed_, c = cancelled_;
     w_->runReconstruction();
@@ -234,7 +234,7 @@ class GuiTest : public QObject {
     SessionState s = w_->session();
     s.settings.method = recon::Method::Cg;
     s.settings.iterative.iterations = 100000;
-    s.settings.iterative.fhd = "nufft";
+    s.settings.iterative.fhd = recon::FhdMethod::Nufft;
     w_->applySession(s);
     const int f = finished_, e = failed_, c = cancelled_;
     w_->runReconstruction();
@@ -418,7 +418,7 @@ class GuiTest : public QObject {
     SessionState s = w_->session();
     s.settings.method = recon::Method::Cg;
     s.settings.iterative.lambda = 0.01;
-    s.settings.iterative.regularizer = "fd";
+    s.settings.iterative.regularizer = ops::RegularizerKind::FiniteDifference;
     s.settings.nufft.width = 6;
     w_->applySession(s);
     const QString cmd = w_->cliCommandText();

@@ -53,12 +53,12 @@ TEST(CgPaper, AdvancedReconstructionBeatsGriddingThreefoldAt32Cubed) {
 
     recon::ReconSettings cg;
     cg.method = recon::Method::Cg;
-    cg.iterative.regularizer = "anatomical";  // W from the dataset's reference (the phantom's raster)
+    cg.iterative.regularizer = ops::RegularizerKind::Anatomical;  // W from the dataset's reference (the phantom's raster)
     cg.iterative.lambda = sigma > 0 ? 10.0 : 3.0;
     // Q depends on the trajectory (and trig mode) only: the noisy run reuses the noiseless run's file.
     cg.iterative.cacheDirectory = std::string(LARMOR_TEST_TMP) + "/cg-paper-q";
     const Row advanced = reconstruct(d, cg, "advanced (exact, anatomical W)");
-    cg.nufft.trig = "fast";
+    cg.nufft.trig = TrigMode::Fast;
     const Row fast = reconstruct(d, cg, "advanced, fast trigonometry");
 
     EXPECT_LE(advanced.error, gridding.error / 3) << "noise " << sigma;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "larmor/recon/settings_table.hpp"
 #include "larmor/ops/regularizer.hpp"
 #include "larmor/ops/sense.hpp"
 #include "larmor/recon/cartesian.hpp"
@@ -255,7 +256,7 @@ TEST(IterativeRecon, EstimatedMapsPipelineRunsAndRecoversTheCombinedObject) {
     be.download(d.kspace.data() + c * m, *smp, m * sizeof(cfloat));
   }
   auto s = cgSettings("tikhonov", 1e-4);
-  s.iterative.coilMaps = "estimate";
+  s.iterative.coilMaps = recon::CoilMapSource::Estimate;
   s.iterative.calibrationRadius = 4;
   s.iterative.iterations = 100;
   Timings t;
@@ -280,10 +281,9 @@ TEST(IterativeRecon, ErrorsNameTheProblem) {
   d.reference.reset();
   EXPECT_THROW(recon::reconstructIterative(be, d, s, t, {}), Error);
   s = cgSettings("fd", 0.1);
-  s.iterative.fhd = "fft";
-  EXPECT_THROW(recon::reconstructIterative(be, d, s, t, {}), Error);
-  s = cgSettings("tv", 0.1);
-  EXPECT_THROW(recon::reconstructIterative(be, d, s, t, {}), Error);
+  // Unknown names are refused where they are read: the settings table.
+  EXPECT_THROW(recon::settings::set(s, recon::settings::find("iterative.fhd"), "fft"), Error);
+  EXPECT_THROW(cgSettings("tv", 0.1), Error);
   Dataset c = d;
   c.header.trajectory = TrajectoryKind::Cartesian;
   s = cgSettings("fd", 0.1);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "larmor/recon/settings_table.hpp"
 #include "larmor/ops/regularizer.hpp"
 #include "larmor/recon/dataset.hpp"
 #include "larmor/recon/settings.hpp"
@@ -58,11 +59,11 @@ inline Dataset makeDataset(int dims, index_t n0, index_t n1, index_t n2, index_t
 inline recon::ReconSettings cgSettings(const std::string& reg, double lambda) {
   recon::ReconSettings s;
   s.method = recon::Method::Cg;
-  s.iterative.regularizer = reg;
+  recon::settings::set(s, recon::settings::find("iterative.regularizer"), reg);
   s.iterative.lambda = lambda;
   s.iterative.iterations = 400;
   s.iterative.tolerance = 1e-6;
-  s.iterative.coilMaps = "dataset";
+  s.iterative.coilMaps = recon::CoilMapSource::Dataset;
   s.iterative.cacheDirectory = "none";
   return s;
 }
@@ -101,8 +102,8 @@ inline std::vector<cd> directSolve(const Dataset& d, const recon::ReconSettings&
   auto be = makeCpuBackend();
   const index_t idims[3] = {h.recon[0], h.recon[1], h.recon[2]};
   std::unique_ptr<ops::Regularizer> reg;
-  if (s.iterative.regularizer == "tikhonov") reg = ops::makeTikhonov(*be, idims);
-  else if (s.iterative.regularizer == "fd") reg = ops::makeFiniteDifference(*be, idims);
+  if (s.iterative.regularizer == ops::RegularizerKind::Tikhonov) reg = ops::makeTikhonov(*be, idims);
+  else if (s.iterative.regularizer == ops::RegularizerKind::FiniteDifference) reg = ops::makeFiniteDifference(*be, idims);
   else {
     CArray ref(Shape{idims[0], idims[1], idims[2]});
     std::copy_n(d.reference->data() + slice * n, n, ref.data());

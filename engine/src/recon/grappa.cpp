@@ -23,15 +23,9 @@
 #include "larmor/recon/cartesian.hpp"
 #include "larmor/recon/coil_compression.hpp"
 #include "larmor/recon/settings.hpp"
+#include "larmor/recon/settings_table.hpp"
 
 namespace larmor::recon {
-
-nlohmann::json toJson(const GrappaSettings& s) {
-  return {{"calibration", s.calibration == GrappaCalibration::Basic ? "basic" : "improved"},
-          {"kernel", std::to_string(s.kernelPe) + "x" + std::to_string(s.kernelRo)},
-          {"blocks", s.blocks}, {"segment", s.segment}, {"chi", s.chi}, {"eta", s.eta}, {"kappa", s.kappa},
-          {"out_coils", s.outCoils}, {"interpolate_segments", s.interpolateSegments}};
-}
 
 namespace grappa {
 
@@ -142,25 +136,20 @@ Sampling analyseSampling(const Dataset& d) {
 }
 
 void validate(const GrappaSettings& s, const Sampling& smp, index_t columns, index_t coils) {
-  require(std::isfinite(s.kappa) && s.kappa >= 0 && s.kappa < 1,
-          "GRAPPA: --kappa " + std::to_string(s.kappa) + " must be in [0, 1)");
-  require(std::isfinite(s.chi) && s.chi >= 0, "GRAPPA: --chi must be finite and >= 0");
-  require(std::isfinite(s.eta) && s.eta >= 0, "GRAPPA: --eta must be finite and >= 0");
+  {
+    ReconSettings ranges;
+    ranges.grappa = s;
+    settings::validate(ranges, "grappa");  // the table's ranges: chi, eta, kappa, kernel, blocks, segment
+  }
   require(smp.accel >= 2 && smp.accel < smp.lines, "GRAPPA: acceleration R = " + std::to_string(smp.accel) +
                                                        " must be 2 or more and smaller than the " + str(smp.lines) +
                                                        " lines");
   require(smp.acsCount > 0, "GRAPPA: no calibration (ACS) lines");
   require(s.outCoils >= 0 && s.outCoils <= coils,
           "GRAPPA: --out-coils " + std::to_string(s.outCoils) + " must be 0 (off) or 1 to the " + str(coils) + " coils");
-  if (s.calibration == GrappaCalibration::Improved) {
-    require(s.kernelPe >= 1 && s.kernelRo >= 1, "GRAPPA: --grappa-kernel needs at least 1x1, got " +
-                                                    std::to_string(s.kernelPe) + "x" + std::to_string(s.kernelRo));
+  if (s.calibration == GrappaCalibration::Improved)
     require(s.kernelRo <= columns, "GRAPPA: the kernel's " + std::to_string(s.kernelRo) +
                                        " readout columns exceed the data's " + str(columns));
-  } else {
-    require(s.blocks >= 1, "GRAPPA: --blocks must be at least 1, got " + std::to_string(s.blocks));
-    require(s.segment >= 1, "GRAPPA: --segment must be at least 1 column, got " + std::to_string(s.segment));
-  }
   const Kernel k = Kernel::make(s, smp.accel, columns, std::max<index_t>(coils, 1));
   require(k.span() <= smp.acsCount,
           "GRAPPA: the kernel (" + (k.improved ? std::to_string(k.pe) + "x" + std::to_string(k.ro) + " kernel"

@@ -15,63 +15,35 @@
 #include "larmor/ops/toeplitz.hpp"
 #include "larmor/recon/cartesian.hpp"
 #include "larmor/recon/settings.hpp"
+#include "larmor/recon/settings_table.hpp"
 
 namespace larmor::recon {
-
-nlohmann::json toJson(const IterativeSettings& s) {
-  return {{"regularizer", s.regularizer},
-          {"lambda", s.lambda},
-          {"iterations", s.iterations},
-          {"tolerance", s.tolerance},
-          {"reference", s.referencePath},
-          {"fhd", s.fhd},
-          {"toeplitz", s.toeplitz},
-          {"q_trig", s.qTrig},
-          {"coil_maps", s.coilMaps},
-          {"calibration_radius", s.calibrationRadius},
-          {"anatomical_delta", s.anatomicalDelta},
-          {"preconditioner", s.preconditioner ? "jacobi" : "none"},
-          {"cache_directory", s.cacheDirectory},
-          {"multi_gpu", s.multiGpu},
-          {"warm_start", static_cast<bool>(s.warmStart)}};
-}
 
 namespace {
 
 std::size_t bytesOf(index_t n) { return static_cast<std::size_t>(n) * sizeof(cfloat); }
-
-TrigMode trigFromString(const std::string& s) {
-  if (s == "accurate") return TrigMode::Accurate;
-  if (s == "fast") return TrigMode::Fast;
-  if (s == "recurrence") return TrigMode::Recurrence;
-  throw Error("--trig " + s + ": expected accurate, fast or recurrence");
-}
-
-NufftOptions nufftOptions(const NufftSettings& n) {
-  NufftOptions o;
-  o.width = n.width;
-  o.oversampling = n.oversampling;
-  o.kernel = n.kernelTable ? KernelEvaluation::Table : KernelEvaluation::Direct;
-  o.spreader = n.spreader == "sector" ? Spreader::Sector : n.spreader == "tron" ? Spreader::Tron : Spreader::Auto;
-  return o;
-}
 
 using BackendPlanFactory = std::function<std::unique_ptr<NufftPlan>(Backend&, const NufftGeometry&)>;
 
 BackendPlanFactory planFactory(const ReconSettings& s, bool exact) {
   if (exact) {
     DftOptions o;
-    o.trig = trigFromString(s.nufft.trig);
+    o.trig = s.nufft.trig;
     return [o](Backend& b, const NufftGeometry& g) { return b.makeDftPlan(g, o); };
   }
   const NufftOptions o = nufftOptions(s.nufft);
   return [o](Backend& b, const NufftGeometry& g) { return b.makeNufftPlan(g, o); };
 }
 
-bool isExact(const std::string& method, const std::string& what) {
-  if (method == "dft") return true;
-  if (method == "nufft") return false;
-  throw Error(what + " " + method + ": expected dft or nufft");
+/// Q's trigonometry: its own, or the F^H d's.
+TrigMode qTrigMode(const ReconSettings& s) {
+  switch (s.iterative.qTrig) {
+    case QTrig::Accurate: return TrigMode::Accurate;
+    case QTrig::Fast: return TrigMode::Fast;
+    case QTrig::Recurrence: return TrigMode::Recurrence;
+    case QTrig::Auto: break;
+  }
+  return s.nufft.trig;
 }
 
 /// The reference image of the anatomical prior: --ref (a .cfl image, or a dataset file with a reference),
@@ -159,10 +131,9 @@ IterativeProblem::IterativeProblem(Backend& backend, const Dataset& d, const Rec
           d.source + ": --method cg needs non-Cartesian data with a trajectory (use --method fft or grappa for "
                      "Cartesian data)");
   require(slice >= 0 && slice < h.slices, "cg: slice " + std::to_string(slice) + " does not exist");
-  require(it.iterations >= 0, "cg: the iteration count must be >= 0");
-  require(std::isfinite(it.lambda) && it.lambda >= 0, "cg: lambda must be >= 0");
-  const bool exactFhd = isExact(it.fhd, "--fhd");
-  const bool exactQ = isExact(it.toeplitz == "auto" ? it.fhd : it.toeplitz, "toeplitz");
+  settings::validate(s, "iterative");
+  const bool exactFhd = it.fhd == FhdMethod::Dft;
+  const bool exactQ = it.toeplitz == ToeplitzMethod::Dft || (it.toeplitz == ToeplitzMethod::Auto && exactFhd);
 
   index_t out[3];
   outputMatrix(d, s, out);
@@ -207,7 +178,7 @@ IterativeProblem::IterativeProblem(Backend& backend, const Dataset& d, const Rec
       ScopedStage st(timings, "Q", &backend);
       ops::PsfOptions po;
       po.method = exactQ ? ops::PsfMethod::Dft : ops::PsfMethod::Nufft;
-      po.dft.trig = trigFromString(it.qTrig == "auto" ? s.nufft.trig : it.qTrig);
+      po.dft.trig = qTrigMode(s);
       po.nufft = nufftOptions(s.nufft);
       const std::string dir = it.cacheDirectory == "none" ? std::string()
                               : it.cacheDirectory.empty() ? ops::defaultPsfCacheDirectory()
@@ -254,7 +225,7 @@ IterativeProblem::IterativeProblem(Backend& backend, const Dataset& d, const Rec
     progress.report(0.3, "cg: coil maps");
     ScopedStage st(timings, "coil maps", &backend);
     CArray maps;
-    if (it.coilMaps == "dataset") {
+    if (it.coilMaps == CoilMapSource::Dataset) {
       require(d.coilMaps.has_value(), d.source + ": coil maps 'dataset' asked for, but the dataset has none");
       require(d.coilMaps->size() == p.n * p.coils * h.slices,
               d.source + ": the dataset's coil maps " + d.coilMaps->shape().str() + " do not match the " +
@@ -264,7 +235,6 @@ IterativeProblem::IterativeProblem(Backend& backend, const Dataset& d, const Rec
       std::copy_n(d.coilMaps->data() + slice * p.n * p.coils, p.n * p.coils, maps.data());
       p.info["coil_maps"] = "dataset";
     } else {
-      require(it.coilMaps == "estimate", "coil maps " + it.coilMaps + ": expected estimate or dataset");
       CArray k(Shape{p.m, p.coils});
       std::copy_n(d.kspace.data() + sliceOffset, p.m * p.coils, k.data());
       maps = ops::estimateCoilMaps(backend, t.geometry, k, p.coils, it.calibrationRadius,
@@ -310,8 +280,8 @@ IterativeProblem::IterativeProblem(Backend& backend, const Dataset& d, const Rec
   // --- W ------------------------------------------------------------------------------------------------------
   {
     ScopedStage st(timings, "W", &backend);
-    const ops::RegularizerKind kind = ops::regularizerFromString(it.regularizer);
-    p.info["regularizer"] = it.regularizer;
+    const ops::RegularizerKind kind = it.regularizer;
+    p.info["regularizer"] = settings::choiceName("iterative.regularizer", static_cast<int>(kind));
     if (kind == ops::RegularizerKind::Tikhonov) {
       p.regularizer = ops::makeTikhonov(backend, p.dims);
     } else if (kind == ops::RegularizerKind::FiniteDifference) {
@@ -350,7 +320,7 @@ IterativeProblem::IterativeProblem(Backend& backend, const Dataset& d, const Rec
   }
   p.x = backend.allocate(bytesOf(p.n));
   backend.fill(*p.x, cfloat(0.f), p.n);
-  p.info["fhd"] = it.fhd;
+  p.info["fhd"] = settings::choiceName("iterative.fhd", static_cast<int>(it.fhd));
 }
 
 IterativeProblem::~IterativeProblem() = default;

@@ -17,43 +17,19 @@
 #include "larmor/ops/nufft.hpp"
 #include "larmor/recon/cartesian.hpp"
 #include "larmor/recon/settings.hpp"
+#include "larmor/recon/settings_table.hpp"
 #include "larmor/traj/dcf.hpp"
 #include "larmor/traj/trajectory.hpp"
 
 namespace larmor::recon {
 
-namespace {
-
-std::string toString(DensityCompensation d) {
-  switch (d) {
-    case DensityCompensation::Auto: return "auto";
-    case DensityCompensation::Ramp: return "ramp";
-    case DensityCompensation::PipeMenon: return "pipe-menon";
-    case DensityCompensation::None: return "none";
-  }
-  return "auto";
-}
-
-TrigMode trigFromString(const std::string& t) {
-  if (t == "accurate") return TrigMode::Accurate;
-  if (t == "fast") return TrigMode::Fast;
-  if (t == "recurrence") return TrigMode::Recurrence;
-  throw Error("--trig " + t + ": expected accurate, fast or recurrence");
-}
-
-Spreader spreaderFromString(const std::string& s) {
-  if (s == "auto") return Spreader::Auto;
-  if (s == "sector") return Spreader::Sector;
-  if (s == "tron") return Spreader::Tron;
-  throw Error("--spreader " + s + ": expected auto, sector or tron");
-}
-
-}  // namespace
-
-nlohmann::json toJson(const NufftSettings& s) {
-  return {{"width", s.width},       {"oversampling", s.oversampling}, {"kernel_table", s.kernelTable},
-          {"spreader", s.spreader}, {"dcf", toString(s.dcf)},         {"dcf_iterations", s.dcfIterations},
-          {"trig", s.trig}};
+NufftOptions nufftOptions(const NufftSettings& n) {
+  NufftOptions o;
+  o.width = n.width;
+  o.oversampling = n.oversampling;
+  o.kernel = n.kernelTable ? KernelEvaluation::Table : KernelEvaluation::Direct;
+  o.spreader = n.spreader;
+  return o;
 }
 
 ImageSet reconstructNonCartesian(Backend& backend, const Dataset& d, const ReconSettings& s, Timings& timings,
@@ -95,11 +71,8 @@ ImageSet reconstructNonCartesian(Backend& backend, const Dataset& d, const Recon
                                            "through the centre); this file has a " +
                                     toString(h.trajectory) + " trajectory (use --method gridding or dft)");
 
-  NufftOptions nufft;
-  nufft.width = s.nufft.width;
-  nufft.oversampling = s.nufft.oversampling;
-  nufft.kernel = s.nufft.kernelTable ? KernelEvaluation::Table : KernelEvaluation::Direct;
-  nufft.spreader = s.method == Method::Tron ? Spreader::Tron : spreaderFromString(s.nufft.spreader);
+  NufftOptions nufft = nufftOptions(s.nufft);
+  if (s.method == Method::Tron) nufft.spreader = Spreader::Tron;
   if (nufft.spreader == Spreader::Tron)
     require(radial.has_value(), d.source + ": --spreader tron needs 2D radial data; use --spreader sector or auto");
   const NufftGeometry geometry = traj::geometry(d.trajectory, dims, image, radial);
@@ -109,8 +82,8 @@ ImageSet reconstructNonCartesian(Backend& backend, const Dataset& d, const Recon
   if (dcf == DensityCompensation::Auto) dcf = radialLines ? DensityCompensation::Ramp : DensityCompensation::PipeMenon;
   RArray weights;
   if (dcf != DensityCompensation::None) {
-    progress.report(0.05, "density compensation (" + toString(dcf) + ")");
-    ScopedStage st(timings, "density compensation (" + toString(dcf) + ")", &backend);
+    progress.report(0.05, "density compensation (" + settings::choiceName("nufft.dcf", static_cast<int>(dcf)) + ")");
+    ScopedStage st(timings, "density compensation (" + settings::choiceName("nufft.dcf", static_cast<int>(dcf)) + ")", &backend);
     traj::DcfOptions o;
     o.method = dcf == DensityCompensation::Ramp ? traj::DcfMethod::Ramp : traj::DcfMethod::PipeMenon;
     o.iterations = s.nufft.dcfIterations;
@@ -148,7 +121,7 @@ ImageSet reconstructNonCartesian(Backend& backend, const Dataset& d, const Recon
     ScopedStage st(timings, s.method == Method::Dft ? "dft plan" : "nufft plan", &backend);
     if (s.method == Method::Dft) {
       DftOptions o;
-      o.trig = trigFromString(s.nufft.trig);
+      o.trig = s.nufft.trig;
       plan = backend.makeDftPlan(geometry, o);
     } else {
       plan = backend.makeNufftPlan(geometry, nufft);
@@ -159,7 +132,7 @@ ImageSet reconstructNonCartesian(Backend& backend, const Dataset& d, const Recon
   const Shape imageShape{image[0], image[1], image[2], 1, batch};
   CDeviceArray images(backend, imageShape);
   {
-    const std::string stage = s.method == Method::Dft    ? "adjoint dft (F^H d, " + s.nufft.trig + ")"
+    const std::string stage = s.method == Method::Dft    ? "adjoint dft (F^H d, " + settings::choiceName("nufft.trig", static_cast<int>(s.nufft.trig)) + ")"
                               : s.method == Method::Tron ? "adjoint nufft (tron)"
                                                          : "adjoint nufft";
     ScopedStage st(timings, stage, &backend);

@@ -5,6 +5,7 @@
 #include "larmor/backend/registry.hpp"
 #include "larmor/quality/metrics.hpp"
 #include "larmor/recon/cartesian.hpp"
+#include "larmor/recon/settings_table.hpp"
 #include "larmor/util/provenance.hpp"
 
 namespace larmor::recon {
@@ -35,6 +36,7 @@ ReconResult run(const ReconRequest& request, const Progress& progress) {
   require(request.dataset != nullptr, "recon: no dataset");
   const Dataset& d = *request.dataset;
   d.validate();
+  settings::validate(request.settings);
 
   Selection sel = request.backend ? Selection{request.backend, {}} : BackendRegistry::instance().select(request.device);
   Backend& backend = *sel.backend;

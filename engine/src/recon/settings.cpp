@@ -1,43 +1,24 @@
+// Names of the method and combination enums and the settings' JSON: all read from the settings table
+// (settings_table.cpp), the one place that spells them.
 #include "larmor/recon/settings.hpp"
 
-#include "larmor/util/error.hpp"
+#include "larmor/recon/settings_table.hpp"
 
 namespace larmor::recon {
 
-std::string toString(Method m) {
-  switch (m) {
-    case Method::Fft: return "fft";
-    case Method::Gridding: return "gridding";
-    case Method::Tron: return "tron";
-    case Method::Dft: return "dft";
-    case Method::Cg: return "cg";
-    case Method::Grappa: return "grappa";
-  }
-  return "?";
-}
+std::string toString(Method m) { return settings::choiceName("method", static_cast<int>(m)); }
 
-Method methodFromString(const std::string& s) {
-  for (Method m : {Method::Fft, Method::Gridding, Method::Tron, Method::Dft, Method::Cg, Method::Grappa})
-    if (toString(m) == s) return m;
-  throw Error("--method " + s + ": unknown method; expected fft, gridding, tron, dft, cg or grappa");
-}
+Method methodFromString(const std::string& s) { return static_cast<Method>(settings::choiceIndex("method", s)); }
 
-std::string toString(Combine c) { return c == Combine::SumOfSquares ? "sos" : "adaptive"; }
+std::string toString(Combine c) { return settings::choiceName("combine", static_cast<int>(c)); }
 
-Combine combineFromString(const std::string& s) {
-  if (s == "sos") return Combine::SumOfSquares;
-  if (s == "adaptive") return Combine::Adaptive;
-  throw Error("--combine " + s + ": expected sos or adaptive");
-}
+Combine combineFromString(const std::string& s) { return static_cast<Combine>(settings::choiceIndex("combine", s)); }
 
 nlohmann::json toJson(const ReconSettings& s) {
-  return {{"method", toString(s.method)},
-          {"combine", toString(s.combine)},
-          {"matrix", {s.matrix[0], s.matrix[1], s.matrix[2]}},
-          {"keep_coil_images", s.keepCoilImages},
-          {"nufft", toJson(s.nufft)},
-          {"grappa", toJson(s.grappa)},
-          {"iterative", toJson(s.iterative)}};
+  nlohmann::json j = settings::toJson(s);
+  // Session state, not a setting: whether this solve started from a previous image.
+  j["iterative"]["warm_start"] = static_cast<bool>(s.iterative.warmStart);
+  return j;
 }
 
 }  // namespace larmor::recon

@@ -44,8 +44,6 @@ struct GrappaSettings {
   bool interpolateSegments = false;
 };
 
-nlohmann::json toJson(const GrappaSettings& s);
-
 /// Reconstructs Cartesian data undersampled along pe1 with a calibration (ACS) block: 2D, multi-slice,
 /// and 3D (pe2 fully sampled; each pe2 partition is its own 2D problem after an inverse FFT along pe2).
 /// Output conventions as reconstructCartesian. Throws Error for data or settings GRAPPA cannot use.

@@ -19,6 +19,7 @@
 
 #include "larmor/backend/backend.hpp"
 #include "larmor/ops/nufft.hpp"
+#include "larmor/ops/regularizer.hpp"
 #include "larmor/recon/dataset.hpp"
 #include "larmor/solve/cg.hpp"
 #include "larmor/util/progress.hpp"
@@ -29,21 +30,26 @@ namespace larmor::recon {
 struct ReconSettings;
 struct ImageSet;
 
+/// How E^H d (and Q) are computed: the exact DFT (Stone's F^H d) or a NUFFT.
+enum class FhdMethod { Dft, Nufft };
+/// How the Toeplitz kernel Q is computed; Auto: as E^H d.
+enum class ToeplitzMethod { Auto, Dft, Nufft };
+/// Trigonometry of the exact Q; Auto: the F^H d's (--trig).
+enum class QTrig { Auto, Accurate, Fast, Recurrence };
+/// Coil sensitivities: estimated from the k-space centre, or the dataset's own (the true maps of simulated data).
+enum class CoilMapSource { Estimate, Dataset };
+
 struct IterativeSettings {
-  std::string regularizer = "tikhonov";  ///< tikhonov | fd | anatomical
+  ops::RegularizerKind regularizer = ops::RegularizerKind::Tikhonov;
   double lambda = 0.0;
   int iterations = 60;                   ///< the paper's default
   double tolerance = 0.0;                ///< relative residual; 0 = iterations only
   std::string referencePath;             ///< anatomical prior image (.cfl, or .h5 with a reference)
-  std::string fhd = "dft";               ///< dft | nufft
-  /// How Q (Toeplitz kernel) is computed: dft (exact, the paper) | nufft | auto (= fhd).
-  std::string toeplitz = "auto";
-  /// Trigonometry of the exact Q: auto (= --trig, the F^H d's) | accurate | fast | recurrence. Q is computed
-  /// once per trajectory and cached, so it can afford accurate trigonometry when F^H d is fast.
-  std::string qTrig = "auto";
-  /// Coil sensitivities: estimate (from the k-space centre) | dataset (Dataset::coilMaps, the true maps
-  /// of simulated data).
-  std::string coilMaps = "estimate";
+  FhdMethod fhd = FhdMethod::Dft;
+  ToeplitzMethod toeplitz = ToeplitzMethod::Auto;
+  /// Q is computed once per trajectory and cached, so it can afford accurate trigonometry when F^H d is fast.
+  QTrig qTrig = QTrig::Auto;
+  CoilMapSource coilMaps = CoilMapSource::Estimate;
   double calibrationRadius = 12;         ///< k-space radius (cycles/FOV) of the calibration region
   double anatomicalDelta = 0;            ///< edge scale of the anatomical weights; 0: from the reference
   bool preconditioner = true;            ///< Jacobi (diagonal) preconditioner
@@ -53,11 +59,10 @@ struct IterativeSettings {
   /// backend is a GPU and more than one is visible.
   bool multiGpu = true;
   /// The previous result's combined image [x, y, z, 1, slices] to start from (warm start: the GUI's lambda
-  /// slider). Ignored (with a note in the convergence record) when its size does not match.
+  /// slider). Ignored (with a note in the convergence record) when its size does not match. Not a setting:
+  /// state of a session, so not in the settings table.
   std::shared_ptr<const CArray> warmStart;
 };
-
-nlohmann::json toJson(const IterativeSettings& s);
 
 ImageSet reconstructIterative(Backend& backend, const Dataset& d, const ReconSettings& s, Timings& timings,
                               const Progress& progress);

@@ -1,11 +1,12 @@
 #pragma once
-// Non-Cartesian reconstructions (issue 4): gridding (DCF -> adjoint NUFFT -> deapodize -> crop ->
+// Non-Cartesian reconstructions: gridding (DCF -> adjoint NUFFT -> deapodize -> crop ->
 // combine), TRON radial, exact DFT. Settings defaults from Beatty et al. 2005 and the papers.
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "larmor/backend/backend.hpp"
+#include "larmor/ops/nufft.hpp"
 #include "larmor/recon/dataset.hpp"
 #include "larmor/util/progress.hpp"
 #include "larmor/util/timer.hpp"
@@ -21,13 +22,14 @@ struct NufftSettings {
   int width = 4;                 ///< Kaiser-Bessel W
   double oversampling = 2.0;     ///< σ
   bool kernelTable = true;       ///< table lookup (else direct evaluation)
-  std::string spreader = "auto"; ///< auto | sector | tron (GPU adjoint)
+  Spreader spreader = Spreader::Auto;  ///< GPU adjoint spreader
   DensityCompensation dcf = DensityCompensation::Auto;  ///< Auto: ramp for radial, Pipe-Menon otherwise
   int dcfIterations = 10;
-  std::string trig = "accurate"; ///< exact DFT: accurate | fast | recurrence
+  TrigMode trig = TrigMode::Accurate;  ///< exact DFT trigonometry
 };
 
-nlohmann::json toJson(const NufftSettings& s);
+/// The NUFFT plan options of these settings (every non-Cartesian pipeline makes its plans from them).
+NufftOptions nufftOptions(const NufftSettings& n);
 
 ImageSet reconstructNonCartesian(Backend& backend, const Dataset& d, const ReconSettings& s, Timings& timings,
                                  const Progress& progress);

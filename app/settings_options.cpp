@@ -1,0 +1,33 @@
+#include "settings_options.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include "larmor/recon/settings_table.hpp"
+
+namespace larmor::cli {
+
+namespace st = recon::settings;
+
+void SettingsOptions::addTo(CLI::App& command) {
+  command_ = &command;
+  const auto& table = st::table();
+  values_.assign(table.size(), {});
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    const st::Setting& s = table[i];
+    if (s.scope != st::Scope::User || s.flag.empty()) continue;
+    if (s.kind == st::Kind::Flag) command.add_flag(s.cliFlag(), s.help);
+    else command.add_option(s.cliFlag(), values_[i], st::help(s))->type_name(s.valueName);
+  }
+}
+
+void SettingsOptions::apply(recon::ReconSettings& settings) const {
+  const auto& table = st::table();
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    const st::Setting& s = table[i];
+    if (s.scope != st::Scope::User || s.flag.empty() || command_->count(s.cliFlag()) == 0) continue;
+    if (s.kind == st::Kind::Flag) s.put(settings, s.flagSets);
+    else st::set(settings, s, values_[i]);
+  }
+}
+
+}  // namespace larmor::cli
