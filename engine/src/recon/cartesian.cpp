@@ -24,21 +24,36 @@ void combineCoils(Backend& backend, const CDeviceArray& coilImages, CDeviceArray
   backend.sumOfSquares(combined.buffer(), coilImages.buffer(), voxels, coils, slices);
 }
 
+CartesianGeometry cartesianGeometry(const Dataset& d, const ReconSettings& s) {
+  const Header& h = d.header;
+  CartesianGeometry g;
+  g.rank = h.encoded[2] > 1 ? 3 : 2;
+  outputMatrix(d, s, g.out);
+  for (int i = 0; i < 3; ++i) {
+    const double ratio = h.encodedFovMm[i] > 0 ? h.reconFovMm[i] / h.encodedFovMm[i] : 1.0;
+    g.fov[i] = std::max<index_t>(1, std::llround(static_cast<double>(h.encoded[i]) * std::min(ratio, 1.0)));
+  }
+  if (g.rank == 2) g.fov[2] = g.out[2] = 1;
+  return g;
+}
+
+void resampleToMatrix(Backend& backend, Buffer& images, const Shape& from, Buffer& out, const Shape& to, int rank) {
+  backend.fft(images, from, rank, FftDirection::Forward);
+  backend.resizeCentred(out, to, images, from);
+  backend.fft(out, to, rank, FftDirection::Inverse);
+  const double factor = std::sqrt(static_cast<double>(to.span(0, 3)) / static_cast<double>(from.span(0, 3)));
+  backend.scale(out, cfloat(static_cast<float>(factor)), to.size());
+}
+
 ImageSet finishCoilImages(Backend& backend, CDeviceArray images, const index_t out[3], int rank, index_t coils,
                           index_t slices, const ReconSettings& s, Timings& timings, const Progress& progress) {
   const Shape imageShape = images.shape();
   const Shape outShape{out[0], out[1], out[2], 1, imageShape[4]};
   if (outShape != imageShape) {
-    // Resample to the recon matrix by zero-padding (or truncating) k-space; unitary FFTs change the
-    // intensity by sqrt(N_image / N_out), which the scale undoes.
     progress.report(0.7, "resample to matrix");
     ScopedStage st(timings, "resample to matrix", &backend);
-    backend.fft(images.buffer(), imageShape, rank, FftDirection::Forward);
     CDeviceArray resampled(backend, outShape);
-    backend.resizeCentred(resampled.buffer(), outShape, images.buffer(), imageShape);
-    backend.fft(resampled.buffer(), outShape, rank, FftDirection::Inverse);
-    const double factor = std::sqrt(static_cast<double>(outShape.span(0, 3)) / static_cast<double>(imageShape.span(0, 3)));
-    backend.scale(resampled.buffer(), cfloat(static_cast<float>(factor)), resampled.size());
+    resampleToMatrix(backend, images.buffer(), imageShape, resampled.buffer(), outShape, rank);
     images = std::move(resampled);
   }
 
@@ -70,17 +85,9 @@ ImageSet reconstructCartesian(Backend& backend, const Dataset& d, const ReconSet
               " trajectory (use gridding, tron or dft)");
   const Header& h = d.header;
   const index_t coils = h.coils, slices = h.slices, batch = coils * slices;
-  const int rank = h.encoded[2] > 1 ? 3 : 2;
-  index_t out[3];
-  outputMatrix(d, s, out);
-
-  // Pixels of the recon FOV at the encoded resolution (the readout oversampling is cropped away here).
-  index_t fovPixels[3];
-  for (int i = 0; i < 3; ++i) {
-    const double ratio = h.encodedFovMm[i] > 0 ? h.reconFovMm[i] / h.encodedFovMm[i] : 1.0;
-    fovPixels[i] = std::max<index_t>(1, std::llround(static_cast<double>(h.encoded[i]) * std::min(ratio, 1.0)));
-  }
-  if (rank == 2) fovPixels[2] = out[2] = 1;
+  const CartesianGeometry g = cartesianGeometry(d, s);
+  const int rank = g.rank;
+  const index_t* fovPixels = g.fov;
 
   progress.report(0.05, "upload k-space");
   CDeviceArray kspace;
@@ -106,7 +113,7 @@ ImageSet reconstructCartesian(Backend& backend, const Dataset& d, const ReconSet
   }
   kspace = {};  // free the k-space early: large 3D data sets
 
-  return finishCoilImages(backend, std::move(images), out, rank, coils, slices, s, timings, progress);
+  return finishCoilImages(backend, std::move(images), g.out, rank, coils, slices, s, timings, progress);
 }
 
 }  // namespace larmor::recon

@@ -261,14 +261,10 @@ Pipeline::Impl::Impl(Backend& backend, const Dataset& d, const ReconSettings& s,
   kernel = Kernel::make(settings, smp.accel, n0, coils);
   if (be.isGpu()) hostOwned = makeCpuBackend();
 
-  rank = n2 > 1 ? 3 : 2;
-  outputMatrix(d, s, out);
-  for (int i = 0; i < 3; ++i) {
-    // The recon FOV at the encoded resolution (readout oversampling cropped), as reconstructCartesian.
-    const double ratio = h.encodedFovMm[i] > 0 ? h.reconFovMm[i] / h.encodedFovMm[i] : 1.0;
-    fov[i] = std::max<index_t>(1, std::llround(static_cast<double>(h.encoded[i]) * std::min(ratio, 1.0)));
-  }
-  if (rank == 2) fov[2] = out[2] = 1;
+  const CartesianGeometry g = cartesianGeometry(d, s);
+  rank = g.rank;
+  std::copy_n(g.fov, 3, fov);
+  std::copy_n(g.out, 3, out);
 
   // Batches: as many slices as the memory budget allows (each slice's volume plus its problems' tables and
   // work), all of them problems of one plan. A single 3D volume too large for that is calibrated in
@@ -454,14 +450,8 @@ void Pipeline::process(const Dataset& d, index_t first, index_t count, Timings* 
   }
   const Shape outShape{m.out[0], m.out[1], m.out[2], 1, m.coils * B};
   if (m.resample) {
-    // As reconstructCartesian: zero-pad (or truncate) k-space to the recon matrix; sqrt(N_fov / N_out)
-    // undoes the unitary FFTs' change of intensity.
     Stage st(t, "resample to matrix", &be);
-    be.fft(m.images.buffer(), fovShape, m.rank, FftDirection::Forward);
-    be.resizeCentred(m.resampled.buffer(), outShape, m.images.buffer(), fovShape);
-    be.fft(m.resampled.buffer(), outShape, m.rank, FftDirection::Inverse);
-    const double factor = std::sqrt(static_cast<double>(outShape.span(0, 3)) / static_cast<double>(fovShape.span(0, 3)));
-    be.scale(m.resampled.buffer(), cfloat(static_cast<float>(factor)), outShape.size());
+    resampleToMatrix(be, m.images.buffer(), fovShape, m.resampled.buffer(), outShape, m.rank);
   }
   {
     Stage st(t, "combine " + toString(m.combine), &be);

@@ -117,6 +117,16 @@ struct IterativeProblem::Impl {
   std::unique_ptr<Buffer> encodingDiagonal, priorDiagonal;
   double sumOfSquares(index_t i) const { return sos.empty() ? 1.0 : sos[static_cast<std::size_t>(i)]; }
   nlohmann::json info;
+
+  // The constructor's steps, in order.
+  std::shared_ptr<TrajectoryOperators> buildTrajectoryOperators(const Dataset& d, const ReconSettings& s, int nd,
+                                                                Timings& timings, const Progress& progress);
+  void uploadSlice(const Dataset& d, index_t slice);
+  void buildCoilMaps(const Dataset& d, const ReconSettings& s, index_t slice, Timings& timings,
+                     const Progress& progress);
+  void computeRhs(const Dataset& d, const ReconSettings& s, index_t slice, Timings& timings, const Progress& progress);
+  void buildPrior(const Dataset& d, index_t slice, Timings& timings);
+  void buildEncodingDiagonal();
 };
 
 IterativeProblem::IterativeProblem(Backend& backend, const Dataset& d, const ReconSettings& s, index_t slice,
@@ -132,15 +142,10 @@ IterativeProblem::IterativeProblem(Backend& backend, const Dataset& d, const Rec
                      "Cartesian data)");
   require(slice >= 0 && slice < h.slices, "cg: slice " + std::to_string(slice) + " does not exist");
   settings::validate(s, "iterative");
-  const bool exactFhd = it.fhd == FhdMethod::Dft;
-  const bool exactQ = it.toeplitz == ToeplitzMethod::Dft || (it.toeplitz == ToeplitzMethod::Auto && exactFhd);
 
   index_t out[3];
   outputMatrix(d, s, out);
-  // 3D when the header says so or the trajectory leaves the kz = 0 plane (as the gridding pipeline decides).
-  bool kz = false;
-  for (index_t i = 2; i < d.trajectory.size() && !kz; i += 3) kz = d.trajectory[i] != 0.f;
-  const int nd = (h.is3D() || out[2] > 1 || kz) ? 3 : 2;
+  const int nd = nonCartesianRank(d, out[2]);
   if (nd == 2) out[2] = 1;
   for (int i = 0; i < 3; ++i) p.dims[i] = out[i];
   p.n = out[0] * out[1] * out[2];
@@ -151,66 +156,90 @@ IterativeProblem::IterativeProblem(Backend& backend, const Dataset& d, const Rec
           d.source + ": k-space holds " + std::to_string(d.kspace.size()) + " samples, the trajectory " +
               std::to_string(p.m) + " x " + std::to_string(p.coils) + " coils x " + std::to_string(h.slices) +
               " slices");
-  const BackendPlanFactory fhdPlan = planFactory(s, exactFhd);
 
-  // --- what depends on the trajectory only -------------------------------------------------------------
-  if (shared) {
-    p.traj = std::move(shared);
-  } else {
-    p.traj = std::make_shared<TrajectoryOperators>();
-    TrajectoryOperators& t = *p.traj;
-    t.geometry.dims = nd;
-    for (int i = 0; i < 3; ++i) t.geometry.image[i] = out[i];
-    t.geometry.trajectory = RArray(Shape{3, p.m});
-    for (index_t i = 0; i < 3 * p.m; ++i) {
-      const float v = d.trajectory[i];
-      require(std::isfinite(v), d.source + ": trajectory coordinate " + std::to_string(i) + " is not finite");
-      t.geometry.trajectory[i] = v;
-    }
-    if (it.multiGpu && (exactFhd || exactQ)) t.extraGpus = otherGpus(backend);
-    {
-      progress.report(0.02, "cg: plan");
-      ScopedStage st(timings, "plan", &backend);
-      t.plan = fhdPlan(backend, t.geometry);
-    }
-    {
-      progress.report(0.05, "cg: Q (Toeplitz kernel)");
-      ScopedStage st(timings, "Q", &backend);
-      ops::PsfOptions po;
-      po.method = exactQ ? ops::PsfMethod::Dft : ops::PsfMethod::Nufft;
-      po.dft.trig = qTrigMode(s);
-      po.nufft = nufftOptions(s.nufft);
-      const std::string dir = it.cacheDirectory == "none" ? std::string()
-                              : it.cacheDirectory.empty() ? ops::defaultPsfCacheDirectory()
-                                                          : it.cacheDirectory;
-      std::function<CArray()> compute;
-      if (exactQ && !t.extraGpus.empty()) {
-        // GPU.Multi for Q: the 8N-voxel adjoint of the weights, split by slabs over every GPU.
-        compute = [&]() {
-          std::vector<Backend*> all{&backend};
-          for (auto& b : t.extraGpus) all.push_back(b.get());
-          return ops::psfBySymmetry(t.geometry, nullptr, [&](const NufftGeometry& box, const CArray& data) {
-            const DftOptions qo = po.dft;
-            CArray part = slabAdjoint(all, box, data, 1, [qo](Backend& b, const NufftGeometry& gg) {
-              return b.makeDftPlan(gg, qo);
-            });
-            part.reshape(Shape{box.image[0], box.image[1], box.dims == 3 ? box.image[2] : 1});
-            return part;
-          });
-        };
-      }
-      ops::PsfCacheStatus status = ops::PsfCacheStatus::Disabled;
-      const CArray q = ops::cachedPsf(backend, t.geometry, nullptr, po, dir, &status, compute);
-      t.toeplitz = std::make_unique<ops::ToeplitzOperator>(backend, t.geometry, q, 1.0 / static_cast<double>(p.n));
-      t.info["q_method"] = ops::toString(po.method);
-      t.info["q_cache"] = ops::toString(status);
-      t.info["gpus"] = 1 + t.extraGpus.size();
-    }
+  p.traj = shared ? std::move(shared) : p.buildTrajectoryOperators(d, s, nd, timings, progress);
+  require(p.traj->toeplitz->voxels() == p.n && p.traj->plan->samples() == p.m, "cg: shared operators of another geometry");
+  p.uploadSlice(d, slice);
+  p.buildCoilMaps(d, s, slice, timings, progress);
+  p.encoding = std::make_unique<ops::SenseEncoding>(backend, *p.traj->plan, p.maps.get(), p.scale);
+  p.computeRhs(d, s, slice, timings, progress);
+  p.buildPrior(d, slice, timings);
+  p.buildEncodingDiagonal();
+  p.x = backend.allocate(bytesOf(p.n));
+  backend.fill(*p.x, cfloat(0.f), p.n);
+  p.info["fhd"] = settings::choiceName("iterative.fhd", static_cast<int>(it.fhd));
+}
+
+// --- the constructor's steps --------------------------------------------------------------------------------
+
+namespace {
+bool exactFhd(const IterativeSettings& it) { return it.fhd == FhdMethod::Dft; }
+bool exactQ(const IterativeSettings& it) {
+  return it.toeplitz == ToeplitzMethod::Dft || (it.toeplitz == ToeplitzMethod::Auto && exactFhd(it));
+}
+}  // namespace
+
+/// What depends on the trajectory only: the F^H d plan and Q (cached on disk), shared by the slices.
+std::shared_ptr<IterativeProblem::TrajectoryOperators> IterativeProblem::Impl::buildTrajectoryOperators(
+    const Dataset& d, const ReconSettings& s, int nd, Timings& timings, const Progress& progress) {
+  Impl& p = *this;
+  const IterativeSettings& it = s.iterative;
+  const BackendPlanFactory fhdPlan = planFactory(s, exactFhd(it));
+  auto shared = std::make_shared<TrajectoryOperators>();
+  TrajectoryOperators& t = *shared;
+  t.geometry.dims = nd;
+  for (int i = 0; i < 3; ++i) t.geometry.image[i] = dims[i];
+  t.geometry.trajectory = RArray(Shape{3, p.m});
+  for (index_t i = 0; i < 3 * p.m; ++i) {
+    const float v = d.trajectory[i];
+    require(std::isfinite(v), d.source + ": trajectory coordinate " + std::to_string(i) + " is not finite");
+    t.geometry.trajectory[i] = v;
   }
-  TrajectoryOperators& t = *p.traj;
-  require(t.toeplitz->voxels() == p.n && t.plan->samples() == p.m, "cg: shared operators of another geometry");
+  if (it.multiGpu && (exactFhd(it) || exactQ(it))) t.extraGpus = otherGpus(backend);
+  {
+    progress.report(0.02, "cg: plan");
+    ScopedStage st(timings, "plan", &backend);
+    t.plan = fhdPlan(backend, t.geometry);
+  }
+  {
+    progress.report(0.05, "cg: Q (Toeplitz kernel)");
+    ScopedStage st(timings, "Q", &backend);
+    ops::PsfOptions po;
+    po.method = exactQ(it) ? ops::PsfMethod::Dft : ops::PsfMethod::Nufft;
+    po.dft.trig = qTrigMode(s);
+    po.nufft = nufftOptions(s.nufft);
+    const std::string dir = it.cacheDirectory == "none" ? std::string()
+                            : it.cacheDirectory.empty() ? ops::defaultPsfCacheDirectory()
+                                                        : it.cacheDirectory;
+    std::function<CArray()> compute;
+    if (exactQ(it) && !t.extraGpus.empty()) {
+      // GPU.Multi for Q: the 8N-voxel adjoint of the weights, split by slabs over every GPU.
+      compute = [&]() {
+        std::vector<Backend*> all{&backend};
+        for (auto& b : t.extraGpus) all.push_back(b.get());
+        return ops::psfBySymmetry(t.geometry, nullptr, [&](const NufftGeometry& box, const CArray& data) {
+          const DftOptions qo = po.dft;
+          CArray part = slabAdjoint(all, box, data, 1, [qo](Backend& b, const NufftGeometry& gg) {
+            return b.makeDftPlan(gg, qo);
+          });
+          part.reshape(Shape{box.image[0], box.image[1], box.dims == 3 ? box.image[2] : 1});
+          return part;
+        });
+      };
+    }
+    ops::PsfCacheStatus status = ops::PsfCacheStatus::Disabled;
+    const CArray q = ops::cachedPsf(backend, t.geometry, nullptr, po, dir, &status, compute);
+    t.toeplitz = std::make_unique<ops::ToeplitzOperator>(backend, t.geometry, q, 1.0 / static_cast<double>(p.n));
+    t.info["q_method"] = ops::toString(po.method);
+    t.info["q_cache"] = ops::toString(status);
+    t.info["gpus"] = 1 + t.extraGpus.size();
+  }
+  return shared;
+}
 
-  // --- the slice's data, per coil --------------------------------------------------------------------------
+/// The slice's samples on the device, one buffer per coil, and ||d||^2 for the objective.
+void IterativeProblem::Impl::uploadSlice(const Dataset& d, index_t slice) {
+  Impl& p = *this;
   const index_t sliceOffset = slice * p.coils * p.m;
   for (index_t c = 0; c < p.coils; ++c) {
     auto b = backend.allocate(bytesOf(p.m));
@@ -220,7 +249,18 @@ IterativeProblem::IterativeProblem(Backend& backend, const Dataset& d, const Rec
     p.data.push_back(std::move(b));
   }
 
-  // --- coil sensitivities ------------------------------------------------------------------------------------
+}
+
+/// CG-SENSE's coil sensitivities: the dataset's own, or estimated from the k-space centre.
+void IterativeProblem::Impl::buildCoilMaps(const Dataset& d, const ReconSettings& s, index_t slice, Timings& timings,
+                                           const Progress& progress) {
+  Impl& p = *this;
+  const IterativeSettings& it = s.iterative;
+  const Header& h = d.header;
+  const index_t* out = dims;
+  const index_t sliceOffset = slice * p.coils * p.m;
+  TrajectoryOperators& t = *p.traj;
+  const BackendPlanFactory fhdPlan = planFactory(s, exactFhd(it));
   if (p.coils > 1) {
     progress.report(0.3, "cg: coil maps");
     ScopedStage st(timings, "coil maps", &backend);
@@ -247,66 +287,81 @@ IterativeProblem::IterativeProblem(Backend& backend, const Dataset& d, const Rec
   } else {
     p.info["coil_maps"] = "none (one coil)";
   }
-  p.encoding = std::make_unique<ops::SenseEncoding>(backend, *t.plan, p.maps.get(), p.scale);
+}
 
-  // --- E^H d --------------------------------------------------------------------------------------------------
-  {
-    progress.report(0.4, "cg: F^H d");
-    ScopedStage st(timings, "F^H d", &backend);
-    p.rhs = backend.allocate(bytesOf(p.n));
-    if (exactFhd && !t.extraGpus.empty()) {
-      // GPU.Multi: every coil's F^H d by slabs over every GPU, then S_c^H and the sum on this one.
-      if (!t.slabs) {
-        std::vector<Backend*> all{&backend};
-        for (auto& b : t.extraGpus) all.push_back(b.get());
-        t.slabs = std::make_unique<SlabAdjoint>(all, t.geometry, fhdPlan);
-      }
-      CArray k(Shape{p.m, p.coils});
-      std::copy_n(d.kspace.data() + sliceOffset, p.m * p.coils, k.data());
-      const CArray img = t.slabs->adjoint(k, p.coils);
-      auto tmp = backend.allocate(bytesOf(p.n));
-      for (index_t c = 0; c < p.coils; ++c) {
-        Buffer& dst = c == 0 ? *p.rhs : *tmp;
-        backend.upload(dst, img.data() + c * p.n, bytesOf(p.n));
-        if (p.maps) backend.multiply(dst, p.maps->map(c), p.n, dst, p.n, true);
-        if (c > 0) backend.axpby(*p.rhs, cfloat(1.f), *tmp, cfloat(1.f), p.n);
-      }
-      backend.scale(*p.rhs, cfloat(static_cast<float>(p.scale), 0.f), p.n);
-    } else {
-      p.encoding->adjoint(p.data, *p.rhs);
+/// E^H d: on this backend, or by slabs over every GPU (GPU.Multi) for the exact DFT.
+void IterativeProblem::Impl::computeRhs(const Dataset& d, const ReconSettings& s, index_t slice, Timings& timings,
+                                        const Progress& progress) {
+  Impl& p = *this;
+  const index_t sliceOffset = slice * p.coils * p.m;
+  TrajectoryOperators& t = *p.traj;
+  const bool exact = exactFhd(s.iterative);
+  const BackendPlanFactory fhdPlan = planFactory(s, exact);
+  progress.report(0.4, "cg: F^H d");
+  ScopedStage st(timings, "F^H d", &backend);
+  p.rhs = backend.allocate(bytesOf(p.n));
+  if (exact && !t.extraGpus.empty()) {
+    // GPU.Multi: every coil's F^H d by slabs over every GPU, then S_c^H and the sum on this one.
+    if (!t.slabs) {
+      std::vector<Backend*> all{&backend};
+      for (auto& b : t.extraGpus) all.push_back(b.get());
+      t.slabs = std::make_unique<SlabAdjoint>(all, t.geometry, fhdPlan);
     }
+    CArray k(Shape{p.m, p.coils});
+    std::copy_n(d.kspace.data() + sliceOffset, p.m * p.coils, k.data());
+    const CArray img = t.slabs->adjoint(k, p.coils);
+    auto tmp = backend.allocate(bytesOf(p.n));
+    for (index_t c = 0; c < p.coils; ++c) {
+      Buffer& dst = c == 0 ? *p.rhs : *tmp;
+      backend.upload(dst, img.data() + c * p.n, bytesOf(p.n));
+      if (p.maps) backend.multiply(dst, p.maps->map(c), p.n, dst, p.n, true);
+      if (c > 0) backend.axpby(*p.rhs, cfloat(1.f), *tmp, cfloat(1.f), p.n);
+    }
+    backend.scale(*p.rhs, cfloat(static_cast<float>(p.scale), 0.f), p.n);
+  } else {
+    p.encoding->adjoint(p.data, *p.rhs);
   }
+}
 
-  // --- W ------------------------------------------------------------------------------------------------------
-  {
-    ScopedStage st(timings, "W", &backend);
-    const ops::RegularizerKind kind = it.regularizer;
-    p.info["regularizer"] = settings::choiceName("iterative.regularizer", static_cast<int>(kind));
-    if (kind == ops::RegularizerKind::Tikhonov) {
-      p.regularizer = ops::makeTikhonov(backend, p.dims);
-    } else if (kind == ops::RegularizerKind::FiniteDifference) {
-      p.regularizer = ops::makeFiniteDifference(backend, p.dims);
-    } else {
-      // The reference goes to the device as it is (the slice's part of it); edge scale, weights and the
-      // prior's diagonal are computed there.
-      std::string source;
-      CArray loaded;
-      const CArray& ref = loadReference(it, d, &source, loaded);
-      const bool perSlice = ref.size() == p.n * h.slices && h.slices > 1;
-      require(perSlice || ref.size() == p.n, source + ": the reference image " + ref.shape().str() +
-                                                 " does not match the " + std::to_string(out[0]) + "x" +
-                                                 std::to_string(out[1]) + "x" + std::to_string(out[2]) +
-                                                 " reconstruction");
-      auto refBuffer = backend.allocate(bytesOf(p.n));
-      backend.upload(*refBuffer, ref.data() + (perSlice ? slice * p.n : 0), bytesOf(p.n));
-      double delta = 0;
-      p.regularizer = ops::makeAnatomical(backend, p.dims, *refBuffer, it.anatomicalDelta, &delta);
-      p.info["anatomical_delta"] = delta;
-      p.info["reference"] = source;
-    }
-    p.priorDiagonal = backend.allocate(bytesOf(p.n));
-    p.regularizer->diagonal(*p.priorDiagonal);
+/// W (identity, finite differences, or weighted by the reference image's edges) and diag(W^H W).
+void IterativeProblem::Impl::buildPrior(const Dataset& d, index_t slice, Timings& timings) {
+  Impl& p = *this;
+  const IterativeSettings& it = settings;
+  const Header& h = d.header;
+  const index_t* out = dims;
+  ScopedStage st(timings, "W", &backend);
+  const ops::RegularizerKind kind = it.regularizer;
+  p.info["regularizer"] = settings::choiceName("iterative.regularizer", static_cast<int>(kind));
+  if (kind == ops::RegularizerKind::Tikhonov) {
+    p.regularizer = ops::makeTikhonov(backend, p.dims);
+  } else if (kind == ops::RegularizerKind::FiniteDifference) {
+    p.regularizer = ops::makeFiniteDifference(backend, p.dims);
+  } else {
+    // The reference goes to the device as it is (the slice's part of it); edge scale, weights and the
+    // prior's diagonal are computed there.
+    std::string source;
+    CArray loaded;
+    const CArray& ref = loadReference(it, d, &source, loaded);
+    const bool perSlice = ref.size() == p.n * h.slices && h.slices > 1;
+    require(perSlice || ref.size() == p.n, source + ": the reference image " + ref.shape().str() +
+                                               " does not match the " + std::to_string(out[0]) + "x" +
+                                               std::to_string(out[1]) + "x" + std::to_string(out[2]) +
+                                               " reconstruction");
+    auto refBuffer = backend.allocate(bytesOf(p.n));
+    backend.upload(*refBuffer, ref.data() + (perSlice ? slice * p.n : 0), bytesOf(p.n));
+    double delta = 0;
+    p.regularizer = ops::makeAnatomical(backend, p.dims, *refBuffer, it.anatomicalDelta, &delta);
+    p.info["anatomical_delta"] = delta;
+    p.info["reference"] = source;
   }
+  p.priorDiagonal = backend.allocate(bytesOf(p.n));
+  p.regularizer->diagonal(*p.priorDiagonal);
+}
+
+/// diag(E^H E) for the Jacobi preconditioner.
+void IterativeProblem::Impl::buildEncodingDiagonal() {
+  Impl& p = *this;
+  TrajectoryOperators& t = *p.traj;
   // diag(E^H E) = T's diagonal times sum_c |S_c|^2.
   p.encodingDiagonal = backend.allocate(bytesOf(p.n));
   const double td = t.toeplitz->diagonal();
@@ -318,9 +373,6 @@ IterativeProblem::IterativeProblem(Backend& backend, const Dataset& d, const Rec
     for (index_t i = 0; i < p.n; ++i) diag[static_cast<std::size_t>(i)] = cfloat(static_cast<float>(td * p.sos[i]), 0.f);
     backend.upload(*p.encodingDiagonal, diag.data(), bytesOf(p.n));
   }
-  p.x = backend.allocate(bytesOf(p.n));
-  backend.fill(*p.x, cfloat(0.f), p.n);
-  p.info["fhd"] = settings::choiceName("iterative.fhd", static_cast<int>(it.fhd));
 }
 
 IterativeProblem::~IterativeProblem() = default;

@@ -23,6 +23,12 @@
 
 namespace larmor::recon {
 
+int nonCartesianRank(const Dataset& d, index_t outputZ) {
+  bool kz = false;
+  for (index_t i = 2; i < d.trajectory.size() && !kz; i += 3) kz = d.trajectory[i] != 0.f;
+  return d.header.is3D() || outputZ > 1 || kz ? 3 : 2;
+}
+
 NufftOptions nufftOptions(const NufftSettings& n) {
   NufftOptions o;
   o.width = n.width;
@@ -44,13 +50,7 @@ ImageSet reconstructNonCartesian(Backend& backend, const Dataset& d, const Recon
   require(!d.trajectory.empty(), d.source + ": --method " + method + " needs a trajectory; the file has none");
   const index_t coils = h.coils, slices = h.slices, batch = coils * slices;
 
-  // 2D (one plane per slice) or 3D (one volume).
-  bool kz = false;
-  for (index_t i = 2; i < d.trajectory.size() && !kz; i += 3) kz = d.trajectory[i] != 0.f;
-  const int dims = (h.trajectory == TrajectoryKind::Radial3D || h.trajectory == TrajectoryKind::StackOfSpirals ||
-                    h.recon[2] > 1 || kz)
-                       ? 3
-                       : 2;
+  const int dims = nonCartesianRank(d, h.recon[2]);
   const index_t image[3] = {h.recon[0], h.recon[1], dims == 3 ? h.recon[2] : 1};
   require(dims == 2 || slices == 1,
           d.source + ": 3D non-Cartesian data with " + std::to_string(slices) + " slices is not supported");

@@ -1,37 +1,13 @@
 #include "larmor/recon/recon.hpp"
 
-#include <cmath>
-
 #include "larmor/backend/registry.hpp"
+#include "larmor/quality/display.hpp"
 #include "larmor/quality/metrics.hpp"
 #include "larmor/recon/cartesian.hpp"
 #include "larmor/recon/settings_table.hpp"
 #include "larmor/util/provenance.hpp"
 
 namespace larmor::recon {
-namespace {
-
-/// What a perfect reconstruction with this combination would show. A sum-of-squares image of coil
-/// images s_c * rho is |rho| * sqrt(sum_c |s_c|^2), so with known coil maps the truth is weighted the same
-/// way; without them (single coil, or unknown maps) it is the object itself.
-CArray truthFor(const Dataset& d) {
-  const CArray& ref = *d.reference;
-  if (!d.coilMaps || d.header.coils <= 1) return ref;
-  const CArray& maps = *d.coilMaps;
-  const index_t voxels = ref.shape().span(0, 3), slices = ref.size() / voxels, coils = d.header.coils;
-  require(maps.size() == voxels * coils * slices, d.source + ": coil maps do not match the reference image");
-  CArray weighted(ref.shape());
-  for (index_t s = 0; s < slices; ++s)
-    for (index_t v = 0; v < voxels; ++v) {
-      double w = 0;
-      for (index_t c = 0; c < coils; ++c) w += std::norm(cdouble(maps[(s * coils + c) * voxels + v]));
-      weighted[s * voxels + v] = cfloat(std::abs(ref[s * voxels + v]) * static_cast<float>(std::sqrt(w)), 0.f);
-    }
-  return weighted;
-}
-
-}  // namespace
-
 ReconResult run(const ReconRequest& request, const Progress& progress) {
   require(request.dataset != nullptr, "recon: no dataset");
   const Dataset& d = *request.dataset;
@@ -71,7 +47,7 @@ ReconResult run(const ReconRequest& request, const Progress& progress) {
 
   if (d.reference && d.reference->size() == result.image.size()) {
     ScopedStage st(result.timings, "metrics");
-    result.metrics = quality::toJson(quality::compare(result.image, truthFor(d)));
+    result.metrics = quality::toJson(quality::compare(result.image, quality::comparisonTruth(d)));
   } else if (d.reference) {
     result.metrics = {{"skipped", "the reference " + d.reference->shape().str() + " and the image " +
                                       result.image.shape().str() + " differ in size (--matrix)"}};

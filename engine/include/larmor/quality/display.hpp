@@ -43,7 +43,7 @@ CArray plane(const CArray& volume, int normalAxis, index_t index);
 /// What a combined reconstruction of `d` should equal (docs/conventions.md, quality metrics): the
 /// reference weighted by the root sum of squares of the true coil maps when they are known and there
 /// are several coils (a sum-of-squares image of s_c * rho is |rho| sqrt(sum |s_c|^2)), else the reference
-/// itself. Throws Error when `d` has no reference. Mirrors what recon::run compares against.
+/// itself. Throws Error when `d` has no reference. recon::run's metrics compare against it.
 CArray comparisonTruth(const Dataset& d);
 
 }  // namespace larmor::quality

@@ -19,6 +19,21 @@ struct ImageSet {
 /// The output matrix: settings.matrix where given, else the header's recon matrix.
 void outputMatrix(const Dataset& d, const ReconSettings& s, index_t out[3]);
 
+/// Where a Cartesian reconstruction's images come from and go to, computed once for every Cartesian
+/// pipeline (FFT, GRAPPA): the transform rank (3 when pe2 is encoded, else 2), the pixels of the recon FOV
+/// at the encoded resolution (the readout oversampling is cropped to these) and the output matrix.
+struct CartesianGeometry {
+  int rank = 2;
+  index_t fov[3] = {1, 1, 1};
+  index_t out[3] = {1, 1, 1};
+};
+CartesianGeometry cartesianGeometry(const Dataset& d, const ReconSettings& s);
+
+/// Resampling to the recon matrix by zero-padding (or truncating) k-space: `images` (shape `from`) is
+/// transformed forward in place, `out` (shape `to`) receives the inverse of the resized spectrum, scaled by
+/// sqrt(N_to / N_from) so the unitary FFTs keep the intensity. Both on the backend.
+void resampleToMatrix(Backend& backend, Buffer& images, const Shape& from, Buffer& out, const Shape& to, int rank);
+
 ImageSet reconstructCartesian(Backend& backend, const Dataset& d, const ReconSettings& s, Timings& timings,
                               const Progress& progress);
 

@@ -28,6 +28,10 @@ struct NufftSettings {
   TrigMode trig = TrigMode::Accurate;  ///< exact DFT trigonometry
 };
 
+/// 2D (one plane per slice) or 3D (one volume) for every non-Cartesian pipeline: 3 when the header is 3D,
+/// the output has more than one partition (`outputZ`), or the trajectory leaves the kz = 0 plane.
+int nonCartesianRank(const Dataset& d, index_t outputZ);
+
 /// The NUFFT plan options of these settings (every non-Cartesian pipeline makes its plans from them).
 NufftOptions nufftOptions(const NufftSettings& n);
 
