@@ -1,3 +1,5 @@
+// MainWindow's construction: the widgets, docks, actions, menus, tool bar and status bar, and the
+// connections from the widgets and the worker to the window's handlers.
 #include "main_window.hpp"
 
 #include <QAction>
@@ -25,7 +27,9 @@
 #include "dataset_panel.hpp"
 #include "image_viewer.hpp"
 #include "larmor/backend/registry.hpp"
+#include "session_model.hpp"
 #include "settings_panel.hpp"
+#include "slice_view.hpp"
 #include "timings_view.hpp"
 
 namespace larmor::ui {
@@ -95,6 +99,25 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   buildToolBar();
   buildStatusBar();
 
+  connectWidgets();
+  model_.addObserver(this);
+  refreshDevices();
+  applySession(lastSession());
+
+  const QRect avail = screen() ? screen()->availableGeometry() : QRect(0, 0, 1440, 900);
+  resize(std::min(1440, avail.width()), std::min(900, avail.height()));
+  log(tr("Larmor started. %1").arg(deviceText()));
+}
+
+void MainWindow::restoreSavedLayout() {
+  QSettings qs;
+  restoreGeometry(qs.value("window/geometry").toByteArray());
+  restoreState(qs.value("window/state").toByteArray());
+}
+
+MainWindow::~MainWindow() { model_.removeObserver(this); }
+
+void MainWindow::connectWidgets() {
   connect(worker_, &Worker::started, this, &MainWindow::onTaskStarted);
   connect(worker_, &Worker::progress, this, &MainWindow::onTaskProgress);
   connect(worker_, &Worker::succeeded, this, &MainWindow::onTaskSucceeded);
@@ -110,26 +133,22 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(settings_, &SettingsPanel::cancelRequested, this, &MainWindow::cancelRun);
   connect(settings_, &SettingsPanel::copyCliRequested, this, &MainWindow::copyCliCommand);
   connect(settings_, &SettingsPanel::trajectoryChanged, this, [this](const QString&) {
-    if (!dataPath_.isEmpty()) openFile(dataPath_);  // the trajectory is part of loading a .cfl
+    syncSession();
+    // The trajectory is part of loading a .cfl: the file is loaded again with it.
+    if (model_.source().isFile()) openFile(QString::fromStdString(model_.source().path));
   });
   connect(timings_, &TimingsView::sweepRequested, this, &MainWindow::runLambdaSweep);
   connect(viewer_, &ImageViewer::probed, this, [this](const QString& t) { statusBar()->showMessage(t, 4000); });
-
-  refreshDevices();
-  applySession(lastSession());
-
-  const QRect avail = screen() ? screen()->availableGeometry() : QRect(0, 0, 1440, 900);
-  resize(std::min(1440, avail.width()), std::min(900, avail.height()));
-  log(tr("Larmor started. %1").arg(deviceText()));
+  connect(viewer_->planeView(SliceView::Axial), &SliceView::sliceChanged, this,
+          [this](int slice) { model_.setSlice(slice); });
+  connect(compare_, &CompareView::referenceChosen, this, [this](int index) {
+    const auto& c = model_.comparison().candidates;
+    if (index >= 0 && index < static_cast<int>(c.size())) model_.chooseReference(c[index].run);
+  });
+  connect(compare_, &CompareView::computed, this, [this] {
+    model_.setComparisonMetrics(compare_->hasMaps() ? std::optional(compare_->volumeMetrics()) : std::nullopt);
+  });
 }
-
-void MainWindow::restoreSavedLayout() {
-  QSettings qs;
-  restoreGeometry(qs.value("window/geometry").toByteArray());
-  restoreState(qs.value("window/state").toByteArray());
-}
-
-MainWindow::~MainWindow() = default;
 
 void MainWindow::buildActions() {
   auto make = [this](const QString& icon, const QString& text, const QKeySequence& key, auto slot) {
@@ -277,6 +296,7 @@ void MainWindow::closeEvent(QCloseEvent* e) {
   QSettings qs;
   qs.setValue("window/geometry", saveGeometry());
   qs.setValue("window/state", saveState());
+  syncSession();
   rememberSession(session());
   QMainWindow::closeEvent(e);
 }
