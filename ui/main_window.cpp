@@ -214,6 +214,10 @@ void MainWindow::buildMenus() {
     a->setShortcut(QKeySequence(Qt::CTRL | (Qt::Key_1 + i)));
   }
   view->addSeparator();
+  runsMenu_ = view->addMenu(tr("&Runs"));
+  connect(runsMenu_, &QMenu::aboutToShow, this, &MainWindow::refreshRunsMenu);
+  refreshRunsMenu();
+  view->addSeparator();
   for (QDockWidget* d : findChildren<QDockWidget*>()) view->addAction(d->toggleViewAction());
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&About Larmor"), this, [this] { showAboutDialog(this, deviceText()); });
@@ -230,6 +234,18 @@ void MainWindow::refreshRecentMenu() {
     recentMenu_->addSeparator();
     recentMenu_->addAction(tr("Clear"), this, [] { clearRecentFiles(); });
   }
+}
+
+void MainWindow::refreshRunsMenu() {
+  runsMenu_->clear();
+  const model::RunRecord* shown = model_.shownRun();
+  for (const model::RunRecord& run : model_.runs().runs()) {
+    const int number = run.number;
+    QAction* a = runsMenu_->addAction(QString::fromStdString(run.label), this, [this, number] { showRun(number); });
+    a->setCheckable(true);
+    a->setChecked(shown && shown->number == number);
+  }
+  if (model_.runs().empty()) runsMenu_->addAction(tr("(none yet)"))->setEnabled(false);
 }
 
 void MainWindow::buildToolBar() {

@@ -43,6 +43,8 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   void runReconstruction();
   void cancelRun();
   void runLambdaSweep(const QVector<double>& lambdas);
+  /// Shows a kept run again (View ▸ Runs); false when no kept run has that number.
+  bool showRun(int number);
   void applySession(const SessionState& s);
   SessionState session() const;
   /// "image", "compare", "timings", "log" (and "dataset" raises the dataset dock).
@@ -97,6 +99,7 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   void buildStatusBar();
   void connectWidgets();
   void refreshRecentMenu();
+  void refreshRunsMenu();
   void refreshDevices();
   // the model's observer (main_window_model.cpp)
   void datasetChanged() override;
@@ -155,6 +158,7 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   QLabel* device_ = nullptr;
   QLabel* summary_ = nullptr;
   QMenu* recentMenu_ = nullptr;
+  QMenu* runsMenu_ = nullptr;
   QAction* openAction_ = nullptr;
   QAction* phantomAction_ = nullptr;
   QAction* runAction_ = nullptr;

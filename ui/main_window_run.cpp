@@ -112,6 +112,8 @@ void MainWindow::runReconstruction() {
   submitRecon(model::RunKind::Recon);
 }
 
+bool MainWindow::showRun(int number) { return model_.showRun(number); }
+
 void MainWindow::cancelRun() {
   if (!worker_->busy()) return;
   worker_->cancel();

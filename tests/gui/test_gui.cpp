@@ -399,6 +399,12 @@ class GuiTest : public QObject {
     QVERIFY(w_->model().comparison().metrics.has_value());
     QVERIFY(c->volumeMetrics().percentError > 0);
     QVERIFY(greyStdDev(c->view(2)->frame()) > 1);  // the error map shows something
+    // Run 1 shown again (View ▸ Runs): it is A now, and run 2 is offered as its reference.
+    QVERIFY(w_->showRun(1));
+    QCOMPARE(w_->model().shownRun()->number, 1);
+    QVERIFY(waitUntil([&] { return c->ready(); }, 20000));
+    QCOMPARE(refs->count(), 2);  // the phantom truth and run 2
+    QCOMPARE(refs->itemText(1), QString::fromStdString(w_->model().runs().find(2)->label));
   }
 
   void threeDimensionalViews() {
@@ -418,6 +424,7 @@ class GuiTest : public QObject {
                       Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
     QCoreApplication::sendEvent(axial, &wheel);
     QCOMPARE(axial->slice(), s0 + 1);
+    QCOMPARE(w_->model().slice(), s0 + 1);  // the model follows the view
   }
 
   void cliCommand() {
