@@ -115,7 +115,14 @@ void MainWindow::restoreSavedLayout() {
   restoreState(qs.value("window/state").toByteArray());
 }
 
-MainWindow::~MainWindow() { model_.removeObserver(this); }
+MainWindow::~MainWindow() {
+  model_.removeObserver(this);
+  // QWidget deletes the children after the members, the model among them: nothing the widgets or the
+  // worker emit while they go may reach it.
+  for (QObject* o : std::initializer_list<QObject*>{worker_, settings_, viewer_, viewer_->planeView(SliceView::Axial),
+                                                    compare_, timings_})
+    o->disconnect(this);
+}
 
 void MainWindow::connectWidgets() {
   connect(worker_, &Worker::started, this, &MainWindow::onTaskStarted);

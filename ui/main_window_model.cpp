@@ -31,6 +31,7 @@ void MainWindow::datasetChanged() {
   setWindowTitle(tr("%1 — Larmor").arg(name));
   viewer_->clear(tr("%1 loaded. Choose a method and press Run (Ctrl+R).").arg(name));
   compare_->setComparison(nullptr, {}, {1, 1, 1}, {}, -1);
+  summary_->clear();  // the last run's line belonged to the previous data
   log(tr("loaded %1: %2").arg(name, qs(d.description())));
 }
 
