@@ -91,7 +91,7 @@ ScriptedRun::ScriptedRun(MainWindow* window, GuiOptions options, QObject* parent
     finish(1);
   });
   connect(window_, &MainWindow::reconFinished, this, [this] {
-    if (auto r = window_->lastResult())
+    if (auto r = window_->model().shownResult())
       std::cout << "larmor: " << recon::toString(options_.session.settings.method) << " on " << r->device << " in "
                 << r->timings.totalMilliseconds() << " ms\n";
     finish(0);
@@ -124,7 +124,7 @@ void ScriptedRun::finish(int code) {
   auto* poll = new QTimer(this);
   poll->setInterval(50);
   connect(poll, &QTimer::timeout, this, [this, poll, code, waited] {
-    const bool compareBusy = options_.tab == "compare" && window_->lastResult() && !window_->compareView()->ready();
+    const bool compareBusy = options_.tab == "compare" && window_->model().shownResult() && !window_->compareView()->ready();
     if (compareBusy && waited.elapsed() < 20000) return;
     poll->stop();
     poll->deleteLater();

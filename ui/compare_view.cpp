@@ -12,6 +12,7 @@
 #include <QTimer>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
 
 #include "display_volume.hpp"
 #include "larmor/quality/display.hpp"
@@ -152,7 +153,10 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     views_[kA]->setBadge(showingB_ ? QStringLiteral("B") : QStringLiteral("A"));
   });
   connect(flicker_, &QPushButton::toggled, this, &CompareView::setFlicker);
-  connect(reference_, &QComboBox::currentIndexChanged, this, [this] { recompute(); });
+  connect(reference_, &QComboBox::currentIndexChanged, this, [this](int index) {
+    recompute();
+    emit referenceChosen(index);
+  });
   connect(slice_, &QSlider::valueChanged, this, &CompareView::setSlice);
   for (SliceView* v : views_) {
     connect(v, &SliceView::hovered, this, &CompareView::onHover);
@@ -177,6 +181,7 @@ void CompareView::clear(const QString& message) {
   setFlicker(false);
   data_.reset();
   ready_ = false;
+  volumeMetrics_ = {};
   for (SliceView* v : views_) {
     v->setVolume(nullptr);
     v->setPlaceholder(message);
@@ -187,25 +192,26 @@ void CompareView::clear(const QString& message) {
   slice_->setEnabled(false);
 }
 
-void CompareView::setTest(std::shared_ptr<const CArray> image, const QString& label, std::array<double, 3> spacingMm) {
-  test_ = std::move(image);
+void CompareView::setComparison(std::shared_ptr<const CArray> test, const QString& label,
+                                std::array<double, 3> spacingMm, const QVector<Candidate>& candidates, int current) {
+  auto same = [](const Candidate& a, const Candidate& b) { return a.label == b.label && a.image == b.image; };
+  const bool unchanged = test == test_ && label == testLabel_ && spacingMm == spacing_ && current == reference_->currentIndex() &&
+                         std::equal(candidates.begin(), candidates.end(), candidates_.begin(), candidates_.end(), same);
+  if (unchanged) return;  // shown, or being computed
+  test_ = std::move(test);
   testLabel_ = label;
   spacing_ = spacingMm;
-  views_[kA]->setTitle(tr("A: %1").arg(label));
-  recompute();
-}
-
-void CompareView::setCandidates(const QVector<Candidate>& candidates) {
-  const QString current = reference_->currentText();
   candidates_ = candidates;
+  views_[kA]->setTitle(tr("A: %1").arg(label));
   reference_->blockSignals(true);
   reference_->clear();
   for (const auto& c : candidates_) reference_->addItem(c.label);
-  const int keep = reference_->findText(current);
-  reference_->setCurrentIndex(keep >= 0 ? keep : 0);
+  reference_->setCurrentIndex(current);
   reference_->blockSignals(false);
   recompute();
 }
+
+bool CompareView::hasMaps() const { return data_ && data_->a; }
 
 void CompareView::setFlicker(bool on) {
   if (flicker_->isChecked() != on) {

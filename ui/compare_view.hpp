@@ -2,7 +2,8 @@
 // The compare tab: the reconstruction (A) next to a reference (B: the phantom's truth or another run),
 // with the error map |a·|A| − |B|| and the local PSNR map (engine's quality module), colour bars,
 // percent error / PSNR / SSIM for the slice and the volume, and an A/B flicker. Cursor, zoom/pan and
-// window are linked across the four views. The maps are computed off the GUI thread.
+// window are linked across the four views. The maps are computed off the GUI thread. Which pair is
+// compared is the model's choice (model/comparison.hpp); the view shows it and reports the user's pick.
 #include <QString>
 #include <QVector>
 #include <QWidget>
@@ -34,20 +35,25 @@ class CompareView : public QWidget {
   explicit CompareView(QWidget* parent = nullptr);
   ~CompareView() override;
 
-  void setTest(std::shared_ptr<const CArray> image, const QString& label, std::array<double, 3> spacingMm);
-  /// References to choose from (the first is selected unless the current choice is still offered).
-  void setCandidates(const QVector<Candidate>& candidates);
+  /// A (null: nothing to compare) and the references to choose from, `current` chosen (-1: none). The
+  /// maps are computed again only when the pair changed.
+  void setComparison(std::shared_ptr<const CArray> test, const QString& label, std::array<double, 3> spacingMm,
+                     const QVector<Candidate>& candidates, int current);
   void clear(const QString& message);
   void setFlicker(bool on);
   bool flickering() const;
   /// True once the maps for the current pair are shown (tests wait for it).
   bool ready() const { return ready_; }
+  /// True when the maps and metrics of a pair are shown (false: nothing to compare, or they differ in size).
+  bool hasMaps() const;
   quality::Metrics volumeMetrics() const { return volumeMetrics_; }
   QString metricsText() const;
   SliceView* view(int i) const { return views_[i]; }
 
  signals:
   void computed();
+  /// The user chose candidate `index` as the reference (the view already computes that pair).
+  void referenceChosen(int index);
 
  private:
   void recompute();

@@ -1,3 +1,5 @@
+// MainWindow's construction: the widgets, docks, actions, menus, tool bar and status bar, and the
+// connections from the widgets and the worker to the window's handlers.
 #include "main_window.hpp"
 
 #include <QAction>
@@ -25,7 +27,9 @@
 #include "dataset_panel.hpp"
 #include "image_viewer.hpp"
 #include "larmor/backend/registry.hpp"
+#include "session_model.hpp"
 #include "settings_panel.hpp"
+#include "slice_view.hpp"
 #include "timings_view.hpp"
 
 namespace larmor::ui {
@@ -95,6 +99,32 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   buildToolBar();
   buildStatusBar();
 
+  connectWidgets();
+  model_.addObserver(this);
+  refreshDevices();
+  applySession(lastSession());
+
+  const QRect avail = screen() ? screen()->availableGeometry() : QRect(0, 0, 1440, 900);
+  resize(std::min(1440, avail.width()), std::min(900, avail.height()));
+  log(tr("Larmor started. %1").arg(deviceText()));
+}
+
+void MainWindow::restoreSavedLayout() {
+  QSettings qs;
+  restoreGeometry(qs.value("window/geometry").toByteArray());
+  restoreState(qs.value("window/state").toByteArray());
+}
+
+MainWindow::~MainWindow() {
+  model_.removeObserver(this);
+  // QWidget deletes the children after the members, the model among them: nothing the widgets or the
+  // worker emit while they go may reach it.
+  for (QObject* o : std::initializer_list<QObject*>{worker_, settings_, viewer_, viewer_->planeView(SliceView::Axial),
+                                                    compare_, timings_})
+    o->disconnect(this);
+}
+
+void MainWindow::connectWidgets() {
   connect(worker_, &Worker::started, this, &MainWindow::onTaskStarted);
   connect(worker_, &Worker::progress, this, &MainWindow::onTaskProgress);
   connect(worker_, &Worker::succeeded, this, &MainWindow::onTaskSucceeded);
@@ -110,26 +140,22 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(settings_, &SettingsPanel::cancelRequested, this, &MainWindow::cancelRun);
   connect(settings_, &SettingsPanel::copyCliRequested, this, &MainWindow::copyCliCommand);
   connect(settings_, &SettingsPanel::trajectoryChanged, this, [this](const QString&) {
-    if (!dataPath_.isEmpty()) openFile(dataPath_);  // the trajectory is part of loading a .cfl
+    syncSession();
+    // The trajectory is part of loading a .cfl: the file is loaded again with it.
+    if (model_.source().isFile()) openFile(QString::fromStdString(model_.source().path));
   });
   connect(timings_, &TimingsView::sweepRequested, this, &MainWindow::runLambdaSweep);
   connect(viewer_, &ImageViewer::probed, this, [this](const QString& t) { statusBar()->showMessage(t, 4000); });
-
-  refreshDevices();
-  applySession(lastSession());
-
-  const QRect avail = screen() ? screen()->availableGeometry() : QRect(0, 0, 1440, 900);
-  resize(std::min(1440, avail.width()), std::min(900, avail.height()));
-  log(tr("Larmor started. %1").arg(deviceText()));
+  connect(viewer_->planeView(SliceView::Axial), &SliceView::sliceChanged, this,
+          [this](int slice) { model_.setSlice(slice); });
+  connect(compare_, &CompareView::referenceChosen, this, [this](int index) {
+    const auto& c = model_.comparison().candidates;
+    if (index >= 0 && index < static_cast<int>(c.size())) model_.chooseReference(c[index].run);
+  });
+  connect(compare_, &CompareView::computed, this, [this] {
+    model_.setComparisonMetrics(compare_->hasMaps() ? std::optional(compare_->volumeMetrics()) : std::nullopt);
+  });
 }
-
-void MainWindow::restoreSavedLayout() {
-  QSettings qs;
-  restoreGeometry(qs.value("window/geometry").toByteArray());
-  restoreState(qs.value("window/state").toByteArray());
-}
-
-MainWindow::~MainWindow() = default;
 
 void MainWindow::buildActions() {
   auto make = [this](const QString& icon, const QString& text, const QKeySequence& key, auto slot) {
@@ -195,6 +221,10 @@ void MainWindow::buildMenus() {
     a->setShortcut(QKeySequence(Qt::CTRL | (Qt::Key_1 + i)));
   }
   view->addSeparator();
+  runsMenu_ = view->addMenu(tr("&Runs"));
+  connect(runsMenu_, &QMenu::aboutToShow, this, &MainWindow::refreshRunsMenu);
+  refreshRunsMenu();
+  view->addSeparator();
   for (QDockWidget* d : findChildren<QDockWidget*>()) view->addAction(d->toggleViewAction());
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&About Larmor"), this, [this] { showAboutDialog(this, deviceText()); });
@@ -211,6 +241,18 @@ void MainWindow::refreshRecentMenu() {
     recentMenu_->addSeparator();
     recentMenu_->addAction(tr("Clear"), this, [] { clearRecentFiles(); });
   }
+}
+
+void MainWindow::refreshRunsMenu() {
+  runsMenu_->clear();
+  const model::RunRecord* shown = model_.shownRun();
+  for (const model::RunRecord& run : model_.runs().runs()) {
+    const int number = run.number;
+    QAction* a = runsMenu_->addAction(QString::fromStdString(run.label), this, [this, number] { showRun(number); });
+    a->setCheckable(true);
+    a->setChecked(shown && shown->number == number);
+  }
+  if (model_.runs().empty()) runsMenu_->addAction(tr("(none yet)"))->setEnabled(false);
 }
 
 void MainWindow::buildToolBar() {
@@ -277,6 +319,7 @@ void MainWindow::closeEvent(QCloseEvent* e) {
   QSettings qs;
   qs.setValue("window/geometry", saveGeometry());
   qs.setValue("window/state", saveState());
+  syncSession();
   rememberSession(session());
   QMainWindow::closeEvent(e);
 }

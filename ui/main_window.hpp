@@ -1,20 +1,18 @@
 #pragma once
 // The workstation window: dataset dock (left), settings dock (right), tabs in the middle (image,
 // compare, timings, log), a status bar with the stage, the progress and the device that runs it.
-// The actions are public so the scripted run (--run --screenshot --quit) and the GUI tests drive the
-// window exactly as a user's clicks do.
+// It is wiring: the state and the decisions are the WorkstationModel's (ui/model); the window forwards
+// the user's actions to it, runs what the model plans on the worker, hands the results back and, as
+// the model's observer, updates the widgets. The actions are public so the scripted run (--run
+// --screenshot --quit) and the GUI tests drive the window exactly as a user's clicks do.
 #include <QMainWindow>
 #include <QPointF>
 #include <QVector>
-#include <memory>
-#include <optional>
 
-#include "larmor/backend/backend.hpp"
-#include "larmor/phantom/simulate.hpp"
-#include "larmor/recon/recon.hpp"
 #include "exporter.hpp"
 #include "session.hpp"
 #include "worker.hpp"
+#include "workstation_model.hpp"
 
 class QAction;
 class QLabel;
@@ -32,7 +30,7 @@ class ImageViewer;
 class SettingsPanel;
 class TimingsView;
 
-class MainWindow : public QMainWindow {
+class MainWindow : public QMainWindow, private model::WorkstationObserver {
   Q_OBJECT
  public:
   explicit MainWindow(QWidget* parent = nullptr);
@@ -45,6 +43,8 @@ class MainWindow : public QMainWindow {
   void runReconstruction();
   void cancelRun();
   void runLambdaSweep(const QVector<double>& lambdas);
+  /// Shows a kept run again (View ▸ Runs); false when no kept run has that number.
+  bool showRun(int number);
   void applySession(const SessionState& s);
   SessionState session() const;
   /// "image", "compare", "timings", "log" (and "dataset" raises the dataset dock).
@@ -59,8 +59,8 @@ class MainWindow : public QMainWindow {
   bool exportNiftiFile(const QString& path, const DicomExportOptions& options = {});
 
   // --- state (tests, the scripted run) -----------------------------------------------------------------
-  std::shared_ptr<const Dataset> dataset() const { return dataset_; }
-  std::shared_ptr<const recon::ReconResult> lastResult() const { return result_; }
+  /// The data, runs, shown run, comparison and exports.
+  const model::WorkstationModel& model() const { return model_; }
   QString lastError() const { return lastError_; }
   QString statusText() const;
   QString deviceText() const;
@@ -97,10 +97,21 @@ class MainWindow : public QMainWindow {
   void buildMenus();
   void buildToolBar();
   void buildStatusBar();
+  void connectWidgets();
   void refreshRecentMenu();
+  void refreshRunsMenu();
   void refreshDevices();
-  // behaviour (main_window_run.cpp)
-  void selectBackend(const std::string& device);
+  // the model's observer (main_window_model.cpp)
+  void datasetChanged() override;
+  void sessionChanged() override;
+  void deviceChanged() override;
+  void runAdded(const model::RunRecord& run) override;
+  void shownRunChanged() override;
+  void sliceChanged(int slice) override;
+  void comparisonChanged() override;
+  /// The settings panel's state into the model (the panel edits, the model keeps).
+  void syncSession();
+  // tasks (main_window_run.cpp)
   void onSettingsChanged();
   void onLambdaDragged(double lambda);
   void onTaskStarted(quint64 id, TaskKind kind, const QString& label);
@@ -108,14 +119,11 @@ class MainWindow : public QMainWindow {
   void onTaskSucceeded(quint64 id, TaskKind kind, const QVariant& tag, const TaskOutput& out);
   void onTaskFailed(quint64 id, TaskKind kind, const QString& message);
   void onTaskCancelled(quint64 id, TaskKind kind);
-  void setDataset(std::shared_ptr<const Dataset> d);
-  void showResult(std::shared_ptr<const recon::ReconResult> r, const QString& label);
-  void updateCompareCandidates();
+  bool submitRecon(model::RunKind kind);
   void showError(const QString& message);
   void clearError();
   void log(const QString& message);
-  std::array<double, 3> voxelSpacing(const CArray& image) const;
-  bool submitRecon(const SessionState& s, TaskKind kind, const QVariant& tag, bool warm);
+  void rememberSession(const SessionState& s);
   // export menu handlers (main_window_export.cpp)
   void exportViewPngDialog();
   void exportCflDialog();
@@ -125,30 +133,16 @@ class MainWindow : public QMainWindow {
   void openDialog();
   void newPhantomDialog();
   void saveSessionSidecar();
+  /// Runs `write`; records the export in the model; on an Error shows it and returns false.
+  template <class F>
+  bool exportWith(const char* kind, const QString& path, F&& write);
+  QString suggestedOutput(const QString& suffix) const;
 
-  struct RunRecord {
-    int number;
-    QString label;
-    std::shared_ptr<const recon::ReconResult> result;
-  };
-
+  model::WorkstationModel model_;
   Worker* worker_ = nullptr;
-  std::shared_ptr<const Dataset> dataset_;
-  QString dataPath_;                                  ///< empty for a phantom
-  std::optional<phantom::SimulateSettings> phantom_;  ///< the phantom's settings (CLI command)
-  std::shared_ptr<const CArray> truth_;               ///< comparison truth of dataset_
-  std::shared_ptr<const recon::ReconResult> result_;
-  QString resultLabel_;
-  QVector<RunRecord> runs_;
-  int runCounter_ = 0;
-  std::shared_ptr<Backend> backend_;
-  std::string backendDevice_;
-  QString backendNotice_;
   QString lastError_;
-  QVector<QPointF> progressResiduals_;
-  quint64 lastReconId_ = 0;
+  QVector<QPointF> progressResiduals_;  ///< of the running reconstruction, from its progress text
   bool interactive_ = true;
-  void rememberSession(const SessionState& s);
 
   DatasetPanel* datasetPanel_ = nullptr;
   SettingsPanel* settings_ = nullptr;
@@ -164,6 +158,7 @@ class MainWindow : public QMainWindow {
   QLabel* device_ = nullptr;
   QLabel* summary_ = nullptr;
   QMenu* recentMenu_ = nullptr;
+  QMenu* runsMenu_ = nullptr;
   QAction* openAction_ = nullptr;
   QAction* phantomAction_ = nullptr;
   QAction* runAction_ = nullptr;

@@ -1,5 +1,5 @@
 // MainWindow's dialogs and exports: open, new phantom, PNG/.cfl/DICOM/NIfTI, the CLI command, the
-// session sidecar, screenshots.
+// session sidecar, screenshots. Each export is recorded in the model, which proposes the next name.
 #include <QApplication>
 #include <QCheckBox>
 #include <QClipboard>
@@ -27,7 +27,8 @@
 namespace larmor::ui {
 
 void MainWindow::openDialog() {
-  const QString dir = dataPath_.isEmpty() ? QDir::currentPath() : QFileInfo(dataPath_).absolutePath();
+  const model::DataSource& src = model_.source();
+  const QString dir = src.isFile() ? QFileInfo(QString::fromStdString(src.path)).absolutePath() : QDir::currentPath();
   const QString f = QFileDialog::getOpenFileName(
       this, tr("Open raw data"), dir,
       tr("Raw data (*.h5 *.mrd *.ismrmrd *.cfl *.hdr *.ra);;ISMRMRD (*.h5 *.mrd *.ismrmrd);;BART k-space (*.cfl *.hdr);;"
@@ -37,99 +38,89 @@ void MainWindow::openDialog() {
 
 void MainWindow::newPhantomDialog() {
   PhantomDialog dlg(this);
-  dlg.setSettings(phantom_.value_or(phantom::SimulateSettings{}));
+  dlg.setSettings(model_.phantom().value_or(phantom::SimulateSettings{}));
   if (dlg.exec() == QDialog::Accepted) newPhantom(dlg.settings());
 }
 
-bool MainWindow::saveScreenshot(const QString& path) {
+template <class F>
+bool MainWindow::exportWith(const char* kind, const QString& path, F&& write) {
+  model::ExportOutcome outcome{kind, path.toStdString(), false, {}};
   try {
+    outcome.message = write().toStdString();
+    outcome.ok = true;
+    log(QString::fromStdString(outcome.message));
+  } catch (const std::exception& e) {
+    outcome.message = e.what();
+    showError(QString::fromStdString(outcome.message));
+  }
+  model_.recordExport(outcome);
+  return outcome.ok;
+}
+
+QString MainWindow::suggestedOutput(const QString& suffix) const {
+  return QString::fromStdString(model_.suggestedOutputBase(QDir::currentPath().toStdString())) + suffix;
+}
+
+bool MainWindow::saveScreenshot(const QString& path) {
+  return exportWith("screenshot", path, [&] {
     // grab() paints every child, and the VTK views render into their paint events, so the picture
     // holds the images and not black rectangles.
     exportPng(path, grab().toImage());
-    log(tr("screenshot: %1").arg(path));
-    return true;
-  } catch (const std::exception& e) {
-    showError(QString::fromStdString(e.what()));
-    return false;
-  }
+    return tr("screenshot: %1").arg(path);
+  });
 }
 
 bool MainWindow::exportViewPng(const QString& path) {
-  try {
+  return exportWith("png", path, [&] {
     require(viewer_->hasImage(), path.toStdString() + ": no image to export yet");
     QWidget* area = tabs_->currentWidget() == viewer_ ? viewer_->viewArea() : tabs_->currentWidget();
     exportPng(path, area->grab().toImage());
-    log(tr("exported the view: %1").arg(path));
-    return true;
-  } catch (const std::exception& e) {
-    showError(QString::fromStdString(e.what()));
-    return false;
-  }
+    return tr("exported the view: %1").arg(path);
+  });
 }
 
 bool MainWindow::exportCflFile(const QString& path) {
-  try {
-    require(result_ != nullptr, path.toStdString() + ": no reconstruction to export yet");
-    exportCfl(path, result_->image);
-    log(tr("exported %1 (BART .cfl/.hdr)").arg(path));
-    return true;
-  } catch (const std::exception& e) {
-    showError(QString::fromStdString(e.what()));
-    return false;
-  }
+  return exportWith("cfl", path, [&] {
+    const std::string problem = model_.exportProblem();
+    require(problem.empty(), path.toStdString() + ": " + problem);
+    exportCfl(path, model_.shownResult()->image);
+    return tr("exported %1 (BART .cfl/.hdr)").arg(path);
+  });
 }
 
 bool MainWindow::exportDicomSeries(const QString& directory, const DicomExportOptions& options) {
-  try {
-    require(result_ != nullptr && dataset_ != nullptr, directory.toStdString() + ": no reconstruction to export yet");
+  return exportWith("dicom", directory, [&] {
+    const std::string problem = model_.exportProblem();
+    require(problem.empty(), directory.toStdString() + ": " + problem);
     DicomExportOptions o = options;
     if (o.windowHigh <= o.windowLow && viewer_->component() == quality::Component::Magnitude) {
       o.windowLow = viewer_->windowLow();
       o.windowHigh = viewer_->windowHigh();
     }
-    const QStringList files = exportDicom(directory, *result_, *dataset_, o);
-    log(tr("exported a DICOM series into %1 (%2 files)").arg(directory).arg(files.size()));
+    const QStringList files = exportDicom(directory, *model_.shownResult(), *model_.dataset(), o);
     for (const QString& f : files)
       if (f.startsWith("warning")) log(f);
-    return true;
-  } catch (const std::exception& e) {
-    showError(QString::fromStdString(e.what()));
-    return false;
-  }
+    return tr("exported a DICOM series into %1 (%2 files)").arg(directory).arg(files.size());
+  });
 }
 
 bool MainWindow::exportNiftiFile(const QString& path, const DicomExportOptions& options) {
-  try {
-    require(result_ != nullptr && dataset_ != nullptr, path.toStdString() + ": no reconstruction to export yet");
-    exportNifti(path, *result_, *dataset_, options);
-    log(tr("exported %1 (NIfTI)").arg(path));
-    return true;
-  } catch (const std::exception& e) {
-    showError(QString::fromStdString(e.what()));
-    return false;
-  }
+  return exportWith("nifti", path, [&] {
+    const std::string problem = model_.exportProblem();
+    require(problem.empty(), path.toStdString() + ": " + problem);
+    exportNifti(path, *model_.shownResult(), *model_.dataset(), options);
+    return tr("exported %1 (NIfTI)").arg(path);
+  });
 }
-
-namespace {
-
-QString defaultOutputBase(const QString& dataPath, const QString& label) {
-  QString base = dataPath.isEmpty() ? QStringLiteral("phantom") : QFileInfo(dataPath).completeBaseName();
-  QString method = label.section(':', 1).trimmed().section(',', 0, 0).trimmed();
-  if (!method.isEmpty()) base += '-' + method;
-  return QDir(dataPath.isEmpty() ? QDir::currentPath() : QFileInfo(dataPath).absolutePath()).filePath(base);
-}
-
-}  // namespace
 
 void MainWindow::exportViewPngDialog() {
-  const QString f = QFileDialog::getSaveFileName(this, tr("Save the view as PNG"),
-                                                 defaultOutputBase(dataPath_, resultLabel_) + ".png", tr("PNG (*.png)"));
+  const QString f = QFileDialog::getSaveFileName(this, tr("Save the view as PNG"), suggestedOutput(".png"), tr("PNG (*.png)"));
   if (!f.isEmpty()) exportViewPng(f);
 }
 
 void MainWindow::exportCflDialog() {
-  const QString f = QFileDialog::getSaveFileName(this, tr("Save the image as BART .cfl"),
-                                                 defaultOutputBase(dataPath_, resultLabel_) + ".cfl", tr("BART (*.cfl)"));
+  const QString f = QFileDialog::getSaveFileName(this, tr("Save the image as BART .cfl"), suggestedOutput(".cfl"),
+                                                 tr("BART (*.cfl)"));
   if (!f.isEmpty()) exportCflFile(f);
 }
 
@@ -137,7 +128,7 @@ void MainWindow::exportDicomDialog() {
   QDialog dlg(this);
   dlg.setWindowTitle(tr("Export DICOM series"));
   auto* form = new QFormLayout(&dlg);
-  auto* dir = new QLineEdit(defaultOutputBase(dataPath_, resultLabel_) + "-dicom");
+  auto* dir = new QLineEdit(suggestedOutput("-dicom"));
   auto* browse = new QPushButton(tr("Choose…"));
   connect(browse, &QPushButton::clicked, &dlg, [&] {
     const QString d = QFileDialog::getExistingDirectory(&dlg, tr("Series directory"), dir->text());
@@ -147,7 +138,8 @@ void MainWindow::exportDicomDialog() {
   row->addWidget(dir, 1);
   row->addWidget(browse);
   form->addRow(tr("Directory"), row);
-  auto* desc = new QLineEdit(resultLabel_.section(':', 1).trimmed());
+  const model::RunRecord* run = model_.shownRun();
+  auto* desc = new QLineEdit(run ? QString::fromStdString(run->description) : QString());
   form->addRow(tr("Series description"), desc);
   auto* anon = new QCheckBox(tr("remove names, IDs and dates"));
   form->addRow(tr("Anonymize"), anon);
@@ -167,12 +159,13 @@ void MainWindow::exportDicomDialog() {
 }
 
 void MainWindow::exportNiftiDialog() {
-  const QString f = QFileDialog::getSaveFileName(this, tr("Save the image as NIfTI"),
-                                                 defaultOutputBase(dataPath_, resultLabel_) + ".nii", tr("NIfTI (*.nii)"));
+  const QString f = QFileDialog::getSaveFileName(this, tr("Save the image as NIfTI"), suggestedOutput(".nii"),
+                                                 tr("NIfTI (*.nii)"));
   if (!f.isEmpty()) exportNiftiFile(f);
 }
 
 void MainWindow::copyCliCommand() {
+  syncSession();
   const QString cmd = cliCommandText();
   QApplication::clipboard()->setText(cmd);
   statusBar()->showMessage(tr("Copied: %1").arg(cmd), 8000);
@@ -180,17 +173,19 @@ void MainWindow::copyCliCommand() {
 }
 
 void MainWindow::saveSessionSidecar() {
-  if (dataPath_.isEmpty()) {
+  syncSession();
+  if (!model_.source().isFile()) {
     saveLastSession(session());  // asked for explicitly, so also in a scripted session
     statusBar()->showMessage(tr("Session saved (a phantom has no file to keep it next to)"), 5000);
     return;
   }
+  const QString dataPath = QString::fromStdString(model_.source().path);
   QString error;
-  if (saveSidecar(dataPath_, session(), &error)) {
-    statusBar()->showMessage(tr("Session saved: %1").arg(sidecarPath(dataPath_)), 5000);
-    log(tr("session saved: %1").arg(sidecarPath(dataPath_)));
+  if (saveSidecar(dataPath, session(), &error)) {
+    statusBar()->showMessage(tr("Session saved: %1").arg(sidecarPath(dataPath)), 5000);
+    log(tr("session saved: %1").arg(sidecarPath(dataPath)));
   } else {
-    showError(tr("%1: %2").arg(sidecarPath(dataPath_), error));
+    showError(tr("%1: %2").arg(sidecarPath(dataPath), error));
   }
 }
 

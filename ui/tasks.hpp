@@ -20,21 +20,17 @@ struct ReconJob {
   std::string device = "auto";
   /// The backend the session keeps (plan caches survive between runs); null = select `device`.
   std::shared_ptr<Backend> backend;
-  /// The previous solution, for the λ slider: passed to the engine as its warm start
-  /// (IterativeSettings::warmStart, see warmStartSupported()).
+  /// The previous solution, for the λ slider: the engine's warm start (IterativeSettings::warmStart).
   std::shared_ptr<const CArray> warmStart;
 };
 
 Task makeReconTask(ReconJob job, TaskKind kind = TaskKind::Recon, const QString& label = {});
-/// The λ sweep of the iterative method: the engine's L-curve (‖Fρ−d‖, ‖Wρ‖ per λ, warm-started) where
-/// it has one, else one reconstruction per λ with its error against the reference. The output's
-/// `extra` is [{"lambda", "residual_norm", "prior_norm"} | {"lambda", "percent_error"}, ...].
+/// The λ sweep of the iterative method: the engine's L-curve (recon::lcurve: ‖Fρ−d‖, ‖Wρ‖ per λ,
+/// warm-started). The output's `extra` is [{"lambda", "residual_norm", "prior_norm", "iterations"}, ...].
 Task makeLambdaSweepTask(ReconJob job, const QVector<double>& lambdas);
 Task makeLoadTask(const QString& path, const io::LoadOptions& options);
 Task makeSimulateTask(const phantom::SimulateSettings& settings);
-/// True when this build's ReconRequest takes a warm start (detected at compile time).
+/// The engine takes a warm start (always, now; the settings panel labels its "live" box with it).
 bool warmStartSupported();
-/// "cg, λ 1e-3 on auto" for the status bar and the log.
-QString describeJob(const ReconJob& job);
 
 }  // namespace larmor::ui

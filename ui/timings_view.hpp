@@ -1,7 +1,6 @@
 #pragma once
 // The timings tab: time per pipeline stage (Qt Charts), each bar coloured by the device that ran it
-// (GPU green, CPU blue); the iteration/residual plot of iterative runs; an L-curve (or, until the
-// engine reports ‖Fρ−d‖ and ‖Wρ‖, the error against λ) fed by a λ sweep.
+// (GPU green, CPU blue); the iteration/residual plot of iterative runs; the L-curve of a λ sweep.
 #include <QPointF>
 #include <QVector>
 #include <QWidget>

@@ -120,11 +120,13 @@ class GuiTest : public QObject {
 
   void openPhantom() {
     load(smallPhantom(TrajectoryKind::Cartesian, 64, 4));
-    QVERIFY(w_->dataset());
-    QCOMPARE(w_->dataset()->header.coils, index_t{4});
-    QVERIFY(w_->dataset()->reference.has_value());
+    QVERIFY(w_->model().dataset());
+    QCOMPARE(w_->model().dataset()->header.coils, index_t{4});
+    QVERIFY(w_->model().dataset()->reference.has_value());
     QVERIFY(w_->windowTitle().contains("phantom"));
     QVERIFY(!w_->imageViewer()->hasImage());  // nothing reconstructed yet
+    QVERIFY(w_->model().runs().empty());
+    QCOMPARE(QString::fromStdString(w_->model().source().name()), QStringLiteral("phantom"));
     QVERIFY(w_->deviceText().contains("CPU") || w_->deviceText().contains("GPU") || w_->deviceText().contains("cuda"));
   }
 
@@ -157,11 +159,11 @@ class GuiTest : public QObject {
       }
       QVERIFY2(o == Outcome::Finished, qPrintable(m + " " + name(o)));
       QVERIFY2(w_->imageViewer()->hasImage(), qPrintable(m));
-      QVERIFY(w_->lastResult());
-      QVERIFY(!w_->lastResult()->timings.stages().empty());
+      QVERIFY(w_->model().shownResult());
+      QVERIFY(!w_->model().shownResult()->timings.stages().empty());
       QVERIFY2(!bannerVisible(), qPrintable(m + ": " + w_->lastError()));
-      qInfo("%s: %.1f ms on %s", qPrintable(m), w_->lastResult()->timings.totalMilliseconds(),
-            w_->lastResult()->device.c_str());
+      qInfo("%s: %.1f ms on %s", qPrintable(m), w_->model().shownResult()->timings.totalMilliseconds(),
+            w_->model().shownResult()->device.c_str());
     }
   }
 
@@ -192,7 +194,7 @@ class GuiTest : public QObject {
       QVERIFY(waitUntil([&] { return failed_ > e; }, 10000));
       QVERIFY(bannerVisible());
       QVERIFY(w_->lastError().contains("not implemented yet"));
-      QVERIFY(w_->lastResult());  // the earlier image stays
+      QVERIFY(w_->model().shownResult());  // the earlier image stays
     }
     // A file that does not exist: one line naming it.
     const int lf = loadFailed_;
@@ -200,7 +202,7 @@ class GuiTest : public QObject {
     QVERIFY(waitUntil([&] { return loadFailed_ > lf; }, 10000));
     QVERIFY(w_->lastError().contains("scan.h5"));
     QVERIFY(bannerVisible());
-    QVERIFY(w_->dataset());  // the previous data stay loaded
+    QVERIFY(w_->model().dataset());  // the previous data stay loaded
   }
 
   // Cancel during a long iterative run stops it within one iteration.
@@ -223,7 +225,7 @@ class GuiTest : public QObject {
     const qint64 ms = t.elapsed();
     qInfo("cancelled %lld ms after Cancel", ms);
     QVERIFY2(ms < 5000, "Cancel took longer than an iteration should");
-    QVERIFY(!w_->lastResult());
+    QVERIFY(!w_->model().shownResult());
     QVERIFY(!w_->worker()->busy());
     QVERIFY(w_->statusText().contains("Cancelled"));
   }
@@ -246,8 +248,8 @@ class GuiTest : public QObject {
     QVERIFY(waitUntil([&] { return finished_ > f || failed_ > e; }, 60000));
     QCOMPARE(cancelled_, c + 1);
     QCOMPARE(finished_, f + 1);
-    QVERIFY(w_->lastResult());
-    QCOMPARE(QString::fromStdString(w_->lastResult()->provenance["settings"]["method"].get<std::string>()),
+    QVERIFY(w_->model().shownResult());
+    QCOMPARE(QString::fromStdString(w_->model().shownResult()->provenance["settings"]["method"].get<std::string>()),
              QStringLiteral("gridding"));
   }
 
@@ -267,7 +269,7 @@ class GuiTest : public QObject {
     }
     const double lambda = SettingsPanel::lambdaFromSlider(500);
     QVERIFY(waitUntil([&] { return finished_ > f && !w_->worker()->busy(); }, 60000));
-    const double got = w_->lastResult()->provenance["settings"]["iterative"]["lambda"].get<double>();
+    const double got = w_->model().shownResult()->provenance["settings"]["iterative"]["lambda"].get<double>();
     QVERIFY2(std::abs(got - lambda) <= 1e-9 * lambda, qPrintable(QString::number(got)));
     QVERIFY(finished_ - f <= 4);
     qInfo("λ drag: %d of 4 positions finished", finished_ - f);
@@ -278,9 +280,11 @@ class GuiTest : public QObject {
     QCOMPARE(run(), Outcome::Finished);
     const QString dir = scratchDir("export");
     QVERIFY(w_->exportCflFile(dir + "/image.cfl"));
+    QVERIFY(w_->model().exports().last && w_->model().exports().last->ok);
+    QCOMPARE(QString::fromStdString(w_->model().exports().lastFolder), QFileInfo(dir).absoluteFilePath());
     QVERIFY(QFileInfo::exists(dir + "/image.hdr"));
     const CArray back = io::readCfl((dir + "/image.cfl").toStdString());
-    QCOMPARE(back.size(), w_->lastResult()->image.size());
+    QCOMPARE(back.size(), w_->model().shownResult()->image.size());
     QVERIFY(w_->exportViewPng(dir + "/view.png"));
     const QImage png(dir + "/view.png");
     QVERIFY(!png.isNull());
@@ -368,7 +372,7 @@ class GuiTest : public QObject {
     CompareView* c = w_->compareView();
     w_->showTab("compare");
     QVERIFY(waitUntil([&] { return c->ready(); }, 20000));
-    const double expected = w_->lastResult()->metrics["percent_error"].get<double>();
+    const double expected = w_->model().shownResult()->metrics["percent_error"].get<double>();
     qInfo("compare: %s", qPrintable(c->metricsText()));
     QVERIFY2(std::abs(c->volumeMetrics().percentError - expected) < 1e-3 * std::max(1.0, expected),
              qPrintable(QString("%1 vs %2").arg(c->volumeMetrics().percentError).arg(expected)));
@@ -388,10 +392,19 @@ class GuiTest : public QObject {
     auto* refs = c->findChild<QComboBox*>();
     QVERIFY(refs);
     QCOMPARE(refs->count(), 2);  // the phantom truth and run 1
+    QCOMPARE(w_->model().comparison().candidates.size(), std::size_t{2});
     refs->setCurrentIndex(1);
+    QCOMPARE(w_->model().comparison().reference, 1);  // the user's choice reaches the model
     QVERIFY(waitUntil([&] { return c->ready(); }, 20000));
+    QVERIFY(w_->model().comparison().metrics.has_value());
     QVERIFY(c->volumeMetrics().percentError > 0);
     QVERIFY(greyStdDev(c->view(2)->frame()) > 1);  // the error map shows something
+    // Run 1 shown again (View ▸ Runs): it is A now, and run 2 is offered as its reference.
+    QVERIFY(w_->showRun(1));
+    QCOMPARE(w_->model().shownRun()->number, 1);
+    QVERIFY(waitUntil([&] { return c->ready(); }, 20000));
+    QCOMPARE(refs->count(), 2);  // the phantom truth and run 2
+    QCOMPARE(refs->itemText(1), QString::fromStdString(w_->model().runs().find(2)->label));
   }
 
   void threeDimensionalViews() {
@@ -411,6 +424,7 @@ class GuiTest : public QObject {
                       Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
     QCoreApplication::sendEvent(axial, &wheel);
     QCOMPARE(axial->slice(), s0 + 1);
+    QCOMPARE(w_->model().slice(), s0 + 1);  // the model follows the view
   }
 
   void cliCommand() {

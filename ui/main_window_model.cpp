@@ -1,0 +1,107 @@
+// MainWindow as the model's observer: each change of the WorkstationModel (new data, a run, the shown
+// run, the slice, the comparison, the device, the session) updated in the widgets that show it.
+#include <QFileInfo>
+#include <QLabel>
+#include <QStatusBar>
+#include <QStyle>
+
+#include "compare_view.hpp"
+#include "dataset_panel.hpp"
+#include "image_viewer.hpp"
+#include "larmor/backend/registry.hpp"
+#include "main_window.hpp"
+#include "session_model.hpp"
+#include "settings_panel.hpp"
+#include "slice_view.hpp"
+#include "timings_view.hpp"
+
+namespace larmor::ui {
+
+namespace {
+
+QString qs(const std::string& s) { return QString::fromStdString(s); }
+
+}  // namespace
+
+void MainWindow::datasetChanged() {
+  const model::LoadedDataset& d = model_.data();
+  datasetPanel_->setDataset(d.dataset);
+  if (!d.truthProblem.empty()) log(tr("no comparison truth: %1").arg(qs(d.truthProblem)));
+  const QString name = qs(d.source.name());
+  setWindowTitle(tr("%1 — Larmor").arg(name));
+  viewer_->clear(tr("%1 loaded. Choose a method and press Run (Ctrl+R).").arg(name));
+  compare_->setComparison(nullptr, {}, {1, 1, 1}, {}, -1);
+  summary_->clear();  // the last run's line belonged to the previous data
+  log(tr("loaded %1: %2").arg(name, qs(d.description())));
+}
+
+void MainWindow::sessionChanged() {
+  // The panel edits the session; it is only set from here when the model's differs from what it shows.
+  const SessionState s = toSessionState(model_.session());
+  if (toJson(settings_->state()) != toJson(s)) settings_->setState(s);
+}
+
+void MainWindow::deviceChanged() {
+  const std::shared_ptr<Backend> backend = model_.backend();
+  if (!backend) return;  // the error is shown by whoever asked for the device
+  const DeviceInfo info = backend->info();
+  const QString id = qs(info.id), name = qs(info.name);
+  if (info.gpu) {
+    device_->setText(QStringLiteral("  GPU  %1  ").arg(id));
+    device_->setProperty("kind", "gpu");
+    device_->setToolTip(tr("Reconstructions run on %1 (%2)").arg(id, name));
+  } else {
+    // Said plainly: no GPU, everything on the CPU, and why.
+    const QString why = qs(BackendRegistry::instance().whyNoGpu());
+    device_->setText(QStringLiteral("  CPU only — no GPU  "));
+    device_->setProperty("kind", "cpu");
+    device_->setToolTip(model_.device() == "cpu"
+                            ? tr("Runs on the CPU (%1), as chosen").arg(name)
+                            : tr("Runs on the CPU (%1): %2").arg(name, why.isEmpty() ? qs(model_.deviceNotice()) : why));
+  }
+  device_->style()->unpolish(device_);
+  device_->style()->polish(device_);
+  if (!model_.deviceNotice().empty()) log(tr("device: %1").arg(qs(model_.deviceNotice())));
+}
+
+void MainWindow::runAdded(const model::RunRecord& run) {
+  log(qs(run.summary()));
+  for (const auto& s : run.result->timings.stages())
+    log(QStringLiteral("    %1  %2 ms  [%3]").arg(qs(s.stage), -22).arg(s.milliseconds, 9, 'f', 3).arg(qs(s.device)));
+}
+
+void MainWindow::shownRunChanged() {
+  const model::RunRecord* run = model_.shownRun();
+  if (!run) return;  // only new data show none, and datasetChanged cleared the views
+  clearError();
+  const QString label = qs(run->label);
+  viewer_->setImage(run->image(), model_.voxelSpacing(run->result->image), label);
+  timings_->showResult(*run->result, label);
+  // The residuals seen in the progress text stand in when the newest run's result carries none.
+  if (run == model_.runs().newest() && convergenceHistory(*run->result).isEmpty() && !progressResiduals_.isEmpty())
+    timings_->setConvergence(progressResiduals_, label);
+  summary_->setText(qs(run->summary()));
+}
+
+void MainWindow::sliceChanged(int slice) {
+  SliceView* axial = viewer_->planeView(SliceView::Axial);
+  if (slice >= 0 && viewer_->hasImage() && axial->slice() != slice) axial->setSlice(slice);
+}
+
+void MainWindow::comparisonChanged() {
+  const model::ComparisonState& c = model_.comparison();
+  const model::RunRecord* run = model_.shownRun();
+  QVector<CompareView::Candidate> candidates;
+  int current = -1;
+  for (const model::CompareCandidate& x : c.candidates) {
+    if (x.run == c.reference) current = static_cast<int>(candidates.size());
+    candidates.append({qs(x.label), x.image});
+  }
+  if (!run) {
+    compare_->setComparison(nullptr, {}, {1, 1, 1}, {}, -1);
+    return;
+  }
+  compare_->setComparison(run->image(), qs(run->label), model_.voxelSpacing(run->result->image), candidates, current);
+}
+
+}  // namespace larmor::ui

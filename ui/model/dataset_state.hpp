@@ -1,0 +1,42 @@
+#pragma once
+// The data the workstation works on: where they came from (a file or the simulator's settings), the
+// loaded Dataset and the truth the reconstructions are compared with when the data carry a reference.
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "larmor/phantom/simulate.hpp"
+#include "larmor/recon/dataset.hpp"
+
+namespace larmor::model {
+
+struct DataSource {
+  std::string path;                                 ///< the file; empty for a simulated phantom
+  std::optional<phantom::SimulateSettings> phantom;  ///< the simulator's settings of a phantom
+
+  static DataSource file(std::string path);
+  static DataSource simulated(const phantom::SimulateSettings& settings);
+  bool isFile() const { return !path.empty(); }
+  /// The file's name, or "phantom".
+  std::string name() const;
+};
+
+struct LoadedDataset {
+  std::shared_ptr<const Dataset> dataset;
+  DataSource source;
+  /// What a reconstruction should equal (quality::comparisonTruth); null without a reference.
+  std::shared_ptr<const CArray> truth;
+  std::string truthProblem;  ///< why there is no truth although the data have a reference
+
+  /// "radial, k-space [..], 4 coils" for the log.
+  std::string description() const;
+  /// Voxel size in mm of an image [x, y, z, 1, slices] of these data: FOV over the matrix; for
+  /// multi-slice 2D the third entry is the slice thickness.
+  std::array<double, 3> voxelSpacing(const Shape& imageShape) const;
+};
+
+/// The data with their truth computed (an Error while computing it goes into truthProblem).
+LoadedDataset describeDataset(std::shared_ptr<const Dataset> dataset, DataSource source);
+
+}  // namespace larmor::model

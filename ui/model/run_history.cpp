@@ -1,0 +1,60 @@
+// Labels, summaries and the kept list of runs (run_history.hpp).
+#include "run_history.hpp"
+
+#include <cstdio>
+
+#include "larmor/recon/settings_table.hpp"
+
+namespace larmor::model {
+
+namespace {
+
+std::string formatted(double v, const char* format) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+}  // namespace
+
+std::shared_ptr<const CArray> RunRecord::image() const {
+  return result ? std::shared_ptr<const CArray>(result, &result->image) : nullptr;
+}
+
+std::string RunRecord::summary() const {
+  if (!result) return label;
+  std::string s = label + " — " + formatted(result->timings.totalMilliseconds(), "%.1f") + " ms on " + result->device;
+  const auto& m = result->metrics;
+  if (m.contains("percent_error") && m["percent_error"].is_number() && m.contains("psnr_db") && m.contains("ssim"))
+    s += "  |  " + formatted(m["percent_error"].get<double>(), "%.2f") + " % error, PSNR " +
+         formatted(m["psnr_db"].get<double>(), "%.2f") + " dB, SSIM " + formatted(m["ssim"].get<double>(), "%.4f");
+  return s;
+}
+
+std::string describeSettings(const recon::ReconSettings& settings) {
+  std::string s = recon::toString(settings.method);
+  if (settings.method == recon::Method::Cg)
+    s += ", " + recon::settings::choiceName("iterative.regularizer", static_cast<int>(settings.iterative.regularizer)) + " λ " + formatted(settings.iterative.lambda, "%.3g");
+  return s;
+}
+
+const RunRecord& RunHistory::add(std::shared_ptr<const recon::ReconResult> result, std::string description,
+                                 SessionSettings settings) {
+  RunRecord r;
+  r.number = ++counter_;
+  r.label = "run " + std::to_string(r.number) + (description.empty() ? std::string() : ": " + description);
+  r.description = std::move(description);
+  r.settings = std::move(settings);
+  r.result = std::move(result);
+  runs_.push_front(std::move(r));
+  while (runs_.size() > kKept) runs_.pop_back();
+  return runs_.front();
+}
+
+const RunRecord* RunHistory::find(int number) const {
+  for (const RunRecord& r : runs_)
+    if (r.number == number) return &r;
+  return nullptr;
+}
+
+}  // namespace larmor::model

@@ -1,0 +1,51 @@
+#pragma once
+// The reconstructions of the current data, newest first: each with its number, its label ("run 3: cg,
+// fd λ 0.01") and the session settings that produced it. Numbers keep counting across data sets, so a
+// label names one run in the log of the whole session.
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "larmor/recon/recon.hpp"
+#include "session_settings.hpp"
+
+namespace larmor::model {
+
+struct RunRecord {
+  int number = 0;
+  std::string description;  ///< "cg, fd λ 0.01"
+  std::string label;        ///< "run 3: cg, fd λ 0.01"
+  SessionSettings settings;
+  std::shared_ptr<const recon::ReconResult> result;
+
+  /// The combined image, sharing ownership with the result.
+  std::shared_ptr<const CArray> image() const;
+  /// "run 3: cg — 12.3 ms on cpu  |  1.20 % error, PSNR 30.00 dB, SSIM 0.9000" (status bar, log).
+  std::string summary() const;
+};
+
+/// "fft", "cg, fd λ 0.01": the method and, for the iterative one, its regularizer and λ.
+std::string describeSettings(const recon::ReconSettings& settings);
+
+class RunHistory {
+ public:
+  static constexpr std::size_t kKept = 8;  ///< older runs are dropped (their images are large)
+
+  /// Numbers, labels and keeps the run; returns it (valid until the next add or clear).
+  const RunRecord& add(std::shared_ptr<const recon::ReconResult> result, std::string description,
+                       SessionSettings settings);
+  /// Forgets the runs (new data); the numbering goes on.
+  void clear() { runs_.clear(); }
+  const std::deque<RunRecord>& runs() const { return runs_; }
+  std::size_t size() const { return runs_.size(); }
+  bool empty() const { return runs_.empty(); }
+  /// Null when no kept run has that number.
+  const RunRecord* find(int number) const;
+  const RunRecord* newest() const { return runs_.empty() ? nullptr : &runs_.front(); }
+
+ private:
+  std::deque<RunRecord> runs_;
+  int counter_ = 0;
+};
+
+}  // namespace larmor::model

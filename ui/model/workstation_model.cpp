@@ -1,0 +1,208 @@
+// The workstation model's decisions (workstation_model.hpp).
+#include "workstation_model.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "larmor/backend/registry.hpp"
+
+namespace larmor::model {
+
+WorkstationModel::WorkstationModel() = default;
+WorkstationModel::~WorkstationModel() = default;
+
+void WorkstationModel::addObserver(WorkstationObserver* observer) {
+  if (observer && std::find(observers_.begin(), observers_.end(), observer) == observers_.end())
+    observers_.push_back(observer);
+}
+
+void WorkstationModel::removeObserver(WorkstationObserver* observer) {
+  observers_.erase(std::remove(observers_.begin(), observers_.end(), observer), observers_.end());
+}
+
+template <class F>
+void WorkstationModel::notify(F&& f) {
+  const auto observers = observers_;  // an observer may remove itself
+  for (WorkstationObserver* o : observers) f(*o);
+}
+
+// --- data --------------------------------------------------------------------------------------------
+
+void WorkstationModel::loadStarted(std::uint64_t task, DataSource source) { pendingLoads_[task] = std::move(source); }
+
+bool WorkstationModel::loadFinished(std::uint64_t task, std::shared_ptr<const Dataset> dataset) {
+  const auto it = pendingLoads_.find(task);
+  const bool newest = it != pendingLoads_.end() && std::next(it) == pendingLoads_.end();
+  if (!newest || !dataset) {
+    if (it != pendingLoads_.end()) pendingLoads_.erase(pendingLoads_.begin(), std::next(it));
+    return false;
+  }
+  DataSource source = std::move(it->second);
+  pendingLoads_.clear();
+  setDataset(std::move(dataset), std::move(source));
+  return true;
+}
+
+void WorkstationModel::setDataset(std::shared_ptr<const Dataset> dataset, DataSource source) {
+  data_ = describeDataset(std::move(dataset), std::move(source));
+  // Everything that belonged to the previous data goes: its runs (and what is shown and compared)
+  // and where its exports went. The session settings and the device stay.
+  runs_.clear();
+  pendingRuns_.clear();
+  shown_ = 0;
+  slice_ = -1;
+  comparison_ = {};
+  export_ = {};
+  notify([](WorkstationObserver& o) { o.datasetChanged(); });
+}
+
+// --- session and device ------------------------------------------------------------------------------
+
+void WorkstationModel::setSession(const SessionSettings& s) {
+  const bool changed = !sameSession(s, session_);
+  session_ = s;
+  if (changed) notify([](WorkstationObserver& o) { o.sessionChanged(); });
+  selectDevice(s.device);
+}
+
+bool WorkstationModel::selectDevice(const std::string& device) {
+  if (backend_ && device == device_) return true;
+  try {
+    const Selection sel = BackendRegistry::instance().select(device);
+    backend_ = sel.backend;
+    device_ = device;
+    deviceNotice_ = sel.notice;
+    deviceError_.clear();
+  } catch (const std::exception& e) {
+    backend_.reset();
+    device_.clear();
+    deviceNotice_.clear();
+    deviceError_ = e.what();
+  }
+  notify([](WorkstationObserver& o) { o.deviceChanged(); });
+  return static_cast<bool>(backend_);
+}
+
+// --- runs --------------------------------------------------------------------------------------------
+
+RunPlan WorkstationModel::planRun(RunKind kind) {
+  RunPlan plan;
+  plan.session = session_;
+  if (kind != RunKind::Recon && session_.settings.method != recon::Method::Cg) {
+    plan.error = kind == RunKind::Sweep
+                     ? "The λ sweep needs the iterative method (CG); choose it under Settings ▸ Method."
+                     : "The live λ needs the iterative method (CG).";
+    return plan;
+  }
+  if (!data_.dataset) {
+    plan.error = "No data: open a file or make a phantom first.";
+    return plan;
+  }
+  if (!selectDevice(session_.device)) {
+    plan.error = deviceError_;
+    return plan;
+  }
+  plan.dataset = data_.dataset;
+  plan.settings = session_.settings;
+  plan.settings.keepCoilImages = false;  // the viewer shows the combined image; skip the coil download
+  plan.backend = backend_;
+  plan.description = describeSettings(session_.settings);
+  if (kind == RunKind::LiveLambda)
+    if (const RunRecord* shown = shownRun()) plan.warmStart = shown->image();
+  return plan;
+}
+
+void WorkstationModel::runStarted(std::uint64_t task, const RunPlan& plan) {
+  pendingRuns_[task] = {plan.session, plan.description};
+}
+
+const RunRecord* WorkstationModel::runFinished(std::uint64_t task, std::shared_ptr<const recon::ReconResult> result) {
+  const auto it = pendingRuns_.find(task);
+  if (it == pendingRuns_.end() || !result) {
+    runEnded(task);
+    return nullptr;
+  }
+  PendingRun pending = std::move(it->second);
+  pendingRuns_.erase(pendingRuns_.begin(), std::next(it));
+  const RunRecord& run = runs_.add(std::move(result), std::move(pending.description), std::move(pending.session));
+  const bool sameShape = shownRun() && shownRun()->result->image.shape() == run.result->image.shape();
+  shown_ = run.number;
+  if (!sameShape) slice_ = -1;
+  notify([&](WorkstationObserver& o) { o.runAdded(run); });
+  notify([](WorkstationObserver& o) { o.shownRunChanged(); });
+  updateComparison();
+  return runs_.find(shown_);
+}
+
+void WorkstationModel::runEnded(std::uint64_t task) {
+  pendingRuns_.erase(pendingRuns_.begin(), pendingRuns_.upper_bound(task));
+}
+
+std::shared_ptr<const recon::ReconResult> WorkstationModel::shownResult() const {
+  const RunRecord* r = shownRun();
+  return r ? r->result : nullptr;
+}
+
+bool WorkstationModel::showRun(int number) {
+  const RunRecord* r = runs_.find(number);
+  if (!r) return false;
+  if (number == shown_) return true;
+  const RunRecord* before = shownRun();
+  if (!before || before->result->image.shape() != r->result->image.shape()) slice_ = -1;
+  shown_ = number;
+  notify([](WorkstationObserver& o) { o.shownRunChanged(); });
+  updateComparison();
+  return true;
+}
+
+void WorkstationModel::setSlice(int slice) {
+  if (slice == slice_) return;
+  slice_ = slice;
+  notify([slice](WorkstationObserver& o) { o.sliceChanged(slice); });
+}
+
+// --- comparison --------------------------------------------------------------------------------------
+
+void WorkstationModel::updateComparison() {
+  comparison_.candidates = compareCandidates(shownRun(), runs_, data_.truth);
+  comparison_.test = shown_;
+  comparison_.reference = keepReference(comparison_.candidates, comparison_.reference);
+  comparison_.metrics.reset();
+  notify([](WorkstationObserver& o) { o.comparisonChanged(); });
+}
+
+bool WorkstationModel::chooseReference(int run) {
+  const auto& c = comparison_.candidates;
+  if (std::none_of(c.begin(), c.end(), [run](const CompareCandidate& x) { return x.run == run; })) return false;
+  if (run == comparison_.reference) return true;
+  comparison_.reference = run;
+  comparison_.metrics.reset();
+  notify([](WorkstationObserver& o) { o.comparisonChanged(); });
+  return true;
+}
+
+void WorkstationModel::setComparisonMetrics(std::optional<quality::Metrics> metrics) {
+  comparison_.metrics = metrics;
+  notify([](WorkstationObserver& o) { o.comparisonMetricsChanged(); });
+}
+
+// --- export ------------------------------------------------------------------------------------------
+
+std::string WorkstationModel::exportProblem() const {
+  return shownRun() && data_.dataset ? std::string() : std::string("no reconstruction to export yet");
+}
+
+std::string WorkstationModel::suggestedOutputBase(const std::string& workingDirectory) const {
+  return defaultOutputBase(data_.source, shownRun(), export_.lastFolder, workingDirectory);
+}
+
+void WorkstationModel::recordExport(ExportOutcome outcome) {
+  if (outcome.ok && !outcome.path.empty()) {
+    const std::filesystem::path p = std::filesystem::absolute(outcome.path);
+    export_.lastFolder = p.parent_path().string();
+  }
+  export_.last = std::move(outcome);
+  notify([](WorkstationObserver& o) { o.exportRecorded(); });
+}
+
+}  // namespace larmor::model

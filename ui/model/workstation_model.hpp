@@ -1,0 +1,138 @@
+#pragma once
+// The workstation's state without Qt: the data, the session settings, the device, the runs, which run
+// and slice are shown, the comparison and the exports, and the decisions about them (what a run needs,
+// what new data clear, what can be compared). The window forwards the user's actions here, runs the
+// plans the model gives on its worker and hands back the results; the widgets follow the model through
+// WorkstationObserver. Tested without a display (tests/unit/test_workstation_model.cpp).
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "comparison.hpp"
+#include "dataset_state.hpp"
+#include "export_state.hpp"
+#include "larmor/backend/backend.hpp"
+#include "run_history.hpp"
+#include "session_settings.hpp"
+#include "workstation_observer.hpp"
+
+namespace larmor::model {
+
+enum class RunKind {
+  Recon,       ///< the session's settings
+  LiveLambda,  ///< the same, warm-started from the shown image (CG only)
+  Sweep,       ///< the λ sweep (CG only)
+};
+
+/// What to run: everything a reconstruction task needs, or why nothing can run.
+struct RunPlan {
+  std::string error;  ///< non-empty: nothing to run, and why (for the user)
+  std::shared_ptr<const Dataset> dataset;
+  SessionSettings session;   ///< as the user set it (kept with the run)
+  recon::ReconSettings settings;  ///< what the engine gets (no coil images: the viewer shows the combined one)
+  std::shared_ptr<Backend> backend;
+  std::shared_ptr<const CArray> warmStart;
+  std::string description;  ///< "cg, fd λ 0.01"
+  bool ok() const { return error.empty(); }
+};
+
+class WorkstationModel {
+ public:
+  WorkstationModel();
+  ~WorkstationModel();
+  WorkstationModel(const WorkstationModel&) = delete;
+  WorkstationModel& operator=(const WorkstationModel&) = delete;
+
+  /// Observers are not owned; remove one before it is destroyed.
+  void addObserver(WorkstationObserver* observer);
+  void removeObserver(WorkstationObserver* observer);
+
+  // --- data ----------------------------------------------------------------------------------------
+  /// A load (or simulation) with this task id started; the newest one started is the one that counts.
+  void loadStarted(std::uint64_t task, DataSource source);
+  /// Takes the data when `task` is the newest load; false (nothing changes) for a superseded one.
+  bool loadFinished(std::uint64_t task, std::shared_ptr<const Dataset> dataset);
+  /// Makes `dataset` current: computes its truth, clears the runs, the shown run, the comparison and
+  /// the export state, and tells the observers (datasetChanged).
+  void setDataset(std::shared_ptr<const Dataset> dataset, DataSource source);
+  bool hasData() const { return static_cast<bool>(data_.dataset); }
+  std::shared_ptr<const Dataset> dataset() const { return data_.dataset; }
+  const LoadedDataset& data() const { return data_; }
+  const DataSource& source() const { return data_.source; }
+  /// The phantom's settings when the data are simulated (the "New phantom" dialog starts from them).
+  std::optional<phantom::SimulateSettings> phantom() const { return data_.source.phantom; }
+  std::array<double, 3> voxelSpacing(const CArray& image) const { return data_.voxelSpacing(image.shape()); }
+
+  // --- session and device --------------------------------------------------------------------------
+  const SessionSettings& session() const { return session_; }
+  /// Stores the settings (sessionChanged when they differ) and selects their device.
+  void setSession(const SessionSettings& s);
+  /// Selects the backend for `device` ("auto", "cpu", "cuda:0"), keeping the current one (and its plan
+  /// caches) when the device is the same. False with deviceError() set when it cannot.
+  bool selectDevice(const std::string& device);
+  std::shared_ptr<Backend> backend() const { return backend_; }
+  const std::string& device() const { return device_; }
+  const std::string& deviceNotice() const { return deviceNotice_; }
+  const std::string& deviceError() const { return deviceError_; }
+
+  // --- runs ----------------------------------------------------------------------------------------
+  /// What to run for `kind` with the current data and session (selects the device).
+  RunPlan planRun(RunKind kind);
+  /// The worker started `plan` as task `task`; its result comes back through runFinished.
+  void runStarted(std::uint64_t task, const RunPlan& plan);
+  /// Adds the result of `task` as a run and shows it; null (nothing changes) for a task the model did
+  /// not plan. Earlier tasks are over once a later one ends (the worker runs them in order).
+  const RunRecord* runFinished(std::uint64_t task, std::shared_ptr<const recon::ReconResult> result);
+  /// `task` failed or was cancelled.
+  void runEnded(std::uint64_t task);
+  const RunHistory& runs() const { return runs_; }
+  const RunRecord* shownRun() const { return runs_.find(shown_); }
+  std::shared_ptr<const recon::ReconResult> shownResult() const;
+  /// Shows a kept run (false when there is none with that number).
+  bool showRun(int number);
+  /// The slice of the shown image the views are on (-1: the view's own choice).
+  int slice() const { return slice_; }
+  void setSlice(int slice);
+
+  // --- comparison ----------------------------------------------------------------------------------
+  const ComparisonState& comparison() const { return comparison_; }
+  /// Chooses a reference among the candidates (false when it is not offered).
+  bool chooseReference(int run);
+  /// The metrics of the current pair (the compare view computes them off the GUI thread).
+  void setComparisonMetrics(std::optional<quality::Metrics> metrics);
+
+  // --- export --------------------------------------------------------------------------------------
+  const ExportState& exports() const { return export_; }
+  /// Why the shown result cannot be exported ("no reconstruction to export yet"), or "".
+  std::string exportProblem() const;
+  /// The name an export dialog proposes, without a suffix (defaultOutputBase).
+  std::string suggestedOutputBase(const std::string& workingDirectory) const;
+  void recordExport(ExportOutcome outcome);
+
+ private:
+  template <class F>
+  void notify(F&& f);
+  void updateComparison();
+
+  std::vector<WorkstationObserver*> observers_;
+  LoadedDataset data_;
+  std::map<std::uint64_t, DataSource> pendingLoads_;
+  SessionSettings session_;
+  std::shared_ptr<Backend> backend_;
+  std::string device_, deviceNotice_, deviceError_;
+  struct PendingRun {
+    SessionSettings session;
+    std::string description;
+  };
+  std::map<std::uint64_t, PendingRun> pendingRuns_;
+  RunHistory runs_;
+  int shown_ = 0;
+  int slice_ = -1;
+  ComparisonState comparison_;
+  ExportState export_;
+};
+
+}  // namespace larmor::model
