@@ -70,8 +70,8 @@ TEST(Sandbox, HelperThatFailsGivesItsOutputOnOneLine) {
 
 TEST(Sandbox, HelperErrorAfterTheMarkerIsPassedOnVerbatim) {
   const std::string dir = exportTestDir("sandbox");
-  const std::string body = "echo 'HDF5-DIAG: noise from a library' >&2; printf '\\nMARK: scan.h5: no ISMRMRD group'; exit " +
-                           std::to_string(kSandboxErrorExit);
+  const std::string body = "echo 'HDF5-DIAG: noise from a library' >&2\n"
+                           "printf '\\nMARK: scan.h5: no ISMRMRD group'; exit " + std::to_string(kSandboxErrorExit);
   SandboxJob j = job(script(dir, "error.sh", body), "scan.h5");
   j.errorMarker = "MARK: ";
   EXPECT_EQ(expectError([&] { runSandboxed(j); }, ""), "scan.h5: no ISMRMRD group");

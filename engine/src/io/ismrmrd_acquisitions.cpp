@@ -290,7 +290,8 @@ class Profiles {
     }
     std::vector<std::vector<cfloat>>().swap(data_);
     d.trajectory = RArray(Shape{3, readout_, profiles});
-    std::memcpy(d.trajectory.data(), traj_[first].data(), static_cast<std::size_t>(d.trajectory.size()) * sizeof(float));
+    std::memcpy(d.trajectory.data(), traj_[first].data(),
+                static_cast<std::size_t>(d.trajectory.size()) * sizeof(float));
     float maxAbs = 0;
     for (index_t i = 0; i < d.trajectory.size(); ++i) maxAbs = std::max(maxAbs, std::abs(d.trajectory[i]));
     if (!facts.trajectoryInCycles && maxAbs <= 0.5f * (1.f + 1e-3f))  // normalised: scale by the recon matrix

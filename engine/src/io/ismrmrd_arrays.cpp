@@ -5,13 +5,13 @@
 // stores before anything is allocated (kMaxCompression).
 #include "ismrmrd_arrays.hpp"
 
-#include "ismrmrd_header.hpp"
-
 #include <ismrmrd/ismrmrd.h>
 
 #include <algorithm>
 #include <new>
 #include <vector>
+
+#include "ismrmrd_header.hpp"
 
 namespace larmor::io::detail {
 

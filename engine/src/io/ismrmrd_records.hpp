@@ -1,12 +1,12 @@
 #pragma once
 // ISMRMRD acquisition records as stored in /group/data (internal to the engine's ISMRMRD reader): each
 // record's sizes are checked against the data it actually stores before anything is used.
+#include <ismrmrd/ismrmrd.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <ismrmrd/ismrmrd.h>
 
 #include "hdf5_guards.hpp"
 #include "larmor/recon/dataset.hpp"
