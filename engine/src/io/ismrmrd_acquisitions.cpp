@@ -1,0 +1,385 @@
+// ISMRMRD acquisitions into a Dataset (ismrmrd_acquisitions.hpp). Format facts (ISMRMRD 1.x,
+// ismrmrd.readthedocs.io, "Acquisition header"):
+// - flag n is bit n - 1 of `flags`; noise, navigator, phase-correction, feedback, dummy and
+//   surface-coil-correction scans carry no imaging k-space (noise scans are counted, the others skipped);
+// - of number_of_samples, discard_pre and discard_post are dropped; center_sample is the sample at
+//   k = 0, so a shorter readout (asymmetric echo) is placed with it at encoded/2;
+// - a Cartesian line lies at pe = kspace_encode_step + (encoded/2 - center) (the centre line from the
+//   encoding limits); ISMRMRD_ACQ_IS_REVERSE marks a readout acquired in reverse; repeated lines
+//   (averages, repetitions) are averaged;
+// - a non-Cartesian trajectory holds trajectory_dimensions floats per sample, in cycles per FOV when the
+//   file says so (kTrajectoryUnitsParameter), else |k| <= 0.5 means the normalised convention
+//   (Gadgetron's, k in [-0.5, 0.5) of the recon matrix), anything larger is already cycles per FOV;
+// - position and the read, phase and slice directions give the patient geometry (LPS, mm).
+#include "ismrmrd_acquisitions.hpp"
+
+#include <ismrmrd/version.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <new>
+#include <system_error>
+#include <vector>
+
+#include "ismrmrd_records.hpp"
+
+namespace larmor::io::detail {
+
+namespace {
+
+std::string byteSize(double bytes) {
+  char buf[64];
+  const double kib = 1024, mib = kib * 1024, gib = mib * 1024;
+  if (bytes >= gib) std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / gib);
+  else if (bytes >= mib) std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / mib);
+  else if (bytes >= kib) std::snprintf(buf, sizeof buf, "%.1f KiB", bytes / kib);
+  else std::snprintf(buf, sizeof buf, "%.0f bytes", bytes);
+  return buf;
+}
+
+// An imaging acquisition's samples: `n` kept of `samples` per channel, from `pre` on.
+struct Samples {
+  const cfloat* data;  ///< [channels][samples]
+  index_t samples, channels, pre, n;
+  std::string name;  ///< "acquisition i", for errors
+};
+
+// Checks channels (the same in every acquisition: `coils`, set by the first), sample counts and
+// finiteness of the kept samples.
+Samples checkedSamples(const AcqRecord& record, std::uint64_t i, const std::string& path, index_t& coils) {
+  const AcqHead& ah = record.head;
+  Samples s{static_cast<const cfloat*>(record.data.p), ah.number_of_samples, ah.active_channels, ah.discard_pre, 0,
+            "acquisition " + std::to_string(i)};
+  const index_t post = ah.discard_post;
+  if (s.channels == 0) failFile(path, s.name + " has no channels");
+  if (coils == 0) coils = s.channels;
+  else if (s.channels != coils)
+    failFile(path, s.name + " has " + std::to_string(s.channels) + " channels, expected " + std::to_string(coils));
+  if (s.samples == 0) failFile(path, s.name + " has no samples");
+  if (s.pre + post >= s.samples)
+    failFile(path, s.name + " discards " + std::to_string(s.pre + post) + " of its " + std::to_string(s.samples) +
+                       " samples");
+  s.n = s.samples - s.pre - post;
+  for (index_t c = 0; c < s.channels; ++c)
+    for (index_t k = s.pre; k < s.pre + s.n; ++k) {
+      const cfloat v = s.data[c * s.samples + k];
+      if (!std::isfinite(v.real()) || !std::isfinite(v.imag()))
+        failFile(path, s.name + ": sample " + std::to_string(k) + " of coil " + std::to_string(c) + " is " +
+                           (std::isnan(v.real()) || std::isnan(v.imag()) ? "NaN" : "Inf"));
+    }
+  return s;
+}
+
+// The position of each slice along its slice direction, and the orientation of the first imaging
+// acquisition (all zeros: none stored, defaults kept).
+class SliceGeometry {
+ public:
+  void add(const AcqHead& ah, Geometry& g) {
+    const auto slice = static_cast<std::size_t>(ah.idx.slice);
+    if (seen_.size() <= slice) {
+      seen_.resize(slice + 1, 0);
+      position_.resize(seen_.size(), 0.f);
+    }
+    const float* sd = ah.slice_dir;
+    if (!seen_[slice]) {
+      seen_[slice] = 1;
+      position_[slice] = ah.position[0] * sd[0] + ah.position[1] * sd[1] + ah.position[2] * sd[2];
+    }
+    if (haveOrientation_) return;
+    haveOrientation_ = true;
+    bool any = false;
+    for (int k = 0; k < 3; ++k) {
+      g.position[k] = ah.position[k];
+      any = any || ah.position[k] != 0 || ah.read_dir[k] != 0 || ah.phase_dir[k] != 0 || ah.slice_dir[k] != 0;
+    }
+    if (any) {
+      std::copy(ah.read_dir, ah.read_dir + 3, g.readDir);
+      std::copy(ah.phase_dir, ah.phase_dir + 3, g.phaseDir);
+      std::copy(ah.slice_dir, ah.slice_dir + 3, g.sliceDir);
+    }
+    g.present = any;
+  }
+
+  /// One more than the last slice index seen.
+  index_t slices() const { return static_cast<index_t>(seen_.size()); }
+
+  /// h.geometry.slicePositions for h.slices slices: as acquired, or without a stored geometry evenly
+  /// spaced, centred, one slab thickness apart.
+  void finish(Header& h) const {
+    Geometry& g = h.geometry;
+    g.slicePositions.assign(static_cast<std::size_t>(h.slices), 0.f);
+    for (index_t s = 0; s < h.slices; ++s) {
+      const auto k = static_cast<std::size_t>(s);
+      if (g.present && k < seen_.size() && seen_[k]) g.slicePositions[k] = position_[k];
+      else if (!g.present)
+        g.slicePositions[k] = (static_cast<float>(s) - 0.5f * static_cast<float>(h.slices - 1)) * h.reconFovMm[2];
+    }
+  }
+
+ private:
+  bool haveOrientation_ = false;
+  std::vector<int> seen_;
+  std::vector<float> position_;
+};
+
+// Cartesian lines: sums and hit counts per line, divided at the end (averaging repeats).
+class CartesianLines {
+ public:
+  CartesianLines(const Header& h, const EncodingFacts& facts, const std::string& path, std::uint64_t count)
+      : h_(h), facts_(facts), path_(path), count_(count), slices_(facts.slices) {
+    std::error_code ec;
+    fileBytes_ = static_cast<double>(std::filesystem::file_size(path, ec));
+  }
+
+  void add(const AcqHead& ah, const Samples& s, std::uint64_t i) {
+    const index_t enc0 = h_.encoded[0], enc1 = h_.encoded[1], enc2 = h_.encoded[2], coils = s.channels;
+    index_t offset = 0;  // a shorter readout is placed so that center_sample lands on enc0/2
+    if (s.n != enc0) {
+      const index_t center = static_cast<index_t>(ah.center_sample) - s.pre;
+      offset = enc0 / 2 - center;
+      if (s.n > enc0 || center < 0 || offset < 0 || offset + s.n > enc0)
+        failFile(path_, s.name + " has " + std::to_string(s.n) + " samples, expected " + std::to_string(enc0) +
+                            " (the encoded matrix)");
+    }
+    const index_t pe1 = static_cast<index_t>(ah.idx.kspace_encode_step_1) + (enc1 / 2 - facts_.center1);
+    const index_t pe2 = static_cast<index_t>(ah.idx.kspace_encode_step_2) + (enc2 / 2 - facts_.center2);
+    if (pe1 < 0 || pe1 >= enc1 || pe2 < 0 || pe2 >= enc2)
+      failFile(path_, s.name + " lies at k-space line (" + std::to_string(pe1) + ", " + std::to_string(pe2) +
+                          ") outside the encoded matrix " + Shape{enc0, enc1, enc2}.str());
+    const index_t slice = ah.idx.slice;
+    allocate(std::max(slices_, slice + 1), i, s.samples * coils * static_cast<index_t>(sizeof(cfloat)), coils);
+    slices_ = std::max(slices_, slice + 1);
+    const bool reverse = isFlag(ah.flags, ISMRMRD::ISMRMRD_ACQ_IS_REVERSE);
+    for (index_t c = 0; c < coils; ++c) {
+      cfloat* dst = ksum_.data() + enc0 * (pe1 + enc1 * (pe2 + enc2 * (c + coils * slice))) + offset;
+      const cfloat* src = s.data + c * s.samples + s.pre;
+      if (reverse)
+        for (index_t k = 0; k < s.n; ++k) dst[s.n - 1 - k] += src[k];
+      else
+        for (index_t k = 0; k < s.n; ++k) dst[k] += src[k];
+    }
+    const auto line = static_cast<std::size_t>(pe1 + enc1 * (pe2 + enc2 * slice));
+    ++hits_[line];
+    if (isFlag(ah.flags, ISMRMRD::ISMRMRD_ACQ_IS_PARALLEL_CALIBRATION) ||
+        isFlag(ah.flags, ISMRMRD::ISMRMRD_ACQ_IS_PARALLEL_CALIBRATION_AND_IMAGING))
+      calib_[line] = 1;
+  }
+
+  /// d.kspace, d.sampled, d.calibration and the calibration lines for `slices` slices (the encoding
+  /// limits may announce more than were acquired: up to the last one seen are kept).
+  void finish(index_t slices, Dataset& d) {
+    Header& h = d.header;
+    const index_t enc0 = h.encoded[0], enc1 = h.encoded[1], enc2 = h.encoded[2], coils = h.coils;
+    h.slices = slices;
+    ksum_.resize(static_cast<std::size_t>(enc0 * enc1 * enc2 * coils * slices));
+    hits_.resize(static_cast<std::size_t>(enc1 * enc2 * slices));
+    d.kspace = CArray(Shape{enc0, enc1, enc2, coils, slices});
+    d.sampled = Array<std::uint8_t>(Shape{enc1, enc2, slices}, 0);
+    d.calibration = Array<std::uint8_t>(Shape{enc1, enc2, slices}, 0);
+    const index_t lineCount = enc1 * enc2 * slices;
+    for (index_t line = 0; line < lineCount; ++line) {
+      const std::uint32_t nHits = hits_[static_cast<std::size_t>(line)];
+      if (nHits == 0) continue;
+      d.sampled[line] = 1;
+      d.calibration[line] = calib_[static_cast<std::size_t>(line)];
+      const index_t pe = line % (enc1 * enc2), slice = line / (enc1 * enc2);
+      const float scale = 1.f / static_cast<float>(nHits);
+      for (index_t c = 0; c < coils; ++c) {
+        const index_t off = enc0 * (pe + enc1 * enc2 * (c + coils * slice));
+        for (index_t s = 0; s < enc0; ++s) d.kspace[off + s] = ksum_[static_cast<std::size_t>(off + s)] * scale;
+      }
+    }
+    std::vector<char> calibPe1(static_cast<std::size_t>(enc1), 0);
+    for (index_t line = 0; line < lineCount; ++line)
+      if (d.calibration[line]) calibPe1[static_cast<std::size_t>(line % enc1)] = 1;
+    h.calibrationLines = static_cast<int>(std::count(calibPe1.begin(), calibPe1.end(), 1));
+  }
+
+ private:
+  // Room for `want` slices; refused when the header's matrix needs far more than the samples still to
+  // come can fill (a damaged or hostile header would otherwise allocate terabytes).
+  void allocate(index_t want, std::uint64_t acqIndex, index_t bytesPerAcq, index_t coils) {
+    const index_t enc0 = h_.encoded[0], enc1 = h_.encoded[1], enc2 = h_.encoded[2];
+    if (want <= static_cast<index_t>(hits_.size() / static_cast<std::size_t>(enc1 * enc2)) && !hits_.empty()) return;
+    const double bytes = static_cast<double>(enc0) * enc1 * enc2 * coils * want * sizeof(cfloat);
+    const double present = std::min(fileBytes_, static_cast<double>(count_ - acqIndex) * bytesPerAcq);
+    const double limit = 64.0 * 1024 * 1024 * 1024;
+    if (bytes > limit || bytes > 64.0 * std::max(present, 1.0))
+      failFile(path_, "the header's matrix " + Shape{enc0, enc1, enc2}.str() + " x " + std::to_string(coils) +
+                          " coils x " + std::to_string(want) + " slices needs " + byteSize(bytes) +
+                          " of k-space but the file holds only " + byteSize(present) + " of samples");
+    try {
+      ksum_.resize(static_cast<std::size_t>(enc0 * enc1 * enc2 * coils * want));
+      hits_.resize(static_cast<std::size_t>(enc1 * enc2 * want));
+      calib_.resize(hits_.size());
+    } catch (const std::bad_alloc&) {
+      failFile(path_, "not enough memory for k-space " + Shape{enc0, enc1, enc2, coils, want}.str());
+    }
+  }
+
+  const Header& h_;
+  const EncodingFacts& facts_;
+  const std::string& path_;
+  std::uint64_t count_;
+  double fileBytes_ = 0;
+  index_t slices_;
+  std::vector<cfloat> ksum_;
+  std::vector<std::uint32_t> hits_;
+  std::vector<std::uint8_t> calib_;
+};
+
+// Non-Cartesian profiles: per slice, samples appended as [coils][readout] and trajectories as
+// [readout][3]; every profile has the same readout and trajectory dimensions.
+class Profiles {
+ public:
+  explicit Profiles(const std::string& path) : path_(path) {}
+
+  void add(const AcqRecord& record, const Samples& s, TrajectoryKind kind) {
+    const int td = record.head.trajectory_dimensions;
+    if (td < 2)
+      failFile(path_, "the header says the trajectory is " + toString(kind) + " but " + s.name +
+                          " stores no k-space coordinates");
+    if (readout_ < 0) readout_ = s.n, trajDims_ = td;
+    if (s.n != readout_)
+      failFile(path_, s.name + " has " + std::to_string(s.n) + " samples, expected " + std::to_string(readout_));
+    if (td != trajDims_)
+      failFile(path_, s.name + " has " + std::to_string(td) + "-D coordinates, expected " + std::to_string(trajDims_));
+    const auto slice = static_cast<std::size_t>(record.head.idx.slice);
+    if (data_.size() <= slice) {
+      data_.resize(slice + 1);
+      traj_.resize(slice + 1);
+    }
+    auto& dst = data_[slice];
+    auto& tdst = traj_[slice];
+    try {
+      for (index_t c = 0; c < s.channels; ++c)
+        dst.insert(dst.end(), s.data + c * s.samples + s.pre, s.data + c * s.samples + s.pre + s.n);
+      const float* t = static_cast<const float*>(record.traj.p);
+      for (index_t k = s.pre; k < s.pre + s.n; ++k) {
+        for (int dim = 0; dim < 3; ++dim) {
+          const float v = dim < td ? t[k * td + dim] : 0.f;
+          if (!std::isfinite(v))
+            failFile(path_, s.name + ": trajectory coordinate " + std::to_string(dim) + " of sample " +
+                                std::to_string(k) + " is not finite");
+          tdst.push_back(v);
+        }
+      }
+    } catch (const std::bad_alloc&) {
+      failFile(path_, "not enough memory for the k-space samples");
+    }
+  }
+
+  /// Profiles of every slice form one [readout, profiles] set; a single trajectory serves all slices.
+  void finish(const EncodingFacts& facts, Dataset& d) {
+    Header& h = d.header;
+    const index_t coils = h.coils, slices = static_cast<index_t>(data_.size());
+    const std::size_t first = firstSlice();
+    const auto profiles = static_cast<index_t>(data_[first].size() / static_cast<std::size_t>(readout_ * coils));
+    requireSlicesAgree(first, profiles, coils);
+    h.slices = slices;
+    d.kspace = CArray(Shape{readout_, profiles, 1, coils, slices});
+    for (index_t s = 0; s < slices; ++s) {
+      const auto& src = data_[static_cast<std::size_t>(s)];
+      for (index_t p = 0; p < profiles; ++p)
+        for (index_t c = 0; c < coils; ++c)
+          std::memcpy(d.kspace.data() + readout_ * (p + profiles * (c + coils * s)),
+                      src.data() + (p * coils + c) * readout_, static_cast<std::size_t>(readout_) * sizeof(cfloat));
+    }
+    std::vector<std::vector<cfloat>>().swap(data_);
+    d.trajectory = RArray(Shape{3, readout_, profiles});
+    std::memcpy(d.trajectory.data(), traj_[first].data(),
+                static_cast<std::size_t>(d.trajectory.size()) * sizeof(float));
+    float maxAbs = 0;
+    for (index_t i = 0; i < d.trajectory.size(); ++i) maxAbs = std::max(maxAbs, std::abs(d.trajectory[i]));
+    if (!facts.trajectoryInCycles && maxAbs <= 0.5f * (1.f + 1e-3f))  // normalised: scale by the recon matrix
+      for (index_t i = 0; i < d.trajectory.size(); ++i) d.trajectory[i] *= static_cast<float>(h.recon[i % 3]);
+    if (h.trajectory == TrajectoryKind::Radial && trajDims_ >= 3 && h.encoded[2] > 1)
+      h.trajectory = TrajectoryKind::Radial3D;
+  }
+
+ private:
+  std::size_t firstSlice() const {
+    for (std::size_t s = 0; s < data_.size(); ++s)
+      if (!data_[s].empty()) return s;
+    return 0;
+  }
+
+  // Every slice must have the profiles and the trajectory of the first.
+  void requireSlicesAgree(std::size_t first, index_t profiles, index_t coils) const {
+    const std::size_t perProfile = static_cast<std::size_t>(readout_ * coils);
+    const auto& t0 = traj_[first];
+    for (std::size_t s = 0; s < data_.size(); ++s) {
+      const std::size_t got = data_[s].size() / perProfile;
+      if (static_cast<index_t>(got) != profiles)
+        failFile(path_, "slice " + std::to_string(s) + " has " + std::to_string(got) + " profiles, slice " +
+                            std::to_string(first) + " has " + std::to_string(profiles));
+      for (std::size_t k = 0; k < traj_[s].size(); ++k)
+        if (std::abs(traj_[s][k] - t0[k]) > 1e-4f * (1.f + std::abs(t0[k])))
+          failFile(path_, "slice " + std::to_string(s) + " has a different trajectory from slice " +
+                              std::to_string(first) + " (not supported)");
+    }
+  }
+
+  const std::string& path_;
+  index_t readout_ = -1;
+  int trajDims_ = 0;
+  std::vector<std::vector<cfloat>> data_;
+  std::vector<std::vector<float>> traj_;
+};
+
+// Why an acquisition is not imaging data for this read: noise (counted), auxiliary, or another
+// repetition. Files of a later major version may mean something else by the same member names (HDF5
+// converts the 1.x layouts by name), so they are refused.
+bool skipped(const AcqHead& ah, std::uint64_t i, int repetition, const std::string& path, Dataset& d) {
+  if (ah.version > ISMRMRD_VERSION_MAJOR)
+    failFile(path, "acquisition " + std::to_string(i) + " has format version " + std::to_string(ah.version) +
+                       "; this reader knows ISMRMRD version " + std::to_string(ISMRMRD_VERSION_MAJOR));
+  if (isFlag(ah.flags, ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT)) {
+    ++d.noiseScans;
+    return true;
+  }
+  return isAuxiliaryScan(ah.flags) || (repetition >= 0 && ah.idx.repetition != repetition);
+}
+
+}  // namespace
+
+void readAcquisitions(const std::string& path, const std::string& group, const EncodingFacts& facts,
+                      int repetition, const Progress& progress, Dataset& d) {
+  Header& h = d.header;
+  AcquisitionReader reader(path, group);
+  const std::uint64_t count = reader.count();
+  const bool cartesian = h.trajectory == TrajectoryKind::Cartesian;
+  CartesianLines lines(h, facts, path, count);
+  Profiles profiles(path);
+  SliceGeometry geometry;
+  index_t coils = 0, imaging = 0;
+  const std::uint64_t step = std::max<std::uint64_t>(1, count / 100);
+  d.acquisitions.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(count, 1u << 20)));
+  for (std::uint64_t i = 0; i < count; ++i) {
+    if (i % step == 0) progress.report(static_cast<double>(i) / static_cast<double>(count), "reading acquisitions");
+    const AcqRecord& record = reader.get(i);
+    d.acquisitions.push_back(infoOf(record.head));
+    if (skipped(record.head, i, repetition, path, d)) continue;
+    const Samples s = checkedSamples(record, i, path, coils);
+    geometry.add(record.head, h.geometry);
+    ++imaging;
+    if (cartesian) lines.add(record.head, s, i);
+    else profiles.add(record, s, h.trajectory);
+  }
+  progress.report(1.0, "reading acquisitions");
+  if (imaging == 0)
+    failFile(path, count == 0 ? std::string("has no acquisitions")
+                              : "has no imaging acquisitions" +
+                                    (repetition >= 0 ? " in repetition " + std::to_string(repetition) : std::string()) +
+                                    " (of " + std::to_string(count) + ", " + std::to_string(d.noiseScans) +
+                                    " noise scans)");
+  h.coils = coils;
+  if (cartesian) lines.finish(geometry.slices(), d);
+  else profiles.finish(facts, d);
+  geometry.finish(h);
+}
+
+}  // namespace larmor::io::detail

@@ -1,0 +1,29 @@
+#pragma once
+// The NDArrays an ISMRMRD file may carry beside its acquisitions (internal to the engine's ISMRMRD
+// reader): a reference image and coil maps, Larmor's ("reference", "coil_maps") or the ISMRMRD
+// generator's ("phantom", "csm").
+#include <optional>
+#include <string>
+
+#include "hdf5_guards.hpp"
+#include "larmor/recon/dataset.hpp"
+
+namespace larmor::io::detail {
+
+/// An NDArray of complex floats as stored (dims and data); data empty when it is not complex float.
+struct NdArray {
+  Shape shape;
+  bool complexFloat = false;
+  CArray data;
+};
+
+/// The first NDArray of /group/var, or nothing when the file has none.
+std::optional<NdArray> readNdArray(hid_t file, const std::string& path, const std::string& group,
+                                   const std::string& var);
+
+/// `raw` reshaped to `want`. `required` (Larmor's own arrays): it must fit or the file is rejected;
+/// otherwise (the generator's) it is taken only when it fits.
+std::optional<CArray> fitArray(std::optional<NdArray> raw, const Shape& want, const std::string& path,
+                               const std::string& var, bool required);
+
+}  // namespace larmor::io::detail

@@ -1,0 +1,202 @@
+// The ISMRMRD XML header (ismrmrd_header.hpp). Format facts (ISMRMRD 1.x, ismrmrd.readthedocs.io):
+// - /group/xml holds one string, variable-length as libismrmrd writes it (fixed-length is accepted too);
+// - sizes come from the first <encoding>: encodedSpace is what was sampled (readout oversampled),
+//   reconSpace what is shown; encodingLimits give the centre line of each phase-encoding direction (the
+//   line that holds k = 0; absent, the middle) and the last slice index;
+// - <trajectory> is an enumeration (cartesian, epi, radial, goldenangle, spiral, other); Larmor's own
+//   finer name, when it wrote the file, is the user parameter kTrajectoryKindParameter.
+#include "ismrmrd_header.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+#include <vector>
+
+#include "larmor/io/ismrmrd.hpp"
+
+namespace fs = std::filesystem;
+
+namespace larmor::io::detail {
+
+namespace {
+
+// The names of the first links in the file's root, for the error that the group is missing.
+std::string rootLinks(hid_t file) {
+  std::string have;
+  H5G_info_t info;
+  if (H5Gget_info(file, &info) >= 0) {
+    for (hsize_t i = 0; i < info.nlinks && i < 8; ++i) {
+      char name[256] = {0};
+      if (H5Lget_name_by_idx(file, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof(name), H5P_DEFAULT) > 0)
+        have += std::string(have.empty() ? "" : ", ") + "/" + name;
+    }
+  }
+  H5Eclear2(H5E_DEFAULT);
+  return have;
+}
+
+// /group/xml: one string, variable-length as libismrmrd writes it, or fixed-length.
+std::string readXmlText(hid_t file, const std::string& path, const std::string& group) {
+  const std::string name = "/" + group + "/xml";
+  auto fail = [&](const std::string& why) -> void {
+    failFile(path, "cannot read the ISMRMRD XML header " + name + " (" + why + ")");
+  };
+  H5Id dset(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (dset.id < 0) fail(hdf5Reason());
+  requireCompactStorageFits(dset.id, path, name);
+  ChunkCheck(dset.id, path, name).check(0, 1);
+  H5Id type(H5Dget_type(dset.id), H5Tclose);
+  H5Id space(H5Dget_space(dset.id), H5Sclose);
+  if (type.id < 0 || space.id < 0) fail(hdf5Reason());
+  if (H5Tget_class(type.id) != H5T_STRING) fail("not a string");
+  if (H5Sget_simple_extent_npoints(space.id) != 1) fail("not one string");
+  const htri_t variable = H5Tis_variable_str(type.id);
+  if (variable < 0) fail(hdf5Reason());
+  H5Id mem(H5Tcopy(H5T_C_S1), H5Tclose);
+  if (variable > 0) {
+    requireStringLengthFits(dset.id, path, name);
+    H5Tset_size(mem.id, H5T_VARIABLE);
+    const VlenTransfer xfer(path);
+    char* text = nullptr;
+    if (H5Dread(dset.id, mem.id, H5S_ALL, H5S_ALL, xfer.id(), &text) < 0) fail(hdf5Reason());
+    std::string out = text ? text : "";
+    H5Dvlen_reclaim(mem.id, space.id, xfer.id(), &text);
+    return out;
+  }
+  const std::size_t size = H5Tget_size(type.id);
+  std::error_code ec;
+  if (size == 0 || size > std::max<std::uintmax_t>(fs::file_size(path, ec), 1 << 20)) fail("implausible size");
+  H5Tset_size(mem.id, size);
+  std::vector<char> buf(size + 1, '\0');
+  if (H5Dread(dset.id, mem.id, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) < 0) fail(hdf5Reason());
+  return std::string(buf.data());
+}
+
+TrajectoryKind kindFromHeader(const ISMRMRD::Encoding& e) {
+  switch (e.trajectory) {
+    case ISMRMRD::TrajectoryType::CARTESIAN:
+    case ISMRMRD::TrajectoryType::EPI: return TrajectoryKind::Cartesian;
+    case ISMRMRD::TrajectoryType::RADIAL: return TrajectoryKind::Radial;
+    case ISMRMRD::TrajectoryType::GOLDENANGLE: return TrajectoryKind::GoldenAngle;
+    case ISMRMRD::TrajectoryType::SPIRAL:
+      return e.encodedSpace.matrixSize.z > 1 ? TrajectoryKind::StackOfSpirals : TrajectoryKind::Spiral;
+    case ISMRMRD::TrajectoryType::OTHER: return TrajectoryKind::Other;
+  }
+  return TrajectoryKind::Other;
+}
+
+// Matrix sizes and fields of view of the encoding; both matrices must be non-empty.
+void readSpaces(const ISMRMRD::Encoding& enc, const std::string& path, Header& h) {
+  const auto& em = enc.encodedSpace.matrixSize;
+  const auto& rm = enc.reconSpace.matrixSize;
+  h.encoded[0] = em.x, h.encoded[1] = em.y, h.encoded[2] = em.z;
+  h.recon[0] = rm.x, h.recon[1] = rm.y, h.recon[2] = rm.z;
+  for (int i = 0; i < 3; ++i)
+    if (h.encoded[i] <= 0 || h.recon[i] <= 0)
+      failFile(path, "the XML header's matrix size is zero (encoded " +
+                         Shape{h.encoded[0], h.encoded[1], h.encoded[2]}.str() + ", recon " +
+                         Shape{h.recon[0], h.recon[1], h.recon[2]}.str() + ")");
+  h.encodedFovMm[0] = enc.encodedSpace.fieldOfView_mm.x;
+  h.encodedFovMm[1] = enc.encodedSpace.fieldOfView_mm.y;
+  h.encodedFovMm[2] = enc.encodedSpace.fieldOfView_mm.z;
+  h.reconFovMm[0] = enc.reconSpace.fieldOfView_mm.x;
+  h.reconFovMm[1] = enc.reconSpace.fieldOfView_mm.y;
+  h.reconFovMm[2] = enc.reconSpace.fieldOfView_mm.z;
+}
+
+// Scanner, subject, study and protocol, where the header has them.
+void readDescription(const ISMRMRD::IsmrmrdHeader& xml, Header& h) {
+  if (xml.acquisitionSystemInformation) {
+    const auto& sys = *xml.acquisitionSystemInformation;
+    if (sys.systemFieldStrength_T) h.systemFieldT = *sys.systemFieldStrength_T;
+    std::string dev;
+    if (sys.systemVendor) dev = *sys.systemVendor;
+    if (sys.systemModel) dev += (dev.empty() ? "" : " ") + *sys.systemModel;
+    h.deviceDescription = dev;
+  }
+  if (xml.subjectInformation) {
+    if (xml.subjectInformation->patientName) h.patientName = *xml.subjectInformation->patientName;
+    if (xml.subjectInformation->patientID) h.patientId = *xml.subjectInformation->patientID;
+  }
+  if (xml.studyInformation && xml.studyInformation->studyDescription)
+    h.studyDescription = *xml.studyInformation->studyDescription;
+  if (xml.measurementInformation && xml.measurementInformation->protocolName)
+    h.protocolName = *xml.measurementInformation->protocolName;
+}
+
+}  // namespace
+
+// Larmor reads ISMRMRD files with HDF5 directly rather than through libismrmrd's Dataset, which opens
+// files read-write (creating a missing group in the user's file), trusts the sizes the file states, and
+// leaves HDF5 objects open when a read fails (the file then stays open for the rest of the session).
+H5Id openIsmrmrdFile(const std::string& path, const std::string& group) {
+  quietLibraries();
+  std::error_code ec;
+  if (!fs::exists(path, ec)) failFile(path, "no such file");
+  if (fs::is_directory(path, ec)) failFile(path, "is a directory, not an ISMRMRD file");
+  checkGlobalHeaps(path);
+  const htri_t isHdf5 = H5Fis_hdf5(path.c_str());
+  if (isHdf5 == 0) failFile(path, "not an HDF5 file, so not ISMRMRD");
+  if (isHdf5 < 0) failFile(path, "cannot read the file (" + hdf5Reason() + ")");
+  H5Id f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (f.id < 0) failFile(path, "damaged or truncated HDF5 file (" + hdf5Reason() + ")");
+  const std::string g = "/" + group;
+  if (H5Lexists(f.id, g.c_str(), H5P_DEFAULT) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    const std::string have = rootLinks(f.id);
+    failFile(path, "no ISMRMRD group " + g + (have.empty() ? " (the file is empty)" : " (it has " + have + ")"));
+  }
+  const std::string xml = g + "/xml";
+  if (H5Lexists(f.id, xml.c_str(), H5P_DEFAULT) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    failFile(path, "no ISMRMRD XML header (" + xml + ")");
+  }
+  return f;
+}
+
+ISMRMRD::IsmrmrdHeader parseHeader(hid_t file, const std::string& path, const std::string& group) {
+  const std::string xml = readXmlText(file, path, group);
+  ISMRMRD::IsmrmrdHeader hdr;
+  try {
+    ISMRMRD::deserialize(xml.c_str(), hdr);
+  } catch (const std::exception& e) {
+    failFile(path, "invalid ISMRMRD XML header (" + oneLine(e.what()) + ")");
+  }
+  return hdr;
+}
+
+const std::string* findStringParameter(const ISMRMRD::IsmrmrdHeader& h, const std::string& name) {
+  if (!h.userParameters) return nullptr;
+  for (const auto& p : h.userParameters->userParameterString)
+    if (p.name == name) return &p.value;
+  return nullptr;
+}
+
+Header headerFromXml(const ISMRMRD::IsmrmrdHeader& xml, const std::string& path, EncodingFacts& facts) {
+  Header h;
+  if (xml.encoding.empty()) failFile(path, "the ISMRMRD XML header has no <encoding> section");
+  const ISMRMRD::Encoding& enc = xml.encoding[0];
+  readSpaces(enc, path, h);
+  const auto& lim = enc.encodingLimits;
+  facts.center1 = lim.kspace_encoding_step_1 ? lim.kspace_encoding_step_1->center : h.encoded[1] / 2;
+  facts.center2 = lim.kspace_encoding_step_2 ? lim.kspace_encoding_step_2->center : h.encoded[2] / 2;
+  facts.slices = lim.slice ? index_t{lim.slice->maximum} + 1 : 1;
+  h.trajectory = kindFromHeader(enc);
+  if (const std::string* k = findStringParameter(xml, kTrajectoryKindParameter)) {
+    try {
+      h.trajectory = trajectoryKindFromString(*k);
+    } catch (const Error&) {
+      failFile(path, "unknown " + std::string(kTrajectoryKindParameter) + " '" + *k + "'");
+    }
+  }
+  const std::string* units = findStringParameter(xml, kTrajectoryUnitsParameter);
+  facts.trajectoryInCycles = units && *units == "cycles_per_fov";
+  if (enc.parallelImaging) {
+    h.accelerationPe1 = std::max<int>(1, enc.parallelImaging->accelerationFactor.kspace_encoding_step_1);
+    h.accelerationPe2 = std::max<int>(1, enc.parallelImaging->accelerationFactor.kspace_encoding_step_2);
+  }
+  readDescription(xml, h);
+  return h;
+}
+
+}  // namespace larmor::io::detail

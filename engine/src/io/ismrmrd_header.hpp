@@ -1,0 +1,39 @@
+#pragma once
+// The ISMRMRD file and its XML header (internal to the engine's ISMRMRD reader): opening the file
+// read-only after structural checks, reading /group/xml, and turning the header into Larmor's Header.
+#include <ismrmrd/xml.h>
+
+#include <string>
+
+#include "hdf5_guards.hpp"
+#include "larmor/recon/dataset.hpp"
+
+namespace larmor::io::detail {
+
+/// Error("PATH: WHAT"), the form of every reader error.
+[[noreturn]] inline void failFile(const std::string& path, const std::string& what) {
+  throw Error(path + ": " + what);
+}
+
+/// `path` opened read-only with HDF5, after checking that it is an HDF5 file holding /group/xml and
+/// walking its global heaps (checkGlobalHeaps).
+H5Id openIsmrmrdFile(const std::string& path, const std::string& group);
+
+/// /group/xml of an open file, parsed.
+ISMRMRD::IsmrmrdHeader parseHeader(hid_t file, const std::string& path, const std::string& group);
+
+/// The value of string user parameter `name`, or nullptr.
+const std::string* findStringParameter(const ISMRMRD::IsmrmrdHeader& h, const std::string& name);
+
+/// What places the acquisitions, besides the Header.
+struct EncodingFacts {
+  index_t center1 = 0, center2 = 0;  ///< the k-space centre lines (encoding limits, else the middle)
+  index_t slices = 1;                ///< the slices the encoding limits announce
+  bool trajectoryInCycles = false;   ///< the file says its trajectory is in cycles per FOV
+};
+
+/// Larmor's Header from the first encoding and the descriptive sections (coils and slices are left to
+/// the acquisitions).
+Header headerFromXml(const ISMRMRD::IsmrmrdHeader& xml, const std::string& path, EncodingFacts& facts);
+
+}  // namespace larmor::io::detail
