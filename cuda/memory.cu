@@ -1,3 +1,5 @@
+// Device memory of the CUDA backend (memory.hpp): the caching allocator, the device buffers and the pinned
+// staging area. Twin: engine/src/cpu/memory.cpp, where a buffer is plain host memory.
 #include "memory.hpp"
 
 #include <algorithm>
