@@ -20,13 +20,14 @@
 
 #include "check.hpp"
 #include "cuda_backend.hpp"
+#include "larmor/kernels/kernel_math.hpp"
 
 namespace larmor::cuda {
 
 namespace {
 
 constexpr int kCombineThreads = 256;
-constexpr int kMaxIterations = 30;    // the CPU's kPowerIterations
+constexpr int kMaxIterations = kernels::kPowerIterations;  // the CPU's count (kernel_math.hpp)
 constexpr float kTolerance2 = 1e-12f;  // squared change of the unit eigenvector (CPU: 1e-14 in double)
 
 struct CombineArgs {

@@ -10,6 +10,7 @@
 #include "check.hpp"
 #include "cuda_backend.hpp"
 #include "device_math.hpp"
+#include "larmor/kernels/kernel_math.hpp"
 
 namespace larmor::cuda {
 namespace {
@@ -74,7 +75,7 @@ void CudaPriorOps::finiteDifference(Buffer& out, const Buffer& in, const index_t
   require(static_cast<const void*>(po) != static_cast<const void*>(pi) || total == 0,
           "finite differences cannot run in place");
   if (total == 0) return;
-  const index_t stride = axis == 0 ? 1 : axis == 1 ? dims[0] : dims[0] * dims[1];
+  const index_t stride = kernels::axisStride(dims, axis);
   std::lock_guard lock(be_.mutex_);
   be_.activate();
   // 32-bit indices (multiply-shift division) while they fit, with room for the grid stride to step past

@@ -19,6 +19,7 @@
 
 #include "check.hpp"
 #include "cuda_backend.hpp"
+#include "larmor/kernels/kernel_math.hpp"
 
 namespace larmor::cuda {
 namespace {
@@ -133,9 +134,6 @@ void checkImage(const index_t dims[3], const char* op) {
 void checkAxis(int axis, const char* op) {
   require(axis >= 0 && axis <= 2, std::string(op) + ": axis must be 0, 1 or 2, got " + std::to_string(axis));
 }
-i64 strideOf(const index_t dims[3], int axis) {
-  return axis == 0 ? 1 : axis == 1 ? static_cast<i64>(dims[0]) : static_cast<i64>(dims[0] * dims[1]);
-}
 
 }  // namespace
 
@@ -201,10 +199,11 @@ void CudaPriorOps::edgeWeights(Buffer& out, const Buffer& image, const index_t d
   require(static_cast<const void*>(pw) != static_cast<const void*>(pi) || g.voxels == 0,
           "edge weights cannot run in place");
   if (g.voxels == 0) return;
+  const i64 stride = kernels::axisStride(dims, axis);
   std::lock_guard lock(be_.mutex_);
   be_.activate();
-  edgeWeightsKernel<<<gridFor(g.voxels, be_.launch_), kThreads, 0, be_.stream_.handle>>>(pw, pi, g, axis,
-                                                                                 strideOf(dims, axis), delta);
+  edgeWeightsKernel<<<gridFor(g.voxels, be_.launch_), kThreads, 0, be_.stream_.handle>>>(pw, pi, g, axis, stride,
+                                                                                         delta);
   LARMOR_CUDA_CHECK_LAUNCH();
 }
 
@@ -215,10 +214,11 @@ void CudaPriorOps::addDifferenceDiagonal(Buffer& out, const Buffer* w, const ind
   float2* pd = be_.elements(out, g.voxels, "difference diagonal");
   const float2* pw = w ? be_.elements(*w, g.voxels, "difference diagonal") : nullptr;
   if (g.voxels == 0) return;
+  const i64 stride = kernels::axisStride(dims, axis);
   std::lock_guard lock(be_.mutex_);
   be_.activate();
   differenceDiagonalKernel<<<gridFor(g.voxels, be_.launch_), kThreads, 0, be_.stream_.handle>>>(pd, pw, g, axis,
-                                                                                        strideOf(dims, axis));
+                                                                                                stride);
   LARMOR_CUDA_CHECK_LAUNCH();
 }
 

@@ -18,12 +18,13 @@
 #include <vector>
 
 #include "cpu_backend.hpp"
+#include "larmor/kernels/kernel_math.hpp"
 
 namespace larmor::cpu {
 
 namespace {
 
-constexpr int kPowerIterations = 30;
+using kernels::kPowerIterations;
 // Below this much work per plane a loop runs on one thread (waking a team costs more).
 constexpr index_t kParallelWork = 1 << 14;
 

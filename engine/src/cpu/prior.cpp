@@ -13,12 +13,13 @@
 #include <vector>
 
 #include "cpu_backend.hpp"
+#include "larmor/kernels/kernel_math.hpp"
 
 namespace larmor::cpu {
 
 namespace {
 
-index_t strideOf(const index_t dims[3], int axis) { return axis == 0 ? 1 : axis == 1 ? dims[0] : dims[0] * dims[1]; }
+using kernels::axisStride;
 
 const cfloat* elements(const Buffer& b, index_t n, const char* op) {
   require(static_cast<std::size_t>(n) * sizeof(cfloat) <= b.bytes(),
@@ -110,7 +111,8 @@ float selectDifference(const std::vector<float>& mag, const index_t dims[3], std
 
 }  // namespace
 
-PriorOps::NeighbourDifferences CpuPriorOps::neighbourDifferences(const Buffer& image, const index_t dims[3], std::uint64_t k) {
+PriorOps::NeighbourDifferences CpuPriorOps::neighbourDifferences(const Buffer& image, const index_t dims[3],
+                                                                 std::uint64_t k) {
   checkImage(dims, "neighbour differences");
   const index_t n = dims[0] * dims[1] * dims[2];
   const cfloat* p = elements(image, n, "neighbour differences");
@@ -142,7 +144,7 @@ void CpuPriorOps::edgeWeights(Buffer& out, const Buffer& image, const index_t di
   const cfloat* p = elements(image, n, "edge weights");
   cfloat* w = elements(out, n, "edge weights");
   require(static_cast<const void*>(w) != static_cast<const void*>(p) || n == 0, "edge weights cannot run in place");
-  const index_t stride = strideOf(dims, axis);
+  const index_t stride = axisStride(dims, axis);
   forEachVoxel(dims, axis, [&](index_t i, index_t c, index_t len) {
     if (c >= len - 1) {
       w[i] = cfloat(1.f, 0.f);
@@ -159,7 +161,7 @@ void CpuPriorOps::addDifferenceDiagonal(Buffer& out, const Buffer* weights, cons
   const index_t n = dims[0] * dims[1] * dims[2];
   cfloat* d = elements(out, n, "difference diagonal");
   const cfloat* w = weights ? elements(*weights, n, "difference diagonal") : nullptr;
-  const index_t stride = strideOf(dims, axis);
+  const index_t stride = axisStride(dims, axis);
   forEachVoxel(dims, axis, [&](index_t i, index_t c, index_t len) {
     float v = d[i].real();
     if (c < len - 1) v += w ? w[i].real() : 1.f;

@@ -6,6 +6,7 @@
 //  - grid sizes: G = the smallest even 2,3,5,7-smooth number >= ceil(sigma N), 1 along an unused dimension
 //    (FFTW's and cuFFT's fast sizes);
 //  - index splits: a flat index into coordinates by multiply-shift division by run-time constants;
+//  - the neighbour stride of the finite differences and the power-iteration count of adaptive combination;
 //  - the Kaiser-Bessel gridding kernel, its Fourier transform and its lookup table;
 //  - a sample's footprint on the oversampled grid.
 // Only what both sides use lives here; GPU-only arithmetic (float2 helpers, FFT modulation, the float
@@ -98,6 +99,18 @@ LARMOR_HD LARMOR_INLINE U splitIndex3(U i, const D& n0, const D& n1, const D& n2
   }
   return q;
 }
+
+/// Distance in elements between neighbours along `axis` (0, 1, 2) of a volume [dims[0], dims[1], dims[2]]
+/// stored with dimension 0 fastest: the e_axis of the finite differences.
+LARMOR_HD LARMOR_INLINE std::int64_t axisStride(const std::int64_t dims[3], int axis) {
+  return axis == 0 ? 1 : axis == 1 ? dims[0] : dims[0] * dims[1];
+}
+
+// --- adaptive coil combination ---------------------------------------------------------------------------------
+
+/// Power-iteration steps for the dominant eigenvector of the coil covariance (Walsh et al. 2000): where there
+/// is signal the covariance is nearly rank one and a handful suffice; both backends stop at the same count.
+constexpr int kPowerIterations = 30;
 
 // --- a sample's footprint ------------------------------------------------------------------------------------
 // A sample at k cycles/FOV sits at u = c_G + (G/N) k on the centred grid of G points (c_G = floor(G/2));
