@@ -72,7 +72,6 @@ class CudaBackend final : public Backend {
   std::mutex& mutex() const { return mutex_; }
 
   cudaStream_t stream() const { return stream_.handle; }
-  DeviceAllocator::Stats memoryStats() const { return allocator_->stats(); }
 
  private:
   // The kernel interfaces launch on this backend's stream under its mutex, as its own ops do.

@@ -128,13 +128,6 @@ __global__ void differenceDiagonalKernel(float2* __restrict__ d, const float2* _
   }
 }
 
-void checkImage(const index_t dims[3], const char* op) {
-  require(dims[0] >= 1 && dims[1] >= 1 && dims[2] >= 1, std::string(op) + ": image dimensions must be >= 1");
-}
-void checkAxis(int axis, const char* op) {
-  require(axis >= 0 && axis <= 2, std::string(op) + ": axis must be 0, 1 or 2, got " + std::to_string(axis));
-}
-
 }  // namespace
 
 PriorOps::NeighbourDifferences CudaPriorOps::neighbourDifferences(const Buffer& image, const index_t dims[3],

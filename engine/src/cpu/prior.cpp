@@ -30,13 +30,6 @@ cfloat* elements(Buffer& b, index_t n, const char* op) {
   return const_cast<cfloat*>(elements(static_cast<const Buffer&>(b), n, op));
 }
 
-void checkImage(const index_t dims[3], const char* op) {
-  require(dims[0] >= 1 && dims[1] >= 1 && dims[2] >= 1, std::string(op) + ": image dimensions must be >= 1");
-}
-void checkAxis(int axis, const char* op) {
-  require(axis >= 0 && axis <= 2, std::string(op) + ": axis must be 0, 1 or 2, got " + std::to_string(axis));
-}
-
 /// |z| in double, rounded to float (without hypot's care for overflow: several times faster).
 inline float magnitude(cfloat z) {
   const double re = z.real(), im = z.imag();

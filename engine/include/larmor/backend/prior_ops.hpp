@@ -6,6 +6,7 @@
 // when a prior is added: a new regularizer adds its kernels here, or an interface of its own next to this
 // one, never to Backend. Both implementations give the same bits (tests/gpu/test_gpu_iterative.cpp).
 #include <cstdint>
+#include <string>
 
 #include "larmor/array/array.hpp"
 #include "larmor/backend/buffer.hpp"
@@ -47,6 +48,15 @@ class PriorOps {
   /// diag(D_a^H diag(w) D_a) of the forward differences along `axis`, added to out's real part:
   /// out[i] += w[i] [i_a < N_a - 1] + w[i - e_a] [i_a > 0] (w's real parts; w null: ones), in float.
   virtual void addDifferenceDiagonal(Buffer& out, const Buffer* w, const index_t dims[3], int axis) = 0;
+
+ protected:
+  /// The argument checks of the set-up ops, the same on every backend (and so the same messages).
+  static void checkImage(const index_t dims[3], const char* op) {
+    require(dims[0] >= 1 && dims[1] >= 1 && dims[2] >= 1, std::string(op) + ": image dimensions must be >= 1");
+  }
+  static void checkAxis(int axis, const char* op) {
+    require(axis >= 0 && axis <= 2, std::string(op) + ": axis must be 0, 1 or 2, got " + std::to_string(axis));
+  }
 };
 
 }  // namespace larmor
