@@ -1,9 +1,10 @@
 // Adaptive coil combination on the GPU (Walsh, Gmitro, Marcellin, MRM 43:682, 2000): per voxel the coil
 // covariance R = sum_{window} x x^H (C x C, Hermitian), its dominant eigenvector v by power iteration, and
 // out = v^H x at the voxel, with the phase of v fixed so that the first coil's component is real and
-// positive (backend.hpp). The window spans offsets -h .. h, h = floor(window / 2), along each dimension
-// (along x and y only in 2D, dims[2] == 1), clipped at the image border: the CPU's box (an even window
-// is widened by one), so both backends combine over the same voxels.
+// positive (larmor/backend/coil_combine_ops.hpp). Twin: engine/src/cpu/coil_combine.cpp. The window spans
+// offsets -h .. h, h = floor(window / 2), along each dimension (along x and y only in 2D, dims[2] == 1),
+// clipped at the image border: the CPU's box (an even window is widened by one), so both backends combine
+// over the same voxels.
 //
 // A group of GS = next power of two >= C threads serves one voxel; thread b owns column b of R in
 // registers (R[a][b] for every a: 2 GS floats), so the covariance is formed without any shared writes
@@ -18,14 +19,15 @@
 #include <mutex>
 
 #include "check.hpp"
-#include "ops.hpp"
+#include "cuda_backend.hpp"
+#include "larmor/kernels/kernel_math.hpp"
 
 namespace larmor::cuda {
 
 namespace {
 
 constexpr int kCombineThreads = 256;
-constexpr int kMaxIterations = 30;    // the CPU's kPowerIterations
+constexpr int kMaxIterations = kernels::kPowerIterations;  // the CPU's count (kernel_math.hpp)
 constexpr float kTolerance2 = 1e-12f;  // squared change of the unit eigenvector (CPU: 1e-14 in double)
 
 struct CombineArgs {
@@ -81,7 +83,7 @@ __global__ void __launch_bounds__(kCombineThreads) adaptiveCombineKernel(Combine
         __syncthreads();
       }
 
-  // Power iteration as the CPU does it (engine/src/ops/coil_combine_cpu.cpp): from the column of R with the
+  // Power iteration as the CPU does it (engine/src/cpu/coil_combine.cpp): from the column of R with the
   // largest diagonal entry (the first such), at most kMaxIterations steps. Where R has a clear dominant
   // eigenvector (the object) any start converges to it; in noise-only windows the eigenvalues are close and
   // the vector reached depends on the start and the step count, so both backends use the same ones.
@@ -173,7 +175,7 @@ void launchCombine(const CombineArgs& a, long long batch, cudaStream_t s) {
 
 }  // namespace
 
-void CudaBackend::adaptiveCombine(Buffer& out, const Buffer& in, const index_t dims[3], index_t coils, index_t batch,
+void CudaCoilCombineOps::adaptiveCombine(Buffer& out, const Buffer& in, const index_t dims[3], index_t coils, index_t batch,
                                   int window) {
   require(dims[0] >= 1 && dims[1] >= 1 && dims[2] >= 1, "adaptive combine: image dimensions must be positive");
   require(coils >= 1 && coils <= 64, "adaptive combine on the GPU: 1 to 64 coils, got " + std::to_string(coils));
@@ -181,8 +183,8 @@ void CudaBackend::adaptiveCombine(Buffer& out, const Buffer& in, const index_t d
   require(window >= 1 && window <= 64, "adaptive combine: window must be 1 to 64, got " + std::to_string(window));
   require(dims[0] < (1 << 30) && dims[1] < (1 << 30) && dims[2] < (1 << 30), "adaptive combine: image too large");
   const index_t voxels = dims[0] * dims[1] * dims[2];
-  const float2* pi = elements(in, voxels * coils * batch, "adaptiveCombine");
-  float2* po = elements(out, voxels * batch, "adaptiveCombine");
+  const float2* pi = be_.elements(in, voxels * coils * batch, "adaptiveCombine");
+  float2* po = be_.elements(out, voxels * batch, "adaptiveCombine");
   require(static_cast<const void*>(po) != static_cast<const void*>(pi) || voxels == 0,
           "cuda backend: adaptiveCombine cannot write over the coil images");
   if (voxels == 0) return;
@@ -193,9 +195,9 @@ void CudaBackend::adaptiveCombine(Buffer& out, const Buffer& in, const index_t d
   a.window = window;
   a.in = pi;
   a.out = po;
-  std::lock_guard lock(mutex_);
-  activate();
-  cudaStream_t s = stream_.handle;
+  std::lock_guard lock(be_.mutex_);
+  be_.activate();
+  cudaStream_t s = be_.stream_.handle;
   if (coils <= 1) launchCombine<1>(a, batch, s);
   else if (coils <= 2) launchCombine<2>(a, batch, s);
   else if (coils <= 4) launchCombine<4>(a, batch, s);

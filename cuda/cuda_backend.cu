@@ -1,3 +1,6 @@
+// CudaBackend's core (twin: engine/src/cpu/cpu_backend.cpp): the device description, the stream, and the
+// vector and array ops, whose kernels are in kernels.cu. memory.cu, fft.cu, nufft.cu, dft.cu, linalg.cu,
+// coil_combine.cu, prior.cu and finite_difference.cu have the rest, each named after its CPU twin.
 #include "cuda_backend.hpp"
 
 #include <cufft.h>
@@ -82,6 +85,8 @@ CudaBackend::CudaBackend(int device) : device_(device) {
   allocator_ = std::make_shared<DeviceAllocator>(device, stream_.handle, info_.memoryBytes / 4);
   staging_ = std::make_unique<HostStaging>(stream_.handle);
   fft_ = std::make_unique<FftEngine>(allocator_, launch_);
+  priorOps_ = std::make_unique<CudaPriorOps>(*this);
+  coilCombineOps_ = std::make_unique<CudaCoilCombineOps>(*this);
   scratch_ = allocator_->allocate((kMaxReduceBlocks + 1) * sizeof(double2));  // last: nothing throws after it
 }
 
@@ -96,6 +101,9 @@ CudaBackend::~CudaBackend() {
   allocator_->close();
   (void)cudaGetLastError();
 }
+
+PriorOps& CudaBackend::priorOps() { return *priorOps_; }
+CoilCombineOps& CudaBackend::coilCombineOps() { return *coilCombineOps_; }
 
 void CudaBackend::activate() const { LARMOR_CUDA_CHECK(cudaSetDevice(device_)); }
 
@@ -225,6 +233,18 @@ double CudaBackend::norm2(const Buffer& x, index_t n) {
   auto* partials = static_cast<double2*>(scratch_.ptr);
   cuda::sumSquares(launch_, p, n, partials, partials + kMaxReduceBlocks);
   return std::sqrt(readResult().x);
+}
+
+void CudaBackend::reciprocalDiagonal(Buffer& out, const Buffer& a, double alpha, const Buffer* b, double beta,
+                                     index_t n) {
+  require(n >= 0, "reciprocal diagonal: negative length");
+  float2* po = elements(out, n, "reciprocal diagonal");
+  const float2* pa = elements(a, n, "reciprocal diagonal");
+  const float2* pb = b ? elements(*b, n, "reciprocal diagonal") : nullptr;
+  if (n == 0) return;
+  std::lock_guard lock(mutex_);
+  activate();
+  cuda::reciprocalDiagonal(launch_, po, pa, alpha, pb, beta, n);
 }
 
 // --- arrays ------------------------------------------------------------------------------------------------

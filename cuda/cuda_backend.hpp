@@ -1,7 +1,8 @@
 #pragma once
 // CudaBackend: the Backend interface on one CUDA device. Every operation is queued on the backend's own
 // non-blocking stream, so work from different backends (devices) overlaps and nothing waits on the legacy
-// default stream; synchronize(), download() and the reductions wait on that stream.
+// default stream; synchronize(), download() and the reductions wait on that stream. Twin of
+// engine/src/cpu/cpu_backend.hpp: each op's body lives in the file named after its CPU twin.
 #include <cuda_runtime.h>
 
 #include <memory>
@@ -10,12 +11,16 @@
 #include "fft.hpp"
 #include "kernels.hpp"
 #include "larmor/backend/backend.hpp"
+#include "larmor/ops/nufft.hpp"
 #include "memory.hpp"
 
 namespace larmor::cuda {
 
 /// Name, memory, compute capability and library versions of device `index`; throws Error.
 DeviceInfo describeDevice(int index);
+
+class CudaPriorOps;
+class CudaCoilCombineOps;
 
 class CudaBackend final : public Backend {
  public:
@@ -44,17 +49,13 @@ class CudaBackend final : public Backend {
   void resizeCentred(Buffer& dst, const Shape& dstShape, const Buffer& src, const Shape& srcShape) override;
   void sumOfSquares(Buffer& out, const Buffer& coilImages, index_t voxels, index_t coils, index_t batch) override;
 
-  // Implemented in coil_combine.cu, finite_difference.cu, prior.cu, nufft.cu, dft.cu and linalg.cu (see ops.hpp).
-  void finiteDifference(Buffer& out, const Buffer& in, const index_t dims[3], index_t batch, int axis,
-                        bool adjoint) override;
-  void adaptiveCombine(Buffer& out, const Buffer& in, const index_t dims[3], index_t coils, index_t batch,
-                       int window) override;
-  // prior.cu
-  NeighbourDifferences neighbourDifferences(const Buffer& image, const index_t dims[3], std::uint64_t k) override;
-  void edgeWeights(Buffer& out, const Buffer& image, const index_t dims[3], int axis, double delta) override;
-  void addDifferenceDiagonal(Buffer& out, const Buffer* w, const index_t dims[3], int axis) override;
   void reciprocalDiagonal(Buffer& out, const Buffer& a, double alpha, const Buffer* b, double beta,
                           index_t n) override;
+
+  PriorOps& priorOps() override;
+  CoilCombineOps& coilCombineOps() override;
+
+  // nufft.cu, dft.cu, linalg.cu
   std::unique_ptr<NufftPlan> makeNufftPlan(const NufftGeometry& geometry, const NufftOptions& options) override;
   std::unique_ptr<NufftPlan> makeDftPlan(const NufftGeometry& geometry, const DftOptions& options) override;
   void gemmBatched(MatOp opA, MatOp opB, index_t m, index_t n, index_t k, cfloat alpha, const Buffer& A,
@@ -71,9 +72,12 @@ class CudaBackend final : public Backend {
   std::mutex& mutex() const { return mutex_; }
 
   cudaStream_t stream() const { return stream_.handle; }
-  DeviceAllocator::Stats memoryStats() const { return allocator_->stats(); }
 
  private:
+  // The kernel interfaces launch on this backend's stream under its mutex, as its own ops do.
+  friend class CudaPriorOps;
+  friend class CudaCoilCombineOps;
+
   /// Owns the stream; declared first so that it is destroyed last.
   struct StreamHandle {
     cudaStream_t handle = nullptr;
@@ -103,6 +107,33 @@ class CudaBackend final : public Backend {
   DeviceAllocator::Block scratch_;  ///< reduction partials, then the result
   /// One caller at a time: the staging area, the plan cache and the scratch are shared state.
   mutable std::mutex mutex_;
+  std::unique_ptr<CudaPriorOps> priorOps_;
+  std::unique_ptr<CudaCoilCombineOps> coilCombineOps_;
+};
+
+/// The prior kernels (larmor/backend/prior_ops.hpp) on one device: prior.cu and finite_difference.cu.
+class CudaPriorOps final : public PriorOps {
+ public:
+  explicit CudaPriorOps(CudaBackend& backend) : be_(backend) {}
+  void finiteDifference(Buffer& out, const Buffer& in, const index_t dims[3], index_t batch, int axis,
+                        bool adjoint) override;
+  NeighbourDifferences neighbourDifferences(const Buffer& image, const index_t dims[3], std::uint64_t k) override;
+  void edgeWeights(Buffer& out, const Buffer& image, const index_t dims[3], int axis, double delta) override;
+  void addDifferenceDiagonal(Buffer& out, const Buffer* w, const index_t dims[3], int axis) override;
+
+ private:
+  CudaBackend& be_;
+};
+
+/// Adaptive coil combination (larmor/backend/coil_combine_ops.hpp) on one device: coil_combine.cu.
+class CudaCoilCombineOps final : public CoilCombineOps {
+ public:
+  explicit CudaCoilCombineOps(CudaBackend& backend) : be_(backend) {}
+  void adaptiveCombine(Buffer& out, const Buffer& coilImages, const index_t dims[3], index_t coils, index_t batch,
+                       int window) override;
+
+ private:
+  CudaBackend& be_;
 };
 
 }  // namespace larmor::cuda

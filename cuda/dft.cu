@@ -1,7 +1,7 @@
 // The exact non-uniform DFT on the GPU: Stone et al.'s F^H d (adjoint, voxel-parallel) and F d
 // (forward, sample-parallel) (Stone et al., J Parallel Distrib Comput 68:1307, 2008; Kirk & Hwu ch. 14),
 //   adjoint  rho_n = sum_j d_j exp(+2 pi i k_j . r_n),   forward  d_j = sum_n rho_n exp(-2 pi i k_j . r_n),
-// raw sums over the definitions of ops/nufft.hpp, for batches of coils.
+// raw sums over the definitions of ops/nufft.hpp, for batches of coils. Twin: engine/src/cpu/dft.cpp.
 //
 // As in the paper the operand streamed past every thread (the samples for F^H d, the image for F d) is
 // tiled through on-chip memory: Stone's cmpFhD loads each tile of samples into constant memory from the
@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "check.hpp"
+#include "cuda_backend.hpp"
 #include "nufft_internal.cuh"
-#include "ops.hpp"
 
 namespace larmor::cuda {
 

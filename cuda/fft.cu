@@ -1,3 +1,5 @@
+// Centred unitary FFTs on the GPU: cuFFT plans cached by shape, between two in-place modulation passes
+// (device_math.hpp derives them). Twin: engine/src/cpu/fft.cpp (FFTW between two circular shifts).
 #include "fft.hpp"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
-// First-order forward differences and their adjoint on the GPU (the CPU reference and the formulas are in
-// engine/src/ops/finite_difference_cpu.cpp): the D of the smoothness and anatomical priors W (Haldar et
+// First-order forward differences and their adjoint on the GPU (twin: engine/src/cpu/finite_difference.cpp,
+// the CPU reference with the formulas; part of CudaPriorOps): the D of the smoothness and anatomical priors W (Haldar et
 // al. 2008; Stone et al. 2008, eq. 1). One thread per output element in a grid-stride loop; it reads its
 // element and one neighbour along the axis, so the op is memory-bound (two reads, one write) and the
 // neighbour's read is coalesced for axes 1 and 2 and hits the same cache line for axis 0.
@@ -8,8 +8,9 @@
 #include <string>
 
 #include "check.hpp"
+#include "cuda_backend.hpp"
 #include "device_math.hpp"
-#include "ops.hpp"
+#include "larmor/kernels/kernel_math.hpp"
 
 namespace larmor::cuda {
 namespace {
@@ -18,7 +19,7 @@ namespace {
 template <class U>
 struct AxisIndex {
   DividerFor<U> stride, len;
-  LARMOR_HD U coordinate(U i) const {
+  LARMOR_HD LARMOR_INLINE U coordinate(U i) const {
     const U q = static_cast<U>(stride.div(i));
     return q - static_cast<U>(len.div(q)) * static_cast<U>(len.divisor);
   }
@@ -63,26 +64,26 @@ void launch(const Launch& l, float2* out, const float2* in, index_t total, index
 
 }  // namespace
 
-void CudaBackend::finiteDifference(Buffer& out, const Buffer& in, const index_t dims[3], index_t batch, int axis,
+void CudaPriorOps::finiteDifference(Buffer& out, const Buffer& in, const index_t dims[3], index_t batch, int axis,
                                    bool adjoint) {
   require(axis >= 0 && axis <= 2, "finite differences: axis must be 0, 1 or 2, got " + std::to_string(axis));
   require(dims[0] >= 1 && dims[1] >= 1 && dims[2] >= 1 && batch >= 0,
           "finite differences: image dimensions must be >= 1");
   const index_t total = dims[0] * dims[1] * dims[2] * batch;
-  float2* po = elements(out, total, "finiteDifference");
-  const float2* pi = elements(in, total, "finiteDifference");
+  float2* po = be_.elements(out, total, "finiteDifference");
+  const float2* pi = be_.elements(in, total, "finiteDifference");
   require(static_cast<const void*>(po) != static_cast<const void*>(pi) || total == 0,
           "finite differences cannot run in place");
   if (total == 0) return;
-  const index_t stride = axis == 0 ? 1 : axis == 1 ? dims[0] : dims[0] * dims[1];
-  std::lock_guard lock(mutex_);
-  activate();
+  const index_t stride = kernels::axisStride(dims, axis);
+  std::lock_guard lock(be_.mutex_);
+  be_.activate();
   // 32-bit indices (multiply-shift division) while they fit, with room for the grid stride to step past
   // the end without wrapping: the common case, several times cheaper.
   if (total <= static_cast<index_t>(std::numeric_limits<std::int32_t>::max()))
-    launch<std::uint32_t>(launch_, po, pi, total, stride, dims[axis], adjoint);
+    launch<std::uint32_t>(be_.launch_, po, pi, total, stride, dims[axis], adjoint);
   else
-    launch<std::uint64_t>(launch_, po, pi, total, stride, dims[axis], adjoint);
+    launch<std::uint64_t>(be_.launch_, po, pi, total, stride, dims[axis], adjoint);
 }
 
 }  // namespace larmor::cuda

@@ -1,5 +1,5 @@
-// The CUDA backend's own kernels: elementwise complex arithmetic, reductions, centred resize and the
-// root sum of squares. All loop over their data with grid-stride loops (any size with a grid that just
+// The CUDA backend's own kernels: elementwise complex arithmetic, reductions, the reciprocal of a Jacobi
+// diagonal, centred resize and the root sum of squares (the CPU's loops: engine/src/cpu/cpu_backend.cpp). All loop over their data with grid-stride loops (any size with a grid that just
 // fills the GPU) and 64-bit indices; where an array has fewer than 2^32 elements, coordinates are split
 // with 32-bit multiply-shift division (device_math.hpp), which is several times cheaper.
 #include <algorithm>
@@ -225,6 +225,16 @@ __global__ void sumOfSquaresKernel(float2* out, const float2* in, DividerFor<U> 
   }
 }
 
+__global__ void reciprocalKernel(float2* __restrict__ out, const float2* __restrict__ a, double alpha,
+                                 const float2* __restrict__ b, double beta, index_t n) {
+  for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    // Explicitly rounded (no FMA contraction), so that every value has the CPU's bits.
+    const double s = __dadd_rn(__dmul_rn(alpha, a[i].x), b ? __dmul_rn(beta, b[i].x) : 0.0);
+    out[i] = make_float2(isfinite(s) && s > 0 ? static_cast<float>(1.0 / s) : 1.f, 0.f);
+  }
+}
+
 }  // namespace
 
 // --- launchers ---------------------------------------------------------------------------------------------
@@ -295,6 +305,13 @@ void sumOfSquares(const Launch& l, float2* out, const float2* in, index_t voxels
     sumOfSquaresKernel<std::uint64_t><<<gridFor(total, l), kThreads, 0, l.stream>>>(
         out, in, DivU64(static_cast<std::uint64_t>(voxels)), coils, total);
   }
+  LARMOR_CUDA_CHECK_LAUNCH();
+}
+
+void reciprocalDiagonal(const Launch& l, float2* out, const float2* a, double alpha, const float2* b, double beta,
+                        index_t n) {
+  if (n <= 0) return;
+  reciprocalKernel<<<gridFor(n, l), kThreads, 0, l.stream>>>(out, a, alpha, b, beta, n);
   LARMOR_CUDA_CHECK_LAUNCH();
 }
 

@@ -34,6 +34,10 @@ void dot(const Launch& l, const float2* a, const float2* b, index_t n, double2* 
 /// result.x = sum |x[i]|^2
 void sumSquares(const Launch& l, const float2* x, index_t n, double2* partials, double2* result);
 
+/// out[i] = 1 / (alpha Re a[i] + beta Re b[i]) where finite and > 0, else 1 (b null: no second term).
+void reciprocalDiagonal(const Launch& l, float2* out, const float2* a, double alpha, const float2* b, double beta,
+                        index_t n);
+
 /// dims of length 4 (dims 0..3); batch = product of the dims from 4 on, equal for both.
 void resizeCentred(const Launch& l, float2* dst, const index_t dstDims[4], const float2* src,
                    const index_t srcDims[4], index_t batch);

@@ -2,7 +2,7 @@
 // index-table moves gather/scatter. cuBLAS and cuSOLVER handles live in CudaBackend::linalgState, created on
 // first use and bound to the backend's stream, so all of it queues behind the backend's other work.
 //
-// Precision follows the CPU backend (engine/src/backend/cpu_linalg.cpp), which the GPU is tested against:
+// Precision follows the CPU backend (engine/src/cpu/linalg.cpp, its twin), which the GPU is tested against:
 //  - products in complex float (cublasCgemmStridedBatched), except reduction-shaped ones (inner dimension
 //    larger than both output dimensions: GRAPPA's A A^H and B A^H) which are converted to double and run
 //    as cublasZgemmStridedBatched: their rounding is amplified by the ill-conditioned solve (Schneider
@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "check.hpp"
-#include "ops.hpp"
+#include "cuda_backend.hpp"
 
 namespace larmor::cuda {
 

@@ -1,3 +1,5 @@
+// Device memory of the CUDA backend (memory.hpp): the caching allocator, the device buffers and the pinned
+// staging area. Twin: engine/src/cpu/memory.cpp, where a buffer is plain host memory.
 #include "memory.hpp"
 
 #include <algorithm>
@@ -41,12 +43,9 @@ DeviceAllocator::Block DeviceAllocator::allocate(std::size_t bytes) {
   if (auto it = cached_.find(rounded); it != cached_.end()) {
     Block b{it->second, rounded};
     cached_.erase(it);
-    stats_.cachedBytes -= rounded;
-    stats_.liveBytes += rounded;
-    ++stats_.cacheHits;
+    cachedBytes_ -= rounded;
     return b;
   }
-  ++stats_.cacheMisses;
   LARMOR_CUDA_CHECK(cudaSetDevice(device_));
   void* p = nullptr;
   cudaError_t e = cudaMalloc(&p, rounded);
@@ -68,28 +67,26 @@ DeviceAllocator::Block DeviceAllocator::allocate(std::size_t bytes) {
     throw Error("GPU out of memory: asked for " + mib(bytes) + " MiB, " + std::to_string(freeBytes / kMiB) +
                 " MiB free on cuda:" + std::to_string(device_));
   }
-  stats_.liveBytes += rounded;
   return {p, rounded};
 }
 
 void DeviceAllocator::release(Block block) noexcept {
   if (!block.ptr) return;
   std::lock_guard lock(mutex_);
-  stats_.liveBytes -= block.rounded;
   if (closed_ || block.rounded > cacheCap_) {
     freeBlockLocked(block.ptr);
     return;
   }
   // Over the cap: make room by freeing the largest cached blocks first (they are the least likely to
   // be asked for again soon and free the most).
-  while (stats_.cachedBytes + block.rounded > cacheCap_ && !cached_.empty()) {
+  while (cachedBytes_ + block.rounded > cacheCap_ && !cached_.empty()) {
     auto last = std::prev(cached_.end());
-    stats_.cachedBytes -= last->first;
+    cachedBytes_ -= last->first;
     freeBlockLocked(last->second);
     cached_.erase(last);
   }
   cached_.emplace(block.rounded, block.ptr);
-  stats_.cachedBytes += block.rounded;
+  cachedBytes_ += block.rounded;
 }
 
 void DeviceAllocator::freeBlockLocked(void* p) noexcept {
@@ -105,7 +102,7 @@ void DeviceAllocator::freeBlockLocked(void* p) noexcept {
 void DeviceAllocator::trimLocked() noexcept {
   for (auto& [size, p] : cached_) freeBlockLocked(p);
   cached_.clear();
-  stats_.cachedBytes = 0;
+  cachedBytes_ = 0;
 }
 
 void DeviceAllocator::trim() noexcept {
@@ -118,11 +115,6 @@ void DeviceAllocator::close() noexcept {
   trimLocked();
   closed_ = true;
   stream_ = nullptr;
-}
-
-DeviceAllocator::Stats DeviceAllocator::stats() const {
-  std::lock_guard lock(mutex_);
-  return stats_;
 }
 
 // --- DeviceBuffer ----------------------------------------------------------------------------------------

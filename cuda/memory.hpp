@@ -22,9 +22,6 @@ class DeviceAllocator {
     void* ptr = nullptr;
     std::size_t rounded = 0;
   };
-  struct Stats {
-    std::size_t liveBytes = 0, cachedBytes = 0, cacheHits = 0, cacheMisses = 0;
-  };
 
   DeviceAllocator(int device, cudaStream_t stream, std::size_t cacheCapBytes);
   ~DeviceAllocator();
@@ -39,7 +36,6 @@ class DeviceAllocator {
   void trim() noexcept;
   /// The backend is going away (its stream with it): empty the cache; blocks released later are freed.
   void close() noexcept;
-  Stats stats() const;
   int device() const { return device_; }
 
   /// The size class of a request: four classes per power of two, so at most 25% is wasted.
@@ -54,7 +50,7 @@ class DeviceAllocator {
   const std::size_t cacheCap_;
   mutable std::mutex mutex_;
   std::multimap<std::size_t, void*> cached_;
-  Stats stats_;
+  std::size_t cachedBytes_ = 0;  ///< held in cached_, at most cacheCap_
   bool closed_ = false;
 };
 

@@ -5,8 +5,9 @@
 //   adjoint: spread (TRON or sector, nufft_tron.cu / nufft_sector.cu) -> inverse cuFFT -> crop + deapodize
 //   forward: zero-pad + deapodize -> forward cuFFT -> interpolate (sample-parallel)
 //
-// The derivation and the conventions (grid size, footprint, kernel scale) are the CPU plan's
-// (engine/src/ops/nufft_cpu.cpp), so both compute the same sums. The grid is kept in FFT order
+// Twin: engine/src/cpu/nufft.cpp. The derivation and the conventions (grid size, footprint, kernel scale)
+// are the CPU plan's, the shared ones in one header (larmor/kernels/kernel_math.hpp), so both compute the
+// same sums. The grid is kept in FFT order
 // (nufft_math.hpp): a plain, unnormalised cuFFT then is the CPU's centred transform times sqrt(G), with no
 // fftshift passes, and the deapodization needs no sqrt(G). All work of a call runs on the backend's stream
 // under its mutex; coils are transformed in chunks of up to 8 (batched cuFFT), within a 1 GiB grid budget.
@@ -21,13 +22,11 @@
 #include <vector>
 
 #include "check.hpp"
+#include "cuda_backend.hpp"
 #include "device_math.hpp"
-// device_math.hpp and kaiser_bessel.hpp each define LARMOR_HD for their own functions.
-#undef LARMOR_HD
-#include "larmor/ops/kaiser_bessel.hpp"
+#include "larmor/kernels/kernel_math.hpp"
 #include "larmor/traj/trajectory.hpp"
 #include "nufft_internal.cuh"
-#include "ops.hpp"
 
 namespace larmor::cuda {
 
@@ -235,15 +234,11 @@ class CudaNufftPlan final : public NufftPlan {
     kernel_.invPeak = static_cast<float>(1.0 / peak);
     kernel_.expBetaOverPeak = static_cast<float>(std::exp(beta) / peak);
     if (o.kernel == KernelEvaluation::Table) {
-      // The CPU plan's table, value for value.
-      const int n = nc::kTableResolution * o.width / 2 + 2;
-      std::vector<float> table(static_cast<std::size_t>(n));
-      for (int i = 0; i < n; ++i)
-        table[static_cast<std::size_t>(i)] =
-            static_cast<float>(kb::kernel(static_cast<double>(i) / nc::kTableResolution, o.width, beta) / peak);
+      // The CPU plan's table, value for value (the same function makes both).
+      const std::vector<float> table = kb::kernelTable(o.width, beta, peak);
       table_.upload(be_, table);
       kernel_.table = table_.data();
-      kernel_.tableLimit = static_cast<float>(n - 2);
+      kernel_.tableLimit = static_cast<float>(table.size() - 2);
     }
     // Deapodization 1 / c(x_n), x_n = (n - c_N) / G, with the kernel's peak scale.
     for (int d = 0; d < 3; ++d) {

@@ -1,10 +1,11 @@
 #pragma once
 // Arithmetic shared by the CUDA NUFFT (nufft.cu, nufft_sector.cu, nufft_tron.cu) and the exact DFT
-// (dft.cu): the Kaiser-Bessel weight (table or direct), the per-sample footprint encoding, the grid sizes
-// and the radial geometry of TRON. Plain C++ with __host__ __device__ where nvcc compiles it, no CUDA
-// header, so that the index and phase arithmetic can be checked on a machine without a GPU.
+// (dft.cu): the Kaiser-Bessel weight in float (table or direct), the per-sample footprint encoding and the
+// radial geometry of TRON. Plain C++ with __host__ __device__ where nvcc compiles it (LARMOR_HD), no
+// CUDA header, so that the index and phase arithmetic can be checked on a machine without a GPU.
 //
-// Conventions, matched with the CPU plan (engine/src/ops/nufft_cpu.cpp) so both compute the same sums:
+// Conventions, matched with the CPU plan (engine/src/cpu/nufft.cpp) so both compute the same sums; the
+// grid size and the footprint rules are shared code (larmor/kernels/kernel_math.hpp):
 //  - grid size G = smallest even 2,3,5,7-smooth number >= ceil(sigma N) (1 along an unused dimension);
 //  - a sample k (cycles/FOV) sits at u = c_G + (G/N) k on the centred grid; its footprint is the W points
 //    i0 + i, i < W, with i0 = floor(u - W/2) + 1, kernel argument (i0 - u) + i in (-W/2, W/2];
@@ -17,36 +18,17 @@
 #include <cstdint>
 #include <cstring>
 
-#if defined(__CUDACC__)
-#define NC_HD __host__ __device__ __forceinline__
-#else
-#define NC_HD inline
-#endif
+#include "larmor/kernels/kernel_math.hpp"
 
 namespace larmor::cuda::nc {
 
 using i64 = std::int64_t;
 
-constexpr int kTableResolution = 4096;  // the CPU plan's; linear interpolation error ~1e-7 of the peak
 constexpr int kMaxWidth = 16;
 
-// --- grid sizes ------------------------------------------------------------------------------------------
-
-/// Smallest even n' >= n whose prime factors are 2, 3, 5, 7 (the CPU plan's rule, FFT-friendly sizes).
-inline i64 smoothEven(i64 n) {
-  for (i64 m = n < 2 ? 2 : n + (n & 1);; m += 2) {
-    i64 r = m;
-    for (i64 p : {2, 3, 5, 7})
-      while (r % p == 0) r /= p;
-    if (r == 1) return m;
-  }
-}
-
-/// Oversampled grid length for an image length n (1 stays 1: an unused dimension is not oversampled).
-inline i64 gridLength(i64 n, double sigma, bool used) {
-  if (!used) return 1;
-  return smoothEven(static_cast<i64>(std::ceil(sigma * static_cast<double>(n) - 1e-9)));
-}
+// The grid size rule and the kernel's table resolution are the CPU plan's (kernel_math.hpp).
+using kb::kTableResolution;
+using kernels::gridLength;
 
 // --- the kernel --------------------------------------------------------------------------------------------
 
@@ -64,7 +46,7 @@ struct KernelParams {
 /// I0(x) / I0(beta) in float from Abramowitz & Stegun 9.8.1 (|x| <= 3.75, |error| < 1.6e-7) and 9.8.2
 /// (x >= 3.75, x^{1/2} e^{-x} I0(x) to 1.9e-7): about 5e-7 relative, no overflow for any beta because
 /// the exponential is taken of x - beta <= 0.
-NC_HD float besselI0Scaled(float x, const KernelParams& k) {
+LARMOR_HD LARMOR_INLINE float besselI0Scaled(float x, const KernelParams& k) {
   if (x < 3.75f) {
     const float y = (x * (1.f / 3.75f)) * (x * (1.f / 3.75f));
     const float p =
@@ -86,7 +68,7 @@ NC_HD float besselI0Scaled(float x, const KernelParams& k) {
 }
 
 /// The scaled kernel at argument x (grid units, |x| <= W/2): direct evaluation or the CPU's table.
-NC_HD float kernelWeight(float x, const KernelParams& k) {
+LARMOR_HD LARMOR_INLINE float kernelWeight(float x, const KernelParams& k) {
   if (k.table) {
     const float t = fminf(fabsf(x) * static_cast<float>(kTableResolution), k.tableLimit);
     const int i = static_cast<int>(t);
@@ -119,33 +101,32 @@ NC_HD float kernelWeight(float x, const KernelParams& k) {
 constexpr i64 kMax2dGrid = 16384;
 constexpr i64 kMax3dGrid01 = 2048, kMax3dGrid2 = 1024;
 
-NC_HD std::uint32_t packBase2(int sx, int sy) {
+LARMOR_HD LARMOR_INLINE std::uint32_t packBase2(int sx, int sy) {
   return static_cast<std::uint32_t>(sx) | (static_cast<std::uint32_t>(sy) << 16);
 }
-NC_HD std::uint32_t packBase3(int bx, int by, int bz) {
+LARMOR_HD LARMOR_INLINE std::uint32_t packBase3(int bx, int by, int bz) {
   return static_cast<std::uint32_t>(bx) | (static_cast<std::uint32_t>(by) << 11) | (static_cast<std::uint32_t>(bz) << 22);
 }
 /// The stored 2D value (b + G) of dimension d (0 or 1).
-NC_HD int storedBase2(std::uint32_t packed, int d) { return static_cast<int>((packed >> (16 * d)) & 0xffffu); }
-NC_HD int base3(std::uint32_t packed, int d) {
+LARMOR_HD LARMOR_INLINE int storedBase2(std::uint32_t packed, int d) { return static_cast<int>((packed >> (16 * d)) & 0xffffu); }
+LARMOR_HD LARMOR_INLINE int base3(std::uint32_t packed, int d) {
   return d == 0 ? static_cast<int>(packed & 0x7ffu) : d == 1 ? static_cast<int>((packed >> 11) & 0x7ffu)
                                                              : static_cast<int>(packed >> 22);
 }
 
 /// b mod g for b in (-2g, 2g) (the range footprints can reach; see encodeSample).
-NC_HD int wrapIndex(int b, int g) {
+LARMOR_HD LARMOR_INLINE int wrapIndex(int b, int g) {
   b += b < 0 ? g : 0;
   b += b < 0 ? g : 0;
   b -= b >= g ? g : 0;
   return b;
 }
 
-/// Footprint of one coordinate (host, double, the CPU's arithmetic): k (cycles/FOV), image length n,
-/// grid length g -> first index b = i0 - c_G (unwrapped, FFT order) and kernel offset i0 - u.
+/// Footprint of one coordinate (host, double, kernel_math.hpp's rule, as the CPU places it): k (cycles/FOV),
+/// image length n, grid length g -> first index b = i0 - c_G (unwrapped, FFT order) and kernel offset i0 - u.
 inline void footprint(double k, i64 n, i64 g, int width, i64* b, float* offset) {
-  const double s = static_cast<double>(g) / static_cast<double>(n);
-  const double u = static_cast<double>(g / 2) + s * k;
-  const double i0 = std::floor(u - 0.5 * width) + 1;
+  const double u = kernels::gridPosition(k, n, g);
+  const double i0 = kernels::footprintStart(u, width);
   *b = static_cast<i64>(i0) - g / 2;
   *offset = static_cast<float>(i0 - u);
 }
@@ -192,7 +173,7 @@ struct RadialParams {
 
 /// Readout indices [*i0, *i1] of spoke s whose ideal position lies in the box [xlo, xhi] x [ylo, yhi]
 /// widened by rp.reach; returns false when there are none.
-NC_HD bool readoutRange(const SpokeDir& s, const RadialParams& rp, float xlo, float xhi, float ylo, float yhi, int* i0,
+LARMOR_HD LARMOR_INLINE bool readoutRange(const SpokeDir& s, const RadialParams& rp, float xlo, float xhi, float ylo, float yhi, int* i0,
                         int* i1) {
   // t interval per axis; with invE = 1e30 a box that contains 0 gives (-huge, +huge), otherwise an
   // interval far outside the readout.
@@ -231,7 +212,7 @@ inline void splitPhase(double q, int e, float* hi, float* lo) {
 }
 
 /// frac(hi) + lo in cycles, in [-0.5 - |lo|, 0.5 + |lo|]; hi must be exact (see above).
-NC_HD float reducedPhase(float hi, float lo) {
+LARMOR_HD LARMOR_INLINE float reducedPhase(float hi, float lo) {
 #ifdef __CUDA_ARCH__
   return (hi - rintf(hi)) + lo;
 #else

@@ -1,5 +1,6 @@
 // Gregerson's sector-based, output-driven gridding (Gregerson 2008, sections 4.1 and 4.3; Figure 4's
-// coarse-grained output-driven assignment) for any trajectory, on the H100.
+// coarse-grained output-driven assignment) for any trajectory, on the H100. One of the two adjoint spreaders
+// of nufft.cu; GPU only (the CPU twin of the whole NUFFT, engine/src/cpu/nufft.cpp, bins by tile itself).
 //
 // Gregerson gives each thread block a sector of the grid held in shared memory and pads it by W/2, the
 // padding belonging to the neighbours, then adds the padded borders on the host. Here the halo is

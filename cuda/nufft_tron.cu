@@ -2,7 +2,9 @@
 // oversampled grid point; the samples within W/2 of it are found from the known radial geometry rather
 // than searched for, and only that thread writes its point, so there are no atomics and no write
 // conflicts. For each spoke the perpendicular distance decides whether it passes within reach, and the
-// readout indices within reach follow from where the spoke crosses the point's kernel box (step G2).
+// readout indices within reach follow from where the spoke crosses the point's kernel box (step G2). One of
+// the two adjoint spreaders of nufft.cu; GPU only (the CPU twin of the whole NUFFT is
+// engine/src/cpu/nufft.cpp).
 //
 // Two additions to the paper's scheme, both from the plan's geometry being fixed:
 //  - Golden-angle spokes cannot be found from the angle by inversion (the paper's modulo argument), so a

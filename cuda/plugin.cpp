@@ -1,6 +1,7 @@
 // The plugin's entry point: the engine dlopens liblarmor_cuda.so and calls larmor_plugin_register, which
 // adds the "cuda" family of devices to the registry. Nothing here touches the GPU until devices() or
-// create() is called, so loading the plugin is cheap and cannot fail for want of a device.
+// create() is called, so loading the plugin is cheap and cannot fail for want of a device. GPU only: the
+// CPU backend is built into the engine, and engine/src/backend/registry.cpp makes it.
 #include <cuda_runtime.h>
 
 #include <memory>

@@ -1,8 +1,9 @@
-// The set-up ops of the iterative reconstruction's priors on the GPU (Backend::neighbourDifferences,
-// edgeWeights, addDifferenceDiagonal, reciprocalDiagonal; formulas in backend.hpp, the CPU reference in
-// engine/src/ops/prior_cpu.cpp). They run once per reconstruction, so that the reference image goes to the
-// device once and the weights, their squares and the Jacobi diagonal are made there instead of on the host
-// (at 128^3: 29-101 ms of host work and 48 MB of uploads before, see docs/perf.md).
+// The set-up ops of the iterative reconstruction's priors on the GPU (PriorOps::neighbourDifferences,
+// edgeWeights, addDifferenceDiagonal; formulas in larmor/backend/prior_ops.hpp). Twin:
+// engine/src/cpu/prior.cpp, the reference, which gives the same bits; with finite_difference.cu these are
+// CudaPriorOps. They run once per reconstruction, so that the reference image goes to the device once and
+// the weights, their squares and the Jacobi diagonal are made there instead of on the host (at 128^3:
+// 29-101 ms of host work and 48 MB of uploads before, see docs/perf.md).
 //
 // The median of the neighbour differences (the edge scale) is a radix select over their float bits, as on
 // the CPU: three histogram passes (11 + 11 + 10 bits) of the differences computed on the fly from a
@@ -17,7 +18,8 @@
 #include <vector>
 
 #include "check.hpp"
-#include "ops.hpp"
+#include "cuda_backend.hpp"
+#include "larmor/kernels/kernel_math.hpp"
 
 namespace larmor::cuda {
 namespace {
@@ -126,45 +128,26 @@ __global__ void differenceDiagonalKernel(float2* __restrict__ d, const float2* _
   }
 }
 
-__global__ void reciprocalKernel(float2* __restrict__ out, const float2* __restrict__ a, double alpha,
-                                 const float2* __restrict__ b, double beta, i64 n) {
-  for (i64 i = static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += static_cast<i64>(gridDim.x) * blockDim.x) {
-    const double s = __dadd_rn(__dmul_rn(alpha, a[i].x), b ? __dmul_rn(beta, b[i].x) : 0.0);
-    out[i] = make_float2(isfinite(s) && s > 0 ? static_cast<float>(1.0 / s) : 1.f, 0.f);
-  }
-}
-
-void checkImage(const index_t dims[3], const char* op) {
-  require(dims[0] >= 1 && dims[1] >= 1 && dims[2] >= 1, std::string(op) + ": image dimensions must be >= 1");
-}
-void checkAxis(int axis, const char* op) {
-  require(axis >= 0 && axis <= 2, std::string(op) + ": axis must be 0, 1 or 2, got " + std::to_string(axis));
-}
-i64 strideOf(const index_t dims[3], int axis) {
-  return axis == 0 ? 1 : axis == 1 ? static_cast<i64>(dims[0]) : static_cast<i64>(dims[0] * dims[1]);
-}
-
 }  // namespace
 
-Backend::NeighbourDifferences CudaBackend::neighbourDifferences(const Buffer& image, const index_t dims[3],
+PriorOps::NeighbourDifferences CudaPriorOps::neighbourDifferences(const Buffer& image, const index_t dims[3],
                                                                 std::uint64_t k) {
   checkImage(dims, "neighbour differences");
   const Geometry g = geometryOf(dims);
-  const float2* pi = elements(image, g.voxels, "neighbour differences");
+  const float2* pi = be_.elements(image, g.voxels, "neighbour differences");
   const std::uint64_t count = neighbourPairs(dims);
   require(count == 0 || k < count, "neighbour differences: rank " + std::to_string(k) + " of " +
                                        std::to_string(count) + " differences");
   // The magnitudes, then [2048 histogram counts][max bits, non-finite flag] in one scratch buffer.
-  auto mag = allocate(static_cast<std::size_t>(g.voxels) * sizeof(float));
-  auto scratch = allocate(kBucketsMax * sizeof(unsigned long long) + 2 * sizeof(unsigned));
+  auto mag = be_.allocate(static_cast<std::size_t>(g.voxels) * sizeof(float));
+  auto scratch = be_.allocate(kBucketsMax * sizeof(unsigned long long) + 2 * sizeof(unsigned));
   auto* hist = static_cast<unsigned long long*>(scratch->ptr());
   auto* flags = reinterpret_cast<unsigned*>(hist + kBucketsMax);  // [0] max bits, [1] non-finite
   auto* pm = static_cast<float*>(mag->ptr());
-  std::lock_guard lock(mutex_);
-  activate();
-  const cudaStream_t s = stream_.handle;
-  const unsigned grid = gridFor(g.voxels, launch_);
+  std::lock_guard lock(be_.mutex_);
+  be_.activate();
+  const cudaStream_t s = be_.stream_.handle;
+  const unsigned grid = gridFor(g.voxels, be_.launch_);
   LARMOR_CUDA_CHECK(cudaMemsetAsync(flags, 0, 2 * sizeof(unsigned), s));
   magnitudeKernel<<<grid, kThreads, 0, s>>>(pm, pi, g.voxels, flags + 1);
   LARMOR_CUDA_CHECK_LAUNCH();
@@ -199,47 +182,36 @@ Backend::NeighbourDifferences CudaBackend::neighbourDifferences(const Buffer& im
   return out;
 }
 
-void CudaBackend::edgeWeights(Buffer& out, const Buffer& image, const index_t dims[3], int axis, double delta) {
+void CudaPriorOps::edgeWeights(Buffer& out, const Buffer& image, const index_t dims[3], int axis, double delta) {
   checkImage(dims, "edge weights");
   checkAxis(axis, "edge weights");
   require(delta > 0 && std::isfinite(delta), "edge weights: the edge scale must be > 0");
   const Geometry g = geometryOf(dims);
-  float2* pw = elements(out, g.voxels, "edge weights");
-  const float2* pi = elements(image, g.voxels, "edge weights");
+  float2* pw = be_.elements(out, g.voxels, "edge weights");
+  const float2* pi = be_.elements(image, g.voxels, "edge weights");
   require(static_cast<const void*>(pw) != static_cast<const void*>(pi) || g.voxels == 0,
           "edge weights cannot run in place");
   if (g.voxels == 0) return;
-  std::lock_guard lock(mutex_);
-  activate();
-  edgeWeightsKernel<<<gridFor(g.voxels, launch_), kThreads, 0, stream_.handle>>>(pw, pi, g, axis,
-                                                                                 strideOf(dims, axis), delta);
+  const i64 stride = kernels::axisStride(dims, axis);
+  std::lock_guard lock(be_.mutex_);
+  be_.activate();
+  edgeWeightsKernel<<<gridFor(g.voxels, be_.launch_), kThreads, 0, be_.stream_.handle>>>(pw, pi, g, axis, stride,
+                                                                                         delta);
   LARMOR_CUDA_CHECK_LAUNCH();
 }
 
-void CudaBackend::addDifferenceDiagonal(Buffer& out, const Buffer* w, const index_t dims[3], int axis) {
+void CudaPriorOps::addDifferenceDiagonal(Buffer& out, const Buffer* w, const index_t dims[3], int axis) {
   checkImage(dims, "difference diagonal");
   checkAxis(axis, "difference diagonal");
   const Geometry g = geometryOf(dims);
-  float2* pd = elements(out, g.voxels, "difference diagonal");
-  const float2* pw = w ? elements(*w, g.voxels, "difference diagonal") : nullptr;
+  float2* pd = be_.elements(out, g.voxels, "difference diagonal");
+  const float2* pw = w ? be_.elements(*w, g.voxels, "difference diagonal") : nullptr;
   if (g.voxels == 0) return;
-  std::lock_guard lock(mutex_);
-  activate();
-  differenceDiagonalKernel<<<gridFor(g.voxels, launch_), kThreads, 0, stream_.handle>>>(pd, pw, g, axis,
-                                                                                        strideOf(dims, axis));
-  LARMOR_CUDA_CHECK_LAUNCH();
-}
-
-void CudaBackend::reciprocalDiagonal(Buffer& out, const Buffer& a, double alpha, const Buffer* b, double beta,
-                                     index_t n) {
-  require(n >= 0, "reciprocal diagonal: negative length");
-  float2* po = elements(out, n, "reciprocal diagonal");
-  const float2* pa = elements(a, n, "reciprocal diagonal");
-  const float2* pb = b ? elements(*b, n, "reciprocal diagonal") : nullptr;
-  if (n == 0) return;
-  std::lock_guard lock(mutex_);
-  activate();
-  reciprocalKernel<<<gridFor(n, launch_), kThreads, 0, stream_.handle>>>(po, pa, alpha, pb, beta, n);
+  const i64 stride = kernels::axisStride(dims, axis);
+  std::lock_guard lock(be_.mutex_);
+  be_.activate();
+  differenceDiagonalKernel<<<gridFor(g.voxels, be_.launch_), kThreads, 0, be_.stream_.handle>>>(pd, pw, g, axis,
+                                                                                                stride);
   LARMOR_CUDA_CHECK_LAUNCH();
 }
 

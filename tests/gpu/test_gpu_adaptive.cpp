@@ -54,7 +54,7 @@ std::vector<cfloat> combine(Backend& be, const Case& c, index_t batch, int windo
   for (index_t b = 0; b < batch; ++b) in.insert(in.end(), c.images.begin(), c.images.end());
   auto bi = toBackend(be, in);
   auto bo = poisoned(be, c.voxels() * batch);
-  be.adaptiveCombine(*bo, *bi, c.dims, c.coils, batch, window);
+  be.coilCombineOps().adaptiveCombine(*bo, *bi, c.dims, c.coils, batch, window);
   return fromBackend(be, *bo, c.voxels() * batch);
 }
 
@@ -151,8 +151,8 @@ TEST_F(AdaptiveGpu, Errors) {
   const Case c = makeCase(8, 1, 2);
   auto in = toBackend(*gpu_, c.images);
   auto out = gpu_->allocate(static_cast<std::size_t>(c.voxels()) * sizeof(cfloat));
-  expectError([&] { gpu_->adaptiveCombine(*out, *in, c.dims, 65, 1, 5); }, "coils");
-  expectError([&] { gpu_->adaptiveCombine(*out, *in, c.dims, 2, 1, 0); }, "window");
+  expectError([&] { gpu_->coilCombineOps().adaptiveCombine(*out, *in, c.dims, 65, 1, 5); }, "coils");
+  expectError([&] { gpu_->coilCombineOps().adaptiveCombine(*out, *in, c.dims, 2, 1, 0); }, "window");
   auto small = gpu_->allocate(8);
-  expectError([&] { gpu_->adaptiveCombine(*small, *in, c.dims, 2, 1, 5); }, "adaptiveCombine");
+  expectError([&] { gpu_->coilCombineOps().adaptiveCombine(*small, *in, c.dims, 2, 1, 5); }, "adaptiveCombine");
 }

@@ -87,7 +87,7 @@ TEST_F(GpuIterative, FiniteDifferencesMatchCpuExactly) {
   const CArray x = randomArray(n, 1);
   for (int axis = 0; axis < 3; ++axis)
     for (bool adjoint : {false, true}) {
-      auto op = [&](Backend& be, Buffer& in, Buffer& out) { be.finiteDifference(out, in, dims, batch, axis, adjoint); };
+      auto op = [&](Backend& be, Buffer& in, Buffer& out) { be.priorOps().finiteDifference(out, in, dims, batch, axis, adjoint); };
       const CArray c = runOp(*cpu, x, n, op), g = runOp(*gpu, x, n, op);
       EXPECT_LT(relDiff(g, c), 1e-7) << "axis " << axis << (adjoint ? " adjoint" : "");
     }
@@ -415,9 +415,9 @@ TEST_F(GpuIterative, PriorSetUpOpsMatchCpuBitForBit) {
     std::uniform_real_distribution<float> u(0.f, 1.f);
     for (index_t i = 0; i < n; ++i) img[i] = u(rng) < 0.5f ? cfloat(0.25f, 0.f) : cfloat(u(rng), 0.1f * u(rng));
     auto ig = CDeviceArray::upload(*gpu, img), ic = CDeviceArray::upload(*cpu, img);
-    const std::uint64_t count = Backend::neighbourPairs(dims);
+    const std::uint64_t count = PriorOps::neighbourPairs(dims);
     for (std::uint64_t k : {std::uint64_t{0}, count / 7, count / 2, count - 1}) {
-      const auto g = gpu->neighbourDifferences(ig.buffer(), dims, k), c = cpu->neighbourDifferences(ic.buffer(), dims, k);
+      const auto g = gpu->priorOps().neighbourDifferences(ig.buffer(), dims, k), c = cpu->priorOps().neighbourDifferences(ic.buffer(), dims, k);
       EXPECT_EQ(g.kth, c.kth) << d[0] << "x" << d[1] << "x" << d[2] << " rank " << k;
       EXPECT_EQ(g.maximum, c.maximum);
       EXPECT_TRUE(g.finite);
@@ -427,16 +427,16 @@ TEST_F(GpuIterative, PriorSetUpOpsMatchCpuBitForBit) {
     gpu->fill(*dg, cfloat(0.5f), n);
     cpu->fill(*dc, cfloat(0.5f), n);
     for (int a = 0; a < 3; ++a) {
-      gpu->edgeWeights(*wg, ig.buffer(), dims, a, 0.07);
-      cpu->edgeWeights(*wc, ic.buffer(), dims, a, 0.07);
+      gpu->priorOps().edgeWeights(*wg, ig.buffer(), dims, a, 0.07);
+      cpu->priorOps().edgeWeights(*wc, ic.buffer(), dims, a, 0.07);
       CArray hg(Shape{n}), hc(Shape{n});
       gpu->download(hg.data(), *wg, n * sizeof(cfloat));
       cpu->download(hc.data(), *wc, n * sizeof(cfloat));
       index_t differ = 0;
       for (index_t i = 0; i < n; ++i) differ += hg[i] != hc[i];
       EXPECT_EQ(differ, 0) << "edge weights, axis " << a;
-      gpu->addDifferenceDiagonal(*dg, a == 1 ? nullptr : wg.get(), dims, a);
-      cpu->addDifferenceDiagonal(*dc, a == 1 ? nullptr : wc.get(), dims, a);
+      gpu->priorOps().addDifferenceDiagonal(*dg, a == 1 ? nullptr : wg.get(), dims, a);
+      cpu->priorOps().addDifferenceDiagonal(*dc, a == 1 ? nullptr : wc.get(), dims, a);
     }
     auto rg = gpu->allocate(n * sizeof(cfloat)), rc = cpu->allocate(n * sizeof(cfloat));
     gpu->reciprocalDiagonal(*rg, *dg, 0.3, &ig.buffer(), 2.0, n);
@@ -451,6 +451,6 @@ TEST_F(GpuIterative, PriorSetUpOpsMatchCpuBitForBit) {
     EXPECT_EQ(differ, 0) << "difference diagonal / reciprocal";
     img[n / 3] = cfloat(0.f, std::numeric_limits<float>::infinity());
     auto bad = CDeviceArray::upload(*gpu, img);
-    EXPECT_FALSE(gpu->neighbourDifferences(bad.buffer(), dims, 0).finite);
+    EXPECT_FALSE(gpu->priorOps().neighbourDifferences(bad.buffer(), dims, 0).finite);
   }
 }

@@ -58,7 +58,7 @@ CArray combine(Backend& be, const Case& c, index_t batch = 1, int window = 5) {
   auto bi = be.allocate(static_cast<std::size_t>(in.size()) * sizeof(cfloat));
   auto bo = be.allocate(static_cast<std::size_t>(voxels * batch) * sizeof(cfloat));
   be.upload(*bi, in.data(), bi->bytes());
-  be.adaptiveCombine(*bo, *bi, c.dims, c.coils, batch, window);
+  be.coilCombineOps().adaptiveCombine(*bo, *bi, c.dims, c.coils, batch, window);
   CArray out(Shape{voxels * batch});
   be.download(out.data(), *bo, bo->bytes());
   return out;
@@ -140,10 +140,10 @@ TEST(AdaptiveCombine, BadArguments) {
   auto be = cpu();
   auto small = be->allocate(64);
   const index_t dims[3] = {8, 8, 1};
-  EXPECT_THROW(be->adaptiveCombine(*small, *small, dims, 4, 1, 5), Error);
+  EXPECT_THROW(be->coilCombineOps().adaptiveCombine(*small, *small, dims, 4, 1, 5), Error);
   auto in = be->allocate(8 * 8 * 4 * sizeof(cfloat)), out = be->allocate(8 * 8 * sizeof(cfloat));
-  EXPECT_THROW(be->adaptiveCombine(*out, *in, dims, 4, 1, 0), Error);
-  EXPECT_NO_THROW(be->adaptiveCombine(*out, *in, dims, 4, 1, 5));  // zeros in, zeros out
+  EXPECT_THROW(be->coilCombineOps().adaptiveCombine(*out, *in, dims, 4, 1, 0), Error);
+  EXPECT_NO_THROW(be->coilCombineOps().adaptiveCombine(*out, *in, dims, 4, 1, 5));  // zeros in, zeros out
 }
 
 // With noise (64^2, 16 coils, complex Gaussian noise of sigma 0.02 per part, window 7: the case of

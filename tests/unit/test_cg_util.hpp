@@ -101,21 +101,11 @@ class DenseBackend final : public Backend {
   void sumOfSquares(Buffer& o, const Buffer& c, index_t v, index_t n, index_t b) override {
     cpu_->sumOfSquares(o, c, v, n, b);
   }
-  void finiteDifference(Buffer& o, const Buffer& i, const index_t d[3], index_t b, int a, bool adj) override {
-    cpu_->finiteDifference(o, i, d, b, a, adj);
-  }
-  NeighbourDifferences neighbourDifferences(const Buffer& i, const index_t d[3], std::uint64_t k) override {
-    return cpu_->neighbourDifferences(i, d, k);
-  }
-  void edgeWeights(Buffer& o, const Buffer& i, const index_t d[3], int a, double delta) override {
-    cpu_->edgeWeights(o, i, d, a, delta);
-  }
-  void addDifferenceDiagonal(Buffer& o, const Buffer* w, const index_t d[3], int a) override {
-    cpu_->addDifferenceDiagonal(o, w, d, a);
-  }
   void reciprocalDiagonal(Buffer& o, const Buffer& a, double al, const Buffer* b, double be, index_t n) override {
     cpu_->reciprocalDiagonal(o, a, al, b, be, n);
   }
+  PriorOps& priorOps() override { return cpu_->priorOps(); }
+  CoilCombineOps& coilCombineOps() override { return cpu_->coilCombineOps(); }
   std::unique_ptr<NufftPlan> makeNufftPlan(const NufftGeometry& g, const NufftOptions&) override {
     ++plansMade;
     return std::make_unique<DenseDftPlan>(g);
@@ -124,6 +114,16 @@ class DenseBackend final : public Backend {
     ++plansMade;
     return std::make_unique<DenseDftPlan>(g);
   }
+  void gemmBatched(MatOp oa, MatOp ob, index_t m, index_t n, index_t k, cfloat al, const Buffer& A,
+                   const MatrixBatch& a, const Buffer& B, const MatrixBatch& b, cfloat be, Buffer& C,
+                   const MatrixBatch& c, index_t batch) override {
+    cpu_->gemmBatched(oa, ob, m, n, k, al, A, a, B, b, be, C, c, batch);
+  }
+  void choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b, index_t n) override {
+    cpu_->choleskySolveBatched(A, a, B, b, n);
+  }
+  void gather(Buffer& o, const Buffer& s, const Buffer& i, index_t n) override { cpu_->gather(o, s, i, n); }
+  void scatter(Buffer& o, const Buffer& s, const Buffer& i, index_t n) override { cpu_->scatter(o, s, i, n); }
   int plansMade = 0;
 
  private:

@@ -109,13 +109,13 @@ void expectError(const std::function<void()>& f, const std::string& fragment) {
 // The accuracy requirement, and the curve for docs/nufft.md. 2D, 32x32 image, 2000 samples
 // uniform over the band; relative 2-norm error of forward and adjoint against the exact sums.
 //
-// W here is NufftOptions::width, the FULL kernel width in oversampled grid points (kaiser_bessel.hpp,
-// Beatty et al. 2005). The "1e-2 at W=2, sigma=1.25" cannot hold for a full width of 2: a
-// 2-point kernel at sigma = 1.25 aliases at about 1e-1 whatever its shape (the 1D optimum over beta is
-// 0.099, docs/nufft.md), and the measured value is ~0.19. It does hold in TRON's convention, where w is
-// the half-width (Smith et al. 2019: beta = 2.34 J with J = 2w points, Fessler's notation), i.e. a full
-// width of 4 points; that is the point asserted. "1e-4 at W=6, sigma=2" holds with W as the full width
-// (and so a fortiori as the half-width).
+// W here is NufftOptions::width, the FULL kernel width in oversampled grid points
+// (larmor/kernels/kernel_math.hpp, Beatty et al. 2005). The "1e-2 at W=2, sigma=1.25" cannot hold for
+// a full width of 2: a 2-point kernel at sigma = 1.25 aliases at about 1e-1 whatever its shape (the 1D
+// optimum over beta is 0.099, docs/nufft.md), and the measured value is ~0.19. It does hold in TRON's
+// convention, where w is the half-width (Smith et al. 2019: beta = 2.34 J with J = 2w points, Fessler's
+// notation), i.e. a full width of 4 points; that is the point asserted. "1e-4 at W=6, sigma=2" holds with W
+// as the full width (and so a fortiori as the half-width).
 TEST(Nufft, AccuracyCurveAgainstExactDft) {
   auto be = cpu();
   const Problem p = randomProblem(2, 32, 32, 1, 2000, 7);

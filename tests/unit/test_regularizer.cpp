@@ -53,9 +53,9 @@ TEST(FiniteDifference, AdjointIdentityEveryAxis) {
     const auto x = randomComplex(n, 1), y = randomComplex(n, 2);
     auto bx = toBuffer(*be, x), by = toBuffer(*be, y), out = be->allocate(n * sizeof(cfloat));
     for (int axis = 0; axis < 3; ++axis) {
-      be->finiteDifference(*out, *bx, c.dims, c.batch, axis, false);
+      be->priorOps().finiteDifference(*out, *bx, c.dims, c.batch, axis, false);
       const auto dx = fromBuffer(*be, *out, n);
-      be->finiteDifference(*out, *by, c.dims, c.batch, axis, true);
+      be->priorOps().finiteDifference(*out, *by, c.dims, c.batch, axis, true);
       const auto dhy = fromBuffer(*be, *out, n);
       const cd lhs = dotHost(dx, y), rhs = dotHost(x, dhy);
       EXPECT_NEAR(std::abs(lhs - rhs), 0.0, 1e-4 * (1 + std::abs(lhs))) << "axis " << axis << " dims " << c.dims[0]
@@ -71,18 +71,18 @@ TEST(FiniteDifference, ForwardValuesAndNeumannBoundary) {
   std::vector<cfloat> x(6);
   for (int i = 0; i < 6; ++i) x[i] = cfloat(static_cast<float>(i), static_cast<float>(-2 * i));
   auto bx = toBuffer(*be, x), out = be->allocate(6 * sizeof(cfloat));
-  be->finiteDifference(*out, *bx, dims, 1, 0, false);
+  be->priorOps().finiteDifference(*out, *bx, dims, 1, 0, false);
   const auto d0 = fromBuffer(*be, *out, 6);
   const cfloat one(1.f, -2.f), three(3.f, -6.f), zero(0.f, 0.f);
   EXPECT_EQ(d0, (std::vector<cfloat>{one, one, zero, one, one, zero}));
-  be->finiteDifference(*out, *bx, dims, 1, 1, false);
+  be->priorOps().finiteDifference(*out, *bx, dims, 1, 1, false);
   const auto d1 = fromBuffer(*be, *out, 6);
   EXPECT_EQ(d1, (std::vector<cfloat>{three, three, three, zero, zero, zero}));
   // An axis of length 1 has no differences.
-  be->finiteDifference(*out, *bx, dims, 1, 2, false);
+  be->priorOps().finiteDifference(*out, *bx, dims, 1, 2, false);
   EXPECT_EQ(fromBuffer(*be, *out, 6), std::vector<cfloat>(6, zero));
-  EXPECT_THROW(be->finiteDifference(*bx, *bx, dims, 1, 0, false), Error);  // in place is refused
-  EXPECT_THROW(be->finiteDifference(*out, *bx, dims, 1, 3, false), Error);
+  EXPECT_THROW(be->priorOps().finiteDifference(*bx, *bx, dims, 1, 0, false), Error);  // in place is refused
+  EXPECT_THROW(be->priorOps().finiteDifference(*out, *bx, dims, 1, 3, false), Error);
 }
 
 namespace {
@@ -218,7 +218,7 @@ TEST(Regularizer, AnatomicalDeltaIsThreeMediansExactly) {
   }
 }
 
-// --- the backend's prior set-up ops (Backend::neighbourDifferences, edgeWeights, reciprocalDiagonal) -------
+// --- prior set-up kernels (PriorOps::neighbourDifferences, edgeWeights), Backend::reciprocalDiagonal ---
 
 namespace {
 
@@ -244,18 +244,18 @@ TEST(PriorOps, NeighbourDifferencesGiveTheSortedRankAndTheMaximum) {
   auto buf = toBuffer(*be, img);
   for (std::uint64_t k : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{diffs.size() / 3},
                           std::uint64_t{diffs.size() / 2}, std::uint64_t{diffs.size() - 1}}) {
-    const auto s = be->neighbourDifferences(*buf, dims, k);
+    const auto s = be->priorOps().neighbourDifferences(*buf, dims, k);
     EXPECT_TRUE(s.finite);
     EXPECT_EQ(s.kth, diffs[k]) << "rank " << k;
     EXPECT_EQ(s.maximum, diffs.back());
   }
-  EXPECT_THROW(be->neighbourDifferences(*buf, dims, diffs.size()), Error);
+  EXPECT_THROW(be->priorOps().neighbourDifferences(*buf, dims, diffs.size()), Error);
   img[17] = cfloat(std::nanf(""), 0.f);
   auto bad = toBuffer(*be, img);
-  EXPECT_FALSE(be->neighbourDifferences(*bad, dims, 0).finite);
+  EXPECT_FALSE(be->priorOps().neighbourDifferences(*bad, dims, 0).finite);
   // A single voxel has no pairs: nothing to rank, nothing thrown.
   const index_t one[3] = {1, 1, 1};
-  EXPECT_TRUE(be->neighbourDifferences(*buf, one, 0).finite);
+  EXPECT_TRUE(be->priorOps().neighbourDifferences(*buf, one, 0).finite);
 }
 
 TEST(PriorOps, EdgeWeightsFollowTheFormulaAndAreOneOnTheLastPlane) {
@@ -265,7 +265,7 @@ TEST(PriorOps, EdgeWeightsFollowTheFormulaAndAreOneOnTheLastPlane) {
   auto in = toBuffer(*be, img), out = be->allocate(n * sizeof(cfloat));
   const double delta = 0.3;
   for (int a = 0; a < 3; ++a) {
-    be->edgeWeights(*out, *in, dims, a, delta);
+    be->priorOps().edgeWeights(*out, *in, dims, a, delta);
     const auto w = fromBuffer(*be, *out, n);
     const index_t stride = a == 0 ? 1 : a == 1 ? dims[0] : dims[0] * dims[1];
     for (index_t i = 0; i < n; ++i) {
@@ -279,9 +279,9 @@ TEST(PriorOps, EdgeWeightsFollowTheFormulaAndAreOneOnTheLastPlane) {
       EXPECT_EQ(w[i].imag(), 0.f);
     }
   }
-  EXPECT_THROW(be->edgeWeights(*out, *in, dims, 0, 0.0), Error);
-  EXPECT_THROW(be->edgeWeights(*out, *in, dims, 3, 1.0), Error);
-  EXPECT_THROW(be->edgeWeights(*in, *in, dims, 0, 1.0), Error);
+  EXPECT_THROW(be->priorOps().edgeWeights(*out, *in, dims, 0, 0.0), Error);
+  EXPECT_THROW(be->priorOps().edgeWeights(*out, *in, dims, 3, 1.0), Error);
+  EXPECT_THROW(be->priorOps().edgeWeights(*in, *in, dims, 0, 1.0), Error);
 }
 
 TEST(PriorOps, ReciprocalDiagonalInvertsPositiveSumsAndGuardsTheRest) {

@@ -18,7 +18,7 @@ void combineCoils(Backend& backend, const CDeviceArray& coilImages, CDeviceArray
     const index_t dims[3] = {s[0], s[1], s[2]};
     require(dims[0] * dims[1] * dims[2] == voxels, "combine: coil image shape does not match the voxel count");
     // 5x5(x5) window: Walsh et al. used a few pixels around each; large enough for a stable covariance.
-    backend.adaptiveCombine(combined.buffer(), coilImages.buffer(), dims, coils, slices, 5);
+    backend.coilCombineOps().adaptiveCombine(combined.buffer(), coilImages.buffer(), dims, coils, slices, 5);
     return;
   }
   backend.sumOfSquares(combined.buffer(), coilImages.buffer(), voxels, coils, slices);

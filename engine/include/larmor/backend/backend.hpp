@@ -1,13 +1,22 @@
 #pragma once
 // The Backend interface: coarse-grained operations on whole arrays. Algorithms (pipelines, CG, GRAPPA)
-// are written once against it; CpuBackend (FFTW + OpenMP) and CudaBackend (cuFFT + own kernels, a
-// run-time plugin) implement it. No CUDA types appear here: device memory is an opaque Buffer.
+// are written once against it; CpuBackend (FFTW + OpenMP, engine/src/cpu/) and CudaBackend (cuFFT + own
+// kernels, a run-time plugin, cuda/) implement it. No CUDA types appear here: device memory is an opaque
+// Buffer.
+//
+// What belongs here: memory, complex vector ops, the FFT and centred resize, plan factories (NUFFT, exact
+// DFT) and batched dense linear algebra, which many algorithms share. The kernels of one algorithm live
+// behind an interface of their own that each backend provides (priorOps(), coilCombineOps()), so adding an
+// algorithm does not grow this class (docs/architecture-backends.md).
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 
 #include "larmor/array/array.hpp"
+#include "larmor/backend/buffer.hpp"
+#include "larmor/backend/coil_combine_ops.hpp"
+#include "larmor/backend/prior_ops.hpp"
 #include "larmor/ops/linalg.hpp"
 
 namespace larmor {
@@ -16,16 +25,6 @@ class NufftPlan;
 struct NufftGeometry;
 struct NufftOptions;
 struct DftOptions;
-
-/// Memory owned by a backend: host memory for the CPU, device memory for a GPU.
-class Buffer {
- public:
-  virtual ~Buffer() = default;
-  virtual std::size_t bytes() const = 0;
-  /// Host pointer for the CPU backend, device pointer for a GPU backend.
-  virtual void* ptr() = 0;
-  virtual const void* ptr() const = 0;
-};
 
 struct DeviceInfo {
   std::string id;          ///< "cpu", "cuda:0", ... (what --device accepts)
@@ -70,6 +69,11 @@ class Backend {
   virtual cdouble dot(const Buffer& a, const Buffer& b, index_t n) = 0;
   /// sqrt(sum_i |x[i]|^2), accumulated in double.
   virtual double norm2(const Buffer& x, index_t n) = 0;
+  /// The inverse of a Jacobi preconditioner's diagonal (solve/cg.hpp): out[i] = float(1 / (alpha Re a[i] +
+  /// beta Re b[i])) (b null: no second term; sums in double) where that sum is finite and > 0, else 1;
+  /// imaginary 0.
+  virtual void reciprocalDiagonal(Buffer& out, const Buffer& a, double alpha, const Buffer* b, double beta,
+                                  index_t n) = 0;
 
   // --- arrays ---------------------------------------------------------------------------------------
   /// Centred unitary FFT (convention above) over dimensions [0, rank) of `shape`, batched over the rest.
@@ -81,70 +85,30 @@ class Backend {
   /// out[v + voxels*b] = sqrt(sum_c |in[v + voxels*(c + coils*b)]|^2) (imaginary part 0).
   virtual void sumOfSquares(Buffer& out, const Buffer& coilImages, index_t voxels, index_t coils, index_t batch) = 0;
 
-  /// Adaptive coil combination (Walsh, Gmitro, Marcellin 2000): per voxel, the dominant eigenvector v of
-  /// the coil covariance summed over a window^3 (window^2 in 2D: dims[2] == 1) neighbourhood; out = v^H x,
-  /// with the phase of v fixed so that the first coil's component is real and positive. Images are
-  /// [dims[0], dims[1], dims[2], coils, batch]; out [dims[0], dims[1], dims[2], 1, batch].
-  /// Default: Error "not available".
-  virtual void adaptiveCombine(Buffer& out, const Buffer& coilImages, const index_t dims[3], index_t coils,
-                               index_t batch, int window);
-
-  /// Forward differences along `axis` (0, 1, 2) of images [dims[0], dims[1], dims[2], batch]:
-  /// out[i] = in[i + e_axis] - in[i], 0 on the last plane (Neumann boundary); `adjoint` applies D^H.
-  /// Default: Error "not available".
-  virtual void finiteDifference(Buffer& out, const Buffer& in, const index_t dims[3], index_t batch, int axis,
-                                bool adjoint);
-
-  // --- the priors of the iterative reconstruction (ops/regularizer.hpp) ------------------------------
-  /// Over the neighbour pairs (i, i + e_a) inside one image [dims] (every axis a of extent > 1) of the
-  /// magnitude m = |image|, m computed in double and rounded to float: the difference |m(i + e_a) - m(i)|
-  /// at rank k of their ascending order (as std::nth_element would place it; k < their count), their
-  /// maximum, and whether every m is finite (when not, kth and maximum mean nothing).
-  struct NeighbourDifferences {
-    float kth = 0, maximum = 0;
-    bool finite = true;
-  };
-  /// How many such pairs an image [dims] has: sum over the axes of extent > 1 of N - N / N_axis.
-  static std::uint64_t neighbourPairs(const index_t dims[3]) {
-    const index_t n = dims[0] * dims[1] * dims[2];
-    std::uint64_t count = 0;
-    for (int a = 0; a < 3; ++a)
-      if (dims[a] > 1) count += static_cast<std::uint64_t>(n - n / dims[a]);
-    return count;
-  }
-  /// Default: Error "not available".
-  virtual NeighbourDifferences neighbourDifferences(const Buffer& image, const index_t dims[3], std::uint64_t k);
-  /// Edge weights of the anatomical prior along `axis` (real parts; imaginary 0): out[i] =
-  /// float(1 / sqrt(1 + t^2)), t = (m(i + e) - m(i)) / delta in double, where i_axis < N_axis - 1; 1 on the
-  /// last plane. m as above. Default: Error "not available".
-  virtual void edgeWeights(Buffer& out, const Buffer& image, const index_t dims[3], int axis, double delta);
-  /// diag(D_a^H diag(w) D_a) of the forward differences along `axis`, added to out's real part:
-  /// out[i] += w[i] [i_a < N_a - 1] + w[i - e_a] [i_a > 0] (w's real parts; w null: ones), in float.
-  /// Default: Error "not available".
-  virtual void addDifferenceDiagonal(Buffer& out, const Buffer* w, const index_t dims[3], int axis);
-  /// The inverse of a Jacobi preconditioner's diagonal: out[i] = float(1 / (alpha Re a[i] + beta Re b[i]))
-  /// (b null: no second term; sums in double) where that sum is finite and > 0, else 1; imaginary 0.
-  /// Default: Error "not available".
-  virtual void reciprocalDiagonal(Buffer& out, const Buffer& a, double alpha, const Buffer* b, double beta,
-                                  index_t n);
+  // --- kernels of single algorithms, each behind its own interface -----------------------------------
+  /// The finite-difference priors' kernels (ops/regularizer.hpp); owned by the backend.
+  virtual PriorOps& priorOps() = 0;
+  /// Adaptive coil combination; owned by the backend.
+  virtual CoilCombineOps& coilCombineOps() = 0;
 
   // --- non-uniform transforms (ops/nufft.hpp) ------------------------------------------------------
-  /// A plan whose buffers live on this backend. Default: Error "not available on <id>".
-  virtual std::unique_ptr<NufftPlan> makeNufftPlan(const NufftGeometry& geometry, const NufftOptions& options);
-  virtual std::unique_ptr<NufftPlan> makeDftPlan(const NufftGeometry& geometry, const DftOptions& options);
+  /// A plan whose buffers live on this backend.
+  virtual std::unique_ptr<NufftPlan> makeNufftPlan(const NufftGeometry& geometry, const NufftOptions& options) = 0;
+  virtual std::unique_ptr<NufftPlan> makeDftPlan(const NufftGeometry& geometry, const DftOptions& options) = 0;
 
   // --- batched dense linear algebra (ops/linalg.hpp), complex float, column-major -------------------
   /// C_b = alpha op(A_b) op(B_b) + beta C_b for b < batch; m x n result, inner dimension k.
   virtual void gemmBatched(MatOp opA, MatOp opB, index_t m, index_t n, index_t k, cfloat alpha, const Buffer& A,
                            const MatrixBatch& a, const Buffer& B, const MatrixBatch& b, cfloat beta, Buffer& C,
-                           const MatrixBatch& c, index_t batch);
+                           const MatrixBatch& c, index_t batch) = 0;
   /// Solves A_b X_b = B_b in place (B_b <- X_b) for Hermitian positive definite n x n A_b (overwritten by
   /// its Cholesky factor). Throws Error naming the batch entry when one is not positive definite.
-  virtual void choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b, index_t batch);
+  virtual void choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b,
+                                    index_t batch) = 0;
   /// out[i] = src[index[i]] for i < n (index: int64 buffer on this backend; index < 0 gives 0).
-  virtual void gather(Buffer& out, const Buffer& src, const Buffer& index, index_t n);
+  virtual void gather(Buffer& out, const Buffer& src, const Buffer& index, index_t n) = 0;
   /// out[index[i]] = src[i] for i < n (index < 0 skipped; indices must be distinct).
-  virtual void scatter(Buffer& out, const Buffer& src, const Buffer& index, index_t n);
+  virtual void scatter(Buffer& out, const Buffer& src, const Buffer& index, index_t n) = 0;
 };
 
 /// An array living in a backend's memory.

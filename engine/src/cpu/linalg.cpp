@@ -5,8 +5,11 @@
 // GRAPPA's A·A^H + λE is ill conditioned (Schneider 2008, sec. 5.3.3: the matrix products and "the
 // numerically ill-conditioned matrix inversion" are where the accuracy is lost) and the solve is a small
 // part of the work. Measured on Table 5.1 (32 coils, σ = 0.01 noise): weights 7e-5 from the float64
-// reference with float products and a float Cholesky, 1.2e-5 with these choices. Batches run in parallel over entries (OpenMP); a batch smaller than the thread count runs
-// entry by entry with Eigen's own threading inside each product.
+// reference with float products and a float Cholesky, 1.2e-5 with these choices. Batches run in parallel
+// over entries (OpenMP); a batch smaller than the thread count runs entry by entry with Eigen's own
+// threading inside each product.
+//
+// Twin: cuda/linalg.cu (cuBLAS and cuSOLVER), tested against this file.
 #include <omp.h>
 
 #include <Eigen/Cholesky>
@@ -17,7 +20,7 @@
 #include <limits>
 #include <string>
 
-#include "cpu_ops.hpp"
+#include "cpu_backend.hpp"
 
 namespace larmor::cpu {
 
@@ -117,7 +120,7 @@ void accumulate(MatOp opA, MatOp opB, const MA& ma, const MB& mb, Scalar alpha, 
 
 }  // namespace
 
-void gemmBatched(MatOp opA, MatOp opB, index_t m, index_t n, index_t k, cfloat alpha, const Buffer& A,
+void CpuBackend::gemmBatched(MatOp opA, MatOp opB, index_t m, index_t n, index_t k, cfloat alpha, const Buffer& A,
                  const MatrixBatch& a, const Buffer& B, const MatrixBatch& b, cfloat beta, Buffer& C,
                  const MatrixBatch& c, index_t batch) {
   const char* op = "gemmBatched";
@@ -174,7 +177,7 @@ void gemmBatched(MatOp opA, MatOp opB, index_t m, index_t n, index_t k, cfloat a
   }
 }
 
-void choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b, index_t batch) {
+void CpuBackend::choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b, index_t batch) {
   const char* op = "choleskySolveBatched";
   require(batch >= 0, "cpu backend: choleskySolveBatched needs a non-negative batch, got " + str(batch));
   const index_t n = a.rows, nrhs = b.cols;
@@ -214,7 +217,7 @@ void choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B, const Matr
                 " is not positive definite");
 }
 
-void gather(Buffer& out, const Buffer& src, const Buffer& index, index_t n) {
+void CpuBackend::gather(Buffer& out, const Buffer& src, const Buffer& index, index_t n) {
   const index_t* idx = indexPtr(index, n, "gather");
   checkElements(out, n, "gather", "the output");
   require(out.ptr() != src.ptr() || n == 0, "cpu backend: gather cannot gather a buffer into itself");
@@ -228,7 +231,7 @@ void gather(Buffer& out, const Buffer& src, const Buffer& index, index_t n) {
   for (index_t i = 0; i < n; ++i) po[i] = idx[i] >= 0 ? ps[idx[i]] : cfloat(0);
 }
 
-void scatter(Buffer& out, const Buffer& src, const Buffer& index, index_t n) {
+void CpuBackend::scatter(Buffer& out, const Buffer& src, const Buffer& index, index_t n) {
   const index_t* idx = indexPtr(index, n, "scatter");
   checkElements(src, n, "scatter", "the source");
   require(out.ptr() != src.ptr() || n == 0, "cpu backend: scatter cannot scatter a buffer into itself");

@@ -21,6 +21,9 @@
 // the result deterministic (fixed order within a tile, independent of the thread count). Samples are
 // presorted by tile once per plan, so a tile's samples are mostly contiguous in memory. Interpolation
 // (forward) is sample-parallel: every sample reads its footprint and writes its own output.
+//
+// Twin: cuda/nufft.cu (with its spreaders cuda/nufft_sector.cu and cuda/nufft_tron.cu); the grid size,
+// footprint and kernel rules both use are in larmor/kernels/kernel_math.hpp.
 #include <omp.h>
 
 #include <algorithm>
@@ -28,23 +31,13 @@
 #include <cstring>
 #include <vector>
 
-#include "../backend/cpu_ops.hpp"
-#include "larmor/ops/kaiser_bessel.hpp"
+#include "cpu_backend.hpp"
+#include "larmor/kernels/kernel_math.hpp"
 #include "larmor/traj/trajectory.hpp"
 
 namespace larmor::cpu {
 
 namespace {
-
-/// Smallest even n' >= n with prime factors 2, 3, 5, 7 only (FFTW's fast sizes).
-index_t smoothEven(index_t n) {
-  for (index_t m = std::max<index_t>(2, n + (n & 1));; m += 2) {
-    index_t r = m;
-    for (index_t p : {2, 3, 5, 7})
-      while (r % p == 0) r /= p;
-    if (r == 1) return m;
-  }
-}
 
 index_t wrap(index_t i, index_t g) {
   i %= g;
@@ -65,7 +58,6 @@ void checkBuffer(const Buffer& b, index_t elements, const char* what) {
                 " complex values, " + std::to_string(elements) + " are needed");
 }
 
-constexpr int kTableResolution = 4096;  // kernel samples per grid unit; linear interpolation error ~1e-7
 constexpr index_t kChunkCoils = 8;      // coils spread together (tile copies stay in L2)
 constexpr double kGridBudgetBytes = 1024.0 * 1024 * 1024;
 // Below this much work a loop runs on one thread: waking a team costs more than it saves, and much more
@@ -92,21 +84,14 @@ class CpuNufftPlan final : public NufftPlan {
     beta_ = o.beta();
     table_ = o.kernel == KernelEvaluation::Table;
     for (int d = 0; d < 3; ++d) {
-      g_[d] = d < dims_ ? smoothEven(static_cast<index_t>(std::ceil(o.oversampling * static_cast<double>(n_[d]) - 1e-9)))
-                        : 1;
+      g_[d] = kernels::gridLength(n_[d], o.oversampling, d < dims_);
       gridVoxels_ *= g_[d];
       imageVoxels_ *= n_[d];
     }
     // The kernel is scaled to a peak of 1 (divided by I0(beta)), and its transform alike: the same
     // ratio, and 3D weight products stay in float range for wide kernels.
     peak_ = kb::besselI0(beta_);
-    if (table_) {
-      const int n = kTableResolution * width_ / 2 + 2;
-      kernelTable_.resize(static_cast<std::size_t>(n));
-      for (int i = 0; i < n; ++i)
-        kernelTable_[static_cast<std::size_t>(i)] =
-            static_cast<float>(kb::kernel(static_cast<double>(i) / kTableResolution, width_, beta_) / peak_);
-    }
+    if (table_) kernelTable_ = kb::kernelTable(width_, beta_, peak_);
     // Deapodization with the sqrt(G) of the unitary FFT folded in (see the top of the file).
     const double gridScale = std::sqrt(static_cast<double>(gridVoxels_));
     for (int d = 0; d < 3; ++d) {
@@ -176,18 +161,17 @@ class CpuNufftPlan final : public NufftPlan {
       tiles_ *= tileCount_[d];
     }
     // Footprint of sample j along d: grid points i0 .. i0 + W - 1 with i0 = floor(u - W/2) + 1, where
-    // u = c_G + s k is the grid position; kernel argument of point i0 + i: (i0 - u) + i in (-W/2, W/2].
+    // u = c_G + s k is the grid position; kernel argument of point i0 + i: (i0 - u) + i in (-W/2, W/2]
+    // (kernel_math.hpp, the GPU's rule too).
     std::vector<std::int32_t> start(static_cast<std::size_t>(m_ * dims_));
     std::vector<float> offset(start.size());
     std::vector<std::uint32_t> home(static_cast<std::size_t>(m_));
-    const double half = 0.5 * width_;
 #pragma omp parallel for schedule(static) if (m_ > kParallelWork / 8)
     for (index_t j = 0; j < m_; ++j) {
       index_t tileIndex = 0, stride = 1;
       for (int d = 0; d < dims_; ++d) {
-        const double s = static_cast<double>(g_[d]) / static_cast<double>(n_[d]);
-        const double u = static_cast<double>(g_[d] / 2) + s * static_cast<double>(k[3 * j + d]);
-        const double i0 = std::floor(u - half) + 1;
+        const double u = kernels::gridPosition(static_cast<double>(k[3 * j + d]), n_[d], g_[d]);
+        const double i0 = kernels::footprintStart(u, width_);
         start[static_cast<std::size_t>(j * dims_ + d)] = static_cast<std::int32_t>(i0);
         offset[static_cast<std::size_t>(j * dims_ + d)] = static_cast<float>(i0 - u);
         const index_t centre = wrap(static_cast<index_t>(std::floor(u)), g_[d]);
@@ -260,7 +244,7 @@ class CpuNufftPlan final : public NufftPlan {
       const float* tab = kernelTable_.data();
       const float limit = static_cast<float>(kernelTable_.size() - 2);
       for (int i = 0; i < width_; ++i) {
-        const float t = std::min(std::abs(x0 + static_cast<float>(i)) * kTableResolution, limit);
+        const float t = std::min(std::abs(x0 + static_cast<float>(i)) * kb::kTableResolution, limit);
         const int k = static_cast<int>(t);
         const float f = t - static_cast<float>(k);
         w[i] = tab[k] + f * (tab[k + 1] - tab[k]);
@@ -530,8 +514,8 @@ class CpuNufftPlan final : public NufftPlan {
 
 }  // namespace
 
-std::unique_ptr<NufftPlan> makeNufftPlan(Backend& backend, const NufftGeometry& geometry, const NufftOptions& options) {
-  return std::make_unique<CpuNufftPlan>(backend, geometry, options);
+std::unique_ptr<NufftPlan> CpuBackend::makeNufftPlan(const NufftGeometry& geometry, const NufftOptions& options) {
+  return std::make_unique<CpuNufftPlan>(*this, geometry, options);
 }
 
 }  // namespace larmor::cpu

@@ -15,6 +15,8 @@
 //  - Recurrence: one accurate phasor per sample and voxel row, then complex rotations by
 //    exp(+-2 pi i kx / N0) along the row, in float (rounding errors grow along the row).
 // Accumulation: per block of samples (or voxels) in the phasor's precision, across blocks in double.
+//
+// Twin: cuda/dft.cu (the same phases, split into an exact and a small part on the GPU).
 #include <omp.h>
 
 #include <algorithm>
@@ -22,7 +24,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "../backend/cpu_ops.hpp"
+#include "cpu_backend.hpp"
 #include "larmor/traj/trajectory.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -383,8 +385,8 @@ class CpuDftPlan final : public NufftPlan {
 
 }  // namespace
 
-std::unique_ptr<NufftPlan> makeDftPlan(Backend& backend, const NufftGeometry& geometry, const DftOptions& options) {
-  return std::make_unique<CpuDftPlan>(backend, geometry, options);
+std::unique_ptr<NufftPlan> CpuBackend::makeDftPlan(const NufftGeometry& geometry, const DftOptions& options) {
+  return std::make_unique<CpuDftPlan>(*this, geometry, options);
 }
 
 }  // namespace larmor::cpu

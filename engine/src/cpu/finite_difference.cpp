@@ -5,13 +5,17 @@
 //   (D^H y)[i] = y[i - e] [i_axis > 0] - y[i] [i_axis < N_axis - 1]
 // The second line follows from <D x, y> = sum_i conj(x[i+e] - x[i]) y[i] by collecting the terms of each
 // x[j]; tests/unit/test_regularizer.cpp checks <D x, y> = <x, D^H y> on random data.
+//
+// Twin: cuda/finite_difference.cu. Part of CpuPriorOps (larmor/backend/prior_ops.hpp).
 #include <string>
 
-#include "../backend/cpu_ops.hpp"
+#include "cpu_backend.hpp"
+#include "larmor/kernels/kernel_math.hpp"
 
 namespace larmor::cpu {
 
-void finiteDifference(Buffer& out, const Buffer& in, const index_t dims[3], index_t batch, int axis, bool adjoint) {
+void CpuPriorOps::finiteDifference(Buffer& out, const Buffer& in, const index_t dims[3], index_t batch, int axis,
+                                   bool adjoint) {
   require(axis >= 0 && axis <= 2, "finite differences: axis must be 0, 1 or 2, got " + std::to_string(axis));
   require(dims[0] >= 1 && dims[1] >= 1 && dims[2] >= 1 && batch >= 0,
           "finite differences: image dimensions must be >= 1");
@@ -25,7 +29,7 @@ void finiteDifference(Buffer& out, const Buffer& in, const index_t dims[3], inde
   if (total == 0) return;
   cfloat* po = static_cast<cfloat*>(out.ptr());
   const cfloat* pi = static_cast<const cfloat*>(in.ptr());
-  const index_t stride = axis == 0 ? 1 : axis == 1 ? n0 : n0 * n1;
+  const index_t stride = kernels::axisStride(dims, axis);
   const index_t len = dims[axis];
   const index_t rows = n1 * n2 * batch;  // x-rows of n0 elements
 

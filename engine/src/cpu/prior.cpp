@@ -1,21 +1,25 @@
-// The set-up ops of the iterative reconstruction's priors on the CPU (Backend::neighbourDifferences,
-// edgeWeights, addDifferenceDiagonal, reciprocalDiagonal; formulas in backend.hpp and ops/regularizer.hpp).
+// The set-up ops of the iterative reconstruction's priors on the CPU (PriorOps::neighbourDifferences,
+// edgeWeights, addDifferenceDiagonal; formulas in larmor/backend/prior_ops.hpp and ops/regularizer.hpp).
 // They run once per reconstruction on volumes of up to 128^3 and more, so each is one parallel pass over
 // the rows without per-voxel divisions, and nothing is kept but the output (no array of differences: at
-// 128^3 that would be 24 MB of fresh pages). cuda/prior.cu does the same on the GPU.
+// 128^3 that would be 24 MB of fresh pages).
+//
+// Twin: cuda/prior.cu, which gives the same bits; with finite_difference.cpp these are CpuPriorOps
+// (larmor/backend/prior_ops.hpp).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "../backend/cpu_ops.hpp"
+#include "cpu_backend.hpp"
+#include "larmor/kernels/kernel_math.hpp"
 
 namespace larmor::cpu {
 
 namespace {
 
-index_t strideOf(const index_t dims[3], int axis) { return axis == 0 ? 1 : axis == 1 ? dims[0] : dims[0] * dims[1]; }
+using kernels::axisStride;
 
 const cfloat* elements(const Buffer& b, index_t n, const char* op) {
   require(static_cast<std::size_t>(n) * sizeof(cfloat) <= b.bytes(),
@@ -24,13 +28,6 @@ const cfloat* elements(const Buffer& b, index_t n, const char* op) {
 }
 cfloat* elements(Buffer& b, index_t n, const char* op) {
   return const_cast<cfloat*>(elements(static_cast<const Buffer&>(b), n, op));
-}
-
-void checkImage(const index_t dims[3], const char* op) {
-  require(dims[0] >= 1 && dims[1] >= 1 && dims[2] >= 1, std::string(op) + ": image dimensions must be >= 1");
-}
-void checkAxis(int axis, const char* op) {
-  require(axis >= 0 && axis <= 2, std::string(op) + ": axis must be 0, 1 or 2, got " + std::to_string(axis));
 }
 
 /// |z| in double, rounded to float (without hypot's care for overflow: several times faster).
@@ -107,11 +104,12 @@ float selectDifference(const std::vector<float>& mag, const index_t dims[3], std
 
 }  // namespace
 
-Backend::NeighbourDifferences neighbourDifferences(const Buffer& image, const index_t dims[3], std::uint64_t k) {
+PriorOps::NeighbourDifferences CpuPriorOps::neighbourDifferences(const Buffer& image, const index_t dims[3],
+                                                                 std::uint64_t k) {
   checkImage(dims, "neighbour differences");
   const index_t n = dims[0] * dims[1] * dims[2];
   const cfloat* p = elements(image, n, "neighbour differences");
-  const std::uint64_t count = Backend::neighbourPairs(dims);
+  const std::uint64_t count = neighbourPairs(dims);
   require(count == 0 || k < count, "neighbour differences: rank " + std::to_string(k) + " of " +
                                        std::to_string(count) + " differences");
   std::vector<float> mag(static_cast<std::size_t>(n));
@@ -121,7 +119,7 @@ Backend::NeighbourDifferences neighbourDifferences(const Buffer& image, const in
     mag[static_cast<std::size_t>(i)] = magnitude(p[i]);
     finite = finite && std::isfinite(mag[static_cast<std::size_t>(i)]);
   }
-  Backend::NeighbourDifferences out;
+  NeighbourDifferences out;
   out.finite = finite;
   if (!finite || count == 0) return out;
   forEachDifference(
@@ -131,7 +129,7 @@ Backend::NeighbourDifferences neighbourDifferences(const Buffer& image, const in
   return out;
 }
 
-void edgeWeights(Buffer& out, const Buffer& image, const index_t dims[3], int axis, double delta) {
+void CpuPriorOps::edgeWeights(Buffer& out, const Buffer& image, const index_t dims[3], int axis, double delta) {
   checkImage(dims, "edge weights");
   checkAxis(axis, "edge weights");
   require(delta > 0 && std::isfinite(delta), "edge weights: the edge scale must be > 0");
@@ -139,7 +137,7 @@ void edgeWeights(Buffer& out, const Buffer& image, const index_t dims[3], int ax
   const cfloat* p = elements(image, n, "edge weights");
   cfloat* w = elements(out, n, "edge weights");
   require(static_cast<const void*>(w) != static_cast<const void*>(p) || n == 0, "edge weights cannot run in place");
-  const index_t stride = strideOf(dims, axis);
+  const index_t stride = axisStride(dims, axis);
   forEachVoxel(dims, axis, [&](index_t i, index_t c, index_t len) {
     if (c >= len - 1) {
       w[i] = cfloat(1.f, 0.f);
@@ -150,31 +148,19 @@ void edgeWeights(Buffer& out, const Buffer& image, const index_t dims[3], int ax
   });
 }
 
-void addDifferenceDiagonal(Buffer& out, const Buffer* weights, const index_t dims[3], int axis) {
+void CpuPriorOps::addDifferenceDiagonal(Buffer& out, const Buffer* weights, const index_t dims[3], int axis) {
   checkImage(dims, "difference diagonal");
   checkAxis(axis, "difference diagonal");
   const index_t n = dims[0] * dims[1] * dims[2];
   cfloat* d = elements(out, n, "difference diagonal");
   const cfloat* w = weights ? elements(*weights, n, "difference diagonal") : nullptr;
-  const index_t stride = strideOf(dims, axis);
+  const index_t stride = axisStride(dims, axis);
   forEachVoxel(dims, axis, [&](index_t i, index_t c, index_t len) {
     float v = d[i].real();
     if (c < len - 1) v += w ? w[i].real() : 1.f;
     if (c > 0) v += w ? w[i - stride].real() : 1.f;
     d[i] = cfloat(v, 0.f);
   });
-}
-
-void reciprocalDiagonal(Buffer& out, const Buffer& a, double alpha, const Buffer* b, double beta, index_t n) {
-  require(n >= 0, "reciprocal diagonal: negative length");
-  cfloat* po = elements(out, n, "reciprocal diagonal");
-  const cfloat* pa = elements(a, n, "reciprocal diagonal");
-  const cfloat* pb = b ? elements(*b, n, "reciprocal diagonal") : nullptr;
-#pragma omp parallel for schedule(static) if (n > (index_t{1} << 16))
-  for (index_t i = 0; i < n; ++i) {
-    const double s = alpha * pa[i].real() + (pb ? beta * pb[i].real() : 0.0);
-    po[i] = cfloat(std::isfinite(s) && s > 0 ? static_cast<float>(1.0 / s) : 1.f, 0.f);
-  }
 }
 
 }  // namespace larmor::cpu

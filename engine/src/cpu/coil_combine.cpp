@@ -10,17 +10,21 @@
 // along z (3D) through a ring of the 2h+1 planes the window needs, so memory stays at a few planes.
 // The eigenvector comes from power iteration on the C x C matrix in double (a handful of iterations:
 // where there is signal R is nearly rank one).
+//
+// Twin: cuda/coil_combine.cu (one thread group per voxel, same power iteration); both implement
+// CoilCombineOps (larmor/backend/coil_combine_ops.hpp).
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-#include "../backend/cpu_ops.hpp"
+#include "cpu_backend.hpp"
+#include "larmor/kernels/kernel_math.hpp"
 
 namespace larmor::cpu {
 
 namespace {
 
-constexpr int kPowerIterations = 30;
+using kernels::kPowerIterations;
 // Below this much work per plane a loop runs on one thread (waking a team costs more).
 constexpr index_t kParallelWork = 1 << 14;
 
@@ -40,7 +44,8 @@ void boxLine(const cfloat* in, cfloat* out, index_t n, index_t stride, index_t u
 
 }  // namespace
 
-void adaptiveCombine(Buffer& out, const Buffer& in, const index_t dims[3], index_t coils, index_t batch, int window) {
+void CpuCoilCombineOps::adaptiveCombine(Buffer& out, const Buffer& in, const index_t dims[3], index_t coils,
+                                        index_t batch, int window) {
   require(coils >= 1 && batch >= 1, "adaptive combine: coils and batch must be positive");
   require(window >= 1 && window <= 64, "adaptive combine: window must be 1 to 64, got " + std::to_string(window));
   for (int d = 0; d < 3; ++d) require(dims[d] >= 1, "adaptive combine: image dimensions must be positive");

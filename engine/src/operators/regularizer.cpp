@@ -1,5 +1,6 @@
 // W^H W, ||W x||^2 and diag(W^H W) of the priors in ops/regularizer.hpp, on any Backend: the differences
-// are the backend's finiteDifference op, the weights elementwise multiplies, so nothing leaves the device.
+// are the finiteDifference kernel of the backend's PriorOps, the weights elementwise multiplies, so nothing
+// leaves the device. Backend-neutral: engine/src/cpu/prior.cpp and cuda/prior.cu provide the kernels.
 #include "larmor/ops/regularizer.hpp"
 
 #include <algorithm>
@@ -82,13 +83,13 @@ class FiniteDifferences final : public Regularizer {
     }
     bool first = true;
     for (int a : axes_) {
-      backend_.finiteDifference(*tmp_, x, dims_, 1, a, false);
+      backend_.priorOps().finiteDifference(*tmp_, x, dims_, 1, a, false);
       if (squaredWeights_[a]) backend_.multiply(*tmp_, *squaredWeights_[a], n, *tmp_, n, false);
       if (first) {
-        backend_.finiteDifference(y, *tmp_, dims_, 1, a, true);
+        backend_.priorOps().finiteDifference(y, *tmp_, dims_, 1, a, true);
         first = false;
       } else {
-        backend_.finiteDifference(*tmp2_, *tmp_, dims_, 1, a, true);
+        backend_.priorOps().finiteDifference(*tmp2_, *tmp_, dims_, 1, a, true);
         backend_.axpby(y, cfloat(1.f), *tmp2_, cfloat(1.f), n);
       }
     }
@@ -98,7 +99,7 @@ class FiniteDifferences final : public Regularizer {
     const index_t n = size();
     double s = 0;
     for (int a : axes_) {
-      backend_.finiteDifference(*tmp_, x, dims_, 1, a, false);
+      backend_.priorOps().finiteDifference(*tmp_, x, dims_, 1, a, false);
       if (squaredWeights_[a]) {
         backend_.multiply(*tmp2_, *squaredWeights_[a], n, *tmp_, n, false);
         s += backend_.dot(*tmp_, *tmp2_, n).real();  // sum w^2 |D x|^2
@@ -113,7 +114,7 @@ class FiniteDifferences final : public Regularizer {
   void diagonal(Buffer& out) const override {
     // (D_a^H diag(w^2) D_a)_{ii} = w_a(i)^2 [i_a < N_a - 1] + w_a(i - e_a)^2 [i_a > 0].
     backend_.fill(out, cfloat(0.f), size());
-    for (int a : axes_) backend_.addDifferenceDiagonal(out, squaredWeights_[a].get(), dims_, a);
+    for (int a : axes_) backend_.priorOps().addDifferenceDiagonal(out, squaredWeights_[a].get(), dims_, a);
   }
 
  private:
@@ -137,8 +138,8 @@ std::vector<double> Regularizer::diagonal() const {
 }
 
 double edgeScale(Backend& backend, const Buffer& reference, const index_t dims[3]) {
-  const std::uint64_t median = Backend::neighbourPairs(dims) / 2;
-  const Backend::NeighbourDifferences s = backend.neighbourDifferences(reference, dims, median);
+  const std::uint64_t median = PriorOps::neighbourPairs(dims) / 2;
+  const PriorOps::NeighbourDifferences s = backend.priorOps().neighbourDifferences(reference, dims, median);
   require(s.finite, "anatomical prior: the reference image has a non-finite voxel");
   const double delta = std::max(3.0 * s.kth, 0.02 * s.maximum);
   // A constant reference has no edges: every weight 1 (plain smoothness).
@@ -151,7 +152,7 @@ namespace {
 double resolveDelta(Backend& backend, const Buffer& reference, const index_t dims[3], double delta) {
   if (delta <= 0) return edgeScale(backend, reference, dims);
   // An explicit edge scale skips the statistics, but not the check of the reference.
-  require(backend.neighbourDifferences(reference, dims, 0).finite,
+  require(backend.priorOps().neighbourDifferences(reference, dims, 0).finite,
           "anatomical prior: the reference image has a non-finite voxel");
   return delta;
 }
@@ -168,7 +169,7 @@ std::unique_ptr<Regularizer> makeAnatomical(Backend& backend, const index_t dims
   for (int a = 0; a < 3; ++a) {
     if (dims[a] <= 1) continue;
     w[a] = backend.allocate(bytesOf(n));
-    backend.edgeWeights(*w[a], reference, dims, a, delta);
+    backend.priorOps().edgeWeights(*w[a], reference, dims, a, delta);
   }
   return std::make_unique<FiniteDifferences>(backend, dims, &w);
 }
@@ -185,7 +186,7 @@ AnatomicalWeights anatomicalWeights(const CArray& reference, const index_t dims[
   for (int a = 0; a < 3; ++a) {
     out.weights[a] = RArray(Shape{dims[0], dims[1], dims[2]}, 1.f);
     if (dims[a] <= 1) continue;
-    cpu->edgeWeights(*w, *ref, dims, a, out.delta);
+    cpu->priorOps().edgeWeights(*w, *ref, dims, a, out.delta);
     const cfloat* pw = static_cast<const cfloat*>(w->ptr());
     for (index_t i = 0; i < n; ++i) out.weights[a][i] = pw[i].real();
   }

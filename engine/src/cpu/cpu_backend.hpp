@@ -1,0 +1,117 @@
+#pragma once
+// CpuBackend: the Backend interface on the host, FFTW3 (single precision, threaded) and OpenMP loops; the
+// reference implementation of every Backend op, which the CUDA backend is tested against. Twin of
+// cuda/cuda_backend.hpp: each op's body lives in the file named after its CUDA twin (memory.cpp, fft.cpp,
+// nufft.cpp, dft.cpp, linalg.cpp, coil_combine.cpp, prior.cpp, finite_difference.cpp). Internal to the
+// engine.
+#include <fftw3.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+#include "larmor/backend/backend.hpp"
+#include "larmor/ops/nufft.hpp"
+
+namespace larmor::cpu {
+
+/// Host memory from fftwf_malloc (aligned for FFTW's SIMD loads); memory.cpp.
+class HostBuffer final : public Buffer {
+ public:
+  explicit HostBuffer(std::size_t bytes);
+  ~HostBuffer() override;
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+  std::size_t bytes() const override { return bytes_; }
+  void* ptr() override { return data_; }
+  const void* ptr() const override { return data_; }
+
+ private:
+  std::size_t bytes_;
+  void* data_;
+};
+
+/// Centred unitary FFTs (backend.hpp's convention) with FFTW plans cached by shape; fft.cpp.
+class FftEngine {
+ public:
+  FftEngine();
+  ~FftEngine();
+  FftEngine(const FftEngine&) = delete;
+  FftEngine& operator=(const FftEngine&) = delete;
+  /// The transform of `data` (shape.size() elements, checked by the caller) over dims [0, rank).
+  void transform(cfloat* data, const Shape& shape, int rank, FftDirection dir);
+
+ private:
+  using Key = std::tuple<std::vector<index_t>, int, index_t, int>;
+  fftwf_plan planFor(const Shape& shape, int rank, index_t batch, FftDirection dir, cfloat* buffer);
+  std::mutex planMutex_;  ///< FFTW's planner is not thread-safe
+  std::map<Key, fftwf_plan> plans_;
+};
+
+/// The prior kernels (larmor/backend/prior_ops.hpp) on the host: prior.cpp and finite_difference.cpp.
+class CpuPriorOps final : public PriorOps {
+ public:
+  void finiteDifference(Buffer& out, const Buffer& in, const index_t dims[3], index_t batch, int axis,
+                        bool adjoint) override;
+  NeighbourDifferences neighbourDifferences(const Buffer& image, const index_t dims[3], std::uint64_t k) override;
+  void edgeWeights(Buffer& out, const Buffer& image, const index_t dims[3], int axis, double delta) override;
+  void addDifferenceDiagonal(Buffer& out, const Buffer* w, const index_t dims[3], int axis) override;
+};
+
+/// Adaptive coil combination (larmor/backend/coil_combine_ops.hpp) on the host: coil_combine.cpp.
+class CpuCoilCombineOps final : public CoilCombineOps {
+ public:
+  void adaptiveCombine(Buffer& out, const Buffer& coilImages, const index_t dims[3], index_t coils, index_t batch,
+                       int window) override;
+};
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend() = default;
+
+  DeviceInfo info() const override;
+
+  // memory.cpp
+  std::unique_ptr<Buffer> allocate(std::size_t bytes) override;
+  void upload(Buffer& dst, const void* src, std::size_t bytes, std::size_t dstOffset = 0) override;
+  void download(void* dst, const Buffer& src, std::size_t bytes, std::size_t srcOffset = 0) override;
+  void copy(Buffer& dst, const Buffer& src, std::size_t bytes) override;
+  void synchronize() override {}
+
+  // cpu_backend.cpp
+  void fill(Buffer& x, cfloat value, index_t n) override;
+  void scale(Buffer& x, cfloat a, index_t n) override;
+  void axpby(Buffer& y, cfloat a, const Buffer& x, cfloat b, index_t n) override;
+  void multiply(Buffer& out, const Buffer& a, index_t na, const Buffer& b, index_t nb, bool conjA) override;
+  cdouble dot(const Buffer& a, const Buffer& b, index_t n) override;
+  double norm2(const Buffer& x, index_t n) override;
+  void reciprocalDiagonal(Buffer& out, const Buffer& a, double alpha, const Buffer* b, double beta,
+                          index_t n) override;
+  void fft(Buffer& data, const Shape& shape, int rank, FftDirection dir) override;
+  void resizeCentred(Buffer& dst, const Shape& dstShape, const Buffer& src, const Shape& srcShape) override;
+  void sumOfSquares(Buffer& out, const Buffer& coilImages, index_t voxels, index_t coils, index_t batch) override;
+
+  PriorOps& priorOps() override { return prior_; }
+  CoilCombineOps& coilCombineOps() override { return coilCombine_; }
+
+  // nufft.cpp, dft.cpp
+  std::unique_ptr<NufftPlan> makeNufftPlan(const NufftGeometry& geometry, const NufftOptions& options) override;
+  std::unique_ptr<NufftPlan> makeDftPlan(const NufftGeometry& geometry, const DftOptions& options) override;
+
+  // linalg.cpp
+  void gemmBatched(MatOp opA, MatOp opB, index_t m, index_t n, index_t k, cfloat alpha, const Buffer& A,
+                   const MatrixBatch& a, const Buffer& B, const MatrixBatch& b, cfloat beta, Buffer& C,
+                   const MatrixBatch& c, index_t batch) override;
+  void choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b, index_t batch) override;
+  void gather(Buffer& out, const Buffer& src, const Buffer& index, index_t n) override;
+  void scatter(Buffer& out, const Buffer& src, const Buffer& index, index_t n) override;
+
+ private:
+  FftEngine fft_;
+  CpuPriorOps prior_;
+  CpuCoilCombineOps coilCombine_;
+};
+
+}  // namespace larmor::cpu

@@ -1,0 +1,34 @@
+// Host memory of the CPU backend: buffers from fftwf_malloc (aligned for FFTW's SIMD loads), and upload,
+// download and copy as memcpy with bounds checks. Twin of cuda/memory.cu (the device allocator and the
+// pinned staging area), which the GPU needs and the host does not: here a Buffer is plain host memory.
+#include <cstring>
+#include <string>
+
+#include "cpu_backend.hpp"
+
+namespace larmor::cpu {
+
+HostBuffer::HostBuffer(std::size_t bytes) : bytes_(bytes), data_(bytes ? fftwf_malloc(bytes) : nullptr) {
+  if (bytes && !data_) throw Error("out of host memory: asked for " + std::to_string(bytes >> 20) + " MiB");
+}
+
+HostBuffer::~HostBuffer() { fftwf_free(data_); }
+
+std::unique_ptr<Buffer> CpuBackend::allocate(std::size_t bytes) { return std::make_unique<HostBuffer>(bytes); }
+
+void CpuBackend::upload(Buffer& dst, const void* src, std::size_t bytes, std::size_t off) {
+  require(off + bytes <= dst.bytes(), "cpu backend: upload past the end of a buffer");
+  std::memcpy(static_cast<char*>(dst.ptr()) + off, src, bytes);
+}
+
+void CpuBackend::download(void* dst, const Buffer& src, std::size_t bytes, std::size_t off) {
+  require(off + bytes <= src.bytes(), "cpu backend: download past the end of a buffer");
+  std::memcpy(dst, static_cast<const char*>(src.ptr()) + off, bytes);
+}
+
+void CpuBackend::copy(Buffer& dst, const Buffer& src, std::size_t bytes) {
+  require(bytes <= dst.bytes() && bytes <= src.bytes(), "cpu backend: copy past the end of a buffer");
+  std::memcpy(dst.ptr(), src.ptr(), bytes);
+}
+
+}  // namespace larmor::cpu
