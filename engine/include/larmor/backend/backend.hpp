@@ -7,7 +7,7 @@
 // What belongs here: memory, complex vector ops, the FFT and centred resize, plan factories (NUFFT, exact
 // DFT) and batched dense linear algebra, which many algorithms share. The kernels of one algorithm live
 // behind an interface of their own that each backend provides (priorOps(), coilCombineOps()), so adding an
-// algorithm does not grow this class (docs/architecture-backends.md).
+// algorithm does not grow this class (docs/architecture.md).
 #include <cstddef>
 #include <cstdint>
 #include <memory>
