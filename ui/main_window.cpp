@@ -55,7 +55,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   tabs_->addTab(log_, tr("Log"));
 
   // The error banner: errors are shown in the window, never in a modal box that would block a
-  // scripted run (and a "not implemented yet" from the engine is information, not a crash).
+  // scripted run (an engine error is information, not a crash).
   banner_ = new QWidget;
   banner_->setObjectName("errorBanner");
   auto* bl = new QHBoxLayout(banner_);

@@ -1,4 +1,4 @@
-// The advanced iterative reconstruction (issue 5) on every device the registry lists, registered at static
+// The advanced iterative reconstruction on every device the registry lists, registered at static
 // initialisation (bench_backend.cpp's main runs them). Workloads from the issue:
 //   - full reconstruction, F^H d (exact DFT) + 60 PCG iterations, of Stone et al.'s data size: 128^3 and
 //     284,592 samples (3D radial 132 x 2156) on a GPU (paper: 66 s on a G80; target <= 0.35 s on an H100);

@@ -1,4 +1,4 @@
-// The iterative reconstruction on the GPU against the CPU (issue 5): finite differences, the Toeplitz
+// The iterative reconstruction on the GPU against the CPU: finite differences, the Toeplitz
 // operator, the priors, the CG-SENSE pipeline end to end, GPU.Multi's slab split; then the paper's
 // phantom experiment (Stone et al. 2008, sec. 5) at LARMOR_REPRO_N^3 (default 64; 128 gives the paper's
 // 284,592-sample size), which prints the table for docs/iterative.md. Skipped without a CUDA device.

@@ -2,7 +2,7 @@
 // Shepp-Logan phantom with the paper's sample density (284,592 samples for 128^3, M/N = 0.136; here 3D radial,
 // 33 samples x 135 spokes = 4,455 for 32^3), noiseless and noisy, gridding against the advanced
 // reconstruction (exact F^H d and Q, anatomical W from a reference image, 60 PCG iterations).
-// Targets from issue 5: advanced error <= 1/3 of gridding's; fast trigonometry costs <= 0.1 dB.
+// Targets: advanced error <= 1/3 of gridding's; fast trigonometry costs <= 0.1 dB.
 // The numbers at 32^3, 64^3 and 128^3 are in docs/iterative.md.
 #include <gtest/gtest.h>
 

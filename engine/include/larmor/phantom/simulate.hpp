@@ -43,7 +43,8 @@ nlohmann::json toJson(const SimulateSettings& s);
 /// over [-0.35, 0.35] (0 for a single slice, which images the 2D phantom instead).
 double simulatedSliceZ(index_t slice, index_t slices);
 
-/// Simulates a Cartesian acquisition (other trajectories throw "not implemented yet").
+/// Simulates an acquisition of any trajectory kind (Cartesian with acceleration and ACS, radial, golden angle,
+/// spiral, stack of spirals, 3D radial).
 /// 2D, slices = 1: the 2D phantom, coils from makeCoilModel(coils, 2). Multi-slice 2D: the 3D
 /// phantom's cross-section at simulatedSliceZ, coils from sliceCoilModel(makeCoilModel(coils, 3), z).
 /// 3D: the 3D phantom, makeCoilModel(coils, 3). k-space is exact (analytic transform of s_c·ρ), zero on
