@@ -27,7 +27,6 @@
 #include "dataset_panel.hpp"
 #include "image_viewer.hpp"
 #include "larmor/backend/registry.hpp"
-#include "session_model.hpp"
 #include "settings_panel.hpp"
 #include "slice_view.hpp"
 #include "timings_view.hpp"

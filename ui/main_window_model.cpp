@@ -10,7 +10,6 @@
 #include "image_viewer.hpp"
 #include "larmor/backend/registry.hpp"
 #include "main_window.hpp"
-#include "session_model.hpp"
 #include "settings_panel.hpp"
 #include "slice_view.hpp"
 #include "timings_view.hpp"
@@ -37,7 +36,7 @@ void MainWindow::datasetChanged() {
 
 void MainWindow::sessionChanged() {
   // The panel edits the session; it is only set from here when the model's differs from what it shows.
-  const SessionState s = toSessionState(model_.session());
+  const SessionState s = model_.session();
   if (toJson(settings_->state()) != toJson(s)) settings_->setState(s);
 }
 

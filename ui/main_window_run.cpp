@@ -13,7 +13,6 @@
 #include "command_line.hpp"
 #include "dataset_panel.hpp"
 #include "main_window.hpp"
-#include "session_model.hpp"
 #include "settings_panel.hpp"
 #include "tasks.hpp"
 #include "timings_view.hpp"
@@ -58,10 +57,10 @@ void MainWindow::applySession(const SessionState& s) {
   syncSession();
 }
 
-SessionState MainWindow::session() const { return toSessionState(model_.session()); }
+SessionState MainWindow::session() const { return model_.session(); }
 
 void MainWindow::syncSession() {
-  model_.setSession(toModel(settings_->state()));
+  model_.setSession(settings_->state());
   if (!model_.deviceError().empty()) showError(QString::fromStdString(model_.deviceError()));
 }
 
@@ -102,7 +101,7 @@ bool MainWindow::submitRecon(model::RunKind kind) {
   }
   const quint64 id = worker_->restart(makeReconTask(jobFor(plan), TaskKind::Recon, QString::fromStdString(plan.description)));
   model_.runStarted(id, plan);
-  rememberSession(toSessionState(plan.session));
+  rememberSession(plan.session);
   return true;
 }
 
@@ -146,7 +145,7 @@ void MainWindow::onSettingsChanged() {
 void MainWindow::onLambdaDragged(double lambda) {
   SessionState s = settings_->state();
   s.settings.iterative.lambda = lambda;
-  model_.setSession(toModel(s));
+  model_.setSession(s);
   rememberSession(s);
   if (settings_->liveLambda() && s.settings.method == recon::Method::Cg && model_.hasData()) {
     // Live λ: re-solve from the shown solution. Each slider step supersedes the previous one, so a

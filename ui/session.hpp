@@ -11,14 +11,12 @@
 #include <nlohmann/json.hpp>
 
 #include "larmor/recon/settings.hpp"
+#include "session_settings.hpp"
 
 namespace larmor::ui {
 
-struct SessionState {
-  recon::ReconSettings settings;
-  std::string device = "auto";
-  std::string trajectoryPath;  ///< BART trajectory for .cfl k-space
-};
+/// The model's session (ui/model/session_settings.hpp): one struct, kept here as JSON.
+using SessionState = model::SessionSettings;
 
 nlohmann::json toJson(const SessionState& s);
 /// Reads what it recognises over `base`; unknown keys and bad values are ignored (an old or hand-edited

@@ -283,7 +283,7 @@ QWidget* SettingsPanel::lambdaEditor(Row& row) {
   lambdaSlider_->setToolTip(tr("λ on a log scale, 1e-6 … 1e2 (far left: 0). Dragging re-solves live."));
   lambda_ = scientificEdit(this);
   lambda_->setMaximumWidth(80);
-  live_ = new QCheckBox(warmStartSupported() ? tr("live (warm start)") : tr("live"));
+  live_ = new QCheckBox(tr("live (warm start)"));
   live_->setToolTip(tr("Re-solve while the λ slider moves, starting from the last image when the engine can"));
   live_->setChecked(true);
   auto* w = new QWidget;

@@ -13,8 +13,6 @@
 
 namespace larmor::ui {
 
-bool warmStartSupported() { return true; }
-
 Task makeReconTask(ReconJob job, TaskKind kind, const QString& label) {
   Task t;
   t.kind = kind;

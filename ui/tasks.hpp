@@ -30,7 +30,5 @@ Task makeReconTask(ReconJob job, TaskKind kind = TaskKind::Recon, const QString&
 Task makeLambdaSweepTask(ReconJob job, const QVector<double>& lambdas);
 Task makeLoadTask(const QString& path, const io::LoadOptions& options);
 Task makeSimulateTask(const phantom::SimulateSettings& settings);
-/// The engine takes a warm start (always, now; the settings panel labels its "live" box with it).
-bool warmStartSupported();
 
 }  // namespace larmor::ui

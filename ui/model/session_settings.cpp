@@ -4,9 +4,8 @@
 namespace larmor::model {
 
 bool sameSession(const SessionSettings& a, const SessionSettings& b) {
-  // The engine's JSON of the settings leaves out the density compensation and keepCoilImages.
-  return a.device == b.device && a.trajectoryPath == b.trajectoryPath && a.settings.nufft.dcf == b.settings.nufft.dcf &&
-         a.settings.keepCoilImages == b.settings.keepCoilImages && recon::toJson(a.settings) == recon::toJson(b.settings);
+  // The settings' JSON holds every setting of the table (and whether a warm start is attached).
+  return a.device == b.device && a.trajectoryPath == b.trajectoryPath && recon::toJson(a.settings) == recon::toJson(b.settings);
 }
 
 }  // namespace larmor::model

@@ -1,7 +1,7 @@
 #pragma once
 // The session as the model keeps it: the engine's reconstruction settings, the device that runs them and
 // the trajectory file of BART k-space. Plain data; ui/session.* keeps it between runs (QSettings, the
-// sidecar next to the data) as SessionState, which has the same three members.
+// sidecar next to the data) under the name SessionState.
 #include <string>
 
 #include "larmor/recon/settings.hpp"
@@ -14,7 +14,7 @@ struct SessionSettings {
   std::string trajectoryPath;  ///< BART trajectory for .cfl k-space
 };
 
-/// Same settings, device and trajectory (compared through the engine's JSON of the settings).
+/// Same settings, device and trajectory (the settings compared through the settings table's JSON).
 bool sameSession(const SessionSettings& a, const SessionSettings& b);
 
 }  // namespace larmor::model
