@@ -13,10 +13,12 @@
 #include "larmor/io/cfl.hpp"
 #include "larmor/io/dataset_io.hpp"
 #include "larmor/io/export.hpp"
+#include "larmor/io/output_safety.hpp"
 #include "larmor/io/png.hpp"
 #include "larmor/phantom/simulate.hpp"
 #include "larmor/quality/metrics.hpp"
 #include "larmor/recon/bench.hpp"
+#include "larmor/recon/cartesian.hpp"
 #include "larmor/recon/recon.hpp"
 #include "larmor/recon/settings_table.hpp"
 #include "larmor/util/atomic_file.hpp"
@@ -89,6 +91,31 @@ void parseMatrix(const std::string& text, long out[3]) {
   for (int i = 0; i < 3; ++i) out[i] = d[static_cast<std::size_t>(i)];
 }
 
+io::PlannedOutput jsonOutput(const std::string& path) {
+  io::PlannedOutput o;
+  o.path = path;
+  o.role = io::OutputRole::Json;
+  return o;
+}
+
+io::PlannedOutput imageOutput(const std::string& path, const io::ExportOptions& eo, const Shape& shape) {
+  io::PlannedOutput o;
+  o.path = path;
+  o.role = io::OutputRole::Image;
+  o.options = eo;
+  o.image = shape;
+  return o;
+}
+
+/// The image recon will write, [x, y, z, 1, slices], from --matrix alone (before loading; empty when the
+/// matrix comes from the header) or from the dataset too.
+Shape plannedImage(const recon::ReconSettings& s, const Dataset* d) {
+  index_t m[3] = {s.matrix[0], s.matrix[1], s.matrix[2] > 0 ? s.matrix[2] : 1};
+  if (d == nullptr) return m[0] > 0 && m[1] > 0 ? Shape{m[0], m[1], m[2], 1, 1} : Shape{};
+  recon::outputMatrix(*d, s, m);
+  return Shape{m[0], m[1], std::max<index_t>(1, m[2]), 1, std::max<index_t>(1, d->kspace.shape()[4])};
+}
+
 }  // namespace
 
 int version() {
@@ -103,6 +130,7 @@ int version() {
 }
 
 int devices(const std::string& jsonPath) {
+  io::checkOutputs({jsonOutput(jsonPath)}, {});
   auto& reg = BackendRegistry::instance();
   const auto devs = reg.devices();
   json list = json::array();
@@ -123,6 +151,7 @@ int devices(const std::string& jsonPath) {
 }
 
 int info(const std::string& file, const std::string& jsonPath) {
+  io::checkOutputs({jsonOutput(jsonPath)}, {file});
   const Dataset d = io::loadDataset(file);
   const Header& h = d.header;
   std::map<std::string, int> flagCounts;
@@ -184,6 +213,15 @@ int simulate(const SimulateArgs& a) {
 #ifndef LARMOR_HAVE_IO
   require(ext == ".cfl", a.output + ": this build has no ISMRMRD support (LARMOR_IO=OFF); write .cfl");
 #endif
+  io::PlannedOutput kspace;
+  kspace.path = a.output;
+  kspace.role = io::OutputRole::Kspace;
+  // Cartesian k-space: readout (oversampled) x pe1 x pe2 x coils x slices complex floats; others are
+  // of the same order.
+  kspace.bytes = static_cast<std::uintmax_t>(static_cast<double>(m[0]) * std::max(1.f, a.oversampling) *
+                                             static_cast<double>(m[1]) * static_cast<double>(std::max(1L, m[2])) *
+                                             std::max(1, a.coils) * std::max(1, a.slices) * 8.0) + (1u << 20);
+  io::checkOutputs({kspace, jsonOutput(a.json)}, {});
   const Dataset d = phantom::simulate(s);
   if (ext == ".cfl") {
     io::writeCfl(a.output, io::toBartImage(d.kspace));
@@ -216,7 +254,10 @@ int recon(const ReconArgs& a) {
   eo.windowCenter = a.windowCenter;
   eo.windowWidth = a.windowWidth;
   eo.niftiComplex = a.niftiComplex;
-  io::checkOutputPath(a.output, eo);
+  // Output safety (output_safety.hpp): no output is an input or another output, the folder is writable,
+  // a DICOM folder is new, empty or our earlier export, and an explicit --matrix fits the format.
+  const std::vector<std::string> inputs = {a.input, a.traj};
+  io::checkOutputs({imageOutput(a.output, eo, plannedImage(req.settings, nullptr)), jsonOutput(a.json)}, inputs);
 
   // The device next: `--device cuda` on a machine without one fails before any loading.
   const Selection sel = BackendRegistry::instance().select(a.device);
@@ -224,6 +265,8 @@ int recon(const ReconArgs& a) {
   req.backend = sel.backend;
 
   const Dataset d = io::loadDataset(a.input, lo);
+  // Again with the image size the dataset gives: format limits and free disk space, before the work.
+  io::checkOutputs({imageOutput(a.output, eo, plannedImage(req.settings, &d)), jsonOutput(a.json)}, inputs);
   req.dataset = &d;
   const recon::ReconResult r = recon::run(req);
 
@@ -250,6 +293,10 @@ int recon(const ReconArgs& a) {
 }
 
 int compare(const CompareArgs& a) {
+  io::PlannedOutput map;
+  map.path = a.map;
+  map.role = io::OutputRole::Map;
+  io::checkOutputs({map, jsonOutput(a.json)}, {a.ref, a.test});
   const CArray ref = loadImage(a.ref);
   const CArray test = loadImage(a.test);
   const auto m = quality::compare(test, ref);
@@ -268,6 +315,7 @@ int compare(const CompareArgs& a) {
 }
 
 int bench(const std::string& suite, const std::string& device, const std::string& jsonPath) {
+  io::checkOutputs({jsonOutput(jsonPath)}, {});
   const json results = recon::runBenchSuite(suite, device, [](const std::string& line) { std::cout << line << "\n"; });
   writeJson(jsonPath, results);
   return 0;

@@ -8,6 +8,7 @@
 #include "settings_options.hpp"
 #include "larmor/util/error.hpp"
 #include "larmor/util/provenance.hpp"
+#include "larmor/util/temp_registry.hpp"
 
 int main(int argc, char** argv) {
   using namespace larmor::cli;
@@ -77,6 +78,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  // SIGINT/SIGTERM/SIGHUP remove the temporaries of a write in progress (docs/reliability.md).
+  larmor::installTempCleanupOnSignals();
   try {
     if (*versionCmd) return version();
     if (*devicesCmd) return devices(json);

@@ -1,4 +1,16 @@
+// BART .cfl/.hdr reading and writing. Publishing protocol of a pair (docs/reliability.md): both files are
+// written under temporary names next to their targets; then, holding an exclusive flock(2) on the folder
+// (no lock file is left behind) and with SIGINT/SIGTERM/SIGHUP blocked, the data are renamed into place
+// and then the header. Readers take a shared lock on the folder while they read the header and open the
+// data file (an open file keeps its contents across a later rename). So two writers of one pair publish
+// one after the other, never interleaved, and a reader sees an old or a new pair, never a mix. Locks are
+// advisory and best effort: a folder we cannot open (or a file system without flock) goes unlocked.
 #include "larmor/io/cfl.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
@@ -89,6 +101,43 @@ Shape readHeader(const std::string& base) {
   return Shape(std::move(dims));
 }
 
+// flock(2) on the folder holding a pair: LOCK_EX by writers across the two renames, LOCK_SH by readers.
+class FolderLock {
+ public:
+  FolderLock(const std::string& base, int how) {
+    const fs::path p(base);
+    const std::string dir = p.has_parent_path() ? p.parent_path().string() : std::string(".");
+    fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd_ >= 0)
+      while (::flock(fd_, how) != 0 && errno == EINTR) {
+      }
+  }
+  ~FolderLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+  }
+  FolderLock(const FolderLock&) = delete;
+  FolderLock& operator=(const FolderLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+class SignalsBlocked {
+ public:
+  SignalsBlocked() {
+    sigset_t s;
+    sigemptyset(&s);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&s, sig);
+    ::pthread_sigmask(SIG_BLOCK, &s, &old_);
+  }
+  ~SignalsBlocked() { ::pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+  SignalsBlocked(const SignalsBlocked&) = delete;
+  SignalsBlocked& operator=(const SignalsBlocked&) = delete;
+
+ private:
+  sigset_t old_;
+};
+
 }  // namespace
 
 std::string cflBasePath(const std::string& path) {
@@ -100,12 +149,26 @@ Shape readCflShape(const std::string& path) { return readHeader(cflBasePath(path
 
 CArray readCfl(const std::string& path) {
   const std::string base = cflBasePath(path);
-  const Shape shape = readHeader(base);
   const std::string cfl = base + ".cfl";
-  std::error_code ec;
-  if (!fs::exists(cfl, ec)) throw Error(cfl + ": no such file");
-  const auto bytes = fs::file_size(cfl, ec);
-  if (ec) throw Error(cfl + ": cannot read (" + ec.message() + ")");
+  Shape shape;
+  std::ifstream in;
+  std::uintmax_t bytes = 0;
+  {
+    // The header and the data file's identity under one shared lock: a pair published meanwhile by
+    // writeCfl cannot give this header with the other data.
+    const FolderLock lock(base, LOCK_SH);
+    shape = readHeader(base);
+    std::error_code ec;
+    if (!fs::exists(cfl, ec)) throw Error(cfl + ": no such file");
+    if (fs::is_directory(cfl, ec)) throw Error(cfl + ": is a directory, not BART data");
+    in.open(cfl, std::ios::binary);
+    if (!in) throw Error(cfl + ": cannot open (" + std::strerror(errno) + ")");
+    in.seekg(0, std::ios::end);
+    const std::streamoff end = in.tellg();
+    if (end < 0) throw Error(cfl + ": cannot read its size");
+    bytes = static_cast<std::uintmax_t>(end);
+    in.seekg(0, std::ios::beg);
+  }
   const auto expected = static_cast<std::uintmax_t>(shape.size()) * sizeof(cfloat);
   if (bytes != expected)
     throw Error(cfl + ": holds " + std::to_string(bytes) + " bytes but " + base + ".hdr dimensions " +
@@ -116,8 +179,6 @@ CArray readCfl(const std::string& path) {
   } catch (const std::bad_alloc&) {
     throw Error(cfl + ": not enough memory for " + shape.str());
   }
-  std::ifstream in(cfl, std::ios::binary);
-  if (!in) throw Error(cfl + ": cannot open");
   in.read(reinterpret_cast<char*>(a.data()), static_cast<std::streamsize>(expected));
   if (in.gcount() != static_cast<std::streamsize>(expected))
     throw Error(cfl + ": read " + std::to_string(in.gcount()) + " of " + std::to_string(expected) + " bytes");
@@ -155,7 +216,10 @@ void writeCfl(const std::string& path, const CArray& a) {
     out.close();
     if (!out) throw Error(hdr.target() + ": write failed (" + std::strerror(errno) + ")");
   }
-  // Data first: a reader that sees the new .hdr then finds a .cfl of the matching size.
+  // Data first, then the header, as one unit under the folder lock and with signals held back (the
+  // protocol at the top of this file).
+  const FolderLock lock(base, LOCK_EX);
+  const SignalsBlocked blocked;
   cfl.commit();
   hdr.commit();
 }

@@ -334,7 +334,8 @@ std::vector<std::string> writeSeries(const SeriesContext& ctx, ImageComponent co
     set(DCM_RescaleIntercept, sc.intercept);
     set(DCM_RescaleSlope, sc.slope);
     set(DCM_WindowCenter, decimal(center));
-    set(DCM_WindowWidth, decimal(width));
+    // decimal() writes tiny values as "0", an invalid width: the smallest DS >= the width instead.
+    set(DCM_WindowWidth, width < 1e-6 ? dsAtLeast(width) : decimal(width));
     // LINEAR requires a width >= 1 (C.11.2.1.2.1); images in arbitrary units often span less than 1,
     // which LINEAR_EXACT (width > 0) expresses without rescaling the data.
     if (width < 1) set(DCM_VOILUTFunction, "LINEAR_EXACT");

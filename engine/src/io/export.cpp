@@ -1,5 +1,7 @@
 #include "larmor/io/export.hpp"
 
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <numbers>
 #include <system_error>
@@ -16,8 +19,11 @@
 #include "larmor/io/cfl.hpp"
 #include "larmor/io/image_geometry.hpp"
 #include "larmor/io/nifti.hpp"
+#include "larmor/io/output_safety.hpp"
 #include "larmor/io/png.hpp"
 #include "larmor/util/provenance.hpp"
+#include "larmor/util/atomic_file.hpp"
+#include "larmor/util/temp_registry.hpp"
 #ifdef LARMOR_HAVE_IO
 #include "larmor/io/dicom.hpp"
 #endif
@@ -45,48 +51,58 @@ fs::path dicomTarget(const std::string& path) {
 
 fs::path parentOf(const fs::path& p) { return p.has_parent_path() ? p.parent_path() : fs::path("."); }
 
-void requireWritableDirectory(const fs::path& dir, const std::string& path) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec))
-    throw Error(path + ": cannot write, directory " + dir.string() + " does not exist");
-  if (::access(dir.c_str(), W_OK | X_OK) != 0)
-    throw Error(path + ": cannot write in " + dir.string() + " (" + std::strerror(errno) + ")");
-}
-
-// A directory that may become (or be replaced by) a series: absent, empty, or a previous export, which
-// holds nothing but .dcm files. Anything else is the user's and is never replaced.
-enum class TargetState { Absent, Empty, PreviousExport };
-TargetState dicomTargetState(const fs::path& target, const std::string& path) {
-  std::error_code ec;
-  if (!fs::exists(fs::symlink_status(target, ec))) return TargetState::Absent;
-  if (!fs::is_directory(fs::symlink_status(target, ec)))
-    throw Error(path + ": exists and is not a directory (a DICOM series needs a directory)");
-  bool empty = true;
-  for (const auto& e : fs::directory_iterator(target, ec)) {
-    empty = false;
-    const std::string name = e.path().filename().string();
-    const bool dcm = name.size() > 4 && name.compare(name.size() - 4, 4, ".dcm") == 0;
-    if (!dcm || !e.is_regular_file(ec) || e.is_symlink(ec))
-      throw Error(path + ": the directory holds '" + name +
-                  "', which is not part of a DICOM export; choose a new or empty directory");
+// 0777 & ~umask, what mkdir(2) would have given: /proc/self/status holds the umask without changing it
+// (umask(2) can only be read by setting it, which races with other threads).
+fs::perms folderPermissions() {
+  unsigned mask = 022;
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  bool found = false;
+  while (std::getline(status, line))
+    if (line.rfind("Umask:", 0) == 0) {
+      mask = static_cast<unsigned>(std::strtoul(line.c_str() + 6, nullptr, 8));
+      found = true;
+      break;
+    }
+  if (!found) {
+    const mode_t m = ::umask(022);
+    ::umask(m);
+    mask = m;
   }
-  if (ec) throw Error(path + ": cannot list the directory (" + ec.message() + ")");
-  return empty ? TargetState::Empty : TargetState::PreviousExport;
+  return static_cast<fs::perms>(0777u & ~mask);
 }
 
 std::string makeTempDir(const fs::path& target, const char* tag, const std::string& path) {
   std::string tmpl = target.string() + tag + "XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
-  if (!::mkdtemp(buf.data())) throw Error(path + ": cannot create a temporary directory (" + std::strerror(errno) + ")");
+  if (!::mkdtemp(buf.data()))
+    throw Error(path + ": cannot create a temporary folder next to it (" + std::strerror(errno) + ")");
   std::error_code ec;
-  // mkdtemp makes it 0700; a series directory is as readable as any other output.
-  fs::permissions(buf.data(),
-                  fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
-                      fs::perms::others_exec,
-                  ec);
+  // mkdtemp makes it 0700; a series folder gets the permissions of any new folder (umask).
+  fs::permissions(buf.data(), folderPermissions(), ec);
   return buf.data();
 }
+
+// Blocks SIGINT/SIGTERM/SIGHUP while the previous export and the new one swap places, so a signal
+// cannot land between the two renames (it is delivered right after).
+class SignalsBlocked {
+ public:
+  SignalsBlocked() {
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGINT);
+    sigaddset(&s, SIGTERM);
+    sigaddset(&s, SIGHUP);
+    ::pthread_sigmask(SIG_BLOCK, &s, &old_);
+  }
+  ~SignalsBlocked() { ::pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+  SignalsBlocked(const SignalsBlocked&) = delete;
+  SignalsBlocked& operator=(const SignalsBlocked&) = delete;
+
+ private:
+  sigset_t old_;
+};
 
 void validateOptions(const ExportOptions& o, const std::string& path) {
   for (const auto& c : o.components) (void)componentFromString(c);
@@ -109,22 +125,47 @@ void checkImage(const CArray& image, const std::string& path) {
     throw Error(path + ": expected a combined image [x, y, z, 1, slices], got " + s.str());
 }
 
+// A NaN or Inf voxel (e.g. k-space of 3e38 overflowing float in the FFT) would give an all-NaN .cfl/.nii
+// and an all-zero DICOM: refused before anything is written.
+void requireFiniteImage(const CArray& image, const std::string& path) {
+  index_t bad = 0, first = -1;
+  for (index_t i = 0; i < image.size(); ++i) {
+    const cfloat v = image[i];
+    if (std::isfinite(v.real()) && std::isfinite(v.imag())) continue;
+    if (bad++ == 0) first = i;
+  }
+  if (bad > 0)
+    throw Error(path + ": the reconstructed image has " + std::to_string(bad) + " non-finite voxel" +
+                (bad == 1 ? "" : "s") + " (first at voxel " + std::to_string(first) +
+                "); the input probably overflows single precision, nothing written");
+}
+
 #ifdef LARMOR_HAVE_IO
 // The series appears at once: written into TARGET.tmp-XXXXXX next to the target (same file system),
-// then renamed onto it. A previous export is moved aside first and removed after the rename; any
-// failure removes the temporary directory, so there is never a half-written series.
+// with the marker .larmor-export, then renamed onto it. A previous export is moved aside first and
+// removed after the rename; any failure removes the temporary folder, so there is never a half-written
+// series. The temporary folder is registered for the signal clean-up while it lives.
 std::vector<std::string> writeDicomAtomically(const std::string& path, const recon::ReconResult& r, const Dataset& d,
                                               const ExportOptions& o, const ImageGeometry& g,
                                               const Progress& progress) {
   const fs::path target = dicomTarget(path);
-  requireWritableDirectory(parentOf(target), path);
-  const TargetState state = dicomTargetState(target, path);
-  const std::string temp = makeTempDir(target, ".tmp-", path);
+  requireWritableFolder(parentOf(target).string(), path);
+  const FolderState state = exportFolderState(target.string(), path);
+  removeStaleTemporariesOnce(parentOf(target).string());
+  const std::string temp = makeTempDir(target, kTempInfix, path);
+  int slot = registerTemporary(temp, TempKind::Directory);
   std::vector<std::string> files;
   std::error_code ec;
   try {
     files = writeDicomSeriesFiles(temp, r, d, o, g, progress);
-    if (state == TargetState::PreviousExport) {
+    {
+      std::ofstream marker(fs::path(temp) / kExportMarker);
+      marker << "Larmor " << versionString() << " DICOM export; a later export may replace this folder.\n";
+      marker.close();
+      if (!marker) throw Error(path + ": cannot write " + std::string(kExportMarker) + " (" + std::strerror(errno) + ")");
+    }
+    const SignalsBlocked blocked;
+    if (state == FolderState::PreviousExport) {
       // rename(2) onto an empty directory replaces it; the old series goes to an empty temporary one.
       const std::string old = makeTempDir(target, ".old-", path);
       if (std::rename(target.c_str(), old.c_str()) != 0) {
@@ -137,12 +178,17 @@ std::vector<std::string> writeDicomAtomically(const std::string& path, const rec
         std::rename(old.c_str(), target.c_str());  // put the previous export back
         throw Error(path + ": cannot rename the new series into place (" + why + ")");
       }
+      unregisterTemporary(slot);
+      slot = -1;
       fs::remove_all(old, ec);
     } else if (std::rename(temp.c_str(), target.c_str()) != 0) {
       throw Error(path + ": cannot rename the new series into place (" + std::strerror(errno) + ")");
     }
+    unregisterTemporary(slot);
+    slot = -1;
   } catch (...) {
     fs::remove_all(temp, ec);
+    unregisterTemporary(slot);
     throw;
   }
   for (auto& f : files) f = (target / fs::path(f).filename()).string();
@@ -250,13 +296,13 @@ void checkOutputPath(const std::string& path, const ExportOptions& o) {
     const fs::path target = dicomTarget(path);
     if (target == "/" || target.filename() == "." || target.filename() == "..")
       throw Error(path + ": name a series directory (e.g. out/series/)");
-    requireWritableDirectory(parentOf(target), path);
-    (void)dicomTargetState(target, path);
+    requireWritableFolder(parentOf(target).string(), path);
+    (void)exportFolderState(target.string(), path);
 #endif
     return;
   }
   const fs::path p(path);
-  requireWritableDirectory(parentOf(p), path);
+  requireWritableFolder(parentOf(p).string(), path);
 }
 
 ExportReport writeImageOutput(const std::string& path, const recon::ReconResult& r, const Dataset& d,
@@ -265,6 +311,8 @@ ExportReport writeImageOutput(const std::string& path, const recon::ReconResult&
   checkImage(r.image, path);
   ExportReport report;
   report.kind = outputKind(path);
+  checkFormatLimits(report.kind, r.image.shape(), path);
+  requireFiniteImage(r.image, path);
   report.path = path;
   // Files are one atomic step each; a DICOM series reports per instance written.
   if (report.kind != OutputKind::Dicom) progress.report(0.0, "writing " + toString(report.kind));

@@ -7,24 +7,22 @@
 #include <random>
 #include <system_error>
 
+#include "larmor/io/output_safety.hpp"
 #include "larmor/util/error.hpp"
+#include "larmor/util/temp_registry.hpp"
 
 namespace fs = std::filesystem;
 
 namespace larmor {
 
-namespace {
-
-std::string randomSuffix() {
+std::string randomTempSuffix() {
   static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
   thread_local std::mt19937_64 rng{std::random_device{}()};
   std::uniform_int_distribution<std::size_t> pick(0, sizeof(alphabet) - 2);
-  std::string s(6, 'x');
+  std::string s(kTempSuffixLength, 'x');
   for (auto& c : s) c = alphabet[pick(rng)];
   return s;
 }
-
-}  // namespace
 
 AtomicFile::AtomicFile(std::string target) : target_(std::move(target)) {
   require(!target_.empty(), "output path is empty");
@@ -34,10 +32,12 @@ AtomicFile::AtomicFile(std::string target) : target_(std::move(target)) {
   if (!fs::is_directory(dir, ec))
     throw Error(target_ + ": cannot write, directory " + dir.string() + " does not exist");
   if (fs::is_directory(p, ec)) throw Error(target_ + ": cannot write, it is a directory");
+  io::removeStaleTemporariesOnce(dir.string());
   for (int attempt = 0; attempt < 100; ++attempt) {
-    std::string candidate = target_ + ".tmp-" + randomSuffix();
-    if (!fs::exists(candidate, ec)) {
+    std::string candidate = target_ + kTempInfix + randomTempSuffix();
+    if (!fs::exists(fs::symlink_status(candidate, ec))) {
       temp_ = std::move(candidate);
+      slot_ = registerTemporary(temp_, TempKind::File);
       return;
     }
   }
@@ -49,6 +49,7 @@ AtomicFile::~AtomicFile() {
     std::error_code ec;
     fs::remove(temp_, ec);  // best effort: a destructor must not throw
   }
+  unregisterTemporary(slot_);
 }
 
 void AtomicFile::commit() {
@@ -62,6 +63,8 @@ void AtomicFile::commit() {
     throw Error(target_ + ": cannot write (" + why + ")");
   }
   committed_ = true;
+  unregisterTemporary(slot_);
+  slot_ = -1;
 }
 
 }  // namespace larmor

@@ -2,7 +2,10 @@
 // Output files appear whole or not at all: the writer fills a temporary file in the target's directory
 // (same file system, so the final rename is atomic) and commit() renames it over the target. If the
 // writer throws before commit(), the destructor removes the temporary, so a failed or cancelled write
-// never leaves a half-written FILE behind, nor a stray FILE.tmp-XXXXXX.
+// never leaves a half-written FILE behind, nor a stray FILE.tmp-XXXXXX. The temporary is registered with
+// the signal clean-up (temp_registry.hpp) while it lives, so SIGINT/SIGTERM remove it too; and the first
+// AtomicFile of a process in a folder removes that folder's stale temporaries of ours from killed runs
+// (output_safety.hpp, removeStaleTemporaries).
 #include <string>
 
 namespace larmor {
@@ -27,6 +30,13 @@ class AtomicFile {
   std::string target_;
   std::string temp_;
   bool committed_ = false;
+  int slot_ = -1;  ///< temp_registry slot
 };
+
+/// The temporary-name pattern of every Larmor writer: TARGET + ".tmp-" + 6 letters/digits.
+inline constexpr const char* kTempInfix = ".tmp-";
+inline constexpr std::size_t kTempSuffixLength = 6;
+/// A random suffix for a temporary name (letters and digits, kTempSuffixLength of them).
+std::string randomTempSuffix();
 
 }  // namespace larmor

@@ -1,0 +1,89 @@
+#pragma once
+// Output safety: the rules every writer of Larmor (larmor-cli's recon, compare --map, simulate, --json;
+// the GUI's export) checks BEFORE any reconstruction work, so that a user's data are never destroyed and
+// a run never fails after hours of work for a reason known at the start (docs/reliability.md).
+//  1. No output may be an input: compared by device and inode (stat, so hard links and symlinks are
+//     caught) and by canonical path (for outputs not there yet). A .cfl/.hdr path stands for both members
+//     of its pair, on either side; a DICOM output folder may not hold an input.
+//  2. Outputs may not collide with each other (an image k.cfl and a JSON k.hdr).
+//  3. A non-empty folder is replaced only when it is a previous Larmor DICOM export: it holds the marker
+//     file .larmor-export (written into every series folder we make), or every file in it is a .dcm that
+//     carries the private creator "LARMOR" in (0019,0010) (exports made before the marker). Else one error
+//     naming the folder; nothing in it is touched.
+//  4. Every output's parent folder exists and is writable; the planned image fits the format (DICOM Rows
+//     and Columns <= 65535, NIfTI-1 dimensions <= 32767, PNG width/height <= 2^31-1 and one IDAT chunk);
+//     the file system has room for the estimated size (statvfs, f_bavail).
+// Every failure is one larmor::Error line naming the path and the reason.
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "larmor/array/array.hpp"
+#include "larmor/io/export.hpp"
+
+namespace larmor::io {
+
+/// The marker file in every DICOM series folder Larmor writes.
+inline constexpr const char* kExportMarker = ".larmor-export";
+
+/// What an output holds: an image (writeImageOutput: DICOM, NIfTI, .cfl, PNG), a JSON report, a PNG
+/// error map, or k-space written by `simulate` (.h5 or .cfl).
+enum class OutputRole { Image, Json, Map, Kspace };
+
+struct PlannedOutput {
+  std::string path;
+  OutputRole role = OutputRole::Image;
+  /// Image: the planned image [x, y, z, 1, slices] (empty shape: unknown, limits and size not checked);
+  /// Map: [x, y, planes] of the map.
+  Shape image;
+  /// Image: the export options (components, window) that writeImageOutput will get.
+  ExportOptions options;
+  /// Estimated bytes; 0 = estimate from `image` (or a small file for JSON).
+  std::uintmax_t bytes = 0;
+};
+
+/// The files `path` stands for: FILE.cfl and FILE.hdr for a .cfl/.hdr path (or a path without an
+/// extension, which readCfl completes), else `path` itself.
+std::vector<std::string> pathMembers(const std::string& path);
+
+/// True when `a` and `b` are the same file: same device and inode, or the same canonical path.
+bool sameFile(const std::string& a, const std::string& b);
+
+/// Throws Error("OUT: is the input IN; ...") when any member of `output` is any member of an input, or
+/// when a DICOM output folder holds an input.
+void requireNotAnInput(const std::string& output, OutputRole role, const std::vector<std::string>& inputs);
+
+/// The state of a DICOM output folder. Throws Error naming the folder when it is neither absent, empty,
+/// nor a previous Larmor export (the folder's files are left as they are).
+enum class FolderState { Absent, Empty, PreviousExport };
+FolderState exportFolderState(const std::string& folder, const std::string& pathForMessages);
+
+/// True when `file` is a DICOM file Larmor wrote: (0019,0010) LO "LARMOR" in its first 64 KiB.
+bool isLarmorDicomFile(const std::string& file);
+
+/// Throws unless `dir` exists, is a directory and is writable by us.
+void requireWritableFolder(const std::string& dir, const std::string& pathForMessages);
+
+/// Throws unless the file system holding `dir` has at least `bytes` free for us.
+void requireFreeSpace(const std::string& dir, std::uintmax_t bytes, const std::string& pathForMessages);
+
+/// Throws when an image of `shape` ([x, y, z, 1, slices]) cannot be stored as `kind`.
+void checkFormatLimits(OutputKind kind, const Shape& shape, const std::string& path, int components = 1);
+
+/// A generous estimate of the bytes written for an image of `shape`.
+std::uintmax_t estimateImageBytes(OutputKind kind, const Shape& shape, int components, bool niftiComplex);
+
+/// All the rules above, for every output against every input and every other output. Writes nothing
+/// (except the clean-up of stale temporaries of ours in the output folders).
+void checkOutputs(const std::vector<PlannedOutput>& outputs, const std::vector<std::string>& inputs);
+
+/// Removes from `dir` the temporaries of killed Larmor runs: entries named TARGET.tmp-XXXXXX or
+/// TARGET.old-XXXXXX (6 letters/digits) whose TARGET is one of our outputs (.cfl .hdr .nii .png .json .h5,
+/// or a folder holding only .dcm files and our marker), last modified at least `minAge` ago. Returns how
+/// many were removed. Nothing else is touched.
+int removeStaleTemporaries(const std::string& dir, std::chrono::seconds minAge = std::chrono::hours(1));
+/// The same, at most once per folder and process (AtomicFile and the DICOM export call it).
+void removeStaleTemporariesOnce(const std::string& dir);
+
+}  // namespace larmor::io

@@ -1,0 +1,333 @@
+// Output safety rules, checked before any work (see output_safety.hpp for the rules and
+// docs/reliability.md for the guarantees they give). Identity of files: st_dev/st_ino when both exist
+// (hard links, symlinks, "./a" vs "a"), else the canonical paths. Size estimates are deliberately
+// generous (headers rounded up), since running out of disk after the work is what they prevent.
+#include "larmor/io/output_safety.hpp"
+
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <system_error>
+
+#include "larmor/util/atomic_file.hpp"
+#include "larmor/util/error.hpp"
+
+namespace fs = std::filesystem;
+
+namespace larmor::io {
+
+namespace {
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string lowerExt(const std::string& path) { return lower(fs::path(path).extension().string()); }
+
+bool endsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// "out/series/" -> "out/series".
+std::string stripSlashes(std::string s) {
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+fs::path parentOf(const fs::path& p) { return p.has_parent_path() ? p.parent_path() : fs::path("."); }
+
+std::string canonical(const std::string& p) {
+  std::error_code ec;
+  const fs::path c = fs::weakly_canonical(fs::absolute(p, ec), ec);
+  return ec ? fs::absolute(p).lexically_normal().string() : c.string();
+}
+
+std::vector<std::string> members(const std::string& path, bool completeBare) {
+  const std::string ext = lowerExt(path);
+  if (ext == ".cfl" || ext == ".hdr") {
+    const std::string base = path.substr(0, path.size() - 4);
+    return {base + ".cfl", base + ".hdr"};
+  }
+  if (completeBare && ext.empty() && !path.empty() && path.back() != '/') return {path, path + ".cfl", path + ".hdr"};
+  return {path};
+}
+
+bool isTempName(const std::string& name, std::string& target) {
+  const std::size_t n = kTempSuffixLength + 5;  // ".tmp-" or ".old-" and the suffix
+  if (name.size() <= n) return false;
+  const std::string infix = name.substr(name.size() - n, 5);
+  if (infix != kTempInfix && infix != ".old-") return false;
+  for (std::size_t i = name.size() - kTempSuffixLength; i < name.size(); ++i)
+    if (!std::isalnum(static_cast<unsigned char>(name[i]))) return false;
+  target = name.substr(0, name.size() - n);
+  return true;
+}
+
+// A folder of ours, as the DICOM export writes it: flat, only .dcm files and the marker.
+bool isFlatSeriesFolder(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (e.is_symlink(ec) || !e.is_regular_file(ec)) return false;
+    if (name != kExportMarker && !endsWith(lower(name), ".dcm")) return false;
+  }
+  return !ec;
+}
+
+std::uintmax_t ceilAdd(std::uintmax_t a, std::uintmax_t b) { return a > UINTMAX_MAX - b ? UINTMAX_MAX : a + b; }
+std::uintmax_t ceilMul(std::uintmax_t a, std::uintmax_t b) {
+  return (b != 0 && a > UINTMAX_MAX / b) ? UINTMAX_MAX : a * b;
+}
+
+std::string human(std::uintmax_t bytes) {
+  const double mib = static_cast<double>(bytes) / (1024.0 * 1024.0);
+  char buf[64];
+  if (mib >= 1024) std::snprintf(buf, sizeof buf, "%.1f GiB", mib / 1024);
+  else std::snprintf(buf, sizeof buf, "%.1f MiB", mib);
+  return buf;
+}
+
+// PNG of an image: the mosaic of 2D planes side by side, or a 3D volume's middle partition.
+void pngSize(const Shape& s, bool mosaicAlways, std::uintmax_t& w, std::uintmax_t& h) {
+  const std::uintmax_t nx = static_cast<std::uintmax_t>(s[0]), ny = static_cast<std::uintmax_t>(s[1]);
+  const std::uintmax_t planes = nx * ny > 0 ? static_cast<std::uintmax_t>(s.size()) / (nx * ny) : 0;
+  w = (!mosaicAlways && s[2] > 1) ? nx : ceilMul(nx, planes);
+  h = ny;
+}
+
+}  // namespace
+
+std::vector<std::string> pathMembers(const std::string& path) { return members(path, true); }
+
+bool sameFile(const std::string& a, const std::string& b) {
+  struct stat sa {}, sb {};
+  if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0)
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  return canonical(a) == canonical(b);
+}
+
+void requireNotAnInput(const std::string& output, OutputRole role, const std::vector<std::string>& inputs) {
+  if (output.empty()) return;
+  const bool folder = role == OutputRole::Image && outputKind(output) == OutputKind::Dicom;
+  const std::string folderPath = folder ? canonical(stripSlashes(output)) : std::string();
+  for (const auto& input : inputs) {
+    if (input.empty()) continue;
+    for (const auto& in : members(input, true)) {
+      if (folder) {
+        const std::string c = canonical(in);
+        if (c == folderPath || c.rfind(folderPath + "/", 0) == 0)
+          throw Error(output + ": the output folder holds the input " + input + "; choose another folder");
+        continue;
+      }
+      for (const auto& out : members(output, false))
+        if (sameFile(out, in))
+          throw Error(output + ": is the input " + input +
+                      (out != output || in != input ? " (" + out + " is " + in + ")" : std::string()) +
+                      "; writing it would destroy the input, choose another output path");
+    }
+  }
+}
+
+bool isLarmorDicomFile(const std::string& file) {
+  // (0019,0010) LO, length 6, "LARMOR" in Explicit VR Little Endian: our private creator element, which
+  // sorts before every group-0020+ element, so it sits in the first few KiB.
+  static const char sig[] = {0x19, 0x00, 0x10, 0x00, 'L', 'O', 0x06, 0x00, 'L', 'A', 'R', 'M', 'O', 'R'};
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return false;
+  std::string head(64 * 1024, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  if (head.size() < 132 || head.compare(128, 4, "DICM") != 0) return false;
+  return head.find(std::string(sig, sizeof sig)) != std::string::npos;
+}
+
+FolderState exportFolderState(const std::string& folder, const std::string& path) {
+  std::error_code ec;
+  const fs::path dir(stripSlashes(folder));
+  const auto st = fs::symlink_status(dir, ec);
+  if (!fs::exists(st)) return FolderState::Absent;
+  if (!fs::is_directory(st))
+    throw Error(path + ": exists and is not a folder (a DICOM series needs a new or empty folder)");
+  bool empty = true, marker = false;
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    empty = false;
+    const std::string name = e.path().filename().string();
+    if (name == kExportMarker && e.is_regular_file(ec) && !e.is_symlink(ec)) marker = true;
+    else names.push_back(name);
+  }
+  if (ec) throw Error(path + ": cannot list the folder (" + ec.message() + ")");
+  if (empty) return FolderState::Empty;
+  std::sort(names.begin(), names.end());
+  for (const auto& name : names) {
+    const fs::path f = dir / name;
+    const bool dcm = endsWith(lower(name), ".dcm") && fs::is_regular_file(fs::symlink_status(f, ec));
+    if (!dcm || (!marker && !isLarmorDicomFile(f.string())))
+      throw Error(path + ": the folder holds '" + name + "', which Larmor did not write; only a previous Larmor " +
+                  "export is replaced, choose a new or empty folder");
+  }
+  return FolderState::PreviousExport;
+}
+
+void requireWritableFolder(const std::string& dir, const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw Error(path + ": cannot write, folder " + dir + " does not exist");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw Error(path + ": cannot write in " + dir + " (" + std::strerror(errno) + ")");
+}
+
+void requireFreeSpace(const std::string& dir, std::uintmax_t bytes, const std::string& path) {
+  struct statvfs v {};
+  if (::statvfs(dir.c_str(), &v) != 0) return;  // unknown: the write reports a full disk itself
+  const std::uintmax_t avail = ceilMul(static_cast<std::uintmax_t>(v.f_bavail), v.f_frsize);
+  if (bytes > avail)
+    throw Error(path + ": not enough free disk space in " + dir + " (about " + human(bytes) + " needed, " +
+                human(avail) + " free)");
+}
+
+void checkFormatLimits(OutputKind kind, const Shape& s, const std::string& path, int components) {
+  if (s.rank() == 0 || s.size() == 0) return;
+  switch (kind) {
+    case OutputKind::Dicom:
+      if (s[0] > 65535 || s[1] > 65535)
+        throw Error(path + ": DICOM Columns and Rows are limited to 65535; the image is " + std::to_string(s[0]) +
+                    " x " + std::to_string(s[1]) + " (choose a smaller --matrix, or write .cfl)");
+      break;
+    case OutputKind::Nifti: {
+      const index_t planes = s.size() / (s[0] * s[1]);
+      for (index_t n : {s[0], s[1], s[2], s[4], planes})
+        if (n > 32767)
+          throw Error(path + ": NIfTI-1 dimensions are limited to 32767; the image is " + s.str() + " (write .cfl)");
+      break;
+    }
+    case OutputKind::Png: {
+      std::uintmax_t w = 0, h = 0;
+      pngSize(s, false, w, h);
+      const std::uintmax_t channels = static_cast<std::uintmax_t>(std::max(1, components));
+      if (w > INT_MAX || h > INT_MAX || ceilMul(ceilAdd(ceilMul(w, channels), 1), h) > (std::uintmax_t{1} << 31) - (1 << 20))
+        throw Error(path + ": a PNG of " + std::to_string(w) + " x " + std::to_string(h) +
+                    " pixels is too large (one PNG chunk holds under 2 GiB); write .cfl or .nii");
+      break;
+    }
+    case OutputKind::Bart:
+      break;
+  }
+}
+
+std::uintmax_t estimateImageBytes(OutputKind kind, const Shape& s, int components, bool niftiComplex) {
+  const auto voxels = static_cast<std::uintmax_t>(s.size());
+  const std::uintmax_t planes = s[0] * s[1] > 0 ? voxels / static_cast<std::uintmax_t>(s[0] * s[1]) : 0;
+  switch (kind) {
+    case OutputKind::Bart: return ceilAdd(ceilMul(voxels, 8), 4096);
+    case OutputKind::Nifti: return ceilAdd(ceilMul(voxels, niftiComplex ? 8 : 4), 4096);
+    case OutputKind::Png: {
+      std::uintmax_t w = 0, h = 0;
+      pngSize(s, false, w, h);
+      return ceilAdd(ceilMul(ceilAdd(w, 1), h), ceilAdd(ceilMul(h, 8), 4096));
+    }
+    case OutputKind::Dicom:
+      // 2 bytes a pixel plus a generous 16 KiB of header and provenance per instance.
+      return ceilMul(static_cast<std::uintmax_t>(std::max(1, components)),
+                     ceilAdd(ceilMul(voxels, 2), ceilMul(planes, 16384)));
+  }
+  return 0;
+}
+
+void checkOutputs(const std::vector<PlannedOutput>& outputs, const std::vector<std::string>& inputs) {
+  std::map<dev_t, std::pair<std::uintmax_t, std::string>> need;  // device -> bytes, a folder on it
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const PlannedOutput& o = outputs[i];
+    if (o.path.empty()) continue;
+    requireNotAnInput(o.path, o.role, inputs);
+    for (std::size_t j = 0; j < i; ++j) {
+      if (outputs[j].path.empty()) continue;
+      for (const auto& a : members(o.path, false))
+        for (const auto& b : members(outputs[j].path, false))
+          if (sameFile(a, b))
+            throw Error(o.path + ": is also the output " + outputs[j].path + "; give each output its own path");
+    }
+    std::uintmax_t bytes = o.bytes;
+    std::string folder;
+    if (o.role == OutputRole::Image) {
+      checkOutputPath(o.path, o.options);  // kind, options, parent folder, DICOM folder state
+      const OutputKind kind = outputKind(o.path);
+      folder = parentOf(kind == OutputKind::Dicom ? fs::path(stripSlashes(o.path)) : fs::path(o.path)).string();
+      if (o.image.rank() > 0) {
+        const int comps = kind == OutputKind::Dicom ? static_cast<int>(o.options.components.size()) : 1;
+        checkFormatLimits(kind, o.image, o.path, 1);
+        if (bytes == 0) bytes = estimateImageBytes(kind, o.image, comps, o.options.niftiComplex);
+      }
+    } else {
+      if (fs::is_directory(o.path) || (!o.path.empty() && o.path.back() == '/'))
+        throw Error(o.path + ": is a folder; name a file");
+      folder = parentOf(fs::path(o.path)).string();
+      requireWritableFolder(folder, o.path);
+      if (o.role == OutputRole::Map) {
+        if (lowerExt(o.path) != ".png") throw Error(o.path + ": the error map is written as PNG; name a .png file");
+        if (o.image.rank() > 0) {
+          checkFormatLimits(OutputKind::Png, o.image, o.path, 3);
+          if (bytes == 0) bytes = 3 * estimateImageBytes(OutputKind::Png, o.image, 1, false);
+        }
+      }
+      if (bytes == 0) bytes = 1 << 20;
+    }
+    removeStaleTemporariesOnce(folder);
+    struct stat st {};
+    if (::stat(folder.c_str(), &st) == 0) {
+      auto& n = need[st.st_dev];
+      n.first = ceilAdd(n.first, bytes);
+      if (n.second.empty()) n.second = o.path;
+      requireFreeSpace(folder, n.first, o.path);
+    }
+  }
+}
+
+int removeStaleTemporaries(const std::string& dir, std::chrono::seconds minAge) {
+  static const std::set<std::string> ours = {".cfl", ".hdr", ".nii", ".png", ".json", ".h5"};
+  std::error_code ec;
+  const auto now = fs::file_time_type::clock::now();
+  std::vector<fs::path> stale;
+  for (const auto& e : fs::directory_iterator(dir.empty() ? fs::path(".") : fs::path(dir), ec)) {
+    std::string target;
+    if (!isTempName(e.path().filename().string(), target) || e.is_symlink(ec)) continue;
+    const auto t = fs::last_write_time(e.path(), ec);
+    if (ec || now - t < minAge) continue;
+    const bool file = e.is_regular_file(ec) && ours.count(lowerExt(target)) > 0;
+    const bool series = e.is_directory(ec) && isFlatSeriesFolder(e.path());
+    if (file || series) stale.push_back(e.path());
+  }
+  int removed = 0;
+  for (const auto& p : stale) {
+    if (fs::is_directory(fs::symlink_status(p, ec))) {
+      for (const auto& e : fs::directory_iterator(p, ec)) fs::remove(e.path(), ec);
+    }
+    if (fs::remove(p, ec)) ++removed;
+  }
+  return removed;
+}
+
+void removeStaleTemporariesOnce(const std::string& dir) {
+  static std::mutex m;
+  static std::set<std::string> done;
+  const std::string key = canonical(dir.empty() ? "." : dir);
+  {
+    std::lock_guard<std::mutex> lock(m);
+    if (!done.insert(key).second) return;
+  }
+  (void)removeStaleTemporaries(dir.empty() ? "." : dir);
+}
+
+}  // namespace larmor::io
