@@ -4,6 +4,8 @@
 #include <QFileInfo>
 
 #include "larmor/io/cfl.hpp"
+#include "larmor/io/output_safety.hpp"
+#include "larmor/util/atomic_file.hpp"
 #include "larmor/util/error.hpp"
 // The engine's image writer (DICOM, NIfTI) arrived with the DICOM issue; builds of the engine without
 // it still give a GUI that exports PNG and .cfl.
@@ -30,14 +32,40 @@ CArray toBartLayout(const CArray& image) {
   return out;
 }
 
-void exportCfl(const QString& path, const CArray& image) {
+namespace {
+
+std::vector<std::string> toStrings(const QStringList& l) {
+  std::vector<std::string> v;
+  for (const auto& s : l) v.push_back(s.toStdString());
+  return v;
+}
+
+// The engine's up-front rules (the same as larmor-cli's), for one image output.
+void checkImageOutput(const std::string& path, const Shape& shape, const std::vector<std::string>& inputs,
+                      const io::ExportOptions& options = {}) {
+  io::PlannedOutput o;
+  o.path = path;
+  o.role = io::OutputRole::Image;
+  o.image = shape;
+  o.options = options;
+  io::checkOutputs({o}, inputs);
+}
+
+}  // namespace
+
+void exportCfl(const QString& path, const CArray& image, const QStringList& inputs) {
   require(!image.empty(), path.toStdString() + ": no image to export");
+  checkImageOutput(path.toStdString(), image.shape(), toStrings(inputs));
   io::writeCfl(path.toStdString(), toBartLayout(image));
 }
 
-void exportPng(const QString& path, const QImage& image) {
+void exportPng(const QString& path, const QImage& image, const QStringList& inputs) {
   require(!image.isNull(), path.toStdString() + ": no picture to save");
-  require(image.save(path, "PNG"), path.toStdString() + ": could not write the PNG file");
+  const std::string p = path.toStdString();
+  checkImageOutput(p, Shape{image.width(), image.height(), 1, 1, 1}, toStrings(inputs));
+  AtomicFile file(p);
+  require(image.save(QString::fromStdString(file.tempPath()), "PNG"), p + ": could not write the PNG file");
+  file.commit();
 }
 
 bool dicomExportAvailable() { return LARMOR_UI_HAVE_EXPORT != 0; }
@@ -75,7 +103,9 @@ QStringList exportDicom(const QString& directory, const recon::ReconResult& resu
 #if LARMOR_UI_HAVE_EXPORT
   std::string dir = QDir(directory).absolutePath().toStdString();
   if (dir.back() != '/') dir += '/';  // a trailing slash means "DICOM series" to writeImageOutput, as to the CLI
-  return files(io::writeImageOutput(dir, result, dataset, engineOptions(options)));
+  const io::ExportOptions opt = engineOptions(options);
+  checkImageOutput(dir, result.image.shape(), {dataset.source}, opt);
+  return files(io::writeImageOutput(dir, result, dataset, opt));
 #else
   (void)result, (void)dataset, (void)options;
   throw Error(directory.toStdString() + ": DICOM export is not in this build (the engine has no DICOM writer)");
@@ -87,6 +117,7 @@ QStringList exportNifti(const QString& path, const recon::ReconResult& result, c
 #if LARMOR_UI_HAVE_EXPORT
   io::ExportOptions opt = engineOptions(options);
   opt.niftiComplex = options.component != quality::Component::Magnitude;
+  checkImageOutput(path.toStdString(), result.image.shape(), {dataset.source}, opt);
   return files(io::writeImageOutput(path.toStdString(), result, dataset, opt));
 #else
   (void)result, (void)dataset, (void)options;

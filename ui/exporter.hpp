@@ -23,10 +23,13 @@ struct DicomExportOptions {
 /// [x, y, z, 1, slices] -> BART's layout (slices at dimension 13, trailing ones dropped), as
 /// larmor-cli writes it, so `bart` tools read the GUI's files the same way.
 CArray toBartLayout(const CArray& image);
+/// Every export first applies the engine's output-safety rules (larmor/io/output_safety.hpp): the path
+/// may not be an input (`inputs`, and for DICOM/NIfTI the dataset's source file), a folder must be new,
+/// empty or an earlier Larmor export, the format must hold the image and the disk must have room.
 /// Writes FILE.cfl/FILE.hdr. Throws Error.
-void exportCfl(const QString& path, const CArray& image);
-/// Throws Error when the image cannot be written.
-void exportPng(const QString& path, const QImage& image);
+void exportCfl(const QString& path, const CArray& image, const QStringList& inputs = {});
+/// Writes atomically (temporary file renamed into place). Throws Error when the image cannot be written.
+void exportPng(const QString& path, const QImage& image, const QStringList& inputs = {});
 
 bool dicomExportAvailable();
 bool niftiExportAvailable();
