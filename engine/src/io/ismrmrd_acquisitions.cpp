@@ -294,6 +294,10 @@ class Profiles {
                 static_cast<std::size_t>(d.trajectory.size()) * sizeof(float));
     float maxAbs = 0;
     for (index_t i = 0; i < d.trajectory.size(); ++i) maxAbs = std::max(maxAbs, std::abs(d.trajectory[i]));
+    // Every sample at k = 0 cannot encode an image (a missing or zeroed trajectory, not a scan).
+    if (maxAbs == 0.f)
+      failFile(path_, "the " + toString(h.trajectory) + " trajectory is all zeros (every sample at k = 0); " +
+                          "the file stores no usable k-space coordinates");
     if (!facts.trajectoryInCycles && maxAbs <= 0.5f * (1.f + 1e-3f))  // normalised: scale by the recon matrix
       for (index_t i = 0; i < d.trajectory.size(); ++i) d.trajectory[i] *= static_cast<float>(h.recon[i % 3]);
     if (h.trajectory == TrajectoryKind::Radial && trajDims_ >= 3 && h.encoded[2] > 1)
@@ -363,6 +367,10 @@ void readAcquisitions(const std::string& path, const std::string& group, const E
     const AcqRecord& record = reader.get(i);
     d.acquisitions.push_back(infoOf(record.head));
     if (skipped(record.head, i, repetition, path, d)) continue;
+    // An index beyond the header's encoding limits would add empty slices at one position.
+    if (facts.slicesDeclared && static_cast<index_t>(record.head.idx.slice) >= facts.slices)
+      failFile(path, "acquisition " + std::to_string(i) + " has slice index " + std::to_string(record.head.idx.slice) +
+                         " but the header's encoding limits allow slices 0.." + std::to_string(facts.slices - 1));
     const Samples s = checkedSamples(record, i, path, coils);
     geometry.add(record.head, h.geometry);
     ++imaging;

@@ -8,6 +8,8 @@
 #include "ismrmrd_header.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <system_error>
 #include <vector>
@@ -124,6 +126,42 @@ void readDescription(const ISMRMRD::IsmrmrdHeader& xml, Header& h) {
     h.protocolName = *xml.measurementInformation->protocolName;
 }
 
+// libismrmrd stores matrix sizes, encoding limits and acceleration factors as unsigned short and
+// narrows whatever the XML says (x = 1000000000 becomes 51712, x = -5 becomes 65531). The text is
+// checked first: every leaf value inside <matrixSize>, <encodingLimits> and <accelerationFactor> must be
+// an integer in [0, 65535].
+void checkNarrowedValues(const std::string& xml, const std::string& path) {
+  for (const std::string block : {"matrixSize", "encodingLimits", "accelerationFactor"}) {
+    const std::string open = "<" + block + ">", close = "</" + block + ">";
+    for (std::size_t b = xml.find(open); b != std::string::npos; b = xml.find(open, b + 1)) {
+      const std::size_t e = xml.find(close, b);
+      if (e == std::string::npos) break;  // the XML parser reports the broken document
+      std::size_t pos = b + open.size();
+      while (true) {
+        const std::size_t lt = xml.find('<', pos);
+        if (lt == std::string::npos || lt >= e) break;
+        const std::size_t gt = xml.find('>', lt);
+        if (gt == std::string::npos || gt > e) break;
+        const std::string tag = xml.substr(lt + 1, gt - lt - 1);
+        pos = gt + 1;
+        if (tag.empty() || tag[0] == '/' || tag.back() == '/') continue;
+        const std::size_t end = xml.find('<', pos);
+        if (end == std::string::npos || end > e || xml.compare(end, 2, "</") != 0) continue;  // not a leaf
+        std::string text = xml.substr(pos, end - pos);
+        const auto first = text.find_first_not_of(" \t\r\n"), last = text.find_last_not_of(" \t\r\n");
+        text = first == std::string::npos ? std::string() : text.substr(first, last - first + 1);
+        char* stop = nullptr;
+        errno = 0;
+        const long long v = std::strtoll(text.c_str(), &stop, 10);
+        const bool integer = !text.empty() && stop && *stop == '\0' && errno == 0;
+        if (!integer || v < 0 || v > 65535)
+          failFile(path, "the XML header's <" + block + "><" + tag + "> is '" + text.substr(0, 32) +
+                             "', beyond ISMRMRD's range 0..65535");
+      }
+    }
+  }
+}
+
 }  // namespace
 
 // Larmor reads ISMRMRD files with HDF5 directly rather than through libismrmrd's Dataset, which opens
@@ -156,6 +194,7 @@ H5Id openIsmrmrdFile(const std::string& path, const std::string& group) {
 
 ISMRMRD::IsmrmrdHeader parseHeader(hid_t file, const std::string& path, const std::string& group) {
   const std::string xml = readXmlText(file, path, group);
+  checkNarrowedValues(xml, path);
   ISMRMRD::IsmrmrdHeader hdr;
   try {
     ISMRMRD::deserialize(xml.c_str(), hdr);
@@ -181,6 +220,7 @@ Header headerFromXml(const ISMRMRD::IsmrmrdHeader& xml, const std::string& path,
   facts.center1 = lim.kspace_encoding_step_1 ? lim.kspace_encoding_step_1->center : h.encoded[1] / 2;
   facts.center2 = lim.kspace_encoding_step_2 ? lim.kspace_encoding_step_2->center : h.encoded[2] / 2;
   facts.slices = lim.slice ? index_t{lim.slice->maximum} + 1 : 1;
+  facts.slicesDeclared = lim.slice.has_value();
   h.trajectory = kindFromHeader(enc);
   if (const std::string* k = findStringParameter(xml, kTrajectoryKindParameter)) {
     try {

@@ -29,6 +29,7 @@ const std::string* findStringParameter(const ISMRMRD::IsmrmrdHeader& h, const st
 struct EncodingFacts {
   index_t center1 = 0, center2 = 0;  ///< the k-space centre lines (encoding limits, else the middle)
   index_t slices = 1;                ///< the slices the encoding limits announce
+  bool slicesDeclared = false;       ///< the encoding limits have a <slice> entry (indices are checked)
   bool trajectoryInCycles = false;   ///< the file says its trajectory is in cycles per FOV
 };
 
