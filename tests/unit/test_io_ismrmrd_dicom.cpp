@@ -320,16 +320,17 @@ TEST(IoDicom, ReplacesAPreviousExportButNeverForeignFiles) {
   io::ExportOptions o;
   o.printWarnings = false;
   io::writeImageOutput(dir + "/s/", rc.r, rc.d, allComponents());
-  EXPECT_EQ(listDir(dir + "/s").size(), 8u);
+  EXPECT_EQ(listDir(dir + "/s").size(), 9u);  // 8 instances and the marker .larmor-export
   // An existing directory without a trailing slash is a DICOM target too; the old series is replaced.
   io::checkOutputPath(dir + "/s");
   const auto report = io::writeImageOutput(dir + "/s", rc.r, rc.d, o);
-  EXPECT_EQ(listDir(dir + "/s"), (std::vector<std::string>{"magnitude_0001.dcm", "magnitude_0002.dcm"}));
+  EXPECT_EQ(listDir(dir + "/s"),
+            (std::vector<std::string>{".larmor-export", "magnitude_0001.dcm", "magnitude_0002.dcm"}));
   EXPECT_EQ(listDir(dir), std::vector<std::string>{"s"});
   // A failing export over a previous one keeps the previous one.
   const Progress failing([](double, const std::string&) { throw Error("injected failure"); });
   expectError([&] { io::writeImageOutput(dir + "/s/", rc.r, rc.d, allComponents(), failing); }, "injected");
-  EXPECT_EQ(listDir(dir + "/s").size(), 2u);
+  EXPECT_EQ(listDir(dir + "/s").size(), 3u);
   EXPECT_EQ(listDir(dir), std::vector<std::string>{"s"});
   // A directory holding anything else is the user's: refused before the reconstruction would run.
   fs::create_directory(dir + "/mine");
@@ -340,7 +341,7 @@ TEST(IoDicom, ReplacesAPreviousExportButNeverForeignFiles) {
   // An empty directory is simply filled.
   fs::create_directory(dir + "/empty");
   io::writeImageOutput(dir + "/empty/", rc.r, rc.d, o);
-  EXPECT_EQ(listDir(dir + "/empty").size(), 2u);
+  EXPECT_EQ(listDir(dir + "/empty").size(), 3u);
 }
 
 TEST(IoDicom, UidsAreUniqueUuidDerived) {
