@@ -75,8 +75,19 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One line and exit 1 like every other error (CLI11 prints two lines and exits 104/105/...).
+    std::string what = e.what();
+    for (auto& c : what)
+      if (c == '\n') c = ' ';
+    std::cerr << "larmor-cli: " << what << " (run with --help for the options)\n";
+    return 1;
   }
   // SIGINT/SIGTERM/SIGHUP remove the temporaries of a write in progress (docs/reliability.md).
   larmor::installTempCleanupOnSignals();

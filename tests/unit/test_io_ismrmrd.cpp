@@ -409,7 +409,7 @@ TEST(IoIsmrmrd, FileWithoutTheDatasetGroupIsNotModified) {
 
   const hid_t g = H5Fcreate((dir + "/bare.h5").c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   H5Fclose(g);
-  expectError([&] { io::readIsmrmrd(dir + "/bare.h5"); }, "bare.h5: no ISMRMRD group /dataset (the file is empty)");
+  expectError([&] { io::readIsmrmrd(dir + "/bare.h5"); }, "bare.h5: no ISMRMRD group /dataset (the HDF5 file holds no objects at its root)");
 }
 
 TEST(IoIsmrmrd, MismatchedChannels) {

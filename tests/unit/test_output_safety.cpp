@@ -416,3 +416,20 @@ TEST(OutputSafetyCli, SigtermDuringAWriteLeavesNoTemporaries) {
   EXPECT_FALSE(hasTemporaries(d));
   EXPECT_FALSE(fs::exists(out) && !fs::exists(d + "/big.hdr")) << "a .cfl without its header";
 }
+
+// Issue 15, item 8: messages that named the wrong thing or took two lines.
+TEST(OutputSafetyCli, MessagesNameTheRightThingOnOneLine) {
+  const std::string d = dir("cli-messages");
+  const RunResult parse = runCli("recon --no-such-option", d);
+  EXPECT_EQ(parse.exitCode, 1);
+  EXPECT_EQ(std::count(parse.err.begin(), parse.err.end(), '\n'), 1) << parse.err;
+  writeCfl(d + "/k.cfl", filled({1, 8, 4, 2}, 1));
+  const RunResult centre = runCli("recon " + d + "/k.cfl --output " + d + "/o.nii --window-center nan", d);
+  EXPECT_EQ(centre.exitCode, 1);
+  EXPECT_NE(centre.err.find("window centre"), std::string::npos) << centre.err;
+  // An all-zero BART trajectory is named as such (it used to be "k = (0.75, 0, 0) beyond the 1x1 matrix").
+  writeCfl(d + "/t.cfl", CArray(Shape{3, 8, 4}));
+  const RunResult zero = runCli("recon " + d + "/k.cfl --traj " + d + "/t.cfl --output " + d + "/o.cfl", d);
+  EXPECT_EQ(zero.exitCode, 1);
+  EXPECT_NE(zero.err.find("all zeros"), std::string::npos) << zero.err;
+}

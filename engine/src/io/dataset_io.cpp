@@ -180,6 +180,8 @@ Dataset loadBartLayout(const std::string& path, const LoadOptions& options) {
       d.trajectory[i] = v;
       maxAbs[i % 3] = std::max(maxAbs[i % 3], std::abs(v));
     }
+    if (maxAbs[0] == 0.f && maxAbs[1] == 0.f && maxAbs[2] == 0.f)
+      throw Error(trajName + ": the trajectory is all zeros (every sample at k = 0), so it encodes no image");
     for (int i = 0; i < 3; ++i) {
       const auto implied = maxAbs[i] > 0 ? 2 * static_cast<index_t>(std::ceil(maxAbs[i])) : index_t{1};
       h.recon[i] = options.matrix[i] > 0 ? options.matrix[i] : implied;

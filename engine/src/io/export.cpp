@@ -107,8 +107,10 @@ class SignalsBlocked {
 void validateOptions(const ExportOptions& o, const std::string& path) {
   for (const auto& c : o.components) (void)componentFromString(c);
   if (o.components.empty()) throw Error(path + ": no image component to export");
-  if (!std::isfinite(o.windowWidth) || o.windowWidth < 0 || !std::isfinite(o.windowCenter))
-    throw Error(path + ": the window width must be a finite number >= 0 (0 = automatic)");
+  if (!std::isfinite(o.windowCenter))
+    throw Error(path + ": the window centre must be a finite number (--window-center)");
+  if (!std::isfinite(o.windowWidth) || o.windowWidth < 0)
+    throw Error(path + ": the window width must be a finite number >= 0, 0 = automatic (--window-width)");
 }
 
 double percentile(std::vector<float> v, double q) {
@@ -186,6 +188,18 @@ std::vector<std::string> writeDicomAtomically(const std::string& path, const rec
     }
     unregisterTemporary(slot);
     slot = -1;
+  } catch (const Cancelled&) {
+    fs::remove_all(temp, ec);
+    unregisterTemporary(slot);
+    throw;
+  } catch (const Error& e) {
+    fs::remove_all(temp, ec);
+    unregisterTemporary(slot);
+    // Name the series the user asked for, not our temporary folder.
+    std::string why = e.what();
+    for (std::size_t at = why.find(temp); at != std::string::npos; at = why.find(temp, at + 1))
+      why.replace(at, temp.size(), target.string());
+    throw Error(why);
   } catch (...) {
     fs::remove_all(temp, ec);
     unregisterTemporary(slot);

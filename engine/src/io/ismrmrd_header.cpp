@@ -55,6 +55,10 @@ std::string readXmlText(hid_t file, const std::string& path, const std::string& 
   const htri_t variable = H5Tis_variable_str(type.id);
   if (variable < 0) fail(hdf5Reason());
   H5Id mem(H5Tcopy(H5T_C_S1), H5Tclose);
+  // The memory type takes the file's character set: HDF5 converts no string between ASCII and UTF-8
+  // ("no appropriate function for conversion path"), and XML is UTF-8 anyway.
+  const H5T_cset_t cset = H5Tget_cset(type.id);
+  if (cset == H5T_CSET_UTF8 || cset == H5T_CSET_ASCII) H5Tset_cset(mem.id, cset);
   if (variable > 0) {
     requireStringLengthFits(dset.id, path, name);
     H5Tset_size(mem.id, H5T_VARIABLE);
@@ -179,11 +183,22 @@ H5Id openIsmrmrdFile(const std::string& path, const std::string& group) {
   H5Id f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (f.id < 0) failFile(path, "damaged or truncated HDF5 file (" + hdf5Reason() + ")");
   const std::string g = "/" + group;
-  if (H5Lexists(f.id, g.c_str(), H5P_DEFAULT) <= 0) {
+  const htri_t groupExists = H5Lexists(f.id, g.c_str(), H5P_DEFAULT);
+  if (groupExists < 0) failFile(path, "cannot read the ISMRMRD group " + g + " (" + hdf5Reason() + ")");
+  if (groupExists == 0) {
     H5Eclear2(H5E_DEFAULT);
     const std::string have = rootLinks(f.id);
-    failFile(path, "no ISMRMRD group " + g + (have.empty() ? " (the file is empty)" : " (it has " + have + ")"));
+    failFile(path, "no ISMRMRD group " + g +
+                       (have.empty() ? " (the HDF5 file holds no objects at its root)" : " (it has " + have + ")"));
   }
+  H5O_info_t oinfo;
+#if H5_VERSION_GE(1, 12, 0)
+  const herr_t got = H5Oget_info_by_name3(f.id, g.c_str(), &oinfo, H5O_INFO_BASIC, H5P_DEFAULT);
+#else
+  const herr_t got = H5Oget_info_by_name(f.id, g.c_str(), &oinfo, H5P_DEFAULT);
+#endif
+  if (got < 0) failFile(path, g + " cannot be opened (" + hdf5Reason() + ")");
+  if (oinfo.type != H5O_TYPE_GROUP) failFile(path, g + " is not a group, so this is not an ISMRMRD file");
   const std::string xml = g + "/xml";
   if (H5Lexists(f.id, xml.c_str(), H5P_DEFAULT) <= 0) {
     H5Eclear2(H5E_DEFAULT);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -178,11 +179,11 @@ std::vector<std::string> writeNifti(const std::string& path, const CArray& image
 
   AtomicFile file(path);
   std::ofstream out(file.tempPath(), std::ios::binary | std::ios::trunc);
-  if (!out) throw Error(path + ": cannot create the NIfTI file");
+  if (!out) throw Error(path + ": cannot create the NIfTI file (" + std::strerror(errno) + ")");
   out.write(h.bytes().data(), static_cast<std::streamsize>(h.bytes().size()));
   out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size() * sizeof(float)));
   out.close();
-  if (!out) throw Error(path + ": write failed");
+  if (!out) throw Error(path + ": write failed (" + std::strerror(errno) + ")");
   file.commit();
   return warnings;
 }

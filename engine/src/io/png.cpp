@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 
 #include "larmor/util/atomic_file.hpp"
@@ -141,7 +143,7 @@ void writePng(const std::string& path, const Image8& img) {
   std::ofstream f(file.tempPath(), std::ios::binary);
   f.write(reinterpret_cast<const char*>(out.data()), static_cast<std::streamsize>(out.size()));
   f.close();
-  require(f.good(), path + ": could not write the PNG");
+  if (!f.good()) throw Error(path + ": could not write the PNG (" + std::strerror(errno) + ")");
   file.commit();
 }
 
