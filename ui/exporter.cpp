@@ -51,6 +51,12 @@ void checkImageOutput(const std::string& path, const Shape& shape, const std::ve
   io::checkOutputs({o}, inputs);
 }
 
+// The dataset's file, when it came from one ("simulated" names no file).
+std::vector<std::string> inputsOf(const Dataset& d) {
+  if (d.source.empty() || d.source == "simulated") return {};
+  return {d.source};
+}
+
 }  // namespace
 
 void exportCfl(const QString& path, const CArray& image, const QStringList& inputs) {
@@ -104,7 +110,7 @@ QStringList exportDicom(const QString& directory, const recon::ReconResult& resu
   std::string dir = QDir(directory).absolutePath().toStdString();
   if (dir.back() != '/') dir += '/';  // a trailing slash means "DICOM series" to writeImageOutput, as to the CLI
   const io::ExportOptions opt = engineOptions(options);
-  checkImageOutput(dir, result.image.shape(), {dataset.source}, opt);
+  checkImageOutput(dir, result.image.shape(), inputsOf(dataset), opt);
   return files(io::writeImageOutput(dir, result, dataset, opt));
 #else
   (void)result, (void)dataset, (void)options;
@@ -117,7 +123,7 @@ QStringList exportNifti(const QString& path, const recon::ReconResult& result, c
 #if LARMOR_UI_HAVE_EXPORT
   io::ExportOptions opt = engineOptions(options);
   opt.niftiComplex = options.component != quality::Component::Magnitude;
-  checkImageOutput(path.toStdString(), result.image.shape(), {dataset.source}, opt);
+  checkImageOutput(path.toStdString(), result.image.shape(), inputsOf(dataset), opt);
   return files(io::writeImageOutput(path.toStdString(), result, dataset, opt));
 #else
   (void)result, (void)dataset, (void)options;
