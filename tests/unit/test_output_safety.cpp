@@ -19,6 +19,9 @@
 #include <thread>
 
 #include "larmor/io/cfl.hpp"
+#ifdef LARMOR_HAVE_IO
+#include "larmor/io/dicom.hpp"
+#endif
 #include "larmor/io/export.hpp"
 #include "larmor/io/output_safety.hpp"
 #include "larmor/util/error.hpp"
@@ -249,6 +252,13 @@ TEST(OutputSafety, DicomExportWritesTheMarkerAndReplacesOnlyItsOwn) {
   (void)writeImageOutput(d + "/private/", r, ds, o);
   ::umask(old);
   EXPECT_EQ(static_cast<unsigned>(fs::status(d + "/private").permissions() & fs::perms::all), 0700u);
+  // Values of 1e-21 (k-space scaled far down) used to give WindowWidth "0", which is invalid.
+  recon::ReconResult tiny = r;
+  for (index_t i = 0; i < tiny.image.size(); ++i) tiny.image[i] = cfloat(1e-21f * static_cast<float>(i % 7), 0);
+  const auto rep = writeImageOutput(d + "/tiny/", tiny, ds, o);
+  const DicomInstance inst = readDicomFile(rep.files.front());
+  const std::string width = inst.get(0x0028, 0x1051);
+  EXPECT_GT(std::strtod(width.c_str(), nullptr), 0.0) << "WindowWidth '" << width << "'";
   // A non-finite image is refused before anything is written.
   r.image[3] = cfloat(std::numeric_limits<float>::quiet_NaN(), 0);
   EXPECT_NE(errorOf([&] { (void)writeImageOutput(d + "/nan.nii", r, ds, o); }).find("non-finite"), std::string::npos);
