@@ -7,10 +7,12 @@
 #include "cli_commands.hpp"
 #include "settings_options.hpp"
 #include "larmor/util/error.hpp"
+#include "larmor/util/openmp_policy.hpp"
 #include "larmor/util/provenance.hpp"
 #include "larmor/util/temp_registry.hpp"
 
 int main(int argc, char** argv) {
+  larmor::usePassiveOpenMpWait(argv);
   using namespace larmor::cli;
   CLI::App app{"larmor-cli: MRI reconstruction on the CPU or a CUDA GPU"};
   app.require_subcommand(1);
