@@ -1,6 +1,7 @@
 // CudaBackend's core (twin: engine/src/cpu/cpu_backend.cpp): the device description, the stream, and the
 // vector and array ops, whose kernels are in kernels.cu. memory.cu, fft.cu, nufft.cu, dft.cu, linalg.cu,
-// coil_combine.cu, prior.cu, finite_difference.cu, sparsity.cu and wavelet.cu have the rest, each named after its CPU twin.
+// coil_combine.cu, prior.cu, finite_difference.cu, sparsity.cu and wavelet.cu have the rest, each named
+// after its CPU twin.
 #include "cuda_backend.hpp"
 
 #include <cufft.h>
