@@ -1,6 +1,7 @@
 // CudaBackend's core (twin: engine/src/cpu/cpu_backend.cpp): the device description, the stream, and the
 // vector and array ops, whose kernels are in kernels.cu. memory.cu, fft.cu, nufft.cu, dft.cu, linalg.cu,
-// coil_combine.cu, prior.cu and finite_difference.cu have the rest, each named after its CPU twin.
+// coil_combine.cu, prior.cu, finite_difference.cu, sparsity.cu and wavelet.cu have the rest, each named
+// after its CPU twin.
 #include "cuda_backend.hpp"
 
 #include <cufft.h>
@@ -86,6 +87,7 @@ CudaBackend::CudaBackend(int device) : device_(device) {
   staging_ = std::make_unique<HostStaging>(stream_.handle);
   fft_ = std::make_unique<FftEngine>(allocator_, launch_);
   priorOps_ = std::make_unique<CudaPriorOps>(*this);
+  sparsityOps_ = std::make_unique<CudaSparsityOps>(*this);
   coilCombineOps_ = std::make_unique<CudaCoilCombineOps>(*this);
   scratch_ = allocator_->allocate((kMaxReduceBlocks + 1) * sizeof(double2));  // last: nothing throws after it
 }
@@ -103,6 +105,7 @@ CudaBackend::~CudaBackend() {
 }
 
 PriorOps& CudaBackend::priorOps() { return *priorOps_; }
+SparsityOps& CudaBackend::sparsityOps() { return *sparsityOps_; }
 CoilCombineOps& CudaBackend::coilCombineOps() { return *coilCombineOps_; }
 
 void CudaBackend::activate() const { LARMOR_CUDA_CHECK(cudaSetDevice(device_)); }

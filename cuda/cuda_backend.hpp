@@ -20,6 +20,7 @@ namespace larmor::cuda {
 DeviceInfo describeDevice(int index);
 
 class CudaPriorOps;
+class CudaSparsityOps;
 class CudaCoilCombineOps;
 
 class CudaBackend final : public Backend {
@@ -53,6 +54,7 @@ class CudaBackend final : public Backend {
                           index_t n) override;
 
   PriorOps& priorOps() override;
+  SparsityOps& sparsityOps() override;
   CoilCombineOps& coilCombineOps() override;
 
   // nufft.cu, dft.cu, linalg.cu
@@ -76,6 +78,7 @@ class CudaBackend final : public Backend {
  private:
   // The kernel interfaces launch on this backend's stream under its mutex, as its own ops do.
   friend class CudaPriorOps;
+  friend class CudaSparsityOps;
   friend class CudaCoilCombineOps;
 
   /// Owns the stream; declared first so that it is destroyed last.
@@ -108,6 +111,7 @@ class CudaBackend final : public Backend {
   /// One caller at a time: the staging area, the plan cache and the scratch are shared state.
   mutable std::mutex mutex_;
   std::unique_ptr<CudaPriorOps> priorOps_;
+  std::unique_ptr<CudaSparsityOps> sparsityOps_;
   std::unique_ptr<CudaCoilCombineOps> coilCombineOps_;
 };
 
@@ -123,6 +127,26 @@ class CudaPriorOps final : public PriorOps {
 
  private:
   CudaBackend& be_;
+};
+
+/// The sparsity priors (larmor/backend/sparsity_ops.hpp) on one device: sparsity.cu (TV) and wavelet.cu.
+/// Workspaces are device buffers kept between calls and grown when an image needs more, so a solver's
+/// iterations allocate nothing; launches go to the backend's stream under its mutex.
+class CudaSparsityOps final : public SparsityOps {
+ public:
+  explicit CudaSparsityOps(CudaBackend& backend) : be_(backend) {}
+  void tvProx(Buffer& x, const Shape& image, double t, int iterations, Buffer& dual) override;
+  double totalVariation(const Buffer& x, const Shape& image) override;
+  void waveletProx(Buffer& x, const Shape& image, double t, const std::array<index_t, 3>& shift) override;
+  double waveletL1(const Buffer& x, const Shape& image) override;
+  void waveletTransform(Buffer& data, const Shape& image, bool inverse) override;
+
+ private:
+  /// Workspace `which` (0: TV primal, 1: TV momentum dual, 2 and 3: wavelet ping-pong) of >= `elements`
+  /// complex values; call under the backend's mutex.
+  float2* workspace(int which, index_t elements);
+  CudaBackend& be_;
+  std::unique_ptr<Buffer> work_[4];
 };
 
 /// Adaptive coil combination (larmor/backend/coil_combine_ops.hpp) on one device: coil_combine.cu.

@@ -105,6 +105,7 @@ class DenseBackend final : public Backend {
     cpu_->reciprocalDiagonal(o, a, al, b, be, n);
   }
   PriorOps& priorOps() override { return cpu_->priorOps(); }
+  SparsityOps& sparsityOps() override { return cpu_->sparsityOps(); }
   CoilCombineOps& coilCombineOps() override { return cpu_->coilCombineOps(); }
   std::unique_ptr<NufftPlan> makeNufftPlan(const NufftGeometry& g, const NufftOptions&) override {
     ++plansMade;

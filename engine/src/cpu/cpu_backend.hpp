@@ -2,8 +2,8 @@
 // CpuBackend: the Backend interface on the host, FFTW3 (single precision, threaded) and OpenMP loops; the
 // reference implementation of every Backend op, which the CUDA backend is tested against. Twin of
 // cuda/cuda_backend.hpp: each op's body lives in the file named after its CUDA twin (memory.cpp, fft.cpp,
-// nufft.cpp, dft.cpp, linalg.cpp, coil_combine.cpp, prior.cpp, finite_difference.cpp). Internal to the
-// engine.
+// nufft.cpp, dft.cpp, linalg.cpp, coil_combine.cpp, prior.cpp, finite_difference.cpp, sparsity.cpp,
+// wavelet.cpp). Internal to the engine.
 #include <fftw3.h>
 
 #include <map>
@@ -60,6 +60,24 @@ class CpuPriorOps final : public PriorOps {
   void addDifferenceDiagonal(Buffer& out, const Buffer* w, const index_t dims[3], int axis) override;
 };
 
+/// The sparsity priors (larmor/backend/sparsity_ops.hpp) on the host: sparsity.cpp (TV) and wavelet.cpp.
+/// Workspaces are kept between calls (grown when an image needs more), so a solver's iterations allocate
+/// nothing; one call at a time.
+class CpuSparsityOps final : public SparsityOps {
+ public:
+  void tvProx(Buffer& x, const Shape& image, double t, int iterations, Buffer& dual) override;
+  double totalVariation(const Buffer& x, const Shape& image) override;
+  void waveletProx(Buffer& x, const Shape& image, double t, const std::array<index_t, 3>& shift) override;
+  double waveletL1(const Buffer& x, const Shape& image) override;
+  void waveletTransform(Buffer& data, const Shape& image, bool inverse) override;
+
+ private:
+  /// `n` elements of workspace `which` (0: TV primal, 1: TV momentum dual, 2: wavelet coefficients).
+  cfloat* workspace(int which, index_t n);
+  std::mutex mutex_;
+  std::vector<cfloat> work_[3];
+};
+
 /// Adaptive coil combination (larmor/backend/coil_combine_ops.hpp) on the host: coil_combine.cpp.
 class CpuCoilCombineOps final : public CoilCombineOps {
  public:
@@ -94,6 +112,7 @@ class CpuBackend final : public Backend {
   void sumOfSquares(Buffer& out, const Buffer& coilImages, index_t voxels, index_t coils, index_t batch) override;
 
   PriorOps& priorOps() override { return prior_; }
+  SparsityOps& sparsityOps() override { return sparsity_; }
   CoilCombineOps& coilCombineOps() override { return coilCombine_; }
 
   // nufft.cpp, dft.cpp
@@ -111,6 +130,7 @@ class CpuBackend final : public Backend {
  private:
   FftEngine fft_;
   CpuPriorOps prior_;
+  CpuSparsityOps sparsity_;
   CpuCoilCombineOps coilCombine_;
 };
 

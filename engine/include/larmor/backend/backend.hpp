@@ -6,7 +6,7 @@
 //
 // What belongs here: memory, complex vector ops, the FFT and centred resize, plan factories (NUFFT, exact
 // DFT) and batched dense linear algebra, which many algorithms share. The kernels of one algorithm live
-// behind an interface of their own that each backend provides (priorOps(), coilCombineOps()), so adding an
+// behind an interface of their own that each backend provides (priorOps(), sparsityOps(), coilCombineOps()), so adding an
 // algorithm does not grow this class (docs/architecture.md).
 #include <cstddef>
 #include <cstdint>
@@ -17,6 +17,7 @@
 #include "larmor/backend/buffer.hpp"
 #include "larmor/backend/coil_combine_ops.hpp"
 #include "larmor/backend/prior_ops.hpp"
+#include "larmor/backend/sparsity_ops.hpp"
 #include "larmor/ops/linalg.hpp"
 
 namespace larmor {
@@ -88,6 +89,8 @@ class Backend {
   // --- kernels of single algorithms, each behind its own interface -----------------------------------
   /// The finite-difference priors' kernels (ops/regularizer.hpp); owned by the backend.
   virtual PriorOps& priorOps() = 0;
+  /// Compressed sensing's sparsity priors (TV, wavelets; larmor/backend/sparsity_ops.hpp); owned by the backend.
+  virtual SparsityOps& sparsityOps() = 0;
   /// Adaptive coil combination; owned by the backend.
   virtual CoilCombineOps& coilCombineOps() = 0;
 
