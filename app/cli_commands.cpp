@@ -74,12 +74,23 @@ void printConvergence(const json& c) {
   const json& s = perSlice ? c["slices"].front() : c;
   if (!s.contains("iterations") || !s.contains("stop")) return;
   const std::string stop = s["stop"].get<std::string>();
-  std::cout << "  CG: " << s["iterations"].get<int>() << " iterations, stopped by "
+  const std::string solver = s.value("solver", std::string("CG"));
+  std::cout << "  " << solver << ": " << s["iterations"].get<int>() << " iterations, stopped by "
             << (stop == "iterations" ? "the iteration limit (--iters)" : stop == "tolerance" ? "the tolerance (--tol)" : stop);
   const json& r = s.contains("relative_residual") ? s["relative_residual"] : json();
   if (r.is_array() && !r.empty() && r.back().is_number())
     std::cout << ", relative residual " << std::scientific << std::setprecision(2) << r.back().get<double>()
               << std::defaultfloat;
+  const json& ch = s.contains("relative_change") ? s["relative_change"] : json();
+  if (ch.is_array() && !ch.empty() && ch.back().is_number())
+    std::cout << ", relative change " << std::scientific << std::setprecision(2) << ch.back().get<double>()
+              << std::defaultfloat;
+  if (s.contains("lambda") && s["lambda"].is_number()) {
+    std::cout << ", λ " << std::setprecision(3) << s["lambda"].get<double>();
+    if (s.contains("lambda_absolute") && s["lambda_absolute"].is_number())
+      std::cout << " (relative; " << std::scientific << std::setprecision(3) << s["lambda_absolute"].get<double>()
+                << std::defaultfloat << " absolute)";
+  }
   if (perSlice) std::cout << " (slice 0 of " << c["slices"].size() << ")";
   std::cout << "\n";
 }

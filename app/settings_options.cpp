@@ -22,8 +22,15 @@ void SettingsOptions::addTo(CLI::App& command) {
 
 void SettingsOptions::apply(recon::ReconSettings& settings) const {
   const auto& table = st::table();
+  // The method first, then its defaults, then every other flag given (which may override them).
+  for (std::size_t i = 0; i < table.size(); ++i)
+    if (table[i].key == "method" && command_->count(table[i].cliFlag()) > 0) {
+      st::set(settings, table[i], values_[i]);
+      st::applyMethodDefaults(settings);
+    }
   for (std::size_t i = 0; i < table.size(); ++i) {
     const st::Setting& s = table[i];
+    if (s.key == "method") continue;
     if (s.scope != st::Scope::User || s.flag.empty() || command_->count(s.cliFlag()) == 0) continue;
     if (s.kind == st::Kind::Flag) s.put(settings, s.flagSets);
     else st::set(settings, s, values_[i]);

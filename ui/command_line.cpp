@@ -122,6 +122,7 @@ phantom::SimulateSettings bundledPhantom(recon::Method method) {
       break;
     case recon::Method::Dft:
     case recon::Method::Cg:
+    case recon::Method::Cs:
       s.trajectory = TrajectoryKind::Radial;
       s.matrix[0] = s.matrix[1] = 128;
       break;

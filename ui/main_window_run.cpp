@@ -147,7 +147,8 @@ void MainWindow::onLambdaDragged(double lambda) {
   s.settings.iterative.lambda = lambda;
   model_.setSession(s);
   rememberSession(s);
-  if (settings_->liveLambda() && s.settings.method == recon::Method::Cg && model_.hasData()) {
+  const bool iterative = s.settings.method == recon::Method::Cg || s.settings.method == recon::Method::Cs;
+  if (settings_->liveLambda() && iterative && model_.hasData()) {
     // Live λ: re-solve from the shown solution. Each slider step supersedes the previous one, so a
     // fast drag only finishes the λ where the slider stops.
     submitRecon(model::RunKind::LiveLambda);

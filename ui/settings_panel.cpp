@@ -106,6 +106,13 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
     row.form->addRow(flag ? QString() : qs(s.label), row.field);
     if (s.key == "method") {
       method_ = qobject_cast<QComboBox*>(row.field);
+      // A new method brings its own defaults of the settings that depend on it (cs: TV, λ 0.01, ...).
+      connect(method_, &QComboBox::currentIndexChanged, this, [this] {
+        if (loading_) return;
+        SessionState s = state();
+        st::applyMethodDefaults(s.settings);
+        setState(s);
+      });
       // The GUI's own rows of the reconstruction group: the trajectory file, then (at the end) the device.
       trajectory_ = new QLineEdit;
       trajectory_->setPlaceholderText(tr("from the data"));

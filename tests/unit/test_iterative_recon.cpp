@@ -283,7 +283,10 @@ TEST(IterativeRecon, ErrorsNameTheProblem) {
   s = cgSettings("fd", 0.1);
   // Unknown names are refused where they are read: the settings table.
   EXPECT_THROW(recon::settings::set(s, recon::settings::find("iterative.fhd"), "fft"), Error);
-  EXPECT_THROW(cgSettings("tv", 0.1), Error);
+  EXPECT_THROW(cgSettings("l1", 0.1), Error);
+  // A sparsity prior belongs to --method cs: refused by the one validation, before any work.
+  EXPECT_THROW(recon::reconstructIterative(be, d, cgSettings("tv", 0.1), t, {}), Error);
+  // A header that calls the data Cartesian while the k-space is laid out as samples: refused.
   Dataset c = d;
   c.header.trajectory = TrajectoryKind::Cartesian;
   s = cgSettings("fd", 0.1);

@@ -194,7 +194,6 @@ TEST(Regularizer, AnatomicalWeightsAreSmallAcrossEdgesOnly) {
   const auto wf = ops::anatomicalWeights(flat, dims);
   for (index_t i = 0; i < 256; ++i) EXPECT_FLOAT_EQ(wf.weights[0][i], 1.f);
   EXPECT_THROW(ops::anatomicalWeights(CArray(Shape{15, 16, 1}), dims), Error);
-  EXPECT_THROW(ops::regularizerFromString("tv"), Error);
 }
 
 // The automatic delta = max(3 median, 0.02 max) of |differences to the next voxel| on a random volume (odd

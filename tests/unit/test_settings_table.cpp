@@ -131,7 +131,7 @@ TEST(SettingsTable, ParseGivesOneLineNamingTheFlag) {
   bad("lambda", "-1", "--lambda -1: expected a number >= 0");
   bad("kappa", "1", "--kappa 1: expected a number [0, 1)");
   bad("eta", "x", "--eta x: expected a number");
-  bad("reg", "tv", "--reg tv: expected tikhonov, fd or anatomical");
+  bad("reg", "l1", "--reg l1: expected tikhonov, fd, anatomical, tv or wavelet");
   bad("dcf", "Ramp", "--dcf Ramp: expected auto, ramp, pipe-menon or none");
   bad("matrix", "0x4", "--matrix 0x4: expected N, NxN or NxNxN");
   bad("matrix", "4x4x4x4", "--matrix 4x4x4x4: expected N, NxN or NxNxN");
@@ -160,7 +160,7 @@ TEST(SettingsTable, EnumNamesComeFromTheTable) {
   EXPECT_EQ(recon::toString(recon::Method::Grappa), "grappa");
   EXPECT_EQ(recon::methodFromString("tron"), recon::Method::Tron);
   EXPECT_EQ(recon::toString(recon::Combine::Adaptive), "adaptive");
-  expectError([] { recon::methodFromString("sense"); }, "--method sense: expected fft, gridding, tron, dft, cg or grappa");
+  expectError([] { recon::methodFromString("sense"); }, "--method sense: expected fft, gridding, tron, dft, cg, grappa or cs");
   EXPECT_EQ(st::choiceName("nufft.dcf", static_cast<int>(recon::DensityCompensation::PipeMenon)), "pipe-menon");
 }
 

@@ -33,7 +33,7 @@ std::string RunRecord::summary() const {
 
 std::string describeSettings(const recon::ReconSettings& settings) {
   std::string s = recon::toString(settings.method);
-  if (settings.method == recon::Method::Cg)
+  if (settings.method == recon::Method::Cg || settings.method == recon::Method::Cs)
     s += ", " + recon::settings::choiceName("iterative.regularizer", static_cast<int>(settings.iterative.regularizer)) + " λ " + formatted(settings.iterative.lambda, "%.3g");
   return s;
 }

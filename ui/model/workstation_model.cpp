@@ -88,10 +88,12 @@ bool WorkstationModel::selectDevice(const std::string& device) {
 RunPlan WorkstationModel::planRun(RunKind kind) {
   RunPlan plan;
   plan.session = session_;
-  if (kind != RunKind::Recon && session_.settings.method != recon::Method::Cg) {
+  const recon::Method method = session_.settings.method;
+  if ((kind == RunKind::Sweep && method != recon::Method::Cg) ||
+      (kind == RunKind::LiveLambda && method != recon::Method::Cg && method != recon::Method::Cs)) {
     plan.error = kind == RunKind::Sweep
                      ? "The λ sweep needs the iterative method (CG); choose it under Settings ▸ Method."
-                     : "The live λ needs the iterative method (CG).";
+                     : "The live λ needs an iterative method (CG or compressed sensing).";
     return plan;
   }
   if (!data_.dataset) {

@@ -11,22 +11,6 @@
 
 namespace larmor::ops {
 
-std::string toString(RegularizerKind k) {
-  switch (k) {
-    case RegularizerKind::Tikhonov: return "tikhonov";
-    case RegularizerKind::FiniteDifference: return "fd";
-    case RegularizerKind::Anatomical: return "anatomical";
-  }
-  return "?";
-}
-
-RegularizerKind regularizerFromString(const std::string& s) {
-  if (s == "tikhonov") return RegularizerKind::Tikhonov;
-  if (s == "fd") return RegularizerKind::FiniteDifference;
-  if (s == "anatomical") return RegularizerKind::Anatomical;
-  throw Error("regularizer " + s + ": expected tikhonov, fd or anatomical");
-}
-
 namespace {
 
 std::size_t bytesOf(index_t n) { return static_cast<std::size_t>(n) * sizeof(cfloat); }

@@ -79,7 +79,7 @@ CArray estimateCoilMaps(Backend& backend, const NufftGeometry& g, const CArray& 
   return low;
 }
 
-NormalOperator::NormalOperator(Backend& backend, ToeplitzOperator& toeplitz, const CoilSensitivities* coils,
+NormalOperator::NormalOperator(Backend& backend, FourierGram& toeplitz, const CoilSensitivities* coils,
                                Regularizer* regularizer, double lambda)
     : backend_(backend), toeplitz_(toeplitz), coils_(coils), regularizer_(regularizer), lambda_(lambda) {
   const index_t n = toeplitz.voxels();

@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <random>
 
 #include "larmor/backend/registry.hpp"
 #include "larmor/io/cfl.hpp"
 #include "larmor/io/dataset_io.hpp"
+#include "larmor/ops/cartesian_sampling.hpp"
 #include "larmor/ops/regularizer.hpp"
 #include "larmor/ops/sense.hpp"
 #include "larmor/ops/toeplitz.hpp"
@@ -91,7 +93,7 @@ std::vector<std::shared_ptr<Backend>> otherGpus(Backend& primary) {
 struct IterativeProblem::TrajectoryOperators {
   NufftGeometry geometry;
   std::unique_ptr<NufftPlan> plan;                  ///< F for E^H d and E (fhd: dft or nufft)
-  std::unique_ptr<ops::ToeplitzOperator> toeplitz;  ///< N^{-1} F^H F
+  std::unique_ptr<ops::FourierGram> gram;           ///< N^{-1} F^H F (Toeplitz, or the Cartesian mask)
   std::vector<std::shared_ptr<Backend>> extraGpus;  ///< GPU.Multi helpers (exact DFT only)
   std::unique_ptr<SlabAdjoint> slabs;               ///< GPU.Multi's F^H d plans, made at the first use
   nlohmann::json info;
@@ -103,7 +105,11 @@ struct IterativeProblem::Impl {
   IterativeSettings settings;
   std::shared_ptr<TrajectoryOperators> traj;
   index_t n = 0, m = 0, coils = 1;
-  index_t dims[3] = {1, 1, 1};
+  index_t dims[3] = {1, 1, 1};  ///< the solve grid
+  /// Cartesian data are solved on [recon FOV along the readout, encoded pe1, encoded pe2]; the pe FOV crop
+  /// (fov) and the resampling to the output matrix (out, rank) follow the solve. Non-Cartesian: all = dims.
+  index_t fov[3] = {1, 1, 1}, out[3] = {1, 1, 1};
+  int rank = 2;
   double scale = 1;  ///< N^{-1/2}
   std::unique_ptr<ops::CoilSensitivities> maps;
   std::unique_ptr<ops::Regularizer> regularizer;
@@ -115,18 +121,29 @@ struct IterativeProblem::Impl {
   std::vector<double> sos;                    ///< sum_c |S_c|^2 (empty for one coil: ones)
   /// diag(E^H E) and diag(W^H W) (real parts) for the Jacobi preconditioner, in the backend's memory.
   std::unique_ptr<Buffer> encodingDiagonal, priorDiagonal;
+  // Compressed sensing: FISTA's step bound, max|E^H d| (the relative lambda's scale; < 0: not yet
+  // computed) and the TV proximal map's dual field, kept between solves for warm starts.
+  double lipschitz = 0, rhsMax = -1;
+  std::unique_ptr<Buffer> tvDual;
   double sumOfSquares(index_t i) const { return sos.empty() ? 1.0 : sos[static_cast<std::size_t>(i)]; }
   nlohmann::json info;
 
   // The constructor's steps, in order.
   std::shared_ptr<TrajectoryOperators> buildTrajectoryOperators(const Dataset& d, const ReconSettings& s, int nd,
                                                                 Timings& timings, const Progress& progress);
-  void uploadSlice(const Dataset& d, index_t slice);
-  void buildCoilMaps(const Dataset& d, const ReconSettings& s, index_t slice, Timings& timings,
-                     const Progress& progress);
-  void computeRhs(const Dataset& d, const ReconSettings& s, index_t slice, Timings& timings, const Progress& progress);
+  std::shared_ptr<TrajectoryOperators> buildCartesianOperators(const Dataset& d, const ReconSettings& s,
+                                                               index_t slice, CArray& samples, Timings& timings,
+                                                               const Progress& progress);
+  void uploadSlice(const CArray& samples);
+  void buildCoilMaps(const Dataset& d, const ReconSettings& s, index_t slice, const CArray& samples,
+                     Timings& timings, const Progress& progress);
+  void computeRhs(const ReconSettings& s, const CArray& samples, Timings& timings, const Progress& progress);
   void buildPrior(const Dataset& d, index_t slice, Timings& timings);
   void buildEncodingDiagonal();
+  CArray toOutput(CArray images, index_t batch) const;
+  /// x from `initial` (the combined-image convention rho sqrt(sum |S|^2), back to rho); false when null.
+  bool loadInitial(const CArray* initial);
+  void proxSparse(Buffer& x, double threshold, std::mt19937& shifts);
 };
 
 IterativeProblem::IterativeProblem(Backend& backend, const Dataset& d, const ReconSettings& s, index_t slice,
@@ -137,32 +154,37 @@ IterativeProblem::IterativeProblem(Backend& backend, const Dataset& d, const Rec
   const IterativeSettings& it = s.iterative;
   p.settings = it;
   const Header& h = d.header;
-  require(h.trajectory != TrajectoryKind::Cartesian && d.trajectory.size() > 0,
-          d.source + ": --method cg needs non-Cartesian data with a trajectory (use --method fft or grappa for "
-                     "Cartesian data)");
   require(slice >= 0 && slice < h.slices, "cg: slice " + std::to_string(slice) + " does not exist");
   settings::validate(s, "iterative");
-
-  index_t out[3];
-  outputMatrix(d, s, out);
-  const int nd = nonCartesianRank(d, out[2]);
-  if (nd == 2) out[2] = 1;
-  for (int i = 0; i < 3; ++i) p.dims[i] = out[i];
-  p.n = out[0] * out[1] * out[2];
-  p.m = d.trajectory.size() / 3;
   p.coils = std::max<index_t>(1, h.coils);
-  p.scale = 1.0 / std::sqrt(static_cast<double>(p.n));
-  require(d.kspace.size() == p.m * p.coils * h.slices,
-          d.source + ": k-space holds " + std::to_string(d.kspace.size()) + " samples, the trajectory " +
-              std::to_string(p.m) + " x " + std::to_string(p.coils) + " coils x " + std::to_string(h.slices) +
-              " slices");
 
-  p.traj = shared ? std::move(shared) : p.buildTrajectoryOperators(d, s, nd, timings, progress);
-  require(p.traj->toeplitz->voxels() == p.n && p.traj->plan->samples() == p.m, "cg: shared operators of another geometry");
-  p.uploadSlice(d, slice);
-  p.buildCoilMaps(d, s, slice, timings, progress);
+  CArray samples;  // this slice's samples [M, coils] (host)
+  if (h.trajectory == TrajectoryKind::Cartesian) {
+    p.traj = p.buildCartesianOperators(d, s, slice, samples, timings, progress);
+  } else {
+    require(d.trajectory.size() > 0, d.source + ": non-Cartesian data without a trajectory");
+    index_t out[3];
+    outputMatrix(d, s, out);
+    const int nd = nonCartesianRank(d, out[2]);
+    if (nd == 2) out[2] = 1;
+    for (int i = 0; i < 3; ++i) p.dims[i] = p.fov[i] = p.out[i] = out[i];
+    p.rank = nd;
+    p.n = out[0] * out[1] * out[2];
+    p.m = d.trajectory.size() / 3;
+    require(d.kspace.size() == p.m * p.coils * h.slices,
+            d.source + ": k-space holds " + std::to_string(d.kspace.size()) + " samples, the trajectory " +
+                std::to_string(p.m) + " x " + std::to_string(p.coils) + " coils x " + std::to_string(h.slices) +
+                " slices");
+    samples = CArray(Shape{p.m, p.coils});
+    std::copy_n(d.kspace.data() + slice * p.coils * p.m, p.m * p.coils, samples.data());
+    p.traj = shared ? std::move(shared) : p.buildTrajectoryOperators(d, s, nd, timings, progress);
+  }
+  p.scale = 1.0 / std::sqrt(static_cast<double>(p.n));
+  require(p.traj->gram->voxels() == p.n && p.traj->plan->samples() == p.m, "cg: shared operators of another geometry");
+  p.uploadSlice(samples);
+  p.buildCoilMaps(d, s, slice, samples, timings, progress);
   p.encoding = std::make_unique<ops::SenseEncoding>(backend, *p.traj->plan, p.maps.get(), p.scale);
-  p.computeRhs(d, s, slice, timings, progress);
+  p.computeRhs(s, samples, timings, progress);
   p.buildPrior(d, slice, timings);
   p.buildEncodingDiagonal();
   p.x = backend.allocate(bytesOf(p.n));
@@ -229,7 +251,7 @@ std::shared_ptr<IterativeProblem::TrajectoryOperators> IterativeProblem::Impl::b
     }
     ops::PsfCacheStatus status = ops::PsfCacheStatus::Disabled;
     const CArray q = ops::cachedPsf(backend, t.geometry, nullptr, po, dir, &status, compute);
-    t.toeplitz = std::make_unique<ops::ToeplitzOperator>(backend, t.geometry, q, 1.0 / static_cast<double>(p.n));
+    t.gram = std::make_unique<ops::ToeplitzOperator>(backend, t.geometry, q, 1.0 / static_cast<double>(p.n));
     t.info["q_method"] = ops::toString(po.method);
     t.info["q_cache"] = ops::toString(status);
     t.info["gpus"] = 1 + t.extraGpus.size();
@@ -237,13 +259,90 @@ std::shared_ptr<IterativeProblem::TrajectoryOperators> IterativeProblem::Impl::b
   return shared;
 }
 
-/// The slice's samples on the device, one buffer per coil, and ||d||^2 for the objective.
-void IterativeProblem::Impl::uploadSlice(const Dataset& d, index_t slice) {
+/// Cartesian SENSE (ops/cartesian_sampling.hpp): the slice's k-space brought to the recon FOV along the
+/// readout (its oversampling cropped in image space, as the FFT pipeline does; the readout is always fully
+/// sampled), the sampled lines' points as the samples, the FFT + mask as F and its Gram operator. The
+/// geometry's trajectory holds the samples' k (cycles/FOV) so that the calibration of the coil maps sees
+/// Cartesian and non-Cartesian data alike. Per slice: the sampling mask may differ between slices.
+std::shared_ptr<IterativeProblem::TrajectoryOperators> IterativeProblem::Impl::buildCartesianOperators(
+    const Dataset& d, const ReconSettings& s, index_t slice, CArray& samples, Timings& timings,
+    const Progress& progress) {
   Impl& p = *this;
-  const index_t sliceOffset = slice * p.coils * p.m;
+  const Header& h = d.header;
+  const CartesianGeometry g = cartesianGeometry(d, s);
+  const index_t e0 = h.encoded[0], e1 = h.encoded[1], e2 = h.encoded[2];
+  require(g.rank == 3 || e2 == 1, d.source + ": 2D Cartesian data with " + std::to_string(e2) + " partitions");
+  p.rank = g.rank;
+  p.dims[0] = g.fov[0];
+  p.dims[1] = e1;
+  p.dims[2] = e2;
+  for (int i = 0; i < 3; ++i) {
+    p.fov[i] = i == 0 ? g.fov[0] : std::min(g.fov[i], p.dims[i]);
+    p.out[i] = g.out[i];
+  }
+  p.n = p.dims[0] * p.dims[1] * p.dims[2];
+  const index_t encodedVoxels = e0 * e1 * e2;
+  require(d.kspace.size() == encodedVoxels * p.coils * h.slices,
+          d.source + ": k-space " + d.kspace.shape().str() + " does not match the encoded matrix and coils");
+
+  progress.report(0.02, "cg: Cartesian sampling");
+  ScopedStage st(timings, "plan", &backend);
+  // The slice's k-space, readout oversampling removed: [N0, e1, e2, coils].
+  CArray k(Shape{p.dims[0], e1, e2, p.coils});
+  const cfloat* src = d.kspace.data() + slice * encodedVoxels * p.coils;
+  if (p.dims[0] == e0) {
+    std::copy_n(src, k.size(), k.data());
+  } else {
+    const Shape from{e0, e1, e2, p.coils}, to{p.dims[0], e1, e2, p.coils};
+    CDeviceArray a(backend, from), b(backend, to);
+    backend.upload(a.buffer(), src, a.bytes());
+    backend.fft(a.buffer(), from, 1, FftDirection::Inverse);
+    backend.resizeCentred(b.buffer(), to, a.buffer(), from);
+    // Unitary FFTs: the solve grid's IFFT of this is the FFT pipeline's cropped image, no factor.
+    backend.fft(b.buffer(), to, 1, FftDirection::Forward);
+    backend.download(k.data(), b.buffer(), b.bytes());
+  }
+  // The sampled points: every readout point of every sampled line.
+  std::vector<std::int64_t> index;
+  const index_t n0 = p.dims[0];
+  for (index_t p2 = 0; p2 < e2; ++p2)
+    for (index_t p1 = 0; p1 < e1; ++p1) {
+      if (!d.sampled(p1, p2, slice)) continue;
+      for (index_t x = 0; x < n0; ++x) index.push_back(x + n0 * (p1 + e1 * p2));
+    }
+  p.m = static_cast<index_t>(index.size());
+  require(p.m > 0, d.source + ": slice " + std::to_string(slice) + " has no sampled line");
+  samples = CArray(Shape{p.m, p.coils});
+  for (index_t c = 0; c < p.coils; ++c)
+    for (index_t j = 0; j < p.m; ++j) samples[j + p.m * c] = k[index[static_cast<std::size_t>(j)] + p.n * c];
+
+  auto shared = std::make_shared<TrajectoryOperators>();
+  TrajectoryOperators& t = *shared;
+  t.geometry.dims = g.rank;
+  for (int i = 0; i < 3; ++i) t.geometry.image[i] = p.dims[i];
+  t.geometry.trajectory = RArray(Shape{3, p.m});
+  for (index_t j = 0; j < p.m; ++j) {
+    index_t r = index[static_cast<std::size_t>(j)];
+    for (int a = 0; a < 3; ++a) {
+      const index_t i = r % p.dims[a];
+      r /= p.dims[a];
+      t.geometry.trajectory[3 * j + a] = static_cast<float>(i - p.dims[a] / 2);
+    }
+  }
+  const Shape grid{p.dims[0], p.dims[1], p.dims[2]};
+  t.gram = std::make_unique<ops::CartesianGram>(backend, grid, index);
+  t.plan = std::make_unique<ops::CartesianPlan>(backend, grid, std::move(index));
+  t.info["encoding"] = "cartesian";
+  t.info["sampled_fraction"] = static_cast<double>(p.m) / static_cast<double>(p.n);
+  return shared;
+}
+
+/// The slice's samples on the device, one buffer per coil, and ||d||^2 for the objective.
+void IterativeProblem::Impl::uploadSlice(const CArray& samples) {
+  Impl& p = *this;
   for (index_t c = 0; c < p.coils; ++c) {
     auto b = backend.allocate(bytesOf(p.m));
-    const cfloat* src = d.kspace.data() + sliceOffset + c * p.m;
+    const cfloat* src = samples.data() + c * p.m;
     backend.upload(*b, src, bytesOf(p.m));
     for (index_t j = 0; j < p.m; ++j) p.dataNorm2 += std::norm(cdouble(src[j]));
     p.data.push_back(std::move(b));
@@ -252,13 +351,12 @@ void IterativeProblem::Impl::uploadSlice(const Dataset& d, index_t slice) {
 }
 
 /// CG-SENSE's coil sensitivities: the dataset's own, or estimated from the k-space centre.
-void IterativeProblem::Impl::buildCoilMaps(const Dataset& d, const ReconSettings& s, index_t slice, Timings& timings,
-                                           const Progress& progress) {
+void IterativeProblem::Impl::buildCoilMaps(const Dataset& d, const ReconSettings& s, index_t slice,
+                                           const CArray& samples, Timings& timings, const Progress& progress) {
   Impl& p = *this;
   const IterativeSettings& it = s.iterative;
   const Header& h = d.header;
   const index_t* out = dims;
-  const index_t sliceOffset = slice * p.coils * p.m;
   TrajectoryOperators& t = *p.traj;
   const BackendPlanFactory fhdPlan = planFactory(s, exactFhd(it));
   if (p.coils > 1) {
@@ -275,9 +373,7 @@ void IterativeProblem::Impl::buildCoilMaps(const Dataset& d, const ReconSettings
       std::copy_n(d.coilMaps->data() + slice * p.n * p.coils, p.n * p.coils, maps.data());
       p.info["coil_maps"] = "dataset";
     } else {
-      CArray k(Shape{p.m, p.coils});
-      std::copy_n(d.kspace.data() + sliceOffset, p.m * p.coils, k.data());
-      maps = ops::estimateCoilMaps(backend, t.geometry, k, p.coils, it.calibrationRadius,
+      maps = ops::estimateCoilMaps(backend, t.geometry, samples, p.coils, it.calibrationRadius,
                                    [&](const NufftGeometry& g) { return fhdPlan(backend, g); });
       p.info["coil_maps"] = "estimated";
       p.info["calibration_radius"] = it.calibrationRadius;
@@ -290,10 +386,9 @@ void IterativeProblem::Impl::buildCoilMaps(const Dataset& d, const ReconSettings
 }
 
 /// E^H d: on this backend, or by slabs over every GPU (GPU.Multi) for the exact DFT.
-void IterativeProblem::Impl::computeRhs(const Dataset& d, const ReconSettings& s, index_t slice, Timings& timings,
+void IterativeProblem::Impl::computeRhs(const ReconSettings& s, const CArray& samples, Timings& timings,
                                         const Progress& progress) {
   Impl& p = *this;
-  const index_t sliceOffset = slice * p.coils * p.m;
   TrajectoryOperators& t = *p.traj;
   const bool exact = exactFhd(s.iterative);
   const BackendPlanFactory fhdPlan = planFactory(s, exact);
@@ -307,9 +402,7 @@ void IterativeProblem::Impl::computeRhs(const Dataset& d, const ReconSettings& s
       for (auto& b : t.extraGpus) all.push_back(b.get());
       t.slabs = std::make_unique<SlabAdjoint>(all, t.geometry, fhdPlan);
     }
-    CArray k(Shape{p.m, p.coils});
-    std::copy_n(d.kspace.data() + sliceOffset, p.m * p.coils, k.data());
-    const CArray img = t.slabs->adjoint(k, p.coils);
+    const CArray img = t.slabs->adjoint(samples, p.coils);
     auto tmp = backend.allocate(bytesOf(p.n));
     for (index_t c = 0; c < p.coils; ++c) {
       Buffer& dst = c == 0 ? *p.rhs : *tmp;
@@ -332,6 +425,7 @@ void IterativeProblem::Impl::buildPrior(const Dataset& d, index_t slice, Timings
   ScopedStage st(timings, "W", &backend);
   const ops::RegularizerKind kind = it.regularizer;
   p.info["regularizer"] = settings::choiceName("iterative.regularizer", static_cast<int>(kind));
+  if (ops::isSparsityPrior(kind)) return;  // compressed sensing: a proximal map (solveSparse), no W
   if (kind == ops::RegularizerKind::Tikhonov) {
     p.regularizer = ops::makeTikhonov(backend, p.dims);
   } else if (kind == ops::RegularizerKind::FiniteDifference) {
@@ -364,7 +458,7 @@ void IterativeProblem::Impl::buildEncodingDiagonal() {
   TrajectoryOperators& t = *p.traj;
   // diag(E^H E) = T's diagonal times sum_c |S_c|^2.
   p.encodingDiagonal = backend.allocate(bytesOf(p.n));
-  const double td = t.toeplitz->diagonal();
+  const double td = t.gram->diagonal();
   if (p.sos.empty()) {
     backend.fill(*p.encodingDiagonal, cfloat(static_cast<float>(td), 0.f), p.n);
   } else {
@@ -382,7 +476,7 @@ solve::CgResult IterativeProblem::solve(double lambda, int iterations, double to
                                         const solve::CgObserver& observer) {
   Impl& p = *impl_;
   require(std::isfinite(lambda) && lambda >= 0, "cg: lambda must be >= 0");
-  ops::NormalOperator A(p.backend, *p.traj->toeplitz, p.maps.get(), p.regularizer.get(), lambda);
+  ops::NormalOperator A(p.backend, *p.traj->gram, p.maps.get(), p.regularizer.get(), lambda);
   std::unique_ptr<solve::DiagonalPreconditioner> M;
   if (p.settings.preconditioner) {
     M = std::make_unique<solve::DiagonalPreconditioner>(p.backend, *p.encodingDiagonal, 1.0, p.priorDiagonal.get(),
@@ -393,39 +487,133 @@ solve::CgResult IterativeProblem::solve(double lambda, int iterations, double to
   o.tolerance = tolerance;
   o.objectiveOffset = p.dataNorm2;
   o.warmStart = warmFromLast && p.haveSolution;
-  if (!o.warmStart && initial) {
-    require(initial->size() == p.n, "cg: the initial image has " + std::to_string(initial->size()) + " voxels, " +
-                                        std::to_string(p.n) + " expected");
-    // The combined-image convention rho sqrt(sum |S|^2) back to rho.
-    std::vector<cfloat> x0(static_cast<std::size_t>(p.n));
-    for (index_t i = 0; i < p.n; ++i) {
-      const double s = std::sqrt(p.sumOfSquares(i));
-      x0[i] = s > 1e-6 ? cfloat(cdouble((*initial)[i]) / s) : cfloat(0.f);
-    }
-    p.backend.upload(*p.x, x0.data(), bytesOf(p.n));
-    o.warmStart = true;
-  }
+  if (!o.warmStart) o.warmStart = p.loadInitial(initial);
   o.stage = "cg";
   solve::CgResult r = solve::conjugateGradient(p.backend, A, *p.rhs, *p.x, o, M.get(), progress, observer);
   p.haveSolution = true;
   return r;
 }
 
+bool IterativeProblem::Impl::loadInitial(const CArray* initial) {
+  if (!initial) return false;
+  require(initial->size() == n, "iterative: the initial image has " + std::to_string(initial->size()) +
+                                    " voxels, " + std::to_string(n) + " expected");
+  std::vector<cfloat> x0(static_cast<std::size_t>(n));
+  for (index_t i = 0; i < n; ++i) {
+    const double s = std::sqrt(sumOfSquares(i));
+    x0[i] = s > 1e-6 ? cfloat(cdouble((*initial)[i]) / s) : cfloat(0.f);
+  }
+  backend.upload(*x, x0.data(), bytesOf(n));
+  return true;
+}
+
+/// The sparsity prior's proximal map at `threshold`; wavelets get a fresh random circular shift each call
+/// (cycle spinning), drawn from `shifts` so that a solve is deterministic.
+void IterativeProblem::Impl::proxSparse(Buffer& v, double threshold, std::mt19937& shifts) {
+  const Shape image{dims[0], dims[1], dims[2]};
+  SparsityOps& ops = backend.sparsityOps();
+  if (settings.regularizer == ops::RegularizerKind::Tv) {
+    ops.tvProx(v, image, threshold, settings.tvIterations, *tvDual);
+  } else {
+    std::array<index_t, 3> shift{0, 0, 0};
+    for (int d = 0; d < 3; ++d)
+      shift[static_cast<std::size_t>(d)] =
+          dims[d] > 1 ? static_cast<index_t>(shifts() % static_cast<std::uint32_t>(dims[d])) : 0;
+    ops.waveletProx(v, image, threshold, shift);
+  }
+}
+
+double IterativeProblem::sparsityWeight(double lambda) {
+  Impl& p = *impl_;
+  if (p.rhsMax < 0) {
+    std::vector<cfloat> b(static_cast<std::size_t>(p.n));
+    p.backend.download(b.data(), *p.rhs, bytesOf(p.n));
+    double m = 0;
+    for (const cfloat& v : b) m = std::max(m, static_cast<double>(std::abs(v)));
+    p.rhsMax = m;
+  }
+  return lambda * p.rhsMax;
+}
+
+double IterativeProblem::lipschitz() const { return impl_->lipschitz; }
+
+solve::FistaResult IterativeProblem::solveSparse(double lambda, int iterations, double tolerance, bool warmFromLast,
+                                                 const CArray* initial, const Progress& progress,
+                                                 const solve::FistaObserver& observer) {
+  Impl& p = *impl_;
+  require(std::isfinite(lambda) && lambda >= 0, "cs: lambda must be >= 0");
+  require(ops::isSparsityPrior(p.settings.regularizer), "cs: the prior must be tv or wavelet");
+  ops::NormalOperator A(p.backend, *p.traj->gram, p.maps.get(), nullptr, 0);
+  if (p.lipschitz <= 0) {
+    // ||E^H E|| from 30 power steps started at E^H d, with a 10 % margin: the estimate converges from below,
+    // and a step above 1/||E^H E|| would let FISTA diverge.
+    p.lipschitz = 1.1 * solve::largestEigenvalue(p.backend, A, *p.rhs, 30);
+    if (!(p.lipschitz > 0)) p.lipschitz = 1;  // E^H d = 0: any step; FISTA returns 0
+  }
+  const double mu = sparsityWeight(lambda);
+  solve::FistaOptions o;
+  o.maxIterations = iterations;
+  o.tolerance = tolerance;
+  o.warmStart = warmFromLast && p.haveSolution;
+  if (!o.warmStart) o.warmStart = p.loadInitial(initial);
+  o.stage = "cs";
+  if (p.settings.regularizer == ops::RegularizerKind::Tv) {
+    if (!p.tvDual) {
+      p.tvDual = p.backend.allocate(bytesOf(SparsityOps::tvDualElements(Shape{p.dims[0], p.dims[1], p.dims[2]})));
+      p.backend.fill(*p.tvDual, cfloat(0.f), SparsityOps::tvDualElements(Shape{p.dims[0], p.dims[1], p.dims[2]}));
+    }
+  }
+  std::mt19937 shifts(20070101u);  // fixed seed: the same image for the same inputs
+  const solve::FistaResult r = solve::fista(
+      p.backend, A, *p.rhs, *p.x, p.lipschitz, mu, [&](Buffer& v, double t) { p.proxSparse(v, t, shifts); }, o,
+      progress, observer);
+  p.haveSolution = true;
+  return r;
+}
+
 index_t IterativeProblem::voxels() const { return impl_->n; }
 index_t IterativeProblem::coils() const { return impl_->coils; }
-Shape IterativeProblem::imageShape() const { return Shape{impl_->dims[0], impl_->dims[1], impl_->dims[2]}; }
+Shape IterativeProblem::imageShape() const { return Shape{impl_->out[0], impl_->out[1], impl_->out[2]}; }
+
+/// Images on the solve grid [dims, batch] -> the output [out, batch]: the pe FOV crop and the resampling to
+/// the matrix of Cartesian data (the FFT pipeline's tail); nothing for non-Cartesian data.
+CArray IterativeProblem::Impl::toOutput(CArray images, index_t batch) const {
+  const Shape grid{dims[0], dims[1], dims[2], 1, batch}, cropped{fov[0], fov[1], fov[2], 1, batch},
+      target{out[0], out[1], out[2], 1, batch};
+  if (grid == target) {
+    images.reshape(Shape{out[0], out[1], out[2], batch});
+    return images;
+  }
+  CDeviceArray a(backend, grid);
+  backend.upload(a.buffer(), images.data(), a.bytes());
+  if (cropped != grid) {
+    CDeviceArray c(backend, cropped);
+    backend.resizeCentred(c.buffer(), cropped, a.buffer(), grid);
+    a = std::move(c);
+  }
+  if (target != cropped) {
+    CDeviceArray r(backend, target);
+    resampleToMatrix(backend, a.buffer(), cropped, r.buffer(), target, rank);
+    a = std::move(r);
+  }
+  CArray result(Shape{out[0], out[1], out[2], batch});
+  backend.download(result.data(), a.buffer(), a.bytes());
+  return result;
+}
 
 CArray IterativeProblem::solution() const {
-  CArray x(imageShape());
+  CArray x(Shape{impl_->dims[0], impl_->dims[1], impl_->dims[2]});
   impl_->backend.download(x.data(), *impl_->x, bytesOf(impl_->n));
   return x;
 }
 
 CArray IterativeProblem::combined() const {
   CArray x = solution();
-  if (impl_->sos.empty()) return x;
-  for (index_t i = 0; i < x.size(); ++i) x[i] *= static_cast<float>(std::sqrt(impl_->sos[i]));
-  return x;
+  if (!impl_->sos.empty())
+    for (index_t i = 0; i < x.size(); ++i) x[i] *= static_cast<float>(std::sqrt(impl_->sos[i]));
+  CArray o = impl_->toOutput(std::move(x), 1);
+  o.reshape(imageShape());
+  return o;
 }
 
 CArray IterativeProblem::coilImages() const {
@@ -433,18 +621,26 @@ CArray IterativeProblem::coilImages() const {
   CArray out(Shape{p.dims[0], p.dims[1], p.dims[2], p.coils});
   if (!p.maps) {
     p.backend.download(out.data(), *p.x, bytesOf(p.n));
-    return out;
+  } else {
+    auto tmp = p.backend.allocate(bytesOf(p.n));
+    for (index_t c = 0; c < p.coils; ++c) {
+      p.backend.multiply(*tmp, p.maps->map(c), p.n, *p.x, p.n, false);
+      p.backend.download(out.data() + c * p.n, *tmp, bytesOf(p.n));
+    }
   }
-  auto tmp = p.backend.allocate(bytesOf(p.n));
-  for (index_t c = 0; c < p.coils; ++c) {
-    p.backend.multiply(*tmp, p.maps->map(c), p.n, *p.x, p.n, false);
-    p.backend.download(out.data() + c * p.n, *tmp, bytesOf(p.n));
-  }
-  return out;
+  return p.toOutput(std::move(out), p.coils);
 }
 
 double IterativeProblem::residualNorm() { return std::sqrt(impl_->encoding->residualSquared(*impl_->x, impl_->data)); }
-double IterativeProblem::priorNorm() { return std::sqrt(impl_->regularizer->normSquared(*impl_->x)); }
+double IterativeProblem::priorNorm() {
+  Impl& p = *impl_;
+  const Shape image{p.dims[0], p.dims[1], p.dims[2]};
+  switch (p.settings.regularizer) {
+    case ops::RegularizerKind::Tv: return p.backend.sparsityOps().totalVariation(*p.x, image);
+    case ops::RegularizerKind::Wavelet: return p.backend.sparsityOps().waveletL1(*p.x, image);
+    default: return std::sqrt(p.regularizer->normSquared(*p.x));
+  }
+}
 double IterativeProblem::dataNormSquared() const { return impl_->dataNorm2; }
 
 nlohmann::json IterativeProblem::describe() const {
@@ -477,8 +673,8 @@ ImageSet reconstructIterative(Backend& backend, const Dataset& d, const ReconSet
     });
     IterativeProblem problem(backend, d, s, sl, timings, setup, shared);
     shared = problem.trajectoryOperators();
-    const index_t n = problem.voxels();
     const Shape img = problem.imageShape();
+    const index_t n = img.size();
     if (sl == 0) {
       result.combined = CArray(Shape{img[0], img[1], img[2], 1, slices});
       if (s.keepCoilImages) result.coilImages = CArray(Shape{img[0], img[1], img[2], problem.coils(), slices});
@@ -487,7 +683,7 @@ ImageSet reconstructIterative(Backend& backend, const Dataset& d, const ReconSet
     CArray initial;
     const CArray* init = nullptr;
     if (it.warmStart) {
-      if (it.warmStart->size() == n * slices) {
+      if (it.warmStart->size() == n * slices && n == problem.voxels()) {
         initial = CArray(img);
         std::copy_n(it.warmStart->data() + sl * n, n, initial.data());
         init = &initial;
@@ -497,10 +693,18 @@ ImageSet reconstructIterative(Backend& backend, const Dataset& d, const ReconSet
                    result.combined.shape().str();
       }
     }
-    solve::CgResult cg;
-    {
+    nlohmann::json j;
+    if (s.method == Method::Cs) {
+      ScopedStage st(timings, "FISTA", &backend);
+      const solve::FistaResult r = problem.solveSparse(it.lambda, it.iterations, it.tolerance, false, init, iterations);
+      j = r.toJson();
+      j["solver"] = "FISTA";
+      j["lambda_absolute"] = problem.sparsityWeight(it.lambda);
+      j["lipschitz"] = problem.lipschitz();
+    } else {
       ScopedStage st(timings, "CG", &backend);
-      cg = problem.solve(it.lambda, it.iterations, it.tolerance, false, init, iterations);
+      j = problem.solve(it.lambda, it.iterations, it.tolerance, false, init, iterations).toJson();
+      j["solver"] = "CG";
     }
     {
       ScopedStage st(timings, "download", &backend);
@@ -511,7 +715,6 @@ ImageSet reconstructIterative(Backend& backend, const Dataset& d, const ReconSet
         std::copy_n(ci.data(), ci.size(), result.coilImages.data() + sl * ci.size());
       }
     }
-    nlohmann::json j = cg.toJson();
     j["lambda"] = it.lambda;
     j["data_norm_squared"] = problem.dataNormSquared();
     const nlohmann::json described = problem.describe();  // named: a temporary would die before the loop
@@ -524,7 +727,7 @@ ImageSet reconstructIterative(Backend& backend, const Dataset& d, const ReconSet
     result.convergence = {{"slices", perSlice}};
   }
   if (!warmNote.empty()) result.convergence["warm_start"] = warmNote;
-  progress.report(1.0, "cg: done");
+  progress.report(1.0, s.method == Method::Cs ? "cs: done" : "cg: done");
   return result;
 }
 

@@ -35,6 +35,7 @@ ReconResult run(const ReconRequest& request, const Progress& progress) {
       images = reconstructNonCartesian(backend, d, request.settings, result.timings, progress);
       break;
     case Method::Cg:
+    case Method::Cs:
       images = reconstructIterative(backend, d, request.settings, result.timings, progress);
       break;
     case Method::Grappa:

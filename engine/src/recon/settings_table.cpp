@@ -92,7 +92,9 @@ Setting text(std::string key, std::string flag, std::string label, std::string g
 }
 
 constexpr double kHuge = 1e30;
-const MethodMask kCg = bit(Method::Cg), kGrappa = bit(Method::Grappa);
+// kCg: the iterative methods (cg and cs share the encoding, coil maps, lambda and iterations); kCgOnly: the
+// l2 solver's own settings.
+const MethodMask kCg = bit(Method::Cg) | bit(Method::Cs), kCgOnly = bit(Method::Cg), kGrappa = bit(Method::Grappa);
 
 std::vector<Setting> build() {
   std::vector<Setting> t;
@@ -103,7 +105,8 @@ std::vector<Setting> build() {
                               {"tron", "TRON radial"},
                               {"dft", "Exact DFT"},
                               {"cg", "Iterative (CG, regularized)"},
-                              {"grappa", "GRAPPA"}},
+                              {"grappa", "GRAPPA"},
+                              {"cs", "Compressed sensing (FISTA)"}},
                              [](ReconSettings& s) -> Method& { return s.method; }));
   {
     Setting m = base("matrix", "matrix", "Matrix", "reconstruction", "Output matrix", Kind::Dims, kAllMethods);
@@ -173,28 +176,33 @@ std::vector<Setting> build() {
   // --- iterative ------------------------------------------------------------------------------------
   t.push_back(choice<ops::RegularizerKind>(
       "iterative.regularizer", "reg", "Regularizer", "iterative",
-      "The prior W of ||E x - d||² + λ||W x||²: identity, finite differences, or reference-weighted finite "
-      "differences (needs --ref or a dataset reference)",
-      kCg, {{"tikhonov", "Tikhonov (identity)"}, {"fd", "Finite differences"}, {"anatomical", "Anatomical (weighted FD)"}},
+      "The prior: for cg the l2 term λ||W x||² with W the identity, finite differences, or reference-weighted "
+      "finite differences (needs --ref or a dataset reference); for cs total variation or the l1 norm of a "
+      "Daubechies wavelet",
+      kCg, {{"tikhonov", "Tikhonov (identity)"}, {"fd", "Finite differences"}, {"anatomical", "Anatomical (weighted FD)"},
+            {"tv", "Total variation (cs)"}, {"wavelet", "Wavelet ℓ1 (cs)"}},
       [](ReconSettings& s) -> ops::RegularizerKind& { return s.iterative.regularizer; }));
   {
-    Setting l = number<double>("iterative.lambda", "lambda", "λ", "iterative", "Regularization weight λ", kCg, 0,
+    Setting l = number<double>("iterative.lambda", "lambda", "λ", "iterative",
+                               "Regularization weight λ (cg: absolute; cs: relative to max|Eᴴd|)", kCg, 0,
                                kHuge, "L", [](ReconSettings& s) -> double& { return s.iterative.lambda; });
     l.realStyle = RealStyle::Scientific;
     t.push_back(std::move(l));
   }
-  t.push_back(number<int>("iterative.iterations", "iters", "Iterations", "iterative", "CG iterations", kCg, 1, 100000,
+  t.push_back(number<int>("iterative.iterations", "iters", "Iterations", "iterative",
+                          "Iterations (CG or FISTA)", kCg, 1, 100000,
                           "N", [](ReconSettings& s) -> int& { return s.iterative.iterations; }));
   {
     Setting tol = number<double>("iterative.tolerance", "tol", "Tolerance", "iterative",
-                                 "CG: stop at this relative residual (0: iterations only)", kCg, 0, 1, "X",
+                                 "Stop at this relative residual (cg) or relative image change (cs); 0: iterations only",
+                                 kCg, 0, 1, "X",
                                  [](ReconSettings& s) -> double& { return s.iterative.tolerance; });
     tol.realStyle = RealStyle::Scientific;
     t.push_back(std::move(tol));
   }
   {
     Setting r = text("iterative.reference", "ref", "Reference", "iterative",
-                     "Reference image of the anatomical prior (.cfl, or .h5 with a reference)", kCg, "REF",
+                     "Reference image of the anatomical prior (.cfl, or .h5 with a reference)", kCgOnly, "REF",
                      [](ReconSettings& s) -> std::string& { return s.iterative.referencePath; });
     r.applies = [](const ReconSettings& s) { return s.iterative.regularizer == ops::RegularizerKind::Anatomical; };
     t.push_back(std::move(r));
@@ -236,7 +244,7 @@ std::vector<Setting> build() {
   }
   {
     Setting a = number<double>("iterative.anatomical_delta", "anatomical-delta", "Edge scale δ", "iterative",
-                               "Anatomical prior: edge scale of the weights (0: from the reference)", kCg, 0, kHuge,
+                               "Anatomical prior: edge scale of the weights (0: from the reference)", kCgOnly, 0, kHuge,
                                "D", [](ReconSettings& s) -> double& { return s.iterative.anatomicalDelta; });
     a.realStyle = RealStyle::Scientific;
     a.applies = [](const ReconSettings& s) { return s.iterative.regularizer == ops::RegularizerKind::Anatomical; };
@@ -244,7 +252,7 @@ std::vector<Setting> build() {
   }
   {
     Setting p = base("iterative.preconditioner", "preconditioner", "Preconditioner", "iterative",
-                     "CG preconditioner: Jacobi (diagonal) or none", Kind::Choice, kCg);
+                     "CG preconditioner: Jacobi (diagonal) or none", Kind::Choice, kCgOnly);
     p.choices = {{"jacobi", "Jacobi"}, {"none", "none"}};
     p.valueName = "NAME";
     p.get = [](const ReconSettings& s) -> Value { return std::string(s.iterative.preconditioner ? "jacobi" : "none"); };
@@ -256,6 +264,13 @@ std::vector<Setting> build() {
                      "Folder of the cached Toeplitz kernels Q (empty: $XDG_CACHE_HOME/larmor; none: no cache)", kCg,
                      "DIR", [](ReconSettings& s) -> std::string& { return s.iterative.cacheDirectory; });
     t.push_back(std::move(c));
+  }
+  {
+    Setting v = number<int>("iterative.tv_iterations", "tv-iters", "TV inner steps", "iterative",
+                            "cs with --reg tv: FGP steps of each TV proximal map (warm-started)", bit(Method::Cs), 1,
+                            1000, "N", [](ReconSettings& s) -> int& { return s.iterative.tvIterations; });
+    v.applies = [](const ReconSettings& s) { return s.iterative.regularizer == ops::RegularizerKind::Tv; };
+    t.push_back(std::move(v));
   }
   t.push_back(flag("iterative.multi_gpu", "single-gpu", false, "split over every GPU", "iterative",
                    "CG: split the exact F^H d and Q over every visible GPU (Stone's GPU.Multi; --single-gpu: one)",
@@ -543,6 +558,30 @@ void set(ReconSettings& settings, const Setting& s, const std::string& text) { s
 void validate(const ReconSettings& settings, std::string_view group) {
   for (const Setting& s : table())
     if (group.empty() || s.group == group) check(s, s.get(settings));
+  if (!group.empty() && group != "iterative") return;
+  const auto reg = settings.iterative.regularizer;
+  const std::string name = choiceName("iterative.regularizer", static_cast<int>(reg));
+  if (settings.method == Method::Cs && !ops::isSparsityPrior(reg))
+    throw Error("--reg " + name + ": --method cs takes a sparsity prior (tv or wavelet); " + name +
+                " is an l2 prior of --method cg");
+  if (settings.method == Method::Cg && ops::isSparsityPrior(reg))
+    throw Error("--reg " + name + ": a sparsity prior needs --method cs (--method cg takes tikhonov, fd or anatomical)");
+}
+
+void applyMethodDefaults(ReconSettings& settings) {
+  IterativeSettings& it = settings.iterative;
+  const IterativeSettings cg;
+  if (settings.method == Method::Cs) {
+    it.regularizer = ops::RegularizerKind::Tv;
+    it.lambda = 0.01;
+    it.iterations = 100;
+    it.tolerance = 1e-4;
+  } else if (settings.method == Method::Cg) {
+    it.regularizer = cg.regularizer;
+    it.lambda = cg.lambda;
+    it.iterations = cg.iterations;
+    it.tolerance = cg.tolerance;
+  }
 }
 
 nlohmann::json toJson(const ReconSettings& settings) {

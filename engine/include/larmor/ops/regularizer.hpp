@@ -19,10 +19,11 @@
 
 namespace larmor::ops {
 
-enum class RegularizerKind { Tikhonov, FiniteDifference, Anatomical };
-std::string toString(RegularizerKind k);
-/// "tikhonov" | "fd" | "anatomical"; throws Error naming the valid choices.
-RegularizerKind regularizerFromString(const std::string& s);
+/// The prior of an iterative reconstruction. The first three are the l2 priors of this file (--method cg);
+/// Tv and Wavelet are the l1 sparsity priors of compressed sensing (--method cs, backend/sparsity_ops.hpp).
+/// Their names are in the settings table (recon/settings_table.cpp: iterative.regularizer).
+enum class RegularizerKind { Tikhonov, FiniteDifference, Anatomical, Tv, Wavelet };
+inline bool isSparsityPrior(RegularizerKind k) { return k == RegularizerKind::Tv || k == RegularizerKind::Wavelet; }
 
 class Regularizer {
  public:

@@ -52,11 +52,12 @@ using PlanFactory = std::function<std::unique_ptr<NufftPlan>(const NufftGeometry
 CArray estimateCoilMaps(Backend& backend, const NufftGeometry& g, const CArray& kspace, index_t coils,
                         double radius, const PlanFactory& makePlan);
 
-/// A = sum_c S_c^H T S_c + lambda W^H W on single images [N0, N1, N2] (T = N^{-1} F^H F by Toeplitz).
+/// A = sum_c S_c^H T S_c + lambda W^H W on single images [N0, N1, N2] (T = N^{-1} F^H F: Toeplitz or
+/// Cartesian, ops/fourier_gram.hpp).
 class NormalOperator final : public solve::LinearOperator {
  public:
   /// coils and regularizer may be null (one coil with S = 1; no prior). Not owned.
-  NormalOperator(Backend& backend, ToeplitzOperator& toeplitz, const CoilSensitivities* coils,
+  NormalOperator(Backend& backend, FourierGram& toeplitz, const CoilSensitivities* coils,
                  Regularizer* regularizer, double lambda);
   index_t size() const override { return toeplitz_.voxels(); }
   void apply(const Buffer& x, Buffer& y) override;
@@ -67,7 +68,7 @@ class NormalOperator final : public solve::LinearOperator {
 
  private:
   Backend& backend_;
-  ToeplitzOperator& toeplitz_;
+  FourierGram& toeplitz_;
   const CoilSensitivities* coils_;
   Regularizer* regularizer_;
   double lambda_;

@@ -24,6 +24,7 @@
 
 #include "larmor/array/array.hpp"
 #include "larmor/backend/backend.hpp"
+#include "larmor/ops/fourier_gram.hpp"
 #include "larmor/ops/nufft.hpp"
 
 namespace larmor::ops {
@@ -78,7 +79,7 @@ CArray cachedPsf(Backend& backend, const NufftGeometry& g, const RArray* weights
 
 /// y = scale * F^H diag(w) F x by one FFT pair on the 2N grid; Qhat lives in the backend's memory.
 /// Images [N0, N1, N2, batch] (2D: N2 = 1).
-class ToeplitzOperator {
+class ToeplitzOperator final : public FourierGram {
  public:
   /// `psf`: Q on psfShape(g) (host); `scale`: 1/N for the physics scale E = N^{-1/2} F (docs/conventions.md).
   ToeplitzOperator(Backend& backend, const NufftGeometry& g, const CArray& psf, double scale);
@@ -86,12 +87,12 @@ class ToeplitzOperator {
   ToeplitzOperator(const ToeplitzOperator&) = delete;
   ToeplitzOperator& operator=(const ToeplitzOperator&) = delete;
 
-  index_t voxels() const { return image_.size(); }
-  const Shape& imageShape() const { return image_; }
+  index_t voxels() const override { return image_.size(); }
+  const Shape& imageShape() const override { return image_; }
   /// x and y hold voxels() * batch elements; y may be x.
-  void apply(const Buffer& x, Buffer& y, index_t batch = 1);
+  void apply(const Buffer& x, Buffer& y, index_t batch = 1) override;
   /// Every diagonal entry of the operator: scale * Re Q[centre] = scale * sum_j w_j.
-  double diagonal() const { return diagonal_; }
+  double diagonal() const override { return diagonal_; }
 
  private:
   Backend& backend_;

@@ -22,6 +22,7 @@
 #include "larmor/ops/regularizer.hpp"
 #include "larmor/recon/dataset.hpp"
 #include "larmor/solve/cg.hpp"
+#include "larmor/solve/fista.hpp"
 #include "larmor/util/progress.hpp"
 #include "larmor/util/timer.hpp"
 
@@ -39,11 +40,18 @@ enum class QTrig { Auto, Accurate, Fast, Recurrence };
 /// Coil sensitivities: estimated from the k-space centre, or the dataset's own (the true maps of simulated data).
 enum class CoilMapSource { Estimate, Dataset };
 
+/// Settings of --method cg and --method cs. The defaults are cg's; settings::applyMethodDefaults() puts cs's
+/// (total variation, lambda 0.01, 100 iterations, tolerance 1e-4) in when cs is chosen.
 struct IterativeSettings {
   ops::RegularizerKind regularizer = ops::RegularizerKind::Tikhonov;
+  /// cg: the weight of the l2 prior, absolute (the l2 solution scales with the data, lambda does not).
+  /// cs: relative: the objective is 1/2 ||E x - d||^2 + lambda max|E^H d| R(x), so FISTA's threshold is lambda
+  /// times the peak of one gradient step's image, whatever the data's scale (docs/iterative.md).
   double lambda = 0.0;
   int iterations = 60;                   ///< the paper's default
-  double tolerance = 0.0;                ///< relative residual; 0 = iterations only
+  /// cg: relative residual; cs: relative change of the image between iterations; 0 = iterations only.
+  double tolerance = 0.0;
+  int tvIterations = 10;                 ///< cs with TV: inner FGP steps of each proximal map
   std::string referencePath;             ///< anatomical prior image (.cfl, or .h5 with a reference)
   FhdMethod fhd = FhdMethod::Dft;
   ToeplitzMethod toeplitz = ToeplitzMethod::Auto;
@@ -89,14 +97,24 @@ class IterativeProblem {
                         const CArray* initial = nullptr, const Progress& progress = {},
                         const solve::CgObserver& observer = {});
 
-  index_t voxels() const;
+  /// Compressed sensing (--method cs): FISTA on 1/2 ||E x - d||^2 + lambda max|E^H d| R(x) with R the
+  /// settings' sparsity prior (TV or wavelet), lambda relative (recon/iterative.hpp: IterativeSettings).
+  /// Warm start and `initial` as solve(). The step bound L (power iteration) is computed at the first call
+  /// and kept.
+  solve::FistaResult solveSparse(double lambda, int iterations, double tolerance, bool warmFromLast,
+                                 const CArray* initial = nullptr, const Progress& progress = {},
+                                 const solve::FistaObserver& observer = {});
+  /// What the last solveSparse used: the step bound L and the absolute weight lambda max|E^H d|.
+  double lipschitz() const;
+  double sparsityWeight(double lambda);
+  index_t voxels() const;               ///< of the solve grid (Cartesian: readout FOV x encoded pe1 x pe2)
   index_t coils() const;
-  Shape imageShape() const;             ///< [N0, N1, N2]
-  CArray solution() const;              ///< rho [N0, N1, N2]
+  Shape imageShape() const;             ///< the output [N0, N1, N2] (the matrix); = the grid unless Cartesian
+  CArray solution() const;              ///< rho on the solve grid
   /// rho * sqrt(sum_c |S_c|^2) (single coil: rho): matches the sum-of-squares truth of docs/conventions.md
   /// for estimated and for true maps alike, and keeps rho's phase.
   CArray combined() const;
-  CArray coilImages() const;            ///< S_c rho [N0, N1, N2, coils]
+  CArray coilImages() const;            ///< S_c rho [N0, N1, N2, coils] (output shape)
   double residualNorm();                ///< ||E rho - d|| (forward transforms)
   double priorNorm();                   ///< ||W rho||
   double dataNormSquared() const;       ///< ||d||^2

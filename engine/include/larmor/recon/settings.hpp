@@ -11,7 +11,7 @@
 
 namespace larmor::recon {
 
-enum class Method { Fft, Gridding, Tron, Dft, Cg, Grappa };
+enum class Method { Fft, Gridding, Tron, Dft, Cg, Grappa, Cs };
 enum class Combine { SumOfSquares, Adaptive };
 
 std::string toString(Method m);

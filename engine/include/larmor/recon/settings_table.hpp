@@ -42,7 +42,8 @@ using Value = std::variant<bool, long, double, std::string, std::vector<long>>;
 using MethodMask = unsigned;
 constexpr MethodMask bit(Method m) { return 1u << static_cast<unsigned>(m); }
 constexpr MethodMask kAllMethods = ~0u;
-constexpr MethodMask kNonCartesian = bit(Method::Gridding) | bit(Method::Tron) | bit(Method::Dft) | bit(Method::Cg);
+constexpr MethodMask kNonCartesian =
+    bit(Method::Gridding) | bit(Method::Tron) | bit(Method::Dft) | bit(Method::Cg) | bit(Method::Cs);
 
 struct Choice {
   std::string name;   ///< as written on the command line and in JSON
@@ -100,9 +101,16 @@ std::string help(const Setting& s);
 
 /// parse + store: throws as parse().
 void set(ReconSettings& settings, const Setting& s, const std::string& text);
-/// Every setting of `settings` (of one group when given) checked against its rule; recon::run calls it
-/// before reconstructing, so the CLI, the GUI and programs that fill the structs share one check.
+/// Every setting of `settings` (of one group when given) checked against its rule, and the rules between
+/// settings (--method cs takes --reg tv|wavelet, --method cg the l2 priors); recon::run calls it before
+/// reconstructing, so the CLI, the GUI and programs that fill the structs share one check.
 void validate(const ReconSettings& settings, std::string_view group = {});
+
+/// The settings whose defaults depend on the method, set to `settings.method`'s: for cs the total
+/// variation prior, lambda 0.01 (relative), 100 iterations and tolerance 1e-4; for cg Tikhonov, lambda 0,
+/// 60 iterations, tolerance 0 (Stone et al.). The CLI calls it after --method and before the other flags;
+/// the GUI when the method changes.
+void applyMethodDefaults(ReconSettings& settings);
 
 nlohmann::json toJson(const ReconSettings& settings);
 /// Reads the keys it knows over `base`. Each value that is missing keeps the base's; each that is present
