@@ -87,6 +87,7 @@ CudaBackend::CudaBackend(int device) : device_(device) {
   fft_ = std::make_unique<FftEngine>(allocator_, launch_);
   priorOps_ = std::make_unique<CudaPriorOps>(*this);
   coilCombineOps_ = std::make_unique<CudaCoilCombineOps>(*this);
+  espiritOps_ = std::make_unique<CudaEspiritOps>(*this);
   scratch_ = allocator_->allocate((kMaxReduceBlocks + 1) * sizeof(double2));  // last: nothing throws after it
 }
 
@@ -104,6 +105,7 @@ CudaBackend::~CudaBackend() {
 
 PriorOps& CudaBackend::priorOps() { return *priorOps_; }
 CoilCombineOps& CudaBackend::coilCombineOps() { return *coilCombineOps_; }
+EspiritOps& CudaBackend::espiritOps() { return *espiritOps_; }
 
 void CudaBackend::activate() const { LARMOR_CUDA_CHECK(cudaSetDevice(device_)); }
 

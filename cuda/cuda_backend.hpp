@@ -21,6 +21,7 @@ DeviceInfo describeDevice(int index);
 
 class CudaPriorOps;
 class CudaCoilCombineOps;
+class CudaEspiritOps;
 
 class CudaBackend final : public Backend {
  public:
@@ -54,6 +55,7 @@ class CudaBackend final : public Backend {
 
   PriorOps& priorOps() override;
   CoilCombineOps& coilCombineOps() override;
+  EspiritOps& espiritOps() override;
 
   // nufft.cu, dft.cu, linalg.cu
   std::unique_ptr<NufftPlan> makeNufftPlan(const NufftGeometry& geometry, const NufftOptions& options) override;
@@ -77,6 +79,7 @@ class CudaBackend final : public Backend {
   // The kernel interfaces launch on this backend's stream under its mutex, as its own ops do.
   friend class CudaPriorOps;
   friend class CudaCoilCombineOps;
+  friend class CudaEspiritOps;
 
   /// Owns the stream; declared first so that it is destroyed last.
   struct StreamHandle {
@@ -109,6 +112,7 @@ class CudaBackend final : public Backend {
   mutable std::mutex mutex_;
   std::unique_ptr<CudaPriorOps> priorOps_;
   std::unique_ptr<CudaCoilCombineOps> coilCombineOps_;
+  std::unique_ptr<CudaEspiritOps> espiritOps_;
 };
 
 /// The prior kernels (larmor/backend/prior_ops.hpp) on one device: prior.cu and finite_difference.cu.
@@ -131,6 +135,17 @@ class CudaCoilCombineOps final : public CoilCombineOps {
   explicit CudaCoilCombineOps(CudaBackend& backend) : be_(backend) {}
   void adaptiveCombine(Buffer& out, const Buffer& coilImages, const index_t dims[3], index_t coils, index_t batch,
                        int window) override;
+
+ private:
+  CudaBackend& be_;
+};
+
+/// ESPIRiT's pointwise eigenvectors (larmor/backend/espirit_ops.hpp) on one device: espirit.cu.
+class CudaEspiritOps final : public EspiritOps {
+ public:
+  explicit CudaEspiritOps(CudaBackend& backend) : be_(backend) {}
+  void dominantEigenvectors(Buffer& maps, Buffer& values, const Buffer& cov, index_t voxels, index_t channels,
+                            const std::vector<cfloat>& reference, float crop) override;
 
  private:
   CudaBackend& be_;

@@ -67,6 +67,13 @@ class CpuCoilCombineOps final : public CoilCombineOps {
                        int window) override;
 };
 
+/// ESPIRiT's pointwise eigenvectors (larmor/backend/espirit_ops.hpp) on the host: espirit.cpp.
+class CpuEspiritOps final : public EspiritOps {
+ public:
+  void dominantEigenvectors(Buffer& maps, Buffer& values, const Buffer& cov, index_t voxels, index_t channels,
+                            const std::vector<cfloat>& reference, float crop) override;
+};
+
 class CpuBackend final : public Backend {
  public:
   CpuBackend() = default;
@@ -95,6 +102,7 @@ class CpuBackend final : public Backend {
 
   PriorOps& priorOps() override { return prior_; }
   CoilCombineOps& coilCombineOps() override { return coilCombine_; }
+  EspiritOps& espiritOps() override { return espirit_; }
 
   // nufft.cpp, dft.cpp
   std::unique_ptr<NufftPlan> makeNufftPlan(const NufftGeometry& geometry, const NufftOptions& options) override;
@@ -112,6 +120,7 @@ class CpuBackend final : public Backend {
   FftEngine fft_;
   CpuPriorOps prior_;
   CpuCoilCombineOps coilCombine_;
+  CpuEspiritOps espirit_;
 };
 
 }  // namespace larmor::cpu
