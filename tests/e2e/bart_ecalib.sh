@@ -2,7 +2,7 @@
 # `larmor-cli maps` (ESPIRiT, docs/iterative.md "Coil sensitivities: ESPIRiT") against `bart ecalib -m1`
 # (kernel 6, calibration 24, threshold 0.001, crop 0.8 on both sides) on
 #   1. BART's phantom k-space, fully sampled: `bart phantom -k -s 8 -x 128`;
-#   2. the same, undersampled 2x along pe1 (Poisson-disc lines, 24 calibration lines: `bart poisson`);
+#   2. the same, undersampled 2x along pe1 (every other line, 24 calibration lines: `bart upat`);
 #   3. the real brain /work/shared/data/brain-poisson-8ch/ksp.cfl ([1, 180, 230, 8], 2D Poisson-disc), read
 #      in place (skipped, with "SKIP:", only when that folder is absent).
 # Scores, inside BART's mask (voxels where BART's maps are non-zero), over voxels and coils:
@@ -59,20 +59,20 @@ check() {  # name larmor bart
 }
 run() {  # name kspace
   local t0
-  t0=$(now); q "$cli" maps "$2" --output "$1_larmor.cfl" --coil-maps espirit --device cpu; tl=$(python3 -c "print('%.2f' % ($(now) - $t0))")
+  t0=$(now); q "$cli" maps "$2.cfl" --output "$1_larmor.cfl" --coil-maps espirit --device cpu; tl=$(python3 -c "print('%.2f' % ($(now) - $t0))")
   t0=$(now); q bart ecalib -m1 "$2" "$1_bart"; tb=$(python3 -c "print('%.2f' % ($(now) - $t0))")
   check "$1" "$1_larmor" "$1_bart"
 }
 
 q bart phantom -k -s 8 -x 128 phantom
-run phantom phantom.cfl
-q bart poisson -Y 128 -Z 1 -y 2 -z 1 -C 24 -e pattern
+run phantom phantom
+q bart upat -Y 128 -Z 1 -y 2 -z 1 -c 24 pattern
 q bart fmac phantom pattern phantom_us
-run phantom-undersampled phantom_us.cfl
+run phantom-undersampled phantom_us
 
 brain=/work/shared/data/brain-poisson-8ch
 if [ -f "$brain/ksp.cfl" ]; then
-  run brain "$brain/ksp.cfl"
+  run brain "$brain/ksp"
 else
   echo "SKIP: $brain is absent (the real-brain case)"
 fi

@@ -196,7 +196,7 @@ TEST(Espirit, CalibrationBoxOfCartesianMasks) {
   d.calibration = Array<std::uint8_t>(Shape{48, 1, 1}, 0);
   for (index_t y = 0; y < 48; y += 2) d.sampled(y, 0, 0) = 1;
   for (index_t y = 24 - 6; y < 24 + 6; ++y) d.calibration(y, 0, 0) = 1;
-  EXPECT_EQ(recon::findCalibrationBox(d, 0, 24).str(), "24x12x1");
+  EXPECT_EQ(recon::findCalibrationBox(d, 0, 24).str(), "24x13x1");  // ACS 18..29 and the sampled line 30
   // BART's plane [1, Ny, Nz]: readout 1.
   d.kspace = CArray(Shape{1, 20, 18, 1, 1}, cfloat(1.f));
   d.sampled = Array<std::uint8_t>(Shape{20, 18, 1}, 1);
