@@ -1,5 +1,6 @@
 #include "cli_commands.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -19,6 +20,8 @@
 #include "larmor/quality/metrics.hpp"
 #include "larmor/recon/bench.hpp"
 #include "larmor/recon/cartesian.hpp"
+#include "larmor/recon/coil_maps.hpp"
+#include "larmor/recon/noncartesian.hpp"
 #include "larmor/recon/recon.hpp"
 #include "larmor/recon/settings_table.hpp"
 #include "larmor/util/atomic_file.hpp"
@@ -300,6 +303,43 @@ int recon(const ReconArgs& a) {
   stats["image_shape"] = r.image.shape().dims();
   if (!r.metrics.is_null()) stats["metrics"] = r.metrics;
   writeJson(a.json, stats);
+  return 0;
+}
+
+int maps(const MapsArgs& a) {
+  namespace st = recon::settings;
+  recon::ReconSettings s;
+  s.method = recon::Method::Cg;
+  st::set(s, st::find("iterative.coil_maps"), a.coilMaps);
+  st::set(s, st::find("iterative.calibration_size"), std::to_string(a.calibrationSize));
+  st::set(s, st::find("iterative.espirit_crop"), std::to_string(a.crop));
+  if (!a.matrix.empty()) st::set(s, st::find("matrix"), a.matrix);
+  const std::string e = extension(a.output);
+  require(e == ".cfl" || e == ".hdr" || e.empty(), "--output " + a.output + ": the maps are written as a BART .cfl");
+  const Selection sel = BackendRegistry::instance().select(a.device);
+  if (!sel.notice.empty()) std::cout << "note: " << sel.notice << "\n";
+  io::LoadOptions lo;
+  lo.trajectoryPath = a.traj;
+  for (int i = 0; i < 3; ++i) lo.matrix[i] = s.matrix[i];
+  const Dataset d = io::loadDataset(a.input, lo);
+  index_t out[3];
+  recon::outputMatrix(d, s, out);
+  if (d.header.trajectory != TrajectoryKind::Cartesian && recon::nonCartesianRank(d, out[2]) == 2) out[2] = 1;
+  json info;
+  const auto t0 = std::chrono::steady_clock::now();
+  const CArray m = recon::coilMaps(*sel.backend, d, out, s, &info);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  io::writeCfl(a.output, io::toBartImage(m));
+  const DeviceInfo dev = sel.backend->info();
+  std::cout << "wrote " << a.output << " " << m.shape().str() << ": " << info.value("coil_maps", "") << ", calibration "
+            << info.value("calibration_region", "-");
+  if (info.contains("espirit_kernels")) std::cout << ", kernels " << info["espirit_kernels"].get<std::string>();
+  std::cout << ", " << std::fixed << std::setprecision(1) << ms << " ms on " << dev.id << " (" << dev.name << ")\n";
+  info["output"] = a.output;
+  info["time_ms"] = ms;
+  info["device"] = dev.id;
+  info["shape"] = m.shape().dims();
+  writeJson(a.json, info);
   return 0;
 }
 

@@ -25,6 +25,12 @@ struct ReconArgs {
   float windowCenter = 0, windowWidth = 0;
 };
 
+struct MapsArgs {
+  std::string input, traj, device = "auto", output, json, coilMaps = "espirit", matrix;
+  int calibrationSize = 24;
+  double crop = 0.8;
+};
+
 struct CompareArgs {
   std::string ref, test, map, json;
 };
@@ -37,6 +43,9 @@ int info(const std::string& file, const std::string& json);
 int simulate(const SimulateArgs& a);
 int recon(const ReconArgs& a);
 int compare(const CompareArgs& a);
+/// `larmor-cli maps`: coil sensitivity maps (ESPIRiT or Walsh) of every slice, written as a BART .cfl
+/// [x, y, z, coils] (slices in BART's dimension 13).
+int maps(const MapsArgs& a);
 int bench(const std::string& suite, const std::string& device, const std::string& json);
 
 }  // namespace larmor::cli

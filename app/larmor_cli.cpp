@@ -62,6 +62,19 @@ int main(int argc, char** argv) {
   reconCmd->add_flag("--nifti-complex", rec.niftiComplex, "NIfTI: complex64 voxels instead of magnitude");
   reconCmd->add_option("--json", rec.json, "Write timings, device, metrics, settings as JSON");
 
+  MapsArgs mp;
+  auto* mapsCmd = app.add_subcommand("maps", "Estimate coil sensitivity maps (ESPIRiT or Walsh) and write a BART .cfl");
+  mapsCmd->add_option("FILE", mp.input, "ISMRMRD .h5, BART .cfl k-space")->required();
+  mapsCmd->add_option("--traj", mp.traj, "BART trajectory .cfl for .cfl k-space");
+  mapsCmd->add_option("--output", mp.output, "OUT.cfl: the maps [x, y, z, coils] (slices in BART's dimension 13)")
+      ->required();
+  mapsCmd->add_option("--coil-maps", mp.coilMaps, "espirit|walsh")->check(CLI::IsMember({"espirit", "walsh", "estimate"}));
+  mapsCmd->add_option("--calibration-size", mp.calibrationSize, "Calibration region per dimension (BART ecalib -r)");
+  mapsCmd->add_option("--espirit-crop", mp.crop, "ESPIRiT: zero where the eigenvalue < this (BART ecalib -c)");
+  mapsCmd->add_option("--matrix", mp.matrix, "Output matrix N, NxN or NxNxN (default: the header's)");
+  mapsCmd->add_option("--device", mp.device, "auto|cpu|cuda[:N]");
+  mapsCmd->add_option("--json", mp.json, "Write what was done and the time as JSON");
+
   CompareArgs cmp;
   auto* compareCmd = app.add_subcommand("compare", "Percent error, PSNR and SSIM of an image against a reference");
   compareCmd->add_option("--ref", cmp.ref, "Reference image (.cfl, or .h5 with a reference)")->required();
@@ -103,6 +116,7 @@ int main(int argc, char** argv) {
       return recon(rec);
     }
     if (*compareCmd) return compare(cmp);
+    if (*mapsCmd) return maps(mp);
     if (*benchCmd) return bench(suite, benchDevice, json);
   } catch (const larmor::Cancelled&) {
     std::cerr << "larmor-cli: cancelled\n";

@@ -89,6 +89,7 @@ CudaBackend::CudaBackend(int device) : device_(device) {
   priorOps_ = std::make_unique<CudaPriorOps>(*this);
   sparsityOps_ = std::make_unique<CudaSparsityOps>(*this);
   coilCombineOps_ = std::make_unique<CudaCoilCombineOps>(*this);
+  espiritOps_ = std::make_unique<CudaEspiritOps>(*this);
   scratch_ = allocator_->allocate((kMaxReduceBlocks + 1) * sizeof(double2));  // last: nothing throws after it
 }
 
@@ -107,6 +108,7 @@ CudaBackend::~CudaBackend() {
 PriorOps& CudaBackend::priorOps() { return *priorOps_; }
 SparsityOps& CudaBackend::sparsityOps() { return *sparsityOps_; }
 CoilCombineOps& CudaBackend::coilCombineOps() { return *coilCombineOps_; }
+EspiritOps& CudaBackend::espiritOps() { return *espiritOps_; }
 
 void CudaBackend::activate() const { LARMOR_CUDA_CHECK(cudaSetDevice(device_)); }
 

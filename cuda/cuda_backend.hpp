@@ -22,6 +22,7 @@ DeviceInfo describeDevice(int index);
 class CudaPriorOps;
 class CudaSparsityOps;
 class CudaCoilCombineOps;
+class CudaEspiritOps;
 
 class CudaBackend final : public Backend {
  public:
@@ -56,6 +57,7 @@ class CudaBackend final : public Backend {
   PriorOps& priorOps() override;
   SparsityOps& sparsityOps() override;
   CoilCombineOps& coilCombineOps() override;
+  EspiritOps& espiritOps() override;
 
   // nufft.cu, dft.cu, linalg.cu
   std::unique_ptr<NufftPlan> makeNufftPlan(const NufftGeometry& geometry, const NufftOptions& options) override;
@@ -80,6 +82,7 @@ class CudaBackend final : public Backend {
   friend class CudaPriorOps;
   friend class CudaSparsityOps;
   friend class CudaCoilCombineOps;
+  friend class CudaEspiritOps;
 
   /// Owns the stream; declared first so that it is destroyed last.
   struct StreamHandle {
@@ -113,6 +116,7 @@ class CudaBackend final : public Backend {
   std::unique_ptr<CudaPriorOps> priorOps_;
   std::unique_ptr<CudaSparsityOps> sparsityOps_;
   std::unique_ptr<CudaCoilCombineOps> coilCombineOps_;
+  std::unique_ptr<CudaEspiritOps> espiritOps_;
 };
 
 /// The prior kernels (larmor/backend/prior_ops.hpp) on one device: prior.cu and finite_difference.cu.
@@ -155,6 +159,17 @@ class CudaCoilCombineOps final : public CoilCombineOps {
   explicit CudaCoilCombineOps(CudaBackend& backend) : be_(backend) {}
   void adaptiveCombine(Buffer& out, const Buffer& coilImages, const index_t dims[3], index_t coils, index_t batch,
                        int window) override;
+
+ private:
+  CudaBackend& be_;
+};
+
+/// ESPIRiT's pointwise eigenvectors (larmor/backend/espirit_ops.hpp) on one device: espirit.cu.
+class CudaEspiritOps final : public EspiritOps {
+ public:
+  explicit CudaEspiritOps(CudaBackend& backend) : be_(backend) {}
+  void dominantEigenvectors(Buffer& maps, Buffer& values, const Buffer& cov, index_t voxels, index_t channels,
+                            const std::vector<cfloat>& reference, float crop) override;
 
  private:
   CudaBackend& be_;

@@ -107,6 +107,7 @@ class DenseBackend final : public Backend {
   PriorOps& priorOps() override { return cpu_->priorOps(); }
   SparsityOps& sparsityOps() override { return cpu_->sparsityOps(); }
   CoilCombineOps& coilCombineOps() override { return cpu_->coilCombineOps(); }
+  EspiritOps& espiritOps() override { return cpu_->espiritOps(); }
   std::unique_ptr<NufftPlan> makeNufftPlan(const NufftGeometry& g, const NufftOptions&) override {
     ++plansMade;
     return std::make_unique<DenseDftPlan>(g);

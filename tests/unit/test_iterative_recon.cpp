@@ -256,12 +256,12 @@ TEST(IterativeRecon, EstimatedMapsPipelineRunsAndRecoversTheCombinedObject) {
     be.download(d.kspace.data() + c * m, *smp, m * sizeof(cfloat));
   }
   auto s = cgSettings("tikhonov", 1e-4);
-  s.iterative.coilMaps = recon::CoilMapSource::Estimate;
+  s.iterative.coilMaps = recon::CoilMapSource::Walsh;
   s.iterative.calibrationRadius = 4;
   s.iterative.iterations = 100;
   Timings t;
   const recon::ImageSet out = recon::reconstructIterative(be, d, s, t, {});
-  EXPECT_EQ(out.convergence["coil_maps"], "estimated");
+  EXPECT_EQ(out.convergence["coil_maps"], "walsh");
   double e = 0, r = 0;
   for (index_t v = 0; v < n * n; ++v) {
     double sos = 0;

@@ -85,6 +85,13 @@ class CpuCoilCombineOps final : public CoilCombineOps {
                        int window) override;
 };
 
+/// ESPIRiT's pointwise eigenvectors (larmor/backend/espirit_ops.hpp) on the host: espirit.cpp.
+class CpuEspiritOps final : public EspiritOps {
+ public:
+  void dominantEigenvectors(Buffer& maps, Buffer& values, const Buffer& cov, index_t voxels, index_t channels,
+                            const std::vector<cfloat>& reference, float crop) override;
+};
+
 class CpuBackend final : public Backend {
  public:
   CpuBackend() = default;
@@ -114,6 +121,7 @@ class CpuBackend final : public Backend {
   PriorOps& priorOps() override { return prior_; }
   SparsityOps& sparsityOps() override { return sparsity_; }
   CoilCombineOps& coilCombineOps() override { return coilCombine_; }
+  EspiritOps& espiritOps() override { return espirit_; }
 
   // nufft.cpp, dft.cpp
   std::unique_ptr<NufftPlan> makeNufftPlan(const NufftGeometry& geometry, const NufftOptions& options) override;
@@ -132,6 +140,7 @@ class CpuBackend final : public Backend {
   CpuPriorOps prior_;
   CpuSparsityOps sparsity_;
   CpuCoilCombineOps coilCombine_;
+  CpuEspiritOps espirit_;
 };
 
 }  // namespace larmor::cpu

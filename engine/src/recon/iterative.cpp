@@ -16,6 +16,7 @@
 #include "larmor/ops/sense.hpp"
 #include "larmor/ops/toeplitz.hpp"
 #include "larmor/recon/cartesian.hpp"
+#include "larmor/recon/coil_maps.hpp"
 #include "larmor/recon/settings.hpp"
 #include "larmor/recon/settings_table.hpp"
 
@@ -135,8 +136,8 @@ struct IterativeProblem::Impl {
                                                                index_t slice, CArray& samples, Timings& timings,
                                                                const Progress& progress);
   void uploadSlice(const CArray& samples);
-  void buildCoilMaps(const Dataset& d, const ReconSettings& s, index_t slice, const CArray& samples,
-                     Timings& timings, const Progress& progress);
+  void buildCoilMaps(const Dataset& d, const ReconSettings& s, index_t slice, Timings& timings,
+                     const Progress& progress);
   void computeRhs(const ReconSettings& s, const CArray& samples, Timings& timings, const Progress& progress);
   void buildPrior(const Dataset& d, index_t slice, Timings& timings);
   void buildEncodingDiagonal();
@@ -182,7 +183,7 @@ IterativeProblem::IterativeProblem(Backend& backend, const Dataset& d, const Rec
   p.scale = 1.0 / std::sqrt(static_cast<double>(p.n));
   require(p.traj->gram->voxels() == p.n && p.traj->plan->samples() == p.m, "cg: shared operators of another geometry");
   p.uploadSlice(samples);
-  p.buildCoilMaps(d, s, slice, samples, timings, progress);
+  p.buildCoilMaps(d, s, slice, timings, progress);
   p.encoding = std::make_unique<ops::SenseEncoding>(backend, *p.traj->plan, p.maps.get(), p.scale);
   p.computeRhs(s, samples, timings, progress);
   p.buildPrior(d, slice, timings);
@@ -350,34 +351,16 @@ void IterativeProblem::Impl::uploadSlice(const CArray& samples) {
 
 }
 
-/// CG-SENSE's coil sensitivities: the dataset's own, or estimated from the k-space centre.
-void IterativeProblem::Impl::buildCoilMaps(const Dataset& d, const ReconSettings& s, index_t slice,
-                                           const CArray& samples, Timings& timings, const Progress& progress) {
+/// CG-SENSE's coil sensitivities (recon/coil_maps.hpp: ESPIRiT, Walsh, the dataset's, or a file).
+void IterativeProblem::Impl::buildCoilMaps(const Dataset& d, const ReconSettings& s, index_t slice, Timings& timings,
+                                           const Progress& progress) {
   Impl& p = *this;
-  const IterativeSettings& it = s.iterative;
-  const Header& h = d.header;
-  const index_t* out = dims;
-  TrajectoryOperators& t = *p.traj;
-  const BackendPlanFactory fhdPlan = planFactory(s, exactFhd(it));
   if (p.coils > 1) {
     progress.report(0.3, "cg: coil maps");
     ScopedStage st(timings, "coil maps", &backend);
-    CArray maps;
-    if (it.coilMaps == CoilMapSource::Dataset) {
-      require(d.coilMaps.has_value(), d.source + ": coil maps 'dataset' asked for, but the dataset has none");
-      require(d.coilMaps->size() == p.n * p.coils * h.slices,
-              d.source + ": the dataset's coil maps " + d.coilMaps->shape().str() + " do not match the " +
-                  std::to_string(out[0]) + "x" + std::to_string(out[1]) + "x" + std::to_string(out[2]) +
-                  " reconstruction (--matrix)");
-      maps = CArray(Shape{out[0], out[1], out[2], p.coils});
-      std::copy_n(d.coilMaps->data() + slice * p.n * p.coils, p.n * p.coils, maps.data());
-      p.info["coil_maps"] = "dataset";
-    } else {
-      maps = ops::estimateCoilMaps(backend, t.geometry, samples, p.coils, it.calibrationRadius,
-                                   [&](const NufftGeometry& g) { return fhdPlan(backend, g); });
-      p.info["coil_maps"] = "estimated";
-      p.info["calibration_radius"] = it.calibrationRadius;
-    }
+    const BackendPlanFactory fhdPlan = planFactory(s, exactFhd(s.iterative));
+    const ops::PlanFactory walshPlan = [&](const NufftGeometry& g) { return fhdPlan(backend, g); };
+    const CArray maps = coilMapsForSlice(backend, d, slice, dims, s, &p.info, &walshPlan);
     p.maps = std::make_unique<ops::CoilSensitivities>(backend, maps, p.n, p.coils);
     p.sos = p.maps->sumOfSquares();
   } else {

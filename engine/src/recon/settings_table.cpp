@@ -227,19 +227,61 @@ std::vector<Setting> build() {
     };
     t.push_back(std::move(q));
   }
-  t.push_back(choice<CoilMapSource>("iterative.coil_maps", "coil-maps", "Coil maps", "iterative",
-                                    "CG-SENSE coil sensitivities: estimated from the k-space centre, or the dataset's "
-                                    "own (simulated data)",
-                                    kCg, {{"estimate", "estimate"}, {"dataset", "from the dataset"}},
-                                    [](ReconSettings& s) -> CoilMapSource& { return s.iterative.coilMaps; }));
+  {
+    Setting c = base("iterative.coil_maps", "coil-maps", "Coil maps", "iterative",
+                     "CG-SENSE coil sensitivities: ESPIRiT (Uecker et al. 2014), Walsh-style low-resolution "
+                     "estimate, the dataset's own (simulated data), or a BART .cfl of maps [x,y,z,coils(,slices)]",
+                     Kind::Choice, kCg);
+    c.choices = {{"espirit", "ESPIRiT"}, {"walsh", "Walsh (low resolution)"}, {"dataset", "from the dataset"}};
+    c.aliases = {{"estimate", "walsh"}};
+    c.fileSuffix = ".cfl";
+    c.valueName = "NAME|FILE.cfl";
+    c.get = [](const ReconSettings& s) -> Value {
+      static const char* names[] = {"espirit", "walsh", "dataset"};
+      if (s.iterative.coilMaps == CoilMapSource::File) return s.iterative.coilMapsPath;
+      return std::string(names[static_cast<int>(s.iterative.coilMaps)]);
+    };
+    c.put = [](ReconSettings& s, const Value& v) {
+      const std::string& n = std::get<std::string>(v);
+      s.iterative.coilMapsPath.clear();
+      if (n == "espirit") s.iterative.coilMaps = CoilMapSource::Espirit;
+      else if (n == "walsh" || n == "estimate") s.iterative.coilMaps = CoilMapSource::Walsh;
+      else if (n == "dataset") s.iterative.coilMaps = CoilMapSource::Dataset;
+      else {
+        s.iterative.coilMaps = CoilMapSource::File;
+        s.iterative.coilMapsPath = n;
+      }
+    };
+    t.push_back(std::move(c));
+  }
   {
     Setting c = number<double>("iterative.calibration_radius", "calibration-radius", "Calibration radius", "iterative",
-                               "CG-SENSE: k-space radius of the coil-map calibration region", kCg, 0, 1e6, "R",
-                               [](ReconSettings& s) -> double& { return s.iterative.calibrationRadius; });
+                               "CG-SENSE, Walsh maps of non-Cartesian data: k-space radius of the calibration region",
+                               kCg, 0, 1e6, "R", [](ReconSettings& s) -> double& { return s.iterative.calibrationRadius; });
     c.minOpen = true;
     c.step = 1;
     c.unit = "cycles/FOV";
-    c.applies = [](const ReconSettings& s) { return s.iterative.coilMaps == CoilMapSource::Estimate; };
+    c.applies = [](const ReconSettings& s) { return s.iterative.coilMaps == CoilMapSource::Walsh; };
+    t.push_back(std::move(c));
+  }
+  {
+    Setting c = number<int>("iterative.calibration_size", "calibration-size", "Calibration size", "iterative",
+                            "Coil maps: calibration region per dimension, clipped to the fully sampled k-space centre "
+                            "(BART ecalib -r); ESPIRiT needs at least its kernel (6)",
+                            kCg, 1, 4096, "N", [](ReconSettings& s) -> int& { return s.iterative.calibrationSize; });
+    c.unit = "samples";
+    c.applies = [](const ReconSettings& s) {
+      return s.iterative.coilMaps == CoilMapSource::Espirit || s.iterative.coilMaps == CoilMapSource::Walsh;
+    };
+    t.push_back(std::move(c));
+  }
+  {
+    Setting c = number<double>("iterative.espirit_crop", "espirit-crop", "ESPIRiT crop", "iterative",
+                               "ESPIRiT: maps are zero where the eigenvalue is below this (BART ecalib -c)", kCg, 0, 1,
+                               "C", [](ReconSettings& s) -> double& { return s.iterative.espiritCrop; });
+    c.maxOpen = true;
+    c.step = 0.05;
+    c.applies = [](const ReconSettings& s) { return s.iterative.coilMaps == CoilMapSource::Espirit; };
     t.push_back(std::move(c));
   }
   {
@@ -423,6 +465,17 @@ const std::string& choiceName(std::string_view key, int index) {
   return s.choices[static_cast<std::size_t>(index)].name;
 }
 
+/// A Choice's text as stored: a choice's name, an alias's choice, or a path with the setting's file suffix.
+static std::string choiceValue(const Setting& s, const std::string& text) {
+  for (const Choice& c : s.choices)
+    if (c.name == text) return text;
+  for (const auto& [alias, name] : s.aliases)
+    if (alias == text) return name;
+  const std::string& f = s.fileSuffix;
+  if (!f.empty() && text.size() > f.size() && text.compare(text.size() - f.size(), f.size(), f) == 0) return text;
+  fail(s, text, choiceList(s) + (f.empty() ? "" : ", or FILE" + f));
+}
+
 int choiceIndex(std::string_view key, const std::string& name) {
   const Setting& s = find(key);
   for (std::size_t i = 0; i < s.choices.size(); ++i)
@@ -433,8 +486,7 @@ int choiceIndex(std::string_view key, const std::string& name) {
 Value parse(const Setting& s, const std::string& text) {
   switch (s.kind) {
     case Kind::Choice:
-      choiceIndex(s.key, text);
-      return text;
+      return choiceValue(s, text);
     case Kind::Integer: {
       char* end = nullptr;
       errno = 0;
@@ -484,7 +536,7 @@ void check(const Setting& s, const Value& v) {
   switch (s.kind) {
     case Kind::Choice:
       if (!std::holds_alternative<std::string>(v)) wrongType();
-      choiceIndex(s.key, std::get<std::string>(v));
+      choiceValue(s, std::get<std::string>(v));
       return;
     case Kind::Integer:
       if (!std::holds_alternative<long>(v)) wrongType();
@@ -538,7 +590,7 @@ std::string format(const Setting& s, const Value& v) {
 
 std::string help(const Setting& s) {
   std::string h = s.help;
-  if (s.kind == Kind::Choice) h += ": " + choiceList(s);
+  if (s.kind == Kind::Choice) h += ": " + choiceList(s) + (s.fileSuffix.empty() ? "" : ", or FILE" + s.fileSuffix);
   else if (s.kind == Kind::Integer || s.kind == Kind::Real) h += " (" + rangeText(s) + ")";
   else if (s.kind == Kind::Dims) h += " (each " + rangeText(s) + ")";
   if (!s.unit.empty()) h += ", " + s.unit;

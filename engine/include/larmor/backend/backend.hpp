@@ -16,6 +16,7 @@
 #include "larmor/array/array.hpp"
 #include "larmor/backend/buffer.hpp"
 #include "larmor/backend/coil_combine_ops.hpp"
+#include "larmor/backend/espirit_ops.hpp"
 #include "larmor/backend/prior_ops.hpp"
 #include "larmor/backend/sparsity_ops.hpp"
 #include "larmor/ops/linalg.hpp"
@@ -93,6 +94,8 @@ class Backend {
   virtual SparsityOps& sparsityOps() = 0;
   /// Adaptive coil combination; owned by the backend.
   virtual CoilCombineOps& coilCombineOps() = 0;
+  /// ESPIRiT's pointwise eigenvectors (ops/espirit.hpp); owned by the backend.
+  virtual EspiritOps& espiritOps() = 0;
 
   // --- non-uniform transforms (ops/nufft.hpp) ------------------------------------------------------
   /// A plan whose buffers live on this backend.

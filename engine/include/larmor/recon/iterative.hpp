@@ -37,8 +37,9 @@ enum class FhdMethod { Dft, Nufft };
 enum class ToeplitzMethod { Auto, Dft, Nufft };
 /// Trigonometry of the exact Q; Auto: the F^H d's (--trig).
 enum class QTrig { Auto, Accurate, Fast, Recurrence };
-/// Coil sensitivities: estimated from the k-space centre, or the dataset's own (the true maps of simulated data).
-enum class CoilMapSource { Estimate, Dataset };
+/// Coil sensitivities (recon/coil_maps.hpp): ESPIRiT from the calibration region, Walsh-style (low-resolution
+/// coil images over their sum of squares), the dataset's own (the true maps of simulated data), or a .cfl file.
+enum class CoilMapSource { Espirit, Walsh, Dataset, File };
 
 /// Settings of --method cg and --method cs. The defaults are cg's; settings::applyMethodDefaults() puts cs's
 /// (total variation, lambda 0.01, 100 iterations, tolerance 1e-4) in when cs is chosen.
@@ -57,8 +58,11 @@ struct IterativeSettings {
   ToeplitzMethod toeplitz = ToeplitzMethod::Auto;
   /// Q is computed once per trajectory and cached, so it can afford accurate trigonometry when F^H d is fast.
   QTrig qTrig = QTrig::Auto;
-  CoilMapSource coilMaps = CoilMapSource::Estimate;
-  double calibrationRadius = 12;         ///< k-space radius (cycles/FOV) of the calibration region
+  CoilMapSource coilMaps = CoilMapSource::Espirit;
+  std::string coilMapsPath;              ///< the .cfl of CoilMapSource::File
+  double calibrationRadius = 12;         ///< Walsh, non-Cartesian: k-space radius (cycles/FOV) of the calibration region
+  int calibrationSize = 24;              ///< ESPIRiT: calibration box per dimension (BART ecalib -r 24)
+  double espiritCrop = 0.8;              ///< ESPIRiT: maps 0 where the eigenvalue < crop (BART ecalib -c 0.8)
   double anatomicalDelta = 0;            ///< edge scale of the anatomical weights; 0: from the reference
   bool preconditioner = true;            ///< Jacobi (diagonal) preconditioner
   /// Q cache folder; "" = $XDG_CACHE_HOME/larmor or ~/.cache/larmor; "none" disables the cache.

@@ -70,6 +70,10 @@ struct Setting {
   bool flagSets = true;          ///< Flag: the value the command-line flag sets
   std::string zeroMeans;         ///< Integer/Dims: what 0 means ("the header's matrix"), shown in the GUI
   std::vector<Choice> choices;   ///< Choice
+  /// Choice: other names accepted for a choice ({"estimate", "walsh"}: the old name), stored as the choice.
+  std::vector<std::pair<std::string, std::string>> aliases;
+  /// Choice: besides the names, a path ending in this suffix is a value (--coil-maps FILE.cfl); empty: none.
+  std::string fileSuffix;
   /// Whether the setting matters for these settings beyond the method (e.g. --blocks only with basic
   /// calibration). Null: whenever the method uses it.
   std::function<bool(const ReconSettings&)> applies;

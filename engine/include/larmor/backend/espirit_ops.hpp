@@ -1,0 +1,27 @@
+#pragma once
+// EspiritOps: the pointwise kernel of ESPIRiT (Uecker et al., MRM 71:990, 2014), one algorithm with its own
+// interface so that the Backend interface does not grow with it (docs/architecture.md, "the PriorOps rule").
+// Each backend provides one (Backend::espiritOps(); engine/src/cpu/espirit.cpp, cuda/espirit.cu); both run
+// the same lines of larmor/kernels/espirit_math.hpp. The rest of ESPIRiT is backend-neutral
+// (engine/src/operators/espirit.cpp).
+#include <vector>
+
+#include "larmor/array/array.hpp"
+#include "larmor/backend/buffer.hpp"
+
+namespace larmor {
+
+class EspiritOps {
+ public:
+  virtual ~EspiritOps() = default;
+
+  /// Per voxel v < voxels, the Hermitian channels x channels matrix M(v) given by its lower triangle:
+  /// M_ij (i >= j) at cov[v + voxels * (i (i + 1) / 2 + j)]. Writes its largest eigenvalue lambda to
+  /// values[v] (imaginary part 0) and a unit eigenvector s to maps[v + voxels * c] (power iteration on
+  /// M^16, espirit_math.hpp; deterministic), with the phase chosen so that sum_c conj(reference[c]) s_c is
+  /// real and >= 0, and s = 0 where lambda < crop. reference has `channels` entries (host memory).
+  virtual void dominantEigenvectors(Buffer& maps, Buffer& values, const Buffer& cov, index_t voxels,
+                                    index_t channels, const std::vector<cfloat>& reference, float crop) = 0;
+};
+
+}  // namespace larmor

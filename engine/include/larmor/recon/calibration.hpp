@@ -1,0 +1,60 @@
+#pragma once
+// The calibration region: the fully sampled centre of k-space as a Cartesian array [c0, c1, c2, coils],
+// the input of ESPIRiT (ops/espirit.hpp) and of any autocalibrating method (GRAPPA's kernel fit can take
+// the same box). One slice at a time.
+//
+// Cartesian data ([readout, pe1, pe2, coils, slices], zeros where not sampled; docs/conventions.md): the
+// largest centred box, at most `size` per dimension (or the dimension's length), whose phase-encoding
+// lines are all acquired (the `sampled` or `calibration` mask). Like BART's calib_geom the box grows by
+// one along each dimension in turn, from 1, and a dimension stops at the first growth that would take in a
+// line not acquired; the readout is always fully sampled. Centred means the centre index floor(N/2) of the
+// data lies at floor(c/2) of the box (docs/conventions.md), so the box's FFT is the image's low-pass.
+// Handles 1D (pe1) and 2D (pe1 x pe2) undersampling, 2D and 3D, and BART's planes [1, Ny, Nz] (readout of
+// length 1: the box is 1 there).
+//
+// Non-Cartesian data: the centre is gridded onto a Cartesian box of `size` points per dimension (2 or 3)
+// at unit spacing (cycles/FOV): the samples with |k_i| < size along every axis, weighted by the
+// density compensation of the full trajectory (auto: ramp for radial lines, else Pipe-Menon), give by an
+// adjoint NUFFT the image of a 2 size grid (FOV 1, so the box is inside its band with room to spare),
+// whose centred FFT cropped to the central `size` points is the calibration box (a sinc interpolation of
+// the samples onto the Cartesian points). For radial spokes the box is also clipped to where the spokes
+// sample at the Nyquist rate (angular spacing <= 1 cycle/FOV at the box corner: |k| <= P / pi for P full
+// spokes, P / (2 pi) for half spokes).
+#include <string>
+
+#include "larmor/array/array.hpp"
+#include "larmor/backend/backend.hpp"
+#include "larmor/recon/dataset.hpp"
+#include "larmor/recon/noncartesian.hpp"
+
+namespace larmor::recon {
+
+/// A centred k-space box: its extent along [readout, pe1, pe2] (1 along unused dimensions).
+struct CalibrationBox {
+  index_t extent[3] = {1, 1, 1};
+  index_t size() const { return extent[0] * extent[1] * extent[2]; }
+  std::string str() const;  ///< "24x24x1"
+};
+
+struct CalibrationRegion {
+  CArray data;  ///< [c0, c1, c2, coils], the k-space centre at floor(c_i / 2)
+  CalibrationBox box;
+  /// The FOV (in recon FOVs) of the samples' spacing: Cartesian readout oversampling along dimension 0
+  /// (encoded / recon), 1 elsewhere and for gridded data. Maps from the box live on a grid of that FOV.
+  double fov[3] = {1, 1, 1};
+  bool gridded = false;  ///< non-Cartesian: gridded onto the box
+};
+
+/// Cartesian: the largest fully sampled centred box of slice `slice`, at most `size` per dimension.
+CalibrationBox findCalibrationBox(const Dataset& d, index_t slice, index_t size);
+
+/// Cartesian: the samples of `box` (centred) of slice `slice`, [c0, c1, c2, coils].
+CArray extractCalibration(const Dataset& d, index_t slice, const CalibrationBox& box);
+
+/// The calibration region of slice `slice`, Cartesian or gridded (above). `minimum`: the smallest extent
+/// allowed along every dimension where the data extend (the kernel size); smaller throws one Error naming
+/// the region found. nufft: the plan and density compensation settings of the gridding.
+CalibrationRegion calibrationRegion(Backend& backend, const Dataset& d, index_t slice, index_t size, index_t minimum,
+                                    const NufftSettings& nufft = {});
+
+}  // namespace larmor::recon

@@ -1,0 +1,33 @@
+#pragma once
+// Coil sensitivity maps for one slice on a reconstruction's image grid, from the source the settings name
+// (--coil-maps, the settings table's iterative.coil_maps):
+//   espirit  ESPIRiT (ops/espirit.hpp) from the calibration region (recon/calibration.hpp) of
+//            iterative.calibration_size, crop iterative.espirit_crop; computed on the grid of the
+//            calibration's FOV (Cartesian readout oversampling included) and cropped to the recon FOV;
+//   walsh    low-resolution coil images over their root sum of squares, S_c = L_c / sqrt(sum |L|^2 + eps^2)
+//            (ops::estimateCoilMaps for non-Cartesian data; for Cartesian data L_c is the calibration box
+//            under a separable Hann taper, zero-padded and inverse FFT'd);
+//   dataset  the dataset's own maps (simulated data);
+//   FILE.cfl a BART .cfl of maps [x, y, z, coils(, slices)] on the output matrix.
+// Used by CG-SENSE (recon/iterative.cpp) and by `larmor-cli maps`.
+#include <nlohmann/json.hpp>
+
+#include "larmor/backend/backend.hpp"
+#include "larmor/ops/sense.hpp"
+#include "larmor/recon/dataset.hpp"
+#include "larmor/recon/settings.hpp"
+
+namespace larmor::recon {
+
+/// Maps [out0, out1, out2, coils] of slice `slice`. makePlan: the plan of the non-Cartesian Walsh estimate
+/// (null: a NUFFT plan of the settings). What was done goes into *info ("coil_maps", calibration region,
+/// kernels kept) when given. Throws one-line Errors.
+CArray coilMapsForSlice(Backend& backend, const Dataset& d, index_t slice, const index_t out[3],
+                        const ReconSettings& s, nlohmann::json* info = nullptr,
+                        const ops::PlanFactory* makePlan = nullptr);
+
+/// The maps of every slice, [out0, out1, out2, coils, slices] (`larmor-cli maps`).
+CArray coilMaps(Backend& backend, const Dataset& d, const index_t out[3], const ReconSettings& s,
+                nlohmann::json* info = nullptr);
+
+}  // namespace larmor::recon

@@ -1,0 +1,47 @@
+// EspiritOps on the host (larmor/backend/espirit_ops.hpp): ESPIRiT's pointwise dominant eigenvector,
+// eigenvalue, phase and crop, one voxel per OpenMP iteration, with the arithmetic of
+// larmor/kernels/espirit_math.hpp. Twin: cuda/espirit.cu (the same lines, one thread per voxel).
+#include <vector>
+
+#include "cpu_backend.hpp"
+#include "larmor/kernels/espirit_math.hpp"
+#include "larmor/util/error.hpp"
+
+namespace larmor::cpu {
+
+void CpuEspiritOps::dominantEigenvectors(Buffer& maps, Buffer& values, const Buffer& cov, index_t voxels,
+                                         index_t channels, const std::vector<cfloat>& reference, float crop) {
+  require(channels >= 1 && channels <= 1024, "ESPIRiT: 1 to 1024 channels, got " + std::to_string(channels));
+  require(static_cast<index_t>(reference.size()) == channels, "ESPIRiT: the phase reference needs one entry per channel");
+  const index_t packed = channels * (channels + 1) / 2;
+  require(cov.bytes() >= static_cast<std::size_t>(voxels * packed) * sizeof(cfloat) &&
+              maps.bytes() >= static_cast<std::size_t>(voxels * channels) * sizeof(cfloat) &&
+              values.bytes() >= static_cast<std::size_t>(voxels) * sizeof(cfloat),
+          "ESPIRiT: buffers too small for " + std::to_string(voxels) + " voxels");
+  const float* m = static_cast<const float*>(cov.ptr());
+  float* out = static_cast<float*>(maps.ptr());
+  float* val = static_cast<float*>(values.ptr());
+  const float* ref = reinterpret_cast<const float*>(reference.data());
+  const int C = static_cast<int>(channels);
+#pragma omp parallel
+  {
+    std::vector<float> a(2 * C * C), b(2 * C * C), v(2 * C), w(2 * C);
+#pragma omp for schedule(static)
+    for (index_t x = 0; x < voxels; ++x) {
+      const auto entry = [&](int l, float& re, float& im) {
+        re = m[2 * (x + voxels * l)];
+        im = m[2 * (x + voxels * l) + 1];
+      };
+      const float lambda = kernels::espiritDominantEigen(C, entry, a.data(), b.data(), v.data(), w.data());
+      kernels::espiritPhaseAndCrop(C, v.data(), ref, lambda, crop);
+      for (int c = 0; c < C; ++c) {
+        out[2 * (x + voxels * c)] = v[2 * c];
+        out[2 * (x + voxels * c) + 1] = v[2 * c + 1];
+      }
+      val[2 * x] = lambda;
+      val[2 * x + 1] = 0.f;
+    }
+  }
+}
+
+}  // namespace larmor::cpu

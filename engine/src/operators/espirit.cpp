@@ -1,0 +1,168 @@
+// ESPIRiT coil sensitivities (ops/espirit.hpp; Uecker et al., MRM 71:990, 2014): calibration matrix and
+// its Gram matrix, the signal subspace by BART's threshold rule, the image-domain matrices M(x) (small
+// grid, then sinc interpolation on the backend), and the pointwise eigenvectors (EspiritOps).
+// Backend-neutral: FFTs, resizes, the Gram GEMM and the pointwise kernel run on the backend; the K C x K C
+// eigen-decomposition and the small-grid products run on the host.
+#include "larmor/ops/espirit.hpp"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+
+#include "larmor/util/error.hpp"
+
+namespace larmor::ops {
+
+namespace {
+std::size_t bytesOf(index_t n) { return static_cast<std::size_t>(n) * sizeof(cfloat); }
+
+/// Dominant eigenvector of the calibration's coil covariance, its largest component real and positive.
+std::vector<cfloat> principalComponent(const CArray& cal, index_t points, index_t coils) {
+  Eigen::MatrixXcd r = Eigen::MatrixXcd::Zero(coils, coils);
+  for (index_t a = 0; a < coils; ++a)
+    for (index_t b = 0; b <= a; ++b) {
+      cdouble s = 0;
+      for (index_t p = 0; p < points; ++p) s += cdouble(cal[p + points * a]) * std::conj(cdouble(cal[p + points * b]));
+      r(a, b) = s;
+      r(b, a) = std::conj(s);
+    }
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXcd> es(r);
+  Eigen::VectorXcd u = es.eigenvectors().col(coils - 1);
+  index_t big = 0;
+  for (index_t c = 1; c < coils; ++c)
+    if (std::abs(u(c)) > std::abs(u(big))) big = c;
+  if (std::abs(u(big)) > 0) u *= std::conj(u(big)) / std::abs(u(big));
+  std::vector<cfloat> out(static_cast<std::size_t>(coils));
+  for (index_t c = 0; c < coils; ++c) out[static_cast<std::size_t>(c)] = cfloat(u(c));
+  return out;
+}
+}  // namespace
+
+void espiritKernelSize(const index_t calibration[3], const index_t grid[3], int size, index_t kernel[3]) {
+  require(size >= 1, "ESPIRiT: the kernel size must be >= 1");
+  for (int d = 0; d < 3; ++d) {
+    kernel[d] = grid[d] > 1 ? size : 1;
+    require(calibration[d] >= kernel[d],
+            "ESPIRiT: the calibration region " + std::to_string(calibration[0]) + "x" + std::to_string(calibration[1]) +
+                "x" + std::to_string(calibration[2]) + " is smaller than the kernel " + std::to_string(size) +
+                " along dimension " + std::to_string(d) + " (a larger fully sampled centre is needed)");
+  }
+}
+
+CArray calibrationMatrix(const CArray& cal, const index_t kernel[3]) {
+  const Shape& s = cal.shape();
+  require(s.rank() >= 3, "ESPIRiT: calibration data must be [c0, c1, c2, coils]");
+  const index_t c0 = s[0], c1 = s[1], c2 = s[2], coils = s.rank() > 3 ? s[3] : 1;
+  const index_t p0 = c0 - kernel[0] + 1, p1 = c1 - kernel[1] + 1, p2 = c2 - kernel[2] + 1;
+  require(p0 >= 1 && p1 >= 1 && p2 >= 1, "ESPIRiT: the kernel does not fit the calibration region");
+  const index_t rows = p0 * p1 * p2, K = kernel[0] * kernel[1] * kernel[2];
+  CArray a(Shape{rows, K * coils});
+  for (index_t c = 0; c < coils; ++c)
+    for (index_t r2 = 0; r2 < kernel[2]; ++r2)
+      for (index_t r1 = 0; r1 < kernel[1]; ++r1)
+        for (index_t r0 = 0; r0 < kernel[0]; ++r0) {
+          const index_t col = r0 + kernel[0] * (r1 + kernel[1] * r2) + K * c;
+          cfloat* dst = a.data() + rows * col;
+          for (index_t q2 = 0; q2 < p2; ++q2)
+            for (index_t q1 = 0; q1 < p1; ++q1) {
+              const cfloat* src = cal.data() + (r0 + c0 * ((q1 + r1) + c1 * ((q2 + r2) + c2 * c)));
+              std::copy_n(src, p0, dst + p0 * (q1 + p1 * q2));
+            }
+        }
+  return a;
+}
+
+EspiritResult espirit(Backend& be, const CArray& cal, const index_t grid[3], const EspiritOptions& o) {
+  const Shape& s = cal.shape();
+  require(s.rank() >= 3 && s.rank() <= 4, "ESPIRiT: calibration data must be [c0, c1, c2, coils], got " + s.str());
+  const index_t box[3] = {s[0], s[1], s[2]}, coils = s.rank() > 3 ? s[3] : 1;
+  require(grid[0] >= 1 && grid[1] >= 1 && grid[2] >= 1, "ESPIRiT: the image grid must be positive");
+  require(o.threshold >= 0 && o.threshold < 1, "ESPIRiT: the threshold must be in [0, 1)");
+  EspiritResult res;
+  espiritKernelSize(box, grid, o.kernel, res.kernel);
+  const index_t* k = res.kernel;
+  const index_t K = k[0] * k[1] * k[2], n = K * coils;
+
+  // 1-2: A, its Gram matrix on the backend, the eigen-decomposition on the host.
+  const CArray a = calibrationMatrix(cal, k);
+  const index_t rows = a.shape()[0];
+  Eigen::MatrixXcd gram(n, n);
+  {
+    auto da = be.allocate(bytesOf(a.size()));
+    be.upload(*da, a.data(), bytesOf(a.size()));
+    auto dg = be.allocate(bytesOf(n * n));
+    const MatrixBatch ma{rows, n, rows, 0}, mg{n, n, n, 0};
+    be.gemmBatched(MatOp::ConjTranspose, MatOp::None, n, n, rows, cfloat(1.f), *da, ma, *da, ma, cfloat(0.f), *dg, mg, 1);
+    std::vector<cfloat> g(static_cast<std::size_t>(n * n));
+    be.download(g.data(), *dg, bytesOf(n * n));
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = 0; i < n; ++i) gram(i, j) = cdouble(g[static_cast<std::size_t>(i + n * j)]);
+  }
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXcd> es(gram);
+  require(es.info() == Eigen::Success, "ESPIRiT: the eigen-decomposition of the calibration matrix failed");
+  const Eigen::VectorXd& ev = es.eigenvalues();  // ascending
+  const double top = ev(n - 1);
+  require(top > 0 && std::isfinite(top), "ESPIRiT: the calibration region holds no signal");
+  index_t kept = 0;
+  while (kept < n && ev(n - 1 - kept) > o.threshold * top) ++kept;
+  res.kernelsKept = kept;
+  res.kernelsTotal = n;
+
+  // 3: u_i = centred inverse FFT of conj(V_i) zero-padded to the small grid (2k per dimension, or 1).
+  const index_t small[3] = {k[0] > 1 ? 2 * k[0] : 1, k[1] > 1 ? 2 * k[1] : 1, k[2] > 1 ? 2 * k[2] : 1};
+  const index_t S = small[0] * small[1] * small[2];
+  CArray kern(Shape{k[0], k[1], k[2], coils * kept});
+  for (index_t i = 0; i < kept; ++i)
+    for (index_t e = 0; e < n; ++e) kern[e + n * i] = cfloat(std::conj(es.eigenvectors()(e, n - 1 - i)));
+  CArray u(Shape{small[0], small[1], small[2], coils * kept});
+  {
+    auto dk = be.allocate(bytesOf(kern.size()));
+    be.upload(*dk, kern.data(), bytesOf(kern.size()));
+    auto du = be.allocate(bytesOf(u.size()));
+    be.resizeCentred(*du, u.shape(), *dk, kern.shape());
+    be.fft(*du, u.shape(), 3, FftDirection::Inverse);
+    be.download(u.data(), *du, bytesOf(u.size()));
+  }
+  // M on the small grid: (S / K) sum_i u_ia conj(u_ib) (S: the unitary FFT's 1/sqrt(S) per factor undone).
+  const index_t L = coils * (coils + 1) / 2;
+  CArray covSmall(Shape{small[0], small[1], small[2], L});
+  const double scale = static_cast<double>(S) / static_cast<double>(K);
+#pragma omp parallel for schedule(static)
+  for (index_t x = 0; x < S; ++x) {
+    std::vector<cdouble> acc(static_cast<std::size_t>(L), cdouble(0));
+    for (index_t i = 0; i < kept; ++i) {
+      const cfloat* ui = u.data() + x + S * coils * i;
+      for (index_t ca = 0; ca < coils; ++ca) {
+        const cdouble va(ui[S * ca]);
+        for (index_t cb = 0; cb <= ca; ++cb) acc[static_cast<std::size_t>(ca * (ca + 1) / 2 + cb)] += va * std::conj(cdouble(ui[S * cb]));
+      }
+    }
+    for (index_t l = 0; l < L; ++l) covSmall[x + S * l] = cfloat(acc[static_cast<std::size_t>(l)] * scale);
+  }
+  // Sinc interpolation to the image grid; values kept: the unitary pair scales by sqrt(S / N).
+  const index_t N = grid[0] * grid[1] * grid[2];
+  const Shape bigShape{grid[0], grid[1], grid[2], L};
+  auto dsmall = be.allocate(bytesOf(covSmall.size()));
+  be.upload(*dsmall, covSmall.data(), bytesOf(covSmall.size()));
+  be.fft(*dsmall, covSmall.shape(), 3, FftDirection::Forward);
+  auto dcov = be.allocate(bytesOf(N * L));
+  be.resizeCentred(*dcov, bigShape, *dsmall, covSmall.shape());
+  dsmall.reset();
+  be.fft(*dcov, bigShape, 3, FftDirection::Inverse);
+  be.scale(*dcov, cfloat(static_cast<float>(std::sqrt(static_cast<double>(N) / static_cast<double>(S))), 0.f), N * L);
+
+  // 4-5: pointwise eigenvectors, crop and phase.
+  auto dmaps = be.allocate(bytesOf(N * coils));
+  auto dval = be.allocate(bytesOf(N));
+  be.espiritOps().dominantEigenvectors(*dmaps, *dval, *dcov, N, coils, principalComponent(cal, box[0] * box[1] * box[2], coils),
+                                       static_cast<float>(o.crop));
+  res.maps = CArray(Shape{grid[0], grid[1], grid[2], coils});
+  be.download(res.maps.data(), *dmaps, bytesOf(N * coils));
+  std::vector<cfloat> val(static_cast<std::size_t>(N));
+  be.download(val.data(), *dval, bytesOf(N));
+  res.eigenvalues = RArray(Shape{grid[0], grid[1], grid[2]});
+  for (index_t x = 0; x < N; ++x) res.eigenvalues[x] = val[static_cast<std::size_t>(x)].real();
+  return res;
+}
+
+}  // namespace larmor::ops

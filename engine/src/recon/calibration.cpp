@@ -1,0 +1,182 @@
+// The calibration region (recon/calibration.hpp): the largest fully sampled centred box of Cartesian
+// k-space (grown one line per dimension in turn, as BART's calib_geom), or the k-space centre of
+// non-Cartesian data gridded onto a Cartesian box (density-compensated adjoint NUFFT onto a 2x grid, FFT,
+// crop).
+#include "larmor/recon/calibration.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "larmor/traj/dcf.hpp"
+#include "larmor/traj/trajectory.hpp"
+#include "larmor/util/error.hpp"
+
+namespace larmor::recon {
+
+namespace {
+std::size_t bytesOf(index_t n) { return static_cast<std::size_t>(n) * sizeof(cfloat); }
+
+bool acquired(const Dataset& d, index_t p1, index_t p2, index_t slice) {
+  const auto at = [&](const Array<std::uint8_t>& m) {
+    return m.size() > 0 && m(p1, p2, m.shape().rank() > 2 ? slice : 0) != 0;
+  };
+  return at(d.sampled) || at(d.calibration);
+}
+
+/// Cartesian data: is every phase-encoding line of the centred box acquired?
+bool fullySampled(const Dataset& d, index_t slice, const index_t n[3], const index_t e[3]) {
+  const index_t o1 = n[1] / 2 - e[1] / 2, o2 = n[2] / 2 - e[2] / 2;
+  for (index_t p2 = o2; p2 < o2 + e[2]; ++p2)
+    for (index_t p1 = o1; p1 < o1 + e[1]; ++p1)
+      if (!acquired(d, p1, p2, slice)) return false;
+  return true;
+}
+
+CalibrationRegion gridded(Backend& be, const Dataset& d, index_t slice, index_t size, const NufftSettings& ns) {
+  const Header& h = d.header;
+  const int dims = nonCartesianRank(d, h.recon[2]);
+  const index_t coils = std::max<index_t>(1, h.coils), m = d.trajectory.size() / 3;
+  require(slice >= 0 && slice < h.slices, d.source + ": slice " + std::to_string(slice) + " does not exist");
+  require(d.kspace.size() == m * coils * h.slices, d.source + ": k-space does not match the trajectory");
+
+  // Radial spokes: the box corner must lie where the spokes are Nyquist-dense.
+  index_t half = size / 2;
+  if (dims == 2)
+    if (const auto radial = traj::detectRadial(d.trajectory)) {
+      const bool full = radial->kStart < -0.25 * std::abs(radial->kStep) * static_cast<float>(radial->readout);
+      const double nyquist = static_cast<double>(radial->spokes) / (full ? M_PI : 2 * M_PI);
+      half = std::min<index_t>(half, static_cast<index_t>(std::floor(nyquist / std::sqrt(2.0))));
+    }
+  const index_t c = std::max<index_t>(1, 2 * half);
+
+  // Density compensation of the whole trajectory on the recon grid (cached), as gridding uses it.
+  const index_t image[3] = {h.recon[0], h.recon[1], dims == 3 ? h.recon[2] : 1};
+  const NufftGeometry full = traj::geometry(d.trajectory, dims, image, dims == 2 ? traj::detectRadial(d.trajectory)
+                                                                                  : std::nullopt);
+  DensityCompensation dcf = ns.dcf;
+  const bool radialLines = dims == 2 ? traj::detectRadial(d.trajectory).has_value() : traj::isRadialLines(d.trajectory);
+  if (dcf == DensityCompensation::Auto) dcf = radialLines ? DensityCompensation::Ramp : DensityCompensation::PipeMenon;
+  RArray w;
+  if (dcf != DensityCompensation::None) {
+    traj::DcfOptions o;
+    o.method = dcf == DensityCompensation::Ramp ? traj::DcfMethod::Ramp : traj::DcfMethod::PipeMenon;
+    o.iterations = ns.dcfIterations;
+    o.nufft = nufftOptions(ns);
+    w = traj::densityCompensation(be, full, o);
+  }
+
+  // The samples inside the band of the 2c grid, weighted.
+  const float* k = full.trajectory.data();
+  std::vector<index_t> keep;
+  for (index_t j = 0; j < m; ++j) {
+    bool in = true;
+    for (int a = 0; a < dims; ++a) in = in && std::abs(k[3 * j + a]) < static_cast<float>(c);
+    if (in) keep.push_back(j);
+  }
+  const index_t mk = static_cast<index_t>(keep.size());
+  require(mk >= 1, d.source + ": no samples near the k-space centre to calibrate from");
+  NufftGeometry g;
+  g.dims = dims;
+  g.image[0] = g.image[1] = 2 * c;
+  g.image[2] = dims == 3 ? 2 * c : 1;
+  g.trajectory = RArray(Shape{3, mk});
+  CArray samples(Shape{mk, coils});
+  for (index_t i = 0; i < mk; ++i) {
+    const index_t j = keep[static_cast<std::size_t>(i)];
+    for (int a = 0; a < 3; ++a) g.trajectory[3 * i + a] = a < dims ? k[3 * j + a] : 0.f;
+    const float wj = w.empty() ? 1.f : w[j];
+    for (index_t cc = 0; cc < coils; ++cc) samples[i + mk * cc] = d.kspace[j + m * (cc + coils * slice)] * wj;
+  }
+  auto plan = be.makeNufftPlan(g, nufftOptions(ns));
+  const Shape imgShape{g.image[0], g.image[1], g.image[2], coils};
+  auto ds = be.allocate(bytesOf(samples.size()));
+  be.upload(*ds, samples.data(), bytesOf(samples.size()));
+  auto di = be.allocate(bytesOf(imgShape.size()));
+  plan->adjoint(*ds, *di, coils);
+  be.fft(*di, imgShape, dims, FftDirection::Forward);
+  CalibrationRegion r;
+  r.gridded = true;
+  r.box.extent[0] = r.box.extent[1] = c;
+  r.box.extent[2] = dims == 3 ? c : 1;
+  const Shape boxShape{r.box.extent[0], r.box.extent[1], r.box.extent[2], coils};
+  auto db = be.allocate(bytesOf(boxShape.size()));
+  be.resizeCentred(*db, boxShape, *di, imgShape);
+  r.data = CArray(boxShape);
+  be.download(r.data.data(), *db, bytesOf(boxShape.size()));
+  return r;
+}
+}  // namespace
+
+std::string CalibrationBox::str() const {
+  return std::to_string(extent[0]) + "x" + std::to_string(extent[1]) + "x" + std::to_string(extent[2]);
+}
+
+CalibrationBox findCalibrationBox(const Dataset& d, index_t slice, index_t size) {
+  require(size >= 1, "calibration region: the size must be >= 1");
+  const Shape& s = d.kspace.shape();
+  require(s.rank() >= 3, d.source + ": Cartesian k-space must be [readout, pe1, pe2, coils, slices]");
+  const index_t n[3] = {s[0], s[1], s[2]};
+  CalibrationBox b;
+  if (!fullySampled(d, slice, n, b.extent)) return b;
+  bool stop[3] = {false, false, false};
+  while (!(stop[0] && stop[1] && stop[2]))
+    for (int i = 0; i < 3; ++i) {
+      if (b.extent[i] >= n[i] || b.extent[i] >= size) stop[i] = true;
+      if (stop[i]) continue;
+      ++b.extent[i];
+      if (i > 0 && !fullySampled(d, slice, n, b.extent)) {
+        --b.extent[i];
+        stop[i] = true;
+      }
+    }
+  return b;
+}
+
+CArray extractCalibration(const Dataset& d, index_t slice, const CalibrationBox& box) {
+  const Shape& s = d.kspace.shape();
+  const index_t n[3] = {s[0], s[1], s[2]};
+  const index_t coils = std::max<index_t>(1, d.header.coils);
+  require(slice >= 0 && slice < std::max<index_t>(1, d.header.slices),
+          d.source + ": slice " + std::to_string(slice) + " does not exist");
+  index_t o[3];
+  for (int i = 0; i < 3; ++i) {
+    require(box.extent[i] >= 1 && box.extent[i] <= n[i], "calibration region " + box.str() + " exceeds the k-space");
+    o[i] = n[i] / 2 - box.extent[i] / 2;
+  }
+  CArray out(Shape{box.extent[0], box.extent[1], box.extent[2], coils});
+  const index_t plane = n[0] * n[1] * n[2];
+  for (index_t c = 0; c < coils; ++c)
+    for (index_t z = 0; z < box.extent[2]; ++z)
+      for (index_t y = 0; y < box.extent[1]; ++y) {
+        const cfloat* src = d.kspace.data() + plane * (c + coils * slice) + o[0] + n[0] * ((o[1] + y) + n[1] * (o[2] + z));
+        std::copy_n(src, box.extent[0], out.data() + box.extent[0] * (y + box.extent[1] * (z + box.extent[2] * c)));
+      }
+  return out;
+}
+
+CalibrationRegion calibrationRegion(Backend& be, const Dataset& d, index_t slice, index_t size, index_t minimum,
+                                    const NufftSettings& nufft) {
+  const Header& h = d.header;
+  CalibrationRegion r;
+  index_t extent[3] = {1, 1, 1};
+  if (h.trajectory == TrajectoryKind::Cartesian) {
+    r.box = findCalibrationBox(d, slice, size);
+    r.data = extractCalibration(d, slice, r.box);
+    for (int i = 0; i < 3; ++i) {
+      extent[i] = d.kspace.shape()[i];
+      if (h.encodedFovMm[i] > 0 && h.reconFovMm[i] > 0) r.fov[i] = h.encodedFovMm[i] / h.reconFovMm[i];
+    }
+  } else {
+    require(!d.trajectory.empty(), d.source + ": non-Cartesian data without a trajectory");
+    r = gridded(be, d, slice, size, nufft);
+    for (int i = 0; i < 3; ++i) extent[i] = r.box.extent[i] > 1 ? 2 : 1;
+  }
+  for (int i = 0; i < 3; ++i)
+    require(extent[i] <= 1 || r.box.extent[i] >= minimum,
+            d.source + ": the fully sampled k-space centre " + r.box.str() + " is smaller than the kernel (" +
+                std::to_string(minimum) + ") along dimension " + std::to_string(i) +
+                " (more calibration lines are needed, or --calibration-size)");
+  return r;
+}
+
+}  // namespace larmor::recon

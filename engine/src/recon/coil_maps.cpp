@@ -1,0 +1,175 @@
+// Coil sensitivity maps of one slice (recon/coil_maps.hpp): ESPIRiT, Walsh-style, the dataset's, or a
+// .cfl file, on the reconstruction's image grid.
+#include "larmor/recon/coil_maps.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "larmor/io/cfl.hpp"
+#include "larmor/ops/espirit.hpp"
+#include "larmor/recon/calibration.hpp"
+#include "larmor/recon/iterative.hpp"
+#include "larmor/recon/noncartesian.hpp"
+#include "larmor/traj/trajectory.hpp"
+#include "larmor/util/error.hpp"
+
+namespace larmor::recon {
+
+namespace {
+std::size_t bytesOf(index_t n) { return static_cast<std::size_t>(n) * sizeof(cfloat); }
+
+std::string dimsText(const index_t* d, int n) {
+  std::string s = "[";
+  for (int i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+/// The grid of the calibration's FOV for an output matrix, and the centred crop back to it.
+void calibrationGrid(const CalibrationRegion& r, const index_t out[3], index_t grid[3]) {
+  for (int i = 0; i < 3; ++i)
+    grid[i] = out[i] > 1 ? std::max<index_t>(out[i], static_cast<index_t>(std::lround(out[i] * r.fov[i]))) : 1;
+}
+
+CArray cropCentred(const CArray& in, const index_t grid[3], const index_t out[3], index_t coils) {
+  if (grid[0] == out[0] && grid[1] == out[1] && grid[2] == out[2]) return in;
+  CArray o(Shape{out[0], out[1], out[2], coils});
+  index_t off[3];
+  for (int i = 0; i < 3; ++i) off[i] = grid[i] / 2 - out[i] / 2;
+  for (index_t c = 0; c < coils; ++c)
+    for (index_t z = 0; z < out[2]; ++z)
+      for (index_t y = 0; y < out[1]; ++y)
+        std::copy_n(in.data() + off[0] + grid[0] * ((off[1] + y) + grid[1] * ((off[2] + z) + grid[2] * c)), out[0],
+                    o.data() + out[0] * (y + out[1] * (z + out[2] * c)));
+  return o;
+}
+
+/// Walsh-style maps from a Cartesian calibration box: Hann-tapered, zero-padded, inverse FFT, / root SoS.
+CArray walshCartesian(Backend& be, const CalibrationRegion& r, const index_t grid[3], index_t coils) {
+  CArray box = r.data;
+  const index_t* e = r.box.extent;
+  for (index_t c = 0; c < coils; ++c)
+    for (index_t z = 0; z < e[2]; ++z)
+      for (index_t y = 0; y < e[1]; ++y)
+        for (index_t x = 0; x < e[0]; ++x) {
+          double w = 1;
+          const index_t p[3] = {x, y, z};
+          for (int i = 0; i < 3; ++i)
+            if (e[i] > 1) w *= std::pow(std::cos(M_PI * static_cast<double>(p[i] - e[i] / 2) / static_cast<double>(e[i] + 1)), 2);
+          box[x + e[0] * (y + e[1] * (z + e[2] * c))] *= static_cast<float>(w);
+        }
+  const Shape gs{grid[0], grid[1], grid[2], coils};
+  auto db = be.allocate(bytesOf(box.size()));
+  be.upload(*db, box.data(), bytesOf(box.size()));
+  auto dg = be.allocate(bytesOf(gs.size()));
+  be.resizeCentred(*dg, gs, *db, box.shape());
+  be.fft(*dg, gs, 3, FftDirection::Inverse);
+  CArray low(gs);
+  be.download(low.data(), *dg, bytesOf(gs.size()));
+  const index_t n = grid[0] * grid[1] * grid[2];
+  std::vector<double> sos(static_cast<std::size_t>(n), 0.0);
+  double peak = 0;
+  for (index_t v = 0; v < n; ++v) {
+    for (index_t c = 0; c < coils; ++c) sos[v] += std::norm(cdouble(low[v + n * c]));
+    sos[v] = std::sqrt(sos[v]);
+    peak = std::max(peak, sos[v]);
+  }
+  require(peak > 0 && std::isfinite(peak), "coil maps: the calibration region holds no signal");
+  const double eps2 = (1e-3 * peak) * (1e-3 * peak);
+  for (index_t v = 0; v < n; ++v) {
+    const double inv = 1.0 / std::sqrt(sos[v] * sos[v] + eps2);
+    for (index_t c = 0; c < coils; ++c) low[v + n * c] = cfloat(cdouble(low[v + n * c]) * inv);
+  }
+  return low;
+}
+
+CArray fromFile(const std::string& path, index_t slice, index_t slices, const index_t out[3], index_t coils) {
+  const CArray f = io::readCfl(path);
+  const Shape& s = f.shape();
+  index_t d[16];
+  for (std::size_t i = 0; i < 16; ++i) d[i] = i < s.rank() ? s[i] : 1;
+  index_t rest = 1;
+  for (int i = 4; i < 16; ++i) rest *= d[i];
+  const index_t want[5] = {out[0], out[1], out[2], coils, slices};
+  const bool ok = d[0] == out[0] && d[1] == out[1] && d[2] == out[2] && d[3] == coils && (rest == 1 || rest == slices);
+  require(ok, path + ": coil maps " + s.str() + " do not match the reconstruction's [x, y, z, coils(, slices)] " +
+                  dimsText(want, slices > 1 ? 5 : 4));
+  const index_t n = out[0] * out[1] * out[2] * coils;
+  CArray m(Shape{out[0], out[1], out[2], coils});
+  std::copy_n(f.data() + (rest == 1 ? 0 : slice * n), n, m.data());
+  io::requireFinite(m, path);
+  return m;
+}
+}  // namespace
+
+CArray coilMapsForSlice(Backend& be, const Dataset& d, index_t slice, const index_t out[3], const ReconSettings& s,
+                        nlohmann::json* info, const ops::PlanFactory* makePlan) {
+  const IterativeSettings& it = s.iterative;
+  const Header& h = d.header;
+  const index_t coils = std::max<index_t>(1, h.coils), n = out[0] * out[1] * out[2];
+  nlohmann::json local;
+  nlohmann::json& j = info ? *info : local;
+  switch (it.coilMaps) {
+    case CoilMapSource::Dataset: {
+      require(d.coilMaps.has_value(), d.source + ": coil maps 'dataset' asked for, but the dataset has none");
+      require(d.coilMaps->size() == n * coils * h.slices,
+              d.source + ": the dataset's coil maps " + d.coilMaps->shape().str() + " do not match the " +
+                  std::to_string(out[0]) + "x" + std::to_string(out[1]) + "x" + std::to_string(out[2]) +
+                  " reconstruction (--matrix)");
+      CArray maps(Shape{out[0], out[1], out[2], coils});
+      std::copy_n(d.coilMaps->data() + slice * n * coils, n * coils, maps.data());
+      j["coil_maps"] = "dataset";
+      return maps;
+    }
+    case CoilMapSource::File:
+      j["coil_maps"] = it.coilMapsPath;
+      return fromFile(it.coilMapsPath, slice, h.slices, out, coils);
+    case CoilMapSource::Walsh:
+      if (h.trajectory != TrajectoryKind::Cartesian) {
+        const int dims = nonCartesianRank(d, out[2]);
+        const index_t image[3] = {out[0], out[1], dims == 3 ? out[2] : 1};
+        const NufftGeometry g = traj::geometry(d.trajectory, dims, image);
+        const index_t m = g.samples();
+        CArray k(Shape{m, coils});
+        std::copy_n(d.kspace.data() + slice * m * coils, m * coils, k.data());
+        const NufftOptions no = nufftOptions(s.nufft);
+        const ops::PlanFactory nufft = [&](const NufftGeometry& gg) { return be.makeNufftPlan(gg, no); };
+        CArray maps = ops::estimateCoilMaps(be, g, k, coils, it.calibrationRadius, makePlan ? *makePlan : nufft);
+        maps.reshape(Shape{out[0], out[1], out[2], coils});
+        j["coil_maps"] = "walsh";
+        j["calibration_radius"] = it.calibrationRadius;
+        return maps;
+      }
+      [[fallthrough]];
+    case CoilMapSource::Espirit: {
+      const bool espirit = it.coilMaps == CoilMapSource::Espirit;
+      const ops::EspiritOptions eo{6, 0.001, it.espiritCrop};
+      const CalibrationRegion r =
+          calibrationRegion(be, d, slice, it.calibrationSize, espirit ? eo.kernel : 1, s.nufft);
+      index_t grid[3];
+      calibrationGrid(r, out, grid);
+      j["calibration_region"] = r.box.str();
+      if (!espirit) {
+        j["coil_maps"] = "walsh";
+        return cropCentred(walshCartesian(be, r, grid, coils), grid, out, coils);
+      }
+      const ops::EspiritResult e = ops::espirit(be, r.data, grid, eo);
+      j["coil_maps"] = "espirit";
+      j["espirit_kernels"] = std::to_string(e.kernelsKept) + "/" + std::to_string(e.kernelsTotal);
+      return cropCentred(e.maps, grid, out, coils);
+    }
+  }
+  throw Error("coil maps: unknown source");
+}
+
+CArray coilMaps(Backend& be, const Dataset& d, const index_t out[3], const ReconSettings& s, nlohmann::json* info) {
+  const index_t coils = std::max<index_t>(1, d.header.coils), slices = std::max<index_t>(1, d.header.slices);
+  const index_t n = out[0] * out[1] * out[2] * coils;
+  CArray all(Shape{out[0], out[1], out[2], coils, slices});
+  for (index_t sl = 0; sl < slices; ++sl) {
+    const CArray m = coilMapsForSlice(be, d, sl, out, s, info);
+    std::copy_n(m.data(), n, all.data() + sl * n);
+  }
+  return all;
+}
+
+}  // namespace larmor::recon
