@@ -11,7 +11,8 @@
 #   BENCH_TIMEOUT (180 s), BENCH_FILTER (all), CLI_TIMEOUT (90 s).
 # Exit status: 2 configure/build failed, 1 GPU tests failed or any gpu test was SKIPPED (on this machine a
 # skip means the CUDA plugin or device was not usable: it is a failure), 3 memcheck found errors, 4 a
-# benchmark errored (larmor_bench or larmor-cli bench, or a requested one was not built), 0 otherwise
+# benchmark errored (larmor_bench or larmor-cli bench exited non-zero or timed out, a benchmark reported an
+# error, or a requested one was not built), 0 otherwise
 # (racecheck hazards are reported, not fatal: cuFFT's own kernels are outside our control).
 set -u -o pipefail
 
@@ -138,7 +139,9 @@ if want bench; then
     # A benchmark that calls SkipWithError still exits 0: count the errors in the JSON too.
     errored=$(grep -c '"error_occurred": true' "$OUT/bench.json" 2>/dev/null || true)
     if [[ $rc -ne 0 || ${errored:-0} -gt 0 || ! -s $OUT/bench.json ]]; then
-      note bench "FAILED: rc $rc, ${errored:-0} benchmarks errored, in $(secs "$t") s (bench.log, bench.json)"
+      why="rc $rc"
+      [[ $rc -eq 124 ]] && why="timed out after ${BENCH_TIMEOUT:-180} s (raise BENCH_TIMEOUT or set BENCH_FILTER)"
+      note bench "FAILED: $why, ${errored:-0} benchmarks errored, in $(secs "$t") s (bench.log, bench.json)"
       [[ $status -eq 0 ]] && status=4
     else
       note bench "rc $rc in $(secs "$t") s (bench.json)"
