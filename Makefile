@@ -32,8 +32,12 @@ configure: deps
 build: configure
 	cmake --build $(BUILD) -j$(JOBS)
 
+# The last line counts passed, skipped and failed tests (a skip is not a pass); the exit status is ctest's.
 test: build
-	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS) --timeout 900
+	@{ ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS) --timeout 900; echo $$? > $(BUILD)/ctest.rc; } 2>&1 \
+	  | tee $(BUILD)/ctest.log; rc=$$(cat $(BUILD)/ctest.rc); \
+	  echo "tests: $$(grep -cE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed' $(BUILD)/ctest.log) passed, $$(grep -cE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*\*\*\*Skipped' $(BUILD)/ctest.log) skipped, $$(grep -E '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*\*\*\*' $(BUILD)/ctest.log | grep -vc '\*\*\*Skipped') failed (exit status $$rc; log $(BUILD)/ctest.log)"; \
+	  exit $$rc
 
 # The workstation on the bundled phantom (generated on the spot: nothing large in the repo). Without a
 # display it says so and writes the same reconstruction headless into ./out (PNG + DICOM).

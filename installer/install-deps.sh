@@ -12,8 +12,9 @@ build=(cmake ninja-build g++ pkg-config make
 io=(libdcmtk-dev)
 # The workstation: Qt 6 widgets + charts, VTK 9.1 core rendering (NOT libvtk9-qt-dev: that is Qt 5).
 gui=(qt6-base-dev qt6-charts-dev libqt6opengl6-dev libqt6svg6 libgl-dev libvtk9-dev)
-# Tests: ISMRMRD's generator, DICOM validators, an X server for GUI tests, BART as a peer.
-test_tools=(ismrmrd-tools hdf5-tools dicom3tools dcmtk xvfb xauth bart python3)
+# Tests: ISMRMRD's generator, DICOM validators, an X server for GUI tests, BART as a peer, independent
+# DICOM and NIfTI readers (docs/testing.md says which claim each backs).
+test_tools=(ismrmrd-tools hdf5-tools dicom3tools dcmtk xvfb xauth bart python3 python3-pydicom python3-nibabel)
 # The .deb (`make package`, the `package` tests): dpkg-shlibdeps for Depends, the validators of the
 # desktop entry and the AppStream metadata.
 packaging=(dpkg-dev appstream desktop-file-utils)

@@ -9,7 +9,10 @@
 #   e.g. STEPS=build first, then STEPS=test,memcheck,racecheck,bench,cli: build outputs stay on a warm machine.
 # Other knobs: CTEST_JOBS (4), TEST_TIMEOUT (240 s), MEMCHECK_TIMEOUT (180 s), RACECHECK_TIMEOUT (90 s),
 #   BENCH_TIMEOUT (180 s), BENCH_FILTER (all), CLI_TIMEOUT (90 s).
-# Exit status: 2 configure/build failed, 1 GPU tests failed, 3 memcheck found errors, 0 otherwise
+# Exit status: 2 configure/build failed, 1 GPU tests failed or any gpu test was SKIPPED (on this machine a
+# skip means the CUDA plugin or device was not usable: it is a failure), 3 memcheck found errors, 4 a
+# benchmark errored (larmor_bench or larmor-cli bench exited non-zero or timed out, a benchmark reported an
+# error, or a requested one was not built), 0 otherwise
 # (racecheck hazards are reported, not fatal: cuFFT's own kernels are outside our control).
 set -u -o pipefail
 
@@ -61,10 +64,16 @@ if want test; then
   rc=$?
   line=$(grep -E "tests passed|No tests were found" "$OUT/ctest-gpu.log" | tail -n 1)
   skipped=$(grep -c -E "\*\*\*Skipped" "$OUT/ctest-gpu.log" || true)
-  if [[ $rc -ne 0 ]]; then
+  if [[ -z $line || $line == *"No tests were found"* ]] && [[ $rc -eq 0 ]]; then rc=1; fi  # nothing ran: not a pass
+  if [[ $rc -eq 0 && $skipped -gt 0 ]]; then
+    # ctest exits 0 when tests skip; here every gpu test must run.
+    status=1
+    note "gpu tests" "FAILED: $skipped skipped on the GPU machine; $line (ctest-gpu.log)"
+    grep -E "\*\*\*Skipped" "$OUT/ctest-gpu.log" | head -n 20 | sed 's/^/    skipped: /' >"$OUT/failed-tests.txt"
+  elif [[ $rc -ne 0 ]]; then
     status=1
     [[ $rc -eq 124 ]] && line="timed out after ${TEST_TIMEOUT:-240} s; $line"
-    note "gpu tests" "FAILED: ${line:-rc $rc} (ctest-gpu.log)"
+    note "gpu tests" "FAILED: ${line:-rc $rc}, $skipped skipped (ctest-gpu.log)"
     grep -E "^\s*[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess aborted|Exception)" "$OUT/ctest-gpu.log" | head -n 20 \
       | sed 's/^/    /' >"$OUT/failed-tests.txt"
   else
@@ -127,9 +136,19 @@ if want bench; then
       --benchmark_out="$OUT/bench.json" --benchmark_out_format=json \
       ${BENCH_FILTER:+--benchmark_filter="$BENCH_FILTER"} >"$OUT/bench.log" 2>&1
     rc=$?
-    note bench "rc $rc in $(secs "$t") s (bench.json)"
+    # A benchmark that calls SkipWithError still exits 0: count the errors in the JSON too.
+    errored=$(grep -c '"error_occurred": true' "$OUT/bench.json" 2>/dev/null || true)
+    if [[ $rc -ne 0 || ${errored:-0} -gt 0 || ! -s $OUT/bench.json ]]; then
+      why="rc $rc"
+      [[ $rc -eq 124 ]] && why="timed out after ${BENCH_TIMEOUT:-180} s (raise BENCH_TIMEOUT or set BENCH_FILTER)"
+      note bench "FAILED: $why, ${errored:-0} benchmarks errored, in $(secs "$t") s (bench.log, bench.json)"
+      [[ $status -eq 0 ]] && status=4
+    else
+      note bench "rc $rc in $(secs "$t") s (bench.json)"
+    fi
   else
-    note bench "not run: $BIN/larmor_bench not built"
+    note bench "FAILED: not run, $BIN/larmor_bench not built"
+    [[ $status -eq 0 ]] && status=4
   fi
 fi
 
@@ -138,9 +157,16 @@ if want cli; then
     t=$(date +%s)
     timeout "${CLI_TIMEOUT:-90}" "$BIN/larmor-cli" bench --device cuda --json "$OUT/cli-bench.json" \
       >"$OUT/cli-bench.log" 2>&1
-    note "cli bench" "rc $? in $(secs "$t") s (cli-bench.json)"
+    rc=$?
+    if [[ $rc -ne 0 ]]; then
+      note "cli bench" "FAILED: rc $rc in $(secs "$t") s (cli-bench.log)"
+      [[ $status -eq 0 ]] && status=4
+    else
+      note "cli bench" "rc $rc in $(secs "$t") s (cli-bench.json)"
+    fi
   else
-    note "cli bench" "not run: larmor-cli has no bench command"
+    note "cli bench" "FAILED: not run, larmor-cli has no bench command"
+    [[ $status -eq 0 ]] && status=4
   fi
 fi
 

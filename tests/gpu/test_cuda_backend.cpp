@@ -1,7 +1,8 @@
 // CudaBackend against CpuBackend: every Backend operation on the same random inputs (fixed seeds) on both,
 // compared within a stated tolerance, plus the GPU-only behaviours (transfers at offsets, out of memory,
 // devices that do not exist). The CUDA backend is reached through the registry and its plugin, as the
-// program reaches it; without a usable CUDA device every test here is skipped with the reason.
+// program reaches it (support/device.hpp: skipped only on a machine without a GPU). The FFT against its float64
+// definition and the centre convention: tests/shared/fft.cpp, run on "cuda" in this binary.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,6 +18,9 @@
 
 #include "larmor/backend/backend.hpp"
 #include "larmor/backend/registry.hpp"
+#include "support/device.hpp"
+#include "support/error_norms.hpp"
+#include "support/random_data.hpp"
 
 namespace {
 
@@ -28,30 +32,14 @@ using larmor::cfloat;
 using larmor::FftDirection;
 using larmor::index_t;
 using larmor::Shape;
+using larmor::test::randomArray;
+using larmor::test::relL2Error;
 
 // Tolerances (relative L2 error against the CPU backend unless said otherwise).
 constexpr double kFftTol = 1e-5;          // two float FFT libraries; typical 1e-7
 constexpr double kElementwiseTol = 1e-6;  // float arithmetic, FMA contraction on the GPU only
 constexpr double kReductionTol = 1e-6;    // both accumulate in double; typical 1e-14
 constexpr double kSosTol = 1e-6;
-
-CArray randomArray(const Shape& s, unsigned seed) {
-  CArray a(s);
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> n(0.f, 1.f);
-  for (index_t i = 0; i < a.size(); ++i) a[i] = {n(rng), n(rng)};
-  return a;
-}
-
-double relativeError(const CArray& ref, const CArray& got) {
-  EXPECT_EQ(ref.size(), got.size());
-  double num = 0, den = 0;
-  for (index_t i = 0; i < ref.size() && i < got.size(); ++i) {
-    num += std::norm(cdouble(got[i]) - cdouble(ref[i]));
-    den += std::norm(cdouble(ref[i]));
-  }
-  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-}
 
 bool bitwiseEqual(const CArray& a, const CArray& b) {
   return a.size() == b.size() &&
@@ -65,23 +53,8 @@ CArray runOn(Backend& be, const CArray& input, const std::function<void(Backend&
   return x.download();
 }
 
-std::string skipReason(const std::string& why) {
-  return why.rfind("no CUDA device", 0) == 0 ? why : "no CUDA device: " + why;
-}
-
-class CudaBackendTest : public ::testing::Test {
+class CudaBackendTest : public larmor::test::GpuTest {
  protected:
-  void SetUp() override {
-    auto& reg = larmor::BackendRegistry::instance();
-    reg.loadPlugins();
-    const std::string why = reg.whyNoGpu();
-    if (!why.empty()) GTEST_SKIP() << skipReason(why);
-    auto sel = reg.select("cuda");
-    ASSERT_TRUE(sel.backend) << "select(\"cuda\") returned no backend";
-    gpu_ = sel.backend;
-    ASSERT_TRUE(gpu_->isGpu());
-    cpu_ = larmor::makeCpuBackend();
-  }
 
   Backend& gpu() { return *gpu_; }
   Backend& cpu() { return *cpu_; }
@@ -91,7 +64,6 @@ class CudaBackendTest : public ::testing::Test {
     return {runOn(cpu(), input, op), runOn(gpu(), input, op)};
   }
 
-  std::shared_ptr<Backend> gpu_, cpu_;
 };
 
 // --- devices -----------------------------------------------------------------------------------------------
@@ -125,7 +97,7 @@ TEST_F(CudaBackendTest, ListsEveryDeviceAndEachCanBeSelected) {
       b.fft(x.buffer(), x.shape(), 2, FftDirection::Forward);
       b.fft(x.buffer(), x.shape(), 2, FftDirection::Inverse);
     });
-    EXPECT_LT(relativeError(in, out), kFftTol) << d.id;
+    EXPECT_LT(relL2Error(out, in), kFftTol) << d.id;
     ++n;
   }
   EXPECT_GE(n, 1);
@@ -261,7 +233,7 @@ TEST_F(CudaBackendTest, ScaleMatchesCpu) {
   for (index_t n : kSizes) {
     const CArray in = randomArray(Shape{n}, 12);
     auto [c, g] = both(in, [n](Backend& b, CDeviceArray& x) { b.scale(x.buffer(), cfloat(0.3f, -1.7f), n); });
-    EXPECT_LT(relativeError(c, g), kElementwiseTol) << n;
+    EXPECT_LT(relL2Error(g, c), kElementwiseTol) << n;
   }
 }
 
@@ -274,13 +246,13 @@ TEST_F(CudaBackendTest, AxpbyMatchesCpu) {
         b.axpby(y.buffer(), cfloat(-1.1f, 0.4f), x.buffer(), beta, n);
       };
       auto [c, g] = both(ys, op);
-      EXPECT_LT(relativeError(c, g), kElementwiseTol) << n << " beta " << beta;
+      EXPECT_LT(relL2Error(g, c), kElementwiseTol) << n << " beta " << beta;
     }
     // x and y the same buffer: y = (a + b) y
     auto [c, g] = both(ys, [n](Backend& b, CDeviceArray& y) {
       b.axpby(y.buffer(), cfloat(2.f, 1.f), y.buffer(), cfloat(-0.5f, 0.25f), n);
     });
-    EXPECT_LT(relativeError(c, g), kElementwiseTol) << n << " aliased";
+    EXPECT_LT(relL2Error(g, c), kElementwiseTol) << n << " aliased";
   }
 }
 
@@ -298,14 +270,14 @@ TEST_F(CudaBackendTest, MultiplyMatchesCpuWithBroadcastAndConj) {
         be.multiply(out.buffer(), a.buffer(), k.na, b.buffer(), k.nb, conj);
       };
       auto [c1, g1] = both(randomArray(Shape{k.nb}, 17), sep);
-      EXPECT_LT(relativeError(c1, g1), kElementwiseTol) << k.na << "/" << k.nb << " conj " << conj;
+      EXPECT_LT(relL2Error(g1, c1), kElementwiseTol) << k.na << "/" << k.nb << " conj " << conj;
       // out aliasing b
       auto alias = [&](Backend& be, CDeviceArray& b) {
         CDeviceArray a = CDeviceArray::upload(be, as);
         be.multiply(b.buffer(), a.buffer(), k.na, b.buffer(), k.nb, conj);
       };
       auto [c2, g2] = both(bs, alias);
-      EXPECT_LT(relativeError(c2, g2), kElementwiseTol) << k.na << "/" << k.nb << " conj " << conj << " aliased";
+      EXPECT_LT(relL2Error(g2, c2), kElementwiseTol) << k.na << "/" << k.nb << " conj " << conj << " aliased";
     }
   }
   CDeviceArray a(gpu(), Shape{3}), b(gpu(), Shape{10});
@@ -364,13 +336,13 @@ TEST_P(CudaFft, ForwardInverseAndRoundTripMatchCpu) {
   const CArray in = randomArray(shape, 20);
   for (FftDirection dir : {FftDirection::Forward, FftDirection::Inverse}) {
     auto [c, g] = both(in, [&](Backend& b, CDeviceArray& x) { b.fft(x.buffer(), shape, rank, dir); });
-    EXPECT_LT(relativeError(c, g), kFftTol) << (dir == FftDirection::Forward ? "forward" : "inverse");
+    EXPECT_LT(relL2Error(g, c), kFftTol) << (dir == FftDirection::Forward ? "forward" : "inverse");
   }
   const CArray back = runOn(gpu(), in, [&](Backend& b, CDeviceArray& x) {
     b.fft(x.buffer(), shape, rank, FftDirection::Forward);
     b.fft(x.buffer(), shape, rank, FftDirection::Inverse);
   });
-  EXPECT_LT(relativeError(in, back), kFftTol) << "round trip";
+  EXPECT_LT(relL2Error(back, in), kFftTol) << "round trip";
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -387,57 +359,6 @@ INSTANTIATE_TEST_SUITE_P(
         FftCase{{1, 1, 1}, 3}, FftCase{{64, 64, 64, 2}, 3}, FftCase{{5, 4, 3, 2, 2}, 3}, FftCase{{128, 128, 128}, 3}),
     fftCaseName);
 
-/// The definition in backend.hpp evaluated directly in double: independent of both backends.
-CArray centredDftReference(const CArray& x, const Shape& shape, int rank, int sign) {
-  const index_t plane = shape.span(0, rank), batch = shape.size() / plane;
-  CArray y(shape);
-  for (index_t b = 0; b < batch; ++b)
-    for (index_t k = 0; k < plane; ++k) {
-      cdouble acc = 0;
-      for (index_t n = 0; n < plane; ++n) {
-        double turns = 0;
-        index_t kk = k, nn = n;
-        for (int d = 0; d < rank; ++d) {
-          const index_t len = shape[d], c = len / 2;
-          turns += static_cast<double>((kk % len - c) * (nn % len - c)) / static_cast<double>(len);
-          kk /= len;
-          nn /= len;
-        }
-        acc += cdouble(x[b * plane + n]) * std::polar(1.0, -2.0 * M_PI * sign * turns);
-      }
-      y[b * plane + k] = cfloat(acc / std::sqrt(static_cast<double>(plane)));
-    }
-  return y;
-}
-
-TEST_F(CudaBackendTest, FftMatchesTheDefinitionEvaluatedInDouble) {
-  const FftCase cases[] = {{{8}, 1}, {{7}, 1}, {{8, 3}, 1}, {{6, 5}, 2}, {{5, 4, 3}, 3}, {{4, 6, 2, 2}, 3}, {{9, 1, 7}, 3}};
-  for (const auto& k : cases) {
-    const Shape shape(k.dims);
-    const CArray in = randomArray(shape, 21);
-    for (int sign : {1, -1}) {
-      const auto dir = sign > 0 ? FftDirection::Forward : FftDirection::Inverse;
-      const CArray g = runOn(gpu(), in, [&](Backend& b, CDeviceArray& x) { b.fft(x.buffer(), shape, k.rank, dir); });
-      EXPECT_LT(relativeError(centredDftReference(in, shape, k.rank, sign), g), kFftTol)
-          << shape.str() << " rank " << k.rank << " sign " << sign;
-    }
-  }
-}
-
-TEST_F(CudaBackendTest, FftCentreConventionOnAnImpulse) {
-  // An impulse at the centre c = floor(N/2) transforms to a constant N^{-1/2} (no phase ramp), for even
-  // and odd lengths: the convention that puts k = 0 and the image centre at index c.
-  for (index_t n : {index_t{8}, index_t{9}}) {
-    CArray in(Shape{n, n}, cfloat(0.f));
-    in(n / 2, n / 2) = 1.f;
-    const CArray g = runOn(gpu(), in, [](Backend& b, CDeviceArray& x) { b.fft(x.buffer(), x.shape(), 2, FftDirection::Forward); });
-    for (index_t i = 0; i < g.size(); ++i) {
-      ASSERT_NEAR(g[i].real(), 1.0 / n, 1e-6) << n << " at " << i;
-      ASSERT_NEAR(g[i].imag(), 0.0, 1e-6) << n << " at " << i;
-    }
-  }
-}
-
 TEST_F(CudaBackendTest, FftPlanCacheEvictionKeepsResultsRight) {
   // More distinct shapes than the cache holds, then the first ones again.
   std::vector<FftCase> cases;
@@ -447,7 +368,7 @@ TEST_F(CudaBackendTest, FftPlanCacheEvictionKeepsResultsRight) {
       const Shape shape(k.dims);
       const CArray in = randomArray(shape, 22);
       auto [c, g] = both(in, [&](Backend& b, CDeviceArray& x) { b.fft(x.buffer(), shape, k.rank, FftDirection::Forward); });
-      ASSERT_LT(relativeError(c, g), kFftTol) << shape.str() << " pass " << pass;
+      ASSERT_LT(relL2Error(g, c), kFftTol) << shape.str() << " pass " << pass;
     }
 }
 
@@ -511,7 +432,7 @@ TEST_F(CudaBackendTest, SumOfSquaresMatchesCpu) {
       EXPECT_TRUE(bitwiseEqual(c, g));
       continue;
     }
-    EXPECT_LT(relativeError(c, g), kSosTol) << k.voxels << "x" << k.coils << "x" << k.batch;
+    EXPECT_LT(relL2Error(g, c), kSosTol) << k.voxels << "x" << k.coils << "x" << k.batch;
     for (index_t i = 0; i < g.size(); ++i) ASSERT_EQ(g[i].imag(), 0.f);
   }
 }

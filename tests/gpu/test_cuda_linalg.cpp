@@ -13,6 +13,9 @@
 #include <vector>
 
 #include "larmor/backend/registry.hpp"
+#include "support/device.hpp"
+#include "support/error_norms.hpp"
+#include "support/random_data.hpp"
 
 using namespace larmor;
 
@@ -22,14 +25,6 @@ namespace {
 constexpr double kGemmFloatTol = 2e-6;   // float products, different summation orders; typical 3e-7
 constexpr double kGemmDoubleTol = 1e-6;  // both accumulate in double, round once to float: ~6e-8
 constexpr double kSolveTol = 1e-5;       // both factor and solve in double from the same float input
-
-std::vector<cfloat> randomVector(index_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  std::vector<cfloat> v(static_cast<std::size_t>(n));
-  for (auto& x : v) x = {nd(rng), nd(rng)};
-  return v;
-}
 
 std::unique_ptr<Buffer> put(Backend& be, const std::vector<cfloat>& v) {
   auto b = be.allocate(std::max<std::size_t>(v.size(), 1) * sizeof(cfloat));
@@ -49,23 +44,12 @@ std::vector<cfloat> get(Backend& be, const Buffer& b, index_t n) {
   return v;
 }
 
-double relErr(const std::vector<cfloat>& ref, const std::vector<cfloat>& got) {
-  double e = 0, n = 0;
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    e += std::norm(cdouble(got[i]) - cdouble(ref[i]));
-    n += std::norm(cdouble(ref[i]));
-  }
-  return std::sqrt(e / n);
-}
-
-class CudaLinalg : public ::testing::Test {
+class CudaLinalg : public larmor::test::GpuTest {
  protected:
   void SetUp() override {
-    auto& reg = BackendRegistry::instance();
-    const std::string why = reg.whyNoGpu();
-    if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
-    gpu = reg.select("cuda").backend;
-    cpu = makeCpuBackend();
+    GpuTest::SetUp();
+    gpu = gpu_;
+    cpu = cpu_;
   }
   std::shared_ptr<Backend> gpu, cpu;
 
@@ -80,7 +64,7 @@ class CudaLinalg : public ::testing::Test {
     const MatrixBatch a = layout(ta ? k : m, ta ? m : k), b = sameOperand ? a : layout(tb ? n : k, tb ? k : n),
                       c = layout(m, n);
     auto size = [&](const MatrixBatch& x) { return (batch - 1) * x.stride + (x.cols - 1) * x.ld + x.rows; };
-    const auto va = randomVector(size(a), seed), vb = randomVector(size(b), seed + 1), vc = randomVector(size(c), seed + 2);
+    const auto va = larmor::test::randomComplex(size(a), seed), vb = larmor::test::randomComplex(size(b), seed + 1), vc = larmor::test::randomComplex(size(c), seed + 2);
     const cfloat alpha = sameOperand ? cfloat(1.5f) : cfloat(0.8f, 0.3f), beta = sameOperand ? cfloat(0) : cfloat(-0.4f, 0.2f);
     std::vector<cfloat> out[2];
     Backend* bes[2] = {cpu.get(), gpu.get()};
@@ -89,7 +73,7 @@ class CudaLinalg : public ::testing::Test {
       bes[i]->gemmBatched(oa, ob, m, n, k, alpha, *A, a, sameOperand ? *A : *B, b, beta, *C, c, batch);
       out[i] = get(*bes[i], *C, size(c));
     }
-    return relErr(out[0], out[1]);
+    return larmor::test::relL2Error(out[1], out[0]);
   }
 };
 
@@ -129,7 +113,7 @@ TEST_F(CudaLinalg, CholeskySolveBatchedMatchesCpu) {
   for (index_t n : {40, 128, 300})
     for (index_t nrhs : {1, 7}) {
       const index_t batch = n > 256 ? 2 : 6;
-      const auto r = randomVector(n * 2 * n * batch, static_cast<unsigned>(n + nrhs));
+      const auto r = larmor::test::randomComplex(n * 2 * n * batch, static_cast<unsigned>(n + nrhs));
       std::vector<cfloat> a(static_cast<std::size_t>(n * n * batch));
       for (index_t e = 0; e < batch; ++e)
         for (index_t j = 0; j < n; ++j)
@@ -140,7 +124,7 @@ TEST_F(CudaLinalg, CholeskySolveBatchedMatchesCpu) {
                    std::conj(cdouble(r[static_cast<std::size_t>(e * 2 * n * n + j + l * n)]));
             a[static_cast<std::size_t>(e * n * n + i + j * n)] = cfloat(s);
           }
-      const auto b = randomVector(n * nrhs * batch, 5);
+      const auto b = larmor::test::randomComplex(n * nrhs * batch, 5);
       std::vector<cfloat> xs[2], ls[2];
       Backend* bes[2] = {cpu.get(), gpu.get()};
       for (int i = 0; i < 2; ++i) {
@@ -149,7 +133,7 @@ TEST_F(CudaLinalg, CholeskySolveBatchedMatchesCpu) {
         xs[i] = get(*bes[i], *B, n * nrhs * batch);
         ls[i] = get(*bes[i], *A, n * n * batch);
       }
-      EXPECT_LT(relErr(xs[0], xs[1]), kSolveTol) << "n " << n << " nrhs " << nrhs;
+      EXPECT_LT(larmor::test::relL2Error(xs[1], xs[0]), kSolveTol) << "n " << n << " nrhs " << nrhs;
       // The lower triangles hold the same factor.
       std::vector<cfloat> lc, lg;
       for (index_t e = 0; e < batch; ++e)
@@ -158,7 +142,7 @@ TEST_F(CudaLinalg, CholeskySolveBatchedMatchesCpu) {
             lc.push_back(ls[0][static_cast<std::size_t>(e * n * n + i + j * n)]);
             lg.push_back(ls[1][static_cast<std::size_t>(e * n * n + i + j * n)]);
           }
-      EXPECT_LT(relErr(lc, lg), kSolveTol) << "factor, n " << n;
+      EXPECT_LT(larmor::test::relL2Error(lg, lc), kSolveTol) << "factor, n " << n;
     }
 }
 
@@ -184,7 +168,7 @@ TEST_F(CudaLinalg, GatherAndScatterMatchCpu) {
   std::uniform_int_distribution<std::int64_t> pick(-1000, src - 1);
   std::vector<std::int64_t> idx(static_cast<std::size_t>(n));
   for (auto& i : idx) i = pick(rng);
-  const auto vs = randomVector(src, 4);
+  const auto vs = larmor::test::randomComplex(src, 4);
   std::vector<cfloat> g[2];
   Backend* bes[2] = {cpu.get(), gpu.get()};
   for (int i = 0; i < 2; ++i) {
@@ -199,7 +183,7 @@ TEST_F(CudaLinalg, GatherAndScatterMatchCpu) {
   for (index_t i = 0; i < src; ++i) perm[static_cast<std::size_t>(i)] = i;
   std::shuffle(perm.begin(), perm.end(), rng);
   for (index_t i = 0; i < src; i += 2) perm[static_cast<std::size_t>(i)] = -1;
-  const auto base = randomVector(src, 6), vals = randomVector(src, 7);
+  const auto base = larmor::test::randomComplex(src, 6), vals = larmor::test::randomComplex(src, 7);
   std::vector<cfloat> s[2];
   for (int i = 0; i < 2; ++i) {
     auto O = put(*bes[i], base), V = put(*bes[i], vals), I = putIndex(*bes[i], perm);

@@ -3,59 +3,34 @@
 // tests/unit/test_adaptive_combine.cpp): where the sensitivities are nearly constant over the window the
 // result is rho |s| exp(i arg s_0). Coil counts across every thread-group size (1 .. 64), 2D and 3D,
 // batches, odd windows and an even one, noise, and the errors.
-#include "larmor/phantom/coils.hpp"
-#include "larmor/phantom/phantom.hpp"
-#include "noncartesian_test_util.hpp"
+#include <cstdio>
 
-using namespace nctest;
-using larmor::CArray;
+#include "support/buffers.hpp"
+#include "support/coil_case.hpp"
+#include "support/device.hpp"
+#include "support/error_norms.hpp"
+#include "support/expect_error.hpp"
+
+using namespace larmor;
+using namespace larmor::test;
 
 namespace {
 
 class AdaptiveGpu : public GpuTest {};
 
-struct Case {
-  index_t dims[3];
-  index_t coils;
-  CArray rho;   // [voxels]
-  CArray maps;  // [voxels, coils]
-  std::vector<cfloat> images;
-  index_t voxels() const { return dims[0] * dims[1] * dims[2]; }
-};
+using Case = CoilCase;
 
 Case makeCase(index_t n, index_t nz, int coils, double noise = 0, unsigned seed = 1) {
-  Case c;
-  c.dims[0] = c.dims[1] = n;
-  c.dims[2] = nz;
-  c.coils = coils;
-  const bool threeD = nz > 1;
-  const larmor::phantom::Phantom ph =
-      threeD ? larmor::phantom::Phantom::sheppLogan3D() : larmor::phantom::Phantom::sheppLogan2D();
-  const Shape shape = threeD ? Shape{n, n, nz} : Shape{n, n};
-  c.rho = ph.rasterize(shape, 2);
-  for (index_t v = 0; v < c.rho.size(); ++v) {
-    const double x = static_cast<double>(v % n - n / 2) / n, y = static_cast<double>((v / n) % n - n / 2) / n;
-    c.rho[v] *= cfloat(std::polar(1.0, 1.5 * x - 0.8 * y + 0.6 * std::exp(-20 * (x * x + y * y))));
-  }
-  c.maps = larmor::phantom::coilMaps(larmor::phantom::makeCoilModel(coils, threeD ? 3 : 2), shape);
-  const index_t voxels = c.voxels();
-  c.images.resize(static_cast<std::size_t>(voxels * coils));
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> g(0.f, static_cast<float>(noise));
-  for (index_t k = 0; k < coils; ++k)
-    for (index_t v = 0; v < voxels; ++v)
-      c.images[static_cast<std::size_t>(v + voxels * k)] =
-          c.maps[v + voxels * k] * c.rho[v] + (noise > 0 ? cfloat(g(rng), g(rng)) : cfloat(0));
-  return c;
+  return makeCoilCase(n, nz, coils, noise, seed);
 }
 
 std::vector<cfloat> combine(Backend& be, const Case& c, index_t batch, int window) {
   std::vector<cfloat> in;
   for (index_t b = 0; b < batch; ++b) in.insert(in.end(), c.images.begin(), c.images.end());
-  auto bi = toBackend(be, in);
+  auto bi = toBuffer(be, in);
   auto bo = poisoned(be, c.voxels() * batch);
   be.coilCombineOps().adaptiveCombine(*bo, *bi, c.dims, c.coils, batch, window);
-  return fromBackend(be, *bo, c.voxels() * batch);
+  return fromBuffer(be, *bo, c.voxels() * batch);
 }
 
 /// Relative complex RMS error against rho |s| exp(i arg s_0) over the voxels where |rho| >= 10% of its
@@ -81,7 +56,7 @@ double errorAgainstDefinition(const Case& c, const std::vector<cfloat>& out, ind
 }  // namespace
 
 TEST_F(AdaptiveGpu, MatchesDefinitionAndCpu) {
-  auto host = cpu();
+  auto host = cpu_;
   struct Config {
     index_t n, nz;
     int coils, window;
@@ -95,7 +70,7 @@ TEST_F(AdaptiveGpu, MatchesDefinitionAndCpu) {
     const auto g = combine(*gpu_, c, k.batch, k.window);
     const auto h = combine(*host, c, k.batch, k.window);
     ASSERT_TRUE(allFinite(g));
-    const double vsCpu = relDiff(g, h);
+    const double vsCpu = relL2Error(g, h);
     double worst = 0;
     for (index_t b = 0; b < k.batch; ++b) worst = std::max(worst, errorAgainstDefinition(c, g, b * c.voxels()));
     std::printf("adaptive %ldx%ldx%ld, %d coils, window %d, batch %ld: vs CPU %.2e, vs definition %.2e\n",
@@ -111,7 +86,7 @@ TEST_F(AdaptiveGpu, MatchesDefinitionAndCpu) {
 TEST_F(AdaptiveGpu, SingleCoilIsIdentity) {
   const Case c = makeCase(16, 1, 1);
   const auto out = combine(*gpu_, c, 1, 5);
-  EXPECT_LE(relDiff(out, c.images), 1e-6);
+  EXPECT_LE(relL2Error(out, c.images), 1e-6);
 }
 
 // With noise the eigenvector of a noise-only window is ill-defined (each backend iterates to some vector of
@@ -119,7 +94,7 @@ TEST_F(AdaptiveGpu, SingleCoilIsIdentity) {
 TEST_F(AdaptiveGpu, NoisyDataMatchesCpu) {
   const Case c = makeCase(64, 1, 16, 0.02, 7);
   const auto g = combine(*gpu_, c, 1, 7);
-  const auto h = combine(*cpu(), c, 1, 7);
+  const auto h = combine(*cpu_, c, 1, 7);
   double peak = 0, num = 0, den = 0;
   for (index_t v = 0; v < c.voxels(); ++v) peak = std::max(peak, static_cast<double>(std::abs(c.rho[v])));
   for (index_t v = 0; v < c.voxels(); ++v) {
@@ -149,7 +124,7 @@ TEST_F(AdaptiveGpu, NoisyDataMatchesCpu) {
 
 TEST_F(AdaptiveGpu, Errors) {
   const Case c = makeCase(8, 1, 2);
-  auto in = toBackend(*gpu_, c.images);
+  auto in = toBuffer(*gpu_, c.images);
   auto out = gpu_->allocate(static_cast<std::size_t>(c.voxels()) * sizeof(cfloat));
   expectError([&] { gpu_->coilCombineOps().adaptiveCombine(*out, *in, c.dims, 65, 1, 5); }, "coils");
   expectError([&] { gpu_->coilCombineOps().adaptiveCombine(*out, *in, c.dims, 2, 1, 0); }, "window");

@@ -9,14 +9,15 @@
 #include "larmor/ops/espirit.hpp"
 #include "larmor/phantom/simulate.hpp"
 #include "larmor/recon/calibration.hpp"
-#include "noncartesian_test_util.hpp"
+#include "../support/buffers.hpp"
+#include "../support/device.hpp"
 
-using namespace nctest;
-using larmor::CArray;
+using namespace larmor;
+using namespace larmor::test;
 
 namespace {
 
-class EspiritGpu : public GpuTest {};
+class EspiritGpu : public larmor::test::GpuTest {};
 
 struct Eig {
   std::vector<cfloat> maps, values;
@@ -24,10 +25,10 @@ struct Eig {
 
 Eig runKernel(Backend& be, const std::vector<cfloat>& cov, index_t voxels, index_t C, const std::vector<cfloat>& ref,
               float crop) {
-  auto dc = toBackend(be, cov);
+  auto dc = toBuffer(be, cov);
   auto dm = poisoned(be, voxels * C), dv = poisoned(be, voxels);
   be.espiritOps().dominantEigenvectors(*dm, *dv, *dc, voxels, C, ref, crop);
-  return {fromBackend(be, *dm, voxels * C), fromBackend(be, *dv, voxels)};
+  return {fromBuffer(be, *dm, voxels * C), fromBuffer(be, *dv, voxels)};
 }
 
 void compareMaps(const larmor::ops::EspiritResult& g, const larmor::ops::EspiritResult& c, index_t coils,
@@ -52,7 +53,7 @@ void compareMaps(const larmor::ops::EspiritResult& g, const larmor::ops::Espirit
 }  // namespace
 
 TEST_F(EspiritGpu, PointwiseKernelMatchesCpu) {
-  auto cpuBe = cpu();
+  auto cpuBe = cpu_;
   for (const index_t C : {4, 8, 13, 32}) {
     const index_t voxels = 1000, L = C * (C + 1) / 2;
     std::mt19937 rng(static_cast<unsigned>(C));
@@ -92,7 +93,7 @@ TEST_F(EspiritGpu, Phantom2D256MatchesCpu) {
   ss.readoutOversampling = 1;
   ss.noiseSigma = 0.002f;
   const larmor::Dataset d = larmor::phantom::simulate(ss);
-  auto cpuBe = cpu();
+  auto cpuBe = cpu_;
   const auto r = larmor::recon::calibrationRegion(*cpuBe, d, 0, 24, 6);
   const index_t grid[3] = {256, 256, 1};
   const auto g = larmor::ops::espirit(*gpu_, r.data, grid), c = larmor::ops::espirit(*cpuBe, r.data, grid);
@@ -106,7 +107,7 @@ TEST_F(EspiritGpu, Phantom3DMatchesCpu) {
   ss.readoutOversampling = 1;
   ss.noiseSigma = 0.002f;
   const larmor::Dataset d = larmor::phantom::simulate(ss);
-  auto cpuBe = cpu();
+  auto cpuBe = cpu_;
   const auto r = larmor::recon::calibrationRegion(*cpuBe, d, 0, 12, 4);
   const index_t grid[3] = {32, 32, 32};
   larmor::ops::EspiritOptions o;

@@ -25,40 +25,24 @@
 #include "larmor/recon/iterative.hpp"
 #include "larmor/recon/recon.hpp"
 #include "larmor/recon/settings.hpp"
-#include "../unit/test_iterative_util.hpp"
+#include "support/device.hpp"
+#include "support/error_norms.hpp"
+#include "support/iterative_problem.hpp"
+#include "support/random_data.hpp"
 
 using namespace larmor;
 
 namespace {
 
-class GpuIterative : public ::testing::Test {
+class GpuIterative : public larmor::test::GpuTest {
  protected:
   void SetUp() override {
-    auto& reg = BackendRegistry::instance();
-    const std::string why = reg.whyNoGpu();
-    if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
-    gpu = reg.select("cuda").backend;
-    cpu = reg.select("cpu").backend;
+    GpuTest::SetUp();
+    gpu = gpu_;
+    cpu = cpu_;
   }
   std::shared_ptr<Backend> gpu, cpu;
 };
-
-CArray randomArray(index_t n, unsigned seed) {
-  CArray a(Shape{n});
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  for (index_t i = 0; i < n; ++i) a[i] = {nd(rng), nd(rng)};
-  return a;
-}
-
-double relDiff(const CArray& a, const CArray& b) {
-  double e = 0, n = 0;
-  for (index_t i = 0; i < a.size(); ++i) {
-    e += std::norm(cdouble(a[i]) - cdouble(b[i]));
-    n += std::norm(cdouble(b[i]));
-  }
-  return std::sqrt(e / n);
-}
 
 CArray runOp(Backend& be, const CArray& in, index_t outSize, const std::function<void(Backend&, Buffer&, Buffer&)>& op) {
   auto x = CDeviceArray::upload(be, in);
@@ -84,12 +68,12 @@ NufftGeometry randomGeometry(int dims, index_t n, index_t m, unsigned seed) {
 
 TEST_F(GpuIterative, FiniteDifferencesMatchCpuExactly) {
   const index_t dims[3] = {37, 20, 9}, batch = 2, n = 37 * 20 * 9 * 2;
-  const CArray x = randomArray(n, 1);
+  const CArray x = larmor::test::randomArray(Shape{n}, 1);
   for (int axis = 0; axis < 3; ++axis)
     for (bool adjoint : {false, true}) {
       auto op = [&](Backend& be, Buffer& in, Buffer& out) { be.priorOps().finiteDifference(out, in, dims, batch, axis, adjoint); };
       const CArray c = runOp(*cpu, x, n, op), g = runOp(*gpu, x, n, op);
-      EXPECT_LT(relDiff(g, c), 1e-7) << "axis " << axis << (adjoint ? " adjoint" : "");
+      EXPECT_LT(larmor::test::relL2Error(g, c), 1e-7) << "axis " << axis << (adjoint ? " adjoint" : "");
     }
 }
 
@@ -100,21 +84,21 @@ TEST_F(GpuIterative, ToeplitzAndPriorsMatchCpu) {
     const CArray q = ops::computePsf(*cpu, g, nullptr, {});
     const index_t voxels = n * n * (dims == 3 ? n : 1);
     ops::ToeplitzOperator tc(*cpu, g, q, 1.0 / voxels), tg(*gpu, g, q, 1.0 / voxels);
-    const CArray x = randomArray(voxels, 3);
+    const CArray x = larmor::test::randomArray(Shape{voxels}, 3);
     const CArray c = runOp(*cpu, x, voxels, [&](Backend&, Buffer& in, Buffer& out) { tc.apply(in, out); });
     const CArray gg = runOp(*gpu, x, voxels, [&](Backend&, Buffer& in, Buffer& out) { tg.apply(in, out); });
-    EXPECT_LT(relDiff(gg, c), 2e-6) << dims << "D Toeplitz";
+    EXPECT_LT(larmor::test::relL2Error(gg, c), 2e-6) << dims << "D Toeplitz";
     // Q itself by the GPU's exact DFT.
     const CArray qg = ops::computePsf(*gpu, g, nullptr, {});
-    EXPECT_LT(relDiff(qg, q), 1e-5) << dims << "D Q";
+    EXPECT_LT(larmor::test::relL2Error(qg, q), 1e-5) << dims << "D Q";
     const index_t idims[3] = {n, n, dims == 3 ? n : 1};
     CArray ref(Shape{idims[0], idims[1], idims[2]});
-    const CArray r = randomArray(voxels, 5);
+    const CArray r = larmor::test::randomArray(Shape{voxels}, 5);
     for (index_t i = 0; i < voxels; ++i) ref[i] = cfloat(std::abs(r[i]) > 1.f ? 1.f : 0.f, 0.f);
     auto rc = ops::makeAnatomical(*cpu, idims, ref), rg = ops::makeAnatomical(*gpu, idims, ref);
     const CArray wc = runOp(*cpu, x, voxels, [&](Backend&, Buffer& in, Buffer& out) { rc->applyNormal(in, out); });
     const CArray wg = runOp(*gpu, x, voxels, [&](Backend&, Buffer& in, Buffer& out) { rg->applyNormal(in, out); });
-    EXPECT_LT(relDiff(wg, wc), 1e-6) << dims << "D anatomical W^H W";
+    EXPECT_LT(larmor::test::relL2Error(wg, wc), 1e-6) << dims << "D anatomical W^H W";
   }
 }
 
@@ -130,9 +114,9 @@ TEST_F(GpuIterative, ConvergedSolveMatchesTheDirectFloat64Solve) {
   };
   for (const Case& c : {Case{2, 12, 12, 1, 300, 1, "tikhonov", 0.05}, Case{2, 12, 10, 1, 200, 3, "fd", 0.1},
                         Case{2, 12, 12, 1, 200, 3, "anatomical", 0.1}, Case{3, 6, 6, 5, 400, 2, "anatomical", 0.05}}) {
-    const Dataset d = testutil::makeDataset(c.dims, c.n0, c.n1, c.n2, c.m, c.coils, 1, 300 + c.m);
-    const auto s = testutil::cgSettings(c.reg, c.lambda);
-    const auto direct = testutil::directSolve(d, s, 0);
+    const Dataset d = larmor::test::makeDataset(c.dims, c.n0, c.n1, c.n2, c.m, c.coils, 1, 300 + c.m);
+    const auto s = larmor::test::cgSettings(c.reg, c.lambda);
+    const auto direct = larmor::test::directSolve(d, s, 0);
     double err[2];
     int k = 0;
     for (Backend* be : {gpu.get(), cpu.get()}) {
@@ -140,7 +124,7 @@ TEST_F(GpuIterative, ConvergedSolveMatchesTheDirectFloat64Solve) {
       recon::IterativeProblem p(*be, d, s, 0, t);
       const auto r = p.solve(c.lambda, 400, 1e-6, false);
       EXPECT_TRUE(r.converged) << c.reg << " on " << be->info().id << ": " << r.stopReason;
-      err[k++] = testutil::relErr(p.solution(), direct);
+      err[k++] = larmor::test::relL2Error(p.solution(), direct);
     }
     std::printf("converged cg %dD %s, %ld coils: vs float64 direct solve GPU %.2e, CPU %.2e\n", c.dims, c.reg,
                 static_cast<long>(c.coils), err[0], err[1]);
@@ -193,7 +177,7 @@ TEST_F(GpuIterative, CgSensePipelineMatchesCpu) {
     req.device = "cpu";
     const auto cp = recon::run(req);
     req.dataset = &d;
-    const double dg = relDiff(g.image, c.image), dc = relDiff(cp.image, c.image);
+    const double dg = larmor::test::relL2Error(g.image, c.image), dc = larmor::test::relL2Error(cp.image, c.image);
     std::printf("cg-sense %s, 20 iterations: GPU vs CPU %.2e; CPU vs CPU with input rounding %.2e\n", reg, dg, dc);
     EXPECT_LT(dg, std::max(10 * dc, 1e-4)) << reg;
     EXPECT_NEAR(g.metrics["percent_error"].get<double>(), c.metrics["percent_error"].get<double>(), 0.05) << reg;
@@ -228,11 +212,11 @@ TEST_F(GpuIterative, SlabSplitOverEveryGpuMatchesOneDevice) {
       keep.push_back(BackendRegistry::instance().select(dev.id).backend);
       all.push_back(keep.back().get());
     }
-  const CArray samples = randomArray(4000 * 2, 11);
+  const CArray samples = larmor::test::randomArray(Shape{4000 * 2}, 11);
   auto factory = [](Backend& b, const NufftGeometry& gg) { return b.makeDftPlan(gg, {}); };
   const CArray one = recon::slabAdjoint({gpu.get()}, g, samples, 2, factory, 1);
   const CArray split = recon::slabAdjoint(all, g, samples, 2, factory, all.size() == 1 ? 4 : 1);
-  EXPECT_LT(relDiff(split, one), 1e-5) << all.size() << " GPUs";
+  EXPECT_LT(larmor::test::relL2Error(split, one), 1e-5) << all.size() << " GPUs";
   std::printf("GPU.Multi slab split checked on %zu GPU(s)\n", all.size());
 }
 

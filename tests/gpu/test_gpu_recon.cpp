@@ -7,28 +7,14 @@
 #include "larmor/backend/registry.hpp"
 #include "larmor/phantom/simulate.hpp"
 #include "larmor/recon/recon.hpp"
+#include "support/device.hpp"
+#include "support/error_norms.hpp"
 
 using namespace larmor;
 
 namespace {
 
-class GpuRecon : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto& reg = BackendRegistry::instance();
-    const std::string why = reg.whyNoGpu();
-    if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
-  }
-};
-
-double relDiff(const CArray& a, const CArray& b) {
-  double e = 0, n = 0;
-  for (index_t i = 0; i < a.size(); ++i) {
-    e += std::norm(cdouble(a[i]) - cdouble(b[i]));
-    n += std::norm(cdouble(b[i]));
-  }
-  return std::sqrt(e / n);
-}
+class GpuRecon : public larmor::test::GpuTest {};
 
 recon::ReconResult runOn(const Dataset& d, const std::string& device, long matrix = 0) {
   recon::ReconRequest req;
@@ -52,8 +38,8 @@ TEST_F(GpuRecon, Cartesian2DMultiCoilMatchesCpu) {
   EXPECT_EQ(gpu.device.rfind("cuda", 0), 0u) << gpu.device;
   for (const auto& st : gpu.timings.stages())
     if (st.stage != "metrics") EXPECT_EQ(st.device.rfind("cuda", 0), 0u) << st.stage << " ran on " << st.device;
-  EXPECT_LT(relDiff(gpu.coilImages, cpu.coilImages), 1e-5);
-  EXPECT_LT(relDiff(gpu.image, cpu.image), 1e-5);
+  EXPECT_LT(larmor::test::relL2Error(gpu.coilImages, cpu.coilImages), 1e-5);
+  EXPECT_LT(larmor::test::relL2Error(gpu.image, cpu.image), 1e-5);
 }
 
 TEST_F(GpuRecon, MultiSliceAnd3DAndResamplingMatchCpu) {
@@ -62,12 +48,12 @@ TEST_F(GpuRecon, MultiSliceAnd3DAndResamplingMatchCpu) {
   s.slices = 4;
   s.coils = 4;
   const Dataset multi = phantom::simulate(s);
-  EXPECT_LT(relDiff(runOn(multi, "cuda").image, runOn(multi, "cpu").image), 1e-5);
-  EXPECT_LT(relDiff(runOn(multi, "cuda", 96).image, runOn(multi, "cpu", 96).image), 1e-5);
+  EXPECT_LT(larmor::test::relL2Error(runOn(multi, "cuda").image, runOn(multi, "cpu").image), 1e-5);
+  EXPECT_LT(larmor::test::relL2Error(runOn(multi, "cuda", 96).image, runOn(multi, "cpu", 96).image), 1e-5);
 
   phantom::SimulateSettings v;
   v.matrix[0] = v.matrix[1] = v.matrix[2] = 32;
   v.coils = 2;
   const Dataset vol = phantom::simulate(v);
-  EXPECT_LT(relDiff(runOn(vol, "cuda").image, runOn(vol, "cpu").image), 1e-5);
+  EXPECT_LT(larmor::test::relL2Error(runOn(vol, "cuda").image, runOn(vol, "cpu").image), 1e-5);
 }

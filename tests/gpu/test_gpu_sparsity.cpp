@@ -12,6 +12,7 @@
 
 #include "larmor/backend/registry.hpp"
 #include "larmor/backend/sparsity_ops.hpp"
+#include "../support/device.hpp"
 #include "../unit/test_sparsity_util.hpp"
 
 using namespace larmor;
@@ -19,14 +20,12 @@ using namespace larmor::sparsitytest;
 
 namespace {
 
+// The GPU and the CPU backend; skips only on a machine without any GPU (tests/support/device.hpp).
 class GpuSparsity : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto& reg = BackendRegistry::instance();
-    const std::string why = reg.whyNoGpu();
-    if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
-    gpu = reg.select("cuda").backend;
-    cpu = reg.select("cpu").backend;
+    test::selectOrSkip("cuda", gpu);
+    cpu = test::backendNamed("cpu");
   }
   std::shared_ptr<Backend> gpu, cpu;
 
@@ -64,13 +63,13 @@ TEST_F(GpuSparsity, TvProxMatchesCpuColdAndWarm) {
     for (int iterations : {1, 10, 50}) {
       const auto [uc, pc] = tv(*cpu, x, zero, s, 0.2, iterations);
       const auto [ug, pg] = tv(*gpu, x, zero, s, 0.2, iterations);
-      EXPECT_LT(relDiff(ug, uc), 1e-5) << s.str() << " cold, " << iterations << " steps";
-      EXPECT_LT(relDiff(activeDual(pg, s), activeDual(pc, s)), 1e-5) << s.str();
+      EXPECT_LT(relL2Error(ug, uc), 1e-5) << s.str() << " cold, " << iterations << " steps";
+      EXPECT_LT(relL2Error(activeDual(pg, s), activeDual(pc, s)), 1e-5) << s.str();
       // Warm: the CPU's dual handed to both for 10 more steps.
       const auto [wc, qc] = tv(*cpu, x, pc, s, 0.2, 10);
       const auto [wg, qg] = tv(*gpu, x, pc, s, 0.2, 10);
-      EXPECT_LT(relDiff(wg, wc), 1e-5) << s.str() << " warm after " << iterations;
-      EXPECT_LT(relDiff(activeDual(qg, s), activeDual(qc, s)), 1e-5) << s.str();
+      EXPECT_LT(relL2Error(wg, wc), 1e-5) << s.str() << " warm after " << iterations;
+      EXPECT_LT(relL2Error(activeDual(qg, s), activeDual(qc, s)), 1e-5) << s.str();
     }
   }
 }
@@ -93,7 +92,7 @@ TEST_F(GpuSparsity, WaveletTransformMatchesCpu) {
       auto bc = toBackend(*cpu, x), bg = toBackend(*gpu, x);
       cpu->sparsityOps().waveletTransform(*bc, s, inverse);
       gpu->sparsityOps().waveletTransform(*bg, s, inverse);
-      EXPECT_LT(relDiff(fromBackend(*gpu, *bg, x.size()), fromBackend(*cpu, *bc, x.size())), 1e-5)
+      EXPECT_LT(relL2Error(fromBackend(*gpu, *bg, x.size()), fromBackend(*cpu, *bc, x.size())), 1e-5)
           << s.str() << (inverse ? " inverse" : " forward");
     }
   }
@@ -107,7 +106,7 @@ TEST_F(GpuSparsity, WaveletProxMatchesCpuWithShifts) {
     for (const auto& sh : shifts)
       for (double t : {0.1, 1.0}) {
         const Image c = wavelet(*cpu, x, s, t, sh), g = wavelet(*gpu, x, s, t, sh);
-        EXPECT_LT(relDiff(g, c), 1e-5) << s.str() << " t " << t << " shift " << sh[0] << "," << sh[1] << "," << sh[2];
+        EXPECT_LT(relL2Error(g, c), 1e-5) << s.str() << " t " << t << " shift " << sh[0] << "," << sh[1] << "," << sh[2];
       }
   }
 }

@@ -13,6 +13,7 @@
 #include "larmor/backend/registry.hpp"
 #include "larmor/phantom/coils.hpp"
 #include "larmor/phantom/phantom.hpp"
+#include "support/coil_case.hpp"
 
 using namespace larmor;
 
@@ -20,35 +21,8 @@ namespace {
 
 std::shared_ptr<Backend> cpu() { return BackendRegistry::instance().select("cpu").backend; }
 
-struct Case {
-  index_t dims[3];
-  index_t coils;
-  CArray rho;   // [voxels]
-  CArray maps;  // [voxels, coils]
-  CArray images;
-};
-
-Case makeCase(index_t n, index_t nz, int coils) {
-  Case c;
-  c.dims[0] = c.dims[1] = n;
-  c.dims[2] = nz;
-  c.coils = coils;
-  const bool threeD = nz > 1;
-  const phantom::Phantom ph = threeD ? phantom::Phantom::sheppLogan3D() : phantom::Phantom::sheppLogan2D();
-  const Shape shape = threeD ? Shape{n, n, nz} : Shape{n, n};
-  c.rho = ph.rasterize(shape, 2);
-  // A smooth object phase (a linear ramp plus a bump): the combination must keep it.
-  for (index_t v = 0; v < c.rho.size(); ++v) {
-    const double x = static_cast<double>(v % n - n / 2) / n, y = static_cast<double>((v / n) % n - n / 2) / n;
-    c.rho[v] *= cfloat(std::polar(1.0, 1.5 * x - 0.8 * y + 0.6 * std::exp(-20 * (x * x + y * y))));
-  }
-  c.maps = phantom::coilMaps(phantom::makeCoilModel(coils, threeD ? 3 : 2), shape);
-  const index_t voxels = n * n * nz;
-  c.images = CArray(Shape{voxels, static_cast<index_t>(coils)});
-  for (index_t k = 0; k < coils; ++k)
-    for (index_t v = 0; v < voxels; ++v) c.images[v + voxels * k] = c.maps[v + voxels * k] * c.rho[v];
-  return c;
-}
+using Case = larmor::test::CoilCase;
+Case makeCase(index_t n, index_t nz, int coils) { return larmor::test::makeCoilCase(n, nz, coils); }
 
 CArray combine(Backend& be, const Case& c, index_t batch = 1, int window = 5) {
   const index_t voxels = c.dims[0] * c.dims[1] * c.dims[2];

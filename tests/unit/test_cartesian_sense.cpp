@@ -16,8 +16,11 @@
 #include "larmor/recon/recon.hpp"
 #include "larmor/recon/settings.hpp"
 #include "larmor/recon/settings_table.hpp"
+#include "../support/error_norms.hpp"
+#include "../support/exact_dft.hpp"
 
 using namespace larmor;
+using larmor::test::relL2Error;
 
 namespace {
 
@@ -31,35 +34,22 @@ std::vector<cfloat> randomVector(index_t n, unsigned seed) {
   return v;
 }
 
-/// ||a - b|| / ||b|| in double.
-double relError(const std::vector<cfloat>& a, const std::vector<cfloat>& b) {
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    num += std::norm(cdouble(a[i]) - cdouble(b[i]));
-    den += std::norm(cdouble(b[i]));
+/// The raw forward sum of ops/nufft.hpp in double (tests/support/exact_dft.hpp) at grid points `index`
+/// (k = i - floor(N/2) per dimension).
+std::vector<cfloat> bruteForward(const std::vector<cfloat>& x, const Shape& grid, const std::vector<std::int64_t>& index) {
+  NufftGeometry g;
+  g.dims = grid[2] > 1 ? 3 : 2;
+  for (int d = 0; d < 3; ++d) g.image[d] = grid[static_cast<std::size_t>(d)];
+  g.trajectory = RArray(Shape{3, static_cast<index_t>(index.size())});
+  for (std::size_t j = 0; j < index.size(); ++j) {
+    index_t r = index[j];
+    for (int d = 0; d < 3; ++d) {
+      g.trajectory[static_cast<index_t>(3 * j) + d] = static_cast<float>(r % grid[static_cast<std::size_t>(d)] - grid[static_cast<std::size_t>(d)] / 2);
+      r /= grid[static_cast<std::size_t>(d)];
+    }
   }
-  return std::sqrt(num / den);
-}
-
-double relError(const CArray& a, const CArray& b) { return relError(a.vec(), b.vec()); }
-
-/// The raw forward sum of ops/nufft.hpp in double at grid point `index` (k = i - floor(N/2) per dim).
-std::vector<cfloat> bruteForward(const std::vector<cfloat>& x, const index_t n[3], const std::vector<std::int64_t>& index) {
-  std::vector<cfloat> out;
-  for (std::int64_t j : index) {
-    const index_t k[3] = {j % n[0] - n[0] / 2, (j / n[0]) % n[1] - n[1] / 2, j / (n[0] * n[1]) - n[2] / 2};
-    cdouble s = 0;
-    for (index_t z = 0; z < n[2]; ++z)
-      for (index_t y = 0; y < n[1]; ++y)
-        for (index_t v = 0; v < n[0]; ++v) {
-          const double r[3] = {static_cast<double>(v - n[0] / 2) / n[0], static_cast<double>(y - n[1] / 2) / n[1],
-                               static_cast<double>(z - n[2] / 2) / n[2]};
-          const double ph = -2 * std::numbers::pi * (k[0] * r[0] + k[1] * r[1] + k[2] * r[2]);
-          s += cdouble(x[static_cast<std::size_t>(v + n[0] * (y + n[1] * z))]) * std::polar(1.0, ph);
-        }
-    out.push_back(cfloat(s));
-  }
-  return out;
+  const auto d = test::ExactDft(g).forward(x, 1);
+  return std::vector<cfloat>(d.begin(), d.end());
 }
 
 std::vector<cfloat> download(Backend& b, const Buffer& buf, index_t n) {
@@ -81,7 +71,7 @@ std::unique_ptr<Buffer> upload(Backend& b, const std::vector<cfloat>& v) {
 TEST(CartesianSense, PlanMatchesTheBruteForceSumAndIsAdjoint) {
   auto be = cpu();
   for (const Shape grid : {Shape{6, 5, 1}, Shape{4, 3, 5}, Shape{1, 8, 7}}) {
-    const index_t n[3] = {grid[0], grid[1], grid[2]}, voxels = grid.size();
+    const index_t voxels = grid.size();
     std::vector<std::int64_t> index;
     for (index_t i = 0; i < voxels; i += 2) index.push_back(i);
     index.push_back(1);
@@ -93,7 +83,7 @@ TEST(CartesianSense, PlanMatchesTheBruteForceSumAndIsAdjoint) {
     auto fhy = be->allocate(static_cast<std::size_t>(voxels) * sizeof(cfloat));
     plan.forward(*xb, *fx, 1);
     plan.adjoint(*yb, *fhy, 1);
-    EXPECT_LT(relError(download(*be, *fx, m), bruteForward(x, n, index)), 1e-5) << grid.str();
+    EXPECT_LT(relL2Error(download(*be, *fx, m), bruteForward(x, grid, index)), 1e-5) << grid.str();
     const cdouble lhs = be->dot(*yb, *fx, m), rhs = be->dot(*fhy, *xb, voxels);  // <y, F x> = <F^H y, x>
     EXPECT_LT(std::abs(lhs - rhs) / std::abs(lhs), 1e-5) << grid.str();
 
@@ -103,7 +93,7 @@ TEST(CartesianSense, PlanMatchesTheBruteForceSumAndIsAdjoint) {
     plan.adjoint(*fx, *fhy, 1);
     std::vector<cfloat> expect = download(*be, *fhy, voxels);
     for (auto& v : expect) v /= static_cast<float>(voxels);
-    EXPECT_LT(relError(download(*be, *tx, voxels), expect), 1e-5) << grid.str();
+    EXPECT_LT(relL2Error(download(*be, *tx, voxels), expect), 1e-5) << grid.str();
     EXPECT_DOUBLE_EQ(gram.diagonal(), static_cast<double>(m) / voxels);
     index.push_back(1);
     EXPECT_THROW(ops::CartesianPlan(*be, grid, index), Error);
@@ -129,7 +119,7 @@ TEST(CartesianSense, BatchedPlanEqualsOneAtATime) {
     auto out = be->allocate(static_cast<std::size_t>(m) * sizeof(cfloat));
     plan.forward(*one, *out, 1);
     const auto single = download(*be, *out, m);
-    EXPECT_LT(relError(std::vector<cfloat>(batched.begin() + b * m, batched.begin() + (b + 1) * m), single), 1e-6);
+    EXPECT_LT(relL2Error(std::vector<cfloat>(batched.begin() + b * m, batched.begin() + (b + 1) * m), single), 1e-6);
   }
 }
 
@@ -161,7 +151,7 @@ TEST(CartesianSense, FullySampledSingleCoilIsTheFftImage) {
   // The FFT pipeline's single-coil "combination" is the magnitude; SENSE keeps the phase.
   CArray mag = cg.image;
   for (index_t i = 0; i < mag.size(); ++i) mag[i] = std::abs(mag[i]);
-  EXPECT_LT(relError(mag, fft.image), 1e-5);
+  EXPECT_LT(relL2Error(mag, fft.image), 1e-5);
 }
 
 // Data made by the SENSE model itself (k_c = FFT(S_c rho) with the true maps, fully sampled, several
@@ -191,7 +181,7 @@ TEST(CartesianSense, ConsistentDataGiveTheirImageInAmplitudeAndPhase) {
     for (index_t c = 0; c < 4; ++c) sos += std::norm((*d.coilMaps)[i + n * c]);
     expect[i] = rho[i] * static_cast<float>(std::sqrt(sos));
   }
-  EXPECT_LT(relError(cg.image.vec(), expect.vec()), 1e-4);
+  EXPECT_LT(relL2Error(cg.image, expect), 1e-4);
 }
 
 // R = 2 along pe1 with 24 calibration lines, 8 coils, true maps, no noise: SENSE unfolds the aliasing and

@@ -6,10 +6,11 @@
 #include <cmath>
 
 #include "larmor/solve/cg.hpp"
-#include "test_cg_util.hpp"
+#include "support/dense_reference.hpp"
+#include "support/error_norms.hpp"
 
 using namespace larmor;
-using namespace larmor::testutil;
+using namespace larmor::test;
 
 namespace {
 
@@ -52,15 +53,6 @@ class DenseOperator final : public solve::LinearOperator {
   std::vector<cd> A_;
 };
 
-double relErr(const std::vector<cfloat>& x, const std::vector<cd>& ref) {
-  double e = 0, r = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    e += std::norm(cd(x[i]) - ref[i]);
-    r += std::norm(ref[i]);
-  }
-  return std::sqrt(e / r);
-}
-
 }  // namespace
 
 TEST(Cg, ConvergesToTheDirectFloat64Solution) {
@@ -76,7 +68,7 @@ TEST(Cg, ConvergesToTheDirectFloat64Solution) {
   const auto r = solve::conjugateGradient(*be, A, *bb, *x, o);
   EXPECT_TRUE(r.converged) << r.stopReason;
   EXPECT_EQ(r.stopReason, "tolerance");
-  EXPECT_LT(relErr(fromBuffer(*be, *x, 40), exact), 1e-4);
+  EXPECT_LT(relL2Error(fromBuffer(*be, *x, 40), exact), 1e-4);
   EXPECT_EQ(static_cast<int>(r.history.size()), r.iterations + 1);
   EXPECT_LE(r.history.back().relativeResidual, 1e-6);
   EXPECT_DOUBLE_EQ(r.history.front().relativeResidual, 1.0);
@@ -127,7 +119,7 @@ TEST(Cg, JacobiPreconditionerNeedsFewerIterationsOnABadlyScaledProblem) {
   EXPECT_TRUE(pre.converged);
   EXPECT_LT(pre.iterations, plain.iterations) << "Jacobi " << pre.iterations << " vs plain " << plain.iterations;
   std::vector<cd> bd(b.begin(), b.end());
-  EXPECT_LT(relErr(fromBuffer(*be, *x, 50), choleskySolve(A.matrix(), bd)), 1e-3);
+  EXPECT_LT(relL2Error(fromBuffer(*be, *x, 50), choleskySolve(A.matrix(), bd)), 1e-3);
 }
 
 TEST(Cg, WarmStartFromANearbySolutionConvergesFaster) {

@@ -5,10 +5,10 @@
 #include <limits>
 
 #include "larmor/recon/dataset.hpp"
-#include "test_expect_error.hpp"
+#include "support/expect_error.hpp"
 
 using namespace larmor;
-using larmor::testing::expectError;
+using larmor::test::expectError;
 
 namespace {
 

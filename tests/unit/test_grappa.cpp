@@ -16,36 +16,17 @@
 #include "larmor/recon/coil_compression.hpp"
 #include "larmor/recon/grappa.hpp"
 #include "larmor/recon/settings.hpp"
+#include "support/error_norms.hpp"
+#include "support/grappa_problem.hpp"
 
 using namespace larmor;
+using larmor::test::grappaSim;
+using larmor::test::meanRelError;
+using larmor::test::relL2Error;
 using recon::GrappaCalibration;
 namespace grappa = larmor::recon::grappa;
 
 namespace {
-
-/// ||a - r||_F / ||r||_F and the thesis's eq. 5.1 (mean of elementwise relative errors).
-std::pair<double, double> weightErrors(const CArray& fast, const Array<cdouble>& ref) {
-  EXPECT_EQ(fast.size(), ref.size());
-  double e = 0, n = 0, mean = 0;
-  for (index_t i = 0; i < fast.size(); ++i) {
-    const cdouble d = cdouble(fast[i]) - ref[i];
-    e += std::norm(d);
-    n += std::norm(ref[i]);
-    mean += std::abs(d) / std::abs(ref[i]);
-  }
-  return {std::sqrt(e / n), mean / static_cast<double>(fast.size())};
-}
-
-phantom::SimulateSettings sim(index_t n, int coils, int accel, float noise = 0, index_t slices = 1, index_t nz = 1) {
-  phantom::SimulateSettings s;
-  s.matrix[0] = n, s.matrix[1] = n, s.matrix[2] = nz;
-  s.slices = slices;
-  s.coils = coils;
-  s.accel = accel;
-  s.acs = 24;
-  s.noiseSigma = noise;
-  return s;
-}
 
 /// Simulated data sets are shared between tests (the simulator is the slow part of a CPU test).
 const Dataset& cached(const std::string& key, const phantom::SimulateSettings& s) {
@@ -74,15 +55,6 @@ recon::ImageSet runFft(Backend& be, const Dataset& d) {
 
 double nrmse(const CArray& test, const CArray& ref) { return quality::compare(test, ref).nrmse; }
 
-double relDiff(const CArray& a, const CArray& b) {
-  double e = 0, n = 0;
-  for (index_t i = 0; i < a.size(); ++i) {
-    e += std::norm(cdouble(a[i]) - cdouble(b[i]));
-    n += std::norm(cdouble(b[i]));
-  }
-  return std::sqrt(e / n);
-}
-
 class Grappa : public ::testing::Test {
  protected:
   std::shared_ptr<Backend> cpu = makeCpuBackend();
@@ -106,7 +78,7 @@ void expectError(const std::function<void()>& f, const std::string& fragment) {
 // ~1e-3 (measured), which no single-precision implementation can avoid. Measured here: 1.2e-5 (Frobenius),
 // 9e-6 (eq. 5.1).
 TEST_F(Grappa, BasicWeightsMatchFloat64ReferenceOnTable51) {
-  const Dataset& d = cached("t51", sim(256, 8, 4, 0.01f));
+  const Dataset& d = cached("t51", grappaSim(256, 8, 4, 0.01f));
   recon::GrappaSettings s;
   s.calibration = GrappaCalibration::Basic;
   ASSERT_EQ(d.header.encoded[0], 512);
@@ -116,7 +88,8 @@ TEST_F(Grappa, BasicWeightsMatchFloat64ReferenceOnTable51) {
   const CArray planes = grappa::calibrationDomain(d, s);
   const CArray fast = grappa::calibrationWeights(*cpu, planes, smp, s);
   EXPECT_EQ(fast.shape(), (Shape{4 * 8, 3 * 8, 4}));  // Nb Nc x Nc per segment, 512 / 128 segments
-  const auto [fro, eq51] = weightErrors(fast, grappa::referenceWeights(planes, smp, s));
+  const Array<cdouble> ref = grappa::referenceWeights(planes, smp, s);
+  const double fro = relL2Error(fast, ref), eq51 = meanRelError(fast, ref);  // eq. 5.1: mean elementwise
   EXPECT_LE(fro, 1e-4);
   EXPECT_LE(eq51, 1e-4);
   RecordProperty("frobenius", std::to_string(fro));
@@ -126,7 +99,7 @@ TEST_F(Grappa, BasicWeightsMatchFloat64ReferenceOnTable51) {
 // The improved kernel with clipping and a non-default normalization, and the basic kernel with a segment
 // that does not divide the columns, on two slices (entries ordered segment-fastest, then problem).
 TEST_F(Grappa, ImprovedAndBasicVariantsMatchReference) {
-  const Dataset& d = cached("two-slices", sim(64, 4, 3, 0.01f, 2));
+  const Dataset& d = cached("two-slices", grappaSim(64, 4, 3, 0.01f, 2));
   const grappa::Sampling smp = grappa::analyseSampling(d);
   recon::GrappaSettings improved;
   improved.kernelPe = 2;
@@ -136,7 +109,7 @@ TEST_F(Grappa, ImprovedAndBasicVariantsMatchReference) {
   const CArray pi = grappa::calibrationDomain(d, improved);
   const CArray wi = grappa::calibrationWeights(*cpu, pi, smp, improved);
   EXPECT_EQ(wi.shape(), (Shape{2 * 3 * 4, 2 * 4, 2}));
-  EXPECT_LE(weightErrors(wi, grappa::referenceWeights(pi, smp, improved)).first, 1e-4);
+  EXPECT_LE(relL2Error(wi, grappa::referenceWeights(pi, smp, improved)), 1e-4);
 
   recon::GrappaSettings basic;
   basic.calibration = GrappaCalibration::Basic;
@@ -146,7 +119,7 @@ TEST_F(Grappa, ImprovedAndBasicVariantsMatchReference) {
   const CArray pb = grappa::calibrationDomain(d, basic);
   const CArray wb = grappa::calibrationWeights(*cpu, pb, smp, basic);
   EXPECT_EQ(wb.shape(), (Shape{2 * 4, 2 * 4, 3 * 2}));
-  EXPECT_LE(weightErrors(wb, grappa::referenceWeights(pb, smp, basic)).first, 1e-4);
+  EXPECT_LE(relL2Error(wb, grappa::referenceWeights(pb, smp, basic)), 1e-4);
 }
 
 // Images against the fully sampled reconstruction (same phantom, coils, matrix: the difference is GRAPPA's
@@ -155,11 +128,11 @@ TEST_F(Grappa, ImprovedAndBasicVariantsMatchReference) {
 // 0.244, 0.289, 0.315. Thresholds: the measurement plus 50 %. R = 4 falls off because 24 ACS lines leave
 // the 13-line kernel only 12 positions; R = 4 must still beat zero-filling 3x (measured 4.5x).
 TEST_F(Grappa, ImprovedImagesMatchFullySampledForR2To4) {
-  const Dataset& full = cached("full128", sim(128, 8, 1));
+  const Dataset& full = cached("full128", grappaSim(128, 8, 1));
   const CArray ref = runFft(*cpu, full).combined;
   const double limit[] = {0.005, 0.015, 0.10};
   for (int R : {2, 3, 4}) {
-    const Dataset& d = cached("r" + std::to_string(R), sim(128, 8, R));
+    const Dataset& d = cached("r" + std::to_string(R), grappaSim(128, 8, R));
     const double g = nrmse(runGrappa(*cpu, d, grappaSettings(GrappaCalibration::Improved)).combined, ref);
     const double zf = nrmse(runFft(*cpu, d).combined, ref);
     EXPECT_LT(g, limit[R - 2]) << "R = " << R << " (zero-filled " << zf << ")";
@@ -171,18 +144,18 @@ TEST_F(Grappa, ImprovedImagesMatchFullySampledForR2To4) {
 // 0.0229, 0.1166 (zero-filled 0.244, 0.289, 0.315: 2.7x at R = 4; a 1D kernel cannot follow the coils
 // within a segment as well as the 2D one). Thresholds: the measurement plus 50 %.
 TEST_F(Grappa, BasicImagesMatchFullySampledForR2To4) {
-  const Dataset& full = cached("full128", sim(128, 8, 1));
+  const Dataset& full = cached("full128", grappaSim(128, 8, 1));
   const CArray ref = runFft(*cpu, full).combined;
   const double limit[] = {0.008, 0.035, 0.175};
   for (int R : {2, 3, 4}) {
-    const Dataset& d = cached("r" + std::to_string(R), sim(128, 8, R));
+    const Dataset& d = cached("r" + std::to_string(R), grappaSim(128, 8, R));
     const double g = nrmse(runGrappa(*cpu, d, grappaSettings(GrappaCalibration::Basic)).combined, ref);
     EXPECT_LT(g, limit[R - 2]) << "R = " << R;
   }
 }
 
 TEST_F(Grappa, KeepsMeasuredLinesAndReturnsCoilImages) {
-  const Dataset& d = cached("r2", sim(128, 8, 2));
+  const Dataset& d = cached("r2", grappaSim(128, 8, 2));
   recon::ReconSettings s = grappaSettings(GrappaCalibration::Improved);
   const auto img = runGrappa(*cpu, d, s);
   EXPECT_EQ(img.combined.shape(), (Shape{128, 128, 1, 1, 1}));
@@ -190,7 +163,7 @@ TEST_F(Grappa, KeepsMeasuredLinesAndReturnsCoilImages) {
   s.keepCoilImages = false;
   const auto noCoils = runGrappa(*cpu, d, s);
   EXPECT_TRUE(noCoils.coilImages.empty());
-  EXPECT_LT(relDiff(noCoils.combined, img.combined), 1e-6);
+  EXPECT_LT(relL2Error(noCoils.combined, img.combined), 1e-6);
   // The sum of squares of the coil images is the combined image.
   double e = 0, n = 0;
   for (index_t v = 0; v < 128 * 128; ++v) {
@@ -203,7 +176,7 @@ TEST_F(Grappa, KeepsMeasuredLinesAndReturnsCoilImages) {
 
   // Without readout oversampling nothing is cropped: the forward FFT of the coil images is the filled
   // k-space, whose measured lines (grid and ACS) must be the input's.
-  phantom::SimulateSettings noOs = sim(64, 4, 3);
+  phantom::SimulateSettings noOs = grappaSim(64, 4, 3);
   noOs.readoutOversampling = 1;
   const Dataset& d1 = cached("no-os", noOs);
   const auto filled = runGrappa(*cpu, d1, grappaSettings(GrappaCalibration::Improved));
@@ -229,8 +202,8 @@ TEST_F(Grappa, KeepsMeasuredLinesAndReturnsCoilImages) {
 // Three slices in one batch (one batched GEMM and solve for all) give what one slice at a time gives, and
 // each is close to its fully sampled image.
 TEST_F(Grappa, MultiSliceBatchesAgreeWithSliceBySlice) {
-  const Dataset& d = cached("ms", sim(64, 6, 2, 0, 3));
-  const Dataset& full = cached("ms-full", sim(64, 6, 1, 0, 3));
+  const Dataset& d = cached("ms", grappaSim(64, 6, 2, 0, 3));
+  const Dataset& full = cached("ms-full", grappaSim(64, 6, 1, 0, 3));
   const recon::ReconSettings s = grappaSettings(GrappaCalibration::Improved);
   grappa::Pipeline all(*cpu, d, s);
   EXPECT_EQ(all.slicesPerBatch(), 3);
@@ -239,9 +212,9 @@ TEST_F(Grappa, MultiSliceBatchesAgreeWithSliceBySlice) {
   Timings t;
   const auto a = all.run(d, t), b = one.run(d, t), c = two.run(d, t);
   EXPECT_EQ(a.combined.shape(), (Shape{64, 64, 1, 1, 3}));
-  EXPECT_LT(relDiff(a.combined, b.combined), 1e-6);
-  EXPECT_LT(relDiff(a.coilImages, b.coilImages), 1e-6);
-  EXPECT_LT(relDiff(c.combined, b.combined), 1e-6);
+  EXPECT_LT(relL2Error(a.combined, b.combined), 1e-6);
+  EXPECT_LT(relL2Error(a.coilImages, b.coilImages), 1e-6);
+  EXPECT_LT(relL2Error(c.combined, b.combined), 1e-6);
   // Measured 0.0103 (cross-sections of the 3D phantom, 64 matrix, 6 coils, R = 2): limit plus 50 %.
   EXPECT_LT(nrmse(a.combined, runFft(*cpu, full).combined), 0.015);
 }
@@ -250,8 +223,8 @@ TEST_F(Grappa, MultiSliceBatchesAgreeWithSliceBySlice) {
 // memory budget too small for all partitions at once makes the pipeline calibrate them in sub-batches
 // (gathered into a compact buffer and scattered back): the same images.
 TEST_F(Grappa, ThreeDWithAndWithoutSubBatches) {
-  const Dataset& d = cached("3d", sim(48, 6, 2, 0, 1, 8));
-  const Dataset& full = cached("3d-full", sim(48, 6, 1, 0, 1, 8));
+  const Dataset& d = cached("3d", grappaSim(48, 6, 2, 0, 1, 8));
+  const Dataset& full = cached("3d-full", grappaSim(48, 6, 1, 0, 1, 8));
   const recon::ReconSettings s = grappaSettings(GrappaCalibration::Improved);
   grappa::Pipeline whole(*cpu, d, s);
   EXPECT_EQ(whole.problemsPerCalibration(), 8);
@@ -260,7 +233,7 @@ TEST_F(Grappa, ThreeDWithAndWithoutSubBatches) {
   Timings t;
   const auto a = whole.run(d, t), b = parts.run(d, t);
   EXPECT_EQ(a.combined.shape(), (Shape{48, 48, 8, 1, 1}));
-  EXPECT_LT(relDiff(a.combined, b.combined), 1e-5);
+  EXPECT_LT(relL2Error(a.combined, b.combined), 1e-5);
   const double e = nrmse(a.combined, runFft(*cpu, full).combined);
   const double zf = nrmse(runFft(*cpu, d).combined, runFft(*cpu, full).combined);
   // Measured 0.0079 vs zero-filled 0.112 (48 x 48 x 8, 6 coils, R = 2): limit plus 50 %.
@@ -274,8 +247,8 @@ TEST_F(Grappa, ThreeDWithAndWithoutSubBatches) {
 // to the fully sampled 8-coil image (measured 0.0039 at R = 2; 0.0032 with all 8 coils), and the
 // compression matrix has orthonormal columns.
 TEST_F(Grappa, CoilCompressionBeforeGrappa) {
-  const Dataset& d = cached("r2", sim(128, 8, 2));
-  const Dataset& full = cached("full128", sim(128, 8, 1));
+  const Dataset& d = cached("r2", grappaSim(128, 8, 2));
+  const Dataset& full = cached("full128", grappaSim(128, 8, 1));
   const recon::CoilCompression cc = recon::computeCoilCompression(d, 5);
   EXPECT_EQ(cc.matrix.shape(), (Shape{8, 5, 1}));
   EXPECT_GT(cc.keptEnergy[0], 0.9);
@@ -296,19 +269,19 @@ TEST_F(Grappa, CoilCompressionBeforeGrappa) {
 // with several segments it runs and stays a GRAPPA image (measured 0.021 at R = 2: the blend of two fits
 // made for different halves of the object predicts worse than either, which is why it is off by default).
 TEST_F(Grappa, SegmentInterpolation) {
-  const Dataset& d = cached("r2", sim(128, 8, 2));
+  const Dataset& d = cached("r2", grappaSim(128, 8, 2));
   recon::ReconSettings s = grappaSettings(GrappaCalibration::Basic);
   s.grappa.segment = 1 << 20;
   const auto piecewise = runGrappa(*cpu, d, s);
   s.grappa.interpolateSegments = true;
-  EXPECT_LT(relDiff(runGrappa(*cpu, d, s).combined, piecewise.combined), 1e-6);
+  EXPECT_LT(relL2Error(runGrappa(*cpu, d, s).combined, piecewise.combined), 1e-6);
   s.grappa.segment = 128;
-  const Dataset& full = cached("full128", sim(128, 8, 1));
+  const Dataset& full = cached("full128", grappaSim(128, 8, 1));
   EXPECT_LT(nrmse(runGrappa(*cpu, d, s).combined, runFft(*cpu, full).combined), 0.03);
 }
 
 TEST_F(Grappa, RefusesSettingsAndDataItCannotUse) {
-  const Dataset& d = cached("r4-64", sim(64, 4, 4));
+  const Dataset& d = cached("r4-64", grappaSim(64, 4, 4));
   auto withSettings = [&](auto change) {
     recon::ReconSettings s = grappaSettings(GrappaCalibration::Improved);
     change(s.grappa);
@@ -328,12 +301,12 @@ TEST_F(Grappa, RefusesSettingsAndDataItCannotUse) {
   expectError(withSettings([](recon::GrappaSettings& g) { g.kernelRo = 0; }), "kernel");
 
   // No calibration lines.
-  phantom::SimulateSettings noAcs = sim(64, 4, 2);
+  phantom::SimulateSettings noAcs = grappaSim(64, 4, 2);
   noAcs.acs = 0;
   const Dataset& n = cached("no-acs", noAcs);
   expectError([&] { runGrappa(*cpu, n, grappaSettings(GrappaCalibration::Improved)); }, "calibration (ACS) lines");
   // Fully sampled: nothing to fill.
-  const Dataset& full = cached("full64", sim(64, 4, 1));
+  const Dataset& full = cached("full64", grappaSim(64, 4, 1));
   expectError([&] { grappa::analyseSampling(full); }, "nothing to fill");
   // R >= lines: a header that claims more acceleration than there are lines.
   Dataset bad = d;

@@ -12,11 +12,11 @@
 #include "larmor/io/cfl.hpp"
 #include "larmor/io/dataset_io.hpp"
 #include "larmor/util/atomic_file.hpp"
-#include "test_expect_error.hpp"
+#include "support/expect_error.hpp"
 
 namespace fs = std::filesystem;
 using namespace larmor;
-using larmor::testing::expectError;
+using larmor::test::expectError;
 
 namespace {
 

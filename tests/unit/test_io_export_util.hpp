@@ -12,9 +12,11 @@
 #include "larmor/phantom/simulate.hpp"
 #include "larmor/recon/recon.hpp"
 
-#include "test_expect_error.hpp"
+#include "support/expect_error.hpp"
 
 namespace larmor::testing {
+
+using larmor::test::expectError;  // support/expect_error.hpp
 
 namespace fs = std::filesystem;
 

@@ -20,11 +20,11 @@
 
 #include "larmor/io/dataset_io.hpp"
 #include "larmor/io/ismrmrd.hpp"
-#include "test_expect_error.hpp"
+#include "support/expect_error.hpp"
 
 namespace fs = std::filesystem;
 using namespace larmor;
-using larmor::testing::expectError;
+using larmor::test::expectError;
 
 namespace {
 

@@ -15,11 +15,11 @@
 #include "larmor/recon/iterative.hpp"
 #include "larmor/recon/recon.hpp"
 #include "larmor/recon/settings.hpp"
-#include "test_cg_util.hpp"
-#include "test_iterative_util.hpp"
+#include "support/error_norms.hpp"
+#include "support/iterative_problem.hpp"
 
 using namespace larmor;
-using namespace larmor::testutil;
+using namespace larmor::test;
 
 namespace {
 
@@ -46,7 +46,7 @@ TEST(IterativeRecon, MatchesTheDirectFloat64SolveForEveryPriorWithAndWithoutCoil
     const auto r = p.solve(c.lambda, 400, 1e-6, false);
     const std::string what = std::to_string(c.dims) + "D " + c.reg + " coils " + std::to_string(c.coils);
     EXPECT_TRUE(r.converged) << what << ": " << r.stopReason << " after " << r.iterations;
-    EXPECT_LT(relErr(p.solution(), directSolve(d, s, 0)), 2e-4) << what;
+    EXPECT_LT(relL2Error(p.solution(), directSolve(d, s, 0)), 2e-4) << what;
     // Objective: ||E x - d||^2 + lambda ||W x||^2 from the forward model agrees with CG's bookkeeping.
     const double res = p.residualNorm(), prior = p.priorNorm();
     const double obj = res * res + c.lambda * prior * prior;
@@ -80,8 +80,8 @@ TEST(IterativeRecon, PipelineReturnsCombinedCoilImagesAndConvergence) {
     CArray cs(Shape{64}), ci(Shape{128});
     std::copy_n(out.combined.data() + sl * 64, 64, cs.data());
     std::copy_n(out.coilImages.data() + sl * 128, 128, ci.data());
-    EXPECT_LT(relErr(cs, combined), 2e-4) << "slice " << sl;
-    EXPECT_LT(relErr(ci, coil), 2e-4) << "slice " << sl;
+    EXPECT_LT(relL2Error(cs, combined), 2e-4) << "slice " << sl;
+    EXPECT_LT(relL2Error(ci, coil), 2e-4) << "slice " << sl;
   }
   ASSERT_TRUE(out.convergence.contains("slices"));
   const auto& j = out.convergence["slices"][0];
@@ -105,7 +105,7 @@ TEST(IterativeRecon, PipelineReturnsCombinedCoilImagesAndConvergence) {
   req.backend = std::make_shared<DenseBackend>();
   const auto res = recon::run(req);
   EXPECT_EQ(res.image.shape(), out.combined.shape());
-  EXPECT_LT(relErr(res.image, std::vector<cd>(out.combined.data(), out.combined.data() + 128)), 1e-6);
+  EXPECT_LT(relL2Error(res.image, std::vector<cd>(out.combined.data(), out.combined.data() + 128)), 1e-6);
 }
 
 TEST(IterativeRecon, WarmStartFromThePreviousLambdaNeedsFewerIterations) {
@@ -123,7 +123,7 @@ TEST(IterativeRecon, WarmStartFromThePreviousLambdaNeedsFewerIterations) {
   const int nc = cold.convergence["iterations"], nw = warm.convergence["iterations"];
   EXPECT_LT(nw, nc);
   EXPECT_LT(warm.convergence["relative_residual"][0].get<double>(), 0.5);
-  EXPECT_LT(relErr(warm.combined, std::vector<cd>(cold.combined.data(), cold.combined.data() + 64)), 1e-4);
+  EXPECT_LT(relL2Error(warm.combined, std::vector<cd>(cold.combined.data(), cold.combined.data() + 64)), 1e-4);
   // The problem object keeps the solution on the device: a lambda change continues from it.
   recon::IterativeProblem p(be, d, s, 0, t);
   const auto a = p.solve(0.2, 400, 1e-5, false);

@@ -12,10 +12,11 @@
 
 #include "larmor/backend/registry.hpp"
 #include "larmor/ops/regularizer.hpp"
-#include "test_cg_util.hpp"
+#include "support/dense_reference.hpp"
+#include "support/error_norms.hpp"
 
 using namespace larmor;
-using namespace larmor::testutil;
+using namespace larmor::test;
 
 namespace {
 

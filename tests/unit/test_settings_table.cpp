@@ -8,10 +8,10 @@
 
 #include "larmor/recon/settings_table.hpp"
 #include "larmor/util/error.hpp"
-#include "test_expect_error.hpp"
+#include "support/expect_error.hpp"
 
 using namespace larmor;
-using larmor::testing::expectError;
+using larmor::test::expectError;
 namespace st = recon::settings;
 
 namespace {

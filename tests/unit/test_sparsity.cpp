@@ -185,8 +185,8 @@ TEST_F(SparsityWavelet, PerfectReconstructionAndOrthonormality) {
     const Image x = randomImage(s.size(), 11);
     const Image c = transform(x, s, false);
     EXPECT_NEAR(norm(c) / norm(x), 1.0, 1e-6) << s.str();  // ||Psi x|| = ||x||
-    EXPECT_GT(relDiff(c, x), 0.5) << s.str();               // it did transform
-    EXPECT_LT(relDiff(transform(c, s, true), x), 1e-6) << s.str();
+    EXPECT_GT(relL2Error(c, x), 0.5) << s.str();               // it did transform
+    EXPECT_LT(relL2Error(transform(c, s, true), x), 1e-6) << s.str();
   }
 }
 
@@ -195,9 +195,9 @@ TEST_F(SparsityWavelet, TransformMatchesDenseFloat64Reference) {
     const WaveletGeometry g = SparsityOps::waveletGeometry(s);
     const Image x = randomImage(s.size(), 12);
     const auto ref = referenceTransform(std::vector<cd>(x.begin(), x.end()), g, false);
-    EXPECT_LT(relDiff(transform(x, s, false), ref), 2e-7) << s.str();
+    EXPECT_LT(relL2Error(transform(x, s, false), ref), 2e-7) << s.str();
     const auto back = referenceTransform(std::vector<cd>(x.begin(), x.end()), g, true);
-    EXPECT_LT(relDiff(transform(x, s, true), back), 2e-7) << s.str();
+    EXPECT_LT(relL2Error(transform(x, s, true), back), 2e-7) << s.str();
   }
 }
 
@@ -208,8 +208,8 @@ TEST_F(SparsityWavelet, ProxMatchesFloat64Reference) {
     for (double t : {0.05, 0.5, 3.0}) {
       const std::array<index_t, 3> sh = {3 % s[0], 5 % s[1], 1 % s[2]};
       const Image got = prox(x, s, t, sh);
-      EXPECT_LT(relDiff(got, referenceProx(x, s, t, sh)), 1e-5) << s.str() << " t " << t;
-      EXPECT_GT(relDiff(got, x), 1e-3) << s.str() << " t " << t;  // something was shrunk
+      EXPECT_LT(relL2Error(got, referenceProx(x, s, t, sh)), 1e-5) << s.str() << " t " << t;
+      EXPECT_GT(relL2Error(got, x), 1e-3) << s.str() << " t " << t;  // something was shrunk
     }
   }
 }
@@ -219,7 +219,7 @@ TEST_F(SparsityWavelet, ProxWithZeroThresholdIsIdentity) {
     const Image x = randomImage(s.size(), 14);
     EXPECT_EQ(prox(x, s, 0.0, {1, 2, 0}), x) << s.str();  // t = 0: returned untouched
     // A threshold below every coefficient: pad, Psi, Psi^H, crop give x back (padding included).
-    EXPECT_LT(relDiff(prox(x, s, 1e-12, {1, 2, 0}), x), 1e-6) << s.str();
+    EXPECT_LT(relL2Error(prox(x, s, 1e-12, {1, 2, 0}), x), 1e-6) << s.str();
   }
 }
 
@@ -230,8 +230,8 @@ TEST_F(SparsityWavelet, ShiftIsCycleSpinning) {
     const std::array<index_t, 3> sh = {s[0] - 3, 7, s[2] > 1 ? 5 : 0};
     const Image direct = prox(x, s, 0.4, sh);
     const Image viaRoll = roll(prox(roll(x, s, sh, false), s, 0.4, {0, 0, 0}), s, sh, true);
-    EXPECT_LT(relDiff(direct, viaRoll), 1e-7) << s.str();
-    EXPECT_GT(relDiff(direct, prox(x, s, 0.4, {0, 0, 0})), 1e-3) << s.str();  // the shift matters
+    EXPECT_LT(relL2Error(direct, viaRoll), 1e-7) << s.str();
+    EXPECT_GT(relL2Error(direct, prox(x, s, 0.4, {0, 0, 0})), 1e-3) << s.str();  // the shift matters
   }
 }
 
@@ -256,7 +256,7 @@ TEST_F(SparsityWavelet, L1MatchesReferenceAndConstantsHaveNoDetails) {
   EXPECT_LT(ops().waveletL1(*c, s), 1e-4 * s.size());
   const Image before = fromBackend(*be, *c, static_cast<std::size_t>(s.size()));
   ops().waveletProx(*c, s, 0.5, {3, 4, 0});
-  EXPECT_LT(relDiff(fromBackend(*be, *c, static_cast<std::size_t>(s.size())), before), 1e-6);
+  EXPECT_LT(relL2Error(fromBackend(*be, *c, static_cast<std::size_t>(s.size())), before), 1e-6);
 }
 
 TEST_F(SparsityWavelet, TooSmallImagesAreLeftAlone) {

@@ -142,10 +142,10 @@ TEST_F(SparsityTv, ProxMatchesLongChambolleRun) {
     for (double t : {0.05, 0.3}) {
       const auto ref = chambolle(x, s, t, 20000);
       const Image got = prox(x, s, t, 1000);
-      EXPECT_LT(relDiff(got, ref) * norm(Image(ref.begin(), ref.end())) / norm(x), 1e-4) << s.str() << " t " << t;
+      EXPECT_LT(relL2Error(got, ref) * norm(Image(ref.begin(), ref.end())) / norm(x), 1e-4) << s.str() << " t " << t;
       // and its objective is as low as the reference's, up to float rounding of u
       EXPECT_LT(objective(got, x, s, t), objective(ref, x, s, t) * (1 + 1e-6)) << s.str() << " t " << t;
-      EXPECT_GT(relDiff(got, x), 1e-3) << s.str() << " t " << t;  // it did denoise
+      EXPECT_GT(relL2Error(got, x), 1e-3) << s.str() << " t " << t;  // it did denoise
     }
   }
 }
@@ -176,15 +176,15 @@ TEST_F(SparsityTv, WarmStartReachesTheSameFixedPoint) {
     const Image converged = prox(x, s, t, 2000, cold);
     // From the converged dual, one more step stays there.
     Image warm = cold;
-    EXPECT_LT(relDiff(prox(x, s, t, 1, warm), converged), 1e-4) << s.str();
+    EXPECT_LT(relL2Error(prox(x, s, t, 1, warm), converged), 1e-4) << s.str();
     // 20 steps, then 20 more from the returned dual, beat 20 steps from cold; 200 + 200 land on the fixed point.
     Image d1(cold.size(), cfloat(0.f, 0.f));
     const Image first = prox(x, s, t, 20, d1);
     const Image second = prox(x, s, t, 20, d1);
-    EXPECT_LT(relDiff(second, converged), relDiff(first, converged)) << s.str();
+    EXPECT_LT(relL2Error(second, converged), relL2Error(first, converged)) << s.str();
     Image d2(cold.size(), cfloat(0.f, 0.f));
     (void)prox(x, s, t, 200, d2);
-    EXPECT_LT(relDiff(prox(x, s, t, 200, d2), converged), 1e-3) << s.str();
+    EXPECT_LT(relL2Error(prox(x, s, t, 200, d2), converged), 1e-3) << s.str();
     // The dual stays in the unit ball.
     const index_t n = s.size();
     for (index_t i = 0; i < n; ++i) {

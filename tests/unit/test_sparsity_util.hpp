@@ -10,6 +10,8 @@
 
 #include "larmor/backend/backend.hpp"
 
+#include "../support/error_norms.hpp"
+
 namespace larmor::sparsitytest {
 
 using cd = std::complex<double>;
@@ -55,15 +57,7 @@ inline double norm(const Image& a) {
   return std::sqrt(s);
 }
 
-/// ||a - b|| / ||b||
-template <class A, class B>
-double relDiff(const A& a, const B& b) {
-  double e = 0, n = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    e += std::norm(cd(a[i]) - cd(b[i]));
-    n += std::norm(cd(b[i]));
-  }
-  return std::sqrt(e / std::max(n, 1e-300));
-}
+/// ||a - b|| / ||b||: the tests' one measure (tests/support/error_norms.hpp).
+using larmor::test::relL2Error;
 
 }  // namespace larmor::sparsitytest

@@ -11,11 +11,11 @@
 #include <thread>
 
 #include "larmor/util/subprocess_sandbox.hpp"
-#include "test_expect_error.hpp"
+#include "support/expect_error.hpp"
 #include "test_io_export_util.hpp"
 
 using namespace larmor;
-using larmor::testing::expectError;
+using larmor::test::expectError;
 using larmor::testing::exportTestDir;
 
 namespace {

@@ -1,5 +1,5 @@
 #pragma once
-// Shared by the iterative tests (tests/unit/test_iterative_recon.cpp, tests/gpu/test_gpu_iterative.cpp): a
+// The iterative tests' problem (tests/unit/test_iterative_recon.cpp, tests/gpu/test_gpu_iterative.cpp): a
 // small random-trajectory dataset with smooth coil maps and a reference image, CG settings that converge,
 // and the dense float64 direct solution of (E^H E + lambda W^H W) x = E^H d that the solvers must reach.
 #include <cmath>
@@ -11,9 +11,9 @@
 #include "larmor/ops/regularizer.hpp"
 #include "larmor/recon/dataset.hpp"
 #include "larmor/recon/settings.hpp"
-#include "test_cg_util.hpp"
+#include "support/dense_reference.hpp"
 
-namespace larmor::testutil {
+namespace larmor::test {
 
 inline Dataset makeDataset(int dims, index_t n0, index_t n1, index_t n2, index_t m, index_t coils, index_t slices,
                     unsigned seed) {
@@ -122,13 +122,4 @@ inline std::vector<cd> directSolve(const Dataset& d, const recon::ReconSettings&
   return choleskySolve(A, b);
 }
 
-inline double relErr(const CArray& x, const std::vector<cd>& ref) {
-  double e = 0, r = 0;
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    e += std::norm(cd(x[static_cast<index_t>(i)]) - ref[i]);
-    r += std::norm(ref[i]);
-  }
-  return std::sqrt(e / r);
-}
-
-}  // namespace larmor::testutil
+}  // namespace larmor::test

@@ -1,42 +1,27 @@
 #pragma once
-// Shared by the CG / Toeplitz / regularizer / iterative tests: a float64 dense reference of the exact
-// non-uniform DFT (ops/nufft.hpp's definitions), a NufftPlan built on it, a Backend that is the CPU backend
-// with that plan (so the pipeline can be tested without depending on the production plans), and a small
-// dense Hermitian solver (Cholesky in double).
+// Dense float64 references for the CG / Toeplitz / regularizer / iterative tests: a NufftPlan that applies
+// the exact DFT's dense matrix (support/exact_dft.hpp) in double, a Backend that is the CPU backend with that
+// plan (so the pipeline can be tested without the production plans), and a small dense Hermitian solver
+// (Cholesky in double).
 #include <cmath>
 #include <complex>
 #include <memory>
-#include <random>
 #include <vector>
 
 #include "larmor/backend/backend.hpp"
 #include "larmor/backend/registry.hpp"
 #include "larmor/ops/nufft.hpp"
+#include "support/buffers.hpp"
+#include "support/exact_dft.hpp"
+#include "support/nc_problem.hpp"
+#include "support/random_data.hpp"
 
-namespace larmor::testutil {
+namespace larmor::test {
 
 using cd = std::complex<double>;
 
-/// Position of pixel n of N along a dimension: (n - floor(N/2)) / N (docs/conventions.md).
-inline double pixelPos(index_t n, index_t N) { return static_cast<double>(n - N / 2) / static_cast<double>(N); }
-
-/// The dense matrix F (M x N, row-major): F[j][n] = exp(-2 pi i k_j . r_n).
-inline std::vector<cd> denseF(const NufftGeometry& g) {
-  const index_t m = g.samples();
-  const index_t n0 = g.image[0], n1 = g.image[1], n2 = g.dims == 3 ? g.image[2] : 1;
-  const index_t n = n0 * n1 * n2;
-  std::vector<cd> F(static_cast<std::size_t>(m * n));
-  for (index_t j = 0; j < m; ++j) {
-    const double kx = g.trajectory[3 * j], ky = g.trajectory[3 * j + 1], kz = g.dims == 3 ? g.trajectory[3 * j + 2] : 0.0;
-    for (index_t z = 0; z < n2; ++z)
-      for (index_t y = 0; y < n1; ++y)
-        for (index_t x = 0; x < n0; ++x) {
-          const double ph = -2 * M_PI * (kx * pixelPos(x, n0) + ky * pixelPos(y, n1) + (g.dims == 3 ? kz * pixelPos(z, n2) : 0.0));
-          F[j * n + x + n0 * (y + n1 * z)] = cd(std::cos(ph), std::sin(ph));
-        }
-  }
-  return F;
-}
+/// The dense F (M x N, row-major): F[j][n] = exp(-2 pi i k_j . r_n).
+inline std::vector<cd> denseF(const NufftGeometry& g) { return ExactDft(g).matrix(); }
 
 /// A NufftPlan that applies the dense F in double (host memory: CPU-backend buffers only).
 class DenseDftPlan final : public NufftPlan {
@@ -160,37 +145,4 @@ inline std::vector<cd> choleskySolve(std::vector<cd> A, std::vector<cd> b) {
   return b;
 }
 
-/// Uniform random trajectory in the band |k_d| < N_d / 2: [3, M].
-inline RArray randomTrajectory(index_t m, const index_t image[3], int dims, unsigned seed) {
-  std::mt19937 rng(seed);
-  RArray k(Shape{3, m});
-  for (index_t j = 0; j < m; ++j)
-    for (int d = 0; d < 3; ++d) {
-      const double half = d < dims ? image[d] / 2.0 : 0.0;
-      std::uniform_real_distribution<double> u(-half, half);
-      k[3 * j + d] = d < dims ? static_cast<float>(u(rng)) : 0.f;
-    }
-  return k;
-}
-
-inline std::vector<cfloat> randomComplex(index_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  std::vector<cfloat> v(static_cast<std::size_t>(n));
-  for (auto& x : v) x = {nd(rng), nd(rng)};
-  return v;
-}
-
-inline std::unique_ptr<Buffer> toBuffer(Backend& b, const std::vector<cfloat>& v) {
-  auto buf = b.allocate(v.size() * sizeof(cfloat));
-  b.upload(*buf, v.data(), v.size() * sizeof(cfloat));
-  return buf;
-}
-
-inline std::vector<cfloat> fromBuffer(Backend& b, const Buffer& buf, index_t n) {
-  std::vector<cfloat> v(static_cast<std::size_t>(n));
-  b.download(v.data(), buf, v.size() * sizeof(cfloat));
-  return v;
-}
-
-}  // namespace larmor::testutil
+}  // namespace larmor::test

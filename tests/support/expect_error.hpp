@@ -1,5 +1,5 @@
 #pragma once
-// The tests' check for bad input: the call must throw one larmor::Error (not Cancelled) whose text is a
+// The tests' one check for bad input: the call must throw one larmor::Error (not Cancelled) whose text is a
 // single line containing `needle`; returns the text.
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 
 #include "larmor/util/error.hpp"
 
-namespace larmor::testing {
+namespace larmor::test {
 
 template <class F>
 std::string expectError(F&& f, const std::string& needle) {
@@ -26,4 +26,4 @@ std::string expectError(F&& f, const std::string& needle) {
   return {};
 }
 
-}  // namespace larmor::testing
+}  // namespace larmor::test
