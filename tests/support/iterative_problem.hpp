@@ -65,6 +65,7 @@ inline recon::ReconSettings cgSettings(const std::string& reg, double lambda) {
   s.iterative.tolerance = 1e-6;
   s.iterative.coilMaps = recon::CoilMapSource::Dataset;
   s.iterative.cacheDirectory = "none";
+  s.iterative.fhd = recon::FhdMethod::Dft;  // the paper's exact path, which the dense solve reproduces
   return s;
 }
 

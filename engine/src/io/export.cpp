@@ -338,8 +338,13 @@ ExportReport writeImageOutput(const std::string& path, const recon::ReconResult&
       break;
     }
     case OutputKind::Png: {
-      const RArray mag = extractComponent(r.image, ImageComponent::Magnitude);
-      const Shape& s = r.image.shape();
+      RArray mag = extractComponent(r.image, ImageComponent::Magnitude);
+      Shape s = r.image.shape();
+      if (s[0] == 1 && s[2] > 1) {
+        // One readout point: a [1, y, z] plane (a BART ky-kz plane after the readout IFFT) shown as y x z.
+        s = Shape{s[1], s[2], 1, s[3], s[4]};
+        mag.reshape(s);
+      }
       const index_t planes = mag.size() / (s[0] * s[1]);
       float lo = 0, hi = 0;  // equal: automatic
       if (o.windowWidth > 0) lo = o.windowCenter - 0.5f * o.windowWidth, hi = o.windowCenter + 0.5f * o.windowWidth;

@@ -518,6 +518,9 @@ double IterativeProblem::sparsityWeight(double lambda) {
   return lambda * p.rhsMax;
 }
 
+/// Least-squares CG steps that start a cold compressed-sensing solve (solveSparse).
+constexpr int kSparseStartCg = 10;
+
 double IterativeProblem::lipschitz() const { return impl_->lipschitz; }
 
 solve::FistaResult IterativeProblem::solveSparse(double lambda, int iterations, double tolerance, bool warmFromLast,
@@ -539,6 +542,17 @@ solve::FistaResult IterativeProblem::solveSparse(double lambda, int iterations, 
   o.tolerance = tolerance;
   o.warmStart = warmFromLast && p.haveSolution;
   if (!o.warmStart) o.warmStart = p.loadInitial(initial);
+  if (!o.warmStart && kSparseStartCg > 0) {
+    // A cold start begins at a few preconditioned CG steps of the least-squares problem: FISTA's constant step
+    // 1/L is small for the low-density part of a non-Cartesian spectrum, which CG reaches in a few iterations.
+    solve::DiagonalPreconditioner M(p.backend, *p.encodingDiagonal, 1.0, nullptr, 0, p.n);
+    solve::CgOptions co;
+    co.maxIterations = kSparseStartCg;
+    co.trackObjective = false;
+    co.stage = "cs: start";
+    solve::conjugateGradient(p.backend, A, *p.rhs, *p.x, co, &M);
+    o.warmStart = true;
+  }
   o.stage = "cs";
   if (p.settings.regularizer == ops::RegularizerKind::Tv) {
     if (!p.tvDual) {

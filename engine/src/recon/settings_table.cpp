@@ -625,7 +625,7 @@ void applyMethodDefaults(ReconSettings& settings) {
   const IterativeSettings cg;
   if (settings.method == Method::Cs) {
     it.regularizer = ops::RegularizerKind::Tv;
-    it.lambda = 0.01;
+    it.lambda = 3e-4;
     it.iterations = 100;
     it.tolerance = 1e-4;
   } else if (settings.method == Method::Cg) {

@@ -111,7 +111,7 @@ void set(ReconSettings& settings, const Setting& s, const std::string& text);
 void validate(const ReconSettings& settings, std::string_view group = {});
 
 /// The settings whose defaults depend on the method, set to `settings.method`'s: for cs the total
-/// variation prior, lambda 0.01 (relative), 100 iterations and tolerance 1e-4; for cg Tikhonov, lambda 0,
+/// variation prior, lambda 3e-4 (relative), 100 iterations and tolerance 1e-4; for cg Tikhonov, lambda 0,
 /// 60 iterations, tolerance 0 (Stone et al.). The CLI calls it after --method and before the other flags;
 /// the GUI when the method changes.
 void applyMethodDefaults(ReconSettings& settings);
