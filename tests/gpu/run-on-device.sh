@@ -12,7 +12,9 @@
 # Exit status: 2 configure/build failed, 1 GPU tests failed or any gpu test was SKIPPED (on this machine a
 # skip means the CUDA plugin or device was not usable: it is a failure), 3 memcheck found errors, 4 a
 # benchmark errored (larmor_bench or larmor-cli bench exited non-zero or timed out, a benchmark reported an
-# error, or a requested one was not built), 0 otherwise
+# error, or a requested one was not built), 5 a benchmark more than 15 % (BENCH_MAX_REGRESSION) slower than its
+# baseline in docs/perf.md's bench-baseline block (tests/gpu/bench_gate.py; BENCH_GATE=0 reports without failing),
+# 0 otherwise
 # (racecheck hazards are reported, not fatal: cuFFT's own kernels are outside our control).
 set -u -o pipefail
 
@@ -145,6 +147,15 @@ if want bench; then
       [[ $status -eq 0 ]] && status=4
     else
       note bench "rc $rc in $(secs "$t") s (bench.json)"
+      # The gate: every benchmark against its last recorded figure (docs/perf.md, bench-baseline).
+      python3 "$ROOT/tests/gpu/bench_gate.py" "$OUT/bench.json" "$ROOT/docs/perf.md" \
+        --max-regression "${BENCH_MAX_REGRESSION:-0.15}" >"$OUT/bench-gate.txt" 2>&1
+      grc=$?
+      note "bench gate" "$(tail -n 1 "$OUT/bench-gate.txt") (rc $grc, bench-gate.txt)"
+      if [[ $grc -ne 0 && ${BENCH_GATE:-1} != 0 ]]; then
+        grep -E "REGRESSION|FAILED" "$OUT/bench-gate.txt" | head -n 20 | sed 's/^/    /' >>"$OUT/failed-tests.txt"
+        [[ $status -eq 0 ]] && status=5
+      fi
     fi
   else
     note bench "FAILED: not run, $BIN/larmor_bench not built"

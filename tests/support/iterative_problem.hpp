@@ -1,7 +1,8 @@
 #pragma once
 // The iterative tests' problem (tests/unit/test_iterative_recon.cpp, tests/gpu/test_gpu_iterative.cpp): a
 // small random-trajectory dataset with smooth coil maps and a reference image, CG settings that converge,
-// and the dense float64 direct solution of (E^H E + lambda W^H W) x = E^H d that the solvers must reach.
+// and the dense float64 direct solution of (E^H E + lambda W^H W) x = E^H d that the solvers must reach, its
+// W^H W from support/dense_prior.hpp (no production regularizer code).
 #include <cmath>
 #include <memory>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "larmor/recon/settings_table.hpp"
 #include "larmor/ops/regularizer.hpp"
+#include "support/dense_prior.hpp"
 #include "larmor/recon/dataset.hpp"
 #include "larmor/recon/settings.hpp"
 #include "support/dense_reference.hpp"
@@ -70,7 +72,7 @@ inline recon::ReconSettings cgSettings(const std::string& reg, double lambda) {
 }
 
 /// The dense float64 solution of (E^H E + lambda W^H W) x = E^H d for slice `slice`, using the dataset's
-/// coil maps and the anatomical weights the reconstruction computes from the dataset's reference.
+/// coil maps and the prior written densely in support/dense_prior.hpp (anatomical: from the dataset's reference).
 inline std::vector<cd> directSolve(const Dataset& d, const recon::ReconSettings& s, index_t slice) {
   const Header& h = d.header;
   const int dims = h.encoded[2] > 1 ? 3 : 2;
@@ -98,28 +100,17 @@ inline std::vector<cd> directSolve(const Dataset& d, const recon::ReconSettings&
         for (index_t v = 0; v < n; ++v) A[u * n + v] += cu * row[v];
       }
     }
-  // lambda W^H W densely: apply the production regularizer to unit vectors (its own correctness is
-  // checked against a dense W in test_regularizer.cpp).
-  auto be = makeCpuBackend();
+  // lambda W^H W: the dense prior written in tests/support from its definition (support/dense_prior.hpp), not
+  // the production regularizer.
   const index_t idims[3] = {h.recon[0], h.recon[1], h.recon[2]};
-  std::unique_ptr<ops::Regularizer> reg;
-  if (s.iterative.regularizer == ops::RegularizerKind::Tikhonov) reg = ops::makeTikhonov(*be, idims);
-  else if (s.iterative.regularizer == ops::RegularizerKind::FiniteDifference) reg = ops::makeFiniteDifference(*be, idims);
-  else {
-    CArray ref(Shape{idims[0], idims[1], idims[2]});
-    std::copy_n(d.reference->data() + slice * n, n, ref.data());
-    reg = ops::makeAnatomical(*be, idims, ref);
-  }
-  auto e = be->allocate(n * sizeof(cfloat)), out = be->allocate(n * sizeof(cfloat));
-  std::vector<cfloat> unit(static_cast<std::size_t>(n), cfloat(0.f));
-  for (index_t v = 0; v < n; ++v) {
-    unit[v] = 1.f;
-    be->upload(*e, unit.data(), n * sizeof(cfloat));
-    unit[v] = 0.f;
-    reg->applyNormal(*e, *out);
-    const auto col = fromBuffer(*be, *out, n);
-    for (index_t u = 0; u < n; ++u) A[u * n + v] += s.iterative.lambda * cd(col[u]);
-  }
+  DensePrior kind = DensePrior::Anatomical;
+  if (s.iterative.regularizer == ops::RegularizerKind::Tikhonov) kind = DensePrior::Tikhonov;
+  else if (s.iterative.regularizer == ops::RegularizerKind::FiniteDifference) kind = DensePrior::FiniteDifference;
+  std::vector<double> mag(static_cast<std::size_t>(n), 0.0);
+  if (kind == DensePrior::Anatomical)
+    for (index_t v = 0; v < n; ++v) mag[v] = std::abs(cd((*d.reference)[slice * n + v]));
+  const auto WhW = densePriorNormal(kind, idims, mag);
+  for (index_t i = 0; i < n * n; ++i) A[i] += s.iterative.lambda * WhW[i];
   return choleskySolve(A, b);
 }
 

@@ -1,5 +1,6 @@
 // GRAPPA on the CPU: the weights of the fast path (index tables, float32 products, batched Cholesky) against
-// the float64 reference that builds the thesis's matrices directly; images against the fully sampled
+// the float64 least-squares reference written in the tests (support/grappa_reference.hpp: the thesis's matrices
+// entry by entry, solved by QR); images against the fully sampled
 // reconstruction for R = 2, 3, 4 with 24 ACS lines; multi-slice, 3D, sub-batching, coil compression; and
 // the settings GRAPPA must refuse with one clear error.
 #include <gtest/gtest.h>
@@ -18,6 +19,7 @@
 #include "larmor/recon/settings.hpp"
 #include "support/error_norms.hpp"
 #include "support/grappa_problem.hpp"
+#include "support/grappa_reference.hpp"
 
 using namespace larmor;
 using larmor::test::grappaSim;
@@ -88,7 +90,7 @@ TEST_F(Grappa, BasicWeightsMatchFloat64ReferenceOnTable51) {
   const CArray planes = grappa::calibrationDomain(d, s);
   const CArray fast = grappa::calibrationWeights(*cpu, planes, smp, s);
   EXPECT_EQ(fast.shape(), (Shape{4 * 8, 3 * 8, 4}));  // Nb Nc x Nc per segment, 512 / 128 segments
-  const Array<cdouble> ref = grappa::referenceWeights(planes, smp, s);
+  const Array<cdouble> ref = larmor::test::grappaLsWeights(planes, smp, s);
   const double fro = relL2Error(fast, ref), eq51 = meanRelError(fast, ref);  // eq. 5.1: mean elementwise
   EXPECT_LE(fro, 1e-4);
   EXPECT_LE(eq51, 1e-4);
@@ -109,7 +111,7 @@ TEST_F(Grappa, ImprovedAndBasicVariantsMatchReference) {
   const CArray pi = grappa::calibrationDomain(d, improved);
   const CArray wi = grappa::calibrationWeights(*cpu, pi, smp, improved);
   EXPECT_EQ(wi.shape(), (Shape{2 * 3 * 4, 2 * 4, 2}));
-  EXPECT_LE(relL2Error(wi, grappa::referenceWeights(pi, smp, improved)), 1e-4);
+  EXPECT_LE(relL2Error(wi, larmor::test::grappaLsWeights(pi, smp, improved)), 1e-4);
 
   recon::GrappaSettings basic;
   basic.calibration = GrappaCalibration::Basic;
@@ -119,7 +121,7 @@ TEST_F(Grappa, ImprovedAndBasicVariantsMatchReference) {
   const CArray pb = grappa::calibrationDomain(d, basic);
   const CArray wb = grappa::calibrationWeights(*cpu, pb, smp, basic);
   EXPECT_EQ(wb.shape(), (Shape{2 * 4, 2 * 4, 3 * 2}));
-  EXPECT_LE(relL2Error(wb, grappa::referenceWeights(pb, smp, basic)), 1e-4);
+  EXPECT_LE(relL2Error(wb, larmor::test::grappaLsWeights(pb, smp, basic)), 1e-4);
 }
 
 // Images against the fully sampled reconstruction (same phantom, coils, matrix: the difference is GRAPPA's

@@ -65,19 +65,38 @@ TEST(IsmrmrdRecon, SumOfSquaresMatchesGeneratorCoilImages) {
   }
 }
 
-TEST(IsmrmrdRecon, UndersampledGeneratorFileReconstructsZeroFilled) {
+// The generator's "-a 2" file (16 ACS lines) is not an undersampled acquisition: it holds two repetitions with
+// complementary lines (repetition 0 the even lines, repetition 1 the odd ones, plus calibration lines; 80
+// acquisitions for 64 lines). The loader merges repetitions, so every line is sampled and the image must be the
+// fully sampled SoS of the generator's coil images (same bound as above, 1e-4; measured 1.2e-7). Formerly this test
+// asserted only "total > 0" under the name of a zero-filled reconstruction. (Merging repetitions silently is the
+// loader's current behaviour, reported in issue 16's notes; this test pins it down.)
+TEST(IsmrmrdRecon, GeneratorAcceleratedFileMergesItsTwoRepetitions) {
   if (!haveGenerator()) GTEST_SKIP() << "ismrmrd_generate_cartesian_shepp_logan not installed";
   const std::string file = tmpFile("generator-r2.h5");
   fs::remove(file);
   ASSERT_EQ(std::system(("ismrmrd_generate_cartesian_shepp_logan -n 0 -m 64 -c 4 -a 2 -w 16 -o " + file +
                          " >/dev/null 2>&1").c_str()), 0);
+  {
+    ISMRMRD::Dataset ds(file.c_str(), "dataset", false);
+    EXPECT_EQ(ds.getNumberOfAcquisitions(), 80u) << "two repetitions of 32 imaging + 8 calibration-only lines";
+  }
   const Dataset d = io::loadDataset(file);
   recon::ReconRequest req;
   req.dataset = &d;
   req.device = "cpu";
   const auto r = recon::run(req);
-  EXPECT_EQ(r.image.shape()[0], 64);
-  double total = 0;
-  for (index_t i = 0; i < r.image.size(); ++i) total += std::abs(r.image[i]);
-  EXPECT_GT(total, 0);
+  ASSERT_EQ(r.image.shape()[0], 64);
+  ASSERT_EQ(r.image.shape()[1], 64);
+  index_t acquired = 0;
+  for (index_t y = 0; y < 64; ++y) acquired += d.sampled[y] ? 1 : 0;
+  EXPECT_EQ(acquired, 64);
+  const auto ref = generatorSos(file, 64, 64, 4);
+  double e = 0, n = 0;
+  for (index_t i = 0; i < r.image.size(); ++i) {
+    e += std::pow(std::abs(r.image[i]) - ref[static_cast<std::size_t>(i)], 2);
+    n += ref[static_cast<std::size_t>(i)] * ref[static_cast<std::size_t>(i)];
+  }
+  std::printf("generator -a 2 file, repetitions merged: vs the generator's fully sampled SoS %.2e\n", std::sqrt(e / n));
+  EXPECT_LT(std::sqrt(e / n), 1e-4);
 }

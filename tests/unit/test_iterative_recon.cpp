@@ -46,7 +46,10 @@ TEST(IterativeRecon, MatchesTheDirectFloat64SolveForEveryPriorWithAndWithoutCoil
     const auto r = p.solve(c.lambda, 400, 1e-6, false);
     const std::string what = std::to_string(c.dims) + "D " + c.reg + " coils " + std::to_string(c.coils);
     EXPECT_TRUE(r.converged) << what << ": " << r.stopReason << " after " << r.iterations;
-    EXPECT_LT(relL2Error(p.solution(), directSolve(d, s, 0)), 2e-4) << what;
+    const double e = relL2Error(p.solution(), directSolve(d, s, 0));
+    std::printf("%s: converged CG vs float64 direct solve %.2e\n", what.c_str(), e);
+    // Measured 0.7-4.1e-6 (printed); the bound was 2e-4 and is now 1e-5, the figure docs/iterative.md claims.
+    EXPECT_LT(e, 1e-5) << what;
     // Objective: ||E x - d||^2 + lambda ||W x||^2 from the forward model agrees with CG's bookkeeping.
     const double res = p.residualNorm(), prior = p.priorNorm();
     const double obj = res * res + c.lambda * prior * prior;

@@ -1,20 +1,26 @@
-// The float64 reference of the GRAPPA weights: a direct transcription of the thesis's matrices (eqs. 2.7,
-// 4.1-4.4) and of Algorithms 4.2 / 4.3, entry by entry, in plain loops and Eigen double matrices. It shares
-// no code with the fast path (no index tables, no scales function), so that the tests compare two
-// independent readings of the same equations.
-#include <Eigen/Cholesky>
+#pragma once
+// The GRAPPA tests' float64 reference weights (tests/unit/test_grappa.cpp, tests/gpu/test_gpu_grappa.cpp), written in
+// the tests and sharing no code with the engine: the calibration matrices A (sources) and B (targets) built entry by
+// entry from the thesis's eqs. 2.5, 4.1 and 4.3 in plain loops, the normalisation and power clipping of Algorithms
+// 4.2 / 4.3, and the regularised least-squares solve by Householder QR of the stacked system (the engine forms
+// A A^H + lambda I and factors it by Cholesky). Returns W^T [rows(A), rows(B), entries], entry = segment +
+// segments * problem, the layout of grappa::calibrationWeights.
 #include <Eigen/Core>
+#include <Eigen/QR>
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <vector>
 
 #include "larmor/recon/grappa.hpp"
 
-namespace larmor::recon::grappa {
+namespace larmor::test {
 
-Array<cdouble> referenceWeights(const CArray& planes, const Sampling& smp, const GrappaSettings& s) {
+inline Array<cdouble> grappaLsWeights(const CArray& planes, const recon::grappa::Sampling& smp,
+                                      const recon::GrappaSettings& s) {
+  using recon::GrappaCalibration;
   const index_t n0 = planes.shape()[0], n1 = planes.shape()[1], coils = planes.shape()[2], problems = planes.shape()[3];
-  require(n1 == smp.lines, "GRAPPA reference: planes and sampling differ in their lines");
+  require(n1 == smp.lines, "GRAPPA least-squares reference: planes and sampling differ in their lines");
   const bool improved = s.calibration == GrappaCalibration::Improved;
   const index_t R = smp.accel;
   const int P = improved ? s.kernelPe : s.blocks, K = improved ? s.kernelRo : 1, dRo = (K - 1) / 2;
@@ -22,7 +28,7 @@ Array<cdouble> referenceWeights(const CArray& planes, const Sampling& smp, const
   const index_t delta = R * (P / 2 - 1);
   const index_t lo = std::min<index_t>(0, delta + 1), hi = std::max<index_t>((P - 1) * R, delta + R - 1);
   const index_t shiftsPe = smp.acsCount - (hi - lo + 1) + 1, firstLine = smp.acsFirst - lo;
-  require(shiftsPe >= 1, "GRAPPA reference: the kernel does not fit the calibration block");
+  require(shiftsPe >= 1, "GRAPPA least-squares reference: the kernel does not fit the calibration block");
   const index_t width = improved ? n0 : std::min<index_t>(s.segment, n0);
   const index_t segments = improved ? 1 : (n0 + width - 1) / width;
   const index_t nA = static_cast<index_t>(P) * K * coils, nB = (R - 1) * coils;
@@ -78,15 +84,16 @@ Array<cdouble> referenceWeights(const CArray& planes, const Sampling& smp, const
         A.col(j) = as[j] * scale[j];
         B.col(j) = bs[j] * scale[j];
       }
-      // Listing 4.1, steps 3-5: W = B A^H (A A^H + λE)^{-1}, λ = χ trace(A A^H) / rows(A).
-      Eigen::MatrixXcd M = A * A.adjoint();
-      const double lambda = s.chi * M.trace().real() / static_cast<double>(nA);
-      M.diagonal().array() += lambda;
-      const Eigen::MatrixXcd U = B * A.adjoint();
-      Eigen::LLT<Eigen::MatrixXcd> llt(M);
-      require(llt.info() == Eigen::Success, "GRAPPA reference: A A^H + λE is not positive definite");
-      // W^H = M^{-1} U^H (M Hermitian), so W^T = conj(M^{-1} U^H).
-      const Eigen::MatrixXcd wt = llt.solve(U.adjoint()).conjugate();
+      // The regularised least-squares problem of Listing 4.1, min_W ||W A - B||^2 + lambda ||W||^2 with
+      // lambda = chi trace(A A^H) / rows(A), solved as the stacked system [A^H; sqrt(lambda) I] W^H = [B^H; 0] by
+      // Householder QR in double (no normal equations, no Cholesky: not the engine's route).
+      const double lambda = s.chi * (A.cwiseAbs2().sum()) / static_cast<double>(nA);
+      Eigen::MatrixXcd lhs = Eigen::MatrixXcd::Zero(nCol + nA, nA), rhs = Eigen::MatrixXcd::Zero(nCol + nA, nB);
+      lhs.topRows(nCol) = A.adjoint();
+      lhs.bottomRows(nA) = std::sqrt(lambda) * Eigen::MatrixXcd::Identity(nA, nA);
+      rhs.topRows(nCol) = B.adjoint();
+      const Eigen::MatrixXcd wh = lhs.householderQr().solve(rhs);  // W^H, so W^T = conj(W^H)
+      const Eigen::MatrixXcd wt = wh.conjugate();
       const index_t e = seg + segments * q;
       for (index_t r = 0; r < nA; ++r)
         for (index_t t = 0; t < nB; ++t) out(r, t, e) = wt(r, t);
@@ -94,4 +101,5 @@ Array<cdouble> referenceWeights(const CArray& planes, const Sampling& smp, const
   return out;
 }
 
-}  // namespace larmor::recon::grappa
+
+}  // namespace larmor::test
