@@ -81,10 +81,6 @@ CArray calibrationDomain(const Dataset& d, const GrappaSettings& s);
 /// segment). planes: calibrationDomain's output.
 CArray calibrationWeights(Backend& backend, const CArray& planes, const Sampling& sampling, const GrappaSettings& s);
 
-/// The float64 reference of the same weights: A and B built entry by entry from the thesis's eqs. 4.1 /
-/// 4.3, normalization and clipping by Alg. 4.2 / 4.3, an Eigen LLT in double. Plain loops, no tables.
-Array<cdouble> referenceWeights(const CArray& planes, const Sampling& sampling, const GrappaSettings& s);
-
 /// The whole GRAPPA reconstruction of one data set's geometry, reusable for data of the same geometry (the
 /// index tables stay on the device). Slices go through in batches: one upload, the calibration (one
 /// batched GEMM and solve for all the batch's slices), the filling, the inverse FFT, the crop and the coil
