@@ -16,6 +16,7 @@
 #include "larmor/io/export.hpp"
 #include "larmor/io/output_safety.hpp"
 #include "larmor/io/png.hpp"
+#include "larmor/io/twix.hpp"
 #include "larmor/phantom/simulate.hpp"
 #include "larmor/quality/metrics.hpp"
 #include "larmor/recon/bench.hpp"
@@ -183,9 +184,16 @@ int info(const std::string& file, const std::string& jsonPath) {
             << "  k-space      " << d.kspace.shape().str() << "\n"
             << "  reference    " << (d.reference ? d.reference->shape().str() : std::string("none")) << "\n";
   for (const auto& [flags, n] : flagCounts) std::cout << "    " << std::setw(6) << n << "  " << (flags.empty() ? "-" : flags) << "\n";
+  json twix = nullptr;  // what a Siemens twix file's own headers say (io/twix.hpp)
+  if (extension(file) == ".dat") {
+    const std::vector<std::string> lines = io::describeTwix(io::inspectTwix(file));
+    twix = lines;
+    for (const auto& l : lines) std::cout << "  twix " << l << "\n";
+  }
   json flags = json::object();
   for (const auto& [f, n] : flagCounts) flags[f.empty() ? "none" : f] = n;
   writeJson(jsonPath, {{"file", file},
+                       {"twix", twix},
                        {"trajectory", toString(h.trajectory)},
                        {"encoded_matrix", {h.encoded[0], h.encoded[1], h.encoded[2]}},
                        {"recon_matrix", {h.recon[0], h.recon[1], h.recon[2]}},

@@ -48,8 +48,8 @@ int main(int argc, char** argv) {
 
   ReconArgs rec;
   auto* reconCmd = app.add_subcommand("recon", "Reconstruct images from raw k-space");
-  reconCmd->add_option("FILE", rec.input, "ISMRMRD .h5, BART .cfl k-space")->required();
-  reconCmd->add_option("--traj", rec.traj, "BART trajectory .cfl for .cfl k-space");
+  reconCmd->add_option("FILE", rec.input, "ISMRMRD .h5, BART .cfl k-space, Siemens twix .dat")->required();
+  reconCmd->add_option("--traj", rec.traj, "BART trajectory .cfl for .cfl k-space or twix .dat; twix also radial:180|radial:360");
   reconCmd->add_option("--device", rec.device, "auto|cpu|cuda[:N]");
   SettingsOptions reconSettings;  // --method, --matrix, --lambda, ...: the engine's settings table
   reconSettings.addTo(*reconCmd);
@@ -64,8 +64,8 @@ int main(int argc, char** argv) {
 
   MapsArgs mp;
   auto* mapsCmd = app.add_subcommand("maps", "Estimate coil sensitivity maps (ESPIRiT or Walsh) and write a BART .cfl");
-  mapsCmd->add_option("FILE", mp.input, "ISMRMRD .h5, BART .cfl k-space")->required();
-  mapsCmd->add_option("--traj", mp.traj, "BART trajectory .cfl for .cfl k-space");
+  mapsCmd->add_option("FILE", mp.input, "ISMRMRD .h5, BART .cfl k-space, Siemens twix .dat")->required();
+  mapsCmd->add_option("--traj", mp.traj, "BART trajectory .cfl for .cfl k-space or twix .dat; twix also radial:180|radial:360");
   mapsCmd->add_option("--output", mp.output, "OUT.cfl: the maps [x, y, z, coils] (slices in BART's dimension 13)")
       ->required();
   mapsCmd->add_option("--coil-maps", mp.coilMaps, "espirit|walsh")->check(CLI::IsMember({"espirit", "walsh", "estimate"}));

@@ -31,8 +31,8 @@ void MainWindow::openDialog() {
   const QString dir = src.isFile() ? QFileInfo(QString::fromStdString(src.path)).absolutePath() : QDir::currentPath();
   const QString f = QFileDialog::getOpenFileName(
       this, tr("Open raw data"), dir,
-      tr("Raw data (*.h5 *.mrd *.ismrmrd *.cfl *.hdr *.ra);;ISMRMRD (*.h5 *.mrd *.ismrmrd);;BART k-space (*.cfl *.hdr);;"
-         "RawArray (*.ra);;All files (*)"));
+      tr("Raw data (*.h5 *.mrd *.ismrmrd *.cfl *.hdr *.ra *.dat);;ISMRMRD (*.h5 *.mrd *.ismrmrd);;BART k-space (*.cfl *.hdr);;"
+         "RawArray (*.ra);;Siemens twix (*.dat);;All files (*)"));
   if (!f.isEmpty()) openFile(f);
 }
 

@@ -1,5 +1,5 @@
 // Writes the seed corpora of the fuzz targets: small valid inputs made with Larmor's own writers, so
-// that nothing binary lives in git. Usage: fuzz_make_corpus OUTDIR (creates OUTDIR/{cfl,rawarray,ismrmrd}).
+// that nothing binary lives in git. Usage: fuzz_make_corpus OUTDIR (creates OUTDIR/{cfl,rawarray,ismrmrd,twix}).
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +12,7 @@
 #include "larmor/io/cfl.hpp"
 #include "larmor/io/rawarray.hpp"
 #include "larmor/phantom/simulate.hpp"
+#include "support/twix_writer.hpp"
 #ifdef LARMOR_HAVE_IO
 #include "larmor/io/ismrmrd.hpp"
 #endif
@@ -82,7 +83,7 @@ int main(int argc, char** argv) {
   }
   const fs::path out = argv[1];
   const fs::path tmp = out / "tmp";
-  for (const char* d : {"cfl", "rawarray", "ismrmrd", "tmp"}) fs::create_directories(out / d);
+  for (const char* d : {"cfl", "rawarray", "ismrmrd", "twix", "tmp"}) fs::create_directories(out / d);
   const std::string split(fuzz::kSplit);
 
   // k-space arrays in BART's layout (name, k-space, optional trajectory).
@@ -148,8 +149,33 @@ int main(int argc, char** argv) {
     ismrmrd("radial", d);
   }
 #endif
+  // Siemens twix: VB and VD/VE, Cartesian (with noise, reference, reflected and sync scans) and radial.
+  for (bool vd : {false, true}) {
+    test::TwixSpec spec;
+    spec.vd = vd;
+    spec.measurements = vd ? 2 : 1;
+    spec.measYaps = test::twixProtocol(4, 6) + "sPat.lAccelFactPE = 2\n";
+    spec.meas = test::twixXprot(2.0);
+    const std::uint64_t masks[] = {1ull << 25, 0, 1ull << 22, (1ull << 22) | (1ull << 23), 1ull << 24, 0, 1ull << 21};
+    std::uint16_t lin = 0;
+    for (std::uint64_t m : masks) {
+      test::TwixScanSpec s;
+      s.mask = m, s.lin = lin++ % 6, s.samples = 8, s.channels = 2, s.centreColumn = 4, s.centreLine = 3;
+      const CArray v = randomArray(Shape{16}, 10 + lin);
+      s.data.assign(v.data(), v.data() + 16);
+      spec.scans.push_back(s);
+    }
+    test::TwixScanSpec sync;
+    sync.mask = 1ull << 5, sync.syncBytes = 64;
+    spec.scans.insert(spec.scans.begin() + 2, sync);
+    const std::string name = vd ? "vd" : "vb";
+    put(out / "twix" / (name + "-cart"), test::twixBytes(spec));
+    spec.scans.erase(spec.scans.begin(), spec.scans.begin() + 1);  // radial: lines 1..6 -> 0..5 as profiles
+    for (auto& s : spec.scans) s.mask = s.syncBytes ? s.mask : 0, s.lin = s.lin ? s.lin - 1 : 5;
+    put(out / "twix" / (name + "-radial"), test::twixBytes(spec) + split + "r");
+  }
   fs::remove_all(tmp);
-  for (const char* d : {"cfl", "rawarray", "ismrmrd"}) {
+  for (const char* d : {"cfl", "rawarray", "ismrmrd", "twix"}) {
     std::size_t n = 0, bytes = 0;
     for (const auto& e : fs::directory_iterator(out / d)) ++n, bytes += fs::file_size(e.path());
     std::cout << (out / d).string() << ": " << n << " seeds, " << bytes << " bytes\n";

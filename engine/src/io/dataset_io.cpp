@@ -9,6 +9,8 @@
 
 #include "larmor/io/cfl.hpp"
 #include "larmor/io/rawarray.hpp"
+#include "larmor/io/twix.hpp"
+#include "trajectory_input.hpp"
 #ifdef LARMOR_HAVE_IO
 #include "larmor/io/ismrmrd.hpp"
 #endif
@@ -72,33 +74,6 @@ void detectCalibration(Dataset& d) {
   if (n2 > 1) d.header.accelerationPe2 = commonGap(false);
 }
 
-// A straight line through the k-space origin for every profile: radial (2D or 3D).
-bool looksRadial(const RArray& t) {
-  const index_t n = t.shape()[1], profiles = t.shape()[2];
-  if (n < 2) return false;
-  for (index_t p = 0; p < profiles; ++p) {
-    const float* k = t.data() + 3 * n * p;
-    index_t far = 0;
-    double farNorm = 0;
-    for (index_t i = 0; i < n; ++i) {
-      const double r = std::hypot(k[3 * i], k[3 * i + 1], k[3 * i + 2]);
-      if (r > farNorm) farNorm = r, far = i;
-    }
-    if (farNorm == 0) return false;
-    const double u[3] = {k[3 * far] / farNorm, k[3 * far + 1] / farNorm, k[3 * far + 2] / farNorm};
-    for (index_t i = 0; i < n; ++i) {
-      const double dot = k[3 * i] * u[0] + k[3 * i + 1] * u[1] + k[3 * i + 2] * u[2];
-      const double off = std::hypot(k[3 * i] - dot * u[0], k[3 * i + 1] - dot * u[1], k[3 * i + 2] - dot * u[2]);
-      if (off > 1e-3 * std::max(1.0, farNorm)) return false;
-    }
-  }
-  return true;
-}
-
-// Largest |k| (cycles per FOV) a trajectory may reach: it implies a recon matrix of 2 |k| pixels, and
-// beyond this the numbers are corrupt rather than high resolution.
-constexpr float kMaxTrajectoryCycles = 32768;
-
 bool isRawArrayPath(const std::string& path) { return lowerExtension(path) == ".ra"; }
 
 // The file a k-space or trajectory array is read from, for messages.
@@ -150,12 +125,8 @@ Dataset loadBartLayout(const std::string& path, const LoadOptions& options) {
     detectCalibration(d);
   } else {
     const std::string trajName = arrayFileName(options.trajectoryPath);
-    const CArray t = readArrayFile(options.trajectoryPath);
-    const Shape ts = t.shape();
-    for (std::size_t dim = 3; dim < ts.rank(); ++dim)
-      if (ts[dim] != 1)
-        throw Error(trajName + ": trajectory " + ts.str() + " must be [3, readout, spokes]");
-    if (ts[0] != 3) throw Error(trajName + ": trajectory " + ts.str() + " must have 3 coordinates in dimension 0");
+    d.trajectory = detail::checkedTrajectory(readArrayFile(options.trajectoryPath), trajName);
+    const Shape ts = d.trajectory.shape();
     const index_t n = ts[1], profiles = ts[2];
     // BART stores non-Cartesian k-space as [1, readout, spokes, coils]; [readout, spokes, 1, coils] is
     // accepted too. Both have the same memory layout.
@@ -164,37 +135,29 @@ Dataset loadBartLayout(const std::string& path, const LoadOptions& options) {
     if (!bartLayout && !larmorLayout)
       throw Error(name + ": k-space " + s.str() + " does not match the trajectory " + trajName + " " + ts.str() +
                   " (expected [1, " + std::to_string(n) + ", " + std::to_string(profiles) + ", coils])");
-    d.trajectory = RArray(Shape{3, n, profiles});
-    float maxAbs[3] = {0, 0, 0};
-    for (index_t i = 0; i < t.size(); ++i) {
-      if (t[i].imag() != 0.f)
-        throw Error(trajName + ": coordinate " + std::to_string(i % 3) + " of sample " + std::to_string(i / 3) +
-                    " has a non-zero imaginary part (BART trajectories are real)");
-      const float v = t[i].real();
-      if (!std::isfinite(v))
-        throw Error(trajName + ": coordinate " + std::to_string(i % 3) + " of sample " + std::to_string(i / 3) +
-                    " is " + (std::isnan(v) ? "NaN" : "Inf"));
-      if (std::abs(v) > kMaxTrajectoryCycles)
-        throw Error(trajName + ": coordinate " + std::to_string(i % 3) + " of sample " + std::to_string(i / 3) +
-                    " is " + std::to_string(v) + " cycles/FOV, beyond any plausible k-space extent");
-      d.trajectory[i] = v;
-      maxAbs[i % 3] = std::max(maxAbs[i % 3], std::abs(v));
-    }
-    if (maxAbs[0] == 0.f && maxAbs[1] == 0.f && maxAbs[2] == 0.f)
-      throw Error(trajName + ": the trajectory is all zeros (every sample at k = 0), so it encodes no image");
-    for (int i = 0; i < 3; ++i) {
-      const auto implied = maxAbs[i] > 0 ? 2 * static_cast<index_t>(std::ceil(maxAbs[i])) : index_t{1};
-      h.recon[i] = options.matrix[i] > 0 ? options.matrix[i] : implied;
-      h.encoded[i] = h.recon[i];
-    }
-    const bool threeD = maxAbs[2] > 0;
-    h.trajectory = looksRadial(d.trajectory) ? (threeD ? TrajectoryKind::Radial3D : TrajectoryKind::Radial)
-                                             : TrajectoryKind::Other;
+    detail::applyTrajectoryHeader(h, d.trajectory, options.matrix);
     k.reshape(Shape{n, profiles, 1, h.coils, h.slices});
     d.kspace = std::move(k);
   }
   d.validate();
   return d;
+}
+
+// Siemens twix: Cartesian, or non-Cartesian with a trajectory file or a radial keyword (twix.hpp).
+Dataset loadTwix(const std::string& path, const LoadOptions& options) {
+  TwixOptions to;
+  to.repetition = options.repetition;
+  for (int i = 0; i < 3; ++i) to.matrix[i] = options.matrix[i];
+  RArray traj;
+  const double arc = radialTrajectoryKeyword(options.trajectoryPath);
+  if (!options.trajectoryPath.empty() && arc == 0) {
+    to.trajectoryName = arrayFileName(options.trajectoryPath);
+    traj = detail::checkedTrajectory(readArrayFile(options.trajectoryPath), to.trajectoryName);
+    to.trajectory = &traj;
+  } else if (arc > 0) {
+    to.trajectoryName = options.trajectoryPath;  // the reader computes it once it knows the readouts
+  }
+  return readTwix(path, to).dataset;
 }
 
 }  // namespace
@@ -217,11 +180,12 @@ Dataset loadDataset(const std::string& path, const LoadOptions& options, const P
     throw Error(path + ": this build has no ISMRMRD support (LARMOR_IO=OFF)");
 #endif
   }
+  if (ext == ".dat") return loadTwix(path, options);
   std::error_code ec;
   if (ext == ".cfl" || ext == ".hdr" || (ext.empty() && fs::exists(path + ".hdr", ec)) || ext == ".ra")
     return loadBartLayout(path, options);
   throw Error(path + ": unknown file type '" + ext +
-              "' (supported: ISMRMRD .h5/.mrd/.ismrmrd, BART .cfl/.hdr, RawArray .ra)");
+              "' (supported: ISMRMRD .h5/.mrd/.ismrmrd, BART .cfl/.hdr, RawArray .ra, Siemens twix .dat)");
 }
 
 }  // namespace larmor::io

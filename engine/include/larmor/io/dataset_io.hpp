@@ -4,6 +4,8 @@
 //   .cfl .hdr (or a base path whose .hdr exists)   BART k-space [readout, pe1|spokes, pe2, coils, ...,
 //                       slices at dimension 13]; non-Cartesian with LoadOptions::trajectoryPath
 //   .ra                 RawArray complex float32 in BART's k-space layout (same rules as .cfl)
+//   .dat                Siemens twix, VB and VD/VE (io/twix.hpp): Cartesian, or non-Cartesian with
+//                       LoadOptions::trajectoryPath (a BART trajectory, or "radial:180" / "radial:360")
 #include <string>
 
 #include "larmor/recon/dataset.hpp"
@@ -12,13 +14,14 @@
 namespace larmor::io {
 
 struct LoadOptions {
-  /// BART trajectory (.cfl or .ra, dims [3, readout, spokes], cycles per FOV) for non-Cartesian .cfl/.ra k-space.
+  /// BART trajectory (.cfl or .ra, dims [3, readout, spokes], cycles per FOV) for non-Cartesian .cfl/.ra k-space
+  /// and twix .dat files; for twix also "radial:180" or "radial:360" (uniform spoke angles, twix.hpp).
   std::string trajectoryPath;
   /// Recon matrix for formats without a header (BART .cfl); 0 = what the data imply (Cartesian: the
   /// k-space size; non-Cartesian: 2*ceil(max |k|) per dimension). ISMRMRD files keep their header's
   /// matrix (ReconSettings::matrix changes the output size).
   long matrix[3] = {0, 0, 0};
-  /// ISMRMRD: < 0 averages all repetitions of a line, >= 0 keeps only that repetition.
+  /// ISMRMRD and twix: < 0 averages all repetitions of a line, >= 0 keeps only that repetition.
   int repetition = -1;
 };
 

@@ -1,0 +1,266 @@
+// Siemens twix into a Dataset (twix.hpp says what; docs/twix.md the details). The layout is read and
+// checked first (twix_file.cpp), then the matrix is decided from the protocol and the scan headers
+// alone, its size checked against the samples the file holds, and only then is memory allocated and
+// the samples read.
+//
+// Placement of a Cartesian readout (per scan, its own centre numbers):
+//   readout: encoded E0 = round(lBaseResolution x flReadoutOSFactor); a readout of S <= E0 samples
+//            starts at E0/2 - KSpaceCentreColumn (asymmetric echo); if it does not fit, E0 = S, start 0.
+//   pe1:     E1 = lPhaseEncodingLines, line at Lin - KSpaceCentreLineNo + E1/2;
+//   pe2:     3D (ucDimension 4): E2 = lPartitions, partition at Par - KSpaceCentrePartitionNo + E2/2;
+//            2D: E2 = 1;
+//   if any readout falls outside [0, E) on pe1 or pe2, that axis takes the counters as indices
+//   (E = max counter + 1): the protocol of Pulseq and similar sequences does not describe the data.
+//   A readout flagged REFLECT is reversed.
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "larmor/util/error.hpp"
+#include "trajectory_input.hpp"
+#include "twix_format.hpp"
+
+namespace larmor::io {
+
+namespace {
+
+using twix::Scan;
+using twix::ScanRole;
+
+struct Axis {
+  index_t size = 1;
+  bool raw = false;  ///< counters taken as indices
+};
+
+// The axis size for `counter` (Lin or Par) of the scans in `use`, from the protocol's size `protocol`
+// (0: none) and the scans' centre numbers.
+template <class Counter, class Centre>
+Axis placeAxis(const std::vector<const Scan*>& use, long protocol, Counter counter, Centre centre) {
+  Axis a;
+  bool fits = protocol > 0;
+  index_t maxCounter = 0;
+  for (const Scan* s : use) {
+    maxCounter = std::max<index_t>(maxCounter, counter(*s));
+    const index_t at = static_cast<index_t>(counter(*s)) - centre(*s) + protocol / 2;
+    fits = fits && at >= 0 && at < protocol;
+  }
+  if (fits) a.size = protocol;
+  else a.size = maxCounter + 1, a.raw = true;
+  return a;
+}
+
+index_t position(const Axis& a, index_t counter, index_t centre) {
+  return a.raw ? counter : counter - centre + a.size / 2;
+}
+
+std::string scanName(const Scan& s) {
+  return "scan counter " + std::to_string(s.scanCounter) + " (byte " + std::to_string(s.offset) + ")";
+}
+
+void readSamples(const twix::FileReader& f, const twix::Layout& L, const Scan& s, std::vector<cfloat>& buf) {
+  twix::readScanSamples(f, L, s, buf);
+  for (std::size_t i = 0; i < buf.size(); ++i)
+    if (!std::isfinite(buf[i].real()) || !std::isfinite(buf[i].imag()))
+      f.fail(scanName(s) + ": sample " + std::to_string(i % s.samples) + " of channel " +
+             std::to_string(i / s.samples) + " is " + (std::isnan(buf[i].real()) || std::isnan(buf[i].imag()) ? "NaN" : "Inf"));
+}
+
+// Refuses k-space that the file's samples cannot fill (a lying header would otherwise allocate terabytes).
+void checkSize(const twix::FileReader& f, const Shape& shape, double sampleBytes) {
+  const double bytes = static_cast<double>(shape.size()) * sizeof(cfloat);
+  if (bytes > 64.0 * 1024 * 1024 * 1024 || bytes > 64.0 * std::max(sampleBytes, 16384.0))
+    f.fail("k-space " + shape.str() + " needs " + std::to_string(static_cast<long long>(bytes / 1048576)) +
+           " MiB but the file holds only " + std::to_string(static_cast<long long>(sampleBytes / 1024)) +
+           " KiB of samples for it (the counters or the protocol's matrix are wrong)");
+}
+
+void fillHeader(const twix::Layout& L, Header& h) {
+  const twix::Protocol& p = L.protocol;
+  h.patientName = twix::protText(p, "tPatientName");
+  if (h.patientName.empty()) h.patientName = L.raidPatient;
+  h.patientId = twix::protText(p, "PatientID");
+  h.protocolName = twix::protText(p, "tProtocolName");
+  if (h.protocolName.empty()) h.protocolName = L.raidProtocol;
+  const std::string model = twix::protText(p, "ManufacturersModelName"), sw = twix::protText(p, "SoftwareVersions");
+  h.deviceDescription = "Siemens" + (model.empty() ? "" : " " + model) + (sw.empty() ? "" : " (" + sw + ")");
+  if (auto b0 = twix::protReal(p, "flMagneticFieldStrength", 0.01, 30, true)) h.systemFieldT = static_cast<float>(*b0);
+  else if (auto n = twix::protReal(p, "sProtConsistencyInfo.flNominalB0", 0.01, 30, false)) h.systemFieldT = static_cast<float>(*n);
+  const std::string slice = "sSliceArray.asSlice[0].";
+  if (auto v = twix::protReal(p, slice + "dReadoutFOV", 1e-3, 1e5, false)) h.reconFovMm[0] = static_cast<float>(*v);
+  if (auto v = twix::protReal(p, slice + "dPhaseFOV", 1e-3, 1e5, false)) h.reconFovMm[1] = static_cast<float>(*v);
+  if (auto v = twix::protReal(p, slice + "dThickness", 1e-3, 1e5, false)) h.reconFovMm[2] = static_cast<float>(*v);
+  for (int i = 0; i < 3; ++i) h.encodedFovMm[i] = h.reconFovMm[i];
+  h.accelerationPe1 = static_cast<int>(twix::ascInt(p, "sPat.lAccelFactPE", 1, 64).value_or(1));
+  h.accelerationPe2 = static_cast<int>(twix::ascInt(p, "sPat.lAccelFact3D", 1, 64).value_or(1));
+}
+
+}  // namespace
+
+TwixRead readTwix(const std::string& path, const TwixOptions& options) {
+  const twix::FileReader f(path);
+  const twix::Layout L = twix::readLayout(f);
+  TwixRead out;
+  out.summary = twix::summarize(L);
+  Dataset& d = out.dataset;
+  d.source = path;
+  Header& h = d.header;
+  fillHeader(L, h);
+
+  // Which readouts make k-space, and which are noise.
+  std::vector<const Scan*> use, noise;
+  for (const Scan& s : L.scans) {
+    AcquisitionInfo a;
+    a.scanCounter = s.scanCounter;
+    a.flags = twix::ismrmrdFlags(s.mask);
+    a.samples = s.samples, a.channels = s.channels, a.pe1 = s.lin, a.pe2 = s.par, a.slice = s.sli, a.repetition = s.rep;
+    d.acquisitions.push_back(a);
+    const ScanRole role = twix::scanRole(s.mask);
+    if (role == ScanRole::Noise) noise.push_back(&s);
+    const bool wanted = role == ScanRole::Image || (role == ScanRole::Reference && !options.trajectory && options.trajectoryName.empty());
+    if (wanted && (options.repetition < 0 || s.rep == options.repetition)) use.push_back(&s);
+  }
+  d.noiseScans = static_cast<index_t>(noise.size());
+  if (use.empty())
+    f.fail(std::to_string(L.scans.size()) + " scans but no imaging readouts" +
+           (options.repetition >= 0 ? " of repetition " + std::to_string(options.repetition) : std::string()));
+  const index_t samples = use.front()->samples, coils = use.front()->channels;
+  double sampleBytes = 0;
+  index_t slices = 1;
+  for (const Scan* s : use) {
+    if (s->samples != samples || s->channels != coils)
+      f.fail(scanName(*s) + " has " + std::to_string(s->channels) + " channels x " + std::to_string(s->samples) +
+             " samples, the first imaging readout " + std::to_string(coils) + " x " + std::to_string(samples));
+    sampleBytes += 8.0 * s->samples * s->channels;
+    slices = std::max<index_t>(slices, s->sli + 1);
+  }
+  h.coils = coils;
+  h.slices = slices;
+  std::vector<cfloat> buf;
+
+  // Noise readouts, kept apart: [samples, scans, coils].
+  if (!noise.empty()) {
+    const index_t ns = noise.front()->samples;
+    for (const Scan* s : noise)
+      if (s->samples != ns || s->channels != coils)
+        f.fail("noise " + scanName(*s) + " has " + std::to_string(s->channels) + " channels x " +
+               std::to_string(s->samples) + " samples, expected " + std::to_string(coils) + " x " + std::to_string(ns));
+    out.noise = CArray(Shape{ns, static_cast<index_t>(noise.size()), coils});
+    for (std::size_t k = 0; k < noise.size(); ++k) {
+      readSamples(f, L, *noise[k], buf);
+      for (index_t c = 0; c < coils; ++c)
+        std::copy_n(buf.data() + c * ns, ns, out.noise.data() + ns * (static_cast<index_t>(k) + out.noise.shape()[1] * c));
+    }
+  }
+
+  const bool nonCartesian = options.trajectory || !options.trajectoryName.empty();
+  if (nonCartesian) {
+    // Profiles by line counter; every (line, slice) must be there.
+    index_t profiles = 0;
+    for (const Scan* s : use) {
+      if (s->par != 0) f.fail(scanName(*s) + " has partition " + std::to_string(s->par) + ": 3D non-Cartesian twix is not supported");
+      profiles = std::max<index_t>(profiles, s->lin + 1);
+    }
+    const Shape ks{samples, profiles, 1, coils, slices};
+    checkSize(f, ks, sampleBytes);  // before the trajectory too: it is 1.5 times this size
+    RArray computed;
+    const RArray* t = options.trajectory;
+    if (!t) {
+      computed = uniformRadialTrajectory(samples, profiles, radialTrajectoryKeyword(options.trajectoryName));
+      t = &computed;
+    }
+    const std::string tn = options.trajectoryName;
+    if (t->shape()[1] != samples || t->shape()[2] != profiles)
+      f.fail("its readouts are " + std::to_string(samples) + " samples x " + std::to_string(profiles) +
+             " profiles (line counters), the trajectory " + tn + " " + t->shape().str() + " does not match");
+    d.kspace = CArray(ks, cfloat(0, 0));
+    std::vector<std::uint32_t> hits(static_cast<std::size_t>(profiles * slices), 0);
+    for (const Scan* s : use) {
+      readSamples(f, L, *s, buf);
+      const bool rev = twix::hasBit(s->mask, twix::kReflect);
+      for (index_t c = 0; c < coils; ++c) {
+        cfloat* row = d.kspace.data() + samples * (s->lin + profiles * (c + coils * s->sli));
+        for (index_t n = 0; n < samples; ++n) row[rev ? samples - 1 - n : n] += buf[static_cast<std::size_t>(c * samples + n)];
+      }
+      ++hits[static_cast<std::size_t>(s->lin + profiles * s->sli)];
+    }
+    for (index_t sl = 0; sl < slices; ++sl)
+      for (index_t p = 0; p < profiles; ++p) {
+        const std::uint32_t n = hits[static_cast<std::size_t>(p + profiles * sl)];
+        if (n == 0) f.fail("profile (line) " + std::to_string(p) + " of slice " + std::to_string(sl) + " was not acquired");
+        for (index_t c = 0; c < coils; ++c)
+          for (index_t k = 0; k < samples; ++k) d.kspace(k, p, 0, c, sl) /= static_cast<float>(n);
+      }
+    d.trajectory = *t;
+    detail::applyTrajectoryHeader(h, d.trajectory, options.matrix);
+    h.accelerationPe1 = h.accelerationPe2 = 1;
+  } else {
+    const twix::Protocol& p = L.protocol;
+    const bool threeD = twix::ascInt(p, "sKSpace.ucDimension", 0, 255).value_or(2) == 4;
+    const Axis a1 = placeAxis(use, twix::ascInt(p, "sKSpace.lPhaseEncodingLines", 1, 65535).value_or(0),
+                              [](const Scan& s) { return s.lin; }, [](const Scan& s) { return s.centreLine; });
+    const Axis a2 = placeAxis(use, threeD ? twix::ascInt(p, "sKSpace.lPartitions", 1, 65535).value_or(0) : 1,
+                              [](const Scan& s) { return s.par; }, [](const Scan& s) { return s.centrePartition; });
+    const long base = twix::ascInt(p, "sKSpace.lBaseResolution", 1, 65535).value_or(0);
+    const double os = twix::protReal(p, "flReadoutOSFactor", 1, 16, true).value_or(1.0);
+    index_t enc0 = static_cast<index_t>(std::lround(static_cast<double>(base) * os));
+    for (const Scan* s : use) {
+      const index_t start = enc0 / 2 - s->centreColumn;
+      if (start < 0 || start + samples > enc0) enc0 = samples;  // the protocol does not describe the readout
+    }
+    const index_t enc1 = a1.size, enc2 = a2.size;
+    const Shape ks{enc0, enc1, enc2, coils, slices};
+    checkSize(f, ks, sampleBytes);
+    h.trajectory = TrajectoryKind::Cartesian;
+    h.encoded[0] = enc0, h.encoded[1] = enc1, h.encoded[2] = enc2;
+    h.recon[0] = base > 0 && base <= enc0 ? base : enc0;
+    h.recon[1] = enc1, h.recon[2] = enc2;
+    h.encodedFovMm[0] = h.reconFovMm[0] * static_cast<float>(enc0) / static_cast<float>(h.recon[0]);
+    d.kspace = CArray(ks, cfloat(0, 0));
+    d.sampled = Array<std::uint8_t>(Shape{enc1, enc2, slices}, 0);
+    d.calibration = Array<std::uint8_t>(Shape{enc1, enc2, slices}, 0);
+    // Lines with an imaging readout: reference-only readouts are not added there.
+    std::vector<std::uint32_t> hits(static_cast<std::size_t>(enc1 * enc2 * slices), 0);
+    std::vector<std::uint8_t> imaged(hits.size(), 0);
+    auto lineOf = [&](const Scan& s) {
+      const index_t p1 = position(a1, s.lin, s.centreLine), p2 = position(a2, s.par, s.centrePartition);
+      return p1 + enc1 * (p2 + enc2 * s.sli);
+    };
+    for (const Scan* s : use)
+      if (twix::scanRole(s->mask) == ScanRole::Image) imaged[static_cast<std::size_t>(lineOf(*s))] = 1;
+    for (const Scan* s : use) {
+      const index_t line = lineOf(*s);
+      const bool ref = twix::scanRole(s->mask) == ScanRole::Reference;
+      if (ref || twix::hasBit(s->mask, twix::kPatRefAndImaScan)) d.calibration[line] = 1;
+      if (ref && imaged[static_cast<std::size_t>(line)]) continue;
+      readSamples(f, L, *s, buf);
+      const index_t start = enc0 == samples ? 0 : enc0 / 2 - s->centreColumn;
+      const bool rev = twix::hasBit(s->mask, twix::kReflect);
+      const index_t pe = line % (enc1 * enc2), sl = line / (enc1 * enc2);
+      for (index_t c = 0; c < coils; ++c) {
+        cfloat* row = d.kspace.data() + enc0 * (pe + enc1 * enc2 * (c + coils * sl)) + start;
+        for (index_t n = 0; n < samples; ++n) row[rev ? samples - 1 - n : n] += buf[static_cast<std::size_t>(c * samples + n)];
+      }
+      ++hits[static_cast<std::size_t>(line)];
+    }
+    std::vector<std::uint8_t> calibPe1(static_cast<std::size_t>(enc1), 0);
+    for (index_t line = 0; line < enc1 * enc2 * slices; ++line) {
+      const std::uint32_t n = hits[static_cast<std::size_t>(line)];
+      if (d.calibration[line]) calibPe1[static_cast<std::size_t>(line % enc1)] = 1;
+      if (n == 0) continue;
+      d.sampled[line] = 1;
+      if (n == 1) continue;
+      const index_t pe = line % (enc1 * enc2), sl = line / (enc1 * enc2);
+      for (index_t c = 0; c < coils; ++c)
+        for (index_t k = 0; k < enc0; ++k) d.kspace[k + enc0 * (pe + enc1 * enc2 * (c + coils * sl))] /= static_cast<float>(n);
+    }
+    h.calibrationLines = static_cast<int>(std::count(calibPe1.begin(), calibPe1.end(), 1));
+  }
+  h.geometry.slicePositions.assign(static_cast<std::size_t>(slices), 0.f);
+  for (index_t i = 0; i < slices; ++i)
+    h.geometry.slicePositions[static_cast<std::size_t>(i)] =
+        (static_cast<float>(i) - 0.5f * static_cast<float>(slices - 1)) * h.reconFovMm[2];
+  d.validate();
+  return out;
+}
+
+}  // namespace larmor::io
