@@ -204,19 +204,19 @@ TEST_F(GpuIterative, WarmStartAndNufftPathsRunOnTheGpu) {
   const auto a = p.solve(0.01, 100, 1e-4, false);
   const auto b = p.solve(0.012, 100, 1e-4, true);
   EXPECT_LT(b.iterations, a.iterations);
-  // The warm start changes where CG starts, not where it ends: solved further (tolerance 1e-5) from the warm
-  // start and from zero, the two images agree. Bound 5e-4: each stops within a relative residual of 1e-5; the
-  // CPU test (test_iterative_recon.cpp, WarmStartFromThePreviousLambda...) holds 1e-4 at a tolerance of 1e-6.
-  const auto w = p.solve(0.012, 400, 1e-5, true);
+  // The warm start changes where CG starts, not where it ends: solved further from the warm start and from
+  // zero, the two images agree. As the CPU test (test_iterative_recon.cpp, WarmStartFromThePreviousLambda...):
+  // tolerance 1e-6, bound 1e-4 (at tolerance 1e-5 the H100 measured 5.6e-4: the residual bound is too loose).
+  const auto w = p.solve(0.012, 1000, 1e-6, true);
   const CArray warm = p.solution();
-  const auto c = p.solve(0.012, 400, 1e-5, false);
+  const auto c = p.solve(0.012, 1000, 1e-6, false);
   const CArray cold = p.solution();
   EXPECT_TRUE(w.converged) << w.stopReason;
   EXPECT_TRUE(c.converged) << c.stopReason;
   const double diff = larmor::test::relL2Error(warm, cold);
-  std::printf("warm start: %d iterations (cold %d); warm vs cold image at tolerance 1e-5: %.2e\n", w.iterations,
+  std::printf("warm start: %d iterations (cold %d); warm vs cold image at tolerance 1e-6: %.2e\n", w.iterations,
               c.iterations, diff);
-  EXPECT_LT(diff, 5e-4);
+  EXPECT_LT(diff, 1e-4);
 }
 
 TEST_F(GpuIterative, SlabSplitOverEveryGpuMatchesOneDevice) {
