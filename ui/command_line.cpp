@@ -95,9 +95,15 @@ GuiOptions parseGuiArguments(const QStringList& arguments, const SessionState& b
   };
   if (set("traj")) o.session.trajectoryPath = p.value("traj").toStdString();
   if (set("device")) o.session.device = p.value("device").toStdString();
+  // As larmor-cli: the method first, then its defaults, then every other flag given.
+  const st::Setting& method = st::find("method");
+  if (set(QString::fromStdString(method.flag))) {
+    st::set(o.session.settings, method, p.value(QString::fromStdString(method.flag)).toStdString());
+    st::applyMethodDefaults(o.session.settings);
+  }
   for (const st::Setting& e : st::table()) {
     const QString name = QString::fromStdString(e.flag);
-    if (!isCliSetting(e) || !set(name)) continue;
+    if (&e == &method || !isCliSetting(e) || !set(name)) continue;
     if (e.kind == st::Kind::Flag) e.put(o.session.settings, e.flagSets);
     else st::set(o.session.settings, e, p.value(name).toStdString());
   }

@@ -45,7 +45,7 @@ QString qs(const std::string& s) { return QString::fromStdString(s); }
 const std::vector<std::pair<std::string, const char*>> kGroups = {
     {"reconstruction", QT_TRANSLATE_NOOP("SettingsPanel", "Reconstruction")},
     {"nufft", QT_TRANSLATE_NOOP("SettingsPanel", "NUFFT / DFT")},
-    {"iterative", QT_TRANSLATE_NOOP("SettingsPanel", "Iterative (CG)")},
+    {"iterative", QT_TRANSLATE_NOOP("SettingsPanel", "Iterative (CG, CS)")},
     {"grappa", QT_TRANSLATE_NOOP("SettingsPanel", "GRAPPA")},
 };
 
