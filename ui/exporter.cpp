@@ -7,14 +7,7 @@
 #include "larmor/io/output_safety.hpp"
 #include "larmor/util/atomic_file.hpp"
 #include "larmor/util/error.hpp"
-// The engine's image writer (DICOM, NIfTI) arrived with the DICOM issue; builds of the engine without
-// it still give a GUI that exports PNG and .cfl.
-#if __has_include("larmor/io/export.hpp")
 #include "larmor/io/export.hpp"
-#define LARMOR_UI_HAVE_EXPORT 1
-#else
-#define LARMOR_UI_HAVE_EXPORT 0
-#endif
 
 namespace larmor::ui {
 
@@ -74,10 +67,14 @@ void exportPng(const QString& path, const QImage& image, const QStringList& inpu
   file.commit();
 }
 
-bool dicomExportAvailable() { return LARMOR_UI_HAVE_EXPORT != 0; }
-bool niftiExportAvailable() { return LARMOR_UI_HAVE_EXPORT != 0; }
+// DICOM needs the engine's file-format libraries (LARMOR_IO, DCMTK); NIfTI is always written.
+#ifdef LARMOR_HAVE_IO
+bool dicomExportAvailable() { return true; }
+#else
+bool dicomExportAvailable() { return false; }
+#endif
+bool niftiExportAvailable() { return true; }
 
-#if LARMOR_UI_HAVE_EXPORT
 namespace {
 
 io::ExportOptions engineOptions(const DicomExportOptions& o) {
@@ -102,33 +99,22 @@ QStringList files(const io::ExportReport& r) {
 }
 
 }  // namespace
-#endif
 
 QStringList exportDicom(const QString& directory, const recon::ReconResult& result, const Dataset& dataset,
                         const DicomExportOptions& options) {
-#if LARMOR_UI_HAVE_EXPORT
   std::string dir = QDir(directory).absolutePath().toStdString();
   if (dir.back() != '/') dir += '/';  // a trailing slash means "DICOM series" to writeImageOutput, as to the CLI
   const io::ExportOptions opt = engineOptions(options);
   checkImageOutput(dir, result.image.shape(), inputsOf(dataset), opt);
   return files(io::writeImageOutput(dir, result, dataset, opt));
-#else
-  (void)result, (void)dataset, (void)options;
-  throw Error(directory.toStdString() + ": DICOM export is not in this build (the engine has no DICOM writer)");
-#endif
 }
 
 QStringList exportNifti(const QString& path, const recon::ReconResult& result, const Dataset& dataset,
                         const DicomExportOptions& options) {
-#if LARMOR_UI_HAVE_EXPORT
   io::ExportOptions opt = engineOptions(options);
   opt.niftiComplex = options.component != quality::Component::Magnitude;
   checkImageOutput(path.toStdString(), result.image.shape(), inputsOf(dataset), opt);
   return files(io::writeImageOutput(path.toStdString(), result, dataset, opt));
-#else
-  (void)result, (void)dataset, (void)options;
-  throw Error(path.toStdString() + ": NIfTI export is not in this build (the engine has no NIfTI writer)");
-#endif
 }
 
 }  // namespace larmor::ui
