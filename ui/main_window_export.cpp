@@ -26,6 +26,17 @@
 
 namespace larmor::ui {
 
+namespace {
+/// The files the shown data came from (the dataset's file, a BART trajectory): no export may replace them.
+QStringList inputFiles(const model::WorkstationModel& m) {
+  QStringList l;
+  if (const auto d = m.dataset(); d && !d->source.empty() && d->source != "simulated")
+    l << QString::fromStdString(d->source);
+  if (!m.session().trajectoryPath.empty()) l << QString::fromStdString(m.session().trajectoryPath);
+  return l;
+}
+}  // namespace
+
 void MainWindow::openDialog() {
   const model::DataSource& src = model_.source();
   const QString dir = src.isFile() ? QFileInfo(QString::fromStdString(src.path)).absolutePath() : QDir::currentPath();
@@ -65,7 +76,7 @@ bool MainWindow::saveScreenshot(const QString& path) {
   return exportWith("screenshot", path, [&] {
     // grab() paints every child, and the VTK views render into their paint events, so the picture
     // holds the images and not black rectangles.
-    exportPng(path, grab().toImage());
+    exportPng(path, grab().toImage(), inputFiles(model_));
     return tr("screenshot: %1").arg(path);
   });
 }
@@ -74,7 +85,7 @@ bool MainWindow::exportViewPng(const QString& path) {
   return exportWith("png", path, [&] {
     require(viewer_->hasImage(), path.toStdString() + ": no image to export yet");
     QWidget* area = tabs_->currentWidget() == viewer_ ? viewer_->viewArea() : tabs_->currentWidget();
-    exportPng(path, area->grab().toImage());
+    exportPng(path, area->grab().toImage(), inputFiles(model_));
     return tr("exported the view: %1").arg(path);
   });
 }
@@ -83,7 +94,7 @@ bool MainWindow::exportCflFile(const QString& path) {
   return exportWith("cfl", path, [&] {
     const std::string problem = model_.exportProblem();
     require(problem.empty(), path.toStdString() + ": " + problem);
-    exportCfl(path, model_.shownResult()->image);
+    exportCfl(path, model_.shownResult()->image, inputFiles(model_));
     return tr("exported %1 (BART .cfl/.hdr)").arg(path);
   });
 }
