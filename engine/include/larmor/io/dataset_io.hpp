@@ -4,6 +4,7 @@
 //   .cfl .hdr (or a base path whose .hdr exists)   BART k-space [readout, pe1|spokes, pe2, coils, ...,
 //                       slices at dimension 13]; non-Cartesian with LoadOptions::trajectoryPath
 //   .ra                 RawArray complex float32 in BART's k-space layout (same rules as .cfl)
+#include <functional>
 #include <string>
 
 #include "larmor/recon/dataset.hpp"
@@ -20,6 +21,10 @@ struct LoadOptions {
   long matrix[3] = {0, 0, 0};
   /// ISMRMRD: < 0 averages all repetitions of a line, >= 0 keeps only that repetition.
   int repetition = -1;
+  /// Called once the header is known and before the samples are read (ISMRMRD), with a Dataset that
+  /// holds only `source` and `header`: a caller may refuse there (recon's memory estimate, cheaply,
+  /// before a large file is read). Not called for .cfl/.ra, whose header is the array's shape.
+  std::function<void(const Dataset& headerOnly)> beforeData;
 };
 
 /// Reads any supported file into a validated Dataset. Throws Error (one line naming the file).
