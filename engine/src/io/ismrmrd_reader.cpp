@@ -53,12 +53,17 @@ void sandboxedCheck(const std::string& path, const std::string& group, int repet
 // The reference image and coil maps: Larmor's own arrays, else the ISMRMRD generator's.
 struct SideArrays {
   std::optional<NdArray> reference, phantom, coilMaps, csm;
+  std::string referenceError;  ///< why the reference could not be read (it is optional: a warning)
 };
 
 SideArrays readSideArrays(hid_t file, const std::string& path, const std::string& group, bool readData = true) {
   SideArrays a;
-  a.reference = readNdArray(file, path, group, "reference", readData);
-  if (!a.reference) a.phantom = readNdArray(file, path, group, "phantom", readData);
+  try {
+    a.reference = readNdArray(file, path, group, "reference", readData);
+    if (!a.reference) a.phantom = readNdArray(file, path, group, "phantom", readData);
+  } catch (const Error& e) {
+    a.referenceError = e.what();
+  }
   a.coilMaps = readNdArray(file, path, group, "coil_maps", readData);
   if (!a.coilMaps) a.csm = readNdArray(file, path, group, "csm", readData);
   return a;
@@ -67,6 +72,10 @@ SideArrays readSideArrays(hid_t file, const std::string& path, const std::string
 // The reference image is optional (only metrics use it; issue 15, item 5): one that does not fit the
 // image or holds NaN/Inf is dropped with a warning, and the reconstruction goes on.
 void attachReference(SideArrays& a, const Shape& imageShape, const std::string& path, Dataset& d) {
+  if (!a.referenceError.empty()) {
+    d.warnings.push_back(a.referenceError + "; the reference is ignored (no metrics)");
+    return;
+  }
   try {
     d.reference = a.reference ? fitArray(std::move(a.reference), imageShape, path, "reference", true)
                               : fitArray(std::move(a.phantom), imageShape, path, "phantom", false);
