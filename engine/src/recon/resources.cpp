@@ -11,8 +11,8 @@
 //            8 coils; I = image voxels at the recon matrix)
 //            max((2K + I B + 3 G min(B, 8)) c, the fft rule's resample and combine terms with F = I)
 //   cg, cs   slice by slice (the per-slice path exists: only one slice's operators are resident):
-//            (2 M C + I C (2 + 2^(rank+1)) + 10 I) c + the result O S c,
-//            M = samples of one slice, I = image voxels of one slice
+//            (2 M C + I C (2 + 2^(rank+1)) + 10 I + T) c + the result O S c, M = samples of one slice,
+//            I = image voxels of one slice, T = 3 G min(C, 8) (NUFFT grid) or 2 I C (Cartesian FFT)
 //
 // Host memory: the dataset (resident already) + the result O S c (+ O B c with coil images kept) + the
 // working set when the backend is the CPU. Verified on a 2-core machine against /proc/self/status VmHWM
@@ -110,7 +110,11 @@ void iterative(const Dataset& d, const ReconSettings& s, MemoryEstimate& e) {
   if (rank == 2) out[2] = 1;
   const double I = voxels(out), C = static_cast<double>(h.coils), S = static_cast<double>(h.slices);
   const double M = kspaceElements(d) / std::max(1.0, C * S);
-  const double work = 2 * M * C + I * C * (2 + std::pow(2.0, rank + 1)) + 10 * I;
+  // The operator's transform: the NUFFT's oversampled grid in chunks of up to 8 coils (non-Cartesian) or
+  // the FFT's temporary of all coils (Cartesian).
+  const double transform = cartesianData ? 2 * I * C
+                                         : 3 * I * std::pow(std::max(1.0, s.nufft.oversampling), rank) * std::min(C, 8.0);
+  const double work = 2 * M * C + I * C * (2 + std::pow(2.0, rank + 1)) + 10 * I + transform;
   e.workBytes = work * kComplex;
   e.resultBytes = I * S * kComplex * (s.keepCoilImages ? 1 + C : 1);
   e.rule = toString(s.method) + ", slice by slice: " + dimsText(out) + " x " + std::to_string(h.coils) + " coils";
