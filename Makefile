@@ -10,7 +10,7 @@ CLI    := $(BUILD)/bin/larmor-cli
 OUT    ?= out
 RESULTS ?= device-results
 
-.PHONY: all deps configure build test run demo device bench fuzz package clean help
+.PHONY: all deps configure build test run demo device bench fuzz package clean help asan-test
 
 all: build
 
@@ -19,6 +19,7 @@ help:
 	@echo "make test     install deps, build, run every test this machine can run"
 	@echo "make package  install deps, build, write the .deb (larmor_<version>_<arch>.deb) into $(BUILD)/"
 	@echo "make device RESULTS=DIR   on the GPU machine: device preset, gpu tests, sanitizers, benchmarks"
+	@echo "make asan-test  the unit and e2e tests under AddressSanitizer + UBSan (build/asan; not in CI: docs/testing.md)"
 	@echo "PRESET=default|cpu|asan   CUDA_ARCHS=90   JOBS=N"
 
 deps:
@@ -38,6 +39,17 @@ test: build
 	  | tee $(BUILD)/ctest.log; rc=$$(cat $(BUILD)/ctest.rc); \
 	  echo "tests: $$(grep -cE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed' $(BUILD)/ctest.log) passed, $$(grep -cE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*\*\*\*Skipped' $(BUILD)/ctest.log) skipped, $$(grep -E '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*\*\*\*' $(BUILD)/ctest.log | grep -vc '\*\*\*Skipped') failed (exit status $$rc; log $(BUILD)/ctest.log)"; \
 	  exit $$rc
+
+# The unit and e2e tests under AddressSanitizer + UBSan (the asan preset: CPU, Debug). Not part of `make test`
+# or CI: measured in docs/testing.md ("Sanitizers"), it does not fit CI's 60 minutes beside the suite.
+# LSan ignores libhdf5's own leaks on error paths (tests/fuzz/lsan.supp).
+asan-test: deps
+	@mkdir -p build
+	@cmake --preset asan > build/asan.configure.log 2>&1 || { cat build/asan.configure.log; exit 1; }
+	cmake --build build/asan -j$(JOBS) --target larmor-cli larmor-h5check larmor_unit_tests
+	LSAN_OPTIONS="suppressions=$(CURDIR)/tests/fuzz/lsan.supp" ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" \
+	  UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+	  ctest --test-dir build/asan -L "unit|e2e" --output-on-failure -j$(JOBS) --timeout 3600
 
 # The workstation on the bundled phantom (generated on the spot: nothing large in the repo). Without a
 # display it says so and writes the same reconstruction headless into ./out (PNG + DICOM).

@@ -24,6 +24,7 @@
 #include "larmor/recon/coil_maps.hpp"
 #include "larmor/recon/noncartesian.hpp"
 #include "larmor/recon/recon.hpp"
+#include "larmor/recon/resources.hpp"
 #include "larmor/recon/settings_table.hpp"
 #include "larmor/util/atomic_file.hpp"
 #include "larmor/util/provenance.hpp"
@@ -131,6 +132,22 @@ Shape plannedImage(const recon::ReconSettings& s, const Dataset* d) {
   return Shape{m[0], m[1], std::max<index_t>(1, m[2]), 1, std::max<index_t>(1, d->kspace.shape()[4])};
 }
 
+/// Export options that the chosen output format does not read are errors (issue 15, item 4: they were
+/// ignored silently).
+void requireFormatOptions(const ReconArgs& a) {
+  const io::OutputKind kind = io::outputKind(a.output);
+  const std::string format = io::toString(kind);
+  const auto refuse = [&](const std::string& option, const std::string& appliesTo) {
+    throw Error(option + ": does not apply to " + a.output + " (" + format + "); it applies to " + appliesTo);
+  };
+  if (!a.components.empty() && kind != io::OutputKind::Dicom) refuse("--component", "a DICOM series (DIR/)");
+  if (!a.seriesDescription.empty() && kind != io::OutputKind::Dicom)
+    refuse("--series-description", "a DICOM series (DIR/)");
+  if (a.niftiComplex && kind != io::OutputKind::Nifti) refuse("--nifti-complex", "NIfTI (.nii)");
+  if ((a.windowCenter != 0 || a.windowWidth != 0) && kind == io::OutputKind::Bart)
+    refuse(a.windowWidth != 0 ? "--window-width" : "--window-center", "DICOM, NIfTI and PNG (.cfl holds the complex values)");
+}
+
 }  // namespace
 
 int version() {
@@ -190,6 +207,7 @@ int info(const std::string& file, const std::string& jsonPath) {
     twix = lines;
     for (const auto& l : lines) std::cout << "  twix " << l << "\n";
   }
+  for (const auto& w : d.warnings) std::cerr << "warning: " << w << "\n";
   json flags = json::object();
   for (const auto& [f, n] : flagCounts) flags[f.empty() ? "none" : f] = n;
   writeJson(jsonPath, {{"file", file},
@@ -279,18 +297,29 @@ int recon(const ReconArgs& a) {
   // Output safety (output_safety.hpp): no output is an input or another output, the folder is writable,
   // a DICOM folder is new, empty or our earlier export, and an explicit --matrix fits the format.
   const std::vector<std::string> inputs = {a.input, a.traj};
+  requireFormatOptions(a);
   io::checkOutputs({imageOutput(a.output, eo, plannedImage(req.settings, nullptr)), jsonOutput(a.json)}, inputs);
 
   // The device next: `--device cuda` on a machine without one fails before any loading.
   const Selection sel = BackendRegistry::instance().select(a.device);
   if (!sel.notice.empty()) std::cout << "note: " << sel.notice << "\n";
   req.backend = sel.backend;
+  // Once the header is read, before the samples (ISMRMRD): a --matrix that does not apply, and the memory
+  // the reconstruction would need (resources.hpp), refused before a large file is read. recon::run
+  // checks both again with the loaded data.
+  lo.beforeData = [&](const Dataset& headerOnly) {
+    recon::requireMatrixFitsData(headerOnly, req.settings);
+    (void)recon::planMemory(headerOnly, req.settings, sel.backend->info(), a.device == "auto", false);
+  };
 
   const Dataset d = io::loadDataset(a.input, lo);
   // Again with the image size the dataset gives: format limits and free disk space, before the work.
   io::checkOutputs({imageOutput(a.output, eo, plannedImage(req.settings, &d)), jsonOutput(a.json)}, inputs);
   req.dataset = &d;
   const recon::ReconResult r = recon::run(req);
+  std::vector<std::string> warnings = d.warnings;
+  warnings.insert(warnings.end(), r.warnings.begin(), r.warnings.end());
+  for (const auto& w : warnings) std::cerr << "warning: " << w << "\n";
 
   const io::ExportReport rep = io::writeImageOutput(a.output, r, d, eo);
   std::cout << "wrote " << a.output << " (" << io::toString(rep.kind) << ", " << rep.files.size() << " file"
@@ -309,6 +338,7 @@ int recon(const ReconArgs& a) {
   stats["files"] = rep.files;
   if (!r.convergence.is_null()) stats["convergence"] = r.convergence;
   stats["image_shape"] = r.image.shape().dims();
+  if (!warnings.empty()) stats["warnings"] = warnings;
   if (!r.metrics.is_null()) stats["metrics"] = r.metrics;
   writeJson(a.json, stats);
   return 0;

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "larmor/recon/settings_table.hpp"
+#include "larmor/util/error.hpp"
 
 namespace larmor::cli {
 
@@ -34,6 +35,18 @@ void SettingsOptions::apply(recon::ReconSettings& settings) const {
     if (s.scope != st::Scope::User || s.flag.empty() || command_->count(s.cliFlag()) == 0) continue;
     if (s.kind == st::Kind::Flag) s.put(settings, s.flagSets);
     else st::set(settings, s, values_[i]);
+  }
+  // A flag that the chosen method does not read is an error, not ignored (issue 15, item 4).
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    const st::Setting& s = table[i];
+    if (s.scope != st::Scope::User || s.flag.empty() || command_->count(s.cliFlag()) == 0) continue;
+    if ((s.methods & st::bit(settings.method)) != 0) continue;
+    std::string users;
+    for (int m = 0; m <= static_cast<int>(recon::Method::Cs); ++m)
+      if (s.methods & st::bit(static_cast<recon::Method>(m)))
+        users += (users.empty() ? "" : ", ") + recon::toString(static_cast<recon::Method>(m));
+    throw Error(s.cliFlag() + (s.kind == st::Kind::Flag ? "" : " " + values_[i]) + ": does not apply to --method " +
+                recon::toString(settings.method) + " (it is read by " + users + ")");
   }
 }
 

@@ -69,7 +69,21 @@ TEST(IoIsmrmrdHardening, NDArrayDimensionsWithoutStorage) {
     const hsize_t dims[5] = {1, 1, 1, 65536, 65536}, chunk[5] = {1, 1, 1, 64, 64};
     ASSERT_TRUE(replaceDataset(path, "/dataset/reference", type.id, 5, dims, nullptr, chunk));
   }
-  expectError([&] { io::loadDataset(path); }, "NDArray /dataset/reference claims 4294967296 elements");
+  // The reference is optional (issue 15, item 5): refused as an array, with a warning, and the data read.
+  const Dataset d = io::loadDataset(path);
+  EXPECT_FALSE(d.reference.has_value());
+  ASSERT_EQ(d.warnings.size(), 1u);
+  EXPECT_NE(d.warnings[0].find("NDArray /dataset/reference claims 4294967296 elements"), std::string::npos)
+      << d.warnings[0];
+  const std::string maps = writeSmallFile(dir);
+  {
+    H5 type{H5Tcreate(H5T_COMPOUND, 8), H5Tclose};
+    H5Tinsert(type.id, "real", 0, H5T_NATIVE_FLOAT);
+    H5Tinsert(type.id, "imag", 4, H5T_NATIVE_FLOAT);
+    const hsize_t dims[5] = {1, 1, 1, 65536, 65536}, chunk[5] = {1, 1, 1, 64, 64};
+    ASSERT_TRUE(replaceDataset(maps, "/dataset/coil_maps", type.id, 5, dims, nullptr, chunk));
+  }
+  expectError([&] { io::loadDataset(maps); }, "NDArray /dataset/coil_maps claims 4294967296 elements");
 }
 
 TEST(IoIsmrmrdHardening, NewerAcquisitionVersion) {

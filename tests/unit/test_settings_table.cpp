@@ -127,7 +127,7 @@ TEST(SettingsTable, ParseGivesOneLineNamingTheFlag) {
   };
   bad("width", "17", "--width 17: expected an integer 2..16");
   bad("width", "4.5", "--width 4.5: expected an integer");
-  bad("lambda", "nan", "--lambda nan: expected a number >= 0");
+  bad("lambda", "nan", "--lambda nan: not a number, expected a number >= 0");
   bad("lambda", "-1", "--lambda -1: expected a number >= 0");
   bad("kappa", "1", "--kappa 1: expected a number [0, 1)");
   bad("eta", "x", "--eta x: expected a number");

@@ -23,6 +23,7 @@
 #include <system_error>
 
 #include "larmor/util/atomic_file.hpp"
+#include "larmor/util/input_file.hpp"
 
 namespace fs = std::filesystem;
 
@@ -71,6 +72,7 @@ Shape readHeader(const std::string& base) {
   std::error_code ec;
   if (!fs::exists(hdr, ec)) throw Error(hdr + ": no such file");
   if (fs::is_directory(hdr, ec)) throw Error(hdr + ": is a directory, not a BART header");
+  requireRegularInput(hdr);
   // A .hdr is a few short lines; a large one is some other file, and reading it line by line could
   // pull gigabytes without a newline into memory.
   const auto hdrBytes = fs::file_size(hdr, ec);
@@ -161,6 +163,7 @@ CArray readCfl(const std::string& path) {
     std::error_code ec;
     if (!fs::exists(cfl, ec)) throw Error(cfl + ": no such file");
     if (fs::is_directory(cfl, ec)) throw Error(cfl + ": is a directory, not BART data");
+    requireRegularInput(cfl);
     in.open(cfl, std::ios::binary);
     if (!in) throw Error(cfl + ": cannot open (" + std::strerror(errno) + ")");
     in.seekg(0, std::ios::end);

@@ -173,8 +173,12 @@ bool ismrmrdSupported() {
 Dataset loadDataset(const std::string& path, const LoadOptions& options, const Progress& progress) {
   const std::string ext = lowerExtension(path);
   if (ext == ".h5" || ext == ".mrd" || ext == ".ismrmrd" || ext == ".hdf5") {
+    // An ISMRMRD file carries its own trajectory and matrix (issue 15, item 4: these were ignored).
+    if (!options.trajectoryPath.empty())
+      throw Error("--traj " + options.trajectoryPath + ": " + path +
+                  " is ISMRMRD, which carries its own trajectory; --traj is for BART .cfl/.ra k-space");
 #ifdef LARMOR_HAVE_IO
-    return readIsmrmrd(path, "dataset", progress, options.repetition);
+    return readIsmrmrd(path, "dataset", progress, options.repetition, options.beforeData);
 #else
     (void)progress;
     throw Error(path + ": this build has no ISMRMRD support (LARMOR_IO=OFF)");

@@ -151,9 +151,11 @@ void putTag(DcmItem& ds, const DcmTag& tag, const std::string& value, const std:
 }
 
 // Basic de-identification of the provenance JSON: the input path and the host name can identify a
-// patient or a site; settings that hold paths (a reference image) likewise.
+// patient or a site; settings that hold paths (a reference image) likewise. Dates go (docs/dicom.md: an
+// anonymized export carries none): created_utc is removed.
 void scrubProvenance(nlohmann::json& j) {
   if (j.is_object()) {
+    j.erase("created_utc");
     for (auto it = j.begin(); it != j.end(); ++it) {
       const std::string& key = it.key();
       const bool pathLike = key == "input" || key == "host" || key == "output" ||
@@ -233,8 +235,9 @@ std::vector<std::string> writeSeries(const SeriesContext& ctx, ImageComponent co
     // writes dummies (PS3.15 E.1: "D" for type 1/2 identifiers, "Z" (empty) for birth date and sex).
     set(DCM_PatientName, ctx.patientName);
     set(DCM_PatientID, ctx.patientId);
-    set(DCM_PatientBirthDate, "");
-    set(DCM_PatientSex, "");
+    // Birth date and sex from the header when it has them (issue 15, item 9), empty when anonymized.
+    set(DCM_PatientBirthDate, o.anonymize ? "" : h.patientBirthDate);
+    set(DCM_PatientSex, o.anonymize ? "" : h.patientSex);
     if (o.anonymize) {
       set(DCM_PatientIdentityRemoved, "YES");
       set(DCM_DeidentificationMethod, "Larmor basic: names/IDs replaced, dates/paths removed");
@@ -246,11 +249,12 @@ std::vector<std::string> writeSeries(const SeriesContext& ctx, ImageComponent co
       put(*code, DCM_CodeMeaning, "Basic Application Confidentiality Profile", path);
     }
 
-    // General Study (C.7.2.1): Larmor's header has no acquisition date, so the study and series are dated
-    // by the export (none when anonymized).
+    // General Study (C.7.2.1): the header's study date and time when it has them, else the export's
+    // (none when anonymized); the series are dated by the export.
     set(DCM_StudyInstanceUID, ctx.studyUid);
-    set(DCM_StudyDate, o.anonymize ? "" : ctx.date);
-    set(DCM_StudyTime, o.anonymize ? "" : ctx.time);
+    const bool headerDate = !h.studyDate.empty();
+    set(DCM_StudyDate, o.anonymize ? "" : headerDate ? h.studyDate : ctx.date);
+    set(DCM_StudyTime, o.anonymize ? "" : headerDate ? h.studyTime : ctx.time);
     set(DCM_ReferringPhysicianName, "");
     set(DCM_StudyID, "LARMOR");  // type 2, but DICOMDIR builders need a value; not identifying
     set(DCM_AccessionNumber, "");

@@ -57,10 +57,33 @@ void walkCollections(const unsigned char* b, std::size_t size, const std::string
   }
   if (lengthBytes != 2 && lengthBytes != 4 && lengthBytes != 8) return;  // HDF5 refuses the file itself
   const std::size_t headerBytes = 8 + lengthBytes, objectHeaderBytes = 8 + lengthBytes;
+  // The scan only moves forward: pages behind the current collection are given back as it goes, so a
+  // multi-gigabyte file does not count as resident memory (they stay in the page cache).
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  constexpr std::ptrdiff_t kWindow = std::ptrdiff_t{64} << 20;
+  const unsigned char* released = b;
+  const auto release = [&](const unsigned char* before) {
+    if (before - released < kWindow) return;
+    const std::size_t upto = static_cast<std::size_t>(before - b) / page * page;
+    ::madvise(const_cast<unsigned char*>(released), upto - static_cast<std::size_t>(released - b), MADV_DONTNEED);
+    released = b + upto;
+  };
+  // memmem over windows of kWindow bytes (overlapping by 3), releasing behind each.
+  const auto find = [&](const unsigned char* from) -> const unsigned char* {
+    while (from < end) {
+      const std::size_t span = static_cast<std::size_t>(std::min<std::ptrdiff_t>(end - from, kWindow + 3));
+      if (const void* hit = ::memmem(from, span, "GCOL", 4)) return static_cast<const unsigned char*>(hit);
+      if (static_cast<std::ptrdiff_t>(span) < kWindow + 3) return nullptr;
+      from += kWindow;
+      release(from);
+    }
+    return nullptr;
+  };
   for (const unsigned char* g = b; g + headerBytes <= end;) {
-    g = static_cast<const unsigned char*>(::memmem(g, static_cast<std::size_t>(end - g), "GCOL", 4));
+    g = find(g);
     if (!g || g + headerBytes > end) break;
     const unsigned char* start = g;
+    release(start);
     g += 4;
     // HDF5 checks the version but not the reserved bytes, so neither may we (fuzz_ismrmrd evaded an
     // earlier check of them). The same letters inside sample data are taken for a collection only when

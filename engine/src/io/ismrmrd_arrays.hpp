@@ -17,9 +17,10 @@ struct NdArray {
   CArray data;
 };
 
-/// The first NDArray of /group/var, or nothing when the file has none.
+/// The first NDArray of /group/var, or nothing when the file has none. Without `readData` only its shape
+/// and type are read and checked (data left empty): the crash sandbox's structural read.
 std::optional<NdArray> readNdArray(hid_t file, const std::string& path, const std::string& group,
-                                   const std::string& var);
+                                   const std::string& var, bool readData = true);
 
 /// `raw` reshaped to `want`. `required` (Larmor's own arrays): it must fit or the file is rejected;
 /// otherwise (the generator's) it is taken only when it fits.

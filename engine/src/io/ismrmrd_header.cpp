@@ -110,6 +110,22 @@ void readSpaces(const ISMRMRD::Encoding& enc, const std::string& path, Header& h
   h.reconFovMm[2] = enc.reconSpace.fieldOfView_mm.z;
 }
 
+// xs:date "YYYY-MM-DD" as DICOM DA "YYYYMMDD"; xs:time "HH:MM:SS[.fff]" as TM "HHMMSS"; else "".
+std::string dicomDate(const std::string& s) {
+  if (s.size() < 10 || s[4] != '-' || s[7] != '-') return {};
+  const std::string da = s.substr(0, 4) + s.substr(5, 2) + s.substr(8, 2);
+  if (!std::all_of(da.begin(), da.end(), [](char c) { return c >= '0' && c <= '9'; })) return {};
+  const int month = std::stoi(da.substr(4, 2)), day = std::stoi(da.substr(6, 2));
+  return month >= 1 && month <= 12 && day >= 1 && day <= 31 ? da : std::string();
+}
+std::string dicomTime(const std::string& s) {
+  if (s.size() < 8 || s[2] != ':' || s[5] != ':') return {};
+  const std::string tm = s.substr(0, 2) + s.substr(3, 2) + s.substr(6, 2);
+  if (!std::all_of(tm.begin(), tm.end(), [](char c) { return c >= '0' && c <= '9'; })) return {};
+  return std::stoi(tm.substr(0, 2)) < 24 && std::stoi(tm.substr(2, 2)) < 60 && std::stoi(tm.substr(4, 2)) < 61
+             ? tm : std::string();
+}
+
 // Scanner, subject, study and protocol, where the header has them.
 void readDescription(const ISMRMRD::IsmrmrdHeader& xml, Header& h) {
   if (xml.acquisitionSystemInformation) {
@@ -123,9 +139,19 @@ void readDescription(const ISMRMRD::IsmrmrdHeader& xml, Header& h) {
   if (xml.subjectInformation) {
     if (xml.subjectInformation->patientName) h.patientName = *xml.subjectInformation->patientName;
     if (xml.subjectInformation->patientID) h.patientId = *xml.subjectInformation->patientID;
+    if (xml.subjectInformation->patientBirthdate)
+      h.patientBirthDate = dicomDate(*xml.subjectInformation->patientBirthdate);
+    if (xml.subjectInformation->patientGender) {
+      const std::string& g = *xml.subjectInformation->patientGender;  // ISMRMRD: M, F or O
+      if (g == "M" || g == "F" || g == "O") h.patientSex = g;
+    }
   }
-  if (xml.studyInformation && xml.studyInformation->studyDescription)
-    h.studyDescription = *xml.studyInformation->studyDescription;
+  if (xml.studyInformation) {
+    const auto& st = *xml.studyInformation;
+    if (st.studyDescription) h.studyDescription = *st.studyDescription;
+    if (st.studyDate) h.studyDate = dicomDate(*st.studyDate);
+    if (st.studyTime && !h.studyDate.empty()) h.studyTime = dicomTime(*st.studyTime);
+  }
   if (xml.measurementInformation && xml.measurementInformation->protocolName)
     h.protocolName = *xml.measurementInformation->protocolName;
 }

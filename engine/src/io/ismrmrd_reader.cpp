@@ -12,6 +12,8 @@
 // (larmor/util/subprocess_sandbox.hpp): a crash there is a damaged file, reported as one Error; only a
 // file that reads there is read here. Costs one more read of the file (page-cached). LARMOR_H5CHECK names
 // the helper; without one (LARMOR_NO_SANDBOX=1, or a build that has none) files are read in-process only.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -20,7 +22,9 @@
 #include "ismrmrd_acquisitions.hpp"
 #include "ismrmrd_arrays.hpp"
 #include "ismrmrd_header.hpp"
+#include "ismrmrd_records.hpp"
 #include "larmor/io/ismrmrd.hpp"
+#include "larmor/util/input_file.hpp"
 #include "larmor/util/subprocess_sandbox.hpp"
 
 namespace larmor::io {
@@ -49,25 +53,69 @@ void sandboxedCheck(const std::string& path, const std::string& group, int repet
 // The reference image and coil maps: Larmor's own arrays, else the ISMRMRD generator's.
 struct SideArrays {
   std::optional<NdArray> reference, phantom, coilMaps, csm;
+  std::string referenceError;  ///< why the reference could not be read (it is optional: a warning)
 };
 
-SideArrays readSideArrays(hid_t file, const std::string& path, const std::string& group) {
+SideArrays readSideArrays(hid_t file, const std::string& path, const std::string& group, bool readData = true) {
   SideArrays a;
-  a.reference = readNdArray(file, path, group, "reference");
-  if (!a.reference) a.phantom = readNdArray(file, path, group, "phantom");
-  a.coilMaps = readNdArray(file, path, group, "coil_maps");
-  if (!a.coilMaps) a.csm = readNdArray(file, path, group, "csm");
+  try {
+    a.reference = readNdArray(file, path, group, "reference", readData);
+    if (!a.reference) a.phantom = readNdArray(file, path, group, "phantom", readData);
+  } catch (const Error& e) {
+    a.referenceError = e.what();
+  }
+  a.coilMaps = readNdArray(file, path, group, "coil_maps", readData);
+  if (!a.coilMaps) a.csm = readNdArray(file, path, group, "csm", readData);
   return a;
+}
+
+// The reference image is optional (only metrics use it; issue 15, item 5): one that does not fit the
+// image or holds NaN/Inf is dropped with a warning, and the reconstruction goes on.
+void attachReference(SideArrays& a, const Shape& imageShape, const std::string& path, Dataset& d) {
+  if (!a.referenceError.empty()) {
+    d.warnings.push_back(a.referenceError + "; the reference is ignored (no metrics)");
+    return;
+  }
+  try {
+    d.reference = a.reference ? fitArray(std::move(a.reference), imageShape, path, "reference", true)
+                              : fitArray(std::move(a.phantom), imageShape, path, "phantom", false);
+  } catch (const Error& e) {
+    d.warnings.push_back(std::string(e.what()) + "; the reference is ignored (no metrics)");
+    return;
+  }
+  if (!d.reference) return;
+  index_t bad = 0, first = -1;
+  for (index_t i = 0; i < d.reference->size(); ++i) {
+    const cfloat v = (*d.reference)[i];
+    if (std::isfinite(v.real()) && std::isfinite(v.imag())) continue;
+    if (bad++ == 0) first = i;
+  }
+  if (bad == 0) return;
+  d.warnings.push_back(path + ": the embedded reference image has " + std::to_string(bad) + " non-finite value" +
+                       (bad == 1 ? "" : "s") + " (first at voxel " + std::to_string(first) +
+                       "); the reference is ignored (no metrics)");
+  d.reference.reset();
 }
 
 void attachSideArrays(SideArrays a, const std::string& path, Dataset& d) {
   const Header& h = d.header;
   const Shape imageShape{h.recon[0], h.recon[1], h.recon[2], 1, h.slices};
-  d.reference = a.reference ? fitArray(std::move(a.reference), imageShape, path, "reference", true)
-                            : fitArray(std::move(a.phantom), imageShape, path, "phantom", false);
+  attachReference(a, imageShape, path, d);
   const Shape mapShape{h.recon[0], h.recon[1], h.recon[2], h.coils, h.slices};
   d.coilMaps = a.coilMaps ? fitArray(std::move(a.coilMaps), mapShape, path, "coil_maps", true)
                           : fitArray(std::move(a.csm), mapShape, path, "csm", false);
+}
+
+// The header with what the acquisitions add cheaply: coils from the first record (one block read),
+// slices from the encoding limits. For io::LoadOptions::beforeData.
+Dataset headerOnly(const Dataset& d, const EncodingFacts& facts, const std::string& path, const std::string& group) {
+  Dataset peek;
+  peek.source = d.source;
+  peek.header = d.header;
+  peek.header.slices = std::max<index_t>(1, facts.slices);
+  AcquisitionReader reader(path, group);
+  if (reader.count() > 0) peek.header.coils = reader.get(0).head.active_channels;
+  return peek;
 }
 
 }  // namespace
@@ -79,19 +127,35 @@ std::string readIsmrmrdSimulatorSettings(const std::string& path, const std::str
   return s ? *s : std::string();
 }
 
-Dataset readIsmrmrd(const std::string& path, const std::string& group, const Progress& progress, int repetition) {
+void checkIsmrmrdStructure(const std::string& path, const std::string& group) {
+  EncodingFacts facts;
+  const H5Id file = openIsmrmrdFile(path, group);  // the global heaps walked, the group and header found
+  const Header h = headerFromXml(parseHeader(file.id, path, group), path, facts);
+  (void)readSideArrays(file.id, path, group, false);
+  AcquisitionReader reader(path, group);  // /data's type, members, chunk index and stored size
+  const std::uint64_t count = reader.count();
+  // The first and the last block of records (their variable-length descriptors and heap objects), not
+  // the rest: the in-process read checks each record again before HDF5 converts it.
+  if (count > 0) (void)reader.get(0);
+  if (count > 1) (void)reader.get(count - 1);
+  (void)h;
+}
+
+Dataset readIsmrmrd(const std::string& path, const std::string& group, const Progress& progress, int repetition,
+                    const std::function<void(const Dataset&)>& beforeData) {
+  requireRegularInput(path);
   sandboxedCheck(path, group, repetition, progress);
-  ISMRMRD::IsmrmrdHeader xml;
   SideArrays arrays;
-  {
-    const H5Id file = openIsmrmrdFile(path, group);
-    xml = parseHeader(file.id, path, group);
-    arrays = readSideArrays(file.id, path, group);
-  }
   Dataset d;
   d.source = path;
   EncodingFacts facts;
-  d.header = headerFromXml(xml, path, facts);
+  {
+    const H5Id file = openIsmrmrdFile(path, group);
+    d.header = headerFromXml(parseHeader(file.id, path, group), path, facts);
+    // The caller's check before anything large is read (the side arrays may be as large as the k-space).
+    if (beforeData) beforeData(headerOnly(d, facts, path, group));
+    arrays = readSideArrays(file.id, path, group);
+  }
   readAcquisitions(path, group, facts, repetition, progress, d);
   attachSideArrays(std::move(arrays), path, d);
   d.validate();

@@ -60,15 +60,22 @@ std::string headerXml(const Dataset& d, const std::string& path, const nlohmann:
   if (!h.deviceDescription.empty()) sys.systemModel = h.deviceDescription;
   x.acquisitionSystemInformation = sys;
 
-  if (!h.patientName.empty() || !h.patientId.empty()) {
+  // DICOM DA/TM (the Header's form) back to xs:date "YYYY-MM-DD" and xs:time "HH:MM:SS".
+  const auto xsDate = [](const std::string& da) { return da.substr(0, 4) + "-" + da.substr(4, 2) + "-" + da.substr(6, 2); };
+  const auto xsTime = [](const std::string& tm) { return tm.substr(0, 2) + ":" + tm.substr(2, 2) + ":" + tm.substr(4, 2); };
+  if (!h.patientName.empty() || !h.patientId.empty() || !h.patientBirthDate.empty() || !h.patientSex.empty()) {
     ISMRMRD::SubjectInformation subject;
     if (!h.patientName.empty()) subject.patientName = h.patientName;
     if (!h.patientId.empty()) subject.patientID = h.patientId;
+    if (h.patientBirthDate.size() == 8) subject.patientBirthdate = xsDate(h.patientBirthDate);
+    if (!h.patientSex.empty()) subject.patientGender = h.patientSex;
     x.subjectInformation = subject;
   }
-  if (!h.studyDescription.empty()) {
+  if (!h.studyDescription.empty() || h.studyDate.size() == 8) {
     ISMRMRD::StudyInformation study;
-    study.studyDescription = h.studyDescription;
+    if (!h.studyDescription.empty()) study.studyDescription = h.studyDescription;
+    if (h.studyDate.size() == 8) study.studyDate = xsDate(h.studyDate);
+    if (h.studyDate.size() == 8 && h.studyTime.size() == 6) study.studyTime = xsTime(h.studyTime);
     x.studyInformation = study;
   }
   if (!h.protocolName.empty()) {

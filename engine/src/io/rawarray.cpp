@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "larmor/util/atomic_file.hpp"
+#include "larmor/util/input_file.hpp"
 
 namespace fs = std::filesystem;
 
@@ -45,6 +46,7 @@ std::string typeName(std::uint64_t eltype, std::uint64_t elbyte) {
 RawArrayHeader readRawArrayHeader(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw Error(path + ": no such file");
+  requireRegularInput(path);
   if (!fs::is_regular_file(path, ec)) throw Error(path + ": not a regular file");
   const std::uint64_t fileBytes = fs::file_size(path, ec);
   if (ec) throw Error(path + ": cannot read (" + ec.message() + ")");

@@ -4,17 +4,40 @@
 #include "larmor/quality/display.hpp"
 #include "larmor/quality/metrics.hpp"
 #include "larmor/recon/cartesian.hpp"
+#include "larmor/recon/noncartesian.hpp"
+#include "larmor/recon/resources.hpp"
 #include "larmor/recon/settings_table.hpp"
 #include "larmor/util/provenance.hpp"
 
 namespace larmor::recon {
+
+void requireMatrixFitsData(const Dataset& d, const ReconSettings& s) {
+  const Header& h = d.header;
+  if (s.matrix[2] <= 1) return;
+  const bool twoD = h.trajectory == TrajectoryKind::Cartesian ? h.encoded[2] <= 1 : nonCartesianRank(d, 1) == 2;
+  if (twoD)
+    throw Error("--matrix " + std::to_string(s.matrix[0]) + "x" + std::to_string(s.matrix[1]) + "x" +
+                std::to_string(s.matrix[2]) + ": " + d.source + " holds 2D data (" + std::to_string(h.slices) +
+                (h.slices == 1 ? " slice" : " slices") + "), so a z size does not apply; give NxN");
+}
+
 ReconResult run(const ReconRequest& request, const Progress& progress) {
   require(request.dataset != nullptr, "recon: no dataset");
   const Dataset& d = *request.dataset;
   d.validate();
   settings::validate(request.settings);
+  requireMatrixFitsData(d, request.settings);
 
   Selection sel = request.backend ? Selection{request.backend, {}} : BackendRegistry::instance().select(request.device);
+  // The resource planner (resources.hpp): refuse up front what cannot fit; a GPU chosen by "auto" that
+  // is too small gives way to the CPU when the host has the room.
+  bool cpuInstead = false;
+  const MemoryEstimate memory =
+      planMemory(d, request.settings, sel.backend->info(), request.device == "auto", true, &cpuInstead);
+  if (cpuInstead) {
+    sel = BackendRegistry::instance().select("cpu");
+    sel.notice = memory.rule + ": running on the CPU";
+  }
   Backend& backend = *sel.backend;
   const DeviceInfo dev = backend.info();
 
@@ -47,8 +70,17 @@ ReconResult run(const ReconRequest& request, const Progress& progress) {
   result.image = std::move(images.combined);
 
   if (d.reference && d.reference->size() == result.image.size()) {
+    // The reference is optional: one that cannot be compared (NaN, all zero) costs the metrics, not the
+    // image (issue 15, item 5).
     ScopedStage st(result.timings, "metrics");
-    result.metrics = quality::toJson(quality::compare(result.image, quality::comparisonTruth(d)));
+    try {
+      result.metrics = quality::toJson(quality::compare(result.image, quality::comparisonTruth(d)));
+    } catch (const Cancelled&) {
+      throw;
+    } catch (const Error& e) {
+      result.metrics = {{"skipped", e.what()}};
+      result.warnings.push_back(d.source + ": the reference image cannot be compared (" + e.what() + "); no metrics");
+    }
   } else if (d.reference) {
     result.metrics = {{"skipped", "the reference " + d.reference->shape().str() + " and the image " +
                                       result.image.shape().str() + " differ in size (--matrix)"}};
@@ -56,6 +88,10 @@ ReconResult run(const ReconRequest& request, const Progress& progress) {
   result.provenance = provenance(toJson(request.settings), dev.id, dev.name, result.timings, d.source);
   if (!result.convergence.is_null()) result.provenance["convergence"] = result.convergence;
   if (!sel.notice.empty()) result.provenance["device"]["notice"] = sel.notice;
+  result.provenance["memory"] = {{"rule", memory.rule},
+                                 {"estimated_host_bytes", memory.hostBytes()},
+                                 {"estimated_device_bytes", memory.deviceBytes()},
+                                 {"peak_resident_bytes", peakResidentBytes()}};
   progress.report(1.0, "done");
   return result;
 }

@@ -418,8 +418,10 @@ std::string choiceList(const Setting& s) {
   return out;
 }
 
-[[noreturn]] void fail(const Setting& s, const std::string& text, const std::string& expected) {
-  throw Error((s.flag.empty() ? s.key : s.cliFlag()) + " " + text + ": expected " + expected);
+[[noreturn]] void fail(const Setting& s, const std::string& text, const std::string& expected,
+                       const std::string& what = {}) {
+  throw Error((s.flag.empty() ? s.key : s.cliFlag()) + " " + text + ": " + (what.empty() ? "" : what + ", ") +
+              "expected " + expected);
 }
 
 bool inRange(const Setting& s, double v) {
@@ -498,6 +500,9 @@ Value parse(const Setting& s, const std::string& text) {
     case Kind::Real: {
       char* end = nullptr;
       const double v = std::strtod(text.c_str(), &end);
+      // "nan" and "inf" parse as doubles; say what they are rather than that they are out of range.
+      if (!text.empty() && *end == '\0' && !std::isfinite(v))
+        fail(s, text, expectedNumber(s), std::isnan(v) ? "not a number" : "not a finite number");
       if (text.empty() || *end != '\0' || !inRange(s, v)) fail(s, text, expectedNumber(s));
       return v;
     }

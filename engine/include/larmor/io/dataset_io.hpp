@@ -6,6 +6,7 @@
 //   .ra                 RawArray complex float32 in BART's k-space layout (same rules as .cfl)
 //   .dat                Siemens twix, VB and VD/VE (io/twix.hpp): Cartesian, or non-Cartesian with
 //                       LoadOptions::trajectoryPath (a BART trajectory, or "radial:180" / "radial:360")
+#include <functional>
 #include <string>
 
 #include "larmor/recon/dataset.hpp"
@@ -23,6 +24,10 @@ struct LoadOptions {
   long matrix[3] = {0, 0, 0};
   /// ISMRMRD and twix: < 0 averages all repetitions of a line, >= 0 keeps only that repetition.
   int repetition = -1;
+  /// Called once the header is known and before the samples are read (ISMRMRD), with a Dataset that
+  /// holds only `source` and `header`: a caller may refuse there (recon's memory estimate, cheaply,
+  /// before a large file is read). Not called for .cfl/.ra, whose header is the array's shape.
+  std::function<void(const Dataset& headerOnly)> beforeData;
 };
 
 /// Reads any supported file into a validated Dataset. Throws Error (one line naming the file).

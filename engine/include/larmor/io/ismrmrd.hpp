@@ -6,6 +6,7 @@
 // lines (averages, repetitions), skips noise/navigator/phase-correction scans, and converts a stored
 // non-Cartesian trajectory to cycles per FOV (see readIsmrmrd). Every failure is an Error whose text
 // is one line naming the file.
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -27,8 +28,15 @@ inline constexpr const char* kTrajectoryKindParameter = "larmor_trajectory";
 /// `repetition` < 0 averages every repetition of a line; >= 0 keeps only that repetition (for files
 /// like ismrmrd_generate_cartesian_shepp_logan -a R, whose R repetitions are shifted undersampled
 /// frames that together fill k-space).
+/// `beforeData` (when set) sees a Dataset with only the header, after the crash sandbox and before the
+/// samples are read (io::LoadOptions::beforeData).
 Dataset readIsmrmrd(const std::string& path, const std::string& group = "dataset", const Progress& progress = {},
-                    int repetition = -1);
+                    int repetition = -1, const std::function<void(const Dataset&)>& beforeData = {});
+
+/// What the crash sandbox (larmor-h5check) reads: the file's structure (global heaps, group, XML header,
+/// the side arrays' shapes and types, the acquisition dataset's type and chunk index) and the first and
+/// last block of acquisition records, not the samples. Throws Error like readIsmrmrd.
+void checkIsmrmrdStructure(const std::string& path, const std::string& group = "dataset");
 
 /// Writes `d` (validated first) as an ISMRMRD file, atomically. `simulatorSettings` (when not null)
 /// goes into the user parameter larmor_simulator.

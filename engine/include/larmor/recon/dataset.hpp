@@ -46,6 +46,8 @@ struct Header {
   int calibrationLines = 0;
   float systemFieldT = 0;  ///< 0 when unknown
   std::string patientName, patientId, studyDescription, protocolName;  ///< empty when unknown
+  /// DICOM forms (DA "YYYYMMDD", TM "HHMMSS", sex "M"/"F"/"O"), empty when unknown or malformed.
+  std::string patientBirthDate, patientSex, studyDate, studyTime;
   std::string deviceDescription;  ///< scanner or "Larmor simulator"
   Geometry geometry;
   bool is3D() const { return encoded[2] > 1 || trajectory == TrajectoryKind::Radial3D ||
@@ -76,6 +78,9 @@ struct Dataset {
   std::optional<CArray> coilMaps;
   std::vector<AcquisitionInfo> acquisitions;  ///< as read (empty for simulated data)
   index_t noiseScans = 0;                      ///< noise-measurement acquisitions found (not in kspace)
+  /// What the loader dropped and the reconstruction can do without (a damaged embedded reference): one
+  /// line each, shown as warnings.
+  std::vector<std::string> warnings;
   /// Checks the arrays against the header: sizes, coil counts, finite samples. Throws Error naming
   /// `source` and the first problem.
   void validate() const;

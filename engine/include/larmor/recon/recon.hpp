@@ -3,6 +3,7 @@
 // ReconRequest {dataset, settings, device} -> ReconResult {images, timings, metrics, provenance}.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -36,8 +37,15 @@ struct ReconResult {
   nlohmann::json metrics;    ///< against dataset.reference when present (percent error, PSNR, SSIM)
   nlohmann::json convergence; ///< iterative methods: residual and objective per iteration
   nlohmann::json provenance; ///< settings, version, device, timings, input
+  /// What did not stop the reconstruction but should be seen (the reference could not be compared): one
+  /// line each.
+  std::vector<std::string> warnings;
 };
 
 ReconResult run(const ReconRequest& request, const Progress& progress = {});
+
+/// Throws Error when --matrix gives a z size (> 1) for 2D data, where it would be ignored (issue 15, item 4).
+/// run() calls it; the CLI calls it before loading the samples.
+void requireMatrixFitsData(const Dataset& d, const ReconSettings& s);
 
 }  // namespace larmor::recon
