@@ -68,6 +68,8 @@ class CudaBackend final : public Backend {
   void choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b, index_t batch) override;
   void gather(Buffer& out, const Buffer& src, const Buffer& index, index_t n) override;
   void scatter(Buffer& out, const Buffer& src, const Buffer& index, index_t n) override;
+  /// EspiritOps::hermitianEigen on this device (linalg.cu: cuSOLVER zheevd in double).
+  void hermitianEigen(std::vector<cdouble>& a, std::vector<double>& values, index_t n);
   int device() const { return device_; }
   /// Library handles of linalg.cu (cuBLAS, cuSOLVER), created there on first use; type-erased so this
   /// header needs no cuBLAS include.
@@ -170,6 +172,7 @@ class CudaEspiritOps final : public EspiritOps {
   explicit CudaEspiritOps(CudaBackend& backend) : be_(backend) {}
   void dominantEigenvectors(Buffer& maps, Buffer& values, const Buffer& cov, index_t voxels, index_t channels,
                             const std::vector<cfloat>& reference, float crop) override;
+  void hermitianEigen(std::vector<cdouble>& a, std::vector<double>& values, index_t n) override;
 
  private:
   CudaBackend& be_;

@@ -3,7 +3,8 @@
 // larmor/kernels/espirit_math.hpp (squarings of M, power steps, Rayleigh quotient, phase, crop) on
 // per-thread arrays sized for CMAX coils (4, 8, 16 or 32; local memory); reads of the packed matrices
 // [voxels, C (C + 1) / 2] and writes of the maps [voxels, C] are coalesced across the threads of a warp.
-// Up to 32 coils (compress more first: SVD coil compression).
+// Up to 32 coils (compress more first: SVD coil compression). The Gram matrix's eigen-decomposition:
+// CudaBackend::hermitianEigen (linalg.cu, cuSOLVER zheevd in double).
 #include <mutex>
 
 #include "check.hpp"
@@ -53,6 +54,10 @@ void launch(const EspiritArgs& a, cudaStream_t s) {
 }
 
 }  // namespace
+
+void CudaEspiritOps::hermitianEigen(std::vector<cdouble>& a, std::vector<double>& values, index_t n) {
+  be_.hermitianEigen(a, values, n);
+}
 
 void CudaEspiritOps::dominantEigenvectors(Buffer& maps, Buffer& values, const Buffer& cov, index_t voxels,
                                           index_t channels, const std::vector<cfloat>& reference, float crop) {

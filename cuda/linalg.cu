@@ -1,4 +1,5 @@
-// Batched dense linear algebra on the device (GRAPPA calibration and filling, coil compression) and the
+// Batched dense linear algebra on the device (GRAPPA calibration and filling, coil compression), the
+// Hermitian eigen-decomposition of ESPIRiT's Gram matrix (cusolverDnZheevd, double), and the
 // index-table moves gather/scatter. cuBLAS and cuSOLVER handles live in CudaBackend::linalgState, created on
 // first use and bound to the backend's stream, so all of it queues behind the backend's other work.
 //
@@ -329,6 +330,36 @@ void CudaBackend::choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& 
       throw Error("cuda backend: choleskySolveBatched: matrix " + str(e) + " of the batch of " + str(batch) +
                   " is not positive definite (leading minor " + std::to_string(host[static_cast<std::size_t>(e)]) +
                   ")");
+}
+
+void CudaBackend::hermitianEigen(std::vector<cdouble>& a, std::vector<double>& values, index_t n) {
+  require(n >= 0 && static_cast<index_t>(a.size()) == n * n, "cuda backend: hermitianEigen needs an n x n matrix");
+  values.assign(static_cast<std::size_t>(n), 0.0);
+  if (n == 0) return;
+  requireInt(n, "matrix size");
+  const int ni = static_cast<int>(n);
+  const std::size_t bytes = a.size() * sizeof(cdouble);
+  std::lock_guard lock(mutex_);
+  activate();
+  LinalgState& st = stateOf(linalgState, device_, stream_.handle, allocator_);
+  Scratch da(*allocator_, bytes);
+  Scratch dw(*allocator_, static_cast<std::size_t>(n) * sizeof(double));
+  Scratch info(*allocator_, sizeof(int));
+  auto* za = da.as<cuDoubleComplex>();
+  LARMOR_CUDA_CHECK(cudaMemcpyAsync(za, a.data(), bytes, cudaMemcpyHostToDevice, stream_.handle));
+  int lwork = 0;
+  LARMOR_CUSOLVER_CHECK(cusolverDnZheevd_bufferSize(st.solver, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, ni, za,
+                                                    ni, dw.as<double>(), &lwork));
+  Scratch work(*allocator_, static_cast<std::size_t>(std::max(lwork, 1)) * sizeof(cuDoubleComplex));
+  LARMOR_CUSOLVER_CHECK(cusolverDnZheevd(st.solver, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, ni, za, ni,
+                                         dw.as<double>(), work.as<cuDoubleComplex>(), lwork, info.as<int>()));
+  int hostInfo = 0;
+  LARMOR_CUDA_CHECK(cudaMemcpyAsync(a.data(), za, bytes, cudaMemcpyDeviceToHost, stream_.handle));
+  LARMOR_CUDA_CHECK(cudaMemcpyAsync(values.data(), dw.as<double>(), values.size() * sizeof(double),
+                                    cudaMemcpyDeviceToHost, stream_.handle));
+  LARMOR_CUDA_CHECK(cudaMemcpyAsync(&hostInfo, info.as<int>(), sizeof(int), cudaMemcpyDeviceToHost, stream_.handle));
+  LARMOR_CUDA_CHECK(cudaStreamSynchronize(stream_.handle));
+  require(hostInfo == 0, "cuda backend: hermitianEigen: cuSOLVER zheevd failed (info " + std::to_string(hostInfo) + ")");
 }
 
 void CudaBackend::gather(Buffer& out, const Buffer& src, const Buffer& index, index_t n) {

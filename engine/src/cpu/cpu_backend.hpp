@@ -90,6 +90,7 @@ class CpuEspiritOps final : public EspiritOps {
  public:
   void dominantEigenvectors(Buffer& maps, Buffer& values, const Buffer& cov, index_t voxels, index_t channels,
                             const std::vector<cfloat>& reference, float crop) override;
+  void hermitianEigen(std::vector<cdouble>& a, std::vector<double>& values, index_t n) override;
 };
 
 class CpuBackend final : public Backend {

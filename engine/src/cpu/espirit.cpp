@@ -1,6 +1,8 @@
 // EspiritOps on the host (larmor/backend/espirit_ops.hpp): ESPIRiT's pointwise dominant eigenvector,
 // eigenvalue, phase and crop, one voxel per OpenMP iteration, with the arithmetic of
 // larmor/kernels/espirit_math.hpp. Twin: cuda/espirit.cu (the same lines, one thread per voxel).
+// The Gram matrix's eigen-decomposition: Eigen's SelfAdjointEigenSolver in double (CUDA: cuSOLVER zheevd).
+#include <Eigen/Dense>
 #include <vector>
 
 #include "cpu_backend.hpp"
@@ -42,6 +44,17 @@ void CpuEspiritOps::dominantEigenvectors(Buffer& maps, Buffer& values, const Buf
       val[2 * x + 1] = 0.f;
     }
   }
+}
+
+void CpuEspiritOps::hermitianEigen(std::vector<cdouble>& a, std::vector<double>& values, index_t n) {
+  require(n >= 0 && static_cast<index_t>(a.size()) == n * n, "ESPIRiT: the eigen-decomposition needs an n x n matrix");
+  values.assign(static_cast<std::size_t>(n), 0.0);
+  if (n == 0) return;
+  Eigen::Map<Eigen::MatrixXcd> m(a.data(), n, n);
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXcd> es(m);
+  require(es.info() == Eigen::Success, "ESPIRiT: the eigen-decomposition of the calibration matrix failed");
+  m = es.eigenvectors();
+  for (index_t j = 0; j < n; ++j) values[static_cast<std::size_t>(j)] = es.eigenvalues()(j);
 }
 
 }  // namespace larmor::cpu

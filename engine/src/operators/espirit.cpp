@@ -1,8 +1,8 @@
 // ESPIRiT coil sensitivities (ops/espirit.hpp; Uecker et al., MRM 71:990, 2014): calibration matrix and
 // its Gram matrix, the signal subspace by BART's threshold rule, the image-domain matrices M(x) (small
 // grid, then sinc interpolation on the backend), and the pointwise eigenvectors (EspiritOps).
-// Backend-neutral: FFTs, resizes, the Gram GEMM and the pointwise kernel run on the backend; the K C x K C
-// eigen-decomposition and the small-grid products run on the host.
+// Backend-neutral: FFTs, resizes, the Gram GEMM, the K C x K C eigen-decomposition (EspiritOps, double) and
+// the pointwise kernel run on the backend; the small-grid products run on the host.
 #include "larmor/ops/espirit.hpp"
 
 #include <Eigen/Dense>
@@ -86,7 +86,7 @@ EspiritResult espirit(Backend& be, const CArray& cal, const index_t grid[3], con
   // 1-2: A, its Gram matrix on the backend, the eigen-decomposition on the host.
   const CArray a = calibrationMatrix(cal, k);
   const index_t rows = a.shape()[0];
-  Eigen::MatrixXcd gram(n, n);
+  std::vector<cdouble> gram(static_cast<std::size_t>(n * n));
   {
     auto da = be.allocate(bytesOf(a.size()));
     be.upload(*da, a.data(), bytesOf(a.size()));
@@ -95,16 +95,15 @@ EspiritResult espirit(Backend& be, const CArray& cal, const index_t grid[3], con
     be.gemmBatched(MatOp::ConjTranspose, MatOp::None, n, n, rows, cfloat(1.f), *da, ma, *da, ma, cfloat(0.f), *dg, mg, 1);
     std::vector<cfloat> g(static_cast<std::size_t>(n * n));
     be.download(g.data(), *dg, bytesOf(n * n));
-    for (index_t j = 0; j < n; ++j)
-      for (index_t i = 0; i < n; ++i) gram(i, j) = cdouble(g[static_cast<std::size_t>(i + n * j)]);
+    for (std::size_t i = 0; i < g.size(); ++i) gram[i] = cdouble(g[i]);
   }
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXcd> es(gram);
-  require(es.info() == Eigen::Success, "ESPIRiT: the eigen-decomposition of the calibration matrix failed");
-  const Eigen::VectorXd& ev = es.eigenvalues();  // ascending
-  const double top = ev(n - 1);
+  std::vector<double> ev;  // ascending
+  be.espiritOps().hermitianEigen(gram, ev, n);
+  const auto evec = [&](index_t e, index_t j) { return gram[static_cast<std::size_t>(e + n * j)]; };
+  const double top = ev[static_cast<std::size_t>(n - 1)];
   require(top > 0 && std::isfinite(top), "ESPIRiT: the calibration region holds no signal");
   index_t kept = 0;
-  while (kept < n && ev(n - 1 - kept) > o.threshold * top) ++kept;
+  while (kept < n && ev[static_cast<std::size_t>(n - 1 - kept)] > o.threshold * top) ++kept;
   res.kernelsKept = kept;
   res.kernelsTotal = n;
 
@@ -113,7 +112,7 @@ EspiritResult espirit(Backend& be, const CArray& cal, const index_t grid[3], con
   const index_t S = small[0] * small[1] * small[2];
   CArray kern(Shape{k[0], k[1], k[2], coils * kept});
   for (index_t i = 0; i < kept; ++i)
-    for (index_t e = 0; e < n; ++e) kern[e + n * i] = cfloat(std::conj(es.eigenvectors()(e, n - 1 - i)));
+    for (index_t e = 0; e < n; ++e) kern[e + n * i] = cfloat(std::conj(evec(e, n - 1 - i)));
   CArray u(Shape{small[0], small[1], small[2], coils * kept});
   {
     auto dk = be.allocate(bytesOf(kern.size()));

@@ -22,6 +22,13 @@ CoilSensitivities::CoilSensitivities(Backend& backend, const CArray& maps, index
     maps_.push_back(std::move(b));
     for (index_t v = 0; v < voxels; ++v) sos_[v] += std::norm(cdouble(maps[c * voxels + v]));
   }
+  groupSize_ = std::clamp<index_t>(kCoilGroupElements / std::max<index_t>(voxels, 1), 1, coils);
+  for (index_t c0 = 0; c0 < coils; c0 += groupSize_) {
+    const index_t m = std::min(coils - c0, groupSize_);
+    auto b = backend.allocate(bytesOf(voxels * m));
+    backend.upload(*b, maps.data() + c0 * voxels, bytesOf(voxels * m));
+    groups_.push_back(std::move(b));
+  }
 }
 
 CArray estimateCoilMaps(Backend& backend, const NufftGeometry& g, const CArray& kspace, index_t coils, double radius,
@@ -87,6 +94,12 @@ NormalOperator::NormalOperator(Backend& backend, FourierGram& toeplitz, const Co
   require(!regularizer || regularizer->size() == n, "normal operator: prior and image differ in size");
   tmp_ = backend.allocate(bytesOf(n));
   acc_ = backend.allocate(bytesOf(n));
+  if (coils) {
+    batch_ = backend.allocate(bytesOf(n * coils->groupSize()));
+    const std::vector<cfloat> ones(static_cast<std::size_t>(coils->groupSize()), cfloat(1.f));
+    ones_ = backend.allocate(bytesOf(coils->groupSize()));
+    backend.upload(*ones_, ones.data(), bytesOf(coils->groupSize()));
+  }
 }
 
 void NormalOperator::apply(const Buffer& x, Buffer& y) {
@@ -94,16 +107,15 @@ void NormalOperator::apply(const Buffer& x, Buffer& y) {
   if (!coils_) {
     toeplitz_.apply(x, y);
   } else {
-    for (index_t c = 0; c < coils_->coils(); ++c) {
-      const Buffer& s = coils_->map(c);
-      backend_.multiply(*tmp_, s, n, x, n, false);  // S_c x
-      toeplitz_.apply(*tmp_, *tmp_);                // T S_c x
-      if (c == 0) {
-        backend_.multiply(y, s, n, *tmp_, n, true);  // S_c^H T S_c x
-      } else {
-        backend_.multiply(*tmp_, s, n, *tmp_, n, true);
-        backend_.axpby(y, cfloat(1.f), *tmp_, cfloat(1.f), n);
-      }
+    for (index_t g = 0; g < coils_->groups(); ++g) {
+      const Buffer& s = coils_->group(g);
+      const index_t m = coils_->groupCoils(g), nm = n * m;
+      backend_.multiply(*batch_, x, n, s, nm, false);     // S_c x for the group's coils (x broadcast)
+      toeplitz_.apply(*batch_, *batch_, m);               // T S_c x, one batched apply
+      backend_.multiply(*batch_, s, nm, *batch_, nm, true);  // S_c^H T S_c x
+      // y (+)= [voxels, m] x ones[m]: the coil sum.
+      backend_.gemmBatched(MatOp::None, MatOp::None, n, 1, m, cfloat(1.f), *batch_, MatrixBatch{n, m, n, 0}, *ones_,
+                           MatrixBatch{m, 1, m, 0}, cfloat(g == 0 ? 0.f : 1.f), y, MatrixBatch{n, 1, n, 0}, 1);
     }
   }
   if (regularizer_ && lambda_ != 0) {

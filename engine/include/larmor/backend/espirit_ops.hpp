@@ -1,5 +1,5 @@
 #pragma once
-// EspiritOps: the pointwise kernel of ESPIRiT (Uecker et al., MRM 71:990, 2014), one algorithm with its own
+// EspiritOps: the pointwise kernel of ESPIRiT and the eigen-decomposition of its Gram matrix (Uecker et al., MRM 71:990, 2014), one algorithm with its own
 // interface so that the Backend interface does not grow with it (docs/architecture.md, "the PriorOps rule").
 // Each backend provides one (Backend::espiritOps(); engine/src/cpu/espirit.cpp, cuda/espirit.cu); both run
 // the same lines of larmor/kernels/espirit_math.hpp. The rest of ESPIRiT is backend-neutral
@@ -22,6 +22,13 @@ class EspiritOps {
   /// real and >= 0, and s = 0 where lambda < crop. reference has `channels` entries (host memory).
   virtual void dominantEigenvectors(Buffer& maps, Buffer& values, const Buffer& cov, index_t voxels,
                                     index_t channels, const std::vector<cfloat>& reference, float crop) = 0;
+
+  /// The eigen-decomposition of the Hermitian n x n matrix `a` (host memory, column-major, double; both
+  /// triangles filled): on return `values` holds its n eigenvalues in ascending order and column j of `a`
+  /// (a[i + n j]) the unit eigenvector of values[j]. Double precision on every backend (CPU: Eigen's
+  /// SelfAdjointEigenSolver; CUDA: cuSOLVER zheevd, divide and conquer); the two agree to double rounding
+  /// up to each eigenvector's phase (and rotations within repeated eigenvalues). Throws Error on failure.
+  virtual void hermitianEigen(std::vector<cdouble>& a, std::vector<double>& values, index_t n) = 0;
 };
 
 }  // namespace larmor

@@ -5,8 +5,9 @@
 // 1. Calibration matrix A (eq. 5): one row per position p of a k0 x k1 x k2 kernel inside the fully sampled
 //    calibration box y [c0, c1, c2, C], the row holding the patch A[p, (r, c)] = y_c(p + r); columns are
 //    (r, c), r the kernel offset (dimension 0 fastest), then the coil.
-// 2. Its right singular vectors from the Gram matrix A^H A = V diag(sigma^2) V^H (Eigen's Hermitian
-//    eigensolver, double precision). The signal subspace V_par keeps kernel i when
+// 2. Its right singular vectors from the Gram matrix A^H A = V diag(sigma^2) V^H (the backend's Hermitian
+//    eigensolver in double precision, EspiritOps::hermitianEigen: Eigen on the CPU, cuSOLVER zheevd on
+//    CUDA; the maps depend only on the kept subspace, not on the eigenvectors' phases). The signal subspace V_par keeps kernel i when
 //    sigma_i / sigma_0 > sqrt(threshold), i.e. sigma_i^2 > threshold * sigma_0^2: BART's rule for
 //    `ecalib -t` (default 0.001), where the eigenvalues of A^H A are compared.
 // 3. Kernel to image (eq. 13): a patch of an image m s (coil sensitivities s) is x -> s_c(x) exp(-2 pi i r x)

@@ -5,8 +5,13 @@
 //   E^H d   = N^{-1/2} sum_c S_c^H F^H d_c                (the right-hand side, Stone's F^H d)
 //   E^H E x = sum_c S_c^H (N^{-1} F^H F) S_c x           (Toeplitz per coil: one Q serves every coil)
 // and the normal operator of Stone's eq. 2 with a prior weight: A = E^H E + lambda W^H W.
-// Coils are kept in one buffer each: every step is a whole-buffer backend op (the backend has no views
-// into a buffer), and the coil sum is an accumulation, so no batched reduction op is needed.
+// Coils are kept in one buffer each (E and E^H, per coil), and again in groups of consecutive coils, one
+// buffer per group [voxels, coils of the group] (the backend has no views into a buffer): the normal
+// operator applies T to a whole group at once (one batched FFT pair or Toeplitz apply per group, not per
+// coil), after one broadcast product S_g x, and sums the coils with a matrix-vector product,
+//   sum_{c in g} S_c^H (T S_c x) = [conj(S_g) .* T S_g x] 1   (gemm, [voxels, coils] x [coils, 1]).
+// Groups hold at most kCoilGroupElements values, which bounds the batched workspaces (T's 2^d grid).
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -28,12 +33,19 @@ class CoilSensitivities {
   index_t coils() const { return static_cast<index_t>(maps_.size()); }
   index_t voxels() const { return voxels_; }
   const Buffer& map(index_t c) const { return *maps_[static_cast<std::size_t>(c)]; }
+  /// Coil groups: group g holds coils [g * groupSize(), min(coils, (g + 1) * groupSize())) contiguously.
+  index_t groupSize() const { return groupSize_; }
+  index_t groups() const { return static_cast<index_t>(groups_.size()); }
+  index_t groupCoils(index_t g) const { return std::min(coils() - g * groupSize_, groupSize_); }
+  const Buffer& group(index_t g) const { return *groups_[static_cast<std::size_t>(g)]; }
+  /// The most values a group buffer holds (unless one coil alone has more): 2^23 (64 MiB).
+  static constexpr index_t kCoilGroupElements = index_t(1) << 23;
   /// sum_c |S_c|^2 per voxel (host): the diagonal of sum_c S_c^H S_c.
   const std::vector<double>& sumOfSquares() const { return sos_; }
 
  private:
-  index_t voxels_;
-  std::vector<std::unique_ptr<Buffer>> maps_;
+  index_t voxels_, groupSize_ = 1;
+  std::vector<std::unique_ptr<Buffer>> maps_, groups_;
   std::vector<double> sos_;
 };
 
@@ -72,7 +84,7 @@ class NormalOperator final : public solve::LinearOperator {
   const CoilSensitivities* coils_;
   Regularizer* regularizer_;
   double lambda_;
-  std::unique_ptr<Buffer> tmp_, acc_;
+  std::unique_ptr<Buffer> tmp_, acc_, batch_, ones_;
 };
 
 /// The encoding operator with its plan: E x and E^H d for data held per coil in the backend's memory.
