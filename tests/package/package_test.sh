@@ -162,7 +162,9 @@ cli)
   is_png "$out/img.png" || fail "recon wrote no PNG"
   "$cli" recon "$out/ph.h5" --method fft --output "$out/series/" > "$out/dicom.log"
   cat "$out/dicom.log"
-  first=$(find "$out/series" -type f | sort | head -n 1)
+  # The series' .dcm files (the folder also holds the .larmor-export marker: docs/reliability.md).
+  [ -f "$out/series/.larmor-export" ] || fail "recon wrote no .larmor-export marker into $out/series/"
+  first=$(find "$out/series" -type f -name '*.dcm' | sort | head -n 1)
   [ -n "$first" ] || fail "recon wrote no DICOM files into $out/series/"
   [ "$(head -c 132 "$first" | tail -c 4)" = DICM ] || fail "$first is not a DICOM file"
 
