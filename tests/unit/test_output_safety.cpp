@@ -283,7 +283,8 @@ TEST(OutputSafety, ConcurrentWritersNeverMixAPair) {
       for (int i = 0; i < kRounds; ++i) {
         try {
           writeCfl(path, a);
-        } catch (...) {
+        } catch (const std::exception& e) {
+          if (rc == 0) std::fprintf(stderr, "writer %d: %s\n", k, e.what());
           rc = 1;
         }
       }

@@ -1,6 +1,9 @@
 #include "larmor/util/atomic_file.hpp"
 
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -17,7 +20,14 @@ namespace larmor {
 
 std::string randomTempSuffix() {
   static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-  thread_local std::mt19937_64 rng{std::random_device{}()};
+  // Seeded per process: a forked child inherits its parent's generator state, and two children drawing the
+  // same names would rename each other's temporaries away (seen in the concurrent-writers test).
+  thread_local std::mt19937_64 rng;
+  thread_local pid_t seededFor = 0;
+  if (seededFor != ::getpid()) {
+    seededFor = ::getpid();
+    rng.seed(std::random_device{}() ^ (static_cast<std::uint64_t>(seededFor) << 32));
+  }
   std::uniform_int_distribution<std::size_t> pick(0, sizeof(alphabet) - 2);
   std::string s(kTempSuffixLength, 'x');
   for (auto& c : s) c = alphabet[pick(rng)];
