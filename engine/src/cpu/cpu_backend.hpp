@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -16,6 +17,17 @@
 #include "larmor/ops/nufft.hpp"
 
 namespace larmor::cpu {
+
+/// The n complex elements of a CPU buffer, checked against its size (op names the caller in the error).
+inline const cfloat* elements(const Buffer& b, index_t n, const char* op) {
+  require(static_cast<std::size_t>(n) * sizeof(cfloat) <= b.bytes(),
+          std::string(op) + ": " + std::to_string(n) + " elements exceed a buffer of " +
+              std::to_string(b.bytes() / sizeof(cfloat)));
+  return static_cast<const cfloat*>(b.ptr());
+}
+inline cfloat* elements(Buffer& b, index_t n, const char* op) {
+  return const_cast<cfloat*>(elements(static_cast<const Buffer&>(b), n, op));
+}
 
 /// Host memory from fftwf_malloc (aligned for FFTW's SIMD loads); memory.cpp.
 class HostBuffer final : public Buffer {

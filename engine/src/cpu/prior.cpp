@@ -21,15 +21,6 @@ namespace {
 
 using kernels::axisStride;
 
-const cfloat* elements(const Buffer& b, index_t n, const char* op) {
-  require(static_cast<std::size_t>(n) * sizeof(cfloat) <= b.bytes(),
-          std::string(op) + ": " + std::to_string(n) + " elements exceed a buffer");
-  return static_cast<const cfloat*>(b.ptr());
-}
-cfloat* elements(Buffer& b, index_t n, const char* op) {
-  return const_cast<cfloat*>(elements(static_cast<const Buffer&>(b), n, op));
-}
-
 /// |z| in double, rounded to float (without hypot's care for overflow: several times faster).
 inline float magnitude(cfloat z) {
   const double re = z.real(), im = z.imag();

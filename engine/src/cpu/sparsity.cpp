@@ -25,15 +25,6 @@ namespace larmor::cpu {
 
 namespace {
 
-const cfloat* elements(const Buffer& b, index_t n, const char* op) {
-  require(static_cast<std::size_t>(n) * sizeof(cfloat) <= b.bytes(),
-          std::string(op) + ": " + std::to_string(n) + " elements exceed a buffer of " +
-              std::to_string(b.bytes() / sizeof(cfloat)));
-  return static_cast<const cfloat*>(b.ptr());
-}
-cfloat* elements(Buffer& b, index_t n, const char* op) {
-  return const_cast<cfloat*>(elements(static_cast<const Buffer&>(b), n, op));
-}
 
 struct Grid {
   index_t n[3], stride[3], voxels;
