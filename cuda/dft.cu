@@ -294,7 +294,7 @@ class CudaDftPlan final : public NufftPlan {
       double b = 0;
       for (int d = 0; d < geo.dims; ++d) {
         const double kd = k[3 * j + d];
-        require(std::isfinite(kd), "exact DFT: trajectory sample " + std::to_string(j) + " is not finite");
+        require(std::isfinite(kd), [&] { return "exact DFT: trajectory sample " + std::to_string(j) + " is not finite"; });
         b += std::fabs(kd / n_[d]) * maxX[d];
       }
       bound = std::max(bound, b);

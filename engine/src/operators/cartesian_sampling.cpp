@@ -18,10 +18,10 @@ CartesianPlan::CartesianPlan(Backend& backend, const Shape& grid, std::vector<st
   const index_t n = grid_.size();
   std::vector<bool> seen(static_cast<std::size_t>(n), false);
   for (std::size_t j = 0; j < index_.size(); ++j) {
-    require(index_[j] >= 0 && index_[j] < n, "cartesian plan: sample " + std::to_string(j) + " lies outside the " +
-                                                  grid_.str() + " grid");
+    require(index_[j] >= 0 && index_[j] < n,
+            [&] { return "cartesian plan: sample " + std::to_string(j) + " lies outside the " + grid_.str() + " grid"; });
     require(!seen[static_cast<std::size_t>(index_[j])],
-            "cartesian plan: grid point " + std::to_string(index_[j]) + " is sampled twice");
+            [&] { return "cartesian plan: grid point " + std::to_string(index_[j]) + " is sampled twice"; });
     seen[static_cast<std::size_t>(index_[j])] = true;
   }
 }
@@ -59,6 +59,8 @@ void CartesianPlan::forward(const Buffer& image, Buffer& samples, index_t batch)
   backend_.scale(samples, cfloat(static_cast<float>(std::sqrt(static_cast<double>(n)))), m * batch);
 }
 
+void CartesianPlan::sample(const Buffer& grid, Buffer& out) { backend_.gather(out, grid, indexFor(1), samples()); }
+
 void CartesianPlan::spreadInterpolate(const Buffer& weights, Buffer& out) {
   auto image = backend_.allocate(bytesOf(grid_.size()));
   adjoint(weights, *image, 1);
@@ -70,8 +72,9 @@ CartesianGram::CartesianGram(Backend& backend, const Shape& grid, const std::vec
   const index_t n = grid_.size();
   std::vector<cfloat> mask(static_cast<std::size_t>(n), cfloat(0.f));
   for (std::int64_t i : index) {
-    require(i >= 0 && i < n, "cartesian gram: a sample lies outside the " + grid_.str() + " grid");
-    require(mask[static_cast<std::size_t>(i)] == 0.f, "cartesian gram: grid point " + std::to_string(i) + " is sampled twice");
+    require(i >= 0 && i < n, [&] { return "cartesian gram: a sample lies outside the " + grid_.str() + " grid"; });
+    require(mask[static_cast<std::size_t>(i)] == 0.f,
+            [&] { return "cartesian gram: grid point " + std::to_string(i) + " is sampled twice"; });
     mask[static_cast<std::size_t>(i)] = 1.f;
   }
   diagonal_ = static_cast<double>(index.size()) / static_cast<double>(n);

@@ -136,6 +136,7 @@ CArray comparisonTruth(const Dataset& d) {
   const index_t voxels = ref.shape().span(0, 3), slices = ref.size() / voxels, coils = d.header.coils;
   require(maps.size() == voxels * coils * slices, d.source + ": coil maps do not match the reference image");
   CArray weighted(ref.shape());
+#pragma omp parallel for collapse(2) schedule(static)
   for (index_t sl = 0; sl < slices; ++sl)
     for (index_t v = 0; v < voxels; ++v) {
       double w = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace larmor::quality {
 namespace {
@@ -20,6 +21,8 @@ std::vector<double> gaussianBlur(const std::vector<double>& in, index_t nx, inde
   double w[2 * r + 1];
   for (int i = -r; i <= r; ++i) w[i + r] = std::exp(-(i * i) / (2 * 1.5 * 1.5));
   std::vector<double> tmp(in.size()), out(in.size());
+  // Rows are independent: each output value is one fixed-order sum, so threads change nothing in the result.
+#pragma omp parallel for schedule(static)
   for (index_t y = 0; y < ny; ++y)
     for (index_t x = 0; x < nx; ++x) {
       double s = 0, ws = 0;
@@ -31,6 +34,7 @@ std::vector<double> gaussianBlur(const std::vector<double>& in, index_t nx, inde
       }
       tmp[y * nx + x] = s / ws;
     }
+#pragma omp parallel for schedule(static)
   for (index_t y = 0; y < ny; ++y)
     for (index_t x = 0; x < nx; ++x) {
       double s = 0, ws = 0;
@@ -59,8 +63,8 @@ Metrics compare(const CArray& test, const CArray& reference, const CompareOption
   double tr = 0, tt = 0, rr = 0, peak = 0;
   for (index_t i = 0; i < n; ++i) {
     const double t = std::abs(cdouble(test[i])), r = std::abs(cdouble(reference[i]));
-    require(std::isfinite(t), "compare: the test image has a non-finite value at voxel " + std::to_string(i));
-    require(std::isfinite(r), "compare: the reference has a non-finite value at voxel " + std::to_string(i));
+    require(std::isfinite(t), [&] { return "compare: the test image has a non-finite value at voxel " + std::to_string(i); });
+    require(std::isfinite(r), [&] { return "compare: the reference has a non-finite value at voxel " + std::to_string(i); });
     tr += t * r;
     tt += t * t;
     rr += r * r;
@@ -134,7 +138,10 @@ double ssim(const RArray& test, const RArray& reference) {
   const auto [lo, hi] = std::minmax_element(reference.vec().begin(), reference.vec().end());
   const double L = std::max(double(*hi - *lo), 1e-30);
   const double c1 = (0.01 * L) * (0.01 * L), c2 = (0.03 * L) * (0.03 * L);
-  double total = 0;
+  // Planes in parallel (the blur's own loops then run serially inside); per-plane means summed in order after,
+  // so the result does not depend on the thread count.
+  std::vector<double> perPlane(static_cast<std::size_t>(planes), 0.0);
+#pragma omp parallel for schedule(dynamic) if (planes > 1)
   for (index_t p = 0; p < planes; ++p) {
     const index_t n = nx * ny;
     std::vector<double> a(n), b(n), aa(n), bb(n), ab(n);
@@ -152,8 +159,10 @@ double ssim(const RArray& test, const RArray& reference) {
       const double va = saa[i] - ma[i] * ma[i], vb = sbb[i] - mb[i] * mb[i], cov = sab[i] - ma[i] * mb[i];
       s += ((2 * ma[i] * mb[i] + c1) * (2 * cov + c2)) / ((ma[i] * ma[i] + mb[i] * mb[i] + c1) * (va + vb + c2));
     }
-    total += s / static_cast<double>(n);
+    perPlane[static_cast<std::size_t>(p)] = s / static_cast<double>(n);
   }
+  double total = 0;
+  for (double v : perPlane) total += v;
   return total / static_cast<double>(planes);
 }
 

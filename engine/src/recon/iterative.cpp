@@ -132,8 +132,9 @@ struct IterativeProblem::Impl {
   // The constructor's steps, in order.
   std::shared_ptr<TrajectoryOperators> buildTrajectoryOperators(const Dataset& d, const ReconSettings& s, int nd,
                                                                 Timings& timings, const Progress& progress);
+  /// Also puts the slice's samples on the device (data, dataNorm2): they are gathered there.
   std::shared_ptr<TrajectoryOperators> buildCartesianOperators(const Dataset& d, const ReconSettings& s,
-                                                               index_t slice, CArray& samples, Timings& timings,
+                                                               index_t slice, Timings& timings,
                                                                const Progress& progress);
   void uploadSlice(const CArray& samples);
   void buildCoilMaps(const Dataset& d, const ReconSettings& s, index_t slice, Timings& timings,
@@ -159,9 +160,9 @@ IterativeProblem::IterativeProblem(Backend& backend, const Dataset& d, const Rec
   settings::validate(s, "iterative");
   p.coils = std::max<index_t>(1, h.coils);
 
-  CArray samples;  // this slice's samples [M, coils] (host)
+  CArray samples;  // this slice's samples [M, coils] (host; non-Cartesian only: Cartesian ones stay on the device)
   if (h.trajectory == TrajectoryKind::Cartesian) {
-    p.traj = p.buildCartesianOperators(d, s, slice, samples, timings, progress);
+    p.traj = p.buildCartesianOperators(d, s, slice, timings, progress);
   } else {
     require(d.trajectory.size() > 0, d.source + ": non-Cartesian data without a trajectory");
     index_t out[3];
@@ -182,7 +183,7 @@ IterativeProblem::IterativeProblem(Backend& backend, const Dataset& d, const Rec
   }
   p.scale = 1.0 / std::sqrt(static_cast<double>(p.n));
   require(p.traj->gram->voxels() == p.n && p.traj->plan->samples() == p.m, "cg: shared operators of another geometry");
-  p.uploadSlice(samples);
+  if (p.data.empty()) p.uploadSlice(samples);
   p.buildCoilMaps(d, s, slice, timings, progress);
   p.encoding = std::make_unique<ops::SenseEncoding>(backend, *p.traj->plan, p.maps.get(), p.scale);
   p.computeRhs(s, samples, timings, progress);
@@ -215,7 +216,7 @@ std::shared_ptr<IterativeProblem::TrajectoryOperators> IterativeProblem::Impl::b
   t.geometry.trajectory = RArray(Shape{3, p.m});
   for (index_t i = 0; i < 3 * p.m; ++i) {
     const float v = d.trajectory[i];
-    require(std::isfinite(v), d.source + ": trajectory coordinate " + std::to_string(i) + " is not finite");
+    require(std::isfinite(v), [&] { return d.source + ": trajectory coordinate " + std::to_string(i) + " is not finite"; });
     t.geometry.trajectory[i] = v;
   }
   if (it.multiGpu && (exactFhd(it) || exactQ(it))) t.extraGpus = otherGpus(backend);
@@ -262,12 +263,12 @@ std::shared_ptr<IterativeProblem::TrajectoryOperators> IterativeProblem::Impl::b
 
 /// Cartesian SENSE (ops/cartesian_sampling.hpp): the slice's k-space brought to the recon FOV along the
 /// readout (its oversampling cropped in image space, as the FFT pipeline does; the readout is always fully
-/// sampled), the sampled lines' points as the samples, the FFT + mask as F and its Gram operator. The
-/// geometry's trajectory holds the samples' k (cycles/FOV) so that the calibration of the coil maps sees
-/// Cartesian and non-Cartesian data alike. Per slice: the sampling mask may differ between slices.
+/// sampled), the sampled lines' points as the samples, the FFT + mask as F and its Gram operator. All of it
+/// on the device, one coil at a time: upload the coil's encoded k-space, crop the readout (IFFT, centred
+/// crop, FFT), gather the sampled points (the plan's index, uploaded once). Only the line list is built on
+/// the host. Per slice: the sampling mask may differ between slices.
 std::shared_ptr<IterativeProblem::TrajectoryOperators> IterativeProblem::Impl::buildCartesianOperators(
-    const Dataset& d, const ReconSettings& s, index_t slice, CArray& samples, Timings& timings,
-    const Progress& progress) {
+    const Dataset& d, const ReconSettings& s, index_t slice, Timings& timings, const Progress& progress) {
   Impl& p = *this;
   const Header& h = d.header;
   const CartesianGeometry g = cartesianGeometry(d, s);
@@ -288,22 +289,7 @@ std::shared_ptr<IterativeProblem::TrajectoryOperators> IterativeProblem::Impl::b
 
   progress.report(0.02, "cg: Cartesian sampling");
   ScopedStage st(timings, "plan", &backend);
-  // The slice's k-space, readout oversampling removed: [N0, e1, e2, coils].
-  CArray k(Shape{p.dims[0], e1, e2, p.coils});
-  const cfloat* src = d.kspace.data() + slice * encodedVoxels * p.coils;
-  if (p.dims[0] == e0) {
-    std::copy_n(src, k.size(), k.data());
-  } else {
-    const Shape from{e0, e1, e2, p.coils}, to{p.dims[0], e1, e2, p.coils};
-    CDeviceArray a(backend, from), b(backend, to);
-    backend.upload(a.buffer(), src, a.bytes());
-    backend.fft(a.buffer(), from, 1, FftDirection::Inverse);
-    backend.resizeCentred(b.buffer(), to, a.buffer(), from);
-    // Unitary FFTs: the solve grid's IFFT of this is the FFT pipeline's cropped image, no factor.
-    backend.fft(b.buffer(), to, 1, FftDirection::Forward);
-    backend.download(k.data(), b.buffer(), b.bytes());
-  }
-  // The sampled points: every readout point of every sampled line.
+  // The sampled points: every readout point of every sampled line of the solve grid [N0, e1, e2].
   std::vector<std::int64_t> index;
   const index_t n0 = p.dims[0];
   for (index_t p2 = 0; p2 < e2; ++p2)
@@ -313,26 +299,35 @@ std::shared_ptr<IterativeProblem::TrajectoryOperators> IterativeProblem::Impl::b
     }
   p.m = static_cast<index_t>(index.size());
   require(p.m > 0, d.source + ": slice " + std::to_string(slice) + " has no sampled line");
-  samples = CArray(Shape{p.m, p.coils});
-  for (index_t c = 0; c < p.coils; ++c)
-    for (index_t j = 0; j < p.m; ++j) samples[j + p.m * c] = k[index[static_cast<std::size_t>(j)] + p.n * c];
 
   auto shared = std::make_shared<TrajectoryOperators>();
   TrajectoryOperators& t = *shared;
-  t.geometry.dims = g.rank;
+  t.geometry.dims = g.rank;  // no trajectory: the Cartesian operators need none
   for (int i = 0; i < 3; ++i) t.geometry.image[i] = p.dims[i];
-  t.geometry.trajectory = RArray(Shape{3, p.m});
-  for (index_t j = 0; j < p.m; ++j) {
-    index_t r = index[static_cast<std::size_t>(j)];
-    for (int a = 0; a < 3; ++a) {
-      const index_t i = r % p.dims[a];
-      r /= p.dims[a];
-      t.geometry.trajectory[3 * j + a] = static_cast<float>(i - p.dims[a] / 2);
-    }
-  }
   const Shape grid{p.dims[0], p.dims[1], p.dims[2]};
   t.gram = std::make_unique<ops::CartesianGram>(backend, grid, index);
-  t.plan = std::make_unique<ops::CartesianPlan>(backend, grid, std::move(index));
+  auto plan = std::make_unique<ops::CartesianPlan>(backend, grid, std::move(index));
+
+  // Each coil's encoded k-space to the device, its readout oversampling cropped there, its samples gathered.
+  const Shape from{e0, e1, e2, 1}, to{p.dims[0], e1, e2, 1};
+  auto encoded = backend.allocate(bytesOf(encodedVoxels));
+  auto cropped = p.dims[0] == e0 ? nullptr : backend.allocate(bytesOf(p.n));
+  const cfloat* src = d.kspace.data() + slice * encodedVoxels * p.coils;
+  for (index_t c = 0; c < p.coils; ++c) {
+    backend.upload(*encoded, src + c * encodedVoxels, bytesOf(encodedVoxels));
+    if (cropped) {
+      backend.fft(*encoded, from, 1, FftDirection::Inverse);
+      backend.resizeCentred(*cropped, to, *encoded, from);
+      // Unitary FFTs: the solve grid's IFFT of this is the FFT pipeline's cropped image, no factor.
+      backend.fft(*cropped, to, 1, FftDirection::Forward);
+    }
+    auto b = backend.allocate(bytesOf(p.m));
+    plan->sample(cropped ? *cropped : *encoded, *b);
+    const double norm = backend.norm2(*b, p.m);
+    p.dataNorm2 += norm * norm;
+    p.data.push_back(std::move(b));
+  }
+  t.plan = std::move(plan);
   t.info["encoding"] = "cartesian";
   t.info["sampled_fraction"] = static_cast<double>(p.m) / static_cast<double>(p.n);
   return shared;

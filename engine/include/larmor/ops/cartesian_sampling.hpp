@@ -30,6 +30,8 @@ class CartesianPlan final : public NufftPlan {
   void adjoint(const Buffer& samples, Buffer& image, index_t batch) override;
   void forward(const Buffer& image, Buffer& samples, index_t batch) override;
   void spreadInterpolate(const Buffer& weights, Buffer& out) override;
+  /// out[j] = grid[index[j]]: the samples of one k-space grid (unitary convention: no factor).
+  void sample(const Buffer& grid, Buffer& out);
 
  private:
   const Buffer& indexFor(index_t batch);

@@ -3,6 +3,7 @@
 // array) and the problem, so the CLI can print it as it is and exit non-zero.
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace larmor {
 
@@ -20,6 +21,13 @@ class Cancelled : public Error {
 /// Throws Error(message) when cond is false.
 inline void require(bool cond, const std::string& message) {
   if (!cond) throw Error(message);
+}
+
+/// The same with the message built only on failure: for checks inside loops over samples or voxels, where
+/// building the string every time cost more than the work (a Cartesian plan of 1 M samples: ~1 s).
+template <class F, class = std::enable_if_t<std::is_invocable_r_v<std::string, F&>>>
+inline void require(bool cond, F&& message) {
+  if (!cond) throw Error(message());
 }
 
 }  // namespace larmor
