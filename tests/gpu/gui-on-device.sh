@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The workstation on the lent GPU machine, under Xvfb with the CUDA plugin (issue 19: "the GUI on a GPU").
+# Build and pack here first (tests/gpu/gui-pack.sh), carry build/gui-pack, then there:
+#
+#   tests/gpu/gui-on-device.sh OUTDIR
+#
+# Records into OUTDIR: the GPU GUI tests' log (larmor_gui_tests when packed), for each scripted run (CS-TV on a
+# radial phantom, GRAPPA on an R 4 Cartesian phantom, CG-SENSE) the wall time from process start to the
+# screenshot and the reconstruction's stage timings (the GUI's stderr), and the screenshots.
+set -u -o pipefail
+OUT=${1:?usage: tests/gpu/gui-on-device.sh OUTDIR}
+mkdir -p "$OUT"
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+PACK=$ROOT/build/gui-pack/larmor-gui.tar.xz
+[[ -f $PACK ]] || { echo "gui-on-device: $PACK missing: run tests/gpu/gui-pack.sh here and carry build/gui-pack" >&2; exit 2; }
+rm -rf /tmp/larmor-gui && tar -C /tmp -xJf "$PACK"
+P=/tmp/larmor-gui
+CUDA_LIBS=$(dirname "$(find /usr/local/cuda/ -name 'libcudart.so.*' 2>/dev/null | head -1)")
+export LD_LIBRARY_PATH=$P/lib:$CUDA_LIBS:${LD_LIBRARY_PATH:-}
+export LIBGL_DRIVERS_PATH=$P/lib/dri GALLIUM_DRIVER=llvmpipe LIBGL_ALWAYS_SOFTWARE=1
+export QT_PLUGIN_PATH=$P/plugins QT_QPA_PLATFORM=xcb FONTCONFIG_FILE=$P/etc/fonts.conf
+export XDG_RUNTIME_DIR=/tmp/larmor-gui-run && mkdir -p -m 700 "$XDG_RUNTIME_DIR"
+mkdir -p /var/lib/xkb 2>/dev/null || true
+export PATH=$P/bin:$PATH  # Xvfb runs xkbcomp from PATH
+
+"$P/bin/Xvfb" :77 -screen 0 1600x1000x24 -xkbdir "$P/share/xkb" -nolisten tcp >"$OUT/xvfb.log" 2>&1 &
+XPID=$!
+trap 'kill $XPID 2>/dev/null' EXIT
+export DISPLAY=:77
+for _ in $(seq 50); do [[ -e /tmp/.X11-unix/X77 ]] && break; sleep 0.1; done
+[[ -e /tmp/.X11-unix/X77 ]] || { echo "gui-on-device: Xvfb did not start" >&2; cat "$OUT/xvfb.log" >&2; exit 2; }
+
+CLI=$P/bin/larmor-cli
+"$CLI" version | tee "$OUT/version.txt"
+D=$OUT/data && mkdir -p "$D"
+"$CLI" simulate --matrix 256 --coils 8 --traj golden --spokes 101 --output "$D/radial.h5" >/dev/null
+"$CLI" simulate --matrix 256 --coils 8 --traj cartesian --accel 4 --acs 24 --output "$D/cart-r4.h5" >/dev/null
+"$CLI" simulate --matrix 256 --coils 8 --traj cartesian --accel 2 --acs 24 --output "$D/cart-r2.h5" >/dev/null
+
+run() {  # name, then larmor's arguments
+  local name=$1; shift
+  local t0 t1
+  t0=$(date +%s.%N)
+  timeout 120 "$P/bin/larmor" "$@" --device cuda --run --screenshot "$OUT/$name.png" --quit >"$OUT/$name.log" 2>&1
+  local rc=$?
+  t1=$(date +%s.%N)
+  printf '%-10s exit %d, process start to screenshot %.2f s\n' "$name" "$rc" "$(echo "$t1 - $t0" | bc)" | tee -a "$OUT/summary.txt"
+}
+run empty-cold "$D/cart-r2.h5" --method fft
+run cs-tv "$D/radial.h5" --method cs --reg tv
+run grappa "$D/cart-r4.h5" --method grappa
+run sense "$D/cart-r2.h5" --method cg
+if [[ -x $P/bin/larmor_gui_tests ]]; then
+  timeout 400 "$P/bin/larmor_gui_tests" ${GUI_TEST_FILTER:+--gtest_filter=$GUI_TEST_FILTER} >"$OUT/gui-tests.log" 2>&1
+  echo "larmor_gui_tests exit $? ($(grep -cE '^\[       OK' "$OUT/gui-tests.log") ok, $(grep -cE '^\[  FAILED' "$OUT/gui-tests.log") failed lines)" | tee -a "$OUT/summary.txt"
+fi
+grep -hiE "device|cuda" "$OUT"/*.log | sort | uniq -c | head -20 >"$OUT/devices-seen.txt"
