@@ -294,7 +294,6 @@ SendReport send(const DicomNode& n, const std::vector<std::string>& files, const
   std::vector<FileInfo> info;
   std::map<std::pair<std::string, std::string>, bool> contexts;
   for (const auto& f : files) {
-    progress.checkCancelled();
     info.push_back(inspect(f));
     if (info.back().error.empty()) contexts[{info.back().sopClass, info.back().transferSyntax}] = true;
   }
@@ -305,6 +304,17 @@ SendReport send(const DicomNode& n, const std::vector<std::string>& files, const
     report.results[i].message = info[i].error.empty() ? "not sent" : info[i].error;
   }
   if (contexts.empty()) return report;  // nothing readable: every file says why
+  const auto cancelFrom = [&](std::size_t first) {
+    report.cancelled = true;
+    for (std::size_t j = first; j < files.size(); ++j)
+      if (info[j].error.empty()) report.results[j].message = "not sent (cancelled)";
+  };
+  try {
+    progress.checkCancelled();
+  } catch (const Cancelled&) {
+    cancelFrom(0);
+    return report;
+  }
   // PS3.8 9.3.2.2: at most 128 presentation contexts (odd IDs 1-255).
   require(contexts.size() <= 128, "PACS " + report.node + ": the files need " + std::to_string(contexts.size()) +
                                       " presentation contexts (SOP class x transfer syntax), more than 128");
@@ -328,9 +338,7 @@ SendReport send(const DicomNode& n, const std::vector<std::string>& files, const
                       "sending " + fs::path(files[i]).filename().string() + " (" + std::to_string(i + 1) + "/" +
                           std::to_string(total) + ")");
     } catch (const Cancelled&) {
-      report.cancelled = true;
-      for (std::size_t j = i; j < total; ++j)
-        if (info[j].error.empty()) report.results[j].message = "not sent (cancelled)";
+      cancelFrom(i);
       guard.abort = true;
       return report;
     }
