@@ -14,7 +14,7 @@ namespace larmor::cli {
 io::DicomNode pacsNode(const std::string& text, const std::string& callingAet, int timeout) {
   io::DicomNode n = io::parseDicomNode(text);
   io::checkAeTitle(callingAet, "--calling-aet");
-  require(timeout >= 1 && timeout <= 3600, "--timeout " + std::to_string(timeout) + ": give 1 to 3600 seconds");
+  require(timeout >= 1 && timeout <= 3600, "timeout " + std::to_string(timeout) + " s: give 1 to 3600 seconds");
   n.callingAeTitle = callingAet;
   n.timeoutSeconds = timeout;
   return n;

@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
   reconCmd->add_option("--json", rec.json, "Write timings, device, metrics, settings as JSON");
   reconCmd->add_option("--send", rec.send, "Then send the DICOM series to a PACS: AET@host:port (C-STORE)");
   reconCmd->add_option("--calling-aet", rec.callingAet, "--send: our AE title (default LARMOR)");
-  reconCmd->add_option("--timeout", rec.sendTimeout, "--send: seconds to wait for the PACS (default 10)");
+  reconCmd->add_option("--send-timeout", rec.sendTimeout, "--send: seconds to wait for the PACS (default 10)");
 
   PacsArgs pacs;  // DICOM network commands (cli_pacs.hpp)
   auto* echoCmd = app.add_subcommand("echo", "Check that a PACS answers (DICOM C-ECHO)");

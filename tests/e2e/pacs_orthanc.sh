@@ -142,6 +142,9 @@ for _ in $(seq 1 50); do [[ -s silent.port ]] && break; sleep 0.1; done
 silent=$(cat silent.port)
 must_fail "did not answer C-ECHO within 2 s" 6 "$cli" echo "ORTHANC@localhost:$silent" --timeout 2
 must_fail "did not answer C-STORE within 2 s" 6 "$cli" send series --to "ORTHANC@localhost:$silent" --timeout 2
+must_fail "did not answer C-ECHO within 2 s" 6 "$cli" recon ms.h5 --method fft --device cpu --output never/ \
+  --send "ORTHANC@localhost:$silent" --send-timeout 2
+must_fail "give 1 to 3600 seconds" 5 "$cli" echo "$node" --timeout 0
 # recon --send to a wrong node fails before the work: nothing written.
 must_fail "rejected the association" 10 "$cli" recon ms.h5 --method fft --device cpu --output never/ \
   --send "WRONG@localhost:$ORTHANC_DICOM_PORT"
