@@ -28,6 +28,7 @@
 #include "larmor/recon/settings_table.hpp"
 #include "larmor/util/atomic_file.hpp"
 #include "larmor/util/provenance.hpp"
+#include "cli_pacs.hpp"
 #ifdef LARMOR_HAVE_IO
 #include "larmor/io/ismrmrd.hpp"
 #endif
@@ -299,6 +300,9 @@ int recon(const ReconArgs& a) {
   const std::vector<std::string> inputs = {a.input, a.traj};
   requireFormatOptions(a);
   io::checkOutputs({imageOutput(a.output, eo, plannedImage(req.settings, nullptr)), jsonOutput(a.json)}, inputs);
+  // --send: a DICOM output and a node that answers C-ECHO, before the work.
+  std::optional<io::DicomNode> pacs;
+  if (!a.send.empty()) checkSendTarget(*(pacs = pacsNode(a.send, a.callingAet, a.sendTimeout)), a.output);
 
   // The device next: `--device cuda` on a machine without one fails before any loading.
   const Selection sel = BackendRegistry::instance().select(a.device);
@@ -341,7 +345,7 @@ int recon(const ReconArgs& a) {
   if (!warnings.empty()) stats["warnings"] = warnings;
   if (!r.metrics.is_null()) stats["metrics"] = r.metrics;
   writeJson(a.json, stats);
-  return 0;
+  return pacs ? sendSeries(*pacs, rep.files, false) : 0;
 }
 
 int maps(const MapsArgs& a) {

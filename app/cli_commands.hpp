@@ -23,6 +23,9 @@ struct ReconArgs {
   std::string seriesDescription;
   std::vector<std::string> components;
   float windowCenter = 0, windowWidth = 0;
+  // --send AET@host:port: C-STORE the DICOM series after the export (cli_pacs.hpp)
+  std::string send, callingAet = "LARMOR";
+  int sendTimeout = 10;
 };
 
 struct MapsArgs {

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli_commands.hpp"
+#include "cli_pacs.hpp"
 #include "settings_options.hpp"
 #include "larmor/util/error.hpp"
 #include "larmor/util/openmp_policy.hpp"
@@ -61,6 +62,20 @@ int main(int argc, char** argv) {
   reconCmd->add_option("--window-width", rec.windowWidth, "Display window width; 0 = automatic");
   reconCmd->add_flag("--nifti-complex", rec.niftiComplex, "NIfTI: complex64 voxels instead of magnitude");
   reconCmd->add_option("--json", rec.json, "Write timings, device, metrics, settings as JSON");
+  reconCmd->add_option("--send", rec.send, "Then send the DICOM series to a PACS: AET@host:port (C-STORE)");
+  reconCmd->add_option("--calling-aet", rec.callingAet, "--send: our AE title (default LARMOR)");
+  reconCmd->add_option("--send-timeout", rec.sendTimeout, "--send: seconds to wait for the PACS (default 10)");
+
+  PacsArgs pacs;  // DICOM network commands (cli_pacs.hpp)
+  auto* echoCmd = app.add_subcommand("echo", "Check that a PACS answers (DICOM C-ECHO)");
+  echoCmd->add_option("NODE", pacs.node, "AET@host:port")->required();
+  auto* sendCmd = app.add_subcommand("send", "Send DICOM files or series directories to a PACS (C-STORE)");
+  sendCmd->add_option("FILES", pacs.paths, "DICOM files, or directories of .dcm files")->required();
+  sendCmd->add_option("--to", pacs.node, "AET@host:port")->required();
+  for (auto* c : {echoCmd, sendCmd}) {
+    c->add_option("--calling-aet", pacs.callingAet, "Our AE title (default LARMOR)");
+    c->add_option("--timeout", pacs.timeout, "Seconds to wait for the PACS (default 10)");
+  }
 
   MapsArgs mp;
   auto* mapsCmd = app.add_subcommand("maps", "Estimate coil sensitivity maps (ESPIRiT or Walsh) and write a BART .cfl");
@@ -118,6 +133,8 @@ int main(int argc, char** argv) {
     if (*compareCmd) return compare(cmp);
     if (*mapsCmd) return maps(mp);
     if (*benchCmd) return bench(suite, benchDevice, json);
+    if (*echoCmd) return echoCommand(pacs);
+    if (*sendCmd) return sendCommand(pacs);
   } catch (const larmor::Cancelled&) {
     std::cerr << "larmor-cli: cancelled\n";
     return 130;

@@ -14,7 +14,8 @@ io=(libdcmtk-dev)
 gui=(qt6-base-dev qt6-charts-dev libqt6opengl6-dev libqt6svg6 libgl-dev libvtk9-dev)
 # Tests: ISMRMRD's generator, DICOM validators, an X server for GUI tests, BART as a peer, independent
 # DICOM and NIfTI readers (docs/testing.md says which claim each backs).
-test_tools=(ismrmrd-tools hdf5-tools dicom3tools dcmtk xvfb xauth bart python3 python3-pydicom python3-nibabel)
+test_tools=(ismrmrd-tools hdf5-tools dicom3tools dcmtk xvfb xauth bart python3 python3-pydicom python3-nibabel
+            orthanc curl)  # orthanc: a real PACS for the Send-to-PACS tests (tests/e2e/pacs_orthanc.sh)
 # The .deb (`make package`, the `package` tests): dpkg-shlibdeps for Depends, the validators of the
 # desktop entry and the AppStream metadata.
 packaging=(dpkg-dev appstream desktop-file-utils)

@@ -27,6 +27,7 @@
 #include "dataset_panel.hpp"
 #include "image_viewer.hpp"
 #include "larmor/backend/registry.hpp"
+#include "pacs_dialog.hpp"
 #include "settings_panel.hpp"
 #include "slice_view.hpp"
 #include "timings_view.hpp"
@@ -204,6 +205,7 @@ void MainWindow::buildMenus() {
   exp->addAction(exportCflAction_);
   exp->addAction(exportDicomAction_);
   exp->addAction(exportNiftiAction_);
+  exp->addAction(tr("Send to PACS…"), this, [this] { openSendToPacs(this, model_); })->setObjectName("sendToPacs");
   file->addSeparator();
   file->addAction(quitAction_);
   QMenu* edit = menuBar()->addMenu(tr("&Edit"));

@@ -1,0 +1,382 @@
+// Send to PACS (dicom_send.hpp): C-ECHO and C-STORE as an SCU with DCMTK's DcmSCU (dcmnet). PS3.7 9.1.1
+// (C-STORE), 9.1.5 (C-ECHO), PS3.8 (association: one presentation context per SOP class and transfer
+// syntax), PS3.4 B.2.3 (C-STORE statuses: 0000 success, B000/B006/B007 warnings, A7xx/A9xx/Cxxx failures).
+// DCMTK's own log lines for dcmnet are captured (not printed) so that a failure is one line of ours; the
+// reason DCMTK logs for a rejected association is put into that line.
+// Built with and without LARMOR_IO: the text parts always, the networking only with DCMTK.
+#include "larmor/io/dicom_send.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "larmor/util/error.hpp"
+
+#ifdef LARMOR_HAVE_IO
+#include <dcmtk/config/osconfig.h>  // must come first: DCMTK's build configuration
+#include <dcmtk/dcmdata/dcdeftag.h>
+#include <dcmtk/dcmdata/dcfilefo.h>
+#include <dcmtk/dcmdata/dcuid.h>
+#include <dcmtk/dcmdata/dcxfer.h>
+#include <dcmtk/dcmnet/diutil.h>
+#include <dcmtk/dcmnet/scu.h>
+#include <dcmtk/oflog/oflog.h>
+#include <dcmtk/oflog/spi/logevent.h>
+#endif
+
+namespace larmor::io {
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------------------------------------- text
+
+void checkAeTitle(const std::string& t, const std::string& what) {
+  require(!t.empty() && t.size() <= 16, what + ": an AE title has 1 to 16 characters (got \"" + t + "\")");
+  for (unsigned char c : t)
+    require(c >= 0x20 && c < 0x7f && c != '\\',
+            what + ": an AE title holds printable ASCII characters other than '\\' (got \"" + t + "\")");
+  require(t.find_first_not_of(' ') != std::string::npos, what + ": an AE title cannot be all spaces");
+}
+
+DicomNode parseDicomNode(const std::string& text) {
+  const std::string form = "\"" + text + "\": a DICOM node is AET@host:port (e.g. ORTHANC@localhost:4242)";
+  const auto at = text.find('@');
+  const auto colon = text.rfind(':');
+  require(at != std::string::npos && colon != std::string::npos && colon > at, form);
+  DicomNode n;
+  n.aeTitle = text.substr(0, at);
+  n.host = text.substr(at + 1, colon - at - 1);
+  if (n.host.size() > 2 && n.host.front() == '[' && n.host.back() == ']') n.host = n.host.substr(1, n.host.size() - 2);
+  const std::string port = text.substr(colon + 1);
+  checkAeTitle(n.aeTitle, form);
+  require(!n.host.empty() && n.host.find_first_of(" @/\\") == std::string::npos, form + " (no host)");
+  require(!port.empty() && port.size() <= 5 && port.find_first_not_of("0123456789") == std::string::npos,
+          form + " (port \"" + port + "\")");
+  n.port = std::stoi(port);
+  require(n.port >= 1 && n.port <= 65535, form + " (port " + port + " is not in 1-65535)");
+  return n;
+}
+
+std::string toString(const DicomNode& n) {
+  const bool v6 = n.host.find(':') != std::string::npos;
+  return n.aeTitle + "@" + (v6 ? "[" + n.host + "]" : n.host) + ":" + std::to_string(n.port);
+}
+
+std::size_t SendReport::sent() const {
+  return static_cast<std::size_t>(std::count_if(results.begin(), results.end(), [](const SendResult& r) { return r.ok; }));
+}
+
+std::string SendReport::summary() const {
+  std::ostringstream s;
+  s << "sent " << sent() << "/" << results.size() << " instance" << (results.size() == 1 ? "" : "s") << " to " << node;
+  if (cancelled) s << ", cancelled";
+  return s.str();
+}
+
+std::vector<std::string> dicomFilesToSend(const std::string& path) {
+  std::error_code ec;
+  const auto st = fs::status(path, ec);
+  require(!ec && fs::exists(st), path + ": no such file or directory");
+  if (!fs::is_directory(st)) return {path};
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(path, ec))
+    if (e.is_regular_file() && e.path().extension() == ".dcm") files.push_back(e.path().string());
+  require(!ec, path + ": cannot list the directory (" + ec.message() + ")");
+  require(!files.empty(), path + ": the directory holds no .dcm files");
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+#ifndef LARMOR_HAVE_IO
+
+bool dicomNetworkAvailable() { return false; }
+void echo(const DicomNode&) { throw Error("DICOM networking is not in this build (built without LARMOR_IO)"); }
+SendReport send(const DicomNode&, const std::vector<std::string>&, const Progress&) {
+  throw Error("DICOM networking is not in this build (built without LARMOR_IO)");
+}
+
+#else
+
+bool dicomNetworkAvailable() { return true; }
+
+namespace {
+
+// ------------------------------------------------------------------------- DCMTK's log, captured
+
+// What dcmnet logs while this thread talks to a node (e.g. "Association Rejected: ... Reason: Called AE
+// Title Not Recognized"), instead of DCMTK's default console output.
+thread_local std::string* tlsCapture = nullptr;
+
+class CaptureAppender : public dcmtk::log4cplus::Appender {
+ public:
+  CaptureAppender() = default;
+  ~CaptureAppender() override { destructorImpl(); }
+  void close() override {}
+
+ protected:
+  void append(const dcmtk::log4cplus::spi::InternalLoggingEvent& e) override {
+    if (!tlsCapture) return;
+    if (!tlsCapture->empty()) *tlsCapture += ' ';
+    *tlsCapture += e.getMessage().c_str();
+  }
+};
+
+void installCapture() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    OFLogger l = OFLog::getLogger("dcmtk.dcmnet");
+    l.setLogLevel(OFLogger::ERROR_LOG_LEVEL);
+    l.setAdditivity(false);  // not to the root logger's console appender
+    l.removeAllAppenders();
+    l.addAppender(dcmtk::log4cplus::SharedAppenderPtr(new CaptureAppender));
+  });
+}
+
+/// Collects dcmnet's messages for the lifetime of the object (one network operation on this thread).
+struct LogScope {
+  std::string text;
+  LogScope() {
+    installCapture();
+    tlsCapture = &text;
+  }
+  ~LogScope() { tlsCapture = nullptr; }
+  /// The captured text on one line, squeezed, cut to a sensible length.
+  std::string line() const {
+    std::string out;
+    for (char c : text) {
+      const char d = (c == '\n' || c == '\r' || c == '\t') ? ' ' : c;
+      if (d == ' ' && (out.empty() || out.back() == ' ')) continue;
+      out += d;
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out.size() > 300 ? out.substr(0, 300) + "..." : out;
+  }
+};
+
+// ------------------------------------------------------------------------------ the association
+
+bool isTimeout(const OFCondition& c) { return c == DUL_READTIMEOUT || c == DIMSE_NODATAAVAILABLE; }
+
+std::string reasonOf(const OFCondition& c, const LogScope& log) {
+  std::string r = c.text();
+  const std::string l = log.line();
+  if (!l.empty() && l.find(r) == std::string::npos) r += ": " + l;
+  return r;
+}
+
+void configure(DcmSCU& scu, const DicomNode& n) {
+  checkAeTitle(n.aeTitle, "the called AE title");
+  checkAeTitle(n.callingAeTitle, "the calling AE title");
+  require(n.timeoutSeconds >= 1, "PACS " + toString(n) + ": the timeout must be at least 1 s");
+  scu.setAETitle(n.callingAeTitle.c_str());
+  scu.setPeerAETitle(n.aeTitle.c_str());
+  scu.setPeerHostName(n.host.c_str());
+  scu.setPeerPort(static_cast<Uint16>(n.port));
+  // Every wait is bounded: TCP connect, association (ACSE) and each DIMSE response.
+  scu.setConnectionTimeout(n.timeoutSeconds);
+  scu.setACSETimeout(static_cast<Uint32>(n.timeoutSeconds));
+  scu.setDIMSEBlockingMode(DIMSE_NONBLOCKING);
+  scu.setDIMSETimeout(static_cast<Uint32>(n.timeoutSeconds));
+  scu.setVerbosePCMode(OFFalse);
+}
+
+/// initNetwork + negotiateAssociation, or a one-line Error for `what` ("C-ECHO", "C-STORE").
+void associate(DcmSCU& scu, const DicomNode& n, const std::string& what) {
+  LogScope log;
+  const std::string pacs = "PACS " + toString(n);
+  OFCondition c = scu.initNetwork();
+  if (c.bad()) throw Error(pacs + ": cannot start the network (" + reasonOf(c, log) + ")");
+  c = scu.negotiateAssociation();
+  if (c.good()) return;
+  if (isTimeout(c))
+    throw Error(pacs + " did not answer " + what + " within " + std::to_string(n.timeoutSeconds) + " s");
+  if (c == DUL_ASSOCIATIONREJECTED)
+    throw Error(pacs + " rejected the association (" + reasonOf(c, log) + "; check the called AE title \"" +
+                n.aeTitle + "\" and that the PACS accepts the calling AE title \"" + n.callingAeTitle + "\")");
+  if (c == NET_EC_NoAcceptablePresentationContexts)
+    throw Error(pacs + " accepted none of the proposed presentation contexts for " + what);
+  const std::string r = reasonOf(c, log);
+  // A connect() that timed out reads as a TCP error naming the timeout.
+  if (r.find("imed out") != std::string::npos || r.find("imeout") != std::string::npos)
+    throw Error(pacs + " did not answer " + what + " within " + std::to_string(n.timeoutSeconds) + " s (" + r + ")");
+  throw Error(pacs + ": cannot connect for " + what + " (" + r + ")");
+}
+
+/// Releases the association when the scope ends normally, aborts it on an exception or a failure.
+struct AssociationGuard {
+  DcmSCU& scu;
+  bool abort = false;
+  ~AssociationGuard() {
+    if (!scu.isConnected()) return;
+    LogScope quiet;
+    if (abort || std::uncaught_exceptions() > 0 || scu.releaseAssociation().bad()) scu.abortAssociation();
+  }
+};
+
+std::string hex4(unsigned v) {
+  static const char* d = "0123456789ABCDEF";
+  std::string s = "0x0000";
+  for (int i = 0; i < 4; ++i) s[5 - i] = d[(v >> (4 * i)) & 0xf];
+  return s;
+}
+
+/// PS3.4 B.2.3 and Annex C: what a C-STORE response status means.
+std::string statusText(Uint16 s) {
+  if (s == 0) return "stored";
+  if (s == 0xB000) return "stored with warning " + hex4(s) + " (coercion of data elements)";
+  if (s == 0xB006) return "stored with warning " + hex4(s) + " (elements discarded)";
+  if (s == 0xB007) return "stored with warning " + hex4(s) + " (data set does not match SOP class)";
+  if ((s & 0xFF00) == 0xA700) return "refused " + hex4(s) + " (out of resources)";
+  if ((s & 0xFF00) == 0xA900) return "refused " + hex4(s) + " (data set does not match SOP class)";
+  if ((s & 0xF000) == 0xC000) return "refused " + hex4(s) + " (cannot understand)";
+  if (s == 0x0122) return "refused " + hex4(s) + " (SOP class not supported)";
+  if (s == 0x0124) return "refused " + hex4(s) + " (not authorized)";
+  return "refused " + hex4(s);
+}
+
+bool statusOk(Uint16 s) { return s == 0 || s == 0xB000 || s == 0xB006 || s == 0xB007; }
+
+/// What a file needs for its presentation context: SOP class, instance, transfer syntax (meta header).
+struct FileInfo {
+  std::string sopClass, sopInstance, transferSyntax, error;
+};
+
+FileInfo inspect(const std::string& path) {
+  FileInfo fi;
+  DcmFileFormat ff;
+  // The meta header and the dataset up to the UIDs; the pixel data are read again when sent.
+  const OFCondition c = ff.loadFile(path.c_str(), EXS_Unknown, EGL_noChange, 4096);
+  if (c.bad()) {
+    fi.error = "cannot read as DICOM (" + std::string(c.text()) + ")";
+    return fi;
+  }
+  OFString cls, inst, ts;
+  ff.getMetaInfo()->findAndGetOFString(DCM_TransferSyntaxUID, ts);
+  if (ff.getDataset()->findAndGetOFString(DCM_SOPClassUID, cls).bad() || cls.empty())
+    ff.getMetaInfo()->findAndGetOFString(DCM_MediaStorageSOPClassUID, cls);
+  if (ff.getDataset()->findAndGetOFString(DCM_SOPInstanceUID, inst).bad() || inst.empty())
+    ff.getMetaInfo()->findAndGetOFString(DCM_MediaStorageSOPInstanceUID, inst);
+  if (ts.empty()) ts = DcmXfer(ff.getDataset()->getOriginalXfer()).getXferID();
+  if (cls.empty() || inst.empty()) fi.error = "no SOP Class UID or SOP Instance UID";
+  else if (ts.empty()) fi.error = "unknown transfer syntax";
+  fi.sopClass = cls.c_str(), fi.sopInstance = inst.c_str(), fi.transferSyntax = ts.c_str();
+  return fi;
+}
+
+}  // namespace
+
+void echo(const DicomNode& n) {
+  DcmSCU scu;
+  configure(scu, n);
+  OFList<OFString> ts;
+  ts.push_back(UID_LittleEndianExplicitTransferSyntax);
+  ts.push_back(UID_LittleEndianImplicitTransferSyntax);
+  scu.addPresentationContext(UID_VerificationSOPClass, ts);
+  associate(scu, n, "C-ECHO");
+  AssociationGuard guard{scu};
+  LogScope log;
+  const OFCondition c = scu.sendECHORequest(0);
+  if (c.good()) return;
+  guard.abort = true;
+  const std::string pacs = "PACS " + toString(n);
+  if (isTimeout(c))
+    throw Error(pacs + " did not answer C-ECHO within " + std::to_string(n.timeoutSeconds) + " s");
+  throw Error(pacs + ": C-ECHO failed (" + reasonOf(c, log) + ")");
+}
+
+SendReport send(const DicomNode& n, const std::vector<std::string>& files, const Progress& progress) {
+  SendReport report;
+  report.node = toString(n);
+  require(!files.empty(), "PACS " + report.node + ": no files to send");
+
+  // Read every file's UIDs first; propose one presentation context per (SOP class, transfer syntax).
+  std::vector<FileInfo> info;
+  std::map<std::pair<std::string, std::string>, bool> contexts;
+  for (const auto& f : files) {
+    info.push_back(inspect(f));
+    if (info.back().error.empty()) contexts[{info.back().sopClass, info.back().transferSyntax}] = true;
+  }
+  report.results.resize(files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    report.results[i].file = files[i];
+    report.results[i].sopInstanceUid = info[i].sopInstance;
+    report.results[i].message = info[i].error.empty() ? "not sent" : info[i].error;
+  }
+  if (contexts.empty()) return report;  // nothing readable: every file says why
+  const auto cancelFrom = [&](std::size_t first) {
+    report.cancelled = true;
+    for (std::size_t j = first; j < files.size(); ++j)
+      if (info[j].error.empty()) report.results[j].message = "not sent (cancelled)";
+  };
+  try {
+    progress.checkCancelled();
+  } catch (const Cancelled&) {
+    cancelFrom(0);
+    return report;
+  }
+  // PS3.8 9.3.2.2: at most 128 presentation contexts (odd IDs 1-255).
+  require(contexts.size() <= 128, "PACS " + report.node + ": the files need " + std::to_string(contexts.size()) +
+                                      " presentation contexts (SOP class x transfer syntax), more than 128");
+
+  DcmSCU scu;
+  configure(scu, n);
+  for (const auto& [key, unused] : contexts) {
+    OFList<OFString> ts;
+    ts.push_back(key.second.c_str());
+    scu.addPresentationContext(key.first.c_str(), ts);
+  }
+  associate(scu, n, "C-STORE");
+  AssociationGuard guard{scu};
+
+  const std::size_t total = files.size();
+  for (std::size_t i = 0; i < total; ++i) {
+    SendResult& r = report.results[i];
+    if (!info[i].error.empty()) continue;
+    try {
+      progress.report(static_cast<double>(i) / static_cast<double>(total),
+                      "sending " + fs::path(files[i]).filename().string() + " (" + std::to_string(i + 1) + "/" +
+                          std::to_string(total) + ")");
+    } catch (const Cancelled&) {
+      cancelFrom(i);
+      guard.abort = true;
+      return report;
+    }
+    const T_ASC_PresentationContextID pc =
+        scu.findPresentationContextID(info[i].sopClass.c_str(), info[i].transferSyntax.c_str());
+    if (pc == 0) {
+      const char* name = dcmFindNameOfUID(info[i].sopClass.c_str(), nullptr);
+      r.message = "the PACS did not accept " + std::string(name ? name : info[i].sopClass) + " in transfer syntax " +
+                  info[i].transferSyntax;
+      continue;
+    }
+    LogScope log;
+    Uint16 status = 0xFFFF;
+    const OFCondition c = scu.sendSTORERequest(pc, files[i].c_str(), nullptr, status);
+    if (c.good()) {
+      r.status = status;
+      r.ok = statusOk(status);
+      r.message = statusText(status);
+      continue;
+    }
+    r.message = isTimeout(c) ? "no C-STORE response within " + std::to_string(n.timeoutSeconds) + " s"
+                             : "C-STORE failed (" + reasonOf(c, log) + ")";
+    if (isTimeout(c) || !scu.isConnected()) {  // the association is gone or in an unknown state
+      for (std::size_t j = i + 1; j < total; ++j)
+        if (info[j].error.empty()) report.results[j].message = "not sent (the association was lost)";
+      guard.abort = true;
+      break;
+    }
+  }
+  if (!report.cancelled) {
+    try {
+      progress.report(1.0, report.summary());
+    } catch (const Cancelled&) {  // everything went already
+    }
+  }
+  return report;
+}
+
+#endif  // LARMOR_HAVE_IO
+
+}  // namespace larmor::io
