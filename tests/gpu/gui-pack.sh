@@ -38,11 +38,15 @@ for g in libGLX_mesa.so.0 libEGL_mesa.so.0 libglapi.so.0; do
   [[ -e /usr/lib/x86_64-linux-gnu/$g ]] && cp -L "/usr/lib/x86_64-linux-gnu/$g" "$P/lib/"
 done
 
-# Not carried: the runtimes and CUDA (the GPU machine's own).
+# Not carried: the runtimes and CUDA (the GPU machine's own), and every library whose soname the GPU machine
+# already has (tests/gpu/device-libs.txt: `ls /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu /usr/local/cuda/lib64`
+# there; the same soname is the same ABI, and its copy there is the newer one).
+HAVE=$ROOT/tests/gpu/device-libs.txt
 skip='^(libc|libm|libstdc\+\+|libgcc_s|ld-linux-x86-64|libpthread|libdl|librt|libresolv|libcuda|libcudart|libcufft|libcublas|libcublasLt|libcusolver|libcusparse|libnvJitLink|libnvrtc)\.so'
 closure() {
   ldd "$@" 2>/dev/null | awk '/=> \//{print $1" "$3}' | while read -r name path; do
     [[ $name =~ $skip ]] && continue
+    [[ -f $HAVE ]] && grep -qxF "$name" "$HAVE" && continue
     [[ -e $P/lib/$name ]] || cp -L "$path" "$P/lib/$name"
   done
 }
@@ -57,5 +61,8 @@ cat > "$P/etc/fonts.conf" <<'EOF'
 <fontconfig><dir prefix="relative">../share/fonts</dir><cachedir>/tmp/larmor-fontconfig-cache</cachedir></fontconfig>
 EOF
 mkdir -p "$OUTDIR"
-tar -C "$STAGE" -cJf "$OUTDIR/larmor-gui.tar.xz" larmor-gui
+du -ab "$P/lib" "$P/bin" | sort -n | tail -8 >&2
+rm -f "$OUTDIR/larmor-gui.tar.xz"
+tar -C "$STAGE" -cf - larmor-gui | xz -T0 -9 > "$OUTDIR/larmor-gui.tar.xz.part"
+mv "$OUTDIR/larmor-gui.tar.xz.part" "$OUTDIR/larmor-gui.tar.xz"
 echo "gui-pack: $(du -sh "$P" | cut -f1) unpacked, $(du -h "$OUTDIR/larmor-gui.tar.xz" | cut -f1) packed: $OUTDIR/larmor-gui.tar.xz"
