@@ -1,0 +1,139 @@
+// The batch journal (larmor/batch/journal.hpp): O_APPEND + flock + one write per record + fsync, so
+// several processes on a shared file system append whole lines, and a kill loses at most one record.
+#include "larmor/batch/journal.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
+#include "larmor/util/error.hpp"
+
+namespace larmor::batch {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::mutex& appendMutex() {  // flock is per open file description: threads of one process share it
+  static std::mutex m;
+  return m;
+}
+
+class FileLock {
+ public:
+  explicit FileLock(int fd) : fd_(fd) {
+    while (::flock(fd_, LOCK_EX) != 0)
+      if (errno != EINTR) throw Error(std::string("journal: flock failed: ") + std::strerror(errno));
+  }
+  ~FileLock() { ::flock(fd_, LOCK_UN); }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+Journal::Journal(std::string path) : path_(std::move(path)) {
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  require(fd_ >= 0, path_ + ": cannot open the journal (" + std::strerror(errno) + ")");
+}
+
+Journal::~Journal() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void Journal::append(const nlohmann::json& record) {
+  std::string line = record.dump() + "\n";  // dump() escapes control characters: no newline inside
+  std::lock_guard guard(appendMutex());
+  FileLock lock(fd_);
+  // A torn last line (a writer killed inside write()) must not swallow this record.
+  struct stat st {};
+  if (::fstat(fd_, &st) == 0 && st.st_size > 0) {
+    const int rfd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    char last = '\n';
+    if (rfd >= 0) {
+      if (::pread(rfd, &last, 1, st.st_size - 1) != 1) last = '\n';
+      ::close(rfd);
+    }
+    if (last != '\n') line.insert(line.begin(), '\n');
+  }
+  const char* p = line.data();
+  std::size_t left = line.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd_, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    require(n > 0, path_ + ": cannot append to the journal (" + std::strerror(errno) + ")");
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  require(::fsync(fd_) == 0, path_ + ": fsync failed (" + std::strerror(errno) + ")");
+}
+
+std::vector<nlohmann::json> Journal::read(const std::string& path, int* skipped) {
+  std::vector<nlohmann::json> out;
+  if (skipped) *skipped = 0;
+  std::ifstream in(path);
+  if (!in) return out;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      if (skipped) ++*skipped;
+      continue;
+    }
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+std::uint64_t fnv1a(const std::string& bytes, std::uint64_t h) {
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string hex64(std::uint64_t v) {
+  static const char* digits = "0123456789abcdef";
+  std::string s(16, '0');
+  for (int i = 15; i >= 0; --i, v >>= 4) s[static_cast<std::size_t>(i)] = digits[v & 15];
+  return s;
+}
+
+std::string inputHash(const std::string& path) {
+  std::vector<std::string> members = {path};
+  const std::string ext = fs::path(path).extension().string();
+  if (ext == ".cfl" || ext == ".hdr") {
+    const std::string base = path.substr(0, path.size() - ext.size());
+    members = {base + ".hdr", base + ".cfl"};
+  }
+  std::string id;
+  for (const auto& m : members) {
+    struct stat st {};
+    if (::stat(m.c_str(), &st) != 0) return {};
+    id += m + '\0' + std::to_string(st.st_size) + '\0' +
+          std::to_string(static_cast<long long>(st.st_mtim.tv_sec) * 1000000000ll + st.st_mtim.tv_nsec) + '\0';
+  }
+  return hex64(fnv1a(id));
+}
+
+std::string itemKey(const std::string& name, const std::string& inHash, const std::string& settingsHash) {
+  return name + "|" + inHash + "|" + settingsHash;
+}
+
+std::map<std::string, nlohmann::json> latestByKey(const std::vector<nlohmann::json>& records) {
+  std::map<std::string, nlohmann::json> latest;
+  for (const auto& r : records)
+    if (r.contains("key") && r["key"].is_string()) latest[r["key"].get<std::string>()] = r;
+  return latest;
+}
+
+}  // namespace larmor::batch
