@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "larmor/backend/registry.hpp"
+#include "larmor/batch/settings_file.hpp"
 #include "larmor/io/cfl.hpp"
 #include "larmor/io/dataset_io.hpp"
 #include "larmor/io/export.hpp"
@@ -298,7 +299,9 @@ int recon(const ReconArgs& a) {
   // a DICOM folder is new, empty or our earlier export, and an explicit --matrix fits the format.
   const std::vector<std::string> inputs = {a.input, a.traj};
   requireFormatOptions(a);
-  io::checkOutputs({imageOutput(a.output, eo, plannedImage(req.settings, nullptr)), jsonOutput(a.json)}, inputs);
+  io::checkOutputs({imageOutput(a.output, eo, plannedImage(req.settings, nullptr)), jsonOutput(a.json),
+                    jsonOutput(a.saveSettings)},
+                   inputs);
 
   // The device next: `--device cuda` on a machine without one fails before any loading.
   const Selection sel = BackendRegistry::instance().select(a.device);
@@ -314,7 +317,9 @@ int recon(const ReconArgs& a) {
 
   const Dataset d = io::loadDataset(a.input, lo);
   // Again with the image size the dataset gives: format limits and free disk space, before the work.
-  io::checkOutputs({imageOutput(a.output, eo, plannedImage(req.settings, &d)), jsonOutput(a.json)}, inputs);
+  io::checkOutputs({imageOutput(a.output, eo, plannedImage(req.settings, &d)), jsonOutput(a.json),
+                    jsonOutput(a.saveSettings)},
+                   inputs);
   req.dataset = &d;
   const recon::ReconResult r = recon::run(req);
   std::vector<std::string> warnings = d.warnings;
@@ -341,6 +346,9 @@ int recon(const ReconArgs& a) {
   if (!warnings.empty()) stats["warnings"] = warnings;
   if (!r.metrics.is_null()) stats["metrics"] = r.metrics;
   writeJson(a.json, stats);
+  // After the reconstruction worked: the settings that made it, for `larmor-cli batch --settings`.
+  writeJson(a.saveSettings, batch::settingsFileJson(a.settings, fs::exists(a.traj) ? fs::absolute(a.traj).string() : a.traj));
+  if (!a.saveSettings.empty()) std::cout << "wrote " << a.saveSettings << " (settings for larmor-cli batch --settings)\n";
   return 0;
 }
 

@@ -17,6 +17,7 @@ struct SimulateArgs {
 
 struct ReconArgs {
   std::string input, traj, device = "auto", output, json;
+  std::string saveSettings;  ///< --save-settings: the settings as JSON for `batch --settings`
   recon::ReconSettings settings;  ///< from the settings table's flags (settings_options.hpp)
   // Export (DICOM / NIfTI)
   bool anonymize = false, niftiComplex = false;

@@ -4,6 +4,7 @@
 
 #include <iostream>
 
+#include "batch.hpp"
 #include "cli_commands.hpp"
 #include "settings_options.hpp"
 #include "larmor/util/error.hpp"
@@ -61,6 +62,7 @@ int main(int argc, char** argv) {
   reconCmd->add_option("--window-width", rec.windowWidth, "Display window width; 0 = automatic");
   reconCmd->add_flag("--nifti-complex", rec.niftiComplex, "NIfTI: complex64 voxels instead of magnitude");
   reconCmd->add_option("--json", rec.json, "Write timings, device, metrics, settings as JSON");
+  reconCmd->add_option("--save-settings", rec.saveSettings, "Write these settings as JSON for `larmor-cli batch --settings`");
 
   MapsArgs mp;
   auto* mapsCmd = app.add_subcommand("maps", "Estimate coil sensitivity maps (ESPIRiT or Walsh) and write a BART .cfl");
@@ -87,6 +89,9 @@ int main(int argc, char** argv) {
   benchCmd->add_option("--suite", suite, "Suite");
   benchCmd->add_option("--device", benchDevice, "auto|cpu|cuda[:N]");
   benchCmd->add_option("--json", json, "Results as JSON")->required();
+
+  BatchArgs bat;
+  auto* batchCmd = addBatchCommand(app, bat);
 
   try {
     app.parse(argc, argv);
@@ -118,6 +123,7 @@ int main(int argc, char** argv) {
     if (*compareCmd) return compare(cmp);
     if (*mapsCmd) return maps(mp);
     if (*benchCmd) return bench(suite, benchDevice, json);
+    if (*batchCmd) return batch(bat);
   } catch (const larmor::Cancelled&) {
     std::cerr << "larmor-cli: cancelled\n";
     return 130;

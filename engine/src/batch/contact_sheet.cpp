@@ -111,8 +111,18 @@ io::Image8 contactSheet(const std::vector<Tile>& tiles, int cell) {
     const int cx = (i % cols) * w + pad, cy = (i / cols) * h + pad;
     const Tile& t = tiles[static_cast<std::size_t>(i)];
     if (t.thumbnail.width > 0) {
-      const io::Image8 th = t.thumbnail.width > cell || t.thumbnail.height > cell ? thumbnail(t.thumbnail, cell)
-                                                                                  : t.thumbnail;
+      io::Image8 th = t.thumbnail.width > cell || t.thumbnail.height > cell ? thumbnail(t.thumbnail, cell)
+                                                                            : t.thumbnail;
+      // Small images (32^2) are enlarged by a whole factor, pixel for pixel.
+      if (const int k = cell / std::max(th.width, th.height); k > 1) {
+        io::Image8 big;
+        big.width = th.width * k, big.height = th.height * k;
+        big.pixels.resize(static_cast<std::size_t>(big.width * big.height));
+        for (int y = 0; y < big.height; ++y)
+          for (int x = 0; x < big.width; ++x)
+            big.pixels[static_cast<std::size_t>(y * big.width + x)] = th.pixels[static_cast<std::size_t>((y / k) * th.width + x / k)];
+        th = std::move(big);
+      }
       const int ox = cx + (cell - th.width) / 2, oy = cy + (cell - th.height) / 2;
       for (int y = 0; y < th.height; ++y)
         std::memcpy(&sheet.pixels[static_cast<std::size_t>((oy + y) * sheet.width + ox)],

@@ -294,7 +294,8 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
           "--shard " + std::to_string(o.shardIndex) + "/" + std::to_string(o.shardCount) + ": expected K/N with 0 <= K < N");
   for (const auto& f : plan.formats) checkFormat(f);
   require(!plan.formats.empty(), "batch: no output format");
-  const std::string dir = o.outputDir;
+  // Absolute: the journal's output paths must name the same files from any working directory.
+  const std::string dir = fs::absolute(o.outputDir).lexically_normal().string();
   std::error_code ec;
   fs::create_directories(dir, ec);
   require(!ec, dir + ": cannot create the output folder (" + ec.message() + ")");
