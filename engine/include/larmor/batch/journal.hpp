@@ -42,7 +42,7 @@ class Journal {
 };
 
 /// 64-bit FNV-1a of bytes (Fowler, Noll, Vo): journal keys, not security.
-std::uint64_t fnv1a(const std::string& bytes, std::uint64_t h = 1469598103934665603ull);
+std::uint64_t fnv1a(const std::string& bytes, std::uint64_t h = 14695981039346656037ull);
 std::string hex64(std::uint64_t v);
 
 /// Hash of an input file's identity: its absolute path, size and modification time (ns). Empty when the
