@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "larmor/batch/journal.hpp"
 #include "larmor/recon/settings_table.hpp"
@@ -185,7 +186,10 @@ void assignNames(std::vector<Item>& items) {
   for (const auto& it : items) count[stem(it.input)]++;
   for (auto& it : items) {
     it.name = stem(it.input);
-    if (count[it.name] > 1) {
+    // Names of the batch's own files in the output folder are taken (contact-sheet.png, summary.json, ...).
+    static const std::set<std::string> reserved = {"contact-sheet", "summary", "journal", "batch-plan",
+                                                   "manifest", "settings", "larmor-batch", "slurm-logs"};
+    if (count[it.name] > 1 || reserved.count(it.name) > 0) {
       std::string key = it.input;
       for (const auto& o : it.overrides) {
         key.push_back('\0');

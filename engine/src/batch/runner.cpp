@@ -112,6 +112,14 @@ std::vector<ItemState> itemStates(const Plan& plan, const std::vector<json>& rec
   return states;
 }
 
+/// ISMRMRD files are read through libhdf5, which Debian builds without its thread-safe option: one at a
+/// time. The other readers (.cfl, .ra, twix) are plain C++ and run in parallel.
+bool needsLoadLock(const std::string& path) {
+  std::string e = fs::path(path).extension().string();
+  for (auto& ch : e) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return e != ".cfl" && e != ".hdr" && e != ".ra" && e != ".dat";
+}
+
 struct Worker {
   WorkerDevice device;
   std::shared_ptr<Backend> backend;
@@ -359,7 +367,7 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
   }
 
   std::atomic<std::size_t> next{0};
-  std::mutex loadMutex;   // libhdf5 (ISMRMRD) is not thread-safe
+  std::mutex loadMutex;   // libhdf5 (ISMRMRD) is not thread-safe: needsLoadLock
   std::mutex ownedMutex;  // the outputs of this run join `owned`
   const std::string host = hostName();
   const std::string shard = std::to_string(o.shardIndex) + "/" + std::to_string(o.shardCount);
@@ -416,8 +424,10 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
       for (int i = 0; i < 3; ++i) lo.matrix[i] = is.settings.matrix[i];
       const auto tLoad = std::chrono::steady_clock::now();
       Dataset d;
-      {
+      if (needsLoadLock(item.input)) {
         std::lock_guard lock(loadMutex);
+        d = io::loadDataset(item.input, lo);
+      } else {
         d = io::loadDataset(item.input, lo);
       }
       const double loadMs = msSince(tLoad);

@@ -5,7 +5,7 @@
 //  - One worker thread per device (`cuda:0,cuda:1`, `all` = every GPU, or `cpu` with `jobs` workers that
 //    divide the OpenMP threads among them). Each worker opens its backend once (registry.hpp) and reuses
 //    it, with its plan caches, for every item it takes; items are dealt from one shared queue as workers
-//    free up. Loading is serialised (libhdf5 is not thread-safe); reconstruction and writing overlap.
+//    free up. ISMRMRD loading is serialised (libhdf5 is not thread-safe); the rest overlaps.
 //  - Every output is written atomically (AtomicFile; DICOM: a folder renamed) and never over a file that
 //    is not an earlier output of this batch (the journal lists ours).
 //  - The journal (journal.hpp) records started/done/failed; a re-run skips what is done and retries the
