@@ -71,7 +71,7 @@ c = stage_total(f"{d}/multi.json") / n
 rate = n / wall1
 print(f"method {method}, {n} slices 128^2 x 8 coils, R=3")
 print(f"batch on one device: {wall1:.3f} s in the batch ({proc1:.3f} s with process start): {rate:.1f} slices/s, {1e3 * wall1 / n:.2f} ms/slice")
-print(f"engine per slice: (a) in-batch median recon {a:.2f} ms; (b) one-file recon {b:.2f} ms; (c) 64-slice file {c:.2f} ms")
+print(f"engine per slice: (a) in-batch median recon {a:.2f} ms; (b) one-file recon {b:.2f} ms; (c) {n}-slice file {c:.2f} ms")
 for name, ms in (("a", a), ("b", b), ("c", c)):
     r = rate / (1e3 / ms)
     print(f"  batch throughput / engine rate ({name}) = {r:.3f}" + ("   target >= 0.9: " + ("MET" if r >= 0.9 else "MISSED") if name == "a" else ""))

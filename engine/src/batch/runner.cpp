@@ -12,6 +12,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -372,24 +373,57 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
   const std::string host = hostName();
   const std::string shard = std::to_string(o.shardIndex) + "/" + std::to_string(o.shardCount);
 
-  auto process = [&](Worker& w, std::size_t index) {
+  // Each item passes three stages: prepare (checks, "started", load), reconstruct (the worker's device),
+  // finish (outputs, thumbnail, "done"). A worker loads the next item and writes the previous one while
+  // its device reconstructs the current one, so the device is not idle during file I/O.
+  struct Job {
+    std::size_t index = 0;
+    std::chrono::steady_clock::time_point start;
+    json rec;
+    ItemSettings is;
+    std::vector<std::string> outs;
+    Dataset data;
+    double loadMs = 0, reconMs = 0;
+    std::string error;  ///< non-empty: the item failed (at the stage that set it)
+  };
+  io::ExportOptions eo;
+  eo.printWarnings = false;
+
+  auto fail = [&](Job& job, const std::string& device) {
+    const Item& item = plan.items[job.index];
+    json failed = job.rec;
+    failed["event"] = "failed";
+    failed["error"] = job.error;
+    failed["timings_ms"] = {{"total", msSince(job.start)}};
+    failed["time_utc"] = utcNow();
+    try {
+      journal.append(failed);
+    } catch (const std::exception&) {
+      // the journal itself failed: the item is reported and, unrecorded, retried next time
+    }
+    emit({ProgressEvent::Kind::Failed, item.name, device, job.error, 0, 0, 0, 0, msSince(job.start) / 1e3});
+  };
+
+  auto prepare = [&](const Worker& w, std::size_t index) {
+    Job job;
+    job.index = index;
+    job.start = std::chrono::steady_clock::now();
     const Item& item = plan.items[index];
-    const auto start = std::chrono::steady_clock::now();
-    json rec = {{"name", item.name}, {"input", item.input}, {"device", w.id}, {"host", host},
-                {"pid", static_cast<long>(::getpid())}, {"shard", shard}};
-    std::string key = states[index].key.empty() ? itemKey(item.name, "", "") : states[index].key;
-    rec["key"] = key;
+    job.rec = {{"name", item.name}, {"input", item.input}, {"device", w.id}, {"host", host},
+               {"pid", static_cast<long>(::getpid())}, {"shard", shard},
+               {"key", states[index].key.empty() ? itemKey(item.name, "", "") : states[index].key}};
     emit({ProgressEvent::Kind::Started, item.name, w.id, "", 0, 0, 0, 0, 0});
     try {
-      const ItemSettings is = itemSettings(plan, item);
-      std::vector<std::string> outs, planned;
-      for (const auto& f : plan.formats) outs.push_back(outputPath(dir, item.name, f));
-      for (std::size_t k = 0; k < outs.size(); ++k) {
+      if (w.device.ompThreads > 0) omp_set_num_threads(w.device.ompThreads);
+      job.is = itemSettings(plan, item);
+      std::vector<std::string> planned;
+      for (const auto& f : plan.formats) job.outs.push_back(outputPath(dir, item.name, f));
+      for (std::size_t k = 0; k < job.outs.size(); ++k) {
         if (plan.formats[k] == "dcm") {
-          planned.push_back(outs[k]);
+          planned.push_back(job.outs[k]);
           continue;  // a DICOM folder: io's rule (absent, empty or a Larmor export)
         }
-        for (const auto& m : members(outs[k])) {
+        for (const auto& m : members(job.outs[k])) {
           planned.push_back(m);
           std::lock_guard lock(ownedMutex);
           require(!fs::exists(m) || owned.count(m) > 0,
@@ -400,50 +434,49 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
         std::lock_guard lock(ownedMutex);
         owned.insert(planned.begin(), planned.end());
       }
-      io::ExportOptions eo;
-      eo.printWarnings = false;
       std::vector<io::PlannedOutput> checks;
-      for (const auto& out : outs) {
+      for (const auto& out : job.outs) {
         io::PlannedOutput p;
         p.path = out;
         p.options = eo;
         checks.push_back(p);
       }
       std::vector<std::string> inputs = {item.input};
-      if (!is.trajectory.empty()) inputs.push_back(is.trajectory);
+      if (!job.is.trajectory.empty()) inputs.push_back(job.is.trajectory);
       io::checkOutputs(checks, inputs);
-      json started = rec;
+      json started = job.rec;
       started["event"] = "started";
-      started["settings_hash"] = is.hash;
+      started["settings_hash"] = job.is.hash;
       started["outputs"] = planned;
       started["time_utc"] = utcNow();
       journal.append(started);
 
       io::LoadOptions lo;
-      lo.trajectoryPath = is.trajectory;
-      for (int i = 0; i < 3; ++i) lo.matrix[i] = is.settings.matrix[i];
+      lo.trajectoryPath = job.is.trajectory;
+      for (int i = 0; i < 3; ++i) lo.matrix[i] = job.is.settings.matrix[i];
       const auto tLoad = std::chrono::steady_clock::now();
-      Dataset d;
       if (needsLoadLock(item.input)) {
         std::lock_guard lock(loadMutex);
-        d = io::loadDataset(item.input, lo);
+        job.data = io::loadDataset(item.input, lo);
       } else {
-        d = io::loadDataset(item.input, lo);
+        job.data = io::loadDataset(item.input, lo);
       }
-      const double loadMs = msSince(tLoad);
+      job.loadMs = msSince(tLoad);
+    } catch (const std::exception& e) {
+      job.error = e.what();
+    }
+    return job;
+  };
+
+  auto finish = [&](const Worker& w, Job job, recon::ReconResult r) {
+    const Item& item = plan.items[job.index];
+    try {
       if (w.device.ompThreads > 0) omp_set_num_threads(w.device.ompThreads);
-      recon::ReconRequest req;
-      req.dataset = &d;
-      req.settings = is.settings;
-      req.backend = w.backend;
-      const auto tRecon = std::chrono::steady_clock::now();
-      const recon::ReconResult r = recon::run(req);
-      const double reconMs = msSince(tRecon);
       const auto tWrite = std::chrono::steady_clock::now();
-      std::vector<std::string> files, warnings = d.warnings;
+      std::vector<std::string> files, warnings = job.data.warnings;
       warnings.insert(warnings.end(), r.warnings.begin(), r.warnings.end());
-      for (const auto& out : outs) {
-        const io::ExportReport rep = io::writeImageOutput(out, r, d, eo);
+      for (const auto& out : job.outs) {
+        const io::ExportReport rep = io::writeImageOutput(out, r, job.data, eo);
         files.insert(files.end(), rep.files.begin(), rep.files.end());
         warnings.insert(warnings.end(), rep.warnings.begin(), rep.warnings.end());
       }
@@ -455,13 +488,13 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
       writePgm((fs::path(dir) / kThumbDir / (item.name + ".pgm")).string(),
                thumbnail(io::render(mag, nz / 2 + nz * (ns / 2)), kThumbSize));
       const double writeMs = msSince(tWrite);
-      json done = rec;
+      json done = job.rec;
       done["event"] = "done";
-      done["settings_hash"] = is.hash;
-      if (plan.formats.end() != std::find(plan.formats.begin(), plan.formats.end(), "dcm"))
+      done["settings_hash"] = job.is.hash;
+      if (std::find(plan.formats.begin(), plan.formats.end(), "dcm") != plan.formats.end())
         files.push_back(outputPath(dir, item.name, "dcm"));
       done["outputs"] = files;
-      done["timings_ms"] = {{"load", loadMs}, {"recon", reconMs}, {"write", writeMs}, {"total", msSince(start)}};
+      done["timings_ms"] = {{"load", job.loadMs}, {"recon", job.reconMs}, {"write", writeMs}, {"total", msSince(job.start)}};
       if (!warnings.empty()) done["warnings"] = warnings;
       done["time_utc"] = utcNow();
       journal.append(done);
@@ -469,28 +502,51 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
         std::lock_guard lock(ownedMutex);
         owned.insert(files.begin(), files.end());
       }
-      emit({ProgressEvent::Kind::Done, item.name, w.id, "", 0, 0, 0, 0, msSince(start) / 1e3});
+      emit({ProgressEvent::Kind::Done, item.name, w.id, "", 0, 0, 0, 0, msSince(job.start) / 1e3});
     } catch (const std::exception& e) {
-      json failed = rec;
-      failed["event"] = "failed";
-      failed["error"] = e.what();
-      failed["timings_ms"] = {{"total", msSince(start)}};
-      failed["time_utc"] = utcNow();
-      try {
-        journal.append(failed);
-      } catch (const std::exception&) {
-        // the journal itself failed: the item is reported below and retried next time
-      }
-      emit({ProgressEvent::Kind::Failed, item.name, w.id, e.what(), 0, 0, 0, 0, msSince(start) / 1e3});
+      job.error = e.what();
+      fail(job, w.id);
     }
   };
 
+  auto workerLoop = [&](Worker& w) {
+    if (w.device.ompThreads > 0) omp_set_num_threads(w.device.ompThreads);
+    auto fetch = [&]() -> std::future<Job> {
+      const std::size_t k = next++;
+      if (k >= queue.size()) return {};
+      return std::async(std::launch::async, prepare, std::cref(w), queue[k]);
+    };
+    std::future<Job> pending = fetch();
+    std::future<void> writing;
+    while (pending.valid()) {
+      Job job = pending.get();
+      pending = fetch();  // the next item loads while this one reconstructs
+      if (!job.error.empty()) {
+        fail(job, w.id);
+        continue;
+      }
+      recon::ReconResult r;
+      try {
+        recon::ReconRequest req;
+        req.dataset = &job.data;
+        req.settings = job.is.settings;
+        req.backend = w.backend;
+        const auto tRecon = std::chrono::steady_clock::now();
+        r = recon::run(req);
+        job.reconMs = msSince(tRecon);
+      } catch (const std::exception& e) {
+        job.error = e.what();
+        fail(job, w.id);
+        continue;
+      }
+      if (writing.valid()) writing.get();  // one item being written at a time per worker
+      writing = std::async(std::launch::async, finish, std::cref(w), std::move(job), std::move(r));
+    }
+    if (writing.valid()) writing.get();
+  };
+
   std::vector<std::thread> threads;
-  for (auto& w : workers)
-    threads.emplace_back([&, wp = &w] {
-      if (wp->device.ompThreads > 0) omp_set_num_threads(wp->device.ompThreads);
-      for (std::size_t k = next++; k < queue.size(); k = next++) process(*wp, queue[k]);
-    });
+  for (auto& w : workers) threads.emplace_back([&, wp = &w] { workerLoop(*wp); });
   for (auto& t : threads) t.join();
 
   result.done = counts.done;
