@@ -145,6 +145,10 @@ std::vector<Item> readManifest(const std::string& path) {
     const std::string file = words.front();
     require(file.rfind("--", 0) != 0, where + ": the line starts with the option " + file + "; expected a path first");
     std::vector<std::string> overrides(words.begin() + 1, words.end());
+    // A trajectory file named relative to the manifest, like the input.
+    for (std::size_t k = 0; k + 1 < overrides.size(); ++k)
+      if (overrides[k] == "--traj" && fs::path(overrides[k + 1]).is_relative() && fs::exists(base / overrides[k + 1]))
+        overrides[k + 1] = (base / overrides[k + 1]).lexically_normal().string();
     // Check the overrides' words now (a typo fails the whole batch before any work, naming the line);
     // whether they apply to the method is known once the settings file is read.
     std::string traj;
