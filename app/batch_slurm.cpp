@@ -24,7 +24,8 @@ std::string quote(const std::string& s) {
 std::string slurmScript(const BatchArgs& a, const std::string& cli, int items, int shards) {
   const std::string dir = fs::absolute(a.outputDir).lexically_normal().string();
   std::ostringstream s;
-  s << "#!/bin/bash\n"
+  // A login shell where modules are loaded: sites define `module` in the login profile.
+  s << (a.modules.empty() ? "#!/bin/bash\n" : "#!/bin/bash -l\n")
     << "# Written by larmor-cli " << versionString() << " (batch --slurm) on " << utcNow() << ".\n"
     << "# " << items << " inputs in " << shards << " array tasks; task K reconstructs the inputs i with\n"
     << "# i mod " << shards << " = K into the shared folder below, all tasks appending to its journal.jsonl.\n"
@@ -39,8 +40,9 @@ std::string slurmScript(const BatchArgs& a, const std::string& cli, int items, i
   if (a.gpusPerTask > 0) s << "#SBATCH --gpus-per-task=" << a.gpusPerTask << "\n";
   if (!a.partition.empty()) s << "#SBATCH --partition=" << a.partition << "\n";
   if (!a.time.empty()) s << "#SBATCH --time=" << a.time << "\n";
-  s << "set -euo pipefail\n";
+  // Modules before `set -e`: some sites' module functions return non-zero on warnings.
   for (const auto& m : a.modules) s << "module load " << m << "\n";
+  s << "set -eo pipefail\n";
   // OpenMP threads = the task's CPUs (else each worker would see the whole node's cores).
   s << "export OMP_NUM_THREADS=\"${SLURM_CPUS_PER_TASK:-1}\"\n"
     << "SHARDS=" << shards << "\n"

@@ -358,7 +358,13 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
     for (const auto& d : devs) {
       Worker w;
       w.device = d;
-      w.backend = d.spec == "cpu" ? makeCpuBackend() : BackendRegistry::instance().select(d.spec).backend;
+      try {
+        w.backend = d.spec == "cpu" ? makeCpuBackend() : BackendRegistry::instance().select(d.spec).backend;
+      } catch (const Error& e) {
+        std::string why = e.what();
+        if (const std::string own = "--device " + d.spec + ": "; why.rfind(own, 0) == 0) why = why.substr(own.size());
+        throw Error("--devices " + o.devices + ": " + d.spec + ": " + why);
+      }
       w.id = w.backend->info().id;
       workers.push_back(std::move(w));
     }
