@@ -94,6 +94,8 @@ TEST(BatchManifest, FoldersListTheirLoadableFilesSortedAndNamesAreUnique) {
   // The same list gives the same names (every Slurm shard must agree).
   auto again = collectItems({(dir / "one").string(), (dir / "two" / "z.h5").string()});
   for (std::size_t i = 0; i < items.size(); ++i) EXPECT_EQ(again[i].name, items[i].name);
+  // The same file listed twice (a folder and by name) is one item.
+  EXPECT_EQ(collectItems({(dir / "one").string(), (dir / "one" / "b.dat").string()}).size(), 3u);
   fs::create_directories(dir / "empty");
   EXPECT_THROW(collectItems({(dir / "empty").string()}), Error);
 }

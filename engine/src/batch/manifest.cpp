@@ -177,6 +177,13 @@ std::vector<Item> collectItems(const std::vector<std::string>& inputs, const std
     items.insert(items.end(), list.begin(), list.end());
   }
   require(!items.empty(), "batch: no inputs (give files, folders, @list.txt or --manifest)");
+  // The same input with the same settings listed twice (a folder and a manifest) is one item: two would
+  // write the same outputs.
+  std::set<std::pair<std::string, std::vector<std::string>>> seen;
+  std::vector<Item> unique;
+  for (auto& it : items)
+    if (seen.insert({it.input, it.overrides}).second) unique.push_back(std::move(it));
+  items = std::move(unique);
   assignNames(items);
   return items;
 }

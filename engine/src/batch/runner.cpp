@@ -269,7 +269,10 @@ json writeSummary(const std::string& dir, const Plan& plan, double wallSeconds) 
                         {"version", versionString()},
                         {"items", items}};
   writeJsonFile((fs::path(dir) / "summary.json").string(), summary);
-  io::writePng((fs::path(dir) / "contact-sheet.png").string(), contactSheet(tiles));
+  // Cells shrink for large cohorts so that the sheet stays near 4096 pixels wide (96 to 32 pixels a cell).
+  const int cols = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(std::max<std::size_t>(1, tiles.size())))));
+  const int cell = std::clamp(4096 / cols - 8, 32, 96);
+  io::writePng((fs::path(dir) / "contact-sheet.png").string(), contactSheet(tiles, cell));
   return summary;
 }
 
