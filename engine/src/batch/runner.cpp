@@ -77,7 +77,7 @@ std::vector<std::string> members(const std::string& out) { return io::pathMember
 struct ItemState {
   std::string status = "pending";  ///< done | failed | pending | interrupted
   json record;                     ///< the latest journal record (null when none)
-  std::string key, error;
+  std::string key, inputHash, error;
 };
 
 std::vector<ItemState> itemStates(const Plan& plan, const std::vector<json>& records) {
@@ -94,7 +94,8 @@ std::vector<ItemState> itemStates(const Plan& plan, const std::vector<json>& rec
       s.error = e.what();
       continue;
     }
-    s.key = itemKey(item.name, inputHash(item.input), settingsHash);
+    s.inputHash = inputHash(item.input);
+    s.key = itemKey(item.name, s.inputHash, settingsHash);
     const auto it = latest.find(s.key);
     if (it == latest.end()) continue;
     s.record = it->second;
@@ -420,7 +421,8 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
     const Item& item = plan.items[index];
     job.rec = {{"name", item.name}, {"input", item.input}, {"device", w.id}, {"host", host},
                {"pid", static_cast<long>(::getpid())}, {"shard", shard},
-               {"key", states[index].key.empty() ? itemKey(item.name, "", "") : states[index].key}};
+               {"key", states[index].key.empty() ? itemKey(item.name, "", "") : states[index].key},
+               {"input_hash", states[index].inputHash}};
     emit({ProgressEvent::Kind::Started, item.name, w.id, "", 0, 0, 0, 0, 0});
     try {
       if (w.device.ompThreads > 0) omp_set_num_threads(w.device.ompThreads);
