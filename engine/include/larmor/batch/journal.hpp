@@ -37,6 +37,7 @@ class Journal {
   static std::vector<nlohmann::json> read(const std::string& path, int* skipped = nullptr);
 
  private:
+  void writeLine(std::string line);  ///< under both locks: after a torn line, starts a fresh one
   std::string path_;
   int fd_ = -1;
 };
