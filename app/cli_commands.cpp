@@ -262,8 +262,17 @@ int simulate(const SimulateArgs& a) {
   kspace.bytes = static_cast<std::uintmax_t>(static_cast<double>(m[0]) * std::max(1.f, a.oversampling) *
                                              static_cast<double>(m[1]) * static_cast<double>(std::max(1L, m[2])) *
                                              std::max(1, a.coils) * std::max(1, a.slices) * 8.0) + (1u << 20);
-  io::checkOutputs({kspace, jsonOutput(a.json)}, {});
+  io::PlannedOutput trajOut = jsonOutput(a.trajOutput);
+  trajOut.role = io::OutputRole::Kspace;
+  io::checkOutputs({kspace, jsonOutput(a.json), trajOut}, {});
   const Dataset d = phantom::simulate(s);
+  if (!a.trajOutput.empty()) {
+    // The trajectory as `recon --traj` reads it: BART's [3, readout, profiles], cycles per FOV, real.
+    require(d.trajectory.size() > 0, "--traj-output: " + toString(s.trajectory) + " data has no trajectory file (Cartesian)");
+    CArray t(d.trajectory.shape());
+    for (index_t i = 0; i < t.size(); ++i) t[i] = cfloat(d.trajectory[i], 0.f);
+    io::writeCfl(a.trajOutput, t);
+  }
   if (ext == ".cfl") {
     io::writeCfl(a.output, io::toBartImage(d.kspace));
   } else {

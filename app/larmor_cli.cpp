@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   simCmd->add_option("--seed", sim.seed, "Noise seed");
   simCmd->add_option("--output", sim.output, "Output file (.h5)")->required();
   simCmd->add_option("--json", sim.json, "Write the settings as JSON");
+  simCmd->add_option("--traj-output", sim.trajOutput, "Also write the trajectory as BART .cfl (for recon --traj)");
 
   ReconArgs rec;
   auto* reconCmd = app.add_subcommand("recon", "Reconstruct images from raw k-space");

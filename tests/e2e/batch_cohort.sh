@@ -11,7 +11,8 @@
 #  - a GUI session file (ui/session.cpp's format: {"larmor_session": 1, "settings": ...}) as --settings gives
 #    the same outputs as the CLI's settings file;
 #  - a file in the output folder that is not ours is never overwritten (that item fails, saying so);
-#  - --devices all on a machine without a GPU runs on the CPU and says why.
+#  - --devices all on a machine without a GPU runs on the CPU and says why;
+#  - BART .cfl inputs with the trajectory from the settings file give the images of the same data as .h5.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/py/python.sh"
@@ -122,6 +123,20 @@ else
   grep -q "note: no GPU (.*): running on the CPU with 1 worker" "$dir/all.out" || { cat "$dir/all.out"; fail "no fallback message"; }
   cmp "$dir/all/s1.cfl" "$dir/ref-s1.cfl" || fail "--devices all on the CPU differs"
 fi
+# 8. BART .cfl k-space with the trajectory named in the settings file (`recon --traj T --save-settings`):
+#    `simulate --traj-output` writes the trajectory, and the batch of .cfl files = recon of the same data as .h5.
+mkdir -p "$dir/cfl"
+for i in 1 2; do
+  "$cli" simulate --matrix 32 --coils 4 --traj radial --spokes 48 --noise 0.01 --seed $i --output "$dir/cfl/r$i.cfl" \
+    --traj-output "$dir/traj.cfl" >/dev/null
+done
+"$cli" recon "$dir/cfl/r1.cfl" --traj "$dir/traj.cfl" --method cg --iters 20 --lambda 0.01 --device cpu \
+  --output "$dir/check-cfl.cfl" --save-settings "$dir/S-cfl.json" >/dev/null
+"$cli" batch "$dir/cfl" --settings "$dir/S-cfl.json" --output-dir "$dir/cfl-out" --devices cpu > "$dir/cfl.out" 2>&1 \
+  || { cat "$dir/cfl.out"; fail "the .cfl batch failed"; }
+for i in 1 2; do
+  cmp "$dir/cfl-out/r$i.cfl" "$dir/ref-s$i.cfl" || fail ".cfl k-space + trajectory gives another image than the .h5"
+done
 # Bad arguments are one line and exit 1.
 set +e
 "$cli" batch "$dir/in" --settings "$dir/in/s1.h5" --output-dir "$dir/x" 2> "$dir/bad.err"; rc=$?

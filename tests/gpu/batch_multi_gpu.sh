@@ -4,9 +4,10 @@
 # The targets: batch throughput on one GPU >= 0.9x the engine's per-slice rate (the batch machinery --
 # queue, loading, writing, journal -- costs <= 10 %); with 2 GPUs >= 1.8x one GPU.
 #
-# The data: 64 single-slice files, 128^2 Cartesian, 8 coils, R = 3 with 24 ACS lines, BART .cfl k-space (the
-# GPU machine's build has no ISMRMRD, and radial .cfl k-space would need a trajectory file that `simulate`
-# does not write), reconstructed with GRAPPA (default) or CG-SENSE (METHOD=cg: Cartesian SENSE, 30 iterations).
+# The data: 64 single-slice files, BART .cfl k-space (the GPU machine's build has no ISMRMRD), 128^2, 8 coils:
+#   METHOD=cg (default): golden-angle radial, 96 spokes (`simulate --traj-output` writes the trajectory, which
+#                        the settings file names), CG-SENSE with ESPIRiT maps, 30 iterations;
+#   METHOD=grappa:       Cartesian, R = 3 with 24 ACS lines, GRAPPA.
 # The same 64 slices are also written as one 64-slice file.
 #
 # The engine's rate, three ways (all printed; the first is the target's):
@@ -15,11 +16,11 @@
 #  (b) `recon` of one single-slice file in its own process (recon::run's stage total from --json; second run,
 #      so the Toeplitz/plan caches on disk are warm);
 #  (c) `recon` of the 64-slice file / 64 (the engine batching slices itself: a bound, not the target).
-# Usage: tests/gpu/batch_multi_gpu.sh LARMOR_CLI [WORKDIR]      (METHOD=grappa|cg)
+# Usage: tests/gpu/batch_multi_gpu.sh LARMOR_CLI [WORKDIR]      (METHOD=cg|grappa)
 # (DEVICE=cpu SLICES=4 checks the script itself on a machine without a GPU; the figures then mean nothing.)
 set -euo pipefail
 cli=$(readlink -f "$1") dir=${2:-/tmp/larmor-batch-bench}
-method=${METHOD:-grappa} dev=${DEVICE:-cuda:0} n=${SLICES:-64}
+method=${METHOD:-cg} dev=${DEVICE:-cuda:0} n=${SLICES:-64}
 rm -rf "$dir"; mkdir -p "$dir/in"
 if [[ $dev == cuda* ]] && ! "$cli" devices | grep -q "^cuda"; then
   echo "SKIP: no CUDA device"
@@ -27,12 +28,17 @@ if [[ $dev == cuda* ]] && ! "$cli" devices | grep -q "^cuda"; then
 fi
 gpus=$("$cli" devices | grep -c "^cuda" || true)
 "$cli" devices
-extra=()
-[[ $method == cg ]] && extra=(--iters 30)
+if [[ $method == cg ]]; then
+  data=(--traj golden --spokes 96 --traj-output "$dir/traj.cfl")
+  extra=(--traj "$dir/traj.cfl" --iters 30)
+else
+  data=(--accel 3 --acs 24)
+  extra=()
+fi
 for i in $(seq -f %02g 1 "$n"); do
-  "$cli" simulate --matrix 128 --coils 8 --accel 3 --acs 24 --noise 0.01 --seed $((10#$i)) --output "$dir/in/s$i.cfl" >/dev/null
+  "$cli" simulate --matrix 128 --coils 8 "${data[@]}" --noise 0.01 --seed $((10#$i)) --output "$dir/in/s$i.cfl" >/dev/null
 done
-"$cli" simulate --matrix 128 --coils 8 --accel 3 --acs 24 --noise 0.01 --slices "$n" --output "$dir/multi.cfl" >/dev/null
+"$cli" simulate --matrix 128 --coils 8 "${data[@]}" --noise 0.01 --slices "$n" --output "$dir/multi.cfl" >/dev/null
 "$cli" recon "$dir/in/s01.cfl" --method "$method" "${extra[@]}" --device "$dev" --output "$dir/check.cfl" \
   --save-settings "$dir/S.json" >/dev/null
 "$cli" recon "$dir/in/s02.cfl" --method "$method" "${extra[@]}" --device "$dev" --output "$dir/single.cfl" --json "$dir/single.json" >/dev/null
@@ -69,7 +75,7 @@ a = med1
 b = stage_total(f"{d}/single.json")
 c = stage_total(f"{d}/multi.json") / n
 rate = n / wall1
-print(f"method {method}, {n} slices 128^2 x 8 coils, R=3")
+print(f"method {method}, {n} slices 128^2 x 8 coils (" + ("golden-angle radial, 96 spokes, 30 CG iterations" if method == "cg" else "Cartesian R=3, 24 ACS") + ")")
 print(f"batch on one device: {wall1:.3f} s in the batch ({proc1:.3f} s with process start): {rate:.1f} slices/s, {1e3 * wall1 / n:.2f} ms/slice")
 print(f"engine per slice: (a) in-batch median recon {a:.2f} ms; (b) one-file recon {b:.2f} ms; (c) {n}-slice file {c:.2f} ms")
 for name, ms in (("a", a), ("b", b), ("c", c)):
