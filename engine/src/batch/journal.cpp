@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -25,15 +26,50 @@ std::mutex& appendMutex() {  // flock is per open file description: threads of o
   return m;
 }
 
+/// An exclusive lock on the journal file between processes: flock(); where the file system refuses it
+/// (Lustre mounted without `flock`, some FUSE file systems: ENOSYS, EOPNOTSUPP, ENOLCK) a POSIX record
+/// lock (fcntl F_SETLKW); where that is refused too, none, said once on stderr: one O_APPEND write() per
+/// record is then all that keeps records apart, which holds on local file systems but not across NFS
+/// clients.
 class FileLock {
  public:
   explicit FileLock(int fd) : fd_(fd) {
-    while (::flock(fd_, LOCK_EX) != 0)
-      if (errno != EINTR) throw Error(std::string("journal: flock failed: ") + std::strerror(errno));
+    int rc;
+    while ((rc = ::flock(fd_, LOCK_EX)) != 0 && errno == EINTR) {
+    }
+    if (rc == 0) {
+      kind_ = Kind::Flock;
+      return;
+    }
+    if (errno != ENOSYS && errno != EOPNOTSUPP && errno != ENOLCK && errno != EINVAL)
+      throw Error(std::string("journal: flock failed: ") + std::strerror(errno));
+    struct flock fl {};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    while ((rc = ::fcntl(fd_, F_SETLKW, &fl)) != 0 && errno == EINTR) {
+    }
+    if (rc == 0) {
+      kind_ = Kind::Posix;
+      return;
+    }
+    static std::once_flag warned;
+    std::call_once(warned, [] {
+      std::fprintf(stderr, "warning: the batch journal's file system supports no file locks; records from several "
+                           "hosts may interleave (docs/cluster.md)\n");
+    });
   }
-  ~FileLock() { ::flock(fd_, LOCK_UN); }
+  ~FileLock() {
+    if (kind_ == Kind::Flock) ::flock(fd_, LOCK_UN);
+    if (kind_ == Kind::Posix) {
+      struct flock fl {};
+      fl.l_type = F_UNLCK;
+      fl.l_whence = SEEK_SET;
+      ::fcntl(fd_, F_SETLK, &fl);
+    }
+  }
 
  private:
+  enum class Kind { None, Flock, Posix } kind_ = Kind::None;
   int fd_;
 };
 
