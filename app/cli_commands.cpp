@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "larmor/backend/registry.hpp"
+#include "larmor/batch/settings_file.hpp"
 #include "larmor/io/cfl.hpp"
 #include "larmor/io/dataset_io.hpp"
 #include "larmor/io/export.hpp"
@@ -262,8 +263,17 @@ int simulate(const SimulateArgs& a) {
   kspace.bytes = static_cast<std::uintmax_t>(static_cast<double>(m[0]) * std::max(1.f, a.oversampling) *
                                              static_cast<double>(m[1]) * static_cast<double>(std::max(1L, m[2])) *
                                              std::max(1, a.coils) * std::max(1, a.slices) * 8.0) + (1u << 20);
-  io::checkOutputs({kspace, jsonOutput(a.json)}, {});
+  io::PlannedOutput trajOut = jsonOutput(a.trajOutput);
+  trajOut.role = io::OutputRole::Kspace;
+  io::checkOutputs({kspace, jsonOutput(a.json), trajOut}, {});
   const Dataset d = phantom::simulate(s);
+  if (!a.trajOutput.empty()) {
+    // The trajectory as `recon --traj` reads it: BART's [3, readout, profiles], cycles per FOV, real.
+    require(d.trajectory.size() > 0, "--traj-output: " + toString(s.trajectory) + " data has no trajectory file (Cartesian)");
+    CArray t(d.trajectory.shape());
+    for (index_t i = 0; i < t.size(); ++i) t[i] = cfloat(d.trajectory[i], 0.f);
+    io::writeCfl(a.trajOutput, t);
+  }
   if (ext == ".cfl") {
     io::writeCfl(a.output, io::toBartImage(d.kspace));
   } else {
@@ -299,7 +309,9 @@ int recon(const ReconArgs& a) {
   // a DICOM folder is new, empty or our earlier export, and an explicit --matrix fits the format.
   const std::vector<std::string> inputs = {a.input, a.traj};
   requireFormatOptions(a);
-  io::checkOutputs({imageOutput(a.output, eo, plannedImage(req.settings, nullptr)), jsonOutput(a.json)}, inputs);
+  io::checkOutputs({imageOutput(a.output, eo, plannedImage(req.settings, nullptr)), jsonOutput(a.json),
+                    jsonOutput(a.saveSettings)},
+                   inputs);
   // --send: a DICOM output and a node that answers C-ECHO, before the work.
   std::optional<io::DicomNode> pacs;
   if (!a.send.empty()) checkSendTarget(*(pacs = pacsNode(a.send, a.callingAet, a.sendTimeout)), a.output);
@@ -318,7 +330,9 @@ int recon(const ReconArgs& a) {
 
   const Dataset d = io::loadDataset(a.input, lo);
   // Again with the image size the dataset gives: format limits and free disk space, before the work.
-  io::checkOutputs({imageOutput(a.output, eo, plannedImage(req.settings, &d)), jsonOutput(a.json)}, inputs);
+  io::checkOutputs({imageOutput(a.output, eo, plannedImage(req.settings, &d)), jsonOutput(a.json),
+                    jsonOutput(a.saveSettings)},
+                   inputs);
   req.dataset = &d;
   const recon::ReconResult r = recon::run(req);
   std::vector<std::string> warnings = d.warnings;
@@ -345,6 +359,9 @@ int recon(const ReconArgs& a) {
   if (!warnings.empty()) stats["warnings"] = warnings;
   if (!r.metrics.is_null()) stats["metrics"] = r.metrics;
   writeJson(a.json, stats);
+  // After the reconstruction worked: the settings that made it, for `larmor-cli batch --settings`.
+  writeJson(a.saveSettings, batch::settingsFileJson(a.settings, fs::exists(a.traj) ? fs::absolute(a.traj).string() : a.traj));
+  if (!a.saveSettings.empty()) std::cout << "wrote " << a.saveSettings << " (settings for larmor-cli batch --settings)\n";
   return pacs ? sendSeries(*pacs, rep.files, false) : 0;
 }
 

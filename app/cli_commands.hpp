@@ -10,6 +10,7 @@ namespace larmor::cli {
 
 struct SimulateArgs {
   std::string phantom = "shepp-logan", matrix = "256", traj = "cartesian", output, json;
+  std::string trajOutput;  ///< --traj-output: the non-Cartesian trajectory as a BART .cfl (for .cfl k-space)
   int coils = 8, accel = 1, acs = 24, spokes = 0, readout = 0, interleaves = 0, slices = 1;
   float noise = 0, oversampling = 2;
   unsigned long long seed = 1;
@@ -17,6 +18,7 @@ struct SimulateArgs {
 
 struct ReconArgs {
   std::string input, traj, device = "auto", output, json;
+  std::string saveSettings;  ///< --save-settings: the settings as JSON for `batch --settings`
   recon::ReconSettings settings;  ///< from the settings table's flags (settings_options.hpp)
   // Export (DICOM / NIfTI)
   bool anonymize = false, niftiComplex = false;

@@ -4,6 +4,7 @@
 
 #include <iostream>
 
+#include "batch.hpp"
 #include "cli_commands.hpp"
 #include "cli_pacs.hpp"
 #include "settings_options.hpp"
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
   simCmd->add_option("--seed", sim.seed, "Noise seed");
   simCmd->add_option("--output", sim.output, "Output file (.h5)")->required();
   simCmd->add_option("--json", sim.json, "Write the settings as JSON");
+  simCmd->add_option("--traj-output", sim.trajOutput, "Also write the trajectory as BART .cfl (for recon --traj)");
 
   ReconArgs rec;
   auto* reconCmd = app.add_subcommand("recon", "Reconstruct images from raw k-space");
@@ -76,6 +78,7 @@ int main(int argc, char** argv) {
     c->add_option("--calling-aet", pacs.callingAet, "Our AE title (default LARMOR)");
     c->add_option("--timeout", pacs.timeout, "Seconds to wait for the PACS (default 10)");
   }
+  reconCmd->add_option("--save-settings", rec.saveSettings, "Write these settings as JSON for `larmor-cli batch --settings`");
 
   MapsArgs mp;
   auto* mapsCmd = app.add_subcommand("maps", "Estimate coil sensitivity maps (ESPIRiT or Walsh) and write a BART .cfl");
@@ -102,6 +105,9 @@ int main(int argc, char** argv) {
   benchCmd->add_option("--suite", suite, "Suite");
   benchCmd->add_option("--device", benchDevice, "auto|cpu|cuda[:N]");
   benchCmd->add_option("--json", json, "Results as JSON")->required();
+
+  BatchArgs bat;
+  auto* batchCmd = addBatchCommand(app, bat);
 
   try {
     app.parse(argc, argv);
@@ -135,6 +141,7 @@ int main(int argc, char** argv) {
     if (*benchCmd) return bench(suite, benchDevice, json);
     if (*echoCmd) return echoCommand(pacs);
     if (*sendCmd) return sendCommand(pacs);
+    if (*batchCmd) return batch(bat);
   } catch (const larmor::Cancelled&) {
     std::cerr << "larmor-cli: cancelled\n";
     return 130;

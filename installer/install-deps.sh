@@ -16,6 +16,8 @@ gui=(qt6-base-dev qt6-charts-dev libqt6opengl6-dev libqt6svg6 libgl-dev libvtk9-
 # DICOM and NIfTI readers (docs/testing.md says which claim each backs).
 test_tools=(ismrmrd-tools hdf5-tools dicom3tools dcmtk xvfb xauth bart python3 python3-pydicom python3-nibabel
             orthanc curl)  # orthanc: a real PACS for the Send-to-PACS tests (tests/e2e/pacs_orthanc.sh)
+# A one-node Slurm for `larmor-cli batch --slurm` (tests/cluster/slurm_array.sh starts its own daemons).
+test_tools+=(slurmctld slurmd slurm-client munge)
 # The .deb (`make package`, the `package` tests): dpkg-shlibdeps for Depends, the validators of the
 # desktop entry and the AppStream metadata.
 packaging=(dpkg-dev appstream desktop-file-utils)

@@ -20,7 +20,9 @@
 #include "exporter.hpp"
 #include "gui_test_support.hpp"
 #include "image_viewer.hpp"
+#include "larmor/batch/settings_file.hpp"
 #include "larmor/io/cfl.hpp"
+#include "larmor/recon/settings_table.hpp"
 #include "main_window.hpp"
 #include "session.hpp"
 #include "settings_panel.hpp"
@@ -466,6 +468,11 @@ class GuiTest : public QObject {
     const auto loaded = loadSidecar(data);
     QVERIFY(loaded.has_value());
     QCOMPARE(QString::fromStdString(toJson(*loaded).dump()), QString::fromStdString(toJson(s).dump()));
+    // `larmor-cli batch --settings` takes the saved session as it is (docs/cluster.md).
+    const batch::SettingsFile forBatch = batch::readSettingsFile(sidecarPath(data).toStdString());
+    QCOMPARE(QString::fromStdString(forBatch.kind), QStringLiteral("larmor_session"));
+    QCOMPARE(QString::fromStdString(recon::settings::toJson(forBatch.settings).dump()),
+             QString::fromStdString(recon::settings::toJson(s.settings).dump()));
     // And the panel shows what it was given.
     w_->applySession(s);
     QCOMPARE(QString::fromStdString(toJson(w_->session()).dump()), QString::fromStdString(toJson(s).dump()));

@@ -1,0 +1,571 @@
+// The batch runner (larmor/batch/runner.hpp): a shared queue of items, one worker thread per device,
+// each with its own backend reused across items; the journal records every item's start and end.
+#include "larmor/batch/runner.hpp"
+
+#include <fftw3.h>
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "larmor/backend/registry.hpp"
+#include "larmor/batch/contact_sheet.hpp"
+#include "larmor/batch/journal.hpp"
+#include "larmor/io/dataset_io.hpp"
+#include "larmor/io/export.hpp"
+#include "larmor/io/output_safety.hpp"
+#include "larmor/io/png.hpp"
+#include "larmor/recon/recon.hpp"
+#include "larmor/recon/settings_table.hpp"
+#include "larmor/util/atomic_file.hpp"
+#include "larmor/util/error.hpp"
+#include "larmor/util/provenance.hpp"
+
+namespace larmor::batch {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const std::vector<std::string> kFormats = {"cfl", "nii", "dcm", "png"};
+constexpr int kThumbSize = 96;
+
+double msSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string hostName() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+void writeJsonFile(const std::string& path, const json& j) {
+  AtomicFile file(path);
+  {
+    std::ofstream out(file.tempPath());
+    out << j.dump(2) << "\n";
+    require(static_cast<bool>(out), path + ": cannot write");
+  }
+  file.commit();
+}
+
+json readJsonFile(const std::string& path) {
+  std::ifstream in(path);
+  require(static_cast<bool>(in), path + ": cannot read");
+  std::stringstream text;
+  text << in.rdbuf();
+  json j = json::parse(text.str(), nullptr, false);
+  require(!j.is_discarded(), path + ": not valid JSON");
+  return j;
+}
+
+/// The files an output path stands for (a .cfl its pair; a DICOM folder itself).
+std::vector<std::string> members(const std::string& out) { return io::pathMembers(out); }
+
+/// The state of one item of the plan, from the journal.
+struct ItemState {
+  std::string status = "pending";  ///< done | failed | pending | interrupted
+  json record;                     ///< the latest journal record (null when none)
+  std::string key, inputHash, error;
+};
+
+std::vector<ItemState> itemStates(const Plan& plan, const std::vector<json>& records) {
+  const auto latest = latestByKey(records);
+  std::vector<ItemState> states(plan.items.size());
+  for (std::size_t i = 0; i < plan.items.size(); ++i) {
+    ItemState& s = states[i];
+    const Item& item = plan.items[i];
+    std::string settingsHash;
+    try {
+      settingsHash = itemSettings(plan, item).hash;
+    } catch (const std::exception& e) {
+      s.status = "failed";
+      s.error = e.what();
+      continue;
+    }
+    s.inputHash = inputHash(item.input);
+    s.key = itemKey(item.name, s.inputHash, settingsHash);
+    const auto it = latest.find(s.key);
+    if (it == latest.end()) continue;
+    s.record = it->second;
+    const std::string ev = s.record.value("event", "");
+    if (ev == "done") {
+      s.status = "done";
+      for (const auto& f : s.record.value("outputs", json::array()))
+        if (f.is_string() && !fs::exists(f.get<std::string>())) s.status = "pending";  // removed since
+    } else if (ev == "failed") {
+      s.status = "failed";
+      s.error = s.record.value("error", "");
+    } else if (ev == "started") {
+      s.status = "interrupted";
+    }
+  }
+  return states;
+}
+
+/// ISMRMRD files are read through libhdf5, which Debian builds without its thread-safe option: one at a
+/// time. The other readers (.cfl, .ra, twix) are plain C++ and run in parallel.
+bool needsLoadLock(const std::string& path) {
+  std::string e = fs::path(path).extension().string();
+  for (auto& ch : e) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return e != ".cfl" && e != ".hdr" && e != ".ra" && e != ".dat";
+}
+
+struct Worker {
+  WorkerDevice device;
+  std::shared_ptr<Backend> backend;
+  std::string id;  ///< the backend's device id ("cpu", "cuda:0")
+};
+
+}  // namespace
+
+void checkFormat(const std::string& format) {
+  require(std::find(kFormats.begin(), kFormats.end(), format) != kFormats.end(),
+          "--format " + format + ": expected cfl, nii, dcm or png");
+}
+
+std::string outputPath(const std::string& dir, const std::string& name, const std::string& format) {
+  checkFormat(format);
+  const fs::path p = fs::path(dir) / name;
+  if (format == "dcm") return p.string() + "/";
+  return p.string() + "." + format;
+}
+
+json toJson(const Plan& p) {
+  json items = json::array();
+  for (const auto& it : p.items)
+    items.push_back({{"input", it.input}, {"name", it.name}, {"overrides", it.overrides}, {"origin", it.origin}});
+  return {{"larmor_batch_plan", 1},
+          {"settings_file", p.settingsPath},
+          {"settings", settingsFileJson(p.settings.settings, p.settings.trajectory)},
+          {"formats", p.formats},
+          {"items", items}};
+}
+
+Plan planFromJson(const json& j, const std::string& where) {
+  require(j.is_object() && j.contains("larmor_batch_plan") && j.contains("items") && j["items"].is_array(),
+          where + ": not a Larmor batch plan");
+  Plan p;
+  try {
+    p.settingsPath = j.value("settings_file", "");
+    p.settings = settingsFromJson(j.at("settings"), where);
+    p.formats = j.at("formats").get<std::vector<std::string>>();
+    for (const auto& it : j["items"])
+      p.items.push_back({it.at("input").get<std::string>(), it.at("overrides").get<std::vector<std::string>>(),
+                         it.at("name").get<std::string>(), it.value("origin", "")});
+  } catch (const json::exception& e) {
+    throw Error(where + ": malformed batch plan (" + e.what() + ")");
+  }
+  return p;
+}
+
+ItemSettings itemSettings(const Plan& plan, const Item& item) {
+  ItemSettings s{plan.settings.settings, plan.settings.trajectory, {}};
+  applyOverrides(s.settings, s.trajectory, item.overrides, item.origin.empty() ? item.input : item.origin);
+  s.settings.keepCoilImages = false;  // only the combined image is written
+  try {
+    recon::settings::validate(s.settings);
+  } catch (const Error& e) {
+    throw Error(item.input + ": " + e.what());
+  }
+  std::string text = recon::settings::toJson(s.settings).dump();
+  text.push_back('\0');
+  text += s.trajectory;
+  for (const auto& f : plan.formats) {
+    text.push_back('\0');
+    text += f;
+  }
+  s.hash = hex64(fnv1a(text));
+  return s;
+}
+
+std::vector<WorkerDevice> resolveDevices(const std::string& devices, int jobs, std::string* notice) {
+  const int threads = std::max(1, omp_get_max_threads());
+  auto cpuWorkers = [&](int n) {
+    n = std::max(1, n);
+    std::vector<WorkerDevice> w(static_cast<std::size_t>(n));
+    for (auto& d : w) d = {"cpu", std::max(1, threads / n)};
+    return w;
+  };
+  if (devices == "cpu") return cpuWorkers(jobs);
+  auto& reg = BackendRegistry::instance();
+  std::vector<WorkerDevice> w;
+  if (devices == "all" || devices == "auto") {
+    for (const auto& d : reg.devices())
+      if (d.gpu) w.push_back({d.id, 0});
+    if (w.empty()) {
+      const int n = std::max(1, jobs);
+      if (notice)
+        *notice = "no GPU (" + reg.whyNoGpu() + "): running on the CPU with " + std::to_string(n) + " worker" +
+                  (n == 1 ? "" : "s");
+      return cpuWorkers(n);
+    }
+  } else {
+    std::stringstream list(devices);
+    std::string spec;
+    while (std::getline(list, spec, ','))
+      if (!spec.empty()) w.push_back({spec, 0});
+    require(!w.empty(), "--devices " + devices + ": expected all, cpu or a list like cuda:0,cuda:1");
+    std::set<std::string> seen;
+    for (const auto& d : w) require(seen.insert(d.spec).second, "--devices " + devices + ": " + d.spec + " is listed twice");
+  }
+  for (auto& d : w) d.ompThreads = std::max(1, threads / static_cast<int>(w.size()));
+  return w;
+}
+
+json writeSummary(const std::string& dir, const Plan& plan, double wallSeconds) {
+  const auto records = Journal::read((fs::path(dir) / kJournalFile).string());
+  const auto states = itemStates(plan, records);
+  json items = json::array();
+  int done = 0, failed = 0, pending = 0;
+  std::vector<Tile> tiles;
+  for (std::size_t i = 0; i < plan.items.size(); ++i) {
+    const Item& it = plan.items[i];
+    const ItemState& s = states[i];
+    json e = {{"name", it.name}, {"input", it.input}, {"status", s.status}};
+    if (!it.overrides.empty()) e["overrides"] = it.overrides;
+    if (!s.record.is_null()) {
+      for (const char* k : {"outputs", "device", "host", "timings_ms", "warnings", "time_utc"})
+        if (s.record.contains(k)) e[k] = s.record[k];
+    }
+    if (!s.error.empty()) e["error"] = s.error;
+    items.push_back(e);
+    if (s.status == "done") {
+      ++done;
+      Tile t{it.name, {}};
+      try {
+        t.thumbnail = readPgm((fs::path(dir) / kThumbDir / (it.name + ".pgm")).string());
+      } catch (const std::exception&) {
+        // no thumbnail (removed): an empty tile
+      }
+      tiles.push_back(std::move(t));
+    } else if (s.status == "failed") {
+      ++failed;
+      tiles.push_back({it.name, {}});
+    } else {
+      ++pending;
+    }
+  }
+  const json summary = {{"larmor_batch_summary", 1},
+                        {"output_dir", fs::absolute(dir).lexically_normal().string()},
+                        {"settings_file", plan.settingsPath},
+                        {"formats", plan.formats},
+                        {"total", plan.items.size()},
+                        {"done", done},
+                        {"failed", failed},
+                        {"pending", pending},
+                        {"wall_seconds_this_process", wallSeconds},
+                        {"written_utc", utcNow()},
+                        {"version", versionString()},
+                        {"items", items}};
+  writeJsonFile((fs::path(dir) / "summary.json").string(), summary);
+  // Cells shrink for large cohorts so that the sheet stays near 4096 pixels wide (96 to 32 pixels a cell).
+  const int cols = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(std::max<std::size_t>(1, tiles.size())))));
+  const int cell = std::clamp(4096 / cols - 8, 32, 96);
+  io::writePng((fs::path(dir) / "contact-sheet.png").string(), contactSheet(tiles, cell));
+  return summary;
+}
+
+json status(const std::string& dir) {
+  const std::string planPath = (fs::path(dir) / kPlanFile).string();
+  require(fs::exists(planPath), dir + ": no batch here (no " + std::string(kPlanFile) + ")");
+  const Plan plan = planFromJson(readJsonFile(planPath), planPath);
+  int skipped = 0;
+  const auto records = Journal::read((fs::path(dir) / kJournalFile).string(), &skipped);
+  const auto states = itemStates(plan, records);
+  json items = json::array();
+  int done = 0, failed = 0, pending = 0, interrupted = 0;
+  for (std::size_t i = 0; i < plan.items.size(); ++i) {
+    const ItemState& s = states[i];
+    json e = {{"name", plan.items[i].name}, {"input", plan.items[i].input}, {"status", s.status}};
+    if (!s.error.empty()) e["error"] = s.error;
+    if (!s.record.is_null() && s.record.contains("host")) e["host"] = s.record["host"];
+    items.push_back(e);
+    if (s.status == "done") ++done;
+    else if (s.status == "failed") ++failed;
+    else if (s.status == "interrupted") ++interrupted;
+    else ++pending;
+  }
+  return {{"total", plan.items.size()}, {"done", done}, {"failed", failed}, {"pending", pending},
+          {"started_not_finished", interrupted}, {"torn_journal_lines", skipped}, {"items", items}};
+}
+
+RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(const ProgressEvent&)>& onProgress) {
+  const auto t0 = std::chrono::steady_clock::now();
+  require(o.shardCount >= 1 && o.shardIndex >= 0 && o.shardIndex < o.shardCount,
+          "--shard " + std::to_string(o.shardIndex) + "/" + std::to_string(o.shardCount) + ": expected K/N with 0 <= K < N");
+  for (const auto& f : plan.formats) checkFormat(f);
+  require(!plan.formats.empty(), "batch: no output format");
+  // Absolute: the journal's output paths must name the same files from any working directory.
+  const std::string dir = fs::absolute(o.outputDir).lexically_normal().string();
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  require(!ec, dir + ": cannot create the output folder (" + ec.message() + ")");
+  io::requireWritableFolder(dir, dir);
+  fs::create_directories(fs::path(dir) / kThumbDir, ec);
+  writeJsonFile((fs::path(dir) / kPlanFile).string(), toJson(plan));
+  Journal journal((fs::path(dir) / kJournalFile).string());
+
+  // What the journal says before this run: the outputs that are ours, what is done.
+  const auto records = Journal::read(journal.path());
+  std::set<std::string> owned;
+  for (const auto& r : records)
+    for (const auto& f : r.value("outputs", json::array()))
+      if (f.is_string()) owned.insert(f.get<std::string>());
+  const auto states = itemStates(plan, records);
+
+  RunResult result;
+  std::vector<std::size_t> queue;
+  std::mutex eventMutex;
+  ProgressEvent counts;
+  auto emit = [&](ProgressEvent ev) {
+    std::lock_guard lock(eventMutex);
+    if (ev.kind == ProgressEvent::Kind::Done) ++counts.done;
+    if (ev.kind == ProgressEvent::Kind::Failed) ++counts.failed;
+    if (ev.kind == ProgressEvent::Kind::Skipped) ++counts.skipped;
+    ev.done = counts.done, ev.failed = counts.failed, ev.skipped = counts.skipped, ev.total = counts.total;
+    if (onProgress) onProgress(ev);
+  };
+  for (std::size_t i = 0; i < plan.items.size(); ++i)
+    if (static_cast<int>(i % static_cast<std::size_t>(o.shardCount)) == o.shardIndex) ++counts.total;
+  result.total = counts.total;
+  for (std::size_t i = 0; i < plan.items.size(); ++i) {
+    if (static_cast<int>(i % static_cast<std::size_t>(o.shardCount)) != o.shardIndex) continue;
+    if (states[i].status == "done") {
+      emit({ProgressEvent::Kind::Skipped, plan.items[i].name, "", "", 0, 0, 0, 0, 0});
+      continue;
+    }
+    queue.push_back(i);
+  }
+
+  std::vector<Worker> workers;
+  if (!queue.empty()) {
+    std::string notice;
+    const auto devs = resolveDevices(o.devices, o.jobs, &notice);
+    if (!notice.empty() && onProgress) {
+      ProgressEvent ev;
+      ev.kind = ProgressEvent::Kind::Started;
+      ev.error = notice;  // a message, not an item
+      onProgress(ev);
+    }
+    for (const auto& d : devs) {
+      Worker w;
+      w.device = d;
+      try {
+        w.backend = d.spec == "cpu" ? makeCpuBackend() : BackendRegistry::instance().select(d.spec).backend;
+      } catch (const Error& e) {
+        std::string why = e.what();
+        if (const std::string own = "--device " + d.spec + ": "; why.rfind(own, 0) == 0) why = why.substr(own.size());
+        throw Error("--devices " + o.devices + ": " + d.spec + ": " + why);
+      }
+      w.id = w.backend->info().id;
+      workers.push_back(std::move(w));
+    }
+    workers.resize(std::min(workers.size(), queue.size()));
+    // FFTW's planner is not thread-safe: CPU backends of several workers plan at the same time.
+    if (workers.size() > 1) fftwf_make_planner_thread_safe();
+  }
+
+  std::atomic<std::size_t> next{0};
+  std::mutex loadMutex;   // libhdf5 (ISMRMRD) is not thread-safe: needsLoadLock
+  std::mutex ownedMutex;  // the outputs of this run join `owned`
+  const std::string host = hostName();
+  const std::string shard = std::to_string(o.shardIndex) + "/" + std::to_string(o.shardCount);
+
+  // Each item passes three stages: prepare (checks, "started", load), reconstruct (the worker's device),
+  // finish (outputs, thumbnail, "done"). A worker loads the next item and writes the previous one while
+  // its device reconstructs the current one, so the device is not idle during file I/O.
+  struct Job {
+    std::size_t index = 0;
+    std::chrono::steady_clock::time_point start;
+    json rec;
+    ItemSettings is;
+    std::vector<std::string> outs;
+    Dataset data;
+    double loadMs = 0, reconMs = 0;
+    std::string error;  ///< non-empty: the item failed (at the stage that set it)
+  };
+  io::ExportOptions eo;
+  eo.printWarnings = false;
+
+  auto fail = [&](Job& job, const std::string& device) {
+    const Item& item = plan.items[job.index];
+    json failed = job.rec;
+    failed["event"] = "failed";
+    failed["error"] = job.error;
+    failed["timings_ms"] = {{"total", msSince(job.start)}};
+    failed["time_utc"] = utcNow();
+    try {
+      journal.append(failed);
+    } catch (const std::exception&) {
+      // the journal itself failed: the item is reported and, unrecorded, retried next time
+    }
+    emit({ProgressEvent::Kind::Failed, item.name, device, job.error, 0, 0, 0, 0, msSince(job.start) / 1e3});
+  };
+
+  auto prepare = [&](const Worker& w, std::size_t index) {
+    Job job;
+    job.index = index;
+    job.start = std::chrono::steady_clock::now();
+    const Item& item = plan.items[index];
+    job.rec = {{"name", item.name}, {"input", item.input}, {"device", w.id}, {"host", host},
+               {"pid", static_cast<long>(::getpid())}, {"shard", shard},
+               {"key", states[index].key.empty() ? itemKey(item.name, "", "") : states[index].key},
+               {"input_hash", states[index].inputHash}};
+    emit({ProgressEvent::Kind::Started, item.name, w.id, "", 0, 0, 0, 0, 0});
+    try {
+      if (w.device.ompThreads > 0) omp_set_num_threads(w.device.ompThreads);
+      job.is = itemSettings(plan, item);
+      std::vector<std::string> planned;
+      for (const auto& f : plan.formats) job.outs.push_back(outputPath(dir, item.name, f));
+      for (std::size_t k = 0; k < job.outs.size(); ++k) {
+        if (plan.formats[k] == "dcm") {
+          planned.push_back(job.outs[k]);
+          continue;  // a DICOM folder: io's rule (absent, empty or a Larmor export)
+        }
+        for (const auto& m : members(job.outs[k])) {
+          planned.push_back(m);
+          std::lock_guard lock(ownedMutex);
+          require(!fs::exists(m) || owned.count(m) > 0,
+                  m + ": exists and is not an output of this batch; not overwritten (move it or use another --output-dir)");
+        }
+      }
+      {
+        std::lock_guard lock(ownedMutex);
+        owned.insert(planned.begin(), planned.end());
+      }
+      std::vector<io::PlannedOutput> checks;
+      for (const auto& out : job.outs) {
+        io::PlannedOutput p;
+        p.path = out;
+        p.options = eo;
+        checks.push_back(p);
+      }
+      std::vector<std::string> inputs = {item.input};
+      if (!job.is.trajectory.empty()) inputs.push_back(job.is.trajectory);
+      io::checkOutputs(checks, inputs);
+      json started = job.rec;
+      started["event"] = "started";
+      started["settings_hash"] = job.is.hash;
+      started["outputs"] = planned;
+      started["time_utc"] = utcNow();
+      journal.append(started);
+
+      io::LoadOptions lo;
+      lo.trajectoryPath = job.is.trajectory;
+      for (int i = 0; i < 3; ++i) lo.matrix[i] = job.is.settings.matrix[i];
+      const auto tLoad = std::chrono::steady_clock::now();
+      if (needsLoadLock(item.input)) {
+        std::lock_guard lock(loadMutex);
+        job.data = io::loadDataset(item.input, lo);
+      } else {
+        job.data = io::loadDataset(item.input, lo);
+      }
+      job.loadMs = msSince(tLoad);
+    } catch (const std::exception& e) {
+      job.error = e.what();
+    }
+    return job;
+  };
+
+  auto finish = [&](const Worker& w, Job job, recon::ReconResult r) {
+    const Item& item = plan.items[job.index];
+    try {
+      if (w.device.ompThreads > 0) omp_set_num_threads(w.device.ompThreads);
+      const auto tWrite = std::chrono::steady_clock::now();
+      std::vector<std::string> files, warnings = job.data.warnings;
+      warnings.insert(warnings.end(), r.warnings.begin(), r.warnings.end());
+      for (const auto& out : job.outs) {
+        const io::ExportReport rep = io::writeImageOutput(out, r, job.data, eo);
+        files.insert(files.end(), rep.files.begin(), rep.files.end());
+        warnings.insert(warnings.end(), rep.warnings.begin(), rep.warnings.end());
+      }
+      // The thumbnail of the contact sheet: the middle slice (partition) of the magnitude.
+      const Shape& sh = r.image.shape();
+      RArray mag(sh);
+      for (index_t i = 0; i < mag.size(); ++i) mag[i] = std::abs(r.image[i]);
+      const index_t nz = std::max<index_t>(1, sh[2]), ns = std::max<index_t>(1, sh[4]);
+      writePgm((fs::path(dir) / kThumbDir / (item.name + ".pgm")).string(),
+               thumbnail(io::render(mag, nz / 2 + nz * (ns / 2)), kThumbSize));
+      const double writeMs = msSince(tWrite);
+      json done = job.rec;
+      done["event"] = "done";
+      done["settings_hash"] = job.is.hash;
+      if (std::find(plan.formats.begin(), plan.formats.end(), "dcm") != plan.formats.end())
+        files.push_back(outputPath(dir, item.name, "dcm"));
+      done["outputs"] = files;
+      done["timings_ms"] = {{"load", job.loadMs}, {"recon", job.reconMs}, {"write", writeMs}, {"total", msSince(job.start)}};
+      if (!warnings.empty()) done["warnings"] = warnings;
+      done["time_utc"] = utcNow();
+      journal.append(done);
+      {
+        std::lock_guard lock(ownedMutex);
+        owned.insert(files.begin(), files.end());
+      }
+      emit({ProgressEvent::Kind::Done, item.name, w.id, "", 0, 0, 0, 0, msSince(job.start) / 1e3});
+    } catch (const std::exception& e) {
+      job.error = e.what();
+      fail(job, w.id);
+    }
+  };
+
+  auto workerLoop = [&](Worker& w) {
+    if (w.device.ompThreads > 0) omp_set_num_threads(w.device.ompThreads);
+    auto fetch = [&]() -> std::future<Job> {
+      const std::size_t k = next++;
+      if (k >= queue.size()) return {};
+      return std::async(std::launch::async, prepare, std::cref(w), queue[k]);
+    };
+    std::future<Job> pending = fetch();
+    std::future<void> writing;
+    while (pending.valid()) {
+      Job job = pending.get();
+      pending = fetch();  // the next item loads while this one reconstructs
+      if (!job.error.empty()) {
+        fail(job, w.id);
+        continue;
+      }
+      recon::ReconResult r;
+      try {
+        recon::ReconRequest req;
+        req.dataset = &job.data;
+        req.settings = job.is.settings;
+        req.backend = w.backend;
+        const auto tRecon = std::chrono::steady_clock::now();
+        r = recon::run(req);
+        job.reconMs = msSince(tRecon);
+      } catch (const std::exception& e) {
+        job.error = e.what();
+        fail(job, w.id);
+        continue;
+      }
+      if (writing.valid()) writing.get();  // one item being written at a time per worker
+      writing = std::async(std::launch::async, finish, std::cref(w), std::move(job), std::move(r));
+    }
+    if (writing.valid()) writing.get();
+  };
+
+  std::vector<std::thread> threads;
+  for (auto& w : workers) threads.emplace_back([&, wp = &w] { workerLoop(*wp); });
+  for (auto& t : threads) t.join();
+
+  result.done = counts.done;
+  result.failed = counts.failed;
+  result.skipped = counts.skipped;
+  result.wallSeconds = msSince(t0) / 1e3;
+  result.summary = writeSummary(dir, plan, result.wallSeconds);
+  return result;
+}
+
+}  // namespace larmor::batch
