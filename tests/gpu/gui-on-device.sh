@@ -11,17 +11,31 @@ set -u -o pipefail
 OUT=${1:?usage: tests/gpu/gui-on-device.sh OUTDIR}
 mkdir -p "$OUT"
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-PACK=$ROOT/build/gui-pack/larmor-gui.tar.xz
-[[ -f $PACK ]] || { echo "gui-on-device: $PACK missing: run tests/gpu/gui-pack.sh here and carry build/gui-pack" >&2; exit 2; }
-rm -rf /tmp/larmor-gui && tar -C /tmp -xJf "$PACK"
+# The pack arrives whole (build/gui-pack) or in two halves on two calls (gui-pack.sh says why).
+PARTS=/tmp/larmor-gui-parts && mkdir -p "$PARTS"
+for h in 1 2; do cp "$ROOT"/build/gui-pack-$h/* "$PARTS/" 2>/dev/null || true; done
+if [[ -f $ROOT/build/gui-pack/larmor-gui.tar.xz ]]; then
+  PACK=$ROOT/build/gui-pack/larmor-gui.tar.xz
+elif [[ -f $PARTS/part-00 && -f $PARTS/part-01 ]]; then
+  cat "$PARTS/part-00" "$PARTS/part-01" > /tmp/larmor-gui.tar.xz
+  PACK=/tmp/larmor-gui.tar.xz
+  [[ ! -f $PARTS/sha256 ]] || [[ $(sha256sum "$PACK" | cut -d' ' -f1) == $(cat "$PARTS/sha256") ]] ||
+    { echo "gui-on-device: the joined pack does not match its checksum" >&2; exit 2; }
+else
+  echo "gui-on-device: have $(ls "$PARTS" | tr '\n' ' ')- waiting for the other half (carry build/gui-pack-1, then build/gui-pack-2)"
+  exit 0
+fi
+rm -rf /tmp/larmor-gui && tar -C /tmp -xJf "$PACK" || { echo "gui-on-device: cannot unpack $PACK" >&2; exit 2; }
 P=/tmp/larmor-gui
 CUDA_LIBS=$(dirname "$(find /usr/local/cuda/ -name 'libcudart.so.*' 2>/dev/null | head -1)")
 export LD_LIBRARY_PATH=$P/lib:$CUDA_LIBS:${LD_LIBRARY_PATH:-}
 export LIBGL_DRIVERS_PATH=$P/lib/dri GALLIUM_DRIVER=llvmpipe LIBGL_ALWAYS_SOFTWARE=1
 export QT_PLUGIN_PATH=$P/plugins QT_QPA_PLATFORM=xcb FONTCONFIG_FILE=$P/etc/fonts.conf
+export DCMDICTPATH=$P/share/dcmtk/dicom.dic:$P/share/dcmtk/private.dic
 export XDG_RUNTIME_DIR=/tmp/larmor-gui-run && mkdir -p -m 700 "$XDG_RUNTIME_DIR"
 mkdir -p /var/lib/xkb 2>/dev/null || true
-export PATH=$P/bin:$PATH  # Xvfb runs xkbcomp from PATH
+# Xvfb runs xkbcomp by its compiled-in path; the GPU machine is ours to set up.
+[[ -x /usr/bin/xkbcomp ]] || ln -sf "$P/bin/xkbcomp" /usr/bin/xkbcomp
 
 "$P/bin/Xvfb" :77 -screen 0 1600x1000x24 -xkbdir "$P/share/xkb" -nolisten tcp >"$OUT/xvfb.log" 2>&1 &
 XPID=$!
@@ -32,7 +46,7 @@ for _ in $(seq 50); do [[ -e /tmp/.X11-unix/X77 ]] && break; sleep 0.1; done
 
 CLI=$P/bin/larmor-cli
 "$CLI" version | tee "$OUT/version.txt"
-D=$OUT/data && mkdir -p "$D"
+D=/tmp/larmor-gui-data && mkdir -p "$D"
 "$CLI" simulate --matrix 256 --coils 8 --traj golden --spokes 101 --output "$D/radial.h5" >/dev/null
 "$CLI" simulate --matrix 256 --coils 8 --traj cartesian --accel 4 --acs 24 --output "$D/cart-r4.h5" >/dev/null
 "$CLI" simulate --matrix 256 --coils 8 --traj cartesian --accel 2 --acs 24 --output "$D/cart-r2.h5" >/dev/null
@@ -44,7 +58,9 @@ run() {  # name, then larmor's arguments
   timeout 120 "$P/bin/larmor" "$@" --device cuda --run --screenshot "$OUT/$name.png" --quit >"$OUT/$name.log" 2>&1
   local rc=$?
   t1=$(date +%s.%N)
-  printf '%-10s exit %d, process start to screenshot %.2f s\n' "$name" "$rc" "$(echo "$t1 - $t0" | bc)" | tee -a "$OUT/summary.txt"
+  local line
+  line=$(awk -v a="$t0" -v b="$t1" -v n="$name" -v rc="$rc" 'BEGIN { printf "%-10s exit %d, process start to screenshot %.2f s", n, rc, b - a }')
+  echo "$line; $(grep -h ' on cuda' "$OUT/$name.log" | head -1)" | tee -a "$OUT/summary.txt"
 }
 run empty-cold "$D/cart-r2.h5" --method fft
 run cs-tv "$D/radial.h5" --method cs --reg tv

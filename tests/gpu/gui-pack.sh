@@ -2,13 +2,18 @@
 # Packs the workstation for the lent GPU machine, which has CUDA but no Qt, VTK, X server or fonts
 # (Ubuntu 24.04 there, glibc 2.39: newer than Debian 12's, so binaries built here run there).
 #
-#   tests/gpu/gui-pack.sh [BUILD_DIR]        (default build/default; writes build/gui-pack/larmor-gui.tar.xz)
+#   tests/gpu/gui-pack.sh [BUILD_DIR]   (default build/default; writes build/gui-pack/larmor-gui.tar.xz and its
+#                                        two halves build/gui-pack-1/part-00, build/gui-pack-2/part-01)
 #
 # What travels: larmor, larmor-cli, our libraries and the CUDA plugin; the shared-library closure (ldd) of
 # those, of the Qt xcb platform plugin and of Xvfb/xkbcomp; Mesa's software OpenGL (llvmpipe: VTK needs GL);
 # the xkb keyboard data, one font family and a fontconfig file. What stays: the C/C++ runtimes and the CUDA
 # libraries, which the GPU machine has (and must be its own, matching its driver). The device run script is
-# tests/gpu/gui-on-device.sh; the carry limit is 64 MiB in all, so the pack is xz-compressed.
+# tests/gpu/gui-on-device.sh. The carry limit is 64 MiB in all and the pack is ~71 MiB even xz -6 (Mesa's
+# llvmpipe needs libLLVM-15, 117 MB; VTK needs OpenGL and the GPU machine has no GL at all), so it travels in two
+# halves on two calls to a warm machine (the device README: files outside the tree stay while it is held):
+#   run carry=[build/gui-pack-1]: tests/gpu/gui-on-device.sh OUT      (stores the first half in /tmp)
+#   run carry=[build/gui-pack-2]: tests/gpu/gui-on-device.sh OUT      (joins, unpacks, runs)
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=${1:-$ROOT/build/default}
@@ -53,6 +58,7 @@ closure() {
 closure "$P"/bin/* "$P"/lib/*.so* "$P"/lib/larmor/*.so "$P"/lib/dri/*.so "$P"/plugins/*/*.so
 
 cp -a /usr/share/X11/xkb "$P/share/xkb"
+mkdir -p "$P/share/dcmtk" && cp /usr/share/libdcmtk*/dicom.dic /usr/share/libdcmtk*/private.dic "$P/share/dcmtk/"  # DCMDICTPATH
 mkdir -p "$P/share/fonts"
 cp -L /usr/share/fonts/truetype/dejavu/DejaVuSans*.ttf "$P/share/fonts/" 2>/dev/null || true
 cat > "$P/etc/fonts.conf" <<'EOF'
@@ -63,6 +69,9 @@ EOF
 mkdir -p "$OUTDIR"
 du -ab "$P/lib" "$P/bin" | sort -n | tail -8 >&2
 rm -f "$OUTDIR/larmor-gui.tar.xz"
-tar -C "$STAGE" -cf - larmor-gui | xz -T0 -9 > "$OUTDIR/larmor-gui.tar.xz.part"
+tar -C "$STAGE" -cf - larmor-gui | xz -T0 -6 > "$OUTDIR/larmor-gui.tar.xz.part"
 mv "$OUTDIR/larmor-gui.tar.xz.part" "$OUTDIR/larmor-gui.tar.xz"
+mkdir -p "$ROOT/build/gui-pack-1" "$ROOT/build/gui-pack-2"
+(cd "$OUTDIR" && split -n 2 -d larmor-gui.tar.xz part- && mv part-00 "$ROOT/build/gui-pack-1/" && mv part-01 "$ROOT/build/gui-pack-2/")
+sha256sum "$OUTDIR/larmor-gui.tar.xz" | cut -d' ' -f1 > "$ROOT/build/gui-pack-2/sha256"
 echo "gui-pack: $(du -sh "$P" | cut -f1) unpacked, $(du -h "$OUTDIR/larmor-gui.tar.xz" | cut -f1) packed: $OUTDIR/larmor-gui.tar.xz"
