@@ -12,8 +12,8 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 gate="python3 $here/bench_gate.py"
 dir=${1:-$(mktemp -d)}
-larmor_bench=${2:-}
-larmor_cli=${3:-}
+larmor_bench=${2:+$(realpath "$2")}
+larmor_cli=${3:+$(realpath "$3")}
 rm -rf "$dir"; mkdir -p "$dir"; cd "$dir"
 cat >perf.md <<'MD'
 # fake perf log
@@ -98,7 +98,7 @@ for name in sorted(base):
         if suite is not None and rest[len("bench/"):].split("/")[0] not in suite:
             bad.append(f"{name}: no such larmor-cli bench workload")
     elif gb is not None and not gpu_only.search(name) and f"cpu/{rest}" not in gb:
-        bad.append(f"{name}: larmor_bench registers no {rest} (its list has cpu/{rest} for every device-independent case)")
+        bad.append(f"{name}: larmor_bench registers no {rest} (no cpu/{rest} in its --benchmark_list_tests)")
 for b in bad:
     print("FAIL:", b)
 if bad:

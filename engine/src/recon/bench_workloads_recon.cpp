@@ -335,8 +335,9 @@ Prepared cartesianWorkload(const Context& c) {
   st->s.keepCoilImages = false;  // what the CLI does: only the combined image comes back to the host
   Backend& be = c.be;
   Prepared p;
-  p.size = "256^2 (readout 2x oversampled) x 32 coils x " + std::to_string(slices) + " slices, FFT + SoS, whole call";
-  p.scaled = scaledNote(c.gpu, c.quick, std::to_string(slices) + " slices", std::to_string(fullSlices) + " slices");
+  const auto slicesText = [](index_t n) { return std::to_string(n) + (n == 1 ? " slice" : " slices"); };
+  p.size = "256^2 (readout 2x oversampled) x 32 coils x " + slicesText(slices) + ", FFT + SoS, whole call";
+  p.scaled = scaledNote(c.gpu, c.quick, slicesText(slices), slicesText(fullSlices));
   p.reps = c.gpu ? 5 : 3;
   p.host = [st, &be] {
     Timings t;
