@@ -116,6 +116,7 @@ nlohmann::json measure(const Workload& w, const Context& ctx, const std::functio
   memoryMethod = hostPeak.usesHwm() ? "VmHWM after clear_refs" : "VmRSS sampled every 1 ms";
 
   Prepared p = w.prepare(ctx);
+  if (ctx.quick) p.reps = std::min(p.reps, 3);  // --quick: at most 3 timed runs of each kind
   std::vector<double> dev, h2h, devInside;
   // Warm-up: plans, caches, clocks, the allocator's cache.
   if (p.device) {
