@@ -71,8 +71,10 @@ demo:
 device:
 	bash tests/gpu/run-on-device.sh $(RESULTS)
 
+# The seed workloads with their limits (docs/perf.md, "larmor-cli bench"): table on stdout, JSON and chart in $(OUT)/.
 bench: build
-	$(CLI) bench --suite seeds --device auto --json $(OUT)/bench.json
+	@mkdir -p $(OUT)
+	$(CLI) bench --suite seeds --device auto --json $(OUT)/bench.json --chart $(OUT)/bench.png
 
 # libFuzzer targets for every loader (clang; not part of CI): FUZZ_SECONDS each, default 600.
 FUZZ_SECONDS ?= 600

@@ -424,10 +424,37 @@ int compare(const CompareArgs& a) {
   return 0;
 }
 
-int bench(const std::string& suite, const std::string& device, const std::string& jsonPath) {
-  io::checkOutputs({jsonOutput(jsonPath)}, {});
-  const json results = recon::runBenchSuite(suite, device, [](const std::string& line) { std::cout << line << "\n"; });
-  writeJson(jsonPath, results);
+int bench(const BenchArgs& a) {
+  if (a.list) {
+    for (const auto& w : recon::benchWorkloads(a.suite))
+      std::cout << std::left << std::setw(24) << w.name << w.title << (w.gpuOnly ? " [GPU only]" : "") << "\n";
+    return 0;
+  }
+  std::vector<io::PlannedOutput> outputs;
+  if (!a.json.empty()) outputs.push_back(jsonOutput(a.json));
+  if (!a.chart.empty()) {
+    require(extension(a.chart) == ".png", a.chart + ": --chart writes a PNG; give a .png file name");
+    io::PlannedOutput chart;
+    chart.path = a.chart;
+    chart.role = io::OutputRole::Map;
+    chart.image = Shape{1400, 800, 1};
+    outputs.push_back(chart);
+  }
+  io::checkOutputs(outputs, {});
+  recon::BenchOptions o;
+  o.suite = a.suite;
+  o.device = a.device;
+  o.quick = a.quick;
+  o.only = a.workloads;
+  o.log = [](const std::string& line) { std::cerr << line << "\n"; };
+  const json results = recon::runBenchSuite(o);
+  std::cout << recon::formatBenchTable(results) << std::flush;
+  writeJson(a.json, results);
+  if (!a.chart.empty()) recon::writeBenchChart(a.chart, results);
+  const auto& errors = results.at("errors");
+  if (!errors.empty())
+    throw Error(std::to_string(errors.size()) + " workload(s) failed, first " + errors[0].value("name", "?") + ": " +
+                errors[0].value("error", "?"));
   return 0;
 }
 

@@ -51,6 +51,13 @@ int compare(const CompareArgs& a);
 /// `larmor-cli maps`: coil sensitivity maps (ESPIRiT or Walsh) of every slice, written as a BART .cfl
 /// [x, y, z, coils] (slices in BART's dimension 13).
 int maps(const MapsArgs& a);
-int bench(const std::string& suite, const std::string& device, const std::string& json);
+struct BenchArgs {
+  std::string suite = "seeds", device = "auto", json, chart;
+  bool quick = false, list = false;
+  std::vector<std::string> workloads;
+};
+/// `larmor-cli bench`: the benchmark suite (docs/perf.md, "larmor-cli bench"): a table on stdout, optionally
+/// JSON and a PNG chart; exit 1 when a workload failed (the outputs are still written).
+int bench(const BenchArgs& a);
 
 }  // namespace larmor::cli

@@ -100,11 +100,15 @@ int main(int argc, char** argv) {
   compareCmd->add_option("--map", cmp.map, "Write the error map as PNG");
   compareCmd->add_option("--json", cmp.json, "Write the metrics as JSON");
 
-  std::string suite = "seeds", benchDevice = "auto";
-  auto* benchCmd = app.add_subcommand("bench", "Benchmark workloads on a device");
-  benchCmd->add_option("--suite", suite, "Suite");
-  benchCmd->add_option("--device", benchDevice, "auto|cpu|cuda[:N]");
-  benchCmd->add_option("--json", json, "Results as JSON")->required();
+  BenchArgs bn;
+  auto* benchCmd = app.add_subcommand("bench", "Benchmark the seed workloads on a device (docs/perf.md)");
+  benchCmd->add_option("--suite", bn.suite, "Suite")->check(CLI::IsMember({"seeds"}));
+  benchCmd->add_option("--device", bn.device, "auto|cpu|cuda[:N]");
+  benchCmd->add_flag("--quick", bn.quick, "Fewer repetitions, smaller sizes: about a minute");
+  benchCmd->add_option("--workload", bn.workloads, "Run only these (NAME[,NAME]; --list shows them)")->delimiter(',');
+  benchCmd->add_flag("--list", bn.list, "List the workloads and exit");
+  benchCmd->add_option("--json", bn.json, "Write the results as JSON (schema in docs/perf.md)");
+  benchCmd->add_option("--chart", bn.chart, "Write a bar chart (.png)");
 
   BatchArgs bat;
   auto* batchCmd = addBatchCommand(app, bat);
@@ -138,7 +142,7 @@ int main(int argc, char** argv) {
     }
     if (*compareCmd) return compare(cmp);
     if (*mapsCmd) return maps(mp);
-    if (*benchCmd) return bench(suite, benchDevice, json);
+    if (*benchCmd) return bench(bn);
     if (*echoCmd) return echoCommand(pacs);
     if (*sendCmd) return sendCommand(pacs);
     if (*batchCmd) return batch(bat);

@@ -39,6 +39,8 @@ class CudaBackend final : public Backend {
   void download(void* dst, const Buffer& src, std::size_t bytes, std::size_t srcOffset = 0) override;
   void copy(Buffer& dst, const Buffer& src, std::size_t bytes) override;
   void synchronize() override;
+  MemoryStats memoryStats() const override { return allocator_->stats(); }
+  void resetPeakMemory() override { allocator_->resetPeak(); }
 
   void fill(Buffer& x, cfloat value, index_t n) override;
   void scale(Buffer& x, cfloat a, index_t n) override;

@@ -44,6 +44,7 @@ DeviceAllocator::Block DeviceAllocator::allocate(std::size_t bytes) {
     Block b{it->second, rounded};
     cached_.erase(it);
     cachedBytes_ -= rounded;
+    noteLiveLocked(rounded);
     return b;
   }
   LARMOR_CUDA_CHECK(cudaSetDevice(device_));
@@ -67,12 +68,37 @@ DeviceAllocator::Block DeviceAllocator::allocate(std::size_t bytes) {
     throw Error("GPU out of memory: asked for " + mib(bytes) + " MiB, " + std::to_string(freeBytes / kMiB) +
                 " MiB free on cuda:" + std::to_string(device_));
   }
+  noteLiveLocked(rounded);
   return {p, rounded};
+}
+
+void DeviceAllocator::noteLiveLocked(std::size_t rounded) noexcept {
+  liveBytes_ += rounded;
+  peakLive_ = std::max(peakLive_, liveBytes_);
+  peakHeld_ = std::max(peakHeld_, liveBytes_ + cachedBytes_);
+}
+
+MemoryStats DeviceAllocator::stats() const {
+  std::lock_guard lock(mutex_);
+  MemoryStats m;
+  m.liveBytes = liveBytes_;
+  m.peakLiveBytes = peakLive_;
+  m.reservedBytes = liveBytes_ + cachedBytes_;
+  m.peakReservedBytes = peakHeld_;
+  m.tracked = true;
+  return m;
+}
+
+void DeviceAllocator::resetPeak() noexcept {
+  std::lock_guard lock(mutex_);
+  peakLive_ = liveBytes_;
+  peakHeld_ = liveBytes_ + cachedBytes_;
 }
 
 void DeviceAllocator::release(Block block) noexcept {
   if (!block.ptr) return;
   std::lock_guard lock(mutex_);
+  liveBytes_ -= std::min(liveBytes_, block.rounded);
   if (closed_ || block.rounded > cacheCap_) {
     freeBlockLocked(block.ptr);
     return;

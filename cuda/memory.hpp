@@ -37,12 +37,17 @@ class DeviceAllocator {
   /// The backend is going away (its stream with it): empty the cache; blocks released later are freed.
   void close() noexcept;
   int device() const { return device_; }
+  /// Bytes handed out (live, rounded sizes) and held from cudaMalloc (live + cached), with their peaks since
+  /// resetPeak() (Backend::memoryStats).
+  MemoryStats stats() const;
+  void resetPeak() noexcept;
 
   /// The size class of a request: four classes per power of two, so at most 25% is wasted.
   static std::size_t roundUp(std::size_t bytes);
 
  private:
   void freeBlockLocked(void* p) noexcept;
+  void noteLiveLocked(std::size_t rounded) noexcept;
   void trimLocked() noexcept;
 
   const int device_;
@@ -51,6 +56,7 @@ class DeviceAllocator {
   mutable std::mutex mutex_;
   std::multimap<std::size_t, void*> cached_;
   std::size_t cachedBytes_ = 0;  ///< held in cached_, at most cacheCap_
+  std::size_t liveBytes_ = 0, peakLive_ = 0, peakHeld_ = 0;  ///< stats(); rounded sizes
   bool closed_ = false;
 };
 

@@ -117,6 +117,9 @@ class CpuBackend final : public Backend {
   void download(void* dst, const Buffer& src, std::size_t bytes, std::size_t srcOffset = 0) override;
   void copy(Buffer& dst, const Buffer& src, std::size_t bytes) override;
   void synchronize() override {}
+  /// Bytes in HostBuffers of the process (every CPU backend's together); memory.cpp.
+  MemoryStats memoryStats() const override;
+  void resetPeakMemory() override;
 
   // cpu_backend.cpp
   void fill(Buffer& x, cfloat value, index_t n) override;

@@ -1,6 +1,7 @@
 // Host memory of the CPU backend: buffers from fftwf_malloc (aligned for FFTW's SIMD loads), and upload,
 // download and copy as memcpy with bounds checks. Twin of cuda/memory.cu (the device allocator and the
 // pinned staging area), which the GPU needs and the host does not: here a Buffer is plain host memory.
+#include <atomic>
 #include <cstring>
 #include <string>
 
@@ -8,11 +9,37 @@
 
 namespace larmor::cpu {
 
+namespace {
+// Bytes in HostBuffers now and at most since the last reset (Backend::memoryStats), process-wide.
+std::atomic<std::size_t> gLive{0}, gPeak{0};
+
+void addLive(std::size_t bytes) {
+  const std::size_t now = gLive.fetch_add(bytes) + bytes;
+  std::size_t peak = gPeak.load();
+  while (now > peak && !gPeak.compare_exchange_weak(peak, now)) {
+  }
+}
+}  // namespace
+
 HostBuffer::HostBuffer(std::size_t bytes) : bytes_(bytes), data_(bytes ? fftwf_malloc(bytes) : nullptr) {
   if (bytes && !data_) throw Error("out of host memory: asked for " + std::to_string(bytes >> 20) + " MiB");
+  addLive(bytes);
 }
 
-HostBuffer::~HostBuffer() { fftwf_free(data_); }
+HostBuffer::~HostBuffer() {
+  fftwf_free(data_);
+  gLive.fetch_sub(bytes_);
+}
+
+MemoryStats CpuBackend::memoryStats() const {
+  MemoryStats m;
+  m.liveBytes = m.reservedBytes = gLive.load();
+  m.peakLiveBytes = m.peakReservedBytes = gPeak.load();
+  m.tracked = true;
+  return m;
+}
+
+void CpuBackend::resetPeakMemory() { gPeak.store(gLive.load()); }
 
 std::unique_ptr<Buffer> CpuBackend::allocate(std::size_t bytes) { return std::make_unique<HostBuffer>(bytes); }
 

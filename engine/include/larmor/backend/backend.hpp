@@ -40,6 +40,15 @@ struct DeviceInfo {
 
 enum class FftDirection { Forward, Inverse };
 
+/// Bytes in a backend's buffers (allocate()), for benchmarks and diagnostics. live: in buffers now; peakLive: the
+/// most live since resetPeakMemory(); reserved / peakReserved: live plus what an allocator keeps cached for
+/// reuse (the CUDA backend's caching allocator; = live on the CPU). Library workspaces taken outside
+/// allocate() (cuBLAS/cuSOLVER handles, the CUDA context) are not counted. tracked = false: no figures.
+struct MemoryStats {
+  std::size_t liveBytes = 0, peakLiveBytes = 0, reservedBytes = 0, peakReservedBytes = 0;
+  bool tracked = false;
+};
+
 /// Centred, unitary discrete Fourier transform convention, written down once (docs/conventions.md):
 ///   X[k] = N^{-1/2} sum_n x[n] exp(-2 pi i (k - c)(n - c) / N),  c = floor(N / 2),
 /// for each transformed dimension of length N (Forward; Inverse has +i). Index c holds k = 0 and
@@ -57,6 +66,10 @@ class Backend {
   virtual void copy(Buffer& dst, const Buffer& src, std::size_t bytes) = 0;
   /// Waits for all queued work (timing, before host reads).
   virtual void synchronize() = 0;
+  /// What this backend's buffers hold (MemoryStats above); the peaks restart from the live figures at
+  /// resetPeakMemory(). Defaults: not tracked.
+  virtual MemoryStats memoryStats() const { return {}; }
+  virtual void resetPeakMemory() {}
 
   // --- complex vectors of n elements ---------------------------------------------------------------
   virtual void fill(Buffer& x, cfloat value, index_t n) = 0;

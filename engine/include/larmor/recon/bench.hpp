@@ -1,16 +1,49 @@
 #pragma once
-// Benchmark suites behind `larmor-cli bench`: workloads timed on a chosen backend after a warm-up,
-// median of several runs, on random (never zero) data, each with the physical limit beside it.
+// Benchmark suites behind `larmor-cli bench` (docs/perf.md, "larmor-cli bench"): the seed workloads of the
+// papers (Stone et al. 2008's exact F^H d and iterative reconstruction, TRON / Gregerson's radial NUFFT, the
+// 3D NUFFT, Schneider 2008's GRAPPA Table 5.1) and the newer methods (CG-SENSE, CS-TV / wavelet FISTA,
+// ESPIRiT), plus the centred FFT and copy bandwidth. Each workload is timed on a chosen backend after a
+// warm-up, on random or simulated (never zero) data: device-resident (median, min, max over repetitions) and
+// host in -> host out, with its peak host and device memory, the physical limit beside it and the ratio to
+// it, and a peer or paper figure where one is recorded. On a CPU the sizes scale down and the result says so.
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 namespace larmor::recon {
 
-/// suite: "seeds" (the foundation workloads: FFTs, copy bandwidth, Cartesian recon). `log` gets one
-/// line per result. Returns {"device", "suite", "results": [{name, median_ms, ..., limit_ms}]}.
-nlohmann::json runBenchSuite(const std::string& suite, const std::string& device,
-                             const std::function<void(const std::string&)>& log);
+/// The version of the JSON written by runBenchSuite (field "schema_version"; docs/perf.md documents it).
+inline constexpr int kBenchSchemaVersion = 1;
+
+struct BenchOptions {
+  std::string suite = "seeds";
+  std::string device = "auto";      ///< auto | cpu | cuda[:N]
+  bool quick = false;               ///< fewer repetitions, smaller sizes: the whole suite in about a minute
+  std::vector<std::string> only;    ///< workload names to run (empty: all that apply to the device)
+  std::function<void(const std::string&)> log;  ///< progress and notices, one line each (may be empty)
+};
+
+struct BenchWorkloadInfo {
+  std::string name;   ///< what --workload accepts, e.g. "nufft2d-adjoint"
+  std::string title;  ///< one line: the workload and its source
+  bool gpuOnly = false;
+};
+
+/// Every workload of `suite` in run order; throws Error for an unknown suite.
+std::vector<BenchWorkloadInfo> benchWorkloads(const std::string& suite);
+
+/// Runs the suite; throws Error (one line) for an unknown suite, device or workload name. The returned JSON
+/// follows docs/perf.md's schema (version kBenchSchemaVersion): {"schema", "schema_version", "suite", "quick",
+/// "device", "limits", "memory_method", "results": [...], "not_applicable": [...]}.
+nlohmann::json runBenchSuite(const BenchOptions& options);
+
+/// The plain-text table of a runBenchSuite result (one row per workload, notes under it).
+std::string formatBenchTable(const nlohmann::json& result);
+
+/// A PNG bar chart of a runBenchSuite result: per workload, log-scale time, device-resident and host-to-host
+/// bars, the device limit as a mark. Written atomically; throws Error naming the file.
+void writeBenchChart(const std::string& path, const nlohmann::json& result);
 
 }  // namespace larmor::recon
