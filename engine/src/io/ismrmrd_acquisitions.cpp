@@ -529,8 +529,8 @@ AcquisitionFrames readAcquisitions(const std::string& path, const std::string& g
     else
       noiseArray = noise.array();
   }
-  // Reference lines with a frame's own key serve that frame; those whose key has no imaging frame (a
-  // separate reference scan acquired once) serve every frame.
+  // Reference lines with a frame's own key serve that frame; a frame without any is served by all of
+  // them (a separate reference scan acquired once, e.g. at repetition 0), in key order.
   const index_t slices = geometry.slices();
   for (auto& [key, acc] : frames) {
     Dataset d;
@@ -546,8 +546,7 @@ AcquisitionFrames readAcquisitions(const std::string& path, const std::string& g
     if (cartesian) {
       if (auto it = references.find(key); it != references.end()) acc->lines.mergeReference(it->second->lines, count, coils);
       else
-        for (const auto& [rkey, racc] : references)
-          if (!frames.count(rkey)) acc->lines.mergeReference(racc->lines, count, coils);
+        for (const auto& [rkey, racc] : references) acc->lines.mergeReference(racc->lines, count, coils);
       acc->lines.finish(slices, d);
       setAccelerationFromMask(d);
     } else {

@@ -25,8 +25,8 @@ struct AcquisitionFrames {
 
 /// Reads /group/data of `path` into frames (io/series.hpp). Noise scans are collected, navigator,
 /// phase-correction, feedback and dummy scans skipped (counted in a warning), separate reference scans
-/// (parallel_calibration without parallel_calibration_and_imaging) made calibration lines of the frames
-/// of their own key, or of every frame when no frame has their key. Every index is checked against the
+/// (parallel_calibration without parallel_calibration_and_imaging) made calibration lines of the frame
+/// of their own key, or, for a frame without any of its own, of every frame. Every index is checked against the
 /// header's encoding limits.
 AcquisitionFrames readAcquisitions(const std::string& path, const std::string& group, const EncodingFacts& facts,
                                    const FrameSelection& select, const Progress& progress, const Dataset& base);

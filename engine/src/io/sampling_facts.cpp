@@ -8,25 +8,26 @@
 
 namespace larmor::io::detail {
 
-int maskAcceleration(const Dataset& d, bool alongPe1) {
+int maskAcceleration(const Dataset& d, bool alongPe1, int* support) {
+  if (support) *support = 0;
   if (d.sampled.empty()) return 1;
   const index_t n1 = d.sampled.shape()[0], n2 = d.sampled.shape()[1];
   const index_t n = alongPe1 ? n1 : n2, c1 = n1 / 2, c2 = n2 / 2;
   const auto at = [&](const Array<std::uint8_t>& m, index_t i) { return alongPe1 ? m(i, c2, 0) : m(c1, i, 0); };
   std::map<index_t, index_t> gaps;
   index_t prev = -1, count = 0;
-  bool prevCal = false;
   for (index_t i = 0; i < n; ++i) {
     if (!at(d.sampled, i)) continue;
     ++count;
-    const bool cal = !d.calibration.empty() && at(d.calibration, i);
-    if (prev >= 0 && !(cal && prevCal)) ++gaps[i - prev];
-    prev = i, prevCal = cal;
+    if (!d.calibration.empty() && at(d.calibration, i)) continue;  // the gaps of the lines outside it
+    if (prev >= 0) ++gaps[i - prev];
+    prev = i;
   }
   if (count == n || gaps.empty()) return 1;
   index_t best = 1, bestCount = 0;
   for (auto [gap, c] : gaps)
     if (c > bestCount) best = gap, bestCount = c;
+  if (support) *support = static_cast<int>(bestCount);
   return static_cast<int>(best);
 }
 
@@ -36,12 +37,13 @@ void setAccelerationFromMask(Dataset& d) {
   const auto judge = [&](bool alongPe1, int& r) {
     const index_t n = d.sampled.shape()[alongPe1 ? 0 : 1];
     if (n <= 1) return;
-    const int measured = maskAcceleration(d, alongPe1);
+    int support = 0;
+    const int measured = maskAcceleration(d, alongPe1, &support);
     index_t sampled = 0;
     for (index_t i = 0; i < n; ++i)
       sampled += alongPe1 ? d.sampled(i, d.sampled.shape()[1] / 2, 0) : d.sampled(d.sampled.shape()[0] / 2, i, 0);
     if (sampled == n) r = 1;
-    else if (measured >= 2) r = measured;
+    else if (measured >= 2 && (r <= 1 || support >= 2)) r = measured;  // one gap alone does not overrule the header
   };
   judge(true, h.accelerationPe1);
   judge(false, h.accelerationPe2);

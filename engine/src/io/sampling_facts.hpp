@@ -7,13 +7,15 @@
 
 namespace larmor::io::detail {
 
-/// The most common gap between sampled lines outside the calibration lines, along pe1 (at the centre
+/// The most common gap between consecutive sampled lines that are not calibration lines (the smallest
+/// of equally common ones), along pe1 (at the centre
 /// pe2) or pe2 (at the centre pe1), of slice 0. 1 when the axis is fully sampled (or has one line).
-int maskAcceleration(const Dataset& d, bool alongPe1);
+/// `support` (when given) receives how many gaps have that size.
+int maskAcceleration(const Dataset& d, bool alongPe1, int* support = nullptr);
 
 /// header.accelerationPe1/Pe2 of a Cartesian frame from its mask: 1 where the axis is fully sampled,
 /// the common gap where it is undersampled (the header's value is kept when the mask shows no regular
-/// gap). Non-Cartesian data are left alone.
+/// gap, or a different one only once). Non-Cartesian data are left alone.
 void setAccelerationFromMask(Dataset& d);
 
 /// Slices reordered so that header.geometry.slicePositions increase (ISMRMRD numbers slices in

@@ -135,13 +135,13 @@ TwixRead readTwix(const std::string& path, const TwixOptions& options) {
   if (!options.frame && imagingKeys.size() > 1 && options.repetition < 0)
     f.fail("holds " + std::to_string(imagingKeys.size()) +
            " frames (echoes, phases, repetitions or sets); read it as a series or select one frame");
-  // Reference readouts with this frame's key serve it; without any, those whose key has no imaging
-  // frame (a reference scan acquired once) serve every frame.
+  // Reference readouts with this frame's key serve it; a frame without any is served by all of them
+  // (a reference scan acquired once, e.g. at repetition 0).
   bool ownReferences = false;
   for (const Scan* s : references) ownReferences = ownReferences || (options.frame && keyOf(*s) == *options.frame);
   for (const Scan* s : references) {
     const bool serves = !options.frame ? (options.repetition < 0 || s->rep == options.repetition)
-                        : ownReferences ? keyOf(*s) == *options.frame : !imagingKeys.count(keyOf(*s));
+                        : !ownReferences || keyOf(*s) == *options.frame;
     if (serves) use.push_back(s);
     all.push_back(s);
   }
