@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -150,6 +151,43 @@ void requireFormatOptions(const ReconArgs& a) {
     refuse(a.windowWidth != 0 ? "--window-width" : "--window-center", "DICOM, NIfTI and PNG (.cfl holds the complex values)");
 }
 
+/// "all" -> -1, "N" -> N (>= 0); anything else is an Error naming the flag.
+int frameIndex(const std::string& flag, const std::string& text) {
+  if (text == "all") return -1;
+  std::size_t used = 0;
+  long v = -1;
+  try {
+    v = std::stol(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || v < 0 || v > 65535)
+    throw Error(flag + " " + text + ": expected a frame index 0..65535 or 'all'");
+  return static_cast<int>(v);
+}
+
+void applyFrames(const FrameArgs& f, io::LoadOptions& lo) {
+  lo.contrast = frameIndex("--contrast", f.contrast);
+  lo.phase = frameIndex("--phase", f.phase);
+  lo.repetition = frameIndex("--repetition", f.repetition);
+  lo.set = frameIndex("--set", f.set);
+}
+
+/// The series' frame dims for `info` and the JSON: values each dim takes, and the frames read.
+json framesJson(const io::Series& s) {
+  json frames = json::array();
+  for (std::size_t i = 0; i < s.keys.size(); ++i) {
+    const auto& k = s.keys[i];
+    const Header& h = s.frames[i].header;
+    json f = {{"contrast", k.contrast}, {"phase", k.phase}, {"repetition", k.repetition}, {"set", k.set},
+              {"acceleration", {h.accelerationPe1, h.accelerationPe2}}, {"calibration_lines", h.calibrationLines}};
+    if (std::isfinite(s.echoTimeMs[i])) f["echo_time_ms"] = s.echoTimeMs[i];
+    if (std::isfinite(s.triggerTimeMs[i])) f["trigger_time_ms"] = s.triggerTimeMs[i];
+    frames.push_back(f);
+  }
+  return frames;
+}
+
 }  // namespace
 
 int version() {
@@ -184,12 +222,17 @@ int devices(const std::string& jsonPath) {
   return 0;
 }
 
-int info(const std::string& file, const std::string& jsonPath) {
+int info(const std::string& file, const std::string& jsonPath, const FrameArgs& frameArgs) {
   io::checkOutputs({jsonOutput(jsonPath)}, {file});
-  const Dataset d = io::loadDataset(file);
+  io::LoadOptions lo;
+  applyFrames(frameArgs, lo);
+  const io::Series series = io::loadSeries(file, lo);
+  const Dataset& d = series.frames.front();
   const Header& h = d.header;
+  // Every acquisition of the file (a frame holds only its own).
+  const std::vector<AcquisitionInfo>& acquisitions = series.acquisitions.empty() ? d.acquisitions : series.acquisitions;
   std::map<std::string, int> flagCounts;
-  for (const auto& a : d.acquisitions) flagCounts[describeAcquisitionFlags(a.flags)]++;
+  for (const auto& a : acquisitions) flagCounts[describeAcquisitionFlags(a.flags)]++;
   std::cout << file << "\n"
             << "  trajectory   " << toString(h.trajectory) << "\n"
             << "  encoded      " << h.encoded[0] << " x " << h.encoded[1] << " x " << h.encoded[2] << "  FOV "
@@ -197,12 +240,22 @@ int info(const std::string& file, const std::string& jsonPath) {
             << "  recon        " << h.recon[0] << " x " << h.recon[1] << " x " << h.recon[2] << "  FOV "
             << h.reconFovMm[0] << " x " << h.reconFovMm[1] << " x " << h.reconFovMm[2] << " mm\n"
             << "  coils        " << h.coils << "\n  slices       " << h.slices << "\n"
+            << "  frames       " << series.frames.size() << " read; the file holds " << series.describeDims() << "\n"
             << "  acceleration " << h.accelerationPe1 << " x " << h.accelerationPe2 << ", calibration lines "
-            << h.calibrationLines << "\n"
-            << "  acquisitions " << d.acquisitions.size() << " (+" << d.noiseScans << " noise scans)\n"
-            << "  k-space      " << d.kspace.shape().str() << "\n"
+            << h.calibrationLines << (series.frames.size() > 1 ? " (frame 0)" : "") << "\n"
+            << "  acquisitions " << acquisitions.size() << " (+" << d.noiseScans << " noise scans)\n"
+            << "  noise        " << (d.noise ? d.noise->shape().str() + " samples x coils" : std::string("none")) << "\n"
+            << "  k-space      " << d.kspace.shape().str() << (series.frames.size() > 1 ? " per frame" : "") << "\n"
             << "  reference    " << (d.reference ? d.reference->shape().str() : std::string("none")) << "\n";
   for (const auto& [flags, n] : flagCounts) std::cout << "    " << std::setw(6) << n << "  " << (flags.empty() ? "-" : flags) << "\n";
+  if (series.frames.size() > 1)
+    for (std::size_t i = 0; i < series.frames.size(); ++i) {
+      const Header& fh = series.frames[i].header;
+      std::cout << "  frame " << std::setw(3) << i << "  " << series.keys[i].str() << ": acceleration "
+                << fh.accelerationPe1 << " x " << fh.accelerationPe2 << ", calibration lines " << fh.calibrationLines;
+      if (std::isfinite(series.echoTimeMs[i])) std::cout << ", TE " << series.echoTimeMs[i] << " ms";
+      std::cout << "\n";
+    }
   json twix = nullptr;  // what a Siemens twix file's own headers say (io/twix.hpp)
   if (extension(file) == ".dat") {
     const std::vector<std::string> lines = io::describeTwix(io::inspectTwix(file));
@@ -223,11 +276,15 @@ int info(const std::string& file, const std::string& jsonPath) {
                        {"slices", h.slices},
                        {"acceleration", {h.accelerationPe1, h.accelerationPe2}},
                        {"calibration_lines", h.calibrationLines},
-                       {"acquisitions", d.acquisitions.size()},
+                       {"acquisitions", acquisitions.size()},
                        {"noise_scans", d.noiseScans},
+                       {"noise_shape", d.noise ? json(d.noise->shape().dims()) : json()},
                        {"flag_counts", flags},
                        {"kspace_shape", d.kspace.shape().dims()},
-                       {"has_reference", d.reference.has_value()}});
+                       {"has_reference", d.reference.has_value()},
+                       {"dims", {{"contrasts", series.contrasts.size()}, {"phases", series.phases.size()},
+                                 {"repetitions", series.repetitions.size()}, {"sets", series.sets.size()}}},
+                       {"frames", framesJson(series)}});
   return 0;
 }
 
@@ -328,26 +385,49 @@ int recon(const ReconArgs& a) {
     (void)recon::planMemory(headerOnly, req.settings, sel.backend->info(), a.device == "auto", false);
   };
 
-  const Dataset d = io::loadDataset(a.input, lo);
+  applyFrames(a.frames, lo);
+  const io::Series series = io::loadSeries(a.input, lo);
+  const Dataset& d = series.frames.front();
+  const std::size_t nFrames = series.frames.size();
   // Again with the image size the dataset gives: format limits and free disk space, before the work.
-  io::checkOutputs({imageOutput(a.output, eo, plannedImage(req.settings, &d)), jsonOutput(a.json),
-                    jsonOutput(a.saveSettings)},
-                   inputs);
-  req.dataset = &d;
-  const recon::ReconResult r = recon::run(req);
+  Shape planned = plannedImage(req.settings, &d);
+  if (nFrames > 1) planned = Shape{planned[0], planned[1], planned[2], 1, planned[4] * static_cast<index_t>(nFrames)};
+  io::checkOutputs({imageOutput(a.output, eo, planned), jsonOutput(a.json), jsonOutput(a.saveSettings)}, inputs);
+  if (nFrames > 1) std::cout << a.input << ": " << nFrames << " frames (" << series.describeDims() << ")\n";
+  // Every frame with the same settings on the same backend.
+  std::vector<recon::ReconResult> results;
   std::vector<std::string> warnings = d.warnings;
-  warnings.insert(warnings.end(), r.warnings.begin(), r.warnings.end());
+  json frames = framesJson(series);
+  for (std::size_t f = 0; f < nFrames; ++f) {
+    req.dataset = &series.frames[f];
+    results.push_back(recon::run(req));
+    const recon::ReconResult& r = results.back();
+    for (const auto& w : r.warnings)
+      if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
+    frames[f]["total_ms"] = r.timings.totalMilliseconds();
+    if (!r.metrics.is_null()) frames[f]["metrics"] = r.metrics;
+    if (!r.convergence.is_null()) frames[f]["convergence"] = r.convergence;
+    if (nFrames > 1) {
+      std::cout << "  frame " << std::setw(3) << f << "  " << series.keys[f].str() << ": " << std::fixed
+                << std::setprecision(1) << r.timings.totalMilliseconds() << " ms";
+      if (r.metrics.contains("percent_error"))
+        std::cout << ", " << std::setprecision(2) << r.metrics["percent_error"].get<double>() << " % error vs reference";
+      std::cout << "\n";
+    }
+  }
+  const recon::ReconResult& r = results.front();
   for (const auto& w : warnings) std::cerr << "warning: " << w << "\n";
 
-  const io::ExportReport rep = io::writeImageOutput(a.output, r, d, eo);
+  const io::ExportReport rep = io::writeSeriesOutput(a.output, results, series, eo);
   std::cout << "wrote " << a.output << " (" << io::toString(rep.kind) << ", " << rep.files.size() << " file"
-            << (rep.files.size() == 1 ? "" : "s") << ") " << r.image.shape().str() << " on " << r.device << " ("
-            << r.deviceName << ")\n";
+            << (rep.files.size() == 1 ? "" : "s") << ") " << r.image.shape().str()
+            << (nFrames > 1 ? " x " + std::to_string(nFrames) + " frames" : std::string()) << " on " << r.device
+            << " (" << r.deviceName << ")\n";
   printTimings(r.timings);
   printConvergence(r.convergence);
   if (r.metrics.contains("percent_error"))
-    std::cout << "  vs reference: " << std::fixed << std::setprecision(2) << r.metrics["percent_error"].get<double>()
-              << " % error, PSNR "
+    std::cout << "  vs reference" << (nFrames > 1 ? " (frame 0)" : "") << ": " << std::fixed << std::setprecision(2)
+              << r.metrics["percent_error"].get<double>() << " % error, PSNR "
               << (r.metrics["psnr_db"].is_number() ? std::to_string(r.metrics["psnr_db"].get<double>()).substr(0, 6)
                                                      : std::string("inf"))
               << " dB, SSIM " << std::setprecision(3) << r.metrics["ssim"].get<double>() << "\n";
@@ -356,6 +436,8 @@ int recon(const ReconArgs& a) {
   stats["files"] = rep.files;
   if (!r.convergence.is_null()) stats["convergence"] = r.convergence;
   stats["image_shape"] = r.image.shape().dims();
+  stats["frames"] = frames;
+  stats["dims"] = series.describeDims();
   if (!warnings.empty()) stats["warnings"] = warnings;
   if (!r.metrics.is_null()) stats["metrics"] = r.metrics;
   writeJson(a.json, stats);

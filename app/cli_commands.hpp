@@ -16,7 +16,13 @@ struct SimulateArgs {
   unsigned long long seed = 1;
 };
 
+/// --contrast/--phase/--repetition/--set N|all: which frames of a series (io/series.hpp) to read.
+struct FrameArgs {
+  std::string contrast = "all", phase = "all", repetition = "all", set = "all";
+};
+
 struct ReconArgs {
+  FrameArgs frames;
   std::string input, traj, device = "auto", output, json;
   std::string saveSettings;  ///< --save-settings: the settings as JSON for `batch --settings`
   recon::ReconSettings settings;  ///< from the settings table's flags (settings_options.hpp)
@@ -44,7 +50,7 @@ struct CompareArgs {
 /// and the devices found: what a bug report needs.
 int version();
 int devices(const std::string& json);
-int info(const std::string& file, const std::string& json);
+int info(const std::string& file, const std::string& json, const FrameArgs& frames = {});
 int simulate(const SimulateArgs& a);
 int recon(const ReconArgs& a);
 int compare(const CompareArgs& a);

@@ -13,6 +13,18 @@
 #include "larmor/util/provenance.hpp"
 #include "larmor/util/temp_registry.hpp"
 
+namespace {
+
+// The frame selectors of a series (io/series.hpp), on recon and info.
+void addFrameOptions(CLI::App& cmd, larmor::cli::FrameArgs& f) {
+  cmd.add_option("--contrast", f.contrast, "Frames: contrast (echo) N or all (default all)");
+  cmd.add_option("--phase", f.phase, "Frames: cardiac phase N or all (default all)");
+  cmd.add_option("--repetition", f.repetition, "Frames: repetition N or all (default all)");
+  cmd.add_option("--set", f.set, "Frames: set N or all (default all)");
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   larmor::usePassiveOpenMpWait(argv);
   using namespace larmor::cli;
@@ -29,6 +41,8 @@ int main(int argc, char** argv) {
   auto* infoCmd = app.add_subcommand("info", "Describe a raw-data file (header, acquisitions, flags)");
   infoCmd->add_option("FILE", infoFile)->required();
   infoCmd->add_option("--json", json, "Write the description as JSON");
+  FrameArgs infoFrames;
+  addFrameOptions(*infoCmd, infoFrames);
 
   SimulateArgs sim;
   auto* simCmd = app.add_subcommand("simulate", "Write analytic multi-coil phantom k-space (ISMRMRD .h5)");
@@ -54,6 +68,7 @@ int main(int argc, char** argv) {
   reconCmd->add_option("FILE", rec.input, "ISMRMRD .h5, BART .cfl k-space, Siemens twix .dat")->required();
   reconCmd->add_option("--traj", rec.traj, "BART trajectory .cfl for .cfl k-space or twix .dat; twix also radial:180|radial:360");
   reconCmd->add_option("--device", rec.device, "auto|cpu|cuda[:N]");
+  addFrameOptions(*reconCmd, rec.frames);
   SettingsOptions reconSettings;  // --method, --matrix, --lambda, ...: the engine's settings table
   reconSettings.addTo(*reconCmd);
   reconCmd->add_option("--output", rec.output, "OUT.cfl | OUT.png | OUT.nii | DIR/ (DICOM series)")->required();
@@ -134,7 +149,7 @@ int main(int argc, char** argv) {
   try {
     if (*versionCmd) return version();
     if (*devicesCmd) return devices(json);
-    if (*infoCmd) return info(infoFile, json);
+    if (*infoCmd) return info(infoFile, json, infoFrames);
     if (*simCmd) return simulate(sim);
     if (*reconCmd) {
       reconSettings.apply(rec.settings);

@@ -321,6 +321,10 @@ TEST(IoIsmrmrd, GeneratorFile) {
   const Dataset n = io::readIsmrmrd(withNoise);
   EXPECT_EQ(n.noiseScans, 1);
   EXPECT_EQ(n.acquisitions.size(), 33u);
+  // The noise samples, kept for pre-whitening: [samples, coils].
+  ASSERT_TRUE(n.noise.has_value());
+  EXPECT_EQ(n.noise->shape()[1], 2);
+  EXPECT_GT(n.noise->shape()[0], 0);
   EXPECT_NE(describeAcquisitionFlags(n.acquisitions[0].flags).find("noise_measurement"), std::string::npos);
 }
 
@@ -329,19 +333,29 @@ TEST(IoIsmrmrd, GeneratorFileAccelerated) {
   const std::string dir = testDir();
   const std::string file = generate(dir + "/acc.h5", "-n 0 -m 64 -c 4 -a 2 -w 16");
   // The generator writes R shifted undersampled repetitions (together they fill k-space) and flags
-  // the 16 central lines 24..39 as calibration.
-  const Dataset all = io::readIsmrmrd(file);
-  EXPECT_EQ(all.header.accelerationPe1, 2);
-  EXPECT_EQ(all.header.calibrationLines, 16);
+  // the 16 central lines 24..39 as calibration. They are R frames, never merged (issue 18).
+  expectError([&] { io::readIsmrmrd(file); }, "holds 2 frames (2 repetitions); select one with --repetition N");
+  const io::Series all = io::loadSeries(file);
+  ASSERT_EQ(all.frames.size(), 2u);
   EXPECT_EQ(all.acquisitions.size(), 80u);
-  for (index_t p = 0; p < 64; ++p) {
-    EXPECT_EQ(all.sampled(p, 0, 0), 1) << p;
-    EXPECT_EQ(all.calibration(p, 0, 0), (p >= 24 && p <= 39) ? 1 : 0) << p;
-  }
-  // Averaging the repeated ACS lines of a noise-free file changes nothing.
   const Dataset full = io::readIsmrmrd(generate(dir + "/full.h5", "-n 0 -m 64 -c 4"));
-  for (index_t i = 0; i < full.kspace.size(); ++i)
-    ASSERT_NEAR(std::abs(all.kspace[i] - full.kspace[i]), 0.f, 1e-5f * (1.f + std::abs(full.kspace[i]))) << i;
+  for (std::size_t f = 0; f < 2; ++f) {
+    const Dataset& d = all.frames[f];
+    EXPECT_EQ(all.keys[f].repetition, static_cast<int>(f));
+    EXPECT_EQ(d.header.accelerationPe1, 2);
+    EXPECT_EQ(d.header.calibrationLines, 16);
+    EXPECT_EQ(d.acquisitions.size(), 40u);
+    for (index_t p = 0; p < 64; ++p) {
+      EXPECT_EQ(d.sampled(p, 0, 0), (p % 2 == static_cast<index_t>(f) || (p >= 24 && p <= 39)) ? 1 : 0) << p;
+      EXPECT_EQ(d.calibration(p, 0, 0), (p >= 24 && p <= 39) ? 1 : 0) << p;
+      // A noise-free frame's lines are the fully sampled file's lines.
+      if (d.sampled(p, 0, 0))
+        for (index_t c = 0; c < 4; ++c)
+          for (index_t r = 0; r < 128; ++r)
+            ASSERT_NEAR(std::abs(d.kspace(r, p, 0, c, 0) - full.kspace(r, p, 0, c, 0)), 0.f,
+                        1e-5f * (1.f + std::abs(full.kspace(r, p, 0, c, 0))));
+    }
+  }
 
   // One repetition: every other line plus the calibration block.
   io::LoadOptions opt;

@@ -1,7 +1,7 @@
 // GRAPPA on files from ISMRMRD's own generator (ismrmrd_generate_cartesian_shepp_logan -a R -w 24): the
 // generator writes R repetitions that together fill k-space, each with every R-th line plus the calibration
-// block, so repetition 0 is one undersampled acquisition and all repetitions together are the fully sampled
-// reference. Skipped where the tool is not installed.
+// block, so repetition 0 is one undersampled acquisition; the fully sampled reference is the generator's -a 1
+// file (the same samples as all repetitions together, noise-free). Skipped where the tool is not installed.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -46,7 +46,11 @@ TEST(IsmrmrdGrappa, GeneratorFilesReconstructCloseToFullySampled) {
     io::LoadOptions one;
     one.repetition = 0;
     const Dataset d = io::loadDataset(file, one);
-    const Dataset full = io::loadDataset(file);
+    // The fully sampled reference: the generator's -a 1 file (noise-free: the same samples as all R
+    // repetitions together; a file's frames are never merged, issue 18).
+    const std::string fullFile = generate(1, 8, 128);
+    ASSERT_FALSE(fullFile.empty());
+    const Dataset full = io::loadDataset(fullFile);
     const recon::grappa::Sampling smp = recon::grappa::analyseSampling(d);
     EXPECT_EQ(smp.accel, R);
     EXPECT_EQ(smp.acsCount, 24);

@@ -249,9 +249,12 @@ TEST(TwixSynthetic, LastMeasurementSlicesPartitionsAndRepetitionFilter) {
   writeBytes(dir + "/s.dat", test::twixBytes(spec));
   io::LoadOptions o;
   o.repetition = 1;
-  const io::TwixRead all = io::readTwix(dir + "/s.dat");
-  EXPECT_EQ(all.summary.measurements, 3u);
-  EXPECT_EQ(all.summary.repetitions, 2);
+  const io::TwixSummary all = io::inspectTwix(dir + "/s.dat");
+  EXPECT_EQ(all.measurements, 3u);
+  EXPECT_EQ(all.repetitions, 2);
+  // Two repetitions are two frames: never merged into one k-space.
+  expectError([&] { io::readTwix(dir + "/s.dat"); }, "holds 2 frames");
+  expectError([&] { io::loadDataset(dir + "/s.dat"); }, "holds 2 frames (2 repetitions); select one with --repetition N");
   const Dataset d = io::loadDataset(dir + "/s.dat", o);
   ASSERT_EQ(d.kspace.shape(), (Shape{4, 2, 4, 1, 2}));
   EXPECT_TRUE(d.header.is3D());

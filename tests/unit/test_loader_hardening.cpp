@@ -75,11 +75,15 @@ TEST(LoaderHardening, HugeOrWrongDimensionsAllocateNothing) {
   }
   writeText(dir + "/big.cfl", "");
   expectError([&] { io::loadDataset(dir + "/big.cfl"); }, "too large for a BART header");
-  // Dimensions Larmor does not read: BART dimension 5 (e.g. maps) used.
+  // Dimensions Larmor does not read: BART dimension 4 (maps) used.
   std::vector<index_t> dims(6, 1);
-  dims[0] = 4, dims[1] = 4, dims[5] = 2;
+  dims[0] = 4, dims[1] = 4, dims[4] = 2;
+  for (const auto& path : writeBoth(dir, "four", kspace(Shape(dims))))
+    expectError([&] { io::loadDataset(path); }, "uses BART dimension 4");
+  // TE (dimension 5) holds frames (io/series.hpp): one Dataset cannot take two, and says how to select.
+  dims[4] = 1, dims[5] = 2;
   for (const auto& path : writeBoth(dir, "six", kspace(Shape(dims))))
-    expectError([&] { io::loadDataset(path); }, "uses BART dimension 5");
+    expectError([&] { io::loadDataset(path); }, "holds 2 frames (2 contrasts); select one with --contrast N");
 }
 
 TEST(LoaderHardening, NonFiniteSamples) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <system_error>
 
 #include "larmor/io/cfl.hpp"
@@ -83,16 +84,63 @@ std::string arrayFileName(const std::string& path) {
 
 CArray readArrayFile(const std::string& path) { return isRawArrayPath(path) ? readRawArray(path) : readCfl(path); }
 
-// BART's k-space layout, from a .cfl or a .ra file: [readout, pe1, pe2, coils, ..., slices at 13].
-Dataset loadBartLayout(const std::string& path, const LoadOptions& options) {
-  const std::string name = arrayFileName(path);
-  CArray k = readArrayFile(path);
-  const Shape s = k.shape();
-  for (std::size_t dim = 4; dim < std::max<std::size_t>(s.rank(), kBartDims); ++dim)
-    if (dim != kBartSliceDim && s[dim] != 1)
-      throw Error(name + ": k-space " + s.str() + " uses BART dimension " + std::to_string(dim) +
-                  "; Larmor reads [readout, pe1, pe2, coils] with slices in dimension 13");
+// The shape of an array file without reading its samples.
+Shape arrayFileShape(const std::string& path) {
+  if (!isRawArrayPath(path)) return readCflShape(path);
+  std::vector<index_t> dims;
+  for (auto d : readRawArrayHeader(path).dims) dims.push_back(static_cast<index_t>(d));
+  return Shape(dims);
+}
 
+// A trajectory file beside BART k-space `path` whose shape [3, n, p] fits k-space [1, n, p, ...]
+// ("" when none): <base>_traj, <base>_t, traj or t, as .cfl/.hdr or .ra, or any *_t.cfl there.
+std::string trajectoryBeside(const std::string& path, const Shape& k) {
+  const bool ra = isRawArrayPath(path);
+  const fs::path base = ra ? fs::path(path).replace_extension("") : fs::path(cflBasePath(path));
+  const fs::path dir = base.has_parent_path() ? base.parent_path() : fs::path(".");
+  std::vector<fs::path> candidates = {base.string() + "_traj", base.string() + "_t", dir / "traj", dir / "t"};
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() > 6 && name.compare(name.size() - 6, 6, "_t.hdr") == 0)
+      candidates.push_back(it->path().parent_path() / name.substr(0, name.size() - 4));
+  }
+  for (const fs::path& c : candidates) {
+    const std::string file = c.string() + (ra ? ".ra" : ".hdr");
+    if (file == path || !fs::exists(file, ec) || fs::equivalent(file, path, ec)) continue;
+    try {
+      const Shape t = arrayFileShape(ra ? file : c.string());
+      if (t[0] == 3 && t[1] == k[1] && t[2] == k[2]) return ra ? file : c.string() + ".cfl";
+    } catch (const Error&) {
+      // not a readable array: not a trajectory
+    }
+  }
+  return "";
+}
+
+// BART's own non-Cartesian layout [1, n, p, coils]: a readout of one point whose (n, p) plane has no
+// unsampled point and whose profiles (along p) all carry similar energy, because every profile passes
+// through k = 0. A Cartesian ky-kz plane [1, ny, nz] (after a readout IFFT) has its energy at the centre
+// of both axes, and undersampled ones have empty points.
+bool looksNonCartesian(const CArray& k) {
+  const Shape& s = k.shape();
+  if (s[0] != 1 || s[1] < 8 || s[2] < 2) return false;
+  const index_t n = s[1], p = s[2], rest = k.size() / (n * p);
+  std::vector<double> energy(static_cast<std::size_t>(p), 0.0);
+  for (index_t j = 0; j < p; ++j)
+    for (index_t i = 0; i < n; ++i) {
+      double e = 0;
+      for (index_t r = 0; r < rest; ++r) e += std::norm(k[i + n * (j + p * r)]);
+      if (e == 0) return false;  // an unsampled point: Cartesian undersampling
+      energy[static_cast<std::size_t>(j)] += e;
+    }
+  const auto [lo, hi] = std::minmax_element(energy.begin(), energy.end());
+  return *hi > 0 && *lo > 0.05 * *hi;
+}
+
+// One frame of BART k-space: k [d0, d1, d2, coils, slices] (`s` its file shape) with the options.
+Dataset bartFrame(const std::string& name, CArray k, const Shape& s, const LoadOptions& options, const RArray* traj,
+                  const std::string& trajName) {
   Dataset d;
   d.source = name;
   Header& h = d.header;
@@ -103,7 +151,7 @@ Dataset loadBartLayout(const std::string& path, const LoadOptions& options) {
     h.geometry.slicePositions[static_cast<std::size_t>(i)] =
         (static_cast<float>(i) - 0.5f * static_cast<float>(h.slices - 1)) * h.reconFovMm[2];
 
-  if (options.trajectoryPath.empty()) {
+  if (!traj) {
     h.trajectory = TrajectoryKind::Cartesian;
     for (int i = 0; i < 3; ++i) {
       h.encoded[i] = s[static_cast<std::size_t>(i)];
@@ -124,8 +172,7 @@ Dataset loadBartLayout(const std::string& path, const LoadOptions& options) {
         }
     detectCalibration(d);
   } else {
-    const std::string trajName = arrayFileName(options.trajectoryPath);
-    d.trajectory = detail::checkedTrajectory(readArrayFile(options.trajectoryPath), trajName);
+    d.trajectory = *traj;
     const Shape ts = d.trajectory.shape();
     const index_t n = ts[1], profiles = ts[2];
     // BART stores non-Cartesian k-space as [1, readout, spokes, coils]; [readout, spokes, 1, coils] is
@@ -143,10 +190,74 @@ Dataset loadBartLayout(const std::string& path, const LoadOptions& options) {
   return d;
 }
 
-// Siemens twix: Cartesian, or non-Cartesian with a trajectory file or a radial keyword (twix.hpp).
-Dataset loadTwix(const std::string& path, const LoadOptions& options) {
+// BART's k-space layout, from a .cfl or a .ra file: [readout, pe1, pe2, coils, ..., TE 5, ..., TIME 10,
+// ..., slices 13]; every (TE, TIME) pair is a frame (contrast, repetition).
+Series loadBartSeries(const std::string& path, const LoadOptions& options) {
+  const std::string name = arrayFileName(path);
+  CArray k = readArrayFile(path);
+  const Shape s = k.shape();
+  for (std::size_t dim = 4; dim < std::max<std::size_t>(s.rank(), kBartDims); ++dim)
+    if (dim != kBartSliceDim && dim != kBartTeDim && dim != kBartTimeDim && s[dim] != 1)
+      throw Error(name + ": k-space " + s.str() + " uses BART dimension " + std::to_string(dim) +
+                  "; Larmor reads [readout, pe1, pe2, coils] with TE in dimension 5, TIME in 10 and slices in 13");
+  RArray traj;
+  std::string trajName;
+  if (!options.trajectoryPath.empty()) {
+    trajName = arrayFileName(options.trajectoryPath);
+    traj = detail::checkedTrajectory(readArrayFile(options.trajectoryPath), trajName);
+  } else if (s[0] == 1 && s[1] > 1) {
+    // Issue 18: radial k-space read without its trajectory became a 1 x N x P "Cartesian" volume.
+    const std::string beside = trajectoryBeside(path, s);
+    if (!beside.empty())
+      throw Error(name + ": k-space " + s.str() + " is non-Cartesian (BART layout [1, readout, profiles, coils]) and " +
+                  beside + " beside it fits it as a trajectory; pass --traj " + beside);
+    if (looksNonCartesian(k))
+      throw Error(name + ": k-space " + s.str() + " looks non-Cartesian (readout dimension 1, every profile through "
+                  "k = 0) and no trajectory was given; pass --traj TRAJ.cfl ([3, " + std::to_string(s[1]) + ", " +
+                  std::to_string(s[2]) + "], cycles per FOV)");
+  }
+  const index_t echoes = s[kBartTeDim], times = s[kBartTimeDim];
+  const index_t block = s[0] * s[1] * s[2] * s[3];  // one coil set of one slice
+  const FrameSelection sel = options.selection();
+  if ((sel.phase > 0) || (sel.set > 0) || sel.contrast >= echoes || sel.repetition >= times)
+    throw Error(name + ": has no frame " + sel.str() + " (it holds " + std::to_string(echoes) + " contrasts (TE dim 5) x " +
+                std::to_string(times) + " repetitions (TIME dim 10))");
+  Series series;
+  series.contrasts.clear(), series.repetitions.clear();
+  for (index_t e = 0; e < echoes; ++e) series.contrasts.push_back(static_cast<int>(e));
+  for (index_t t = 0; t < times; ++t) series.repetitions.push_back(static_cast<int>(t));
+  const Shape frameShape{s[0], s[1], s[2], s[3], 1, 1, 1, 1, 1, 1, 1, 1, 1, s[kBartSliceDim]};
+  for (index_t t = 0; t < times; ++t)
+    for (index_t e = 0; e < echoes; ++e) {
+      const FrameKey key{static_cast<int>(e), 0, static_cast<int>(t), 0};
+      if (!sel.keeps(key)) continue;
+      CArray f(Shape{s[0], s[1], s[2], s[3], s[kBartSliceDim]});
+      // Element (.., e at dim 5, t at dim 10, sl at dim 13): strides of BART's column-major layout.
+      const index_t strideTe = block * s[4], strideTime = strideTe * echoes * s[6] * s[7] * s[8] * s[9];
+      const index_t strideSlice = strideTime * times * s[11] * s[12];
+      for (index_t sl = 0; sl < s[kBartSliceDim]; ++sl)
+        std::copy_n(k.data() + e * strideTe + t * strideTime + sl * strideSlice, block, f.data() + sl * block);
+      series.frames.push_back(bartFrame(name, std::move(f), frameShape, options, traj.empty() ? nullptr : &traj, trajName));
+      series.keys.push_back(key);
+      series.echoTimeMs.push_back(unknownTime());
+      series.triggerTimeMs.push_back(unknownTime());
+    }
+  // FrameKey order: repetition fastest within a contrast.
+  std::vector<std::size_t> order(series.keys.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return series.keys[a] < series.keys[b]; });
+  Series sorted = series;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    sorted.frames[i] = std::move(series.frames[order[i]]);
+    sorted.keys[i] = series.keys[order[i]];
+  }
+  return sorted;
+}
+
+// Siemens twix: Cartesian, or non-Cartesian with a trajectory file or a radial keyword (twix.hpp); one
+// read per frame (Eco, Phs, Rep, Set).
+Series loadTwixSeries(const std::string& path, const LoadOptions& options) {
   TwixOptions to;
-  to.repetition = options.repetition;
   for (int i = 0; i < 3; ++i) to.matrix[i] = options.matrix[i];
   RArray traj;
   const double arc = radialTrajectoryKeyword(options.trajectoryPath);
@@ -157,7 +268,28 @@ Dataset loadTwix(const std::string& path, const LoadOptions& options) {
   } else if (arc > 0) {
     to.trajectoryName = options.trajectoryPath;  // the reader computes it once it knows the readouts
   }
-  return readTwix(path, to).dataset;
+  const std::vector<FrameKey> keys = twixFrames(path);
+  Series series;
+  std::set<int> c, p, r, st;
+  for (const FrameKey& k : keys) c.insert(k.contrast), p.insert(k.phase), r.insert(k.repetition), st.insert(k.set);
+  if (!keys.empty()) {
+    series.contrasts.assign(c.begin(), c.end()), series.phases.assign(p.begin(), p.end());
+    series.repetitions.assign(r.begin(), r.end()), series.sets.assign(st.begin(), st.end());
+  }
+  const FrameSelection sel = options.selection();
+  for (const FrameKey& k : keys) {
+    if (!sel.keeps(k)) continue;
+    to.frame = &k;
+    series.frames.push_back(readTwix(path, to).dataset);
+    series.keys.push_back(k);
+    series.echoTimeMs.push_back(twixEchoTimeMs(path, k.contrast));
+    series.triggerTimeMs.push_back(unknownTime());
+  }
+  if (series.frames.empty()) {
+    if (keys.empty()) (void)readTwix(path, to);  // its error: no imaging readouts
+    throw Error(path + ": no imaging readouts of " + sel.str() + " (the file holds " + series.describeDims() + ")");
+  }
+  return series;
 }
 
 }  // namespace
@@ -170,7 +302,7 @@ bool ismrmrdSupported() {
 #endif
 }
 
-Dataset loadDataset(const std::string& path, const LoadOptions& options, const Progress& progress) {
+Series loadSeries(const std::string& path, const LoadOptions& options, const Progress& progress) {
   const std::string ext = lowerExtension(path);
   if (ext == ".h5" || ext == ".mrd" || ext == ".ismrmrd" || ext == ".hdf5") {
     // An ISMRMRD file carries its own trajectory and matrix (issue 15, item 4: these were ignored).
@@ -178,18 +310,22 @@ Dataset loadDataset(const std::string& path, const LoadOptions& options, const P
       throw Error("--traj " + options.trajectoryPath + ": " + path +
                   " is ISMRMRD, which carries its own trajectory; --traj is for BART .cfl/.ra k-space");
 #ifdef LARMOR_HAVE_IO
-    return readIsmrmrd(path, "dataset", progress, options.repetition, options.beforeData);
+    return readIsmrmrdSeries(path, "dataset", progress, options.selection(), options.beforeData);
 #else
     (void)progress;
     throw Error(path + ": this build has no ISMRMRD support (LARMOR_IO=OFF)");
 #endif
   }
-  if (ext == ".dat") return loadTwix(path, options);
+  if (ext == ".dat") return loadTwixSeries(path, options);
   std::error_code ec;
   if (ext == ".cfl" || ext == ".hdr" || (ext.empty() && fs::exists(path + ".hdr", ec)) || ext == ".ra")
-    return loadBartLayout(path, options);
+    return loadBartSeries(path, options);
   throw Error(path + ": unknown file type '" + ext +
               "' (supported: ISMRMRD .h5/.mrd/.ismrmrd, BART .cfl/.hdr, RawArray .ra, Siemens twix .dat)");
+}
+
+Dataset loadDataset(const std::string& path, const LoadOptions& options, const Progress& progress) {
+  return singleFrame(loadSeries(path, options, progress), path);
 }
 
 }  // namespace larmor::io

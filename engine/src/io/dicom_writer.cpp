@@ -211,11 +211,15 @@ std::vector<std::string> writeSeries(const SeriesContext& ctx, ImageComponent co
   description = cleanText(description, 64, nonAscii);
 
   const index_t nx = g.nx, ny = g.ny, planes = g.planes();
+  // A series (writeSeriesOutput): the frames one after another; instance i = plane + planes x frame.
+  const index_t frames = std::max<index_t>(1, static_cast<index_t>(o.frames.size()));
   const Vec3 n = g.normal();
   std::vector<std::string> written;
   std::vector<std::uint16_t> pixels(static_cast<std::size_t>(nx * ny));
-  for (index_t p = 0; p < planes; ++p) {
-    const std::string name = dicomFileName(comp, p + 1, planes);
+  for (index_t instance = 0; instance < planes * frames; ++instance) {
+    const index_t p = instance % planes, frame = instance / planes;
+    const FrameTags* ft = o.frames.empty() ? nullptr : &o.frames[static_cast<std::size_t>(frame)];
+    const std::string name = dicomFileName(comp, instance + 1, planes * frames);
     const std::string path = (fs::path(dir) / name).string();
     DcmFileFormat file;
     DcmDataset& ds = *file.getDataset();
@@ -285,7 +289,7 @@ std::vector<std::string> writeSeries(const SeriesContext& ctx, ImageComponent co
     set(DCM_SoftwareVersions, versionString());
 
     // General Image (C.7.6.1) and MR Image (C.8.3.1)
-    set(DCM_InstanceNumber, std::to_string(p + 1));
+    set(DCM_InstanceNumber, std::to_string(instance + 1));
     if (!o.anonymize) {
       set(DCM_ContentDate, ctx.date);
       set(DCM_ContentTime, ctx.time);
@@ -303,7 +307,15 @@ std::vector<std::string> writeSeries(const SeriesContext& ctx, ImageComponent co
     set(DCM_ScanOptions, "");
     set(DCM_MRAcquisitionType, h.is3D() || g.threeD ? "3D" : "2D");
     set(DCM_RepetitionTime, "");
-    set(DCM_EchoTime, "");
+    set(DCM_EchoTime, ft && std::isfinite(ft->echoTimeMs) ? decimal(ft->echoTimeMs) : "");
+    if (ft) {
+      // A series' frames (docs/dicom.md): what a viewer sorts time points and echoes by.
+      set(DCM_EchoNumbers, std::to_string(ft->echoNumber));
+      set(DCM_TemporalPositionIdentifier, std::to_string(ft->temporalPosition));
+      set(DCM_NumberOfTemporalPositions, std::to_string(ft->temporalPositions));
+      if (std::isfinite(ft->triggerTimeMs)) set(DCM_TriggerTime, decimal(ft->triggerTimeMs));
+      set(DCM_AcquisitionNumber, std::to_string(frame + 1));
+    }
     set(DCM_EchoTrainLength, "");
     set(DCM_ImagedNucleus, "1H");
     if (h.systemFieldT > 0) set(DCM_MagneticFieldStrength, decimal(h.systemFieldT));
@@ -346,7 +358,7 @@ std::vector<std::string> writeSeries(const SeriesContext& ctx, ImageComponent co
     set(DCM_WindowCenterWidthExplanation,
         comp == ImageComponent::Magnitude && o.windowWidth > 0 ? "USER" : "AUTOMATIC");
 
-    const float* src = values.data() + p * nx * ny;
+    const float* src = values.data() + instance * nx * ny;
     const double limitLo = sc.isSigned ? -32767.0 : 0.0, limitHi = sc.isSigned ? 32767.0 : 65535.0;
     for (index_t i = 0; i < nx * ny; ++i) {
       const double v = std::isfinite(src[i]) ? static_cast<double>(src[i]) : 0.0;
@@ -462,7 +474,9 @@ std::vector<std::string> writeDicomSeriesFiles(const std::string& dir, const rec
   }
   require(!comps.empty(), dir + ": no image component to export");
 
-  const index_t total = g.planes() * static_cast<index_t>(comps.size());
+  require(ctx.r->image.size() == g.nx * g.ny * g.planes() * std::max<std::size_t>(1, o.frames.size()),
+          dir + ": the image does not hold the frames it should");
+  const index_t total = g.planes() * static_cast<index_t>(std::max<std::size_t>(1, o.frames.size()) * comps.size());
   index_t done = 0;
   std::vector<std::string> files;
   for (ImageComponent c : comps) {

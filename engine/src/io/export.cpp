@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -379,6 +380,160 @@ ExportReport writeImageOutput(const std::string& path, const recon::ReconResult&
       const ImageGeometry g = imageGeometry(d.header, r.image.shape());
       report.warnings = g.warnings;
       report.files = writeDicomAtomically(path, r, d, o, g, progress);
+      report.path = dicomTarget(path).string();
+#else
+      throw Error(path + ": this build has no DICOM support (LARMOR_IO=OFF)");
+#endif
+      break;
+    }
+  }
+  if (o.printWarnings)
+    for (const auto& w : report.warnings) std::cerr << "warning: " << report.path << ": " << w << "\n";
+  return report;
+}
+
+namespace {
+
+// The frames' images one after another: [x, y, z, 1, slices x frames].
+CArray concatenatedFrames(const std::vector<recon::ReconResult>& results, const std::string& path) {
+  const Shape s = results.front().image.shape();
+  for (const auto& r : results) {
+    checkImage(r.image, path);
+    if (r.image.shape() != s)
+      throw Error(path + ": the frames' images differ in shape (" + s.str() + " and " + r.image.shape().str() + ")");
+  }
+  CArray all(Shape{s[0], s[1], s[2], 1, s[4] * static_cast<index_t>(results.size())});
+  for (std::size_t f = 0; f < results.size(); ++f)
+    std::copy_n(results[f].image.data(), s.size(), all.data() + static_cast<index_t>(f) * s.size());
+  return all;
+}
+
+// Position of `v` in the sorted distinct values of `all`.
+int rankOf(const std::vector<int>& all, int v) {
+  return static_cast<int>(std::lower_bound(all.begin(), all.end(), v) - all.begin());
+}
+
+std::vector<FrameTags> frameTags(const Series& series) {
+  std::vector<std::array<int, 3>> times;
+  for (const auto& k : series.keys) times.push_back({k.set, k.phase, k.repetition});
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  std::vector<FrameTags> tags;
+  for (std::size_t i = 0; i < series.keys.size(); ++i) {
+    const FrameKey& k = series.keys[i];
+    FrameTags t;
+    const std::array<int, 3> key{k.set, k.phase, k.repetition};
+    t.temporalPosition = 1 + static_cast<int>(std::lower_bound(times.begin(), times.end(), key) - times.begin());
+    t.temporalPositions = static_cast<int>(times.size());
+    t.echoNumber = 1 + k.contrast;
+    t.echoTimeMs = i < series.echoTimeMs.size() ? series.echoTimeMs[i] : std::nan("");
+    t.triggerTimeMs = i < series.triggerTimeMs.size() ? series.triggerTimeMs[i] : std::nan("");
+    tags.push_back(t);
+  }
+  return tags;
+}
+
+// The frames at BART's dims; a combination the series lacks stays zero (reported).
+CArray bartSeries(const std::vector<recon::ReconResult>& results, const Series& series, std::vector<std::string>& warnings) {
+  std::vector<int> c, ph, r, st;
+  for (const auto& k : series.keys) c.push_back(k.contrast), ph.push_back(k.phase), r.push_back(k.repetition), st.push_back(k.set);
+  for (auto* v : {&c, &ph, &r, &st}) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  }
+  const Shape s = results.front().image.shape();
+  std::vector<index_t> dims(kBartDims, 1);
+  for (std::size_t i = 0; i < 3; ++i) dims[i] = s[i];
+  dims[kBartSliceDim] = s[4];
+  dims[kBartTeDim] = static_cast<index_t>(c.size());
+  dims[kBartTimeDim] = static_cast<index_t>(r.size());
+  dims[kBartTime2Dim] = static_cast<index_t>(ph.size());
+  dims[kBartBatchDim] = static_cast<index_t>(st.size());
+  CArray out{Shape(dims), cfloat(0, 0)};
+  std::vector<index_t> stride(kBartDims, 1);
+  for (std::size_t i = 1; i < kBartDims; ++i) stride[i] = stride[i - 1] * dims[i - 1];
+  const index_t plane = s[0] * s[1] * s[2];
+  for (std::size_t f = 0; f < results.size(); ++f) {
+    const FrameKey& k = series.keys[f];
+    const index_t base = rankOf(c, k.contrast) * stride[kBartTeDim] + rankOf(r, k.repetition) * stride[kBartTimeDim] +
+                         rankOf(ph, k.phase) * stride[kBartTime2Dim] + rankOf(st, k.set) * stride[kBartBatchDim];
+    for (index_t sl = 0; sl < s[4]; ++sl)
+      std::copy_n(results[f].image.data() + sl * plane, plane, out.data() + base + sl * stride[kBartSliceDim]);
+  }
+  const std::size_t grid = c.size() * ph.size() * r.size() * st.size();
+  if (grid != results.size())
+    warnings.push_back(std::to_string(grid - results.size()) + " of the " + std::to_string(grid) +
+                       " frame positions of the BART array were not acquired (left zero)");
+  // Trailing dims of 1 are dropped by the writer's reader; keep the array as it is.
+  return out;
+}
+
+}  // namespace
+
+ExportReport writeSeriesOutput(const std::string& path, const std::vector<recon::ReconResult>& results,
+                               const Series& series, const ExportOptions& o, const Progress& progress) {
+  require(!results.empty() && results.size() == series.frames.size() && series.keys.size() == results.size(),
+          path + ": the series and its reconstructions do not match");
+  if (results.size() == 1) return writeImageOutput(path, results.front(), series.frames.front(), o, progress);
+  checkOutputPath(path, o);
+  ExportReport report;
+  report.kind = outputKind(path);
+  report.path = path;
+  const Dataset& d = series.frames.front();
+  const Shape frameShape = results.front().image.shape();
+  switch (report.kind) {
+    case OutputKind::Png: {
+      ExportOptions quiet = o;
+      quiet.printWarnings = false;
+      report = writeImageOutput(path, results.front(), d, quiet, progress);
+      report.warnings.push_back("PNG shows frame 0 (" + series.keys.front().str() + ") of " +
+                                std::to_string(results.size()) + "; write .cfl, .nii or DICOM for every frame");
+      break;
+    }
+    case OutputKind::Bart: {
+      const CArray all = concatenatedFrames(results, path);
+      requireFiniteImage(all, path);
+      checkFormatLimits(report.kind, all.shape(), path);
+      progress.report(0.0, "writing BART");
+      writeCfl(path, bartSeries(results, series, report.warnings));
+      const std::string base = cflBasePath(path);
+      report.files = {base + ".hdr", base + ".cfl"};
+      break;
+    }
+    case OutputKind::Nifti: {
+      const CArray all = concatenatedFrames(results, path);
+      requireFiniteImage(all, path);
+      checkFormatLimits(report.kind, all.shape(), path);
+      ImageGeometry g = imageGeometry(d.header, frameShape);
+      report.warnings = g.warnings;
+      NiftiOptions no;
+      no.complex = o.niftiComplex;
+      no.frames = static_cast<index_t>(results.size());
+      double lo, hi;
+      if (o.windowWidth > 0) {
+        lo = o.windowCenter - 0.5 * o.windowWidth, hi = o.windowCenter + 0.5 * o.windowWidth;
+      } else {
+        automaticWindow(extractComponent(all, ImageComponent::Magnitude), ImageComponent::Magnitude, lo, hi);
+      }
+      no.calMin = lo, no.calMax = hi;
+      no.description = "Larmor " + versionString() + " " + std::to_string(results.size()) + " frames" +
+                       (o.niftiComplex ? " complex" : " magnitude");
+      const auto w = writeNifti(path, all, g, no);
+      report.warnings.insert(report.warnings.end(), w.begin(), w.end());
+      report.files = {path};
+      break;
+    }
+    case OutputKind::Dicom: {
+#ifdef LARMOR_HAVE_IO
+      recon::ReconResult combined = results.front();
+      combined.image = concatenatedFrames(results, path);
+      requireFiniteImage(combined.image, path);
+      checkFormatLimits(report.kind, combined.image.shape(), path);
+      const ImageGeometry g = imageGeometry(d.header, frameShape);
+      report.warnings = g.warnings;
+      ExportOptions withFrames = o;
+      withFrames.frames = frameTags(series);
+      report.files = writeDicomAtomically(path, combined, d, withFrames, g, progress);
       report.path = dicomTarget(path).string();
 #else
       throw Error(path + ": this build has no DICOM support (LARMOR_IO=OFF)");

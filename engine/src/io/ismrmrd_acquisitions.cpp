@@ -20,11 +20,15 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
 #include <new>
 #include <system_error>
 #include <vector>
 
 #include "ismrmrd_records.hpp"
+#include "sampling_facts.hpp"
 
 namespace larmor::io::detail {
 
@@ -168,6 +172,28 @@ class CartesianLines {
       calib_[line] = 1;
   }
 
+  /// Separate reference (ACS) lines of `ref` become calibration lines here; their samples fill only
+  /// lines that have no imaging readout (an imaging readout of a line is its k-space).
+  void mergeReference(const CartesianLines& ref, std::uint64_t acqIndex, index_t coils) {
+    if (ref.hits_.empty()) return;
+    const index_t enc0 = h_.encoded[0], enc1 = h_.encoded[1], enc2 = h_.encoded[2];
+    const index_t refSlices = static_cast<index_t>(ref.hits_.size()) / (enc1 * enc2);
+    allocate(std::max(slices_, refSlices), acqIndex, 0, coils);
+    slices_ = std::max(slices_, refSlices);
+    for (index_t line = 0; line < refSlices * enc1 * enc2; ++line) {
+      const auto l = static_cast<std::size_t>(line);
+      if (ref.hits_[l] == 0) continue;
+      calib_[l] = 1;
+      if (hits_[l] != 0) continue;
+      hits_[l] = ref.hits_[l];
+      const index_t pe = line % (enc1 * enc2), slice = line / (enc1 * enc2);
+      for (index_t c = 0; c < coils; ++c) {
+        const index_t off = enc0 * (pe + enc1 * enc2 * (c + coils * slice));
+        std::copy_n(ref.ksum_.data() + off, enc0, ksum_.data() + off);
+      }
+    }
+  }
+
   /// d.kspace, d.sampled, d.calibration and the calibration lines for `slices` slices (the encoding
   /// limits may announce more than were acquired: up to the last one seen are kept).
   void finish(index_t slices, Dataset& d) {
@@ -205,7 +231,8 @@ class CartesianLines {
     const index_t enc0 = h_.encoded[0], enc1 = h_.encoded[1], enc2 = h_.encoded[2];
     if (want <= static_cast<index_t>(hits_.size() / static_cast<std::size_t>(enc1 * enc2)) && !hits_.empty()) return;
     const double bytes = static_cast<double>(enc0) * enc1 * enc2 * coils * want * sizeof(cfloat);
-    const double present = std::min(fileBytes_, static_cast<double>(count_ - acqIndex) * bytesPerAcq);
+    const double present = bytesPerAcq == 0 ? fileBytes_
+                                            : std::min(fileBytes_, static_cast<double>(count_ - acqIndex) * bytesPerAcq);
     const double limit = 64.0 * 1024 * 1024 * 1024;
     if (bytes > limit || bytes > 64.0 * std::max(present, 1.0))
       failFile(path_, "the header's matrix " + Shape{enc0, enc1, enc2}.str() + " x " + std::to_string(coils) +
@@ -334,60 +361,203 @@ class Profiles {
   std::vector<std::vector<float>> traj_;
 };
 
-// Why an acquisition is not imaging data for this read: noise (counted), auxiliary, or another
-// repetition. Files of a later major version may mean something else by the same member names (HDF5
-// converts the 1.x layouts by name), so they are refused.
-bool skipped(const AcqHead& ah, std::uint64_t i, int repetition, const std::string& path, Dataset& d) {
+// The kind of an acquisition that carries no imaging k-space ("" for imaging data), for the warnings.
+const char* auxiliaryKind(std::uint64_t flags) {
+  using namespace ISMRMRD;
+  static const std::pair<ISMRMRD_AcquisitionFlags, const char*> kinds[] = {
+      {ISMRMRD_ACQ_IS_NAVIGATION_DATA, "navigator"},
+      {ISMRMRD_ACQ_IS_PHASECORR_DATA, "phase-correction"},
+      {ISMRMRD_ACQ_IS_HPFEEDBACK_DATA, "HP-feedback"},
+      {ISMRMRD_ACQ_IS_RTFEEDBACK_DATA, "RT-feedback"},
+      {ISMRMRD_ACQ_IS_DUMMYSCAN_DATA, "dummy"},
+      {ISMRMRD_ACQ_IS_SURFACECOILCORRECTIONSCAN_DATA, "surface-coil-correction"},
+      {ISMRMRD_ACQ_IS_PHASE_STABILIZATION_REFERENCE, "phase-stabilisation reference"},
+      {ISMRMRD_ACQ_IS_PHASE_STABILIZATION, "phase-stabilisation"}};
+  for (auto [f, name] : kinds)
+    if (isFlag(flags, f)) return name;
+  return "";
+}
+
+// Files of a later major version may mean something else by the same member names (HDF5 converts the
+// 1.x layouts by name), so they are refused.
+void requireVersion(const AcqHead& ah, std::uint64_t i, const std::string& path) {
   if (ah.version > ISMRMRD_VERSION_MAJOR)
     failFile(path, "acquisition " + std::to_string(i) + " has format version " + std::to_string(ah.version) +
                        "; this reader knows ISMRMRD version " + std::to_string(ISMRMRD_VERSION_MAJOR));
-  if (isFlag(ah.flags, ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT)) {
-    ++d.noiseScans;
-    return true;
+}
+
+// An index beyond the header's encoding limits: the file lies about its frames (or slices).
+void requireIndex(const std::string& path, std::uint64_t i, const char* name, int value, int max) {
+  if (max >= 0 && value > max)
+    failFile(path, "acquisition " + std::to_string(i) + " has " + name + " index " + std::to_string(value) +
+                       " but the header's encoding limits allow " + name + "s 0.." + std::to_string(max));
+}
+
+// One frame's lines or profiles while the file is read.
+struct FrameAccumulator {
+  FrameAccumulator(const Header& h, const EncodingFacts& facts, const std::string& path, std::uint64_t count)
+      : lines(h, facts, path, count), profiles(path) {}
+  CartesianLines lines;
+  Profiles profiles;
+  index_t imaging = 0;
+};
+
+// Noise-scan samples, appended per coil: [samples_total, coils] at the end.
+struct NoiseSamples {
+  index_t coils = 0, scans = 0;
+  std::vector<std::vector<cfloat>> perCoil;
+  void add(const Samples& s) {
+    if (perCoil.empty()) perCoil.resize(static_cast<std::size_t>(s.channels));
+    for (index_t c = 0; c < s.channels; ++c)
+      perCoil[static_cast<std::size_t>(c)].insert(perCoil[static_cast<std::size_t>(c)].end(),
+                                                  s.data + c * s.samples + s.pre, s.data + c * s.samples + s.pre + s.n);
+    ++scans;
   }
-  return isAuxiliaryScan(ah.flags) || (repetition >= 0 && ah.idx.repetition != repetition);
+  CArray array() const {
+    const index_t n = perCoil.empty() ? 0 : static_cast<index_t>(perCoil[0].size());
+    CArray a(Shape{n, static_cast<index_t>(perCoil.size())});
+    for (std::size_t c = 0; c < perCoil.size(); ++c)
+      std::copy(perCoil[c].begin(), perCoil[c].end(), a.data() + n * static_cast<index_t>(c));
+    return a;
+  }
+};
+
+std::string countsText(const std::map<std::string, index_t>& counts) {
+  std::string s;
+  for (const auto& [name, n] : counts) s += (s.empty() ? "" : ", ") + std::to_string(n) + " " + name;
+  return s;
 }
 
 }  // namespace
 
-void readAcquisitions(const std::string& path, const std::string& group, const EncodingFacts& facts,
-                      int repetition, const Progress& progress, Dataset& d) {
-  Header& h = d.header;
+AcquisitionFrames readAcquisitions(const std::string& path, const std::string& group, const EncodingFacts& facts,
+                                   const FrameSelection& select, const Progress& progress, const Dataset& base) {
+  const Header& h = base.header;
   AcquisitionReader reader(path, group);
   const std::uint64_t count = reader.count();
   const bool cartesian = h.trajectory == TrajectoryKind::Cartesian;
-  CartesianLines lines(h, facts, path, count);
-  Profiles profiles(path);
+  std::map<FrameKey, std::unique_ptr<FrameAccumulator>> frames, references;
   SliceGeometry geometry;
-  index_t coils = 0, imaging = 0;
+  NoiseSamples noise;
+  std::map<std::string, index_t> skippedKinds;
+  index_t coils = 0, noiseScans = 0, imagingAll = 0, referenceScans = 0;
+  Geometry g = h.geometry;
+  AcquisitionFrames out;
+  std::set<int> contrasts, phases, repetitions, sets;
+  std::vector<FrameKey> keyOf;  // of each acquisition in out.all: a frame lists the acquisitions of its key
   const std::uint64_t step = std::max<std::uint64_t>(1, count / 100);
-  d.acquisitions.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(count, 1u << 20)));
+  out.all.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(count, 1u << 20)));
   for (std::uint64_t i = 0; i < count; ++i) {
     if (i % step == 0) progress.report(static_cast<double>(i) / static_cast<double>(count), "reading acquisitions");
     const AcqRecord& record = reader.get(i);
-    d.acquisitions.push_back(infoOf(record.head));
-    if (skipped(record.head, i, repetition, path, d)) continue;
-    // An index beyond the header's encoding limits would add empty slices at one position.
-    if (facts.slicesDeclared && static_cast<index_t>(record.head.idx.slice) >= facts.slices)
-      failFile(path, "acquisition " + std::to_string(i) + " has slice index " + std::to_string(record.head.idx.slice) +
-                         " but the header's encoding limits allow slices 0.." + std::to_string(facts.slices - 1));
+    const AcqHead& ah = record.head;
+    const AcquisitionInfo info = infoOf(ah);
+    out.all.push_back(info);
+    requireVersion(ah, i, path);
+    const FrameKey key{ah.idx.contrast, ah.idx.phase, ah.idx.repetition, ah.idx.set};
+    keyOf.push_back(key);
+    if (isFlag(ah.flags, ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT)) {
+      ++noiseScans;
+      index_t noiseCoils = noise.perCoil.empty() ? 0 : static_cast<index_t>(noise.perCoil.size());
+      noise.add(checkedSamples(record, i, path, noiseCoils));
+      continue;
+    }
+    if (const char* kind = auxiliaryKind(ah.flags); *kind) {
+      ++skippedKinds[kind];
+      continue;
+    }
+    // An index beyond the header's encoding limits would add empty slices or frames.
+    if (facts.slicesDeclared)
+      requireIndex(path, i, "slice", ah.idx.slice, static_cast<int>(facts.slices - 1));
+    requireIndex(path, i, "contrast", ah.idx.contrast, facts.maxContrast);
+    requireIndex(path, i, "phase", ah.idx.phase, facts.maxPhase);
+    requireIndex(path, i, "repetition", ah.idx.repetition, facts.maxRepetition);
+    requireIndex(path, i, "set", ah.idx.set, facts.maxSet);
+    requireIndex(path, i, "average", ah.idx.average, facts.maxAverage);
+    // A separate reference scan (ACS acquired for calibration only) is a calibration line of the frames
+    // that use it, not an image line (mergeReference).
+    const bool referenceOnly = isFlag(ah.flags, ISMRMRD::ISMRMRD_ACQ_IS_PARALLEL_CALIBRATION) &&
+                               !isFlag(ah.flags, ISMRMRD::ISMRMRD_ACQ_IS_PARALLEL_CALIBRATION_AND_IMAGING);
+    if (referenceOnly && !cartesian) {
+      ++skippedKinds["reference (calibration-only, not used for non-Cartesian data)"];
+      continue;
+    }
     const Samples s = checkedSamples(record, i, path, coils);
-    geometry.add(record.head, h.geometry);
-    ++imaging;
-    if (cartesian) lines.add(record.head, s, i);
-    else profiles.add(record, s, h.trajectory);
+    geometry.add(ah, g);
+    if (referenceOnly) {
+      ++referenceScans;
+      auto& acc = references[key];
+      if (!acc) acc = std::make_unique<FrameAccumulator>(h, facts, path, count);
+      acc->lines.add(ah, s, i);
+      continue;
+    }
+    ++imagingAll;
+    contrasts.insert(key.contrast), phases.insert(key.phase), repetitions.insert(key.repetition), sets.insert(key.set);
+    if (!select.keeps(key)) continue;
+    auto& acc = frames[key];
+    if (!acc) acc = std::make_unique<FrameAccumulator>(h, facts, path, count);
+    ++acc->imaging;
+    if (cartesian) acc->lines.add(ah, s, i);
+    else acc->profiles.add(record, s, h.trajectory);
   }
   progress.report(1.0, "reading acquisitions");
-  if (imaging == 0)
+  if (frames.empty()) {
+    const std::string sel = select.str();
     failFile(path, count == 0 ? std::string("has no acquisitions")
-                              : "has no imaging acquisitions" +
-                                    (repetition >= 0 ? " in repetition " + std::to_string(repetition) : std::string()) +
-                                    " (of " + std::to_string(count) + ", " + std::to_string(d.noiseScans) +
-                                    " noise scans)");
-  h.coils = coils;
-  if (cartesian) lines.finish(geometry.slices(), d);
-  else profiles.finish(facts, d);
-  geometry.finish(h);
+                              : "has no imaging acquisitions" + (sel.empty() ? std::string() : " in " + sel) +
+                                    " (of " + std::to_string(count) + ", " + std::to_string(noiseScans) +
+                                    " noise scans" +
+                                    (imagingAll > 0 && !sel.empty() ? "; the file has " +
+                                         std::to_string(repetitions.size()) + " repetitions, " +
+                                         std::to_string(contrasts.size()) + " contrasts, " +
+                                         std::to_string(phases.size()) + " phases, " + std::to_string(sets.size()) +
+                                         " sets" : std::string()) + ")");
+  }
+  out.contrasts.assign(contrasts.begin(), contrasts.end());
+  out.phases.assign(phases.begin(), phases.end());
+  out.repetitions.assign(repetitions.begin(), repetitions.end());
+  out.sets.assign(sets.begin(), sets.end());
+
+  std::vector<std::string> warnings;
+  if (!skippedKinds.empty())
+    warnings.push_back(path + ": skipped " + countsText(skippedKinds) + " acquisitions (not imaging data)");
+  std::optional<CArray> noiseArray;
+  if (noise.scans > 0) {
+    if (static_cast<index_t>(noise.perCoil.size()) != coils)
+      warnings.push_back(path + ": the noise scans have " + std::to_string(noise.perCoil.size()) +
+                         " channels, the imaging data " + std::to_string(coils) + "; the noise is not used");
+    else
+      noiseArray = noise.array();
+  }
+  // Reference lines with a frame's own key serve that frame; a frame without any is served by all of
+  // them (a separate reference scan acquired once, e.g. at repetition 0), in key order.
+  const index_t slices = geometry.slices();
+  for (auto& [key, acc] : frames) {
+    Dataset d;
+    d.source = base.source;
+    d.header = h;
+    d.header.geometry = g;
+    d.header.coils = coils;
+    d.noiseScans = noiseScans;
+    d.noise = noiseArray;
+    d.warnings = warnings;
+    for (std::size_t a = 0; a < out.all.size(); ++a)
+      if (keyOf[a] == key) d.acquisitions.push_back(out.all[a]);
+    if (cartesian) {
+      if (auto it = references.find(key); it != references.end()) acc->lines.mergeReference(it->second->lines, count, coils);
+      else
+        for (const auto& [rkey, racc] : references) acc->lines.mergeReference(racc->lines, count, coils);
+      acc->lines.finish(slices, d);
+      setAccelerationFromMask(d);
+    } else {
+      acc->profiles.finish(facts, d);
+    }
+    geometry.finish(d.header);
+    out.frames.emplace(key, std::move(d));
+    acc.reset();
+  }
+  (void)referenceScans;
+  return out;
 }
 
 }  // namespace larmor::io::detail

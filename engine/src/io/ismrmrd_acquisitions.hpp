@@ -1,18 +1,34 @@
 #pragma once
 // ISMRMRD acquisitions into a Dataset (internal to the engine's ISMRMRD reader): Cartesian lines placed
 // and averaged into k-space, non-Cartesian profiles with their trajectory, the slice geometry.
+#include <map>
 #include <string>
+#include <vector>
 
 #include "ismrmrd_header.hpp"
+#include "larmor/io/series.hpp"
 #include "larmor/recon/dataset.hpp"
 #include "larmor/util/progress.hpp"
 
 namespace larmor::io::detail {
 
-/// Reads /group/data of `path` into `d`, whose header headerFromXml filled: sets the coils, slices,
-/// geometry and calibration lines of d.header, and d.kspace, d.sampled, d.calibration, d.trajectory,
-/// d.acquisitions and d.noiseScans. `repetition` >= 0 keeps only that repetition.
-void readAcquisitions(const std::string& path, const std::string& group, const EncodingFacts& facts,
-                      int repetition, const Progress& progress, Dataset& d);
+struct AcquisitionFrames {
+  /// One Dataset per frame that the selection keeps: `base`'s source and header with the coils, slices,
+  /// geometry, calibration lines and (Cartesian) the acceleration of the frame's own mask; kspace,
+  /// sampled, calibration, trajectory; the frame's acquisitions; the noise scans (count and samples,
+  /// shared by every frame); warnings (acquisitions skipped).
+  std::map<FrameKey, Dataset> frames;
+  std::vector<AcquisitionInfo> all;  ///< every acquisition as read
+  /// Index values of the imaging acquisitions of the whole file (before selection), ascending.
+  std::vector<int> contrasts, phases, repetitions, sets;
+};
+
+/// Reads /group/data of `path` into frames (io/series.hpp). Noise scans are collected, navigator,
+/// phase-correction, feedback and dummy scans skipped (counted in a warning), separate reference scans
+/// (parallel_calibration without parallel_calibration_and_imaging) made calibration lines of the frame
+/// of their own key, or, for a frame without any of its own, of every frame. Every index is checked against the
+/// header's encoding limits.
+AcquisitionFrames readAcquisitions(const std::string& path, const std::string& group, const EncodingFacts& facts,
+                                   const FrameSelection& select, const Progress& progress, const Dataset& base);
 
 }  // namespace larmor::io::detail

@@ -262,6 +262,11 @@ Header headerFromXml(const ISMRMRD::IsmrmrdHeader& xml, const std::string& path,
   facts.center2 = lim.kspace_encoding_step_2 ? lim.kspace_encoding_step_2->center : h.encoded[2] / 2;
   facts.slices = lim.slice ? index_t{lim.slice->maximum} + 1 : 1;
   facts.slicesDeclared = lim.slice.has_value();
+  const auto maxOf = [](const auto& limit) { return limit ? static_cast<int>(limit->maximum) : -1; };
+  facts.maxContrast = maxOf(lim.contrast), facts.maxPhase = maxOf(lim.phase);
+  facts.maxRepetition = maxOf(lim.repetition), facts.maxSet = maxOf(lim.set), facts.maxAverage = maxOf(lim.average);
+  if (xml.sequenceParameters && xml.sequenceParameters->TE)
+    for (float te : *xml.sequenceParameters->TE) facts.echoTimesMs.push_back(te);
   h.trajectory = kindFromHeader(enc);
   if (const std::string* k = findStringParameter(xml, kTrajectoryKindParameter)) {
     try {

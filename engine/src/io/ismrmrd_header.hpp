@@ -4,6 +4,7 @@
 #include <ismrmrd/xml.h>
 
 #include <string>
+#include <vector>
 
 #include "hdf5_guards.hpp"
 #include "larmor/recon/dataset.hpp"
@@ -31,6 +32,10 @@ struct EncodingFacts {
   index_t slices = 1;                ///< the slices the encoding limits announce
   bool slicesDeclared = false;       ///< the encoding limits have a <slice> entry (indices are checked)
   bool trajectoryInCycles = false;   ///< the file says its trajectory is in cycles per FOV
+  /// The encoding limits' maximum of contrast, phase, repetition, set, average (-1: not declared): every
+  /// acquisition's index is checked against them.
+  int maxContrast = -1, maxPhase = -1, maxRepetition = -1, maxSet = -1, maxAverage = -1;
+  std::vector<float> echoTimesMs;    ///< sequenceParameters TE (ms), by contrast; empty when absent
 };
 
 /// Larmor's Header from the first encoding and the descriptive sections (coils and slices are left to

@@ -23,6 +23,7 @@
 #include "ismrmrd_arrays.hpp"
 #include "ismrmrd_header.hpp"
 #include "ismrmrd_records.hpp"
+#include "sampling_facts.hpp"
 #include "larmor/io/ismrmrd.hpp"
 #include "larmor/util/input_file.hpp"
 #include "larmor/util/subprocess_sandbox.hpp"
@@ -141,25 +142,49 @@ void checkIsmrmrdStructure(const std::string& path, const std::string& group) {
   (void)h;
 }
 
-Dataset readIsmrmrd(const std::string& path, const std::string& group, const Progress& progress, int repetition,
-                    const std::function<void(const Dataset&)>& beforeData) {
+Series readIsmrmrdSeries(const std::string& path, const std::string& group, const Progress& progress,
+                         const FrameSelection& select, const std::function<void(const Dataset&)>& beforeData) {
   requireRegularInput(path);
-  sandboxedCheck(path, group, repetition, progress);
+  sandboxedCheck(path, group, select.repetition, progress);
   SideArrays arrays;
-  Dataset d;
-  d.source = path;
+  Dataset base;
+  base.source = path;
   EncodingFacts facts;
   {
     const H5Id file = openIsmrmrdFile(path, group);
-    d.header = headerFromXml(parseHeader(file.id, path, group), path, facts);
+    base.header = headerFromXml(parseHeader(file.id, path, group), path, facts);
     // The caller's check before anything large is read (the side arrays may be as large as the k-space).
-    if (beforeData) beforeData(headerOnly(d, facts, path, group));
+    if (beforeData) beforeData(headerOnly(base, facts, path, group));
     arrays = readSideArrays(file.id, path, group);
   }
-  readAcquisitions(path, group, facts, repetition, progress, d);
-  attachSideArrays(std::move(arrays), path, d);
-  d.validate();
-  return d;
+  AcquisitionFrames read = readAcquisitions(path, group, facts, select, progress, base);
+  Series series;
+  series.acquisitions = std::move(read.all);
+  series.contrasts = read.contrasts, series.phases = read.phases;
+  series.repetitions = read.repetitions, series.sets = read.sets;
+  const std::size_t n = read.frames.size();
+  std::size_t k = 0;
+  for (auto& [key, d] : read.frames) {
+    // The reference image and coil maps belong to every frame (the last frame takes the originals).
+    attachSideArrays(++k == n ? std::move(arrays) : arrays, path, d);
+    if (detail::sortSlicesByPosition(d) && k == 1)
+      d.warnings.push_back(path + ": slices reordered by their position along the slice direction");
+    d.validate();
+    const auto c = static_cast<std::size_t>(key.contrast);
+    series.echoTimeMs.push_back(c < facts.echoTimesMs.size() ? facts.echoTimesMs[c] : unknownTime());
+    series.triggerTimeMs.push_back(unknownTime());
+    series.keys.push_back(key);
+    series.frames.push_back(std::move(d));
+  }
+  return series;
+}
+
+Dataset readIsmrmrd(const std::string& path, const std::string& group, const Progress& progress, int repetition,
+                    const std::function<void(const Dataset&)>& beforeData) {
+  FrameSelection select;
+  select.repetition = repetition;
+  Series s = readIsmrmrdSeries(path, group, progress, select, beforeData);
+  return singleFrame(std::move(s), path);
 }
 
 }  // namespace larmor::io

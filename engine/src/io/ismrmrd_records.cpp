@@ -63,6 +63,7 @@ AcquisitionInfo infoOf(const AcqHead& ah) {
   info.pe2 = ah.idx.kspace_encode_step_2;
   info.slice = ah.idx.slice;
   info.repetition = ah.idx.repetition;
+  info.contrast = ah.idx.contrast, info.phase = ah.idx.phase, info.set = ah.idx.set, info.average = ah.idx.average;
   return info;
 }
 
@@ -294,7 +295,10 @@ void AcquisitionReader::buildMemType() {
   H5Tinsert(idx.id, "kspace_encode_step_2", offsetof(decltype(AcqHead::idx), kspace_encode_step_2), H5T_NATIVE_UINT16);
   H5Tinsert(idx.id, "average", offsetof(decltype(AcqHead::idx), average), H5T_NATIVE_UINT16);
   H5Tinsert(idx.id, "slice", offsetof(decltype(AcqHead::idx), slice), H5T_NATIVE_UINT16);
+  H5Tinsert(idx.id, "contrast", offsetof(decltype(AcqHead::idx), contrast), H5T_NATIVE_UINT16);
+  H5Tinsert(idx.id, "phase", offsetof(decltype(AcqHead::idx), phase), H5T_NATIVE_UINT16);
   H5Tinsert(idx.id, "repetition", offsetof(decltype(AcqHead::idx), repetition), H5T_NATIVE_UINT16);
+  H5Tinsert(idx.id, "set", offsetof(decltype(AcqHead::idx), set), H5T_NATIVE_UINT16);
   H5Id head(H5Tcreate(H5T_COMPOUND, sizeof(AcqHead)), H5Tclose);
   H5Tinsert(head.id, "version", offsetof(AcqHead, version), H5T_NATIVE_UINT16);
   H5Tinsert(head.id, "flags", offsetof(AcqHead, flags), H5T_NATIVE_UINT64);

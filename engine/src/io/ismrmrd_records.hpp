@@ -22,7 +22,7 @@ struct AcqHead {
   std::uint16_t number_of_samples, active_channels, discard_pre, discard_post, center_sample, trajectory_dimensions;
   float position[3], read_dir[3], phase_dir[3], slice_dir[3];
   struct {
-    std::uint16_t kspace_encode_step_1, kspace_encode_step_2, average, slice, repetition;
+    std::uint16_t kspace_encode_step_1, kspace_encode_step_2, average, slice, contrast, phase, repetition, set;
   } idx;
 };
 struct AcqRecord {

@@ -96,9 +96,10 @@ Affine niftiAffine(const ImageGeometry& g, std::vector<std::string>* warnings) {
 std::vector<std::string> writeNifti(const std::string& path, const CArray& image, const ImageGeometry& g,
                                     const NiftiOptions& o) {
   std::vector<std::string> warnings;
-  require(image.size() == g.nx * g.ny * g.planes(),
+  const index_t frames = std::max<index_t>(1, o.frames);
+  require(image.size() == g.nx * g.ny * g.planes() * frames,
           path + ": image " + image.shape().str() + " does not match its geometry");
-  for (index_t n : {g.nx, g.ny, g.nz, g.slices, g.planes()})
+  for (index_t n : {g.nx, g.ny, g.nz, g.slices, g.planes(), frames})
     require(n <= 32767, path + ": NIfTI-1 dimensions are limited to 32767 (image " + image.shape().str() + ")");
   const bool slabs = g.threeD && g.slices > 1;
   if (slabs) warnings.push_back("several 3D slabs: written as 4D [x, y, z, slab] with the first slab's affine");
@@ -107,12 +108,15 @@ std::vector<std::string> writeNifti(const std::string& path, const CArray& image
   HeaderBuffer h;
   h.put<std::int32_t>(0, static_cast<std::int32_t>(kHeaderBytes));  // sizeof_hdr
   h.put<char>(38, 'r');                                              // regular (ANALYZE heritage)
-  const std::int16_t dims[8] = {static_cast<std::int16_t>(slabs ? 4 : 3),
+  // Frames: dimension 4 (t), or 5 when the slabs hold dimension 4.
+  const int rank = (slabs ? 4 : 3) + (frames > 1 ? 1 : 0);
+  const std::int16_t dims[8] = {static_cast<std::int16_t>(rank),
                                 static_cast<std::int16_t>(g.nx),
                                 static_cast<std::int16_t>(g.ny),
                                 static_cast<std::int16_t>(slabs ? g.nz : g.planes()),
-                                static_cast<std::int16_t>(slabs ? g.slices : 1),
-                                1, 1, 1};
+                                static_cast<std::int16_t>(slabs ? g.slices : frames),
+                                static_cast<std::int16_t>(slabs ? frames : 1),
+                                1, 1};
   for (int i = 0; i < 8; ++i) h.put<std::int16_t>(40 + 2 * i, dims[i]);
   h.put<std::int16_t>(70, o.complex ? kComplex64 : kFloat32);  // datatype
   h.put<std::int16_t>(72, o.complex ? 64 : 32);                // bitpix

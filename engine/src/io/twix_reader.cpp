@@ -15,8 +15,10 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <set>
 
 #include "larmor/util/error.hpp"
+#include "sampling_facts.hpp"
 #include "trajectory_input.hpp"
 #include "twix_format.hpp"
 
@@ -106,18 +108,42 @@ TwixRead readTwix(const std::string& path, const TwixOptions& options) {
   Header& h = d.header;
   fillHeader(L, h);
 
-  // Which readouts make k-space, and which are noise.
-  std::vector<const Scan*> use, noise;
+  // Which readouts make k-space (this frame's imaging readouts and the reference readouts that serve
+  // it), which are noise; `all` (every frame's) decides the matrix, so that the frames share it.
+  const auto keyOf = [](const Scan& s) { return FrameKey{s.eco, s.phs, s.rep, s.set}; };
+  std::vector<const Scan*> use, all, noise, references;
+  std::set<FrameKey> imagingKeys;
   for (const Scan& s : L.scans) {
     AcquisitionInfo a;
     a.scanCounter = s.scanCounter;
     a.flags = twix::ismrmrdFlags(s.mask);
     a.samples = s.samples, a.channels = s.channels, a.pe1 = s.lin, a.pe2 = s.par, a.slice = s.sli, a.repetition = s.rep;
-    d.acquisitions.push_back(a);
+    a.contrast = s.eco, a.phase = s.phs, a.set = s.set, a.average = s.ave;
+    if (!options.frame || keyOf(s) == *options.frame) d.acquisitions.push_back(a);
     const ScanRole role = twix::scanRole(s.mask);
     if (role == ScanRole::Noise) noise.push_back(&s);
-    const bool wanted = role == ScanRole::Image || (role == ScanRole::Reference && !options.trajectory && options.trajectoryName.empty());
-    if (wanted && (options.repetition < 0 || s.rep == options.repetition)) use.push_back(&s);
+    if (role == ScanRole::Skipped) ++out.skipped;
+    const bool reference = role == ScanRole::Reference && !options.trajectory && options.trajectoryName.empty();
+    if (reference) references.push_back(&s);
+    if (role == ScanRole::Image) {
+      imagingKeys.insert(keyOf(s));
+      all.push_back(&s);
+      if (options.frame ? keyOf(s) == *options.frame : (options.repetition < 0 || s.rep == options.repetition))
+        use.push_back(&s);
+    }
+  }
+  if (!options.frame && imagingKeys.size() > 1 && options.repetition < 0)
+    f.fail("holds " + std::to_string(imagingKeys.size()) +
+           " frames (echoes, phases, repetitions or sets); read it as a series or select one frame");
+  // Reference readouts with this frame's key serve it; a frame without any is served by all of them
+  // (a reference scan acquired once, e.g. at repetition 0).
+  bool ownReferences = false;
+  for (const Scan* s : references) ownReferences = ownReferences || (options.frame && keyOf(*s) == *options.frame);
+  for (const Scan* s : references) {
+    const bool serves = !options.frame ? (options.repetition < 0 || s->rep == options.repetition)
+                        : !ownReferences || keyOf(*s) == *options.frame;
+    if (serves) use.push_back(s);
+    all.push_back(s);
   }
   d.noiseScans = static_cast<index_t>(noise.size());
   if (use.empty())
@@ -131,8 +157,8 @@ TwixRead readTwix(const std::string& path, const TwixOptions& options) {
       f.fail(scanName(*s) + " has " + std::to_string(s->channels) + " channels x " + std::to_string(s->samples) +
              " samples, the first imaging readout " + std::to_string(coils) + " x " + std::to_string(samples));
     sampleBytes += 8.0 * s->samples * s->channels;
-    slices = std::max<index_t>(slices, s->sli + 1);
   }
+  for (const Scan* s : all) slices = std::max<index_t>(slices, s->sli + 1);  // every frame has the file's slices
   h.coils = coils;
   h.slices = slices;
   std::vector<cfloat> buf;
@@ -196,14 +222,14 @@ TwixRead readTwix(const std::string& path, const TwixOptions& options) {
   } else {
     const twix::Protocol& p = L.protocol;
     const bool threeD = twix::ascInt(p, "sKSpace.ucDimension", 0, 255).value_or(2) == 4;
-    const Axis a1 = placeAxis(use, twix::ascInt(p, "sKSpace.lPhaseEncodingLines", 1, 65535).value_or(0),
+    const Axis a1 = placeAxis(all, twix::ascInt(p, "sKSpace.lPhaseEncodingLines", 1, 65535).value_or(0),
                               [](const Scan& s) { return s.lin; }, [](const Scan& s) { return s.centreLine; });
-    const Axis a2 = placeAxis(use, threeD ? twix::ascInt(p, "sKSpace.lPartitions", 1, 65535).value_or(0) : 1,
+    const Axis a2 = placeAxis(all, threeD ? twix::ascInt(p, "sKSpace.lPartitions", 1, 65535).value_or(0) : 1,
                               [](const Scan& s) { return s.par; }, [](const Scan& s) { return s.centrePartition; });
     const long base = twix::ascInt(p, "sKSpace.lBaseResolution", 1, 65535).value_or(0);
     const double os = twix::protReal(p, "flReadoutOSFactor", 1, 16, true).value_or(1.0);
     index_t enc0 = static_cast<index_t>(std::lround(static_cast<double>(base) * os));
-    for (const Scan* s : use) {
+    for (const Scan* s : all) {
       const index_t start = enc0 / 2 - s->centreColumn;
       if (start < 0 || start + samples > enc0) enc0 = samples;  // the protocol does not describe the readout
     }
@@ -254,13 +280,39 @@ TwixRead readTwix(const std::string& path, const TwixOptions& options) {
         for (index_t k = 0; k < enc0; ++k) d.kspace[k + enc0 * (pe + enc1 * enc2 * (c + coils * sl))] /= static_cast<float>(n);
     }
     h.calibrationLines = static_cast<int>(std::count(calibPe1.begin(), calibPe1.end(), 1));
+    detail::setAccelerationFromMask(d);
   }
+  if (!out.noise.empty()) {
+    // Dataset::noise is [samples_total, coils]: the [samples, scans, coils] block read as one.
+    CArray n = out.noise;
+    n.reshape(Shape{out.noise.shape()[0] * out.noise.shape()[1], coils});
+    d.noise = std::move(n);
+  }
+  if (out.skipped > 0)
+    d.warnings.push_back(path + ": skipped " + std::to_string(out.skipped) +
+                         " navigator, phase-correction, feedback or dummy readouts (not imaging data)");
   h.geometry.slicePositions.assign(static_cast<std::size_t>(slices), 0.f);
   for (index_t i = 0; i < slices; ++i)
     h.geometry.slicePositions[static_cast<std::size_t>(i)] =
         (static_cast<float>(i) - 0.5f * static_cast<float>(slices - 1)) * h.reconFovMm[2];
   d.validate();
   return out;
+}
+
+std::vector<FrameKey> twixFrames(const std::string& path) {
+  const twix::FileReader f(path);
+  const twix::Layout L = twix::readLayout(f);
+  std::set<FrameKey> keys;
+  for (const Scan& s : L.scans)
+    if (twix::scanRole(s.mask) == ScanRole::Image) keys.insert(FrameKey{s.eco, s.phs, s.rep, s.set});
+  return {keys.begin(), keys.end()};
+}
+
+double twixEchoTimeMs(const std::string& path, int contrast) {
+  const twix::FileReader f(path);
+  const twix::Layout L = twix::readLayout(f);
+  const auto te = twix::ascInt(L.protocol, "alTE[" + std::to_string(contrast) + "]", 1, 100000000);
+  return te ? static_cast<double>(*te) / 1000.0 : unknownTime();
 }
 
 }  // namespace larmor::io

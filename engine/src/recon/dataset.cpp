@@ -148,6 +148,8 @@ void Dataset::validate() const {
     if (coilMaps->shape() != want)
       fail("coil maps " + coilMaps->shape().str() + " do not match [x, y, z, coils, slices] " + want.str());
   }
+  if (noise && (noise->shape().rank() != 2 || noise->shape()[1] != h.coils || noise->shape()[0] < 1))
+    fail("noise samples " + noise->shape().str() + " do not match [samples, " + std::to_string(h.coils) + " coils]");
   requireFiniteKspace(kspace, name);
 }
 

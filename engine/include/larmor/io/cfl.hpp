@@ -13,6 +13,9 @@ inline constexpr std::size_t kBartDims = 16;
 /// BART's dimension indices that Larmor reads (see BART's misc/mri.h).
 inline constexpr std::size_t kBartReadDim = 0, kBartPhs1Dim = 1, kBartPhs2Dim = 2, kBartCoilDim = 3,
                              kBartSliceDim = 13;
+/// Frames (io/series.hpp) in BART's dims: contrast (echo) at TE_DIM 5, repetition at TIME_DIM 10, cardiac
+/// phase at TIME2_DIM 11, set at BATCH_DIM 15 (docs/conventions.md).
+inline constexpr std::size_t kBartTeDim = 5, kBartTimeDim = 10, kBartTime2Dim = 11, kBartBatchDim = 15;
 
 /// `path` with or without .cfl/.hdr -> the base both files share.
 std::string cflBasePath(const std::string& path);

@@ -2,13 +2,15 @@
 // One entry point for every input format, chosen by the file's extension:
 //   .h5 .mrd .ismrmrd   ISMRMRD (needs LARMOR_IO)
 //   .cfl .hdr (or a base path whose .hdr exists)   BART k-space [readout, pe1|spokes, pe2, coils, ...,
-//                       slices at dimension 13]; non-Cartesian with LoadOptions::trajectoryPath
+//                       TE 5, TIME 10, slices at dimension 13]; non-Cartesian with LoadOptions::trajectoryPath
+//                       (k-space that looks non-Cartesian without one is refused)
 //   .ra                 RawArray complex float32 in BART's k-space layout (same rules as .cfl)
 //   .dat                Siemens twix, VB and VD/VE (io/twix.hpp): Cartesian, or non-Cartesian with
 //                       LoadOptions::trajectoryPath (a BART trajectory, or "radial:180" / "radial:360")
 #include <functional>
 #include <string>
 
+#include "larmor/io/series.hpp"
 #include "larmor/recon/dataset.hpp"
 #include "larmor/util/progress.hpp"
 
@@ -22,15 +24,22 @@ struct LoadOptions {
   /// k-space size; non-Cartesian: 2*ceil(max |k|) per dimension). ISMRMRD files keep their header's
   /// matrix (ReconSettings::matrix changes the output size).
   long matrix[3] = {0, 0, 0};
-  /// ISMRMRD and twix: < 0 averages all repetitions of a line, >= 0 keeps only that repetition.
-  int repetition = -1;
+  /// Frame selectors (io/series.hpp): >= 0 keeps only that index, -1 all (loadSeries reads every frame
+  /// kept; loadDataset needs exactly one). BART files: contrast = TE dim 5, repetition = TIME dim 10.
+  int repetition = -1, contrast = -1, phase = -1, set = -1;
+  FrameSelection selection() const { return FrameSelection{contrast, phase, repetition, set}; }
   /// Called once the header is known and before the samples are read (ISMRMRD), with a Dataset that
   /// holds only `source` and `header`: a caller may refuse there (recon's memory estimate, cheaply,
   /// before a large file is read). Not called for .cfl/.ra, whose header is the array's shape.
   std::function<void(const Dataset& headerOnly)> beforeData;
 };
 
-/// Reads any supported file into a validated Dataset. Throws Error (one line naming the file).
+/// Reads every frame the options select (io/series.hpp). Throws Error (one line naming the file).
+Series loadSeries(const std::string& path, const LoadOptions& options = {}, const Progress& progress = {});
+
+/// Reads a one-frame file (or the one frame the options select) into a validated Dataset; a file of
+/// several frames is refused with an Error that says how to select one. Throws Error (one line naming
+/// the file).
 Dataset loadDataset(const std::string& path, const LoadOptions& options = {}, const Progress& progress = {});
 
 /// False when the engine was built without LARMOR_IO (then .h5 input is refused with a clear Error).

@@ -4,16 +4,25 @@
 //   OUT.nii                                          NIfTI-1, magnitude float32 (or complex64)
 //   OUT.cfl                                          BART image, slices at BART dimension 13
 //   OUT.png                                          magnitude, 8-bit grey; a mosaic of the slices,
-//                                                    the middle partition of a 3D volume
+//                                                    the middle partition of a 3D volume (frame 0 of a series)
 // Every output appears whole or not at all (atomic files; DICOM: a temporary directory renamed).
 #include <string>
 #include <vector>
 
+#include "larmor/io/series.hpp"
 #include "larmor/recon/dataset.hpp"
 #include "larmor/recon/recon.hpp"
 #include "larmor/util/progress.hpp"
 
 namespace larmor::io {
+
+/// DICOM tags of one frame of a series (writeSeriesOutput fills them; docs/dicom.md).
+struct FrameTags {
+  int temporalPosition = 1;  ///< TemporalPositionIdentifier: 1 + rank of (set, phase, repetition)
+  int temporalPositions = 1; ///< NumberOfTemporalPositions
+  int echoNumber = 1;        ///< EchoNumbers: 1 + contrast
+  double echoTimeMs = 0, triggerTimeMs = 0;  ///< NaN when unknown (the tag stays empty / absent)
+};
 
 struct ExportOptions {
   /// DICOM SeriesDescription (empty: "Larmor <method>"); the component is appended for non-magnitude series.
@@ -30,6 +39,9 @@ struct ExportOptions {
   /// Print warnings (e.g. "the data carry no geometry") to stderr, once per export. They are also
   /// returned in ExportReport::warnings.
   bool printWarnings = true;
+  /// Set by writeSeriesOutput: the image holds these frames one after another along its last dimension
+  /// (empty: one frame).
+  std::vector<FrameTags> frames;
 };
 
 enum class OutputKind { Dicom, Nifti, Bart, Png };
@@ -56,6 +68,15 @@ void checkOutputPath(const std::string& path, const ExportOptions& options = {})
 /// nothing behind. Throws Error (one line naming the path) on failure.
 ExportReport writeImageOutput(const std::string& path, const recon::ReconResult& r, const Dataset& d,
                               const ExportOptions& options = {}, const Progress& progress = {});
+
+/// Several frames of a series (io/series.hpp): `results[i].image` ([x, y, z, 1, slices], all alike) is frame
+/// `series.keys[i]`. .cfl: frames at BART's dims (contrast TE 5, repetition TIME 10, phase TIME2 11, set
+/// BATCH 15; a missing combination is zero, with a warning); NIfTI: a 4th dimension of the frames in
+/// FrameKey order (repetition fastest, then contrast, phase, set); DICOM: one instance per slice and
+/// frame with temporal and echo tags (FrameTags), InstanceNumber = 1 + plane + planes x frame; PNG: frame
+/// 0 only (a warning says so). One frame goes through writeImageOutput unchanged.
+ExportReport writeSeriesOutput(const std::string& path, const std::vector<recon::ReconResult>& results,
+                               const Series& series, const ExportOptions& options = {}, const Progress& progress = {});
 
 /// [x, y, z, coils, slices] -> BART layout: trailing size-1 dims dropped, slices at SLICE_DIM (13).
 CArray toBartImage(const CArray& image);

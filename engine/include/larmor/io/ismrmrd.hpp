@@ -2,15 +2,18 @@
 // ISMRMRD (HDF5) raw data: read into a Dataset and write one back. Built only with LARMOR_IO; callers
 // that may run without it go through io::loadDataset, which checks io::ismrmrdSupported().
 //
-// Reading places Cartesian lines at pe = kspace_encode_step + (encoded/2 - center), averages repeated
-// lines (averages, repetitions), skips noise/navigator/phase-correction scans, and converts a stored
-// non-Cartesian trajectory to cycles per FOV (see readIsmrmrd). Every failure is an Error whose text
-// is one line naming the file.
+// Reading places Cartesian lines at pe = kspace_encode_step + (encoded/2 - center), keeps contrast,
+// phase, repetition and set apart as frames (io/series.hpp) and averages the repeats of a line within a
+// frame (averages), collects noise scans into Dataset::noise, skips navigator/phase-correction/feedback
+// scans, uses separate reference scans as calibration lines, and converts a stored non-Cartesian
+// trajectory to cycles per FOV. docs/data.md has the details. Every failure is an Error whose text is one
+// line naming the file.
 #include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "larmor/io/series.hpp"
 #include "larmor/recon/dataset.hpp"
 #include "larmor/util/progress.hpp"
 
@@ -25,11 +28,15 @@ inline constexpr const char* kSimulatorParameter = "larmor_simulator";
 /// The user parameter with Larmor's own trajectory name (finer than ISMRMRD's enumeration).
 inline constexpr const char* kTrajectoryKindParameter = "larmor_trajectory";
 
-/// `repetition` < 0 averages every repetition of a line; >= 0 keeps only that repetition (for files
-/// like ismrmrd_generate_cartesian_shepp_logan -a R, whose R repetitions are shifted undersampled
-/// frames that together fill k-space).
-/// `beforeData` (when set) sees a Dataset with only the header, after the crash sandbox and before the
-/// samples are read (io::LoadOptions::beforeData).
+/// Every frame the selection keeps (io/series.hpp), e.g. the R shifted undersampled repetitions of
+/// ismrmrd_generate_cartesian_shepp_logan -a R. `beforeData` (when set) sees a Dataset with only the
+/// header, after the crash sandbox and before the samples are read (io::LoadOptions::beforeData).
+Series readIsmrmrdSeries(const std::string& path, const std::string& group = "dataset", const Progress& progress = {},
+                         const FrameSelection& select = {},
+                         const std::function<void(const Dataset&)>& beforeData = {});
+
+/// One frame: `repetition` >= 0 keeps only that repetition. A file (or selection) of several frames is
+/// refused with an Error that says how to select one (frames are never merged).
 Dataset readIsmrmrd(const std::string& path, const std::string& group = "dataset", const Progress& progress = {},
                     int repetition = -1, const std::function<void(const Dataset&)>& beforeData = {});
 

@@ -26,6 +26,9 @@ struct NiftiOptions {
   bool complex = false;          ///< complex64 voxels (datatype 32); else float32 magnitude (datatype 16)
   double calMin = 0, calMax = 0; ///< display range (cal_min/cal_max), 0/0 = none
   std::string description;       ///< descrip (at most 79 bytes kept)
+  /// Frames of a series (io/series.hpp) after each other in `image`: NIfTI's 4th dimension (the 5th
+  /// when the frames are 3D multi-slab volumes, which use the 4th).
+  index_t frames = 1;
 };
 
 /// Writes `image` [x, y, z, 1, slices] as NIfTI-1. A 3D volume with several slabs becomes 4D

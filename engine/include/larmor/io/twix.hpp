@@ -5,7 +5,8 @@
 //
 // Cartesian (no trajectory given): k-space [readout, pe1, pe2, coils, slices] from the scans' line,
 // partition and slice counters; readouts of a line that was acquired more than once (averages, and
-// repetitions, echoes, phases, sets: frames are not separated yet) are averaged. Lines are placed with
+// nothing else) are averaged; echoes, phases, repetitions and sets are frames (io/series.hpp), read one
+// at a time (TwixOptions::frame). Lines are placed with
 // the scan headers' k-space centre (KSpaceCentreLineNo at pe1 = encoded/2) in the protocol's matrix
 // (sKSpace.lPhaseEncodingLines, lPartitions for 3D); when the protocol's matrix cannot hold the
 // counters (Pulseq and other sequences whose protocol is a placeholder) the counters are taken as the
@@ -19,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "larmor/io/series.hpp"
 #include "larmor/recon/dataset.hpp"
 
 namespace larmor::io {
@@ -43,16 +45,26 @@ struct TwixOptions {
   std::string trajectoryName;
   long matrix[3] = {0, 0, 0};  ///< non-Cartesian recon matrix; 0 = implied by the trajectory
   int repetition = -1;         ///< >= 0 keeps only that repetition's readouts
+  /// The frame (Eco, Phs, Rep, Set counters) to read; nullptr: the file must hold one frame (or
+  /// `repetition` selects one).
+  const FrameKey* frame = nullptr;
 };
 
 struct TwixRead {
   Dataset dataset;      ///< validated
   CArray noise;         ///< noise-adjust readouts [samples, scans, coils]; empty when there are none
   TwixSummary summary;
+  index_t skipped = 0;  ///< navigator, phase-correction, feedback and dummy readouts skipped
 };
 
 /// Reads a twix file. Throws Error (one line naming the file and what is wrong).
 TwixRead readTwix(const std::string& path, const TwixOptions& options = {});
+
+/// The frames (Eco, Phs, Rep, Set of the imaging readouts) of a file, in FrameKey order.
+std::vector<FrameKey> twixFrames(const std::string& path);
+
+/// The protocol's echo time alTE[contrast] in ms; NaN when absent.
+double twixEchoTimeMs(const std::string& path, int contrast);
 
 /// The headers only (no samples are read): for `info`. Throws Error like readTwix.
 TwixSummary inspectTwix(const std::string& path);

@@ -63,6 +63,7 @@ struct AcquisitionInfo {
   std::uint64_t flags = 0;  ///< ISMRMRD flag bits (bit n-1 for flag n)
   std::uint16_t samples = 0, channels = 0, trajectoryDims = 0;
   std::uint16_t pe1 = 0, pe2 = 0, slice = 0, repetition = 0;
+  std::uint16_t contrast = 0, phase = 0, set = 0, average = 0;  ///< the other frame indices (io::FrameKey)
 };
 /// "first_in_slice|parallel_calibration" style names of the set ISMRMRD flags.
 std::string describeAcquisitionFlags(std::uint64_t flags);
@@ -78,6 +79,7 @@ struct Dataset {
   std::optional<CArray> coilMaps;
   std::vector<AcquisitionInfo> acquisitions;  ///< as read (empty for simulated data)
   index_t noiseScans = 0;                      ///< noise-measurement acquisitions found (not in kspace)
+  std::optional<CArray> noise;  ///< noise-scan samples [samples_total, coils], for pre-whitening (recon/noise.hpp)
   /// What the loader dropped and the reconstruction can do without (a damaged embedded reference): one
   /// line each, shown as warnings.
   std::vector<std::string> warnings;
