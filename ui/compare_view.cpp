@@ -94,6 +94,10 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   sliceLabel_ = new QLabel;
   status_ = new QLabel;
   status_->setObjectName("compareStatus");
+  // Long messages ("No reference: ...") must not widen the window (issue 19, item 1): the label takes the
+  // room it is given, elides, and keeps the whole text in its tooltip.
+  status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  status_->setMinimumWidth(40);
   auto* top = new QHBoxLayout;
   top->setContentsMargins(6, 4, 6, 4);
   top->addWidget(new QLabel(tr("Reference")));
@@ -151,6 +155,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     showingB_ = !showingB_;
     views_[kA]->setVolume(showingB_ ? data_->b : data_->a);
     views_[kA]->setBadge(showingB_ ? QStringLiteral("B") : QStringLiteral("A"));
+    views_[kA]->setTitle(showingB_ ? views_[kB]->title() : tr("A: %1").arg(testLabel_));
   });
   connect(flicker_, &QPushButton::toggled, this, &CompareView::setFlicker);
   connect(reference_, &QComboBox::currentIndexChanged, this, [this](int index) {
@@ -211,6 +216,17 @@ void CompareView::setComparison(std::shared_ptr<const CArray> test, const QStrin
   recompute();
 }
 
+void CompareView::setStatus(const QString& text) {
+  status_->setToolTip(text);
+  status_->setText(status_->fontMetrics().elidedText(text, Qt::ElideRight, std::max(40, status_->width())));
+}
+
+QString CompareView::statusText() const { return status_->toolTip(); }
+
+void CompareView::setOrientation(const model::DisplayOrientation& o) {
+  for (SliceView* v : views_) v->setOrientation(o);
+}
+
 bool CompareView::hasMaps() const { return data_ && data_->a; }
 
 void CompareView::setFlicker(bool on) {
@@ -225,6 +241,7 @@ void CompareView::setFlicker(bool on) {
   } else {
     flickerTimer_->stop();
     views_[kA]->setBadge({});
+    views_[kA]->setTitle(tr("A: %1").arg(testLabel_));
     if (data_ && data_->a) views_[kA]->setVolume(data_->a);
   }
 }
@@ -240,7 +257,7 @@ void CompareView::recompute() {
   }
   views_[kB]->setTitle(i >= 0 && i < candidates_.size() ? tr("B: %1").arg(candidates_[i].label) : tr("B: reference"));
   ready_ = false;
-  status_->setText(tr("computing…"));
+  setStatus(tr("computing…"));
   const quint64 gen = ++generation_;
   auto* watcher = new QFutureWatcher<std::shared_ptr<const CompareData>>(this);
   connect(watcher, &QFutureWatcher<std::shared_ptr<const CompareData>>::finished, this, [this, watcher, gen] {
@@ -254,7 +271,7 @@ void CompareView::apply(std::shared_ptr<const CompareData> data, quint64 generat
   if (generation != generation_) return;  // a newer pair is on its way
   if (!data->problem.isEmpty()) {
     clear(data->problem);
-    status_->setText(data->problem);
+    setStatus(data->problem);
     ready_ = true;
     emit computed();
     return;
@@ -280,7 +297,7 @@ void CompareView::apply(std::shared_ptr<const CompareData> data, quint64 generat
   table_->setItem(1, 1, new QTableWidgetItem(db(data_->volume.psnrDb)));
   table_->setItem(2, 1, new QTableWidgetItem(ssim(data_->volume.ssim)));
   updateSliceMetrics();
-  status_->setText(tr("scale a = %1").arg(data_->volume.scale, 0, 'g', 4));
+  setStatus(tr("scale a = %1").arg(data_->volume.scale, 0, 'g', 4));
   ready_ = true;
   emit computed();
 }

@@ -52,6 +52,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   tabs_->addTab(compare_, QIcon(":/icons/compare.svg"), tr("Compare"));
   tabs_->addTab(timings_, tr("Timings"));
   tabs_->addTab(log_, tr("Log"));
+  sideBySide_ = new SideBySideView;
+  tabs_->addTab(sideBySide_, tr("Side by side"));
 
   // The error banner: errors are shown in the window, never in a modal box that would block a
   // scripted run (an engine error is information, not a crash).
@@ -75,6 +77,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   auto* cl = new QVBoxLayout(central);
   cl->setContentsMargins(0, 0, 0, 0);
   cl->setSpacing(0);
+  demoCaption_ = new QLabel;
+  demoCaption_->setObjectName("demoCaption");
+  demoCaption_->setAlignment(Qt::AlignCenter);
+  demoCaption_->setStyleSheet(QStringLiteral("#demoCaption { background: #1f3b57; color: #ffffff; font-weight: bold; padding: 6px; }"));
+  demoCaption_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  demoCaption_->hide();
+  cl->addWidget(demoCaption_);
   cl->addWidget(banner_);
   cl->addWidget(tabs_, 1);
   setCentralWidget(central);
@@ -92,6 +101,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   settingsDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
   addDockWidget(Qt::RightDockWidgetArea, settingsDock);
   resizeDocks({dataDock, settingsDock}, {330, 350}, Qt::Horizontal);
+  // The docks keep a readable width (issue 19, item 1: the dataset panel collapsed to ~150 px) and the
+  // window still fits 1024 px: the centre gives way first (the views scale, long labels elide).
+  datasetPanel_->setMinimumWidth(230);
+  settings_->setMinimumWidth(250);
 
   buildActions();
   buildMenus();
@@ -106,6 +119,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   const QRect avail = screen() ? screen()->availableGeometry() : QRect(0, 0, 1440, 900);
   resize(std::min(1440, avail.width()), std::min(900, avail.height()));
   log(tr("Larmor started. %1").arg(deviceText()));
+}
+
+void MainWindow::setUiScale(double scale) {
+  scale = std::clamp(scale, 0.6, 3.0);
+  if (baseFontPt_ <= 0) baseFontPt_ = QApplication::font().pointSizeF() > 0 ? QApplication::font().pointSizeF() : 9.0;
+  uiScale_ = scale;
+  QFont f = QApplication::font();
+  f.setPointSizeF(baseFontPt_ * scale);
+  QApplication::setFont(f);  // every widget without a font of its own, dialogs included
+  for (QToolBar* tb : findChildren<QToolBar*>()) tb->setIconSize(QSize(qRound(20 * scale), qRound(20 * scale)));
+  log(tr("zoom %1 %").arg(qRound(scale * 100)));
 }
 
 void MainWindow::restoreSavedLayout() {
@@ -189,6 +213,12 @@ void MainWindow::buildActions() {
     runLambdaSweep(timings_->sweepLambdas());
   });
   quitAction_ = make("", tr("&Quit"), QKeySequence::Quit, [this] { close(); });
+  // View ▸ Zoom scales the whole window's text (and the toolbar icons) — for a projector, a small screen.
+  zoomInAction_ = make("", tr("Zoom &in"), QKeySequence(Qt::CTRL | Qt::Key_Equal), [this] { setUiScale(uiScale_ * 1.15); });
+  zoomInAction_->setShortcuts({QKeySequence(Qt::CTRL | Qt::Key_Equal), QKeySequence(Qt::CTRL | Qt::Key_Plus), QKeySequence::ZoomIn});
+  zoomOutAction_ = make("", tr("Zoom &out"), QKeySequence(Qt::CTRL | Qt::Key_Minus), [this] { setUiScale(uiScale_ / 1.15); });
+  zoomResetAction_ = make("", tr("&Actual size"), QKeySequence(Qt::CTRL | Qt::Key_0), [this] { setUiScale(1.0); });
+  for (QAction* a : {zoomInAction_, zoomOutAction_, zoomResetAction_}) addAction(a);
   for (QAction* a : {runAction_, cancelAction_}) addAction(a);
 }
 
@@ -213,12 +243,17 @@ void MainWindow::buildMenus() {
   rec->addAction(cancelAction_);
   rec->addAction(sweepAction_);
   QMenu* view = menuBar()->addMenu(tr("&View"));
-  const char* tabNames[] = {"image", "compare", "timings", "log"};
-  for (int i = 0; i < 4; ++i) {
+  const char* tabNames[] = {"image", "compare", "timings", "log", "side"};
+  for (int i = 0; i < 5; ++i) {
     const QString name = QString::fromLatin1(tabNames[i]);
     auto* a = view->addAction(tabs_->tabText(i), [this, name] { showTab(name); });
     a->setShortcut(QKeySequence(Qt::CTRL | (Qt::Key_1 + i)));
   }
+  view->addSeparator();
+  view->addAction(zoomInAction_);
+  view->addAction(zoomOutAction_);
+  view->addAction(zoomResetAction_);
+  view->addAction(tr("&Presenter mode (demo)"), QKeySequence(Qt::Key_F11), this, [this] { emit presenterModeRequested(); });
   view->addSeparator();
   runsMenu_ = view->addMenu(tr("&Runs"));
   connect(runsMenu_, &QMenu::aboutToShow, this, &MainWindow::refreshRunsMenu);

@@ -11,6 +11,7 @@
 
 #include "exporter.hpp"
 #include "session.hpp"
+#include "side_by_side_view.hpp"
 #include "worker.hpp"
 #include "workstation_model.hpp"
 
@@ -62,6 +63,13 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   /// The data, runs, shown run, comparison and exports.
   const model::WorkstationModel& model() const { return model_; }
   QString lastError() const { return lastError_; }
+  /// The last confirmation shown on screen (an export: where, how many images).
+  QString lastNotice() const { return lastNotice_; }
+  /// The folder exports go to until the user picks another: Documents/Larmor (created on demand).
+  static QString defaultOutputFolder();
+  /// View ▸ Zoom: scales every font of the window (1 = the theme's size); presenter mode uses it.
+  void setUiScale(double scale);
+  double uiScale() const { return uiScale_; }
   QString statusText() const;
   QString deviceText() const;
   Worker* worker() const { return worker_; }
@@ -69,6 +77,11 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   ImageViewer* imageViewer() const { return viewer_; }
   CompareView* compareView() const { return compare_; }
   TimingsView* timingsView() const { return timings_; }
+  SideBySideView* sideBySideView() const { return sideBySide_; }
+  /// Puts runs next to each other in the "Side by side" tab and brings it to the front.
+  void showSideBySide(const QVector<SideBySideView::Panel>& panels);
+  /// A large caption above the tabs (presenter mode); empty hides it.
+  void setDemoCaption(const QString& text);
   DatasetPanel* datasetPanel() const { return datasetPanel_; }
   QTabWidget* tabs() const { return tabs_; }
   /// Interactive sessions restore settings from a sidecar next to the data and remember the session
@@ -85,6 +98,8 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   void reconFailed(const QString& message);
   void reconCancelled();
   void sweepFinished();
+  /// View ▸ Presenter mode: the application starts the scripted demo (ui/demo.*).
+  void presenterModeRequested();
 
  protected:
   void dragEnterEvent(QDragEnterEvent* e) override;
@@ -124,6 +139,7 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   void clearError();
   void log(const QString& message);
   void rememberSession(const SessionState& s);
+  void forgetTrajectoryUnlessFor(const QString& dataPath);
   // export menu handlers (main_window_export.cpp)
   void exportViewPngDialog();
   void exportCflDialog();
@@ -137,10 +153,13 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   template <class F>
   bool exportWith(const char* kind, const QString& path, F&& write);
   QString suggestedOutput(const QString& suffix) const;
+  QString defaultSeriesDescription() const;
 
   model::WorkstationModel model_;
   Worker* worker_ = nullptr;
-  QString lastError_;
+  QString lastError_, lastNotice_;
+  double uiScale_ = 1.0;
+  double baseFontPt_ = 0;
   QVector<QPointF> progressResiduals_;  ///< of the running reconstruction, from its progress text
   bool interactive_ = true;
 
@@ -149,6 +168,8 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   ImageViewer* viewer_ = nullptr;
   CompareView* compare_ = nullptr;
   TimingsView* timings_ = nullptr;
+  SideBySideView* sideBySide_ = nullptr;
+  QLabel* demoCaption_ = nullptr;
   QPlainTextEdit* log_ = nullptr;
   QTabWidget* tabs_ = nullptr;
   QWidget* banner_ = nullptr;
@@ -171,6 +192,9 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   QAction* saveSessionAction_ = nullptr;
   QAction* sweepAction_ = nullptr;
   QAction* quitAction_ = nullptr;
+  QAction* zoomInAction_ = nullptr;
+  QAction* zoomOutAction_ = nullptr;
+  QAction* zoomResetAction_ = nullptr;
 };
 
 }  // namespace larmor::ui

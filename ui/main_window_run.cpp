@@ -68,10 +68,23 @@ void MainWindow::rememberSession(const SessionState& s) {
   if (interactive_) saveLastSession(s);
 }
 
+void MainWindow::forgetTrajectoryUnlessFor(const QString& dataPath) {
+  // A BART trajectory belongs to the .cfl it was given for: other data must not inherit it (it would be
+  // loaded with them, saved in their session and put into Copy CLI as --traj; issue 19, item 7).
+  SessionState s = settings_->state();
+  if (s.trajectoryPath.empty()) return;
+  const bool same = !dataPath.isEmpty() && model_.source().isFile() &&
+                    QFileInfo(dataPath).absoluteFilePath() == QFileInfo(QString::fromStdString(model_.source().path)).absoluteFilePath();
+  if (same) return;
+  s.trajectoryPath.clear();
+  applySession(s);
+}
+
 void MainWindow::openFile(const QString& path) {
   if (path.isEmpty()) return;
   clearError();
   const QFileInfo fi(path);
+  forgetTrajectoryUnlessFor(fi.absoluteFilePath());
   // A sidecar next to the data restores the settings it was last reconstructed with.
   if (auto side = interactive_ ? loadSidecar(fi.absoluteFilePath()) : std::nullopt) {
     applySession(*side);
@@ -89,6 +102,7 @@ void MainWindow::openFile(const QString& path) {
 
 void MainWindow::newPhantom(const phantom::SimulateSettings& s) {
   clearError();
+  forgetTrajectoryUnlessFor({});
   const quint64 id = worker_->restart(makeSimulateTask(s));
   model_.loadStarted(id, model::DataSource::simulated(s));
 }
@@ -225,10 +239,25 @@ void MainWindow::onTaskCancelled(quint64 id, TaskKind kind) {
 }
 
 void MainWindow::showTab(const QString& name) {
-  const QStringList names = {"image", "compare", "timings", "log"};
+  const QStringList names = {"image", "compare", "timings", "log", "side"};
   const int i = names.indexOf(name.toLower());
   if (i >= 0) tabs_->setCurrentIndex(i);
   if (name.toLower() == "dataset") datasetPanel_->parentWidget()->raise();
+}
+
+void MainWindow::showSideBySide(const QVector<SideBySideView::Panel>& panels) {
+  const auto ds = model_.dataset();
+  sideBySide_->setPanels(panels, ds ? model::displayOrientation(ds->header, ds->source) : model::DisplayOrientation{});
+  showTab("side");
+}
+
+void MainWindow::setDemoCaption(const QString& text) {
+  demoCaption_->setText(text);
+  QFont f = font();
+  f.setPointSizeF(f.pointSizeF() * 1.4);
+  f.setBold(true);
+  demoCaption_->setFont(f);
+  demoCaption_->setVisible(!text.isEmpty());
 }
 
 QString MainWindow::cliCommandText() const {

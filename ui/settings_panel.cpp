@@ -14,6 +14,7 @@
 #include <QScrollArea>
 #include <QSlider>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -404,6 +405,40 @@ SessionState SettingsPanel::state() const {
   if (st.device.empty()) st.device = "auto";
   st.trajectoryPath = trajectory_->text().trimmed().toStdString();
   return st;
+}
+
+}  // namespace larmor::ui
+
+namespace larmor::ui {
+
+namespace {
+QStandardItem* methodItem(QComboBox* box, recon::Method m) {
+  auto* model = qobject_cast<QStandardItemModel*>(box ? box->model() : nullptr);
+  if (!model) return nullptr;
+  const int i = box->findData(QString::fromStdString(recon::toString(m)));
+  return i >= 0 ? model->item(i) : nullptr;
+}
+}  // namespace
+
+void SettingsPanel::setMethodProblems(const std::map<recon::Method, QString>& problems) {
+  for (int i = 0; method_ && i < method_->count(); ++i) {
+    const recon::Method m = recon::methodFromString(method_->itemData(i).toString().toStdString());
+    QStandardItem* item = methodItem(method_, m);
+    if (!item) continue;
+    const auto it = problems.find(m);
+    item->setEnabled(it == problems.end());
+    item->setToolTip(it == problems.end() ? QString() : it->second);
+  }
+}
+
+bool SettingsPanel::methodEnabled(recon::Method m) const {
+  const QStandardItem* item = methodItem(method_, m);
+  return item && item->isEnabled();
+}
+
+QString SettingsPanel::methodToolTip(recon::Method m) const {
+  const QStandardItem* item = methodItem(method_, m);
+  return item ? item->toolTip() : QString();
 }
 
 }  // namespace larmor::ui

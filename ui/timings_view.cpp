@@ -1,5 +1,7 @@
 #include "timings_view.hpp"
 
+#include "run_history.hpp"
+
 #include <QDoubleValidator>
 #include <QGridLayout>
 #include <QHBoxLayout>
@@ -178,6 +180,10 @@ void TimingsView::showResult(const recon::ReconResult& r, const QString& label) 
   cpu->setBorderColor(kCpu);
   QStringList names;
   double maxMs = 0;
+  for (const auto& st : stages) maxMs = std::max(maxMs, st.milliseconds);
+  // Seconds once a stage takes seconds: "39.7", not "3.965e+04" (issue 19, item 12).
+  const bool seconds = maxMs >= 2000;
+  const double unit = seconds ? 1e-3 : 1.0;
   // Bars from the top in pipeline order (a horizontal bar chart draws its first category at the bottom).
   for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
     const bool onGpu = it->device.rfind("cuda", 0) == 0;
@@ -185,23 +191,22 @@ void TimingsView::showResult(const recon::ReconResult& r, const QString& label) 
     // Same stage names can repeat (per slice); the axis needs them unique.
     while (names.contains(name)) name += QChar(0x200B);
     names << name;
-    gpu->append(onGpu ? it->milliseconds : 0.0);
-    cpu->append(onGpu ? 0.0 : it->milliseconds);
-    maxMs = std::max(maxMs, it->milliseconds);
+    gpu->append(onGpu ? it->milliseconds * unit : 0.0);
+    cpu->append(onGpu ? 0.0 : it->milliseconds * unit);
   }
   auto* series = new QHorizontalStackedBarSeries;
   series->append(gpu);
   series->append(cpu);
   series->setLabelsVisible(true);
   series->setLabelsFormat("@value");
-  series->setLabelsPrecision(4);
+  series->setLabelsPrecision(3);
   series->setLabelsPosition(QAbstractBarSeries::LabelsInsideBase);
   c->addSeries(series);
   auto* cats = new QBarCategoryAxis;
   cats->append(names);
   auto* ms = new QValueAxis;
-  ms->setTitleText(tr("milliseconds"));
-  ms->setRange(0, maxMs > 0 ? maxMs * 1.08 : 1);
+  ms->setTitleText(seconds ? tr("seconds") : tr("milliseconds"));
+  ms->setRange(0, maxMs > 0 ? maxMs * unit * 1.08 : 1);
   ms->applyNiceNumbers();
   ms->setLabelFormat("%g");
   c->addAxis(cats, Qt::AlignLeft);
@@ -210,14 +215,23 @@ void TimingsView::showResult(const recon::ReconResult& r, const QString& label) 
   series->attachAxis(ms);
   const bool anyGpu = std::any_of(stages.begin(), stages.end(), [](const StageTiming& s) { return s.device.rfind("cuda", 0) == 0; });
   c->setTitle(tr("Stage timings — %1").arg(label));
-  QString text = tr("<b>%1</b>: %2 ms in total on <b>%3</b> (%4)")
+  QString text = tr("<b>%1</b>: %2 in total on <b>%3</b> (%4)")
                      .arg(label.toHtmlEscaped())
-                     .arg(r.timings.totalMilliseconds(), 0, 'f', 1)
+                     .arg(QString::fromStdString(model::formatDuration(r.timings.totalMilliseconds())))
                      .arg(QString::fromStdString(r.device), QString::fromStdString(r.deviceName).toHtmlEscaped());
   if (!anyGpu) text += tr(" — <span style='color:#f0b040'>every stage ran on the CPU</span>");
   if (!r.deviceNotice.empty()) text += QStringLiteral("<br>") + QString::fromStdString(r.deviceNotice).toHtmlEscaped();
   summary_->setText(text);
   setConvergence(convergenceHistory(r), label);
+}
+
+QString TimingsView::summaryText() const { return summary_->text(); }
+
+void TimingsView::clearResult() {
+  clearChart(stages_->chart());
+  stages_->chart()->setTitle(tr("Stage timings — run a reconstruction"));
+  summary_->setText(tr("No reconstruction yet."));
+  setConvergence({}, {});
 }
 
 void TimingsView::setConvergence(const QVector<QPointF>& points, const QString& label) {

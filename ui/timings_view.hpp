@@ -28,6 +28,10 @@ class TimingsView : public QWidget {
   /// Adds residuals seen in the progress text when the result carries none.
   void setConvergence(const QVector<QPointF>& points, const QString& label);
   void clearSweep();
+  /// Forgets the shown run's stages and convergence (new data).
+  void clearResult();
+  /// The stage chart's summary line (tests).
+  QString summaryText() const;
   /// The λ sweep's points: {"lambda", "residual_norm", "prior_norm"} (an L-curve) or {"lambda",
   /// "percent_error"} (error against the reference), as makeLambdaSweepTask returns them.
   void setSweep(const nlohmann::json& points);

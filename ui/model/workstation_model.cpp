@@ -1,6 +1,8 @@
 // The workstation model's decisions (workstation_model.hpp).
 #include "workstation_model.hpp"
 
+#include "method_fit.hpp"
+
 #include <algorithm>
 #include <filesystem>
 
@@ -100,6 +102,10 @@ RunPlan WorkstationModel::planRun(RunKind kind) {
     plan.error = "No data: open a file or make a phantom first.";
     return plan;
   }
+  if (const std::string why = methodProblem(session_.settings.method, data_.dataset->header); !why.empty()) {
+    plan.error = why;
+    return plan;
+  }
   if (!selectDevice(session_.device)) {
     plan.error = deviceError_;
     return plan;
@@ -108,7 +114,7 @@ RunPlan WorkstationModel::planRun(RunKind kind) {
   plan.settings = session_.settings;
   plan.settings.keepCoilImages = false;  // the viewer shows the combined image; skip the coil download
   plan.backend = backend_;
-  plan.description = describeSettings(session_.settings);
+  plan.description = describeSettings(session_.settings, &data_.dataset->header);
   if (kind == RunKind::LiveLambda)
     if (const RunRecord* shown = shownRun()) plan.warmStart = shown->image();
   return plan;
@@ -166,7 +172,11 @@ void WorkstationModel::setSlice(int slice) {
 // --- comparison --------------------------------------------------------------------------------------
 
 void WorkstationModel::updateComparison() {
-  comparison_.candidates = compareCandidates(shownRun(), runs_, data_.truth);
+  // A phantom's truth is the phantom; a file's reference is the image the file carries (often the
+  // fully sampled reconstruction), not a "phantom truth".
+  const std::string truthLabel =
+      data_.source.isFile() ? "reference image in " + data_.source.name() : std::string("phantom truth");
+  comparison_.candidates = compareCandidates(shownRun(), runs_, data_.truth, truthLabel);
   comparison_.test = shown_;
   comparison_.reference = keepReference(comparison_.candidates, comparison_.reference);
   comparison_.metrics.reset();
@@ -194,8 +204,8 @@ std::string WorkstationModel::exportProblem() const {
   return shownRun() && data_.dataset ? std::string() : std::string("no reconstruction to export yet");
 }
 
-std::string WorkstationModel::suggestedOutputBase(const std::string& workingDirectory) const {
-  return defaultOutputBase(data_.source, shownRun(), export_.lastFolder, workingDirectory);
+std::string WorkstationModel::suggestedOutputBase(const std::string& outputFolder) const {
+  return defaultOutputBase(data_.source, shownRun(), export_.lastFolder, outputFolder);
 }
 
 void WorkstationModel::recordExport(ExportOutcome outcome) {

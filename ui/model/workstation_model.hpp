@@ -109,7 +109,7 @@ class WorkstationModel {
   /// Why the shown result cannot be exported ("no reconstruction to export yet"), or "".
   std::string exportProblem() const;
   /// The name an export dialog proposes, without a suffix (defaultOutputBase).
-  std::string suggestedOutputBase(const std::string& workingDirectory) const;
+  std::string suggestedOutputBase(const std::string& outputFolder) const;
   void recordExport(ExportOutcome outcome);
 
  private:
