@@ -113,7 +113,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   auto* grid = new QGridLayout;
   grid->setSpacing(2);
   const QString titles[] = {tr("A: reconstruction"), tr("B: reference"), tr("Error |a·A − B|"), tr("Local PSNR")};
-  const QString bars[] = {tr("|ρ|"), tr("|ρ|"), tr("|Δ|"), tr("dB")};
+  const QString bars[] = {tr("magnitude"), tr("magnitude"), tr("error"), tr("dB")};
   const QString maps[] = {"grey", "grey", "viridis", "hot"};
   for (int i = 0; i < 4; ++i) {
     views_[i] = new SliceView(SliceView::Axial);
@@ -332,7 +332,7 @@ void CompareView::updateSliceMetrics() {
 void CompareView::onHover(int i, int j, int k) {
   for (SliceView* v : views_) v->setCrosshair(i >= 0 ? std::optional<std::array<int, 3>>({i, j, k}) : std::nullopt);
   if (i < 0 || !data_ || !data_->a) return;
-  probe_->setText(tr("x %1  y %2    A %3    B %4    |Δ| %5    local PSNR %6 dB")
+  probe_->setText(tr("x %1  y %2    A %3    B %4    error %5    local PSNR %6 dB")
                       .arg(i)
                       .arg(j)
                       .arg(data_->a->value(i, j, k), 0, 'g', 4)

@@ -80,6 +80,7 @@ ImageViewer::ImageViewer(QWidget* parent) : QWidget(parent) {
     v->setNotation(QDoubleValidator::ScientificNotation);
     e->setValidator(v);
     e->setMaximumWidth(90);
+    e->setMinimumWidth(48);
   }
   loEdit_->setToolTip(tr("Window: lowest value shown (black)"));
   hiEdit_->setToolTip(tr("Window: highest value shown (white); drag with the left button in a view"));
@@ -97,12 +98,18 @@ ImageViewer::ImageViewer(QWidget* parent) : QWidget(parent) {
   auto* resetButton = new QToolButton;
   resetButton->setIcon(QIcon(":/icons/reset-view.svg"));
   resetButton->setToolTip(tr("Fit the image (zoom 1, no pan)"));
-  top->addWidget(new QLabel(tr("Show")));
+  // The row gives way on narrow screens (1024 px: issue 19, item 11): the lists shrink to a few letters.
+  for (QComboBox* c : {componentBox_, colormapBox_, presetBox_}) {
+    c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    c->setMinimumContentsLength(4);
+  }
   top->addWidget(componentBox_);
-  top->addWidget(new QLabel(tr("Colours")));
   top->addWidget(colormapBox_);
-  top->addSpacing(10);
-  top->addWidget(new QLabel(tr("Window")));
+  top->addSpacing(6);
+  auto* windowLabel = new QLabel(tr("Window"));
+  windowLabel->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // dropped first on a narrow screen
+  windowLabel->setMinimumWidth(0);
+  top->addWidget(windowLabel);
   top->addWidget(loEdit_);
   top->addWidget(new QLabel(QStringLiteral("–")));
   top->addWidget(hiEdit_);

@@ -103,8 +103,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   resizeDocks({dataDock, settingsDock}, {330, 350}, Qt::Horizontal);
   // The docks keep a readable width (issue 19, item 1: the dataset panel collapsed to ~150 px) and the
   // window still fits 1024 px: the centre gives way first (the views scale, long labels elide).
-  datasetPanel_->setMinimumWidth(230);
-  settings_->setMinimumWidth(250);
+  datasetPanel_->setMinimumWidth(190);
+  settings_->setMinimumWidth(255);
 
   buildActions();
   buildMenus();
@@ -309,7 +309,8 @@ void MainWindow::buildToolBar() {
 
 void MainWindow::buildStatusBar() {
   stage_ = new QLabel(tr("Ready"));
-  stage_->setMinimumWidth(260);
+  stage_->setMinimumWidth(160);
+  stage_->setMaximumWidth(320);
   progress_ = new QProgressBar;
   progress_->setRange(0, 1000);
   progress_->setMaximumWidth(220);
@@ -317,6 +318,7 @@ void MainWindow::buildStatusBar() {
   progress_->setValue(0);
   summary_ = new QLabel;
   summary_->setObjectName("runSummary");
+  summary_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long lines elide, the window keeps its width
   device_ = new QLabel;
   device_->setObjectName("devicePill");
   statusBar()->addWidget(stage_);

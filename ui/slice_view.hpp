@@ -36,6 +36,8 @@ class SliceView : public VtkCanvas {
   void setTitle(const QString& title);
   QString title() const { return title_; }
   void setInfoText(const QString& text);
+  QString infoText() const { return info_; }
+  QString colorBarTitle() const { return colorBarTitle_; }
   /// A large label in the top right corner ("A", "B" while flickering).
   void setBadge(const QString& badge);
   /// The linked cursor (voxel indices in the volume), drawn as a crosshair; nullopt hides it.
