@@ -39,6 +39,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setAcceptDrops(true);
   setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks);
   worker_ = new Worker(this);
+  live_ = std::make_shared<LiveLambdaEngine>();
 
   viewer_ = new ImageViewer;
   compare_ = new CompareView;
@@ -145,6 +146,10 @@ MainWindow::~MainWindow() {
   for (QObject* o : std::initializer_list<QObject*>{worker_, settings_, viewer_, viewer_->planeView(SliceView::Axial),
                                                     compare_, timings_})
     o->disconnect(this);
+  // No live-λ image may be posted to a window that is going: stop the publisher, then wait for the task.
+  alive_->store(false);
+  delete worker_;
+  worker_ = nullptr;
 }
 
 void MainWindow::connectWidgets() {

@@ -12,7 +12,10 @@
 #include "exporter.hpp"
 #include "session.hpp"
 #include "side_by_side_view.hpp"
+#include "live_lambda.hpp"
 #include "worker.hpp"
+
+#include <atomic>
 #include "workstation_model.hpp"
 
 class QAction;
@@ -100,6 +103,8 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   void sweepFinished();
   /// View ▸ Presenter mode: the application starts the scripted demo (ui/demo.*).
   void presenterModeRequested();
+  /// Live λ: an intermediate image of the solve for the slider's λ is on screen (iterations done, total).
+  void liveImageShown(int done, int total);
 
  protected:
   void dragEnterEvent(QDragEnterEvent* e) override;
@@ -135,6 +140,7 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   void onTaskFailed(quint64 id, TaskKind kind, const QString& message);
   void onTaskCancelled(quint64 id, TaskKind kind);
   bool submitRecon(model::RunKind kind);
+  void prepareLiveLambda();
   void showError(const QString& message);
   void clearError();
   void log(const QString& message);
@@ -156,6 +162,9 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   QString defaultSeriesDescription() const;
 
   model::WorkstationModel model_;
+  std::shared_ptr<LiveLambdaEngine> live_;
+  std::shared_ptr<std::atomic<bool>> alive_ = std::make_shared<std::atomic<bool>>(true);
+  quint64 liveGeneration_ = 0;
   Worker* worker_ = nullptr;
   QString lastError_, lastNotice_;
   double uiScale_ = 1.0;

@@ -12,6 +12,7 @@
 
 #include "command_line.hpp"
 #include "dataset_panel.hpp"
+#include "image_viewer.hpp"
 #include "main_window.hpp"
 #include "settings_panel.hpp"
 #include "tasks.hpp"
@@ -165,7 +166,32 @@ void MainWindow::onLambdaDragged(double lambda) {
   if (settings_->liveLambda() && iterative && model_.hasData()) {
     // Live λ: re-solve from the shown solution. Each slider step supersedes the previous one, so a
     // fast drag only finishes the λ where the slider stops.
-    submitRecon(model::RunKind::LiveLambda);
+    clearError();
+    const model::RunPlan plan = model_.planRun(model::RunKind::LiveLambda);
+    const ReconJob job = plan.ok() ? jobFor(plan) : ReconJob{};
+    if (!plan.ok() || !LiveLambdaEngine::applies(job)) {
+      submitRecon(model::RunKind::LiveLambda);  // multi-slice: the whole pipeline, warm-started
+      return;
+    }
+    // One kept problem, chunked warm-started solves, each chunk's image on screen (live_lambda.hpp).
+    const quint64 generation = ++liveGeneration_;
+    const QString label = QString::fromStdString(plan.description);
+    auto alive = alive_;
+    LiveLambdaEngine::Publish publish = [this, alive, generation, label](std::shared_ptr<const CArray> image, int done,
+                                                                         int total) {
+      if (!alive->load()) return;
+      QMetaObject::invokeMethod(
+          this,
+          [this, alive, generation, label, image, done, total] {
+            if (!alive->load() || generation != liveGeneration_) return;  // a newer λ is on its way
+            viewer_->setImage(image, model_.voxelSpacing(*image), tr("%1 — %2/%3 iterations").arg(label).arg(done).arg(total));
+            emit liveImageShown(done, total);
+          },
+          Qt::QueuedConnection);
+    };
+    const quint64 id = worker_->restart(makeLiveLambdaTask(live_, job, label, std::move(publish)));
+    model_.runStarted(id, plan);
+    rememberSession(plan.session);
   } else if (worker_->busy() && worker_->runningKind() == TaskKind::Recon) {
     submitRecon(model::RunKind::Recon);
   }
@@ -208,12 +234,35 @@ void MainWindow::onTaskSucceeded(quint64 id, TaskKind kind, const QVariant&, con
     emit sweepFinished();
     return;
   }
+  if (kind == TaskKind::Prepare) {
+    stage_->setText(tr("Live λ ready"));
+    return;
+  }
   if (!model_.runFinished(id, out.result)) return;  // not a run the model planned
   stage_->setText(tr("Done"));
   emit reconFinished();
+  prepareLiveLambda();
+}
+
+void MainWindow::prepareLiveLambda() {
+  // After an iterative run, build the λ-independent part of the problem in the background so that the
+  // first slider move only solves (the worker drops this as soon as anything else is asked of it).
+  const SessionState s = model_.session();
+  const bool iterative = s.settings.method == recon::Method::Cg || s.settings.method == recon::Method::Cs;
+  if (!settings_->liveLambda() || !iterative || worker_->busy()) return;
+  const model::RunPlan plan = model_.planRun(model::RunKind::LiveLambda);
+  if (!plan.ok()) return;
+  const ReconJob job = jobFor(plan);
+  if (!LiveLambdaEngine::applies(job) || live_->ready(job)) return;
+  worker_->enqueue(makeLivePrepareTask(live_, job));
 }
 
 void MainWindow::onTaskFailed(quint64 id, TaskKind kind, const QString& message) {
+  if (kind == TaskKind::Prepare) {  // the next λ builds the problem itself and reports what fails
+    log(tr("live λ preparation: %1").arg(message));
+    stage_->setText(tr("Ready"));
+    return;
+  }
   progress_->setValue(0);
   stage_->setText(kind == TaskKind::Load ? tr("Loading failed") : tr("Reconstruction failed"));
   showError(message);
