@@ -5,6 +5,7 @@
 // the user's actions to it, runs what the model plans on the worker, hands the results back and, as
 // the model's observer, updates the widgets. The actions are public so the scripted run (--run
 // --screenshot --quit) and the GUI tests drive the window exactly as a user's clicks do.
+#include <QElapsedTimer>
 #include <QMainWindow>
 #include <QPointF>
 #include <QVector>
@@ -141,6 +142,10 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   void onTaskCancelled(quint64 id, TaskKind kind);
   bool submitRecon(model::RunKind kind);
   void prepareLiveLambda();
+public:
+  /// "  — about 12.0 s left" for a task running `elapsedMs` that has done `fraction`; empty under 5 s.
+  static QString remainingText(qint64 elapsedMs, double fraction);
+private:
   void showError(const QString& message);
   void clearError();
   void log(const QString& message);
@@ -168,6 +173,7 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   Worker* worker_ = nullptr;
   QString lastError_, lastNotice_;
   double uiScale_ = 1.0;
+  QElapsedTimer taskClock_;
   double baseFontPt_ = 0;
   QVector<QPointF> progressResiduals_;  ///< of the running reconstruction, from its progress text
   bool interactive_ = true;

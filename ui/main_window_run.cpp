@@ -197,18 +197,26 @@ void MainWindow::onLambdaDragged(double lambda) {
   }
 }
 
+QString MainWindow::remainingText(qint64 elapsedMs, double fraction) {
+  // Runs over 5 s say how long they still need: elapsed x (1 - f) / f, once a few percent are done.
+  if (elapsedMs < 5000 || fraction < 0.03 || fraction >= 1) return {};
+  const double left = elapsedMs * (1 - fraction) / fraction;
+  return tr("  — about %1 left").arg(QString::fromStdString(model::formatDuration(std::max(1000.0, std::round(left / 1000) * 1000))));
+}
+
 void MainWindow::onTaskStarted(quint64, TaskKind kind, const QString& label) {
   settings_->setRunning(kind != TaskKind::Load);
   cancelAction_->setEnabled(true);
   progress_->setValue(0);
   stage_->setText(label);
+  taskClock_.start();
   if (kind == TaskKind::Recon) progressResiduals_.clear();
   log(tr("started: %1").arg(label));
 }
 
 void MainWindow::onTaskProgress(quint64, double fraction, const QString& stage) {
   progress_->setValue(static_cast<int>(std::clamp(fraction, 0.0, 1.0) * 1000));
-  stage_->setText(stage);
+  stage_->setText(stage + remainingText(taskClock_.isValid() ? taskClock_.elapsed() : 0, fraction));
   // Residuals in the stage text ("iteration 12/60, residual 3.1e-3") feed the convergence plot live.
   static const QRegularExpression re(QStringLiteral("iteration\\s+(\\d+).*residual\\s*[=:]?\\s*([0-9.eE+-]+)"));
   const auto m = re.match(stage);

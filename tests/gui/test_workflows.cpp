@@ -266,6 +266,29 @@ class WorkflowTest : public QObject {
     QVERIFY(MainWindow::defaultOutputFolder().endsWith("Larmor"));
   }
 
+  // Item 2: fractional progress inside the exact F^H d (per coil) and a time-left estimate past 5 s.
+  void progressInsideLongStages() {
+    QVERIFY(MainWindow::remainingText(3000, 0.5).isEmpty());
+    QVERIFY2(MainWindow::remainingText(10000, 0.5).contains("10.0 s left"), qPrintable(MainWindow::remainingText(10000, 0.5)));
+    load(smallPhantom(TrajectoryKind::Radial, 32, 4));
+    SessionState s = w_->session();
+    s.settings.method = recon::Method::Cg;
+    recon::settings::applyMethodDefaults(s.settings);
+    s.settings.iterative.iterations = 2;
+    s.settings.iterative.fhd = recon::FhdMethod::Dft;
+    w_->applySession(s);
+    QStringList stages;
+    QVector<double> fractions;
+    auto c = connect(w_->worker(), &Worker::progress, this, [&](quint64, double f, const QString& st) {
+      stages << st;
+      fractions << f;
+    });
+    QVERIFY2(run(), qPrintable(w_->lastError()));
+    disconnect(c);
+    QVERIFY2(stages.filter("F^H d: coil 2/4").size() == 1, qPrintable(stages.join(" | ")));
+    QVERIFY(stages.filter("F^H d: coil 4/4").size() == 1);
+  }
+
   // Item 11: the window fits 1024 x 768; View ▸ Zoom scales the type.
   void fitsXgaAndZooms() {
     load(smallPhantom(TrajectoryKind::Cartesian, 64, 2));
