@@ -2,6 +2,7 @@
 #include "demo.hpp"
 
 #include <QApplication>
+#include <QDockWidget>
 #include <QSlider>
 #include <QStatusBar>
 #include <QTimer>
@@ -81,6 +82,7 @@ DemoScript::DemoScript(MainWindow* window, bool quitAfter, QObject* parent)
       {tr("Live λ: more regularization — smoother, less noise"),
        [this] {
          w_->showTab("image");
+         docks(false, true);  // the slider is in the settings
          QSlider* s = w_->settingsPanel()->lambdaSlider();
          s->setValue(SettingsPanel::sliderFromLambda(3e-3));
        },
@@ -89,14 +91,24 @@ DemoScript::DemoScript(MainWindow* window, bool quitAfter, QObject* parent)
        [this] { w_->settingsPanel()->lambdaSlider()->setValue(SettingsPanel::sliderFromLambda(3e-2)); }, Wait::Recon},
       {tr("Live λ: back to a good balance"),
        [this] { w_->settingsPanel()->lambdaSlider()->setValue(SettingsPanel::sliderFromLambda(3e-4)); }, Wait::Recon},
-      {tr("Cartesian, R = 4 with 24 calibration lines"), [this] { w_->newPhantom(grappaPhantom()); }, Wait::Load},
+      {tr("Cartesian, R = 4 with 24 calibration lines"),
+       [this] {
+         docks(true, false);  // the sampling plot shows the calibration block
+         w_->newPhantom(grappaPhantom());
+       },
+       Wait::Load},
       {tr("GRAPPA R4: the calibration lines teach the missing ones"),
        [this, method] {
          method(recon::Method::Grappa);
          w_->runReconstruction();
        },
        Wait::Recon},
-      {tr("GRAPPA R4 against the truth"), [this] { w_->showTab("compare"); }, Wait::Pause},
+      {tr("GRAPPA R4 against the truth"),
+       [this] {
+         docks(false, false);
+         w_->showTab("compare");
+       },
+       Wait::Pause},
   };
   connect(w_, &MainWindow::datasetLoaded, this, [this] {
     if (running_ && waiting_ == Wait::Load) QTimer::singleShot(pauseMs_ / 3, this, &DemoScript::next);
@@ -119,6 +131,7 @@ void DemoScript::start(int pauseMs) {
   running_ = true;
   w_->setUiScale(1.5);
   w_->showFullScreen();
+  docks(false, false);  // the pictures get the whole screen
   next();
 }
 
@@ -139,15 +152,21 @@ void DemoScript::next() {
   if (s.wait == Wait::Pause) QTimer::singleShot(pauseMs_, this, &DemoScript::next);
 }
 
+void DemoScript::docks(bool dataset, bool settings) {
+  if (auto* d = w_->findChild<QDockWidget*>("datasetDock")) d->setVisible(dataset);
+  if (auto* d = w_->findChild<QDockWidget*>("settingsDock")) d->setVisible(settings);
+}
+
 void DemoScript::showSideBySide() {
   QVector<SideBySideView::Panel> panels;
   for (int number : radialRuns_)
     if (const model::RunRecord* r = w_->model().runs().find(number)) {
-      QString caption = QString::fromStdString(model::formatDuration(r->result->timings.totalMilliseconds()));
+      QString label = QString::fromStdString(r->description) + QStringLiteral(" — ") +
+                      QString::fromStdString(model::formatDuration(r->result->timings.totalMilliseconds()));
       const auto& m = r->result->metrics;
       if (m.contains("percent_error") && m["percent_error"].is_number())
-        caption += tr("   %1 % error").arg(m["percent_error"].get<double>(), 0, 'f', 1);
-      panels.append({QString::fromStdString(r->description), r->image(), w_->model().voxelSpacing(r->result->image), caption});
+        label += tr(", %1 % error").arg(m["percent_error"].get<double>(), 0, 'f', 1);
+      panels.append({label, r->image(), w_->model().voxelSpacing(r->result->image), QString()});
     }
   w_->showSideBySide(panels);
 }
@@ -161,6 +180,7 @@ void DemoScript::finish(int code) {
   if (!running_) return;
   running_ = false;
   w_->setDemoCaption({});
+  docks(true, true);
   std::cout << "larmor demo: " << (code == 0 ? "done" : "stopped") << std::endl;
   emit finished(code);
   if (quitAfter_) QTimer::singleShot(100, qApp, [code] { QCoreApplication::exit(code); });

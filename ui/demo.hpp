@@ -44,6 +44,7 @@ class DemoScript : public QObject {
   void fail(const QString& message);
   void finish(int code);
   void showSideBySide();
+  void docks(bool dataset, bool settings);
 
   MainWindow* w_;
   bool quitAfter_;

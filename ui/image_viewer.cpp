@@ -102,6 +102,8 @@ ImageViewer::ImageViewer(QWidget* parent) : QWidget(parent) {
   for (QComboBox* c : {componentBox_, colormapBox_, presetBox_}) {
     c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     c->setMinimumContentsLength(4);
+    c->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);  // ...and take their full width when there is room
+    c->setMaximumWidth(c->fontMetrics().horizontalAdvance(QStringLiteral("Magnitude")) + 48);
   }
   top->addWidget(componentBox_);
   top->addWidget(colormapBox_);

@@ -173,6 +173,13 @@ void MainWindow::connectWidgets() {
     if (model_.source().isFile()) openFile(QString::fromStdString(model_.source().path));
   });
   connect(timings_, &TimingsView::sweepRequested, this, &MainWindow::runLambdaSweep);
+  connect(timings_, &TimingsView::lambdaPicked, this, [this](double lambda) {
+    SessionState s = settings_->state();
+    s.settings.iterative.lambda = lambda;
+    applySession(s);
+    log(tr("λ %1 chosen on the L-curve").arg(lambda, 0, 'g', 3));
+    runReconstruction();
+  });
   connect(viewer_, &ImageViewer::probed, this, [this](const QString& t) { statusBar()->showMessage(t, 4000); });
   connect(viewer_->planeView(SliceView::Axial), &SliceView::sliceChanged, this,
           [this](int slice) { model_.setSlice(slice); });

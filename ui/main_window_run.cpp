@@ -257,7 +257,8 @@ void MainWindow::prepareLiveLambda() {
   // first slider move only solves (the worker drops this as soon as anything else is asked of it).
   const SessionState s = model_.session();
   const bool iterative = s.settings.method == recon::Method::Cg || s.settings.method == recon::Method::Cs;
-  if (!settings_->liveLambda() || !iterative || worker_->busy()) return;
+  // Scripted runs (--quit) never move the slider.
+  if (!interactive_ || !settings_->liveLambda() || !iterative || worker_->busy()) return;
   const model::RunPlan plan = model_.planRun(model::RunKind::LiveLambda);
   if (!plan.ok()) return;
   const ReconJob job = jobFor(plan);

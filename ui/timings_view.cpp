@@ -9,6 +9,8 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QCursor>
+#include <QToolTip>
 #include <QVBoxLayout>
 #include <QtCharts/QBarCategoryAxis>
 #include <QtCharts/QBarSet>
@@ -299,42 +301,62 @@ void TimingsView::redrawSweep() {
   }
   const bool lcurve = sweep_.front().lcurve;
   auto* line = new QLineSeries;
-  auto* dots = new QScatterSeries;
-  dots->setMarkerSize(7);
   QVector<SweepPoint> pts = sweep_;
   std::sort(pts.begin(), pts.end(), [](const SweepPoint& a, const SweepPoint& b) { return a.lambda < b.lambda; });
   double xlo = 1e300, xhi = 0, ylo = 1e300, yhi = -1e300;
+  // One marker per λ, labelled with its λ, with a tooltip, and clickable: a click runs that λ.
+  QList<QScatterSeries*> dots;
   for (const auto& p : pts) {
     if (p.lcurve != lcurve) continue;
     line->append(p.x, p.y);
-    dots->append(p.x, p.y);
+    auto* dot = new QScatterSeries;
+    dot->setMarkerSize(9);
+    dot->append(p.x, p.y);
+    dot->setPointLabelsFormat(QStringLiteral("λ %1").arg(p.lambda, 0, 'g', 2));
+    dot->setPointLabelsVisible(true);
+    dot->setPointLabelsColor(QColor(220, 226, 235));
+    const double lambda = p.lambda, px = p.x, py = p.y;
+    connect(dot, &QScatterSeries::clicked, this, [this, lambda] { emit lambdaPicked(lambda); });
+    connect(dot, &QScatterSeries::hovered, this, [this, lambda, px, py, lcurve](const QPointF&, bool on) {
+      if (!on) return;
+      QToolTip::showText(QCursor::pos(), lcurve ? tr("λ %1: ‖Fρ − d‖ %2, ‖Wρ‖ %3 — click to reconstruct with this λ")
+                                                      .arg(lambda, 0, 'g', 3).arg(px, 0, 'g', 4).arg(py, 0, 'g', 4)
+                                                : tr("λ %1: %2 % error — click to reconstruct with this λ")
+                                                      .arg(lambda, 0, 'g', 3).arg(py, 0, 'f', 2));
+    });
+    dots << dot;
     xlo = std::min(xlo, p.x), xhi = std::max(xhi, p.x), ylo = std::min(ylo, p.y), yhi = std::max(yhi, p.y);
   }
   c->addSeries(line);
-  c->addSeries(dots);
-  auto* x = new QLogValueAxis;
-  x->setLabelFormat("%.0e");
-  x->setTitleText(lcurve ? tr("‖Fρ − d‖") : tr("λ"));
-  x->setRange(xlo / 1.5, xhi * 1.5);
-  QAbstractAxis* y = nullptr;
-  if (lcurve) {
-    auto* ly = new QLogValueAxis;
-    ly->setLabelFormat("%.0e");
-    ly->setTitleText(tr("‖Wρ‖"));
-    ly->setRange(ylo / 1.5, yhi * 1.5);
-    y = ly;
-  } else {
-    auto* vy = new QValueAxis;
-    vy->setTitleText(tr("percent error"));
-    const double pad = std::max(0.5, 0.1 * (yhi - ylo));
-    vy->setRange(std::max(0.0, ylo - pad), yhi + pad);
-    y = vy;
-  }
+  for (auto* d : dots) c->addSeries(d);
+  // A log axis labels only powers of ten: within a decade it would show no numbers at all (issue 19,
+  // item 8). Linear axes with values then; log axes when the values span decades.
+  auto axisFor = [](double lo, double hi, const QString& title) -> QAbstractAxis* {
+    if (lo > 0 && hi / lo > 20) {
+      auto* a = new QLogValueAxis;
+      a->setLabelFormat("%.0e");
+      a->setMinorTickCount(8);
+      a->setRange(lo / 1.5, hi * 1.5);
+      a->setTitleText(title);
+      return a;
+    }
+    auto* a = new QValueAxis;
+    const double pad = std::max(1e-12, 0.1 * (hi - lo) + 0.02 * std::abs(hi));
+    a->setRange(std::max(0.0, lo - pad), hi + pad);
+    a->setLabelFormat("%.3g");
+    a->setTickCount(5);
+    a->setTitleText(title);
+    return a;
+  };
+  QAbstractAxis* x = axisFor(xlo, xhi, lcurve ? tr("data misfit ‖Fρ − d‖") : tr("λ"));
+  QAbstractAxis* y = lcurve ? axisFor(ylo, yhi, tr("prior ‖Wρ‖")) : axisFor(std::max(0.0, ylo), yhi, tr("percent error"));
   c->addAxis(x, Qt::AlignBottom);
   c->addAxis(y, Qt::AlignLeft);
-  for (QAbstractSeries* s : {static_cast<QAbstractSeries*>(line), static_cast<QAbstractSeries*>(dots)}) {
-    s->attachAxis(x);
-    s->attachAxis(y);
+  line->attachAxis(x);
+  line->attachAxis(y);
+  for (auto* d : dots) {
+    d->attachAxis(x);
+    d->attachAxis(y);
   }
   c->legend()->hide();
   c->setTitle(lcurve ? tr("L-curve (%1 λ values)").arg(pts.size())

@@ -37,10 +37,13 @@ class TimingsView : public QWidget {
   void setSweep(const nlohmann::json& points);
   int sweepPoints() const { return static_cast<int>(sweep_.size()); }
   QChartView* stageChart() const { return stages_; }
+  QChartView* lcurveChart() const { return lcurve_; }
   QVector<double> sweepLambdas() const;
 
  signals:
   void sweepRequested(const QVector<double>& lambdas);
+  /// A point of the λ sweep was clicked: reconstruct with that λ.
+  void lambdaPicked(double lambda);
 
  private:
   void redrawSweep();
