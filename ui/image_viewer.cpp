@@ -103,10 +103,10 @@ ImageViewer::ImageViewer(QWidget* parent) : QWidget(parent) {
     c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     c->setMinimumContentsLength(4);
     c->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);  // ...and take their full width when there is room
-    c->setMaximumWidth(c->fontMetrics().horizontalAdvance(QStringLiteral("Magnitude")) + 48);
+    c->setMaximumWidth(2 * c->fontMetrics().horizontalAdvance(QStringLiteral("Magnitude")) + 40);
   }
-  top->addWidget(componentBox_);
-  top->addWidget(colormapBox_);
+  top->addWidget(componentBox_, 10);  // the lists take the spare room first (up to their maximum width)
+  top->addWidget(colormapBox_, 10);
   top->addSpacing(6);
   auto* windowLabel = new QLabel(tr("Window"));
   windowLabel->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // dropped first on a narrow screen
@@ -116,7 +116,7 @@ ImageViewer::ImageViewer(QWidget* parent) : QWidget(parent) {
   top->addWidget(new QLabel(QStringLiteral("–")));
   top->addWidget(hiEdit_);
   top->addWidget(autoButton);
-  top->addWidget(presetBox_);
+  top->addWidget(presetBox_, 10);
   top->addWidget(resetButton);
   top->addStretch(1);
 
