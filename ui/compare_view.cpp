@@ -85,7 +85,9 @@ QString ssim(double v) { return QString::number(v, 'f', 4); }
 
 CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   reference_ = new QComboBox;
-  reference_->setMinimumWidth(220);
+  reference_->setMinimumWidth(160);
+  reference_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  reference_->setMinimumContentsLength(18);
   reference_->setToolTip(tr("What the reconstruction is compared with"));
   flicker_ = new QPushButton(QIcon(":/icons/flicker.svg"), tr("Flicker A/B"));
   flicker_->setCheckable(true);
@@ -103,6 +105,11 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   top->addWidget(new QLabel(tr("Reference")));
   top->addWidget(reference_);
   top->addWidget(flicker_);
+  auto* fromFile = new QPushButton(tr("Reference file…"));
+  fromFile->setToolTip(tr("Compare with an image file (BART .cfl, as larmor-cli and bart write them): any run of "
+                          "the session, of any data, against it"));
+  connect(fromFile, &QPushButton::clicked, this, &CompareView::referenceFileRequested);
+  top->addWidget(fromFile);
   top->addSpacing(12);
   top->addWidget(new QLabel(tr("Slice")));
   top->addWidget(slice_, 1);

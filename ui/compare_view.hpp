@@ -60,6 +60,8 @@ class CompareView : public QWidget {
   void computed();
   /// The user chose candidate `index` as the reference (the view already computes that pair).
   void referenceChosen(int index);
+  /// "Reference file…": the user wants an image file as B.
+  void referenceFileRequested();
 
  private:
   void recompute();

@@ -6,6 +6,7 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDockWidget>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -186,6 +187,10 @@ void MainWindow::connectWidgets() {
   connect(compare_, &CompareView::referenceChosen, this, [this](int index) {
     const auto& c = model_.comparison().candidates;
     if (index >= 0 && index < static_cast<int>(c.size())) model_.chooseReference(c[index].run);
+  });
+  connect(compare_, &CompareView::referenceFileRequested, this, [this] {
+    const QString f = QFileDialog::getOpenFileName(this, tr("Reference image"), defaultOutputFolder(), tr("BART image (*.cfl)"));
+    if (!f.isEmpty()) loadReferenceFile(f);
   });
   connect(compare_, &CompareView::computed, this, [this] {
     model_.setComparisonMetrics(compare_->hasMaps() ? std::optional(compare_->volumeMetrics()) : std::nullopt);

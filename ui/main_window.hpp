@@ -62,6 +62,8 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   bool exportCflFile(const QString& path);
   bool exportDicomSeries(const QString& directory, const DicomExportOptions& options = {});
   bool exportNiftiFile(const QString& path, const DicomExportOptions& options = {});
+  /// An image file (BART .cfl) as the compare tab's reference B; false (and the error shown) when unreadable.
+  bool loadReferenceFile(const QString& path);
 
   // --- state (tests, the scripted run) -----------------------------------------------------------------
   /// The data, runs, shown run, comparison and exports.

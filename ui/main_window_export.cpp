@@ -19,6 +19,7 @@
 #include <QTabWidget>
 
 #include "exporter.hpp"
+#include "larmor/io/cfl.hpp"
 #include "larmor/util/error.hpp"
 #include "image_viewer.hpp"
 #include "main_window.hpp"
@@ -147,6 +148,25 @@ bool MainWindow::exportNiftiFile(const QString& path, const DicomExportOptions& 
     exportNifti(path, *model_.shownResult(), *model_.dataset(), options);
     return tr("exported %1 (NIfTI)").arg(path);
   });
+}
+
+bool MainWindow::loadReferenceFile(const QString& path) {
+  try {
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    require(suffix == "cfl" || suffix == "hdr",
+            path.toStdString() + ": a reference image must be a BART .cfl (NIfTI and DICOM references are not read yet)");
+    CArray img = io::readCfl(path.toStdString());
+    const Shape& s = img.shape();
+    require(img.size() > 0 && s[0] > 0 && s[1] > 0, path.toStdString() + ": an empty image");
+    img.reshape(Shape{s[0], s[1], img.size() / (s[0] * s[1]), 1, 1});
+    model_.addReferenceImage(QFileInfo(path).fileName().toStdString(), std::make_shared<const CArray>(std::move(img)));
+    log(tr("reference image %1").arg(path));
+    showTab("compare");
+    return true;
+  } catch (const std::exception& e) {
+    showError(QString::fromUtf8(e.what()));
+    return false;
+  }
 }
 
 void MainWindow::exportViewPngDialog() {

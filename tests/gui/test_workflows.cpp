@@ -270,6 +270,30 @@ class WorkflowTest : public QObject {
     QVERIFY(MainWindow::defaultOutputFolder().endsWith("Larmor"));
   }
 
+  // Item 6: compare anything with anything: a run of earlier data, or an image file, as B.
+  void compareAcrossDataAndFiles() {
+    load(smallPhantom(TrajectoryKind::Cartesian, 64, 4));
+    setMethod(recon::Method::Fft);
+    QVERIFY(run());
+    const QString dir = scratchDir("compare19");
+    QVERIFY(w_->exportCflFile(dir + "/full.cfl"));
+    load(smallPhantom(TrajectoryKind::Cartesian, 64, 4, 2, 16));
+    setMethod(recon::Method::Grappa);
+    QVERIFY(run());
+    QStringList labels;
+    for (const auto& c : w_->model().comparison().candidates) labels << QString::fromStdString(c.label);
+    QVERIFY2(labels.contains("phantom · run 1: FFT"), qPrintable(labels.join(" | ")));
+    const auto& cands = w_->model().comparison().candidates;
+    const auto earlier = std::find_if(cands.begin(), cands.end(), [](const auto& c) { return c.label == "phantom · run 1: FFT"; });
+    QVERIFY(earlier != cands.end() && earlier->image);
+    w_->showTab("compare");
+    QVERIFY(w_->loadReferenceFile(dir + "/full.cfl"));
+    QCOMPARE(QString::fromStdString(w_->model().comparison().chosen()->label), QStringLiteral("full.cfl"));
+    QVERIFY(waitUntil([&] { return w_->compareView()->ready() && w_->compareView()->hasMaps(); }, 20000));
+    QVERIFY(w_->compareView()->view(1)->title().contains("full.cfl"));
+    QVERIFY(!w_->loadReferenceFile(dir + "/missing.cfl"));
+  }
+
   // Item 2: fractional progress inside the exact F^H d (per coil) and a time-left estimate past 5 s.
   void progressInsideLongStages() {
     QVERIFY(MainWindow::remainingText(3000, 0.5).isEmpty());

@@ -46,6 +46,11 @@ bool WorkstationModel::loadFinished(std::uint64_t task, std::shared_ptr<const Da
 }
 
 void WorkstationModel::setDataset(std::shared_ptr<const Dataset> dataset, DataSource source) {
+  // The previous data's runs stay comparable (issue 19, item 6: an R4 GRAPPA against the fully sampled
+  // reconstruction of another file), named with their data; the newest first, a few kept.
+  if (data_.dataset)
+    for (auto it = runs_.runs().rbegin(); it != runs_.runs().rend(); ++it)
+      keepForComparison({it->number, data_.source.name() + " · " + it->label, it->image()});
   data_ = describeDataset(std::move(dataset), std::move(source));
   // Everything that belonged to the previous data goes: its runs (and what is shown and compared)
   // and where its exports went. The session settings and the device stay.
@@ -177,10 +182,26 @@ void WorkstationModel::updateComparison() {
   const std::string truthLabel =
       data_.source.isFile() ? "reference image in " + data_.source.name() : std::string("phantom truth");
   comparison_.candidates = compareCandidates(shownRun(), runs_, data_.truth, truthLabel);
+  if (shownRun())
+    for (const CompareCandidate& e : earlier_)
+      if (e.image && canCompare(shownRun()->result->image, *e.image)) comparison_.candidates.push_back(e);
   comparison_.test = shown_;
   comparison_.reference = keepReference(comparison_.candidates, comparison_.reference);
   comparison_.metrics.reset();
   notify([](WorkstationObserver& o) { o.comparisonChanged(); });
+}
+
+void WorkstationModel::keepForComparison(CompareCandidate c) {
+  earlier_.insert(earlier_.begin(), std::move(c));
+  if (earlier_.size() > kEarlierKept) earlier_.resize(kEarlierKept);
+}
+
+int WorkstationModel::addReferenceImage(std::string label, std::shared_ptr<const CArray> image) {
+  const int id = --referenceIds_;  // -2, -3, ...: below kNoReference, never a run's number
+  keepForComparison({id, std::move(label), std::move(image)});
+  updateComparison();
+  chooseReference(id);
+  return id;
 }
 
 bool WorkstationModel::chooseReference(int run) {
