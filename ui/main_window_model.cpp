@@ -53,6 +53,7 @@ void MainWindow::datasetChanged() {
                    recon::Method::Grappa, recon::Method::Cs})
       if (const std::string why = model::methodProblem(m, d.dataset->header); !why.empty()) problems[m] = qs(why);
     settings_->setMethodProblems(problems);
+    settings_->setDataFolder(d.source.isFile() ? QFileInfo(qs(d.source.path)).absolutePath() : defaultOutputFolder());
     if (o.basis != "geometry" && o.basis != "simulator") log(tr("display orientation: %1").arg(qs(o.basis)));
   }
   log(tr("loaded %1: %2").arg(name, qs(d.description())));

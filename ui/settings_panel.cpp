@@ -61,8 +61,10 @@ QWidget* pathRow(QLineEdit* edit, const QString& filter, QWidget* parent, bool f
   auto* b = new QToolButton(w);
   b->setText(QStringLiteral("…"));
   QObject::connect(b, &QToolButton::clicked, w, [edit, filter, w, folder] {
-    const QString f = folder ? QFileDialog::getExistingDirectory(w, QObject::tr("Choose a folder"), edit->text())
-                             : QFileDialog::getOpenFileName(w, QObject::tr("Choose a file"), edit->text(), filter);
+    // An empty field starts in the data's folder (issue 19, item 12), not wherever the last dialog was.
+    const QString start = edit->text().isEmpty() ? edit->property("startFolder").toString() : edit->text();
+    const QString f = folder ? QFileDialog::getExistingDirectory(w, QObject::tr("Choose a folder"), start)
+                             : QFileDialog::getOpenFileName(w, QObject::tr("Choose a file"), start, filter);
     if (!f.isEmpty()) {
       edit->setText(f);
       emit edit->editingFinished();
@@ -440,5 +442,15 @@ QString SettingsPanel::methodToolTip(recon::Method m) const {
   const QStandardItem* item = methodItem(method_, m);
   return item ? item->toolTip() : QString();
 }
+
+}  // namespace larmor::ui
+
+namespace larmor::ui {
+
+void SettingsPanel::setDataFolder(const QString& folder) {
+  if (trajectory_) trajectory_->setProperty("startFolder", folder);
+}
+
+QString SettingsPanel::dataFolder() const { return trajectory_ ? trajectory_->property("startFolder").toString() : QString(); }
 
 }  // namespace larmor::ui

@@ -76,6 +76,11 @@ class WorkflowTest : public QObject {
     p.start(program, args);
     return p.waitForFinished(60000) && p.exitCode() == 0;
   }
+  /// The mouse over `v` at `p` (an event, as the window system sends it; QTest::mouseMove may not arrive).
+  static void hover(QWidget* v, QPoint p) {
+    QMouseEvent move(QEvent::MouseMove, QPointF(p), v->mapToGlobal(QPointF(p)), Qt::NoButton, Qt::NoButton, Qt::NoModifier);
+    QApplication::sendEvent(v, &move);
+  }
   /// Mean grey of the upper and lower halves of the image area of a view (the colour bar left out).
   static std::pair<double, double> halves(SliceView* v) {
     const QImage img = v->grab().toImage().convertToFormat(QImage::Format_Grayscale8);
@@ -155,9 +160,10 @@ class WorkflowTest : public QObject {
     QCOMPARE(QString::fromStdString(w_->model().shownRun()->label), QStringLiteral("run 1: GRAPPA R2"));
     const auto [top, bottom] = halves(axial());
     QVERIFY2(top > bottom, "the simulator's phantom is not upright");
-    QTest::mouseMove(axial(), QPoint(axial()->width() / 3, axial()->height() / 2));
-    QVERIFY(waitUntil([&] { return w_->imageViewer()->probeText().contains("mm"); }, 3000));
-    QVERIFY2(w_->imageViewer()->probeText().contains("magnitude"), qPrintable(w_->imageViewer()->probeText()));
+    hover(axial(), QPoint(axial()->width() / 3, axial()->height() / 2));
+    QVERIFY(waitUntil([&] { return w_->imageViewer()->probeText().contains("magnitude"); }, 3000));
+    QVERIFY2(w_->imageViewer()->probeText().contains(QRegularExpression("[RL] \\d+\\.\\d  [AP] \\d+\\.\\d  [SI] \\d+\\.\\d mm")),
+             qPrintable(w_->imageViewer()->probeText()));
     w_->imageViewer()->applyWindowPreset(QStringLiteral("Full range"));
     const double full = w_->imageViewer()->windowHigh();
     w_->imageViewer()->applyWindowPreset(QStringLiteral("Auto"));
@@ -218,7 +224,7 @@ class WorkflowTest : public QObject {
     load(smallPhantom(TrajectoryKind::Radial, 32, 2));
     setMethod(recon::Method::Gridding);
     QVERIFY(run());
-    QTest::mouseMove(axial(), QPoint(axial()->width() / 3, axial()->height() / 2));
+    hover(axial(), QPoint(axial()->width() / 3, axial()->height() / 2));
     QVERIFY(waitUntil([&] { return w_->imageViewer()->probeText().contains("magnitude"); }, 3000));
     SessionState st = w_->session();
     st.trajectoryPath = "/data/old-traj.cfl";  // as if a BART file had needed one
@@ -231,6 +237,8 @@ class WorkflowTest : public QObject {
     QVERIFY2(!w_->statusText().contains("run 1"), qPrintable(w_->statusText()));
     QVERIFY(w_->timingsView()->summaryText().contains("No reconstruction"));
     QVERIFY(!w_->imageViewer()->hasImage());
+    // The trajectory dialog starts in the data's folder (a phantom: Larmor's output folder).
+    QCOMPARE(w_->settingsPanel()->dataFolder(), MainWindow::defaultOutputFolder());
   }
 
   // Item 10: the DICOM export counts its images, says so on screen, writes ASCII only, proposes

@@ -442,7 +442,7 @@ std::vector<std::string> writeDicomSeriesFiles(const std::string& dir, const rec
   nlohmann::json prov = r.provenance;
   if (o.anonymize) {
     scrubProvenance(prov);
-  } else {
+  } else if (prov.is_object()) {
     // A series leaves the site: the host name goes, the raw data's path shrinks to its file name.
     prov.erase("host");
     if (prov.contains("input") && prov["input"].is_string())
