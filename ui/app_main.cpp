@@ -9,6 +9,8 @@
 
 #include "about_dialog.hpp"
 #include "compare_view.hpp"
+#include "demo.hpp"
+#include "larmor/recon/settings_table.hpp"
 #include "exporter.hpp"
 #include "larmor/backend/registry.hpp"
 #include "larmor/io/dataset_io.hpp"
@@ -91,9 +93,10 @@ ScriptedRun::ScriptedRun(MainWindow* window, GuiOptions options, QObject* parent
     finish(1);
   });
   connect(window_, &MainWindow::reconFinished, this, [this] {
-    if (auto r = window_->model().shownResult())
-      std::cout << "larmor: " << recon::toString(options_.session.settings.method) << " on " << r->device << " in "
-                << r->timings.totalMilliseconds() << " ms\n";
+    // The run's own label (issue 19, item 12: every run was called "fft" here).
+    if (const model::RunRecord* r = window_->model().shownRun())
+      std::cout << "larmor: " << r->label << " on " << r->result->device << " in "
+                << model::formatDuration(r->result->timings.totalMilliseconds()) << "\n";
     finish(0);
   });
   connect(window_, &MainWindow::reconFailed, this, [this](const QString& m) {
@@ -105,6 +108,11 @@ ScriptedRun::ScriptedRun(MainWindow* window, GuiOptions options, QObject* parent
 void ScriptedRun::start() {
   if (options_.file.isEmpty()) window_->newPhantom(bundledPhantom(window_->session().settings.method));
   else window_->openFile(options_.file);
+}
+
+bool bareStart(const GuiOptions& o) {
+  return o.file.isEmpty() && !o.quit && !o.run && !o.settingsGiven && o.screenshot.isEmpty() && o.exportDicom.isEmpty() &&
+         !o.demo;
 }
 
 void ScriptedRun::afterLoad() {
@@ -182,13 +190,38 @@ int larmorMain(int argc, char** argv) {
   // defaults, as larmor-cli does, so its result does not depend on what someone clicked yesterday.
   if (!options.quit && !options.settingsGiven) options.session = lastSession();
 
+  // A bare `larmor` opens on something worth looking at: an undersampled acquisition reconstructed
+  // (GRAPPA R2 of the Cartesian phantom) rather than an empty view or the FFT of fully sampled data.
+  const bool bare = bareStart(options);
+  if (bare) {
+    if (options.session.settings.method == recon::Method::Fft) {
+      options.session.settings.method = recon::Method::Grappa;
+      recon::settings::applyMethodDefaults(options.session.settings);
+    }
+    options.run = true;
+  }
+
   MainWindow window;
   if (options.quit || options.settingsGiven) {
     window.applySession(options.session);
     window.setInteractive(false);
   }
   if (!options.quit) window.restoreSavedLayout();
+  if (bare) window.applySession(options.session);
   window.show();
+  if (options.demo) {
+    DemoScript demo(&window, options.quitAfterDemo);
+    if (!options.screenshot.isEmpty()) demo.setScreenshotPrefix(QFileInfo(options.screenshot).dir().filePath(QFileInfo(options.screenshot).completeBaseName()));
+    QObject::connect(&window, &MainWindow::presenterModeRequested, &demo, [&demo, &options] {
+      if (!demo.running()) demo.start(options.demoPauseMs);
+    });
+    QTimer::singleShot(0, &demo, [&demo, &options] { demo.start(options.demoPauseMs); });
+    return app.exec();
+  }
+  DemoScript demo(&window, false);
+  QObject::connect(&window, &MainWindow::presenterModeRequested, &demo, [&demo, &options] {
+    if (!demo.running()) demo.start(options.demoPauseMs);
+  });
   ScriptedRun script(&window, options);
   QTimer::singleShot(0, &script, &ScriptedRun::start);
   return app.exec();

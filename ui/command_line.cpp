@@ -25,7 +25,8 @@ const Flag kGuiFlags[] = {
     {"device", "D", "auto|cpu|cuda[:N]"},
     {"screenshot", "PNG", "Save a picture of the whole window (after --run)"},
     {"export-dicom", "DIR", "Export the image as a DICOM series (after --run)"},
-    {"tab", "T", "Tab in front: image|compare|timings|dataset|log"},
+    {"tab", "T", "Tab in front: image|compare|timings|dataset|log|side"},
+    {"demo-pause", "MS", "Presenter mode: milliseconds each picture stays (default 2500)"},
 };
 
 bool isCliSetting(const st::Setting& s) { return s.scope == st::Scope::User && !s.flag.empty(); }
@@ -44,7 +45,8 @@ QString num(double v) { return QString::number(v, 'g', 6); }
 QString usageText() {
   QString s = QStringLiteral(
       "Usage: larmor [FILE] [--method M ...settings flags of larmor-cli recon...] [--run] [--screenshot PNG]\n"
-      "              [--export-dicom DIR] [--quit]\n\n"
+      "              [--export-dicom DIR] [--quit]\n"
+      "       larmor --demo [--quit-after-demo]\n\n"
       "Opens the Larmor workstation on FILE (ISMRMRD .h5, BART .cfl, RawArray .ra) or, without FILE, on a\n"
       "phantom simulated at start. --run reconstructs, --screenshot saves the window, --quit exits after.\n"
       "Without a display it runs the same reconstruction headless and writes into ./out.\n\nOptions:\n");
@@ -54,6 +56,8 @@ QString usageText() {
     const QString value = e.kind == st::Kind::Flag ? QString() : ' ' + QString::fromStdString(e.valueName);
     s += QStringLiteral("  --%1%2\n      %3\n").arg(QString::fromStdString(e.flag), value, QString::fromStdString(st::help(e)));
   }
+  s += QStringLiteral("  --demo\n      Presenter mode: full screen, large type, a scripted demo (radial gridding vs CG vs CS, the λ slider, GRAPPA)\n"
+                      "  --quit-after-demo\n      With --demo: exit when the demo ends (exit code 0 when every step worked)\n");
   s += QStringLiteral("  --run\n  --quit\n  --version\n  --help\n");
   return s;
 }
@@ -70,6 +74,8 @@ GuiOptions parseGuiArguments(const QStringList& arguments, const SessionState& b
   }
   p.addOption(QCommandLineOption("run"));
   p.addOption(QCommandLineOption("quit"));
+  p.addOption(QCommandLineOption("demo"));
+  p.addOption(QCommandLineOption("quit-after-demo"));
   p.addOption(QCommandLineOption(QStringList{"help", "h"}));
   p.addOption(QCommandLineOption("version"));
   p.addPositionalArgument("FILE", "Raw data file");
@@ -84,6 +90,13 @@ GuiOptions parseGuiArguments(const QStringList& arguments, const SessionState& b
   o.screenshot = p.value("screenshot");
   o.exportDicom = p.value("export-dicom");
   o.tab = p.value("tab");
+  o.quitAfterDemo = p.isSet("quit-after-demo");
+  o.demo = p.isSet("demo") || o.quitAfterDemo;
+  if (p.isSet("demo-pause")) {
+    bool ok = false;
+    o.demoPauseMs = p.value("demo-pause").toInt(&ok);
+    require(ok && o.demoPauseMs >= 0, "larmor: --demo-pause " + p.value("demo-pause").toStdString() + ": expected milliseconds >= 0");
+  }
   const QStringList pos = p.positionalArguments();
   require(pos.size() <= 1, "larmor: one FILE at most, got " + std::to_string(pos.size()));
   if (!pos.isEmpty()) o.file = pos.front();

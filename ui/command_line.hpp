@@ -22,6 +22,9 @@ struct GuiOptions {
   QString tab;                  ///< image | compare | timings | dataset | log (the tab in front)
   bool help = false;
   bool version = false;         ///< --version: print "larmor X.Y.Z" and exit
+  bool demo = false;            ///< --demo: presenter mode (full screen, large type, the scripted demo)
+  bool quitAfterDemo = false;   ///< --quit-after-demo: exit when the demo ends (0: every step worked)
+  int demoPauseMs = 2500;       ///< --demo-pause MS: how long each demo picture stays
 };
 
 /// Parses `arguments` (argv[0] first) over `base`. Throws Error with one line for a bad flag or value.

@@ -85,7 +85,9 @@ QString ssim(double v) { return QString::number(v, 'f', 4); }
 
 CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   reference_ = new QComboBox;
-  reference_->setMinimumWidth(220);
+  reference_->setMinimumWidth(160);
+  reference_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  reference_->setMinimumContentsLength(18);
   reference_->setToolTip(tr("What the reconstruction is compared with"));
   flicker_ = new QPushButton(QIcon(":/icons/flicker.svg"), tr("Flicker A/B"));
   flicker_->setCheckable(true);
@@ -94,11 +96,20 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   sliceLabel_ = new QLabel;
   status_ = new QLabel;
   status_->setObjectName("compareStatus");
+  // Long messages ("No reference: ...") must not widen the window (issue 19, item 1): the label takes the
+  // room it is given, elides, and keeps the whole text in its tooltip.
+  status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  status_->setMinimumWidth(40);
   auto* top = new QHBoxLayout;
   top->setContentsMargins(6, 4, 6, 4);
   top->addWidget(new QLabel(tr("Reference")));
   top->addWidget(reference_);
   top->addWidget(flicker_);
+  auto* fromFile = new QPushButton(tr("Reference file…"));
+  fromFile->setToolTip(tr("Compare with an image file (BART .cfl, as larmor-cli and bart write them): any run of "
+                          "the session, of any data, against it"));
+  connect(fromFile, &QPushButton::clicked, this, &CompareView::referenceFileRequested);
+  top->addWidget(fromFile);
   top->addSpacing(12);
   top->addWidget(new QLabel(tr("Slice")));
   top->addWidget(slice_, 1);
@@ -109,7 +120,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   auto* grid = new QGridLayout;
   grid->setSpacing(2);
   const QString titles[] = {tr("A: reconstruction"), tr("B: reference"), tr("Error |a·A − B|"), tr("Local PSNR")};
-  const QString bars[] = {tr("|ρ|"), tr("|ρ|"), tr("|Δ|"), tr("dB")};
+  const QString bars[] = {tr("magnitude"), tr("magnitude"), tr("error"), tr("dB")};
   const QString maps[] = {"grey", "grey", "viridis", "hot"};
   for (int i = 0; i < 4; ++i) {
     views_[i] = new SliceView(SliceView::Axial);
@@ -151,6 +162,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     showingB_ = !showingB_;
     views_[kA]->setVolume(showingB_ ? data_->b : data_->a);
     views_[kA]->setBadge(showingB_ ? QStringLiteral("B") : QStringLiteral("A"));
+    views_[kA]->setTitle(showingB_ ? views_[kB]->title() : tr("A: %1").arg(testLabel_));
   });
   connect(flicker_, &QPushButton::toggled, this, &CompareView::setFlicker);
   connect(reference_, &QComboBox::currentIndexChanged, this, [this](int index) {
@@ -211,6 +223,17 @@ void CompareView::setComparison(std::shared_ptr<const CArray> test, const QStrin
   recompute();
 }
 
+void CompareView::setStatus(const QString& text) {
+  status_->setToolTip(text);
+  status_->setText(status_->fontMetrics().elidedText(text, Qt::ElideRight, std::max(40, status_->width())));
+}
+
+QString CompareView::statusText() const { return status_->toolTip(); }
+
+void CompareView::setOrientation(const model::DisplayOrientation& o) {
+  for (SliceView* v : views_) v->setOrientation(o);
+}
+
 bool CompareView::hasMaps() const { return data_ && data_->a; }
 
 void CompareView::setFlicker(bool on) {
@@ -225,6 +248,7 @@ void CompareView::setFlicker(bool on) {
   } else {
     flickerTimer_->stop();
     views_[kA]->setBadge({});
+    views_[kA]->setTitle(tr("A: %1").arg(testLabel_));
     if (data_ && data_->a) views_[kA]->setVolume(data_->a);
   }
 }
@@ -240,7 +264,7 @@ void CompareView::recompute() {
   }
   views_[kB]->setTitle(i >= 0 && i < candidates_.size() ? tr("B: %1").arg(candidates_[i].label) : tr("B: reference"));
   ready_ = false;
-  status_->setText(tr("computing…"));
+  setStatus(tr("computing…"));
   const quint64 gen = ++generation_;
   auto* watcher = new QFutureWatcher<std::shared_ptr<const CompareData>>(this);
   connect(watcher, &QFutureWatcher<std::shared_ptr<const CompareData>>::finished, this, [this, watcher, gen] {
@@ -254,7 +278,7 @@ void CompareView::apply(std::shared_ptr<const CompareData> data, quint64 generat
   if (generation != generation_) return;  // a newer pair is on its way
   if (!data->problem.isEmpty()) {
     clear(data->problem);
-    status_->setText(data->problem);
+    setStatus(data->problem);
     ready_ = true;
     emit computed();
     return;
@@ -280,7 +304,7 @@ void CompareView::apply(std::shared_ptr<const CompareData> data, quint64 generat
   table_->setItem(1, 1, new QTableWidgetItem(db(data_->volume.psnrDb)));
   table_->setItem(2, 1, new QTableWidgetItem(ssim(data_->volume.ssim)));
   updateSliceMetrics();
-  status_->setText(tr("scale a = %1").arg(data_->volume.scale, 0, 'g', 4));
+  setStatus(tr("scale a = %1").arg(data_->volume.scale, 0, 'g', 4));
   ready_ = true;
   emit computed();
 }
@@ -315,7 +339,7 @@ void CompareView::updateSliceMetrics() {
 void CompareView::onHover(int i, int j, int k) {
   for (SliceView* v : views_) v->setCrosshair(i >= 0 ? std::optional<std::array<int, 3>>({i, j, k}) : std::nullopt);
   if (i < 0 || !data_ || !data_->a) return;
-  probe_->setText(tr("x %1  y %2    A %3    B %4    |Δ| %5    local PSNR %6 dB")
+  probe_->setText(tr("x %1  y %2    A %3    B %4    error %5    local PSNR %6 dB")
                       .arg(i)
                       .arg(j)
                       .arg(data_->a->value(i, j, k), 0, 'g', 4)

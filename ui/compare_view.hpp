@@ -7,6 +7,8 @@
 #include <QString>
 #include <QVector>
 #include <QWidget>
+
+#include "display_orientation.hpp"
 #include <array>
 #include <memory>
 
@@ -49,11 +51,17 @@ class CompareView : public QWidget {
   quality::Metrics volumeMetrics() const { return volumeMetrics_; }
   QString metricsText() const;
   SliceView* view(int i) const { return views_[i]; }
+  /// The display convention of the data (orientation letters on the four views).
+  void setOrientation(const model::DisplayOrientation& o);
+  /// The status line (scale factor, or why there is nothing to compare), unelided.
+  QString statusText() const;
 
  signals:
   void computed();
   /// The user chose candidate `index` as the reference (the view already computes that pair).
   void referenceChosen(int index);
+  /// "Reference file…": the user wants an image file as B.
+  void referenceFileRequested();
 
  private:
   void recompute();
@@ -61,6 +69,7 @@ class CompareView : public QWidget {
   void updateSliceMetrics();
   void onHover(int i, int j, int k);
   void setSlice(int slice);
+  void setStatus(const QString& text);
 
   std::shared_ptr<const CArray> test_;
   QString testLabel_;

@@ -289,11 +289,21 @@ void DatasetPanel::fillTrajectory(const Dataset& d) {
   auto* ay = new QValueAxis;
   ax->setTitleText(xTitle);
   ay->setTitleText(yTitle);
+  // Ticks at round numbers through 0 (-64, 0, 64: not -129, -65, -1; issue 19, item 12).
+  auto niceStep = [](double span) {
+    const double raw = std::max(1.0, span / 4.0), p10 = std::pow(10.0, std::floor(std::log10(raw)));
+    for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
+      if (m * p10 >= raw) return m * p10;
+    return 10 * p10;
+  };
   for (QValueAxis* a : {ax, ay}) {
-    a->setLabelFormat("%.0f");
-    a->setTickCount(5);
+    a->setLabelFormat("%g");
+    a->setTickType(QValueAxis::TicksDynamic);
+    a->setTickAnchor(0);
     a->setGridLineColor(QColor(60, 66, 76));
   }
+  ax->setTickInterval(niceStep(range[1] - range[0]));
+  ay->setTickInterval(niceStep(range[3] - range[2]));
   ax->setRange(range[0], range[1]);
   ay->setRange(range[2], range[3]);
   chart->addAxis(ax, Qt::AlignBottom);

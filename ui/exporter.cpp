@@ -79,7 +79,7 @@ namespace {
 
 io::ExportOptions engineOptions(const DicomExportOptions& o) {
   io::ExportOptions opt;
-  opt.seriesDescription = o.seriesDescription.toStdString();
+  opt.seriesDescription = asciiText(o.seriesDescription).toStdString();
   opt.anonymize = o.anonymize;
   opt.components = {quality::toString(o.component)};
   // The window only means something for magnitude (it is stored for the magnitude series).
@@ -99,6 +99,33 @@ QStringList files(const io::ExportReport& r) {
 }
 
 }  // namespace
+
+QString asciiText(const QString& text) {
+  static const std::pair<QChar, const char*> spelled[] = {
+      {QChar(0x03BB), "lambda"}, {QChar(0x03C1), "rho"},   {QChar(0x0394), "Delta"}, {QChar(0x03B4), "delta"},
+      {QChar(0x03C3), "sigma"},  {QChar(0x03C7), "chi"},   {QChar(0x03B7), "eta"},   {QChar(0x03BA), "kappa"},
+      {QChar(0x03C0), "pi"},     {QChar(0x2014), "-"},     {QChar(0x2013), "-"},     {QChar(0x00D7), "x"},
+      {QChar(0x00B7), "."},      {QChar(0x00B2), "2"},     {QChar(0x2026), "..."},   {QChar(0x00B5), "u"}};
+  QString out;
+  for (const QChar c : text) {
+    if (c.unicode() < 0x80) {
+      out += c;
+      continue;
+    }
+    for (const auto& [from, to] : spelled)
+      if (c == from) {
+        out += QString::fromLatin1(to);
+        break;
+      }
+  }
+  return out.simplified();
+}
+
+int dicomInstanceCount(const QStringList& files) {
+  int n = 0;
+  for (const QString& f : files) n += f.endsWith(QStringLiteral(".dcm"), Qt::CaseInsensitive) ? 1 : 0;
+  return n;
+}
 
 QStringList exportDicom(const QString& directory, const recon::ReconResult& result, const Dataset& dataset,
                         const DicomExportOptions& options) {

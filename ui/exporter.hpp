@@ -35,6 +35,12 @@ bool dicomExportAvailable();
 bool niftiExportAvailable();
 /// Writes the series; returns the files written. Throws Error (also when this build has no DICOM
 /// writer: "DICOM export is not in this build").
+/// DICOM text that leaves the workstation is plain ASCII (no Specific Character Set needed by the PACS):
+/// Greek letters spelled out ("λ" -> "lambda"), dashes and signs replaced, anything else dropped.
+QString asciiText(const QString& text);
+/// The number of DICOM instances (.dcm files) in an export's file list.
+int dicomInstanceCount(const QStringList& files);
+
 QStringList exportDicom(const QString& directory, const recon::ReconResult& result, const Dataset& dataset,
                         const DicomExportOptions& options);
 QStringList exportNifti(const QString& path, const recon::ReconResult& result, const Dataset& dataset,

@@ -31,7 +31,35 @@ QString componentLabel(quality::Component c) {
   return {};
 }
 
+/// The colour bar's title: the clinical name of the component (units for phase).
+QString barTitle(quality::Component c) {
+  switch (c) {
+    case quality::Component::Magnitude: return QObject::tr("magnitude");
+    case quality::Component::Phase: return QObject::tr("phase (rad)");
+    case quality::Component::Real: return QObject::tr("real");
+    case quality::Component::Imaginary: return QObject::tr("imaginary");
+  }
+  return {};
+}
+
+const QString kProbeHint = QObject::tr("Move the mouse over the image: position (mm), value and phase appear here.");
+
+/// "L 12.3  P 4.0  S 0.0 mm": an LPS position with the letter of each coordinate's sign.
+QString lpsText(const io::Vec3& r) {
+  static const char plus[] = {'L', 'P', 'S'}, minus[] = {'R', 'A', 'I'};
+  QStringList parts;
+  for (int k = 0; k < 3; ++k) {
+    const double v = r[static_cast<std::size_t>(k)];
+    parts << QStringLiteral("%1 %2").arg(QChar(v < 0 ? minus[k] : plus[k])).arg(std::abs(v), 0, 'f', 1);
+  }
+  return parts.join(QStringLiteral("  ")) + QStringLiteral(" mm");
+}
+
 }  // namespace
+
+QStringList ImageViewer::windowPresetNames() {
+  return {QObject::tr("Auto"), QObject::tr("Full range"), QObject::tr("Soft"), QObject::tr("High contrast")};
+}
 
 ImageViewer::ImageViewer(QWidget* parent) : QWidget(parent) {
   auto* top = new QHBoxLayout;
@@ -52,6 +80,7 @@ ImageViewer::ImageViewer(QWidget* parent) : QWidget(parent) {
     v->setNotation(QDoubleValidator::ScientificNotation);
     e->setValidator(v);
     e->setMaximumWidth(90);
+    e->setMinimumWidth(48);
   }
   loEdit_->setToolTip(tr("Window: lowest value shown (black)"));
   hiEdit_->setToolTip(tr("Window: highest value shown (white); drag with the left button in a view"));
@@ -60,19 +89,34 @@ ImageViewer::ImageViewer(QWidget* parent) : QWidget(parent) {
   autoButton->setText(tr("Auto"));
   autoButton->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
   autoButton->setToolTip(tr("Automatic window: 0.5th to 99.5th percentile"));
+  presetBox_ = new QComboBox;
+  presetBox_->setObjectName("windowPresets");
+  presetBox_->addItem(tr("Preset…"));
+  presetBox_->addItems(windowPresetNames());
+  presetBox_->setToolTip(tr("Window presets: Auto (0.5–99.5th percentile), Full range (minimum to maximum), "
+                            "Soft (a wider window, 0 to 1.5 × the 99.5th percentile), High contrast (25th to 97th percentile)"));
   auto* resetButton = new QToolButton;
   resetButton->setIcon(QIcon(":/icons/reset-view.svg"));
   resetButton->setToolTip(tr("Fit the image (zoom 1, no pan)"));
-  top->addWidget(new QLabel(tr("Show")));
-  top->addWidget(componentBox_);
-  top->addWidget(new QLabel(tr("Colours")));
-  top->addWidget(colormapBox_);
-  top->addSpacing(10);
-  top->addWidget(new QLabel(tr("Window")));
+  // The row gives way on narrow screens (1024 px: issue 19, item 11): the lists shrink to a few letters.
+  for (QComboBox* c : {componentBox_, colormapBox_, presetBox_}) {
+    c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    c->setMinimumContentsLength(4);
+    c->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);  // ...and take their full width when there is room
+    c->setMaximumWidth(2 * c->fontMetrics().horizontalAdvance(QStringLiteral("Magnitude")) + 40);
+  }
+  top->addWidget(componentBox_, 10);  // the lists take the spare room first (up to their maximum width)
+  top->addWidget(colormapBox_, 10);
+  top->addSpacing(6);
+  auto* windowLabel = new QLabel(tr("Window"));
+  windowLabel->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // dropped first on a narrow screen
+  windowLabel->setMinimumWidth(0);
+  top->addWidget(windowLabel);
   top->addWidget(loEdit_);
   top->addWidget(new QLabel(QStringLiteral("–")));
   top->addWidget(hiEdit_);
   top->addWidget(autoButton);
+  top->addWidget(presetBox_, 10);
   top->addWidget(resetButton);
   top->addStretch(1);
 
@@ -88,7 +132,7 @@ ImageViewer::ImageViewer(QWidget* parent) : QWidget(parent) {
   grid_->addWidget(views_[SliceView::Coronal], 0, 1);
   grid_->addWidget(views_[SliceView::Sagittal], 1, 0);
   grid_->addWidget(volumeView_, 1, 1);
-  views_[SliceView::Axial]->setColorBar(true, tr("|ρ|"));
+  views_[SliceView::Axial]->setColorBar(true, barTitle(quality::Component::Magnitude));
   views_[SliceView::Axial]->setPlaceholder(tr("Open a file or make a phantom (File menu), then Run."));
 
   sliceSlider_ = new QSlider(Qt::Horizontal);
@@ -102,7 +146,7 @@ ImageViewer::ImageViewer(QWidget* parent) : QWidget(parent) {
   sliceBox->setLayout(sliceRow);
   sliceBox->setObjectName("sliceRow");
 
-  probe_ = new QLabel(tr("Move the mouse over the image: position, value and phase appear here."));
+  probe_ = new QLabel(kProbeHint);
   probe_->setObjectName("probe");
   probe_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   probe_->setContentsMargins(8, 2, 8, 2);
@@ -124,6 +168,10 @@ ImageViewer::ImageViewer(QWidget* parent) : QWidget(parent) {
   connect(loEdit_, &QLineEdit::editingFinished, this, applyEdits);
   connect(hiEdit_, &QLineEdit::editingFinished, this, applyEdits);
   connect(autoButton, &QToolButton::clicked, this, &ImageViewer::autoWindow);
+  connect(presetBox_, &QComboBox::activated, this, [this](int index) {
+    if (index > 0) applyWindowPreset(presetBox_->itemText(index));
+    presetBox_->setCurrentIndex(0);
+  });
   connect(resetButton, &QToolButton::clicked, this, [this] {
     for (SliceView* v : views_) v->resetView();
     volumeView_->resetCamera();
@@ -189,7 +237,16 @@ void ImageViewer::rebuildDisplay(bool keepWindow) {
   sliceSlider_->setValue(views_[SliceView::Axial]->slice());
   sliceLabel_->setText(QStringLiteral("%1 / %2").arg(views_[SliceView::Axial]->slice() + 1).arg(n));
   sliceSlider_->parentWidget()->setVisible(!is3D && n > 1);
-  views_[SliceView::Axial]->setTitle(is3D ? tr("Axial") : title_);
+  views_[SliceView::Axial]->setTitle(is3D ? QString() : title_);  // 3D: the plane's name
+  // A sum-of-squares image is real and non-negative: its phase is 0 everywhere, one flat colour. Say so.
+  QString hint;
+  if (component_ == quality::Component::Phase) {
+    bool real = true;
+    const cfloat* v = volume_->data();
+    for (index_t n = 0; n < volume_->size() && real; ++n) real = v[n].imag() == 0 && v[n].real() >= 0;
+    if (real) hint = tr("No phase: this image is real and non-negative (sum of squares). Use adaptive coil combination to see phase.");
+  }
+  views_[SliceView::Axial]->setInfoText(hint);
   if (keepWindow) applyWindowToViews();
   else autoWindow();
 }
@@ -218,8 +275,7 @@ void ImageViewer::setComponent(quality::Component c) {
     colormap_ = magnitudeColormap_;
   }
   colormapBox_->setCurrentText(colormap_);
-  const QString bar[] = {tr("|ρ|"), tr("rad"), tr("Re ρ"), tr("Im ρ")};
-  views_[SliceView::Axial]->setColorBar(true, bar[static_cast<int>(c)]);
+  views_[SliceView::Axial]->setColorBar(true, barTitle(c));
   rebuildDisplay(false);
 }
 
@@ -251,6 +307,35 @@ void ImageViewer::autoWindow() {
   setWindow(component_ == quality::Component::Magnitude ? 0.0 : w.lo, w.hi);
 }
 
+void ImageViewer::applyWindowPreset(const QString& name) {
+  if (!display_) return;
+  const int which = windowPresetNames().indexOf(name);
+  if (which <= 0 || component_ == quality::Component::Phase) {
+    autoWindow();
+    return;
+  }
+  const RArray values = quality::component(*volume_, component_);
+  const bool magnitude = component_ == quality::Component::Magnitude;
+  if (which == 1) {
+    const auto w = quality::percentileWindow(values, 0.0, 100.0);
+    setWindow(magnitude ? 0.0 : w.lo, w.hi);
+  } else if (which == 2) {
+    const auto w = quality::percentileWindow(values, 0.5, 99.5);
+    setWindow(magnitude ? 0.0 : w.lo, magnitude ? 1.5 * w.hi : w.lo + 1.5 * (w.hi - w.lo));
+  } else {
+    const auto w = quality::percentileWindow(values, 25.0, 97.0);
+    setWindow(w.lo, w.hi);
+  }
+}
+
+void ImageViewer::setOrientation(const model::DisplayOrientation& o) {
+  for (SliceView* v : views_) v->setOrientation(o);
+}
+
+void ImageViewer::setPatientGeometry(std::optional<io::ImageGeometry> g) { patient_ = std::move(g); }
+
+void ImageViewer::resetProbe() { probe_->setText(kProbeHint); }
+
 void ImageViewer::applyWindowToViews() {
   for (SliceView* v : views_) {
     v->setColormap(colormap_);
@@ -279,8 +364,10 @@ void ImageViewer::onHover(int i, int j, int k) {
   const QString pos = multiSlice ? QStringLiteral("x %1  y %2  slice %3").arg(i).arg(j).arg(k + 1)
                                  : (volume_->shape()[2] > 1 ? QStringLiteral("x %1  y %2  z %3").arg(i).arg(j).arg(k)
                                                             : QStringLiteral("x %1  y %2").arg(i).arg(j));
-  const QString text = QStringLiteral("%1    |ρ| %2    phase %3°    re %4    im %5")
-                           .arg(pos, num(pv.magnitude), QString::number(pv.phase * 180.0 / std::numbers::pi, 'f', 1),
+  QString mm;
+  if (patient_ && k < patient_->planes()) mm = QStringLiteral("  (%1)").arg(lpsText(patient_->position(k, i, j)));
+  const QString text = QStringLiteral("%1%2    magnitude %3    phase %4°    re %5    im %6")
+                           .arg(pos, mm, num(pv.magnitude), QString::number(pv.phase * 180.0 / std::numbers::pi, 'f', 1),
                                 num(pv.value.real()), num(pv.value.imag()));
   probe_->setText(text);
   emit probed(text);

@@ -7,7 +7,9 @@
 #include <memory>
 
 #include "display_volume.hpp"
+#include "display_orientation.hpp"
 #include "larmor/array/array.hpp"
+#include "larmor/io/image_geometry.hpp"
 #include "larmor/quality/display.hpp"
 
 class QComboBox;
@@ -42,6 +44,15 @@ class ImageViewer : public QWidget {
   double windowHigh() const { return hi_; }
   /// The window from the 0.5th and 99.5th percentiles of the shown component (phase: [-pi, pi]).
   void autoWindow();
+  /// Window presets: "Auto", "Full range", "Soft", "High contrast" (windowPresetNames()).
+  static QStringList windowPresetNames();
+  void applyWindowPreset(const QString& name);
+  /// The display convention of the data (orientation letters, which way the planes are drawn).
+  void setOrientation(const model::DisplayOrientation& o);
+  /// The patient geometry of the image, for positions in mm (LPS) in the probe; nullopt: voxel indices only.
+  void setPatientGeometry(std::optional<io::ImageGeometry> g);
+  /// The probe shows "position, value" after a hover; "" until then (and after new data).
+  void resetProbe();
   /// The area with the views (what "Export PNG of the view" saves).
   QWidget* viewArea() const;
   SliceView* planeView(int axis) const;
@@ -66,10 +77,12 @@ class ImageViewer : public QWidget {
   DisplayVolumePtr display_;
   quality::Component component_ = quality::Component::Magnitude;
   QString colormap_ = "grey", magnitudeColormap_ = "grey";
+  std::optional<io::ImageGeometry> patient_;
   double lo_ = 0, hi_ = 1;
 
   QComboBox* componentBox_ = nullptr;
   QComboBox* colormapBox_ = nullptr;
+  QComboBox* presetBox_ = nullptr;
   QLineEdit* loEdit_ = nullptr;
   QLineEdit* hiEdit_ = nullptr;
   QWidget* area_ = nullptr;

@@ -6,6 +6,7 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDockWidget>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -40,6 +41,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setAcceptDrops(true);
   setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks);
   worker_ = new Worker(this);
+  live_ = std::make_shared<LiveLambdaEngine>();
 
   viewer_ = new ImageViewer;
   compare_ = new CompareView;
@@ -53,6 +55,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   tabs_->addTab(compare_, QIcon(":/icons/compare.svg"), tr("Compare"));
   tabs_->addTab(timings_, tr("Timings"));
   tabs_->addTab(log_, tr("Log"));
+  sideBySide_ = new SideBySideView;
+  tabs_->addTab(sideBySide_, tr("Side by side"));
 
   // The error banner: errors are shown in the window, never in a modal box that would block a
   // scripted run (an engine error is information, not a crash).
@@ -76,6 +80,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   auto* cl = new QVBoxLayout(central);
   cl->setContentsMargins(0, 0, 0, 0);
   cl->setSpacing(0);
+  demoCaption_ = new QLabel;
+  demoCaption_->setObjectName("demoCaption");
+  demoCaption_->setAlignment(Qt::AlignCenter);
+  demoCaption_->setStyleSheet(QStringLiteral("#demoCaption { background: #1f3b57; color: #ffffff; font-weight: bold; padding: 6px; }"));
+  demoCaption_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  demoCaption_->hide();
+  cl->addWidget(demoCaption_);
   cl->addWidget(banner_);
   cl->addWidget(tabs_, 1);
   setCentralWidget(central);
@@ -93,6 +104,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   settingsDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
   addDockWidget(Qt::RightDockWidgetArea, settingsDock);
   resizeDocks({dataDock, settingsDock}, {330, 350}, Qt::Horizontal);
+  // The docks keep a readable width (issue 19, item 1: the dataset panel collapsed to ~150 px) and the
+  // window still fits 1024 px: the centre gives way first (the views scale, long labels elide).
+  datasetPanel_->setMinimumWidth(190);
+  settings_->setMinimumWidth(255);
 
   buildActions();
   buildMenus();
@@ -109,6 +124,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   log(tr("Larmor started. %1").arg(deviceText()));
 }
 
+void MainWindow::setUiScale(double scale) {
+  scale = std::clamp(scale, 0.6, 3.0);
+  if (baseFontPt_ <= 0) baseFontPt_ = QApplication::font().pointSizeF() > 0 ? QApplication::font().pointSizeF() : 9.0;
+  uiScale_ = scale;
+  QFont f = QApplication::font();
+  f.setPointSizeF(baseFontPt_ * scale);
+  QApplication::setFont(f);  // every widget without a font of its own, dialogs included
+  for (QToolBar* tb : findChildren<QToolBar*>()) tb->setIconSize(QSize(qRound(20 * scale), qRound(20 * scale)));
+  log(tr("zoom %1 %").arg(qRound(scale * 100)));
+}
+
 void MainWindow::restoreSavedLayout() {
   QSettings qs;
   restoreGeometry(qs.value("window/geometry").toByteArray());
@@ -122,6 +148,10 @@ MainWindow::~MainWindow() {
   for (QObject* o : std::initializer_list<QObject*>{worker_, settings_, viewer_, viewer_->planeView(SliceView::Axial),
                                                     compare_, timings_})
     o->disconnect(this);
+  // No live-λ image may be posted to a window that is going: stop the publisher, then wait for the task.
+  alive_->store(false);
+  delete worker_;
+  worker_ = nullptr;
 }
 
 void MainWindow::connectWidgets() {
@@ -145,12 +175,23 @@ void MainWindow::connectWidgets() {
     if (model_.source().isFile()) openFile(QString::fromStdString(model_.source().path));
   });
   connect(timings_, &TimingsView::sweepRequested, this, &MainWindow::runLambdaSweep);
+  connect(timings_, &TimingsView::lambdaPicked, this, [this](double lambda) {
+    SessionState s = settings_->state();
+    s.settings.iterative.lambda = lambda;
+    applySession(s);
+    log(tr("λ %1 chosen on the L-curve").arg(lambda, 0, 'g', 3));
+    runReconstruction();
+  });
   connect(viewer_, &ImageViewer::probed, this, [this](const QString& t) { statusBar()->showMessage(t, 4000); });
   connect(viewer_->planeView(SliceView::Axial), &SliceView::sliceChanged, this,
           [this](int slice) { model_.setSlice(slice); });
   connect(compare_, &CompareView::referenceChosen, this, [this](int index) {
     const auto& c = model_.comparison().candidates;
     if (index >= 0 && index < static_cast<int>(c.size())) model_.chooseReference(c[index].run);
+  });
+  connect(compare_, &CompareView::referenceFileRequested, this, [this] {
+    const QString f = QFileDialog::getOpenFileName(this, tr("Reference image"), defaultOutputFolder(), tr("BART image (*.cfl)"));
+    if (!f.isEmpty()) loadReferenceFile(f);
   });
   connect(compare_, &CompareView::computed, this, [this] {
     model_.setComparisonMetrics(compare_->hasMaps() ? std::optional(compare_->volumeMetrics()) : std::nullopt);
@@ -190,6 +231,12 @@ void MainWindow::buildActions() {
     runLambdaSweep(timings_->sweepLambdas());
   });
   quitAction_ = make("", tr("&Quit"), QKeySequence::Quit, [this] { close(); });
+  // View ▸ Zoom scales the whole window's text (and the toolbar icons) — for a projector, a small screen.
+  zoomInAction_ = make("", tr("Zoom &in"), QKeySequence(Qt::CTRL | Qt::Key_Equal), [this] { setUiScale(uiScale_ * 1.15); });
+  zoomInAction_->setShortcuts({QKeySequence(Qt::CTRL | Qt::Key_Equal), QKeySequence(Qt::CTRL | Qt::Key_Plus), QKeySequence::ZoomIn});
+  zoomOutAction_ = make("", tr("Zoom &out"), QKeySequence(Qt::CTRL | Qt::Key_Minus), [this] { setUiScale(uiScale_ / 1.15); });
+  zoomResetAction_ = make("", tr("&Actual size"), QKeySequence(Qt::CTRL | Qt::Key_0), [this] { setUiScale(1.0); });
+  for (QAction* a : {zoomInAction_, zoomOutAction_, zoomResetAction_}) addAction(a);
   for (QAction* a : {runAction_, cancelAction_}) addAction(a);
 }
 
@@ -215,12 +262,17 @@ void MainWindow::buildMenus() {
   rec->addAction(cancelAction_);
   rec->addAction(sweepAction_);
   QMenu* view = menuBar()->addMenu(tr("&View"));
-  const char* tabNames[] = {"image", "compare", "timings", "log"};
-  for (int i = 0; i < 4; ++i) {
+  const char* tabNames[] = {"image", "compare", "timings", "log", "side"};
+  for (int i = 0; i < 5; ++i) {
     const QString name = QString::fromLatin1(tabNames[i]);
     auto* a = view->addAction(tabs_->tabText(i), [this, name] { showTab(name); });
     a->setShortcut(QKeySequence(Qt::CTRL | (Qt::Key_1 + i)));
   }
+  view->addSeparator();
+  view->addAction(zoomInAction_);
+  view->addAction(zoomOutAction_);
+  view->addAction(zoomResetAction_);
+  view->addAction(tr("&Presenter mode (demo)"), QKeySequence(Qt::Key_F11), this, [this] { emit presenterModeRequested(); });
   view->addSeparator();
   runsMenu_ = view->addMenu(tr("&Runs"));
   connect(runsMenu_, &QMenu::aboutToShow, this, &MainWindow::refreshRunsMenu);
@@ -276,7 +328,8 @@ void MainWindow::buildToolBar() {
 
 void MainWindow::buildStatusBar() {
   stage_ = new QLabel(tr("Ready"));
-  stage_->setMinimumWidth(260);
+  stage_->setMinimumWidth(160);
+  stage_->setMaximumWidth(320);
   progress_ = new QProgressBar;
   progress_->setRange(0, 1000);
   progress_->setMaximumWidth(220);
@@ -284,6 +337,7 @@ void MainWindow::buildStatusBar() {
   progress_->setValue(0);
   summary_ = new QLabel;
   summary_->setObjectName("runSummary");
+  summary_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long lines elide, the window keeps its width
   device_ = new QLabel;
   device_->setObjectName("devicePill");
   statusBar()->addWidget(stage_);

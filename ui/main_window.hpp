@@ -5,13 +5,18 @@
 // the user's actions to it, runs what the model plans on the worker, hands the results back and, as
 // the model's observer, updates the widgets. The actions are public so the scripted run (--run
 // --screenshot --quit) and the GUI tests drive the window exactly as a user's clicks do.
+#include <QElapsedTimer>
 #include <QMainWindow>
 #include <QPointF>
 #include <QVector>
 
 #include "exporter.hpp"
 #include "session.hpp"
+#include "side_by_side_view.hpp"
+#include "live_lambda.hpp"
 #include "worker.hpp"
+
+#include <atomic>
 #include "workstation_model.hpp"
 
 class QAction;
@@ -57,11 +62,20 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   bool exportCflFile(const QString& path);
   bool exportDicomSeries(const QString& directory, const DicomExportOptions& options = {});
   bool exportNiftiFile(const QString& path, const DicomExportOptions& options = {});
+  /// An image file (BART .cfl) as the compare tab's reference B; false (and the error shown) when unreadable.
+  bool loadReferenceFile(const QString& path);
 
   // --- state (tests, the scripted run) -----------------------------------------------------------------
   /// The data, runs, shown run, comparison and exports.
   const model::WorkstationModel& model() const { return model_; }
   QString lastError() const { return lastError_; }
+  /// The last confirmation shown on screen (an export: where, how many images).
+  QString lastNotice() const { return lastNotice_; }
+  /// The folder exports go to until the user picks another: Documents/Larmor (created on demand).
+  static QString defaultOutputFolder();
+  /// View ▸ Zoom: scales every font of the window (1 = the theme's size); presenter mode uses it.
+  void setUiScale(double scale);
+  double uiScale() const { return uiScale_; }
   QString statusText() const;
   QString deviceText() const;
   Worker* worker() const { return worker_; }
@@ -69,6 +83,11 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   ImageViewer* imageViewer() const { return viewer_; }
   CompareView* compareView() const { return compare_; }
   TimingsView* timingsView() const { return timings_; }
+  SideBySideView* sideBySideView() const { return sideBySide_; }
+  /// Puts runs next to each other in the "Side by side" tab and brings it to the front.
+  void showSideBySide(const QVector<SideBySideView::Panel>& panels);
+  /// A large caption above the tabs (presenter mode); empty hides it.
+  void setDemoCaption(const QString& text);
   DatasetPanel* datasetPanel() const { return datasetPanel_; }
   QTabWidget* tabs() const { return tabs_; }
   /// Interactive sessions restore settings from a sidecar next to the data and remember the session
@@ -85,6 +104,10 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   void reconFailed(const QString& message);
   void reconCancelled();
   void sweepFinished();
+  /// View ▸ Presenter mode: the application starts the scripted demo (ui/demo.*).
+  void presenterModeRequested();
+  /// Live λ: an intermediate image of the solve for the slider's λ is on screen (iterations done, total).
+  void liveImageShown(int done, int total);
 
  protected:
   void dragEnterEvent(QDragEnterEvent* e) override;
@@ -120,10 +143,16 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   void onTaskFailed(quint64 id, TaskKind kind, const QString& message);
   void onTaskCancelled(quint64 id, TaskKind kind);
   bool submitRecon(model::RunKind kind);
+  void prepareLiveLambda();
+public:
+  /// "  — about 12.0 s left" for a task running `elapsedMs` that has done `fraction`; empty under 5 s.
+  static QString remainingText(qint64 elapsedMs, double fraction);
+private:
   void showError(const QString& message);
   void clearError();
   void log(const QString& message);
   void rememberSession(const SessionState& s);
+  void forgetTrajectoryUnlessFor(const QString& dataPath);
   // export menu handlers (main_window_export.cpp)
   void exportViewPngDialog();
   void exportCflDialog();
@@ -137,10 +166,17 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   template <class F>
   bool exportWith(const char* kind, const QString& path, F&& write);
   QString suggestedOutput(const QString& suffix) const;
+  QString defaultSeriesDescription() const;
 
   model::WorkstationModel model_;
+  std::shared_ptr<LiveLambdaEngine> live_;
+  std::shared_ptr<std::atomic<bool>> alive_ = std::make_shared<std::atomic<bool>>(true);
+  quint64 liveGeneration_ = 0;
   Worker* worker_ = nullptr;
-  QString lastError_;
+  QString lastError_, lastNotice_;
+  double uiScale_ = 1.0;
+  QElapsedTimer taskClock_;
+  double baseFontPt_ = 0;
   QVector<QPointF> progressResiduals_;  ///< of the running reconstruction, from its progress text
   bool interactive_ = true;
 
@@ -149,6 +185,8 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   ImageViewer* viewer_ = nullptr;
   CompareView* compare_ = nullptr;
   TimingsView* timings_ = nullptr;
+  SideBySideView* sideBySide_ = nullptr;
+  QLabel* demoCaption_ = nullptr;
   QPlainTextEdit* log_ = nullptr;
   QTabWidget* tabs_ = nullptr;
   QWidget* banner_ = nullptr;
@@ -171,6 +209,9 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   QAction* saveSessionAction_ = nullptr;
   QAction* sweepAction_ = nullptr;
   QAction* quitAction_ = nullptr;
+  QAction* zoomInAction_ = nullptr;
+  QAction* zoomOutAction_ = nullptr;
+  QAction* zoomResetAction_ = nullptr;
 };
 
 }  // namespace larmor::ui

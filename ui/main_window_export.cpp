@@ -14,10 +14,12 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QPlainTextEdit>
+#include <QStandardPaths>
 #include <QStatusBar>
 #include <QTabWidget>
 
 #include "exporter.hpp"
+#include "larmor/io/cfl.hpp"
 #include "larmor/util/error.hpp"
 #include "image_viewer.hpp"
 #include "main_window.hpp"
@@ -68,8 +70,27 @@ bool MainWindow::exportWith(const char* kind, const QString& path, F&& write) {
   return outcome.ok;
 }
 
+QString MainWindow::defaultOutputFolder() {
+  QString docs = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+  if (docs.isEmpty()) docs = QDir::homePath();
+  return QDir(docs).filePath(QStringLiteral("Larmor"));
+}
+
 QString MainWindow::suggestedOutput(const QString& suffix) const {
-  return QString::fromStdString(model_.suggestedOutputBase(QDir::currentPath().toStdString())) + suffix;
+  // Exports go to Larmor's output folder (Documents/Larmor), never next to the raw data by default;
+  // after an export, to the folder the user last chose (the model remembers it).
+  const QString folder = defaultOutputFolder();
+  QDir().mkpath(folder);
+  return QString::fromStdString(model_.suggestedOutputBase(folder.toStdString())) + suffix;
+}
+
+QString MainWindow::defaultSeriesDescription() const {
+  // Protocol + method, as a radiographer reads it in the PACS: "t1_se_tra GRAPPA R4".
+  const model::RunRecord* run = model_.shownRun();
+  const auto ds = model_.dataset();
+  QString protocol = ds ? QString::fromStdString(ds->header.protocolName).trimmed() : QString();
+  const QString method = run ? QString::fromStdString(run->description) : QString();
+  return asciiText(protocol.isEmpty() ? method : protocol + QStringLiteral(" ") + method).left(64);
 }
 
 bool MainWindow::saveScreenshot(const QString& path) {
@@ -108,10 +129,15 @@ bool MainWindow::exportDicomSeries(const QString& directory, const DicomExportOp
       o.windowLow = viewer_->windowLow();
       o.windowHigh = viewer_->windowHigh();
     }
+    if (o.seriesDescription.isEmpty()) o.seriesDescription = defaultSeriesDescription();
     const QStringList files = exportDicom(directory, *model_.shownResult(), *model_.dataset(), o);
     for (const QString& f : files)
       if (f.startsWith("warning")) log(f);
-    return tr("exported a DICOM series into %1 (%2 files)").arg(directory).arg(files.size());
+    const int n = dicomInstanceCount(files);
+    const QString what = tr("Exported %n DICOM image(s)", nullptr, n) + tr(" (series \"%1\") into %2").arg(asciiText(o.seriesDescription), directory);
+    lastNotice_ = what;
+    statusBar()->showMessage(what, 15000);  // on screen, not only in the log
+    return what;
   });
 }
 
@@ -122,6 +148,25 @@ bool MainWindow::exportNiftiFile(const QString& path, const DicomExportOptions& 
     exportNifti(path, *model_.shownResult(), *model_.dataset(), options);
     return tr("exported %1 (NIfTI)").arg(path);
   });
+}
+
+bool MainWindow::loadReferenceFile(const QString& path) {
+  try {
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    require(suffix == "cfl" || suffix == "hdr",
+            path.toStdString() + ": a reference image must be a BART .cfl (NIfTI and DICOM references are not read yet)");
+    CArray img = io::readCfl(path.toStdString());
+    const Shape& s = img.shape();
+    require(img.size() > 0 && s[0] > 0 && s[1] > 0, path.toStdString() + ": an empty image");
+    img.reshape(Shape{s[0], s[1], img.size() / (s[0] * s[1]), 1, 1});
+    model_.addReferenceImage(QFileInfo(path).fileName().toStdString(), std::make_shared<const CArray>(std::move(img)));
+    log(tr("reference image %1").arg(path));
+    showTab("compare");
+    return true;
+  } catch (const std::exception& e) {
+    showError(QString::fromUtf8(e.what()));
+    return false;
+  }
 }
 
 void MainWindow::exportViewPngDialog() {
@@ -150,7 +195,10 @@ void MainWindow::exportDicomDialog() {
   row->addWidget(browse);
   form->addRow(tr("Directory"), row);
   const model::RunRecord* run = model_.shownRun();
-  auto* desc = new QLineEdit(run ? QString::fromStdString(run->description) : QString());
+  (void)run;
+  auto* desc = new QLineEdit(defaultSeriesDescription());
+  desc->setMaxLength(64);
+  desc->setToolTip(tr("DICOM SeriesDescription: plain ASCII, up to 64 characters (λ is written as lambda)"));
   form->addRow(tr("Series description"), desc);
   auto* anon = new QCheckBox(tr("remove names, IDs and dates"));
   form->addRow(tr("Anonymize"), anon);

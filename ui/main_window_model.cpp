@@ -3,13 +3,16 @@
 #include <QFileInfo>
 #include <QLabel>
 #include <QStatusBar>
+#include <QProgressBar>
 #include <QStyle>
+#include <map>
 
 #include "compare_view.hpp"
 #include "dataset_panel.hpp"
 #include "image_viewer.hpp"
 #include "larmor/backend/registry.hpp"
 #include "main_window.hpp"
+#include "method_fit.hpp"
 #include "settings_panel.hpp"
 #include "slice_view.hpp"
 #include "timings_view.hpp"
@@ -30,7 +33,29 @@ void MainWindow::datasetChanged() {
   setWindowTitle(tr("%1 — Larmor").arg(name));
   viewer_->clear(tr("%1 loaded. Choose a method and press Run (Ctrl+R).").arg(name));
   compare_->setComparison(nullptr, {}, {1, 1, 1}, {}, -1);
-  summary_->clear();  // the last run's line belonged to the previous data
+  // Nothing of the previous data stays on screen (issue 19, item 7): the last run's line, the probe,
+  // the stage, the progress, the convergence plot; the new data's display convention and the methods
+  // that can apply to them.
+  summary_->clear();
+  viewer_->resetProbe();
+  viewer_->setPatientGeometry(std::nullopt);
+  progress_->setValue(0);
+  stage_->setText(tr("Loaded"));
+  progressResiduals_.clear();
+  timings_->clearResult();
+  statusBar()->clearMessage();
+  if (d.dataset) {
+    const model::DisplayOrientation o = model::displayOrientation(d.dataset->header, d.dataset->source);
+    viewer_->setOrientation(o);
+    compare_->setOrientation(o);
+    std::map<recon::Method, QString> problems;
+    for (auto m : {recon::Method::Fft, recon::Method::Gridding, recon::Method::Tron, recon::Method::Dft, recon::Method::Cg,
+                   recon::Method::Grappa, recon::Method::Cs})
+      if (const std::string why = model::methodProblem(m, d.dataset->header); !why.empty()) problems[m] = qs(why);
+    settings_->setMethodProblems(problems);
+    settings_->setDataFolder(d.source.isFile() ? QFileInfo(qs(d.source.path)).absolutePath() : defaultOutputFolder());
+    if (o.basis != "geometry" && o.basis != "simulator") log(tr("display orientation: %1").arg(qs(o.basis)));
+  }
   log(tr("loaded %1: %2").arg(name, qs(d.description())));
 }
 
@@ -75,6 +100,14 @@ void MainWindow::shownRunChanged() {
   clearError();
   const QString label = qs(run->label);
   viewer_->setImage(run->image(), model_.voxelSpacing(run->result->image), label);
+  if (const auto ds = model_.dataset()) {
+    try {
+      io::ImageGeometry g = io::imageGeometry(ds->header, run->result->image.shape());
+      viewer_->setPatientGeometry(std::move(g));
+    } catch (const std::exception&) {
+      viewer_->setPatientGeometry(std::nullopt);  // positions in voxels only
+    }
+  }
   timings_->showResult(*run->result, label);
   // The residuals seen in the progress text stand in when the newest run's result carries none.
   if (run == model_.runs().newest() && convergenceHistory(*run->result).isEmpty() && !progressResiduals_.isEmpty())

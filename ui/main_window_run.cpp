@@ -12,6 +12,7 @@
 
 #include "command_line.hpp"
 #include "dataset_panel.hpp"
+#include "image_viewer.hpp"
 #include "main_window.hpp"
 #include "settings_panel.hpp"
 #include "tasks.hpp"
@@ -68,10 +69,23 @@ void MainWindow::rememberSession(const SessionState& s) {
   if (interactive_) saveLastSession(s);
 }
 
+void MainWindow::forgetTrajectoryUnlessFor(const QString& dataPath) {
+  // A BART trajectory belongs to the .cfl it was given for: other data must not inherit it (it would be
+  // loaded with them, saved in their session and put into Copy CLI as --traj; issue 19, item 7).
+  SessionState s = settings_->state();
+  if (s.trajectoryPath.empty()) return;
+  const bool same = !dataPath.isEmpty() && model_.source().isFile() &&
+                    QFileInfo(dataPath).absoluteFilePath() == QFileInfo(QString::fromStdString(model_.source().path)).absoluteFilePath();
+  if (same) return;
+  s.trajectoryPath.clear();
+  applySession(s);
+}
+
 void MainWindow::openFile(const QString& path) {
   if (path.isEmpty()) return;
   clearError();
   const QFileInfo fi(path);
+  forgetTrajectoryUnlessFor(fi.absoluteFilePath());
   // A sidecar next to the data restores the settings it was last reconstructed with.
   if (auto side = interactive_ ? loadSidecar(fi.absoluteFilePath()) : std::nullopt) {
     applySession(*side);
@@ -89,6 +103,7 @@ void MainWindow::openFile(const QString& path) {
 
 void MainWindow::newPhantom(const phantom::SimulateSettings& s) {
   clearError();
+  forgetTrajectoryUnlessFor({});
   const quint64 id = worker_->restart(makeSimulateTask(s));
   model_.loadStarted(id, model::DataSource::simulated(s));
 }
@@ -151,10 +166,42 @@ void MainWindow::onLambdaDragged(double lambda) {
   if (settings_->liveLambda() && iterative && model_.hasData()) {
     // Live λ: re-solve from the shown solution. Each slider step supersedes the previous one, so a
     // fast drag only finishes the λ where the slider stops.
-    submitRecon(model::RunKind::LiveLambda);
+    clearError();
+    const model::RunPlan plan = model_.planRun(model::RunKind::LiveLambda);
+    const ReconJob job = plan.ok() ? jobFor(plan) : ReconJob{};
+    if (!plan.ok() || !LiveLambdaEngine::applies(job)) {
+      submitRecon(model::RunKind::LiveLambda);  // multi-slice: the whole pipeline, warm-started
+      return;
+    }
+    // One kept problem, chunked warm-started solves, each chunk's image on screen (live_lambda.hpp).
+    const quint64 generation = ++liveGeneration_;
+    const QString label = QString::fromStdString(plan.description);
+    auto alive = alive_;
+    LiveLambdaEngine::Publish publish = [this, alive, generation, label](std::shared_ptr<const CArray> image, int done,
+                                                                         int total) {
+      if (!alive->load()) return;
+      QMetaObject::invokeMethod(
+          this,
+          [this, alive, generation, label, image, done, total] {
+            if (!alive->load() || generation != liveGeneration_) return;  // a newer λ is on its way
+            viewer_->setImage(image, model_.voxelSpacing(*image), tr("%1 — %2/%3 iterations").arg(label).arg(done).arg(total));
+            emit liveImageShown(done, total);
+          },
+          Qt::QueuedConnection);
+    };
+    const quint64 id = worker_->restart(makeLiveLambdaTask(live_, job, label, std::move(publish)));
+    model_.runStarted(id, plan);
+    rememberSession(plan.session);
   } else if (worker_->busy() && worker_->runningKind() == TaskKind::Recon) {
     submitRecon(model::RunKind::Recon);
   }
+}
+
+QString MainWindow::remainingText(qint64 elapsedMs, double fraction) {
+  // Runs over 5 s say how long they still need: elapsed x (1 - f) / f, once a few percent are done.
+  if (elapsedMs < 5000 || fraction < 0.03 || fraction >= 1) return {};
+  const double left = elapsedMs * (1 - fraction) / fraction;
+  return tr("  — about %1 left").arg(QString::fromStdString(model::formatDuration(std::max(1000.0, std::round(left / 1000) * 1000))));
 }
 
 void MainWindow::onTaskStarted(quint64, TaskKind kind, const QString& label) {
@@ -162,13 +209,14 @@ void MainWindow::onTaskStarted(quint64, TaskKind kind, const QString& label) {
   cancelAction_->setEnabled(true);
   progress_->setValue(0);
   stage_->setText(label);
+  taskClock_.start();
   if (kind == TaskKind::Recon) progressResiduals_.clear();
   log(tr("started: %1").arg(label));
 }
 
 void MainWindow::onTaskProgress(quint64, double fraction, const QString& stage) {
   progress_->setValue(static_cast<int>(std::clamp(fraction, 0.0, 1.0) * 1000));
-  stage_->setText(stage);
+  stage_->setText(stage + remainingText(taskClock_.isValid() ? taskClock_.elapsed() : 0, fraction));
   // Residuals in the stage text ("iteration 12/60, residual 3.1e-3") feed the convergence plot live.
   static const QRegularExpression re(QStringLiteral("iteration\\s+(\\d+).*residual\\s*[=:]?\\s*([0-9.eE+-]+)"));
   const auto m = re.match(stage);
@@ -194,12 +242,36 @@ void MainWindow::onTaskSucceeded(quint64 id, TaskKind kind, const QVariant&, con
     emit sweepFinished();
     return;
   }
+  if (kind == TaskKind::Prepare) {
+    stage_->setText(tr("Live λ ready"));
+    return;
+  }
   if (!model_.runFinished(id, out.result)) return;  // not a run the model planned
   stage_->setText(tr("Done"));
   emit reconFinished();
+  prepareLiveLambda();
+}
+
+void MainWindow::prepareLiveLambda() {
+  // After an iterative run, build the λ-independent part of the problem in the background so that the
+  // first slider move only solves (the worker drops this as soon as anything else is asked of it).
+  const SessionState s = model_.session();
+  const bool iterative = s.settings.method == recon::Method::Cg || s.settings.method == recon::Method::Cs;
+  // Scripted runs (--quit) never move the slider.
+  if (!interactive_ || !settings_->liveLambda() || !iterative || worker_->busy()) return;
+  const model::RunPlan plan = model_.planRun(model::RunKind::LiveLambda);
+  if (!plan.ok()) return;
+  const ReconJob job = jobFor(plan);
+  if (!LiveLambdaEngine::applies(job) || live_->ready(job)) return;
+  worker_->enqueue(makeLivePrepareTask(live_, job));
 }
 
 void MainWindow::onTaskFailed(quint64 id, TaskKind kind, const QString& message) {
+  if (kind == TaskKind::Prepare) {  // the next λ builds the problem itself and reports what fails
+    log(tr("live λ preparation: %1").arg(message));
+    stage_->setText(tr("Ready"));
+    return;
+  }
   progress_->setValue(0);
   stage_->setText(kind == TaskKind::Load ? tr("Loading failed") : tr("Reconstruction failed"));
   showError(message);
@@ -225,10 +297,25 @@ void MainWindow::onTaskCancelled(quint64 id, TaskKind kind) {
 }
 
 void MainWindow::showTab(const QString& name) {
-  const QStringList names = {"image", "compare", "timings", "log"};
+  const QStringList names = {"image", "compare", "timings", "log", "side"};
   const int i = names.indexOf(name.toLower());
   if (i >= 0) tabs_->setCurrentIndex(i);
   if (name.toLower() == "dataset") datasetPanel_->parentWidget()->raise();
+}
+
+void MainWindow::showSideBySide(const QVector<SideBySideView::Panel>& panels) {
+  const auto ds = model_.dataset();
+  sideBySide_->setPanels(panels, ds ? model::displayOrientation(ds->header, ds->source) : model::DisplayOrientation{});
+  showTab("side");
+}
+
+void MainWindow::setDemoCaption(const QString& text) {
+  demoCaption_->setText(text);
+  QFont f = font();
+  f.setPointSizeF(f.pointSizeF() * 1.4);
+  f.setBold(true);
+  demoCaption_->setFont(f);
+  demoCaption_->setVisible(!text.isEmpty());
 }
 
 QString MainWindow::cliCommandText() const {

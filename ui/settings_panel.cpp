@@ -14,6 +14,7 @@
 #include <QScrollArea>
 #include <QSlider>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -60,8 +61,10 @@ QWidget* pathRow(QLineEdit* edit, const QString& filter, QWidget* parent, bool f
   auto* b = new QToolButton(w);
   b->setText(QStringLiteral("…"));
   QObject::connect(b, &QToolButton::clicked, w, [edit, filter, w, folder] {
-    const QString f = folder ? QFileDialog::getExistingDirectory(w, QObject::tr("Choose a folder"), edit->text())
-                             : QFileDialog::getOpenFileName(w, QObject::tr("Choose a file"), edit->text(), filter);
+    // An empty field starts in the data's folder (issue 19, item 12), not wherever the last dialog was.
+    const QString start = edit->text().isEmpty() ? edit->property("startFolder").toString() : edit->text();
+    const QString f = folder ? QFileDialog::getExistingDirectory(w, QObject::tr("Choose a folder"), start)
+                             : QFileDialog::getOpenFileName(w, QObject::tr("Choose a file"), start, filter);
     if (!f.isEmpty()) {
       edit->setText(f);
       emit edit->editingFinished();
@@ -405,5 +408,49 @@ SessionState SettingsPanel::state() const {
   st.trajectoryPath = trajectory_->text().trimmed().toStdString();
   return st;
 }
+
+}  // namespace larmor::ui
+
+namespace larmor::ui {
+
+namespace {
+QStandardItem* methodItem(QComboBox* box, recon::Method m) {
+  auto* model = qobject_cast<QStandardItemModel*>(box ? box->model() : nullptr);
+  if (!model) return nullptr;
+  const int i = box->findData(QString::fromStdString(recon::toString(m)));
+  return i >= 0 ? model->item(i) : nullptr;
+}
+}  // namespace
+
+void SettingsPanel::setMethodProblems(const std::map<recon::Method, QString>& problems) {
+  for (int i = 0; method_ && i < method_->count(); ++i) {
+    const recon::Method m = recon::methodFromString(method_->itemData(i).toString().toStdString());
+    QStandardItem* item = methodItem(method_, m);
+    if (!item) continue;
+    const auto it = problems.find(m);
+    item->setEnabled(it == problems.end());
+    item->setToolTip(it == problems.end() ? QString() : it->second);
+  }
+}
+
+bool SettingsPanel::methodEnabled(recon::Method m) const {
+  const QStandardItem* item = methodItem(method_, m);
+  return item && item->isEnabled();
+}
+
+QString SettingsPanel::methodToolTip(recon::Method m) const {
+  const QStandardItem* item = methodItem(method_, m);
+  return item ? item->toolTip() : QString();
+}
+
+}  // namespace larmor::ui
+
+namespace larmor::ui {
+
+void SettingsPanel::setDataFolder(const QString& folder) {
+  if (trajectory_) trajectory_->setProperty("startFolder", folder);
+}
+
+QString SettingsPanel::dataFolder() const { return trajectory_ ? trajectory_->property("startFolder").toString() : QString(); }
 
 }  // namespace larmor::ui

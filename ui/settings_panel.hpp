@@ -5,6 +5,7 @@
 // range, choices and help (tooltip); rows show only for the methods that use them and are enabled only where
 // they apply. The λ row is the one hand-made editor: a log slider for live re-solves beside the value.
 #include <QWidget>
+#include <map>
 #include <functional>
 #include <vector>
 
@@ -40,6 +41,15 @@ class SettingsPanel : public QWidget {
   /// The editor widget of a setting by its table key ("nufft.width"); null when it has none.
   QWidget* editor(const std::string& key) const;
   bool liveLambda() const;
+  /// Greys out the methods that cannot apply to the loaded data; `problems` maps a method to why (its
+  /// tooltip). Methods not in the map are enabled.
+  void setMethodProblems(const std::map<recon::Method, QString>& problems);
+  /// Whether the method list offers `m` (enabled), and the tooltip it carries.
+  bool methodEnabled(recon::Method m) const;
+  /// Where the trajectory file dialog starts while its field is empty: the data's folder.
+  void setDataFolder(const QString& folder);
+  QString dataFolder() const;
+  QString methodToolTip(recon::Method m) const;
 
  signals:
   void settingsChanged();

@@ -21,29 +21,15 @@ namespace larmor::ui {
 namespace {
 
 constexpr int kColorBarWidth = 78;
+constexpr double kTextMargin = 26;  ///< pixels around a fitted image for the overlay text
 
-/// How each plane is shown: the screen's right and up as (volume axis, sign). Axial keeps row 0 at the
+/// How a plane is shown: the screen's right and up as (volume axis, sign), from the display
+/// convention (model/display_orientation.hpp). With the identity orientation, axial keeps row 0 at the
 /// top, as the engine's PNG files do; coronal and sagittal put z (the slice direction) upwards.
 struct PlaneAxes {
   int right, rightSign, up, upSign;
 };
-PlaneAxes planeAxes(SliceView::Axis a) {
-  switch (a) {
-    case SliceView::Axial: return {0, 1, 1, -1};
-    case SliceView::Coronal: return {0, 1, 2, 1};
-    case SliceView::Sagittal: return {1, 1, 2, 1};
-  }
-  return {0, 1, 1, -1};
-}
-
-QString axisName(SliceView::Axis a) {
-  switch (a) {
-    case SliceView::Axial: return "Axial";
-    case SliceView::Coronal: return "Coronal";
-    case SliceView::Sagittal: return "Sagittal";
-  }
-  return {};
-}
+PlaneAxes planeAxes(const model::PlaneLayout& l) { return {l.right, l.rightSign, l.up, l.upSign}; }
 
 QString formatValue(double v) {
   const double a = std::abs(v);
@@ -68,7 +54,8 @@ struct SliceView::Geometry {
   double fitScale = 1;
 };
 
-SliceView::SliceView(Axis axis, QWidget* parent) : VtkCanvas(parent), vtk_(std::make_unique<Vtk>()), axis_(axis) {
+SliceView::SliceView(Axis axis, QWidget* parent)
+    : VtkCanvas(parent), vtk_(std::make_unique<Vtk>()), axis_(axis), layout_(model::planeLayout({}, axis)) {
   vtk_->actor->SetMapper(vtk_->mapper);
   vtk_->actor->GetProperty()->SetLookupTable(vtk_->lut);
   vtk_->actor->GetProperty()->UseLookupTableScalarRangeOn();
@@ -157,6 +144,15 @@ void SliceView::setPlaceholder(const QString& text) {
   update();
 }
 
+void SliceView::setOrientation(const model::DisplayOrientation& o) {
+  layout_ = model::planeLayout(o, axis_);
+  requestRender();
+}
+
+QString SliceView::orientationLetters() const {
+  return QString(QChar(layout_.left)) + QChar(layout_.rightLetter) + QChar(layout_.top) + QChar(layout_.bottom);
+}
+
 void SliceView::setViewTransform(double zoom, double panRight, double panUp) {
   zoom_ = std::clamp(zoom, 0.05, 64.0);
   panRight_ = panRight;
@@ -173,14 +169,17 @@ int SliceView::imageAreaWidth() const { return std::max(40, width() - (colorBar_
 
 SliceView::Geometry SliceView::geometry() const {
   Geometry g;
-  g.axes = planeAxes(axis_);
+  g.axes = planeAxes(layout_);
   g.areaWidth = imageAreaWidth();
   g.areaHeight = std::max(1, height());
   if (!volume_) return g;
   auto extent = [&](int a) { return volume_->dim(a) * volume_->spacing(a); };
   auto centre = [&](int a) { return 0.5 * (volume_->dim(a) - 1) * volume_->spacing(a); };
-  // Fit the whole plane with a small margin, whichever of width and height is the tighter.
-  g.fitScale = 1.03 * std::max(0.5 * extent(g.axes.up), 0.5 * extent(g.axes.right) * g.areaHeight / g.areaWidth);
+  // Fit the whole plane inside margins that keep the title, the orientation letters and the window
+  // text off the image, whichever of width and height is the tighter.
+  const double usableH = std::max(20.0, g.areaHeight - 2.0 * kTextMargin);
+  const double usableW = std::max(20.0, g.areaWidth - 2.0 * kTextMargin);
+  g.fitScale = std::max(0.5 * extent(g.axes.up) * g.areaHeight / usableH, 0.5 * extent(g.axes.right) * g.areaHeight / usableW);
   const double scale = g.fitScale / zoom_;
   g.mmPerPixel = 2 * scale / g.areaHeight;
   g.u0 = g.axes.rightSign * centre(g.axes.right) - panRight_;
@@ -289,7 +288,7 @@ void SliceView::drawOverlay(QPainter& p) {
   const QRect area(8, 6, imageAreaWidth() - 16, height() - 12);
   const QString sliceText =
       sliceCount() > 1 ? QStringLiteral("  %1 %2/%3").arg(QChar(0x00B7)).arg(slice_ + 1).arg(sliceCount()) : QString();
-  const QString heading = (title_.isEmpty() ? axisName(axis_) : title_) + sliceText;
+  const QString heading = (title_.isEmpty() ? QString::fromStdString(layout_.name) : title_) + sliceText;
   QFont bold = f;
   bold.setBold(true);
   p.setFont(bold);
@@ -298,6 +297,22 @@ void SliceView::drawOverlay(QPainter& p) {
   if (!info_.isEmpty()) shadowText(area, Qt::AlignLeft | Qt::AlignBottom, info_, text);
   const QString wl = QStringLiteral("W %1  L %2").arg(formatValue(hi_ - lo_), formatValue(0.5 * (hi_ + lo_)));
   shadowText(area, Qt::AlignRight | Qt::AlignBottom, wl, QColor(170, 180, 195));
+  // Orientation letters at the middle of each edge of the image area.
+  {
+    QFont lf = f;
+    lf.setBold(true);
+    lf.setPointSizeF(f.pointSizeF() * 1.15);
+    p.setFont(lf);
+    const QColor lc(255, 214, 10, 230);
+    const int aw = imageAreaWidth(), ah = height(), m = 6, fh = p.fontMetrics().height();
+    shadowText(QRect(m, ah / 2 - fh, 30, 2 * fh), Qt::AlignLeft | Qt::AlignVCenter, QString(QChar(layout_.left)), lc);
+    shadowText(QRect(aw - 30 - m, ah / 2 - fh, 30, 2 * fh), Qt::AlignRight | Qt::AlignVCenter,
+               QString(QChar(layout_.rightLetter)), lc);
+    shadowText(QRect(aw / 2 - 15, m + fh + 2, 30, fh + 4), Qt::AlignHCenter | Qt::AlignTop, QString(QChar(layout_.top)), lc);
+    shadowText(QRect(aw / 2 - 15, ah - 2 * fh - m - 4, 30, fh + 4), Qt::AlignHCenter | Qt::AlignBottom,
+               QString(QChar(layout_.bottom)), lc);
+    p.setFont(f);
+  }
   if (!badge_.isEmpty()) {
     QFont big = f;
     big.setPointSizeF(f.pointSizeF() * 2.2);
@@ -322,10 +337,11 @@ void SliceView::mousePressEvent(QMouseEvent* e) {
 void SliceView::mouseMoveEvent(QMouseEvent* e) {
   const QPointF d = e->position() - dragStart_;
   if (dragButton_ == Qt::LeftButton && !dragPan_) {
-    // Window/level as on a scanner console: horizontal = contrast (width), vertical = brightness (level).
+    // Window/level as on a scanner console (docs/gui.md): right/left = wider/narrower window, up/down =
+    // brighter/darker image. Brighter means a lower level (centre): dragging up (d.y() < 0) lowers it.
     const double width0 = dragHi_ - dragLo_, centre0 = 0.5 * (dragHi_ + dragLo_);
     const double w = width0 * std::exp(d.x() / 250.0);
-    const double c = centre0 - d.y() * width0 / 400.0;
+    const double c = centre0 + d.y() * width0 / 400.0;
     setWindow(c - w / 2, c + w / 2);
     emit windowDragged(lo_, hi_);
   } else if (dragPan_) {

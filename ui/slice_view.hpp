@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include "display_orientation.hpp"
 #include "display_volume.hpp"
 #include "vtk_canvas.hpp"
 
@@ -33,7 +34,10 @@ class SliceView : public VtkCanvas {
   /// Colour bar on the right with `title` (units); hidden when false.
   void setColorBar(bool visible, const QString& title = {});
   void setTitle(const QString& title);
+  QString title() const { return title_; }
   void setInfoText(const QString& text);
+  QString infoText() const { return info_; }
+  QString colorBarTitle() const { return colorBarTitle_; }
   /// A large label in the top right corner ("A", "B" while flickering).
   void setBadge(const QString& badge);
   /// The linked cursor (voxel indices in the volume), drawn as a crosshair; nullopt hides it.
@@ -43,6 +47,12 @@ class SliceView : public VtkCanvas {
   void resetView();
   /// Empty views say why (no image yet, an error).
   void setPlaceholder(const QString& text);
+  /// Which way the volume's axes point (docs/conventions.md): decides the screen layout of the plane and
+  /// the orientation letters (R/L, A/P, S/I) drawn at its edges.
+  void setOrientation(const model::DisplayOrientation& o);
+  const model::PlaneLayout& layout() const { return layout_; }
+  /// The letters at the left, right, top and bottom edges, e.g. "RLAP".
+  QString orientationLetters() const;
 
  signals:
   void hovered(int i, int j, int k);  ///< voxel under the mouse; -1s when it leaves the image
@@ -78,6 +88,7 @@ class SliceView : public VtkCanvas {
   bool colorBar_ = false;
   QString colorBarTitle_, title_, info_, badge_, placeholder_;
   std::optional<std::array<int, 3>> crosshair_;
+  model::PlaneLayout layout_;
   double zoom_ = 1, panRight_ = 0, panUp_ = 0;
   // drag state
   Qt::MouseButton dragButton_ = Qt::NoButton;

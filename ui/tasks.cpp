@@ -9,6 +9,7 @@
 #include "larmor/recon/settings_table.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <vector>
 
 namespace larmor::ui {
@@ -42,7 +43,16 @@ Task makeLambdaSweepTask(ReconJob job, const QVector<double>& lambdaList) {
     TaskOutput out;
     out.extra = nlohmann::json::array();
     std::shared_ptr<Backend> backend = job.backend ? job.backend : BackendRegistry::instance().select(job.device).backend;
-    for (const auto& p : recon::lcurve(*backend, *job.dataset, job.settings, lambdas, progress))
+    // The status line says which λ is being solved.
+    const Progress which([&](double f, const std::string& st) {
+      if (lambdas.empty()) return progress.report(f, st);
+      const std::size_t i = std::min(lambdas.size() - 1, static_cast<std::size_t>(f * lambdas.size()));
+      char l[32];
+      std::snprintf(l, sizeof l, "%.3g", lambdas[i]);
+      progress.report(f, "λ sweep: λ " + std::string(l) + " (" + std::to_string(i + 1) + "/" +
+                             std::to_string(lambdas.size()) + ") — " + st);
+    });
+    for (const auto& p : recon::lcurve(*backend, *job.dataset, job.settings, lambdas, which))
       out.extra.push_back({{"lambda", p.lambda}, {"residual_norm", p.residualNorm}, {"prior_norm", p.priorNorm},
                            {"iterations", p.iterations}});
     return out;

@@ -1,5 +1,7 @@
 #include "timings_view.hpp"
 
+#include "run_history.hpp"
+
 #include <QDoubleValidator>
 #include <QGridLayout>
 #include <QHBoxLayout>
@@ -7,6 +9,8 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QCursor>
+#include <QToolTip>
 #include <QVBoxLayout>
 #include <QtCharts/QBarCategoryAxis>
 #include <QtCharts/QBarSet>
@@ -178,6 +182,10 @@ void TimingsView::showResult(const recon::ReconResult& r, const QString& label) 
   cpu->setBorderColor(kCpu);
   QStringList names;
   double maxMs = 0;
+  for (const auto& st : stages) maxMs = std::max(maxMs, st.milliseconds);
+  // Seconds once a stage takes seconds: "39.7", not "3.965e+04" (issue 19, item 12).
+  const bool seconds = maxMs >= 2000;
+  const double unit = seconds ? 1e-3 : 1.0;
   // Bars from the top in pipeline order (a horizontal bar chart draws its first category at the bottom).
   for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
     const bool onGpu = it->device.rfind("cuda", 0) == 0;
@@ -185,23 +193,22 @@ void TimingsView::showResult(const recon::ReconResult& r, const QString& label) 
     // Same stage names can repeat (per slice); the axis needs them unique.
     while (names.contains(name)) name += QChar(0x200B);
     names << name;
-    gpu->append(onGpu ? it->milliseconds : 0.0);
-    cpu->append(onGpu ? 0.0 : it->milliseconds);
-    maxMs = std::max(maxMs, it->milliseconds);
+    gpu->append(onGpu ? it->milliseconds * unit : 0.0);
+    cpu->append(onGpu ? 0.0 : it->milliseconds * unit);
   }
   auto* series = new QHorizontalStackedBarSeries;
   series->append(gpu);
   series->append(cpu);
   series->setLabelsVisible(true);
   series->setLabelsFormat("@value");
-  series->setLabelsPrecision(4);
+  series->setLabelsPrecision(3);
   series->setLabelsPosition(QAbstractBarSeries::LabelsInsideBase);
   c->addSeries(series);
   auto* cats = new QBarCategoryAxis;
   cats->append(names);
   auto* ms = new QValueAxis;
-  ms->setTitleText(tr("milliseconds"));
-  ms->setRange(0, maxMs > 0 ? maxMs * 1.08 : 1);
+  ms->setTitleText(seconds ? tr("seconds") : tr("milliseconds"));
+  ms->setRange(0, maxMs > 0 ? maxMs * unit * 1.08 : 1);
   ms->applyNiceNumbers();
   ms->setLabelFormat("%g");
   c->addAxis(cats, Qt::AlignLeft);
@@ -210,14 +217,23 @@ void TimingsView::showResult(const recon::ReconResult& r, const QString& label) 
   series->attachAxis(ms);
   const bool anyGpu = std::any_of(stages.begin(), stages.end(), [](const StageTiming& s) { return s.device.rfind("cuda", 0) == 0; });
   c->setTitle(tr("Stage timings — %1").arg(label));
-  QString text = tr("<b>%1</b>: %2 ms in total on <b>%3</b> (%4)")
+  QString text = tr("<b>%1</b>: %2 in total on <b>%3</b> (%4)")
                      .arg(label.toHtmlEscaped())
-                     .arg(r.timings.totalMilliseconds(), 0, 'f', 1)
+                     .arg(QString::fromStdString(model::formatDuration(r.timings.totalMilliseconds())))
                      .arg(QString::fromStdString(r.device), QString::fromStdString(r.deviceName).toHtmlEscaped());
   if (!anyGpu) text += tr(" — <span style='color:#f0b040'>every stage ran on the CPU</span>");
   if (!r.deviceNotice.empty()) text += QStringLiteral("<br>") + QString::fromStdString(r.deviceNotice).toHtmlEscaped();
   summary_->setText(text);
   setConvergence(convergenceHistory(r), label);
+}
+
+QString TimingsView::summaryText() const { return summary_->text(); }
+
+void TimingsView::clearResult() {
+  clearChart(stages_->chart());
+  stages_->chart()->setTitle(tr("Stage timings — run a reconstruction"));
+  summary_->setText(tr("No reconstruction yet."));
+  setConvergence({}, {});
 }
 
 void TimingsView::setConvergence(const QVector<QPointF>& points, const QString& label) {
@@ -285,42 +301,62 @@ void TimingsView::redrawSweep() {
   }
   const bool lcurve = sweep_.front().lcurve;
   auto* line = new QLineSeries;
-  auto* dots = new QScatterSeries;
-  dots->setMarkerSize(7);
   QVector<SweepPoint> pts = sweep_;
   std::sort(pts.begin(), pts.end(), [](const SweepPoint& a, const SweepPoint& b) { return a.lambda < b.lambda; });
   double xlo = 1e300, xhi = 0, ylo = 1e300, yhi = -1e300;
+  // One marker per λ, labelled with its λ, with a tooltip, and clickable: a click runs that λ.
+  QList<QScatterSeries*> dots;
   for (const auto& p : pts) {
     if (p.lcurve != lcurve) continue;
     line->append(p.x, p.y);
-    dots->append(p.x, p.y);
+    auto* dot = new QScatterSeries;
+    dot->setMarkerSize(9);
+    dot->append(p.x, p.y);
+    dot->setPointLabelsFormat(QStringLiteral("λ %1").arg(p.lambda, 0, 'g', 2));
+    dot->setPointLabelsVisible(true);
+    dot->setPointLabelsColor(QColor(220, 226, 235));
+    const double lambda = p.lambda, px = p.x, py = p.y;
+    connect(dot, &QScatterSeries::clicked, this, [this, lambda] { emit lambdaPicked(lambda); });
+    connect(dot, &QScatterSeries::hovered, this, [this, lambda, px, py, lcurve](const QPointF&, bool on) {
+      if (!on) return;
+      QToolTip::showText(QCursor::pos(), lcurve ? tr("λ %1: ‖Fρ − d‖ %2, ‖Wρ‖ %3 — click to reconstruct with this λ")
+                                                      .arg(lambda, 0, 'g', 3).arg(px, 0, 'g', 4).arg(py, 0, 'g', 4)
+                                                : tr("λ %1: %2 % error — click to reconstruct with this λ")
+                                                      .arg(lambda, 0, 'g', 3).arg(py, 0, 'f', 2));
+    });
+    dots << dot;
     xlo = std::min(xlo, p.x), xhi = std::max(xhi, p.x), ylo = std::min(ylo, p.y), yhi = std::max(yhi, p.y);
   }
   c->addSeries(line);
-  c->addSeries(dots);
-  auto* x = new QLogValueAxis;
-  x->setLabelFormat("%.0e");
-  x->setTitleText(lcurve ? tr("‖Fρ − d‖") : tr("λ"));
-  x->setRange(xlo / 1.5, xhi * 1.5);
-  QAbstractAxis* y = nullptr;
-  if (lcurve) {
-    auto* ly = new QLogValueAxis;
-    ly->setLabelFormat("%.0e");
-    ly->setTitleText(tr("‖Wρ‖"));
-    ly->setRange(ylo / 1.5, yhi * 1.5);
-    y = ly;
-  } else {
-    auto* vy = new QValueAxis;
-    vy->setTitleText(tr("percent error"));
-    const double pad = std::max(0.5, 0.1 * (yhi - ylo));
-    vy->setRange(std::max(0.0, ylo - pad), yhi + pad);
-    y = vy;
-  }
+  for (auto* d : dots) c->addSeries(d);
+  // A log axis labels only powers of ten: within a decade it would show no numbers at all (issue 19,
+  // item 8). Linear axes with values then; log axes when the values span decades.
+  auto axisFor = [](double lo, double hi, const QString& title) -> QAbstractAxis* {
+    if (lo > 0 && hi / lo > 20) {
+      auto* a = new QLogValueAxis;
+      a->setLabelFormat("%.0e");
+      a->setMinorTickCount(8);
+      a->setRange(lo / 1.5, hi * 1.5);
+      a->setTitleText(title);
+      return a;
+    }
+    auto* a = new QValueAxis;
+    const double pad = std::max(1e-12, 0.1 * (hi - lo) + 0.02 * std::abs(hi));
+    a->setRange(std::max(0.0, lo - pad), hi + pad);
+    a->setLabelFormat("%.3g");
+    a->setTickCount(5);
+    a->setTitleText(title);
+    return a;
+  };
+  QAbstractAxis* x = axisFor(xlo, xhi, lcurve ? tr("data misfit ‖Fρ − d‖") : tr("λ"));
+  QAbstractAxis* y = lcurve ? axisFor(ylo, yhi, tr("prior ‖Wρ‖")) : axisFor(std::max(0.0, ylo), yhi, tr("percent error"));
   c->addAxis(x, Qt::AlignBottom);
   c->addAxis(y, Qt::AlignLeft);
-  for (QAbstractSeries* s : {static_cast<QAbstractSeries*>(line), static_cast<QAbstractSeries*>(dots)}) {
-    s->attachAxis(x);
-    s->attachAxis(y);
+  line->attachAxis(x);
+  line->attachAxis(y);
+  for (auto* d : dots) {
+    d->attachAxis(x);
+    d->attachAxis(y);
   }
   c->legend()->hide();
   c->setTitle(lcurve ? tr("L-curve (%1 λ values)").arg(pts.size())

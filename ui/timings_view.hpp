@@ -28,15 +28,22 @@ class TimingsView : public QWidget {
   /// Adds residuals seen in the progress text when the result carries none.
   void setConvergence(const QVector<QPointF>& points, const QString& label);
   void clearSweep();
+  /// Forgets the shown run's stages and convergence (new data).
+  void clearResult();
+  /// The stage chart's summary line (tests).
+  QString summaryText() const;
   /// The λ sweep's points: {"lambda", "residual_norm", "prior_norm"} (an L-curve) or {"lambda",
   /// "percent_error"} (error against the reference), as makeLambdaSweepTask returns them.
   void setSweep(const nlohmann::json& points);
   int sweepPoints() const { return static_cast<int>(sweep_.size()); }
   QChartView* stageChart() const { return stages_; }
+  QChartView* lcurveChart() const { return lcurve_; }
   QVector<double> sweepLambdas() const;
 
  signals:
   void sweepRequested(const QVector<double>& lambdas);
+  /// A point of the λ sweep was clicked: reconstruct with that λ.
+  void lambdaPicked(double lambda);
 
  private:
   void redrawSweep();

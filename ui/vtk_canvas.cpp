@@ -72,7 +72,10 @@ QImage VtkCanvas::frame() {
 
 void VtkCanvas::paintEvent(QPaintEvent*) {
   // Rendering here (not in a timer) is what makes QWidget::grab include the VTK picture.
-  if (dirty_ || frame_.isNull() || frame_.size() / frame_.devicePixelRatio() != size()) renderNow();
+  if (dirty_ || frame_.isNull() || frame_.size() / frame_.devicePixelRatio() != size()) {
+    renderNow();
+    ++frames_;
+  }
   QPainter p(this);
   p.drawImage(0, 0, frame_);
   p.setRenderHint(QPainter::Antialiasing);

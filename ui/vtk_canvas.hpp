@@ -22,6 +22,8 @@ class VtkCanvas : public QWidget {
   vtkRenderWindow* renderWindow() const;
   /// Marks the scene changed; the next paint renders it (several changes cost one render).
   void requestRender();
+  /// Frames rendered by VTK so far (a new picture on screen; the λ latency test counts them).
+  quint64 framesRendered() const { return frames_; }
   /// Renders now if needed and returns the frame (what the widget paints, without the Qt overlay).
   QImage frame();
 
@@ -35,6 +37,7 @@ class VtkCanvas : public QWidget {
 
  private:
   void renderNow();
+  quint64 frames_ = 0;
   struct Vtk;
   std::unique_ptr<Vtk> vtk_;
   QImage frame_;

@@ -25,7 +25,7 @@ class QThreadPool;
 
 namespace larmor::ui {
 
-enum class TaskKind { Load, Recon, Sweep };
+enum class TaskKind { Load, Recon, Sweep, Prepare };  // Prepare: live λ setup (live_lambda.hpp)
 
 struct TaskOutput {
   std::shared_ptr<const Dataset> dataset;            ///< Load

@@ -8,6 +8,8 @@
 #include "larmor/phantom/simulate.hpp"
 #include "larmor/recon/recon.hpp"
 #include "workstation_model.hpp"
+#include "display_orientation.hpp"
+#include "method_fit.hpp"
 
 using namespace larmor;
 using namespace larmor::model;
@@ -118,7 +120,7 @@ TEST_F(WorkstationModelTest, APlanSaysWhatIsMissing) {
   EXPECT_TRUE(plan.backend);
   EXPECT_FALSE(plan.settings.keepCoilImages);  // the viewer shows the combined image
   EXPECT_TRUE(plan.session.settings.keepCoilImages);  // the session itself is as the user set it
-  EXPECT_EQ(plan.description, "fft");
+  EXPECT_EQ(plan.description, "FFT");
   EXPECT_NE(m.planRun(RunKind::Sweep).error.find("CG"), std::string::npos);  // fft has no λ
 }
 
@@ -127,7 +129,7 @@ TEST_F(WorkstationModelTest, RunsAreNumberedLabelledAndShown) {
   const RunRecord* first = addRun(m, 5);
   ASSERT_TRUE(first);
   EXPECT_EQ(first->number, 1);
-  EXPECT_EQ(first->label, "run 1: fft");
+  EXPECT_EQ(first->label, "run 1: FFT");
   EXPECT_EQ(m.shownRun()->number, 1);
   EXPECT_EQ(seen.added, 1);
   EXPECT_EQ(seen.shown, 1);
@@ -139,7 +141,7 @@ TEST_F(WorkstationModelTest, RunsAreNumberedLabelledAndShown) {
   m.setSession(s);
   const RunRecord* second = addRun(m, 6);
   ASSERT_TRUE(second);
-  EXPECT_EQ(second->label, "run 2: cg, fd λ 0.01");
+  EXPECT_EQ(second->label, "run 2: CG, fd λ 0.01");
   EXPECT_EQ(m.runs().find(1)->settings.settings.method, recon::Method::Fft);
   EXPECT_EQ(m.shownResult(), second->result);
   EXPECT_TRUE(m.showRun(1));
@@ -188,7 +190,7 @@ TEST_F(WorkstationModelTest, TheTruthAndRunsOfTheSameSizeCanBeCompared) {
   EXPECT_EQ(c.reference, kTruth);
   const int before = seen.comparisons;
   EXPECT_TRUE(m.chooseReference(1));
-  EXPECT_EQ(m.comparison().chosen()->label, "run 1: fft");
+  EXPECT_EQ(m.comparison().chosen()->label, "run 1: FFT");
   EXPECT_EQ(seen.comparisons, before + 1);
   EXPECT_FALSE(m.chooseReference(7));
   quality::Metrics q;
@@ -255,11 +257,12 @@ TEST_F(WorkstationModelTest, ExportsProposeANameAndRememberTheirFolder) {
   m.loadStarted(2, DataSource::file("/data/scan.h5"));
   ASSERT_TRUE(m.loadFinished(2, simulated(smallPhantom())));
   ASSERT_TRUE(addRun(m, 3));
-  EXPECT_EQ(m.suggestedOutputBase("/work/here"), "/data/scan-fft");
+  // Larmor's output folder, not the raw data's folder (issue 19, item 10).
+  EXPECT_EQ(m.suggestedOutputBase("/work/here"), "/work/here/scan-fft");
   m.recordExport({"dicom", "/nonexistent/out/series", false, "cannot create"});
   EXPECT_EQ(seen.exports, 1);
   EXPECT_FALSE(m.exports().last->ok);
-  EXPECT_EQ(m.suggestedOutputBase("/work/here"), "/data/scan-fft");  // a failed export moves nothing
+  EXPECT_EQ(m.suggestedOutputBase("/work/here"), "/work/here/scan-fft");  // a failed export moves nothing
   m.recordExport({"nifti", "/exports/today/scan.nii", true, ""});
   EXPECT_EQ(m.suggestedOutputBase("/work/here"), "/exports/today/scan-fft");
 }
@@ -291,11 +294,71 @@ TEST_F(WorkstationModelTest, SessionDeviceAndSliceTellTheObservers) {
 TEST(WorkstationModelLabels, DescribeSettings) {
   recon::ReconSettings s;
   s.method = recon::Method::Grappa;
-  EXPECT_EQ(describeSettings(s), "grappa");
+  EXPECT_EQ(describeSettings(s), "GRAPPA");
   s.method = recon::Method::Cg;
   s.iterative.regularizer = ops::RegularizerKind::Anatomical;
   s.iterative.lambda = 1e-6;
-  EXPECT_EQ(describeSettings(s), "cg, anatomical λ 1e-06");
+  EXPECT_EQ(describeSettings(s), "CG, anatomical λ 1e-06");
+  // Clinical labels: GRAPPA names its acceleration from the data (issue 19, item 4).
+  Header h;
+  h.accelerationPe1 = 4;
+  s.method = recon::Method::Grappa;
+  EXPECT_EQ(describeSettings(s, &h), "GRAPPA R4");
+  EXPECT_EQ(formatDuration(39650), "39.6 s");
+  EXPECT_EQ(formatDuration(164.2), "164 ms");
+}
+
+// Issue 19, item 5: which methods can apply, said once for the GUI's list and the run plan.
+TEST(WorkstationModelMethods, MethodsThatCannotApplySayWhy) {
+  Header cart, radial;
+  radial.trajectory = TrajectoryKind::Radial;
+  for (auto m : {recon::Method::Gridding, recon::Method::Tron, recon::Method::Dft}) {
+    EXPECT_NE(methodProblem(m, cart).find("non-Cartesian"), std::string::npos);
+    EXPECT_EQ(methodProblem(m, radial), "");
+  }
+  for (auto m : {recon::Method::Fft, recon::Method::Grappa}) {
+    EXPECT_NE(methodProblem(m, radial).find("Cartesian grid"), std::string::npos);
+    EXPECT_EQ(methodProblem(m, cart), "");
+  }
+  for (auto m : {recon::Method::Cg, recon::Method::Cs}) {
+    EXPECT_EQ(methodProblem(m, cart), "");
+    EXPECT_EQ(methodProblem(m, radial), "");
+  }
+}
+
+// Issue 19, item 4: one display convention for every format; letters from the geometry.
+TEST(WorkstationModelOrientation, OneConventionForEveryFormat) {
+  Header h;
+  h.geometry.present = true;  // the simulator's identity geometry: x = L, y = P
+  PlaneLayout p = planeLayout(displayOrientation(h, "simulated"), 2);
+  EXPECT_EQ(p.name, "Axial");
+  EXPECT_EQ(p.right, 0);
+  EXPECT_EQ(p.rightSign, 1);
+  EXPECT_EQ(p.upSign, -1);  // row 0 at the top
+  EXPECT_EQ(std::string({p.left, p.rightLetter, p.top, p.bottom}), "RLAP");
+  // ISMRMRD without geometry (ismrmrd_generate_cartesian_shepp_logan): y grows upwards.
+  Header none;
+  p = planeLayout(displayOrientation(none, "/data/testdata.h5"), 2);
+  EXPECT_EQ(p.right, 0);
+  EXPECT_EQ(p.upSign, 1);
+  EXPECT_EQ(std::string({p.left, p.rightLetter, p.top, p.bottom}), "RLAP");
+  // BART .cfl: dim 0 down the rows, dim 1 across.
+  p = planeLayout(displayOrientation(none, "/data/k.cfl"), 2);
+  EXPECT_EQ(p.right, 1);
+  EXPECT_EQ(p.up, 0);
+  EXPECT_EQ(p.upSign, -1);
+  // A sagittal acquisition (read = -y/A... phase = -z, slice = x): anterior left, superior up.
+  Header sag;
+  sag.geometry.present = true;
+  const float rd[3] = {0, 1, 0}, pd[3] = {0, 0, -1}, sd[3] = {1, 0, 0};
+  std::copy(rd, rd + 3, sag.geometry.readDir);
+  std::copy(pd, pd + 3, sag.geometry.phaseDir);
+  std::copy(sd, sd + 3, sag.geometry.sliceDir);
+  p = planeLayout(displayOrientation(sag, "scan.h5"), 2);
+  EXPECT_EQ(p.name, "Sagittal");
+  EXPECT_EQ(std::string({p.left, p.rightLetter, p.top, p.bottom}), "APSI");
+  EXPECT_EQ(p.right, 0);
+  EXPECT_EQ(p.upSign, -1);  // phase (-z = I) grows downwards
 }
 
 TEST(WorkstationModelRun, AReconstructionOfTheModelsPlanIsARun) {

@@ -16,11 +16,11 @@ bool canCompare(const CArray& a, const CArray& b) {
 }
 
 std::vector<CompareCandidate> compareCandidates(const RunRecord* shown, const RunHistory& runs,
-                                                const std::shared_ptr<const CArray>& truth) {
+                                                const std::shared_ptr<const CArray>& truth, const std::string& truthLabel) {
   std::vector<CompareCandidate> out;
   if (!shown || !shown->result) return out;
   const CArray& a = shown->result->image;
-  if (truth && canCompare(a, *truth)) out.push_back({kTruth, "phantom truth", truth});
+  if (truth && canCompare(a, *truth)) out.push_back({kTruth, truthLabel, truth});
   for (const RunRecord& r : runs.runs())
     if (r.number != shown->number && r.result && canCompare(a, r.result->image))
       out.push_back({r.number, r.label, r.image()});

@@ -36,7 +36,8 @@ bool canCompare(const CArray& a, const CArray& b);
 /// The references for `shown`: the truth first (when there is one of the right size), then the other
 /// kept runs of the same size, newest first. Empty without a shown run.
 std::vector<CompareCandidate> compareCandidates(const RunRecord* shown, const RunHistory& runs,
-                                                const std::shared_ptr<const CArray>& truth);
+                                                const std::shared_ptr<const CArray>& truth,
+                                                const std::string& truthLabel = "phantom truth");
 
 /// The reference after the candidates changed: `current` while it is still offered, else the first
 /// candidate, else kNoReference.

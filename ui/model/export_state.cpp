@@ -6,12 +6,12 @@
 namespace larmor::model {
 
 std::string defaultOutputBase(const DataSource& source, const RunRecord* run, const std::string& lastFolder,
-                              const std::string& workingDirectory) {
+                              const std::string& outputFolder) {
   namespace fs = std::filesystem;
   std::string base = source.isFile() ? fs::path(source.path).stem().string() : std::string("phantom");
   if (run) base += "-" + recon::toString(run->settings.settings.method);
   fs::path folder = lastFolder;
-  if (folder.empty()) folder = source.isFile() ? fs::absolute(fs::path(source.path)).parent_path() : fs::path(workingDirectory);
+  if (folder.empty()) folder = fs::path(outputFolder);  // never the raw data's folder by default
   return (folder / base).string();
 }
 

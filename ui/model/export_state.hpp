@@ -22,8 +22,8 @@ struct ExportState {
 };
 
 /// "<folder>/<data name without extension, or phantom>[-<method of the run>]" without a suffix. The
-/// folder: `lastFolder`, else the data file's folder, else `workingDirectory`.
+/// folder: `lastFolder`, else `outputFolder` (Larmor's output folder: never the raw data's folder by default).
 std::string defaultOutputBase(const DataSource& source, const RunRecord* run, const std::string& lastFolder,
-                              const std::string& workingDirectory);
+                              const std::string& outputFolder);
 
 }  // namespace larmor::model

@@ -1,9 +1,11 @@
 // Labels, summaries and the kept list of runs (run_history.hpp).
 #include "run_history.hpp"
 
+#include <cmath>
 #include <cstdio>
 
 #include "larmor/recon/settings_table.hpp"
+#include "method_fit.hpp"
 
 namespace larmor::model {
 
@@ -21,9 +23,17 @@ std::shared_ptr<const CArray> RunRecord::image() const {
   return result ? std::shared_ptr<const CArray>(result, &result->image) : nullptr;
 }
 
+std::string formatDuration(double ms) {
+  if (!(ms >= 0)) return "?";
+  if (ms < 10) return formatted(ms, "%.2f") + " ms";
+  if (ms < 2000) return formatted(ms, "%.0f") + " ms";
+  if (ms < 120000) return formatted(ms / 1000, "%.1f") + " s";
+  return formatted(std::floor(ms / 60000), "%.0f") + " min " + formatted(std::fmod(ms / 1000, 60.0), "%02.0f") + " s";
+}
+
 std::string RunRecord::summary() const {
   if (!result) return label;
-  std::string s = label + " — " + formatted(result->timings.totalMilliseconds(), "%.1f") + " ms on " + result->device;
+  std::string s = label + " — " + formatDuration(result->timings.totalMilliseconds()) + " on " + result->device;
   const auto& m = result->metrics;
   if (m.contains("percent_error") && m["percent_error"].is_number() && m.contains("psnr_db") && m.contains("ssim"))
     s += "  |  " + formatted(m["percent_error"].get<double>(), "%.2f") + " % error, PSNR " +
@@ -31,8 +41,12 @@ std::string RunRecord::summary() const {
   return s;
 }
 
-std::string describeSettings(const recon::ReconSettings& settings) {
-  std::string s = recon::toString(settings.method);
+std::string describeSettings(const recon::ReconSettings& settings, const Header* header) {
+  std::string s = methodLabel(settings.method);
+  if (settings.method == recon::Method::Grappa && header) {
+    const int r1 = header->accelerationPe1, r2 = header->accelerationPe2;
+    if (r1 > 1 || r2 > 1) s += " R" + std::to_string(r1) + (r2 > 1 ? "x" + std::to_string(r2) : std::string());
+  }
   if (settings.method == recon::Method::Cg || settings.method == recon::Method::Cs)
     s += ", " + recon::settings::choiceName("iterative.regularizer", static_cast<int>(settings.iterative.regularizer)) + " λ " + formatted(settings.iterative.lambda, "%.3g");
   return s;

@@ -24,8 +24,12 @@ struct RunRecord {
   std::string summary() const;
 };
 
-/// "fft", "cg, fd λ 0.01": the method and, for the iterative one, its regularizer and λ.
-std::string describeSettings(const recon::ReconSettings& settings);
+/// "FFT", "GRAPPA R4", "CG, fd λ 0.01": the method as the GUI names it, GRAPPA's acceleration (from the
+/// data's header when given) and, for the iterative methods, the regularizer and λ.
+std::string describeSettings(const recon::ReconSettings& settings, const Header* header = nullptr);
+
+/// "4.20 ms", "164 ms", "39.7 s", "2 min 05 s": a duration as people read it.
+std::string formatDuration(double ms);
 
 class RunHistory {
  public:

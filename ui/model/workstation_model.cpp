@@ -1,6 +1,8 @@
 // The workstation model's decisions (workstation_model.hpp).
 #include "workstation_model.hpp"
 
+#include "method_fit.hpp"
+
 #include <algorithm>
 #include <filesystem>
 
@@ -44,6 +46,11 @@ bool WorkstationModel::loadFinished(std::uint64_t task, std::shared_ptr<const Da
 }
 
 void WorkstationModel::setDataset(std::shared_ptr<const Dataset> dataset, DataSource source) {
+  // The previous data's runs stay comparable (issue 19, item 6: an R4 GRAPPA against the fully sampled
+  // reconstruction of another file), named with their data; the newest first, a few kept.
+  if (data_.dataset)
+    for (auto it = runs_.runs().rbegin(); it != runs_.runs().rend(); ++it)
+      keepForComparison({it->number, data_.source.name() + " · " + it->label, it->image()});
   data_ = describeDataset(std::move(dataset), std::move(source));
   // Everything that belonged to the previous data goes: its runs (and what is shown and compared)
   // and where its exports went. The session settings and the device stay.
@@ -100,6 +107,10 @@ RunPlan WorkstationModel::planRun(RunKind kind) {
     plan.error = "No data: open a file or make a phantom first.";
     return plan;
   }
+  if (const std::string why = methodProblem(session_.settings.method, data_.dataset->header); !why.empty()) {
+    plan.error = why;
+    return plan;
+  }
   if (!selectDevice(session_.device)) {
     plan.error = deviceError_;
     return plan;
@@ -108,7 +119,7 @@ RunPlan WorkstationModel::planRun(RunKind kind) {
   plan.settings = session_.settings;
   plan.settings.keepCoilImages = false;  // the viewer shows the combined image; skip the coil download
   plan.backend = backend_;
-  plan.description = describeSettings(session_.settings);
+  plan.description = describeSettings(session_.settings, &data_.dataset->header);
   if (kind == RunKind::LiveLambda)
     if (const RunRecord* shown = shownRun()) plan.warmStart = shown->image();
   return plan;
@@ -166,11 +177,31 @@ void WorkstationModel::setSlice(int slice) {
 // --- comparison --------------------------------------------------------------------------------------
 
 void WorkstationModel::updateComparison() {
-  comparison_.candidates = compareCandidates(shownRun(), runs_, data_.truth);
+  // A phantom's truth is the phantom; a file's reference is the image the file carries (often the
+  // fully sampled reconstruction), not a "phantom truth".
+  const std::string truthLabel =
+      data_.source.isFile() ? "reference image in " + data_.source.name() : std::string("phantom truth");
+  comparison_.candidates = compareCandidates(shownRun(), runs_, data_.truth, truthLabel);
+  if (shownRun())
+    for (const CompareCandidate& e : earlier_)
+      if (e.image && canCompare(shownRun()->result->image, *e.image)) comparison_.candidates.push_back(e);
   comparison_.test = shown_;
   comparison_.reference = keepReference(comparison_.candidates, comparison_.reference);
   comparison_.metrics.reset();
   notify([](WorkstationObserver& o) { o.comparisonChanged(); });
+}
+
+void WorkstationModel::keepForComparison(CompareCandidate c) {
+  earlier_.insert(earlier_.begin(), std::move(c));
+  if (earlier_.size() > kEarlierKept) earlier_.resize(kEarlierKept);
+}
+
+int WorkstationModel::addReferenceImage(std::string label, std::shared_ptr<const CArray> image) {
+  const int id = --referenceIds_;  // -2, -3, ...: below kNoReference, never a run's number
+  keepForComparison({id, std::move(label), std::move(image)});
+  updateComparison();
+  chooseReference(id);
+  return id;
 }
 
 bool WorkstationModel::chooseReference(int run) {
@@ -194,8 +225,8 @@ std::string WorkstationModel::exportProblem() const {
   return shownRun() && data_.dataset ? std::string() : std::string("no reconstruction to export yet");
 }
 
-std::string WorkstationModel::suggestedOutputBase(const std::string& workingDirectory) const {
-  return defaultOutputBase(data_.source, shownRun(), export_.lastFolder, workingDirectory);
+std::string WorkstationModel::suggestedOutputBase(const std::string& outputFolder) const {
+  return defaultOutputBase(data_.source, shownRun(), export_.lastFolder, outputFolder);
 }
 
 void WorkstationModel::recordExport(ExportOutcome outcome) {

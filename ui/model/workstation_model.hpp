@@ -101,6 +101,9 @@ class WorkstationModel {
   const ComparisonState& comparison() const { return comparison_; }
   /// Chooses a reference among the candidates (false when it is not offered).
   bool chooseReference(int run);
+  /// An image file as a reference (B) for any run of its size: kept with the earlier data's runs, chosen
+  /// at once when it fits the shown run; returns its candidate id (negative).
+  int addReferenceImage(std::string label, std::shared_ptr<const CArray> image);
   /// The metrics of the current pair (the compare view computes them off the GUI thread).
   void setComparisonMetrics(std::optional<quality::Metrics> metrics);
 
@@ -109,7 +112,7 @@ class WorkstationModel {
   /// Why the shown result cannot be exported ("no reconstruction to export yet"), or "".
   std::string exportProblem() const;
   /// The name an export dialog proposes, without a suffix (defaultOutputBase).
-  std::string suggestedOutputBase(const std::string& workingDirectory) const;
+  std::string suggestedOutputBase(const std::string& outputFolder) const;
   void recordExport(ExportOutcome outcome);
 
  private:
@@ -133,6 +136,12 @@ class WorkstationModel {
   int slice_ = -1;
   ComparisonState comparison_;
   ExportState export_;
+
+ private:
+  void keepForComparison(CompareCandidate c);
+  static constexpr std::size_t kEarlierKept = 8;
+  std::vector<CompareCandidate> earlier_;  ///< runs of earlier data and reference files, newest first
+  int referenceIds_ = kNoReference;
 };
 
 }  // namespace larmor::model

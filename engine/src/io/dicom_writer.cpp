@@ -452,7 +452,14 @@ std::vector<std::string> writeDicomSeriesFiles(const std::string& dir, const rec
   }
 
   nlohmann::json prov = r.provenance;
-  if (o.anonymize) scrubProvenance(prov);
+  if (o.anonymize) {
+    scrubProvenance(prov);
+  } else if (prov.is_object()) {
+    // A series leaves the site: the host name goes, the raw data's path shrinks to its file name.
+    prov.erase("host");
+    if (prov.contains("input") && prov["input"].is_string())
+      prov["input"] = std::filesystem::path(prov["input"].get<std::string>()).filename().string();
+  }
   // ensure_ascii: the JSON is plain ASCII whatever the input paths held, so UT needs no character set.
   ctx.provenanceJson = prov.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
 

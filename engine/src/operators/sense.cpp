@@ -145,7 +145,7 @@ SenseEncoding::SenseEncoding(Backend& backend, NufftPlan& plan, const CoilSensit
   samples_ = backend.allocate(bytesOf(samples()));
 }
 
-void SenseEncoding::adjoint(const std::vector<std::unique_ptr<Buffer>>& data, Buffer& out) {
+void SenseEncoding::adjoint(const std::vector<std::unique_ptr<Buffer>>& data, Buffer& out, const Progress& progress) {
   const index_t n = voxels();
   require(static_cast<index_t>(data.size()) == coils(), "encoding: data for " + std::to_string(data.size()) +
                                                              " coils, the operator has " + std::to_string(coils()));
@@ -160,6 +160,8 @@ void SenseEncoding::adjoint(const std::vector<std::unique_ptr<Buffer>>& data, Bu
         backend_.multiply(*image_, coils_->map(c), n, *image_, n, true);
         backend_.axpby(out, cfloat(1.f), *image_, cfloat(1.f), n);
       }
+      progress.report(static_cast<double>(c + 1) / static_cast<double>(coils()),
+                      "F^H d: coil " + std::to_string(c + 1) + "/" + std::to_string(coils()));
     }
   }
   backend_.scale(out, cfloat(static_cast<float>(scale_), 0.f), n);

@@ -390,7 +390,8 @@ void IterativeProblem::Impl::computeRhs(const ReconSettings& s, const CArray& sa
     }
     backend.scale(*p.rhs, cfloat(static_cast<float>(p.scale), 0.f), p.n);
   } else {
-    p.encoding->adjoint(p.data, *p.rhs);
+    p.encoding->adjoint(p.data, *p.rhs,
+                        Progress([&](double f, const std::string& st) { progress.report(0.4 + 0.5 * f, "cg: " + st); }));
   }
 }
 

@@ -16,6 +16,7 @@
 #include <memory>
 #include <vector>
 
+#include "larmor/util/progress.hpp"
 #include "larmor/array/array.hpp"
 #include "larmor/backend/backend.hpp"
 #include "larmor/ops/nufft.hpp"
@@ -95,8 +96,9 @@ class SenseEncoding {
   index_t samples() const { return plan_.samples(); }
   index_t voxels() const { return plan_.imageShape().size(); }
   index_t coils() const { return coils_ ? coils_->coils() : 1; }
-  /// out = E^H d; data holds one buffer of M samples per coil.
-  void adjoint(const std::vector<std::unique_ptr<Buffer>>& data, Buffer& out);
+  /// out = E^H d; data holds one buffer of M samples per coil. Reports progress (fraction of the coils
+  /// done) after each coil: an exact-DFT adjoint takes seconds per coil.
+  void adjoint(const std::vector<std::unique_ptr<Buffer>>& data, Buffer& out, const Progress& progress = {});
   /// ||E x - d||^2 (forward transforms, one per coil).
   double residualSquared(const Buffer& x, const std::vector<std::unique_ptr<Buffer>>& data);
 

@@ -1,0 +1,473 @@
+// GUI tests of issue 19 (the workstation as a radiographer, a researcher tuning λ and a presenter use
+// it): each defect of the issue has a test here that failed before its fix. Qt Test under Xvfb, as
+// test_gui.cpp; run one function: larmor_gui_workflow_tests FUNCTION.
+#include <QApplication>
+#include <QComboBox>
+#include <QDir>
+#include <QDockWidget>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QSysInfo>
+#include <QMouseEvent>
+#include <QProcess>
+#include <QSlider>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QtCharts/QChart>
+#include <QtCharts/QChartView>
+#include <QtCharts/QScatterSeries>
+#include <QtCharts/QValueAxis>
+#include <QtTest/QtTest>
+
+#include "compare_view.hpp"
+#include "demo.hpp"
+#include "gui_test_support.hpp"
+#include "image_viewer.hpp"
+#include "main_window.hpp"
+#include "settings_panel.hpp"
+#include "slice_view.hpp"
+#include "theme.hpp"
+#include "timings_view.hpp"
+
+using namespace larmor;
+using namespace larmor::ui;
+using namespace larmor::ui::test;
+
+class WorkflowTest : public QObject {
+  Q_OBJECT
+
+ private:
+  std::unique_ptr<MainWindow> w_;
+  int finished_ = 0, failed_ = 0, loaded_ = 0, loadFailed_ = 0;
+
+  void load(const phantom::SimulateSettings& s) {
+    const int before = loaded_;
+    w_->newPhantom(s);
+    QVERIFY2(waitUntil([&] { return loaded_ > before || loadFailed_ > 0; }, 60000), "the phantom was not generated");
+    QVERIFY2(loaded_ > before, qPrintable(w_->lastError()));
+  }
+  void open(const QString& path) {
+    const int before = loaded_, lf = loadFailed_;
+    w_->openFile(path);
+    QVERIFY2(waitUntil([&] { return loaded_ > before || loadFailed_ > lf; }, 60000), "the file did not load");
+    QVERIFY2(loaded_ > before, qPrintable(w_->lastError()));
+  }
+  bool run(int ms = 90000) {
+    const int f = finished_, e = failed_;
+    w_->runReconstruction();
+    waitUntil([&] { return finished_ > f || failed_ > e; }, ms);
+    return finished_ > f;
+  }
+  void setMethod(recon::Method m, int iterations = 0) {
+    SessionState s = w_->session();
+    s.settings.method = m;
+    recon::settings::applyMethodDefaults(s.settings);
+    if (iterations > 0) s.settings.iterative.iterations = iterations;
+    s.device = "auto";
+    w_->applySession(s);
+  }
+  SliceView* axial() const { return w_->imageViewer()->planeView(SliceView::Axial); }
+  /// Runs a tool; false (and the test is skipped by the caller) when it is not installed.
+  static bool tool(const QString& program, const QStringList& args, const QString& dir) {
+    if (QStandardPaths::findExecutable(program).isEmpty()) return false;
+    QProcess p;
+    p.setWorkingDirectory(dir);
+    p.start(program, args);
+    return p.waitForFinished(60000) && p.exitCode() == 0;
+  }
+  /// The mouse over `v` at `p` (an event, as the window system sends it; QTest::mouseMove may not arrive).
+  static void hover(QWidget* v, QPoint p) {
+    QMouseEvent move(QEvent::MouseMove, QPointF(p), v->mapToGlobal(QPointF(p)), Qt::NoButton, Qt::NoButton, Qt::NoModifier);
+    QApplication::sendEvent(v, &move);
+  }
+  /// Mean grey of the upper and lower halves of the image area of a view (the colour bar left out).
+  static std::pair<double, double> halves(SliceView* v) {
+    const QImage img = v->grab().toImage().convertToFormat(QImage::Format_Grayscale8);
+    const int w = img.width() - 90, h = img.height();
+    double top = 0, bottom = 0;
+    for (int y = h / 8; y < 7 * h / 8; ++y)
+      for (int x = w / 8; x < 7 * w / 8; ++x) (y < h / 2 ? top : bottom) += img.constScanLine(y)[x];
+    return {top, bottom};
+  }
+
+ private slots:
+  void init() {
+    w_ = std::make_unique<MainWindow>();
+    w_->applySession(SessionState{});
+    w_->resize(1400, 900);
+    w_->show();
+    QVERIFY(QTest::qWaitForWindowExposed(w_.get()));
+    finished_ = failed_ = loaded_ = loadFailed_ = 0;
+    connect(w_.get(), &MainWindow::reconFinished, this, [this] { ++finished_; });
+    connect(w_.get(), &MainWindow::reconFailed, this, [this] { ++failed_; });
+    connect(w_.get(), &MainWindow::datasetLoaded, this, [this] { ++loaded_; });
+    connect(w_.get(), &MainWindow::loadFailed, this, [this] { ++loadFailed_; });
+  }
+  void cleanup() { w_.reset(); }
+
+  // Item 1: a long "No reference ..." message in the compare tab must not widen the window or squeeze
+  // the dataset panel, during and after.
+  void compareLayoutStaysBounded() {
+    load(smallPhantom(TrajectoryKind::Cartesian, 64, 4, 2, 16));
+    setMethod(recon::Method::Grappa);
+    QVERIFY2(run(), qPrintable(w_->lastError()));
+    auto* dock = w_->findChild<QDockWidget*>("datasetDock");
+    QVERIFY(dock);
+    const int width0 = w_->width();
+    // Data without a reference: the compare tab says so, at length.
+    const QString longName = QString(60, QChar('x'));
+    w_->compareView()->setComparison(w_->model().shownRun()->image(), longName + QStringLiteral(" GRAPPA R2"), {1, 1, 1}, {}, -1);
+    w_->showTab("compare");
+    QVERIFY(waitUntil([&] { return w_->compareView()->ready(); }, 10000));
+    QTest::qWait(300);
+    QVERIFY2(w_->compareView()->statusText().contains("No reference"), qPrintable(w_->compareView()->statusText()));
+    qInfo("window %d px (was %d), dataset panel %d px", w_->width(), width0, dock->width());
+    QVERIFY2(w_->width() <= std::max(width0, 1440), "the window grew");
+    QVERIFY2(dock->width() >= 200, "the dataset panel collapsed");
+    w_->showTab("image");
+    QTest::qWait(200);
+    QVERIFY(w_->width() <= std::max(width0, 1440));
+    QVERIFY(dock->width() >= 200);
+  }
+
+  // Item 9: window/level drag as docs/gui.md says: up = brighter (lower level), right = wider window.
+  void windowLevelDragUpIsBrighter() {
+    load(smallPhantom(TrajectoryKind::Cartesian, 64, 2));
+    QVERIFY(run());
+    SliceView* v = axial();
+    const double lo0 = v->windowLow(), hi0 = v->windowHigh();
+    const QPoint p0(v->width() / 3, v->height() / 2), p1 = p0 - QPoint(0, 120);
+    QTest::mousePress(v, Qt::LeftButton, Qt::NoModifier, p0);
+    QMouseEvent move(QEvent::MouseMove, QPointF(p1), v->mapToGlobal(QPointF(p1)), Qt::NoButton, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(v, &move);
+    QTest::mouseRelease(v, Qt::LeftButton, Qt::NoModifier, p1);
+    const double c0 = 0.5 * (lo0 + hi0), c1 = 0.5 * (v->windowLow() + v->windowHigh());
+    qInfo("level %.4g -> %.4g after dragging up", c0, c1);
+    QVERIFY2(c1 < c0, "dragging up must lower the level (brighter image)");
+    QCOMPARE(w_->imageViewer()->windowLow(), v->windowLow());  // the viewer and its edits follow
+  }
+
+  // Item 4: orientation letters from the geometry, one display convention for the simulator, ISMRMRD
+  // without geometry (upside-down before) and BART (turned 90° before); clinical labels; mm in the
+  // probe; window presets.
+  void orientationAndClinicalLabels() {
+    load(smallPhantom(TrajectoryKind::Cartesian, 64, 4, 2, 16));
+    setMethod(recon::Method::Grappa);
+    QVERIFY(run());
+    QCOMPARE(axial()->orientationLetters(), QStringLiteral("RLAP"));
+    QCOMPARE(axial()->colorBarTitle(), QStringLiteral("magnitude"));
+    QCOMPARE(QString::fromStdString(w_->model().shownRun()->label), QStringLiteral("run 1: GRAPPA R2"));
+    const auto [top, bottom] = halves(axial());
+    QVERIFY2(top > bottom, "the simulator's phantom is not upright");
+    hover(axial(), QPoint(axial()->width() / 3, axial()->height() / 2));
+    QVERIFY(waitUntil([&] { return w_->imageViewer()->probeText().contains("magnitude"); }, 3000));
+    QVERIFY2(w_->imageViewer()->probeText().contains(QRegularExpression("[RL] \\d+\\.\\d  [AP] \\d+\\.\\d  [SI] \\d+\\.\\d mm")),
+             qPrintable(w_->imageViewer()->probeText()));
+    w_->imageViewer()->applyWindowPreset(QStringLiteral("Full range"));
+    const double full = w_->imageViewer()->windowHigh();
+    w_->imageViewer()->applyWindowPreset(QStringLiteral("Auto"));
+    QVERIFY(w_->imageViewer()->windowHigh() <= full);
+    w_->imageViewer()->applyWindowPreset(QStringLiteral("High contrast"));
+    QVERIFY(w_->imageViewer()->windowLow() > 0);
+
+    const QString dir = scratchDir("orientation");
+    // ISMRMRD's own phantom generator stores no geometry and y upwards.
+    if (tool("ismrmrd_generate_cartesian_shepp_logan", {"-m", "64", "-c", "2", "-n", "0.001", "-o", "ism.h5"}, dir)) {
+      open(dir + "/ism.h5");
+      setMethod(recon::Method::Fft);
+      QVERIFY2(run(), qPrintable(w_->lastError()));
+      QCOMPARE(axial()->layout().upSign, 1);
+      QCOMPARE(axial()->orientationLetters(), QStringLiteral("RLAP"));
+      const auto [t, b] = halves(axial());
+      QVERIFY2(t > b, "the ISMRMRD phantom is shown upside-down");
+    } else {
+      qInfo("ismrmrd_generate_cartesian_shepp_logan not installed: the ISMRMRD case is not checked");
+    }
+    // BART: dim 0 down the rows.
+    if (tool("bart", {"phantom", "-x", "64", "-k", "bk"}, dir)) {
+      open(dir + "/bk.cfl");
+      setMethod(recon::Method::Fft);
+      QVERIFY2(run(), qPrintable(w_->lastError()));
+      QCOMPARE(axial()->layout().right, 1);
+      QCOMPARE(axial()->layout().up, 0);
+      const auto [t, b] = halves(axial());
+      QVERIFY2(t > b, "the BART phantom is not upright");
+    } else {
+      qInfo("bart not installed: the BART case is not checked");
+    }
+  }
+
+  // Item 5: methods that cannot apply are greyed out with the reason; Run says it plainly.
+  void methodsThatCannotApplyAreDisabled() {
+    load(smallPhantom(TrajectoryKind::Cartesian, 48, 2));
+    SettingsPanel* s = w_->settingsPanel();
+    for (auto m : {recon::Method::Gridding, recon::Method::Tron, recon::Method::Dft}) {
+      QVERIFY(!s->methodEnabled(m));
+      QVERIFY2(s->methodToolTip(m).contains("non-Cartesian"), qPrintable(s->methodToolTip(m)));
+    }
+    for (auto m : {recon::Method::Fft, recon::Method::Grappa, recon::Method::Cg, recon::Method::Cs}) QVERIFY(s->methodEnabled(m));
+    setMethod(recon::Method::Gridding);
+    const int e = failed_;
+    w_->runReconstruction();
+    QVERIFY(!w_->lastError().contains("--method"));
+    QVERIFY2(w_->lastError().contains("non-Cartesian"), qPrintable(w_->lastError()));
+    QCOMPARE(failed_, e);  // refused before a worker ran
+    load(smallPhantom(TrajectoryKind::Radial, 32, 2));
+    QVERIFY(!s->methodEnabled(recon::Method::Fft));
+    QVERIFY(!s->methodEnabled(recon::Method::Grappa));
+    QVERIFY(s->methodEnabled(recon::Method::Gridding));
+  }
+
+  // Item 7: new data leave nothing of the old on screen or in the session.
+  void newDataResetsStaleState() {
+    load(smallPhantom(TrajectoryKind::Radial, 32, 2));
+    setMethod(recon::Method::Gridding);
+    QVERIFY(run());
+    hover(axial(), QPoint(axial()->width() / 3, axial()->height() / 2));
+    QVERIFY(waitUntil([&] { return w_->imageViewer()->probeText().contains("magnitude"); }, 3000));
+    SessionState st = w_->session();
+    st.trajectoryPath = "/data/old-traj.cfl";  // as if a BART file had needed one
+    w_->applySession(st);
+    QVERIFY(w_->cliCommandText().contains("old-traj.cfl"));
+    load(smallPhantom(TrajectoryKind::Cartesian, 32, 2));
+    QVERIFY(w_->session().trajectoryPath.empty());
+    QVERIFY2(!w_->cliCommandText().contains("old-traj.cfl"), qPrintable(w_->cliCommandText()));
+    QVERIFY(!w_->imageViewer()->probeText().contains("magnitude"));
+    QVERIFY2(!w_->statusText().contains("run 1"), qPrintable(w_->statusText()));
+    QVERIFY(w_->timingsView()->summaryText().contains("No reconstruction"));
+    QVERIFY(!w_->imageViewer()->hasImage());
+    // The trajectory dialog starts in the data's folder (a phantom: Larmor's output folder).
+    QCOMPARE(w_->settingsPanel()->dataFolder(), MainWindow::defaultOutputFolder());
+  }
+
+  // Item 10: the DICOM export counts its images, says so on screen, writes ASCII only, proposes
+  // Larmor's output folder, and keeps neither the host name nor the raw data's path.
+  void dicomExportConfirmsAndProtectsPrivacy() {
+    load(smallPhantom(TrajectoryKind::Radial, 32, 2));
+    setMethod(recon::Method::Cg, 4);
+    QVERIFY(run());
+    const QString dir = scratchDir("dicom19");
+    QVERIFY(w_->exportDicomSeries(dir + "/series"));
+    QVERIFY2(w_->lastNotice().contains("1 DICOM image"), qPrintable(w_->lastNotice()));
+    QVERIFY2(w_->statusBar()->currentMessage().contains("1 DICOM image"), qPrintable(w_->statusBar()->currentMessage()));
+    QVERIFY2(w_->lastNotice().contains("lambda"), qPrintable(w_->lastNotice()));
+    const QStringList files = QDir(dir + "/series").entryList({"*.dcm"}, QDir::Files);
+    QCOMPARE(files.size(), 1);
+    QFile f(dir + "/series/" + files.front());
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray bytes = f.readAll();
+    QVERIFY2(!bytes.contains("\xce\xbb"), "a λ (UTF-8) in the file");
+    QVERIFY(bytes.contains("lambda"));
+    const QByteArray host = QSysInfo::machineHostName().toUtf8();
+    QVERIFY2(!bytes.contains("\"host\""), "the provenance names the host");
+    QVERIFY2(host.size() < 4 || !bytes.contains(host), "the host name is in the file");
+    QVERIFY(!bytes.contains(QDir::currentPath().toUtf8() + "/"));
+    // Anonymised: no timestamp in the private block either.
+    QVERIFY(w_->exportDicomSeries(dir + "/anon", [] {
+      DicomExportOptions o;
+      o.anonymize = true;
+      return o;
+    }()));
+    const QStringList anon = QDir(dir + "/anon").entryList({"*.dcm"}, QDir::Files);
+    QCOMPARE(anon.size(), 1);
+    QFile a(dir + "/anon/" + anon.front());
+    QVERIFY(a.open(QIODevice::ReadOnly));
+    QVERIFY(!a.readAll().contains("created_utc"));
+    // The folder an export dialog proposes: Larmor's, not the raw data's.
+    QVERIFY(MainWindow::defaultOutputFolder().endsWith("Larmor"));
+  }
+
+  // Item 6: compare anything with anything: a run of earlier data, or an image file, as B.
+  void compareAcrossDataAndFiles() {
+    load(smallPhantom(TrajectoryKind::Cartesian, 64, 4));
+    setMethod(recon::Method::Fft);
+    QVERIFY(run());
+    const QString dir = scratchDir("compare19");
+    QVERIFY(w_->exportCflFile(dir + "/full.cfl"));
+    load(smallPhantom(TrajectoryKind::Cartesian, 64, 4, 2, 16));
+    setMethod(recon::Method::Grappa);
+    QVERIFY(run());
+    QStringList labels;
+    for (const auto& c : w_->model().comparison().candidates) labels << QString::fromStdString(c.label);
+    QVERIFY2(labels.contains("phantom · run 1: FFT"), qPrintable(labels.join(" | ")));
+    const auto& cands = w_->model().comparison().candidates;
+    const auto earlier = std::find_if(cands.begin(), cands.end(), [](const auto& c) { return c.label == "phantom · run 1: FFT"; });
+    QVERIFY(earlier != cands.end() && earlier->image);
+    w_->showTab("compare");
+    QVERIFY(w_->loadReferenceFile(dir + "/full.cfl"));
+    QCOMPARE(QString::fromStdString(w_->model().comparison().chosen()->label), QStringLiteral("full.cfl"));
+    QVERIFY(waitUntil([&] { return w_->compareView()->ready() && w_->compareView()->hasMaps(); }, 20000));
+    QVERIFY(w_->compareView()->view(1)->title().contains("full.cfl"));
+    QVERIFY(!w_->loadReferenceFile(dir + "/missing.cfl"));
+  }
+
+  // Item 2: fractional progress inside the exact F^H d (per coil) and a time-left estimate past 5 s.
+  void progressInsideLongStages() {
+    QVERIFY(MainWindow::remainingText(3000, 0.5).isEmpty());
+    QVERIFY2(MainWindow::remainingText(10000, 0.5).contains("10.0 s left"), qPrintable(MainWindow::remainingText(10000, 0.5)));
+    load(smallPhantom(TrajectoryKind::Radial, 32, 4));
+    SessionState s = w_->session();
+    s.settings.method = recon::Method::Cg;
+    recon::settings::applyMethodDefaults(s.settings);
+    s.settings.iterative.iterations = 2;
+    s.settings.iterative.fhd = recon::FhdMethod::Dft;
+    w_->applySession(s);
+    QStringList stages;
+    QVector<double> fractions;
+    auto c = connect(w_->worker(), &Worker::progress, this, [&](quint64, double f, const QString& st) {
+      stages << st;
+      fractions << f;
+    });
+    QVERIFY2(run(), qPrintable(w_->lastError()));
+    disconnect(c);
+    QVERIFY2(stages.filter("F^H d: coil 2/4").size() == 1, qPrintable(stages.join(" | ")));
+    QVERIFY(stages.filter("F^H d: coil 4/4").size() == 1);
+  }
+
+  // Item 8: the L-curve has numbers on its axes, a λ label and tooltip per point, and a click on a
+  // point reconstructs with that λ; the status says which λ the sweep solves.
+  void lcurveIsReadableAndClickable() {
+    load(smallPhantom(TrajectoryKind::Radial, 32, 2));
+    setMethod(recon::Method::Cg, 4);
+    QStringList stages;
+    auto c = connect(w_->worker(), &Worker::progress, this, [&](quint64, double, const QString& st) { stages << st; });
+    int sweeps = 0;
+    auto c2 = connect(w_.get(), &MainWindow::sweepFinished, this, [&] { ++sweeps; });
+    w_->runLambdaSweep({1e-3, 3e-3, 1e-2});
+    QVERIFY(waitUntil([&] { return sweeps > 0; }, 90000));
+    disconnect(c);
+    disconnect(c2);
+    QVERIFY2(stages.filter("λ sweep: λ 0.003 (2/3)").size() > 0, qPrintable(stages.join(" | ")));
+    QChart* chart = w_->timingsView()->lcurveChart()->chart();
+    QList<QScatterSeries*> dots;
+    for (QAbstractSeries* s : chart->series())
+      if (auto* d = qobject_cast<QScatterSeries*>(s)) dots << d;
+    QCOMPARE(dots.size(), 3);
+    QStringList labels;
+    for (auto* d : dots) labels << d->pointLabelsFormat();
+    QVERIFY2(labels.contains("λ 0.003"), qPrintable(labels.join(",")));
+    for (QAbstractAxis* a : chart->axes()) {
+      if (auto* v = qobject_cast<QValueAxis*>(a)) QVERIFY(v->tickCount() >= 3);
+    }
+    const int f = finished_;
+    emit dots[1]->clicked(dots[1]->at(0));
+    QVERIFY(waitUntil([&] { return finished_ > f; }, 60000));
+    QCOMPARE(w_->model().shownRun()->settings.settings.iterative.lambda, 3e-3);
+  }
+
+  // Item 11: the window fits 1024 x 768; View ▸ Zoom scales the type.
+  void fitsXgaAndZooms() {
+    load(smallPhantom(TrajectoryKind::Cartesian, 64, 2));
+    QVERIFY(run());
+    const int minWidth = w_->minimumSizeHint().width();
+    qInfo("minimum width %d px (centre %d, status bar %d, image %d, compare %d, timings %d, dataset %d, settings %d)", minWidth,
+          w_->centralWidget()->minimumSizeHint().width(), w_->statusBar()->minimumSizeHint().width(),
+          w_->imageViewer()->minimumSizeHint().width(), w_->compareView()->minimumSizeHint().width(),
+          w_->timingsView()->minimumSizeHint().width(), w_->findChild<QDockWidget*>("datasetDock")->minimumSizeHint().width(),
+          w_->findChild<QDockWidget*>("settingsDock")->minimumSizeHint().width());
+    QVERIFY2(minWidth <= 1024, "the window does not fit 1024 px");
+    w_->resize(1024, 768);
+    QTest::qWait(200);
+    QCOMPARE(w_->width(), 1024);
+    const double pt = QApplication::font().pointSizeF();
+    w_->setUiScale(1.5);
+    QVERIFY(QApplication::font().pointSizeF() > 1.4 * pt);
+    w_->setUiScale(1.0);
+    QVERIFY(std::abs(QApplication::font().pointSizeF() - pt) < 0.01);
+  }
+
+  // Items 6 and 12: the flicker title says which image is shown; the phase of a sum-of-squares image
+  // says why it is flat; timings read in seconds.
+  void flickerTitleAndPhaseHint() {
+    load(smallPhantom(TrajectoryKind::Cartesian, 48, 4));
+    QVERIFY(run());
+    w_->showTab("compare");
+    QVERIFY(waitUntil([&] { return w_->compareView()->ready() && w_->compareView()->hasMaps(); }, 20000));
+    w_->compareView()->setFlicker(true);
+    QVERIFY(waitUntil([&] { return w_->compareView()->view(0)->title().startsWith("B"); }, 3000));
+    QVERIFY(waitUntil([&] { return w_->compareView()->view(0)->title().startsWith("A"); }, 3000));
+    w_->compareView()->setFlicker(false);
+    w_->showTab("image");
+    w_->imageViewer()->setComponent(quality::Component::Phase);
+    QVERIFY2(axial()->infoText().contains("No phase"), qPrintable(axial()->infoText()));
+  }
+
+  // Item 3: live λ for real. Slider-to-pixels: from the slider's value change to the view's repaint with
+  // the first intermediate image of the new λ (not solver time), 256² x 8 coils radial, CG and CS.
+  void liveLambdaSliderToPixels() {
+    phantom::SimulateSettings ph = smallPhantom(TrajectoryKind::Radial, 256, 8);
+    load(ph);
+    for (auto m : {recon::Method::Cg, recon::Method::Cs}) {
+      const QString name = m == recon::Method::Cg ? "CG" : "CS";
+      setMethod(m, 6);
+      QVERIFY2(run(240000), qPrintable(name + ": " + w_->lastError()));
+      // The λ-independent setup is built in the background after the run; wait for it.
+      QVERIFY2(waitUntil([&] { return !w_->worker()->busy(); }, 120000), "live λ setup did not finish");
+      QVERIFY2(w_->statusText().contains("Live λ ready"), qPrintable(w_->statusText()));
+      SessionState s = w_->session();
+      s.settings.iterative.iterations = 200;  // a long solve: the first image must not wait for it
+      w_->applySession(s);
+      QVERIFY(waitUntil([&] { return !w_->worker()->busy(); }, 1000));
+      int shown = 0, doneAt = 0;
+      auto c = connect(w_.get(), &MainWindow::liveImageShown, this, [&](int done, int) {
+        ++shown;
+        doneAt = done;
+      });
+      QSlider* slider = w_->settingsPanel()->lambdaSlider();
+      const quint64 frames = axial()->framesRendered();
+      QElapsedTimer t;
+      t.start();
+      slider->setValue(slider->value() + 60);
+      QVERIFY2(waitUntil([&] { return shown > 0 && axial()->framesRendered() > frames; }, 20000),
+               qPrintable(name + ": no intermediate image"));
+      const double first = t.elapsed();
+      // A second move supersedes the solve at once; the last one converges (the run is recorded).
+      const int f = finished_;
+      const quint64 frames2 = axial()->framesRendered();
+      const int shown2 = shown;
+      QElapsedTimer t2;
+      t2.start();
+      slider->setValue(slider->value() - 30);
+      QVERIFY(waitUntil([&] { return shown > shown2 && axial()->framesRendered() > frames2; }, 20000));
+      const double second = t2.elapsed();
+      qInfo("live λ %s 256² x 8 coils on %s: slider-to-pixels %.0f ms (first image after %d iterations), %.0f ms after a "
+            "second move", qPrintable(name), qPrintable(w_->deviceText()), first, doneAt, second);
+      QVERIFY2(waitUntil([&] { return finished_ > f; }, 240000), "the last λ did not converge");
+      QVERIFY(QString::fromStdString(w_->model().shownRun()->label).startsWith("run"));
+      disconnect(c);
+      QVERIFY2(first <= 3000, "the first image took more than 3 s");  // target here: 1 s (docs/gui.md)
+    }
+  }
+
+  // Item 11, presenter: the scripted demo runs to its end with no error.
+  void demoRunsToTheEnd() {
+    DemoScript demo(w_.get(), false);
+    int code = -1;
+    connect(&demo, &DemoScript::finished, this, [&](int c) { code = c; });
+    QElapsedTimer t;
+    t.start();
+    demo.start(50);
+    QVERIFY2(waitUntil([&] { return code >= 0; }, 110000), "the demo did not finish");
+    qInfo("demo: %d steps in %.1f s", demo.stepsDone(), t.elapsed() / 1000.0);
+    QCOMPARE(code, 0);
+    QCOMPARE(demo.stepsDone(), demo.stepCount());
+    QCOMPARE(w_->sideBySideView()->panelCount(), 3);
+    QVERIFY(w_->model().shownRun());
+    QVERIFY(QString::fromStdString(w_->model().shownRun()->label).contains("GRAPPA R4"));
+    w_->showNormal();
+    w_->setUiScale(1.0);
+  }
+};
+
+int main(int argc, char** argv) {
+  QStandardPaths::setTestModeEnabled(true);
+  QApplication app(argc, argv);
+  QCoreApplication::setOrganizationName("LarmorTest");
+  QCoreApplication::setApplicationName("larmor-gui-tests");
+  applyTheme(app);
+  WorkflowTest t;
+  return QTest::qExec(&t, argc, argv);
+}
+
+#include "test_workflows.moc"

@@ -1,0 +1,189 @@
+// The presenter's scripted sequence (demo.hpp).
+#include "demo.hpp"
+
+#include <QApplication>
+#include <QDockWidget>
+#include <QSlider>
+#include <QStatusBar>
+#include <QTimer>
+#include <iostream>
+
+#include "main_window.hpp"
+#include "settings_panel.hpp"
+#include "side_by_side_view.hpp"
+
+namespace larmor::ui {
+
+namespace {
+
+phantom::SimulateSettings radialPhantom() {
+  phantom::SimulateSettings s;
+  s.matrix[0] = s.matrix[1] = 128;
+  s.coils = 8;
+  s.trajectory = TrajectoryKind::Radial;
+  s.spokes = 64;  // undersampled: Nyquist needs about π/2 · 128 ≈ 201 spokes
+  s.noiseSigma = 0.002f;
+  return s;
+}
+
+phantom::SimulateSettings grappaPhantom() {
+  phantom::SimulateSettings s;
+  s.matrix[0] = s.matrix[1] = 256;
+  s.coils = 8;
+  s.accel = 4;
+  s.acs = 24;
+  s.noiseSigma = 0.002f;
+  return s;
+}
+
+}  // namespace
+
+DemoScript::DemoScript(MainWindow* window, bool quitAfter, QObject* parent)
+    : QObject(parent), w_(window), quitAfter_(quitAfter) {
+  auto method = [this](recon::Method m, int iterations = 0) {
+    SessionState s = w_->session();
+    s.settings.method = m;
+    recon::settings::applyMethodDefaults(s.settings);
+    if (iterations > 0) s.settings.iterative.iterations = iterations;
+    s.device = "auto";
+    w_->applySession(s);
+  };
+  auto remember = [this] {
+    if (const auto* r = w_->model().shownRun()) radialRuns_.push_back(r->number);
+  };
+  steps_ = {
+      {tr("Undersampled radial phantom: 64 spokes, 8 coils"), [this] { w_->newPhantom(radialPhantom()); }, Wait::Load},
+      {tr("1/3 Gridding (density-compensated adjoint NUFFT): streaks"),
+       [this, method] {
+         method(recon::Method::Gridding);
+         w_->runReconstruction();
+       },
+       Wait::Recon},
+      {tr("2/3 Iterative CG-SENSE: the coils fill the gaps"),
+       [this, method, remember] {
+         remember();
+         method(recon::Method::Cg, 30);
+         w_->runReconstruction();
+       },
+       Wait::Recon},
+      {tr("3/3 Compressed sensing (total variation)"),
+       [this, method, remember] {
+         remember();
+         method(recon::Method::Cs, 60);
+         w_->runReconstruction();
+       },
+       Wait::Recon},
+      {tr("Gridding vs CG vs CS, side by side"),
+       [this, remember] {
+         remember();
+         showSideBySide();
+       },
+       Wait::Pause},
+      {tr("Live λ: more regularization — smoother, less noise"),
+       [this] {
+         w_->showTab("image");
+         docks(false, true);  // the slider is in the settings
+         QSlider* s = w_->settingsPanel()->lambdaSlider();
+         s->setValue(SettingsPanel::sliderFromLambda(3e-3));
+       },
+       Wait::Recon},
+      {tr("Live λ: too much — the edges blur"),
+       [this] { w_->settingsPanel()->lambdaSlider()->setValue(SettingsPanel::sliderFromLambda(3e-2)); }, Wait::Recon},
+      {tr("Live λ: back to a good balance"),
+       [this] { w_->settingsPanel()->lambdaSlider()->setValue(SettingsPanel::sliderFromLambda(3e-4)); }, Wait::Recon},
+      {tr("Cartesian, R = 4 with 24 calibration lines"),
+       [this] {
+         docks(true, false);  // the sampling plot shows the calibration block
+         w_->newPhantom(grappaPhantom());
+       },
+       Wait::Load},
+      {tr("GRAPPA R4: the calibration lines teach the missing ones"),
+       [this, method] {
+         method(recon::Method::Grappa);
+         w_->runReconstruction();
+       },
+       Wait::Recon},
+      {tr("GRAPPA R4 against the truth"),
+       [this] {
+         docks(false, false);
+         w_->showTab("compare");
+       },
+       Wait::Pause},
+  };
+  connect(w_, &MainWindow::datasetLoaded, this, [this] {
+    if (running_ && waiting_ == Wait::Load) QTimer::singleShot(pauseMs_ / 3, this, &DemoScript::next);
+  });
+  connect(w_, &MainWindow::reconFinished, this, [this] {
+    if (running_ && waiting_ == Wait::Recon) QTimer::singleShot(pauseMs_, this, &DemoScript::next);
+  });
+  connect(w_, &MainWindow::loadFailed, this, [this](const QString& m) {
+    if (running_) fail(m);
+  });
+  connect(w_, &MainWindow::reconFailed, this, [this](const QString& m) {
+    if (running_) fail(m);
+  });
+}
+
+void DemoScript::start(int pauseMs) {
+  pauseMs_ = pauseMs;
+  done_ = 0;
+  radialRuns_.clear();
+  running_ = true;
+  w_->setUiScale(1.5);
+  w_->showFullScreen();
+  docks(false, false);  // the pictures get the whole screen
+  next();
+}
+
+void DemoScript::next() {
+  if (!running_) return;
+  if (!screenshots_.isEmpty() && done_ > 0)
+    w_->saveScreenshot(QStringLiteral("%1-%2.png").arg(screenshots_).arg(done_, 2, 10, QLatin1Char('0')));
+  if (done_ >= static_cast<int>(steps_.size())) {
+    finish(0);
+    return;
+  }
+  const Step& s = steps_[static_cast<std::size_t>(done_++)];
+  waiting_ = s.wait;
+  w_->statusBar()->showMessage(tr("Demo %1/%2 — %3").arg(done_).arg(steps_.size()).arg(s.caption));
+  w_->setDemoCaption(s.caption);
+  std::cout << "larmor demo " << done_ << "/" << steps_.size() << ": " << s.caption.toStdString() << std::endl;
+  s.act();
+  if (s.wait == Wait::Pause) QTimer::singleShot(pauseMs_, this, &DemoScript::next);
+}
+
+void DemoScript::docks(bool dataset, bool settings) {
+  if (auto* d = w_->findChild<QDockWidget*>("datasetDock")) d->setVisible(dataset);
+  if (auto* d = w_->findChild<QDockWidget*>("settingsDock")) d->setVisible(settings);
+}
+
+void DemoScript::showSideBySide() {
+  QVector<SideBySideView::Panel> panels;
+  for (int number : radialRuns_)
+    if (const model::RunRecord* r = w_->model().runs().find(number)) {
+      QString label = QString::fromStdString(r->description) + QStringLiteral(" — ") +
+                      QString::fromStdString(model::formatDuration(r->result->timings.totalMilliseconds()));
+      const auto& m = r->result->metrics;
+      if (m.contains("percent_error") && m["percent_error"].is_number())
+        label += tr(", %1 % error").arg(m["percent_error"].get<double>(), 0, 'f', 1);
+      panels.append({label, r->image(), w_->model().voxelSpacing(r->result->image), QString()});
+    }
+  w_->showSideBySide(panels);
+}
+
+void DemoScript::fail(const QString& message) {
+  std::cerr << "larmor demo: step " << done_ << " failed: " << message.toStdString() << std::endl;
+  finish(1);
+}
+
+void DemoScript::finish(int code) {
+  if (!running_) return;
+  running_ = false;
+  w_->setDemoCaption({});
+  docks(true, true);
+  std::cout << "larmor demo: " << (code == 0 ? "done" : "stopped") << std::endl;
+  emit finished(code);
+  if (quitAfter_) QTimer::singleShot(100, qApp, [code] { QCoreApplication::exit(code); });
+}
+
+}  // namespace larmor::ui
