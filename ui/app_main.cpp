@@ -14,6 +14,7 @@
 #include "exporter.hpp"
 #include "larmor/backend/registry.hpp"
 #include "larmor/io/dataset_io.hpp"
+#include "larmor/io/series.hpp"
 #include "larmor/io/png.hpp"
 #include "larmor/quality/metrics.hpp"
 #include "larmor/recon/recon.hpp"
@@ -45,7 +46,12 @@ int runHeadless(const GuiOptions& o, const QString& outDir) {
       lo.trajectoryPath = o.session.trajectoryPath;
       if (settings.matrix[0] > 0)
         for (int i = 0; i < 3; ++i) lo.matrix[i] = settings.matrix[i];
-      d = io::loadDataset(o.file.toStdString(), lo);
+      io::Series series = io::loadSeries(o.file.toStdString(), lo);
+      if (series.frames.size() > 1)
+        std::cout << "note: " << o.file.toStdString() << " holds " << series.frames.size() << " frames ("
+                  << series.describeDims() << "); the headless run reconstructs the first, "
+                  << series.keys.front().str() << " (larmor-cli recon reconstructs the series)\n";
+      d = std::move(series.frames.front());
       name = QFileInfo(o.file).completeBaseName();
     }
     const Selection sel = BackendRegistry::instance().select(o.session.device);

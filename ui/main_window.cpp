@@ -30,6 +30,7 @@
 #include "larmor/backend/registry.hpp"
 #include "pacs_dialog.hpp"
 #include "settings_panel.hpp"
+#include "frame_bar.hpp"
 #include "slice_view.hpp"
 #include "timings_view.hpp"
 
@@ -88,6 +89,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   demoCaption_->hide();
   cl->addWidget(demoCaption_);
   cl->addWidget(banner_);
+  frames_ = new FrameBar;
+  cl->addWidget(frames_);
   cl->addWidget(tabs_, 1);
   setCentralWidget(central);
 
@@ -155,6 +158,13 @@ MainWindow::~MainWindow() {
 }
 
 void MainWindow::connectWidgets() {
+  connect(frames_, &FrameBar::frameRequested, this, &MainWindow::onFrameRequested);
+  connect(frames_, &FrameBar::cineTick, this, [this] {
+    if (worker_->busy() || model_.frameCount() < 2) return;  // the frame still reconstructs: wait for it
+    const int next = static_cast<int>((model_.frame() + 1) % model_.frameCount());
+    frames_->setCurrent(next);
+    onFrameRequested(next);
+  });
   connect(worker_, &Worker::started, this, &MainWindow::onTaskStarted);
   connect(worker_, &Worker::progress, this, &MainWindow::onTaskProgress);
   connect(worker_, &Worker::succeeded, this, &MainWindow::onTaskSucceeded);

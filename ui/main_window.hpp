@@ -31,6 +31,7 @@ namespace larmor::ui {
 
 class CompareView;
 class DatasetPanel;
+class FrameBar;
 class ImageViewer;
 class SettingsPanel;
 class TimingsView;
@@ -126,6 +127,9 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   void refreshDevices();
   // the model's observer (main_window_model.cpp)
   void datasetChanged() override;
+  void frameChanged() override;
+  /// The frame bar asked for frame `f` (the slider, or a cine step).
+  void onFrameRequested(int f);
   void sessionChanged() override;
   void deviceChanged() override;
   void runAdded(const model::RunRecord& run) override;
@@ -181,6 +185,7 @@ private:
   bool interactive_ = true;
 
   DatasetPanel* datasetPanel_ = nullptr;
+  FrameBar* frames_ = nullptr;
   SettingsPanel* settings_ = nullptr;
   ImageViewer* viewer_ = nullptr;
   CompareView* compare_ = nullptr;

@@ -56,7 +56,33 @@ void MainWindow::datasetChanged() {
     settings_->setDataFolder(d.source.isFile() ? QFileInfo(qs(d.source.path)).absolutePath() : defaultOutputFolder());
     if (o.basis != "geometry" && o.basis != "simulator") log(tr("display orientation: %1").arg(qs(o.basis)));
   }
+  QStringList frameNames;
+  if (d.series)
+    for (const auto& k : d.series->keys) frameNames << qs(k.str());
+  frames_->setFrames(frameNames, static_cast<int>(d.frame));
   log(tr("loaded %1: %2").arg(name, qs(d.description())));
+  if (d.series) log(tr("%1: %2 frames (%3); the frame bar shows one at a time").arg(name).arg(d.frameCount()).arg(qs(d.series->describeDims())));
+}
+
+void MainWindow::frameChanged() {
+  const model::LoadedDataset& d = model_.data();
+  datasetPanel_->setDataset(d.dataset);
+  frames_->setCurrent(static_cast<int>(d.frame));
+  syncSession();
+  // The frame's own run with these settings when there is one; otherwise reconstruct it when the user
+  // has been reconstructing (or plays the cine), else say what to do.
+  if (const int run = model_.runForFrame(d.frame, model_.session())) {
+    model_.showRun(run);
+  } else if (!model_.runs().runs().empty() || frames_->playing()) {
+    runReconstruction();
+  } else {
+    viewer_->clear(tr("%1 shown. Press Run (Ctrl+R) to reconstruct it.").arg(qs(d.frameName())));
+  }
+}
+
+void MainWindow::onFrameRequested(int f) {
+  if (f < 0) return;
+  model_.setFrame(static_cast<std::size_t>(f));
 }
 
 void MainWindow::sessionChanged() {

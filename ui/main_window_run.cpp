@@ -229,7 +229,8 @@ void MainWindow::onTaskProgress(quint64, double fraction, const QString& stage) 
 void MainWindow::onTaskSucceeded(quint64 id, TaskKind kind, const QVariant&, const TaskOutput& out) {
   progress_->setValue(1000);
   if (kind == TaskKind::Load) {
-    if (!model_.loadFinished(id, out.dataset)) return;  // a later load supersedes it
+    const bool current = out.series ? model_.loadFinished(id, out.series) : model_.loadFinished(id, out.dataset);
+    if (!current) return;  // a later load supersedes it
     if (model_.source().isFile()) addRecentFile(QString::fromStdString(model_.source().path));
     stage_->setText(tr("Loaded"));
     emit datasetLoaded();

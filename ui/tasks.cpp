@@ -67,7 +67,9 @@ Task makeLoadTask(const QString& path, const io::LoadOptions& options) {
   const std::string p = path.toStdString();
   t.work = [p, options](const Progress& progress) {
     TaskOutput out;
-    out.dataset = std::make_shared<const Dataset>(io::loadDataset(p, options, progress));
+    // Every frame of the file (series, not merges: issue 18); the window shows one at a time.
+    out.series = std::make_shared<const io::Series>(io::loadSeries(p, options, progress));
+    out.dataset = std::shared_ptr<const Dataset>(out.series, &out.series->frames.front());
     return out;
   };
   return t;

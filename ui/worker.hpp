@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 
+#include "larmor/io/series.hpp"
 #include "larmor/recon/dataset.hpp"
 #include "larmor/recon/recon.hpp"
 #include "larmor/util/progress.hpp"
@@ -28,7 +29,8 @@ namespace larmor::ui {
 enum class TaskKind { Load, Recon, Sweep, Prepare };  // Prepare: live λ setup (live_lambda.hpp)
 
 struct TaskOutput {
-  std::shared_ptr<const Dataset> dataset;            ///< Load
+  std::shared_ptr<const Dataset> dataset;            ///< Load (a file's first frame; series holds them all)
+  std::shared_ptr<const io::Series> series;          ///< Load of a file: its frames (io/series.hpp)
   std::shared_ptr<const recon::ReconResult> result;  ///< Recon
   nlohmann::json extra;                              ///< Sweep: the points
 };

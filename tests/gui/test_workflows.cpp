@@ -19,9 +19,11 @@
 #include <QtCharts/QScatterSeries>
 #include <QtCharts/QValueAxis>
 #include <QtTest/QtTest>
+#include <set>
 
 #include "compare_view.hpp"
 #include "demo.hpp"
+#include "frame_bar.hpp"
 #include "gui_test_support.hpp"
 #include "image_viewer.hpp"
 #include "main_window.hpp"
@@ -151,6 +153,50 @@ class WorkflowTest : public QObject {
   // Item 4: orientation letters from the geometry, one display convention for the simulator, ISMRMRD
   // without geometry (upside-down before) and BART (turned 90° before); clinical labels; mm in the
   // probe; window presets.
+  // Issue 18: a file of several frames is a series, not a merge: the frame bar offers each frame, each is
+  // reconstructed once with the current settings, going back shows its own run again, cine steps through.
+  void framesOfASeries() {
+    const QString dir = scratchDir("frames");
+    if (!tool("ismrmrd_generate_cartesian_shepp_logan", {"-m", "64", "-c", "4", "-a", "2", "-w", "16", "-n", "0", "-o", "rep.h5"}, dir))
+      QSKIP("ismrmrd_generate_cartesian_shepp_logan is not installed");
+    open(dir + "/rep.h5");
+    auto* bar = w_->findChild<FrameBar*>();
+    QVERIFY(bar);
+    QCOMPARE(w_->model().frameCount(), std::size_t(2));
+    QVERIFY2(bar->isVisible(), "a two-frame file shows no frame bar");
+    setMethod(recon::Method::Fft);
+    QVERIFY2(run(), qPrintable(w_->lastError()));
+    const int first = w_->model().shownRun()->number;
+    const CArray image0 = *w_->model().shownRun()->image();
+    QVERIFY(QString::fromStdString(w_->model().shownRun()->label).contains(QString::fromStdString(w_->model().data().frameName())));
+    // Frame 1: reconstructed on request, with the same settings; its lines are the other half.
+    int f = finished_;
+    bar->findChild<QSlider*>("frameSlider")->setValue(1);
+    QVERIFY2(waitUntil([&] { return finished_ > f; }, 60000), "frame 1 was not reconstructed");
+    QCOMPARE(w_->model().frame(), std::size_t(1));
+    const CArray& image1 = *w_->model().shownRun()->image();
+    QCOMPARE(image1.size(), image0.size());
+    double diff = 0, norm = 0;
+    for (index_t i = 0; i < image0.size(); ++i) {
+      diff += std::norm(image1[i] - image0[i]);
+      norm += std::norm(image0[i]);
+    }
+    QVERIFY2(diff > 1e-6 * norm, "frame 1 shows frame 0's image (the frames were merged)");
+    // Back to frame 0: its own run again, nothing reconstructed.
+    f = finished_;
+    bar->findChild<QSlider*>("frameSlider")->setValue(0);
+    QTest::qWait(300);
+    QCOMPARE(finished_, f);
+    QCOMPARE(w_->model().shownRun()->number, first);
+    // Cine: the frames in turn, from their runs.
+    bar->setPlaying(true, 40);
+    std::set<std::size_t> seen;
+    waitUntil([&] { seen.insert(w_->model().frame()); return seen.size() == 2; }, 5000);
+    bar->setPlaying(false);
+    QCOMPARE(seen.size(), std::size_t(2));
+    QCOMPARE(finished_, f);
+  }
+
   void orientationAndClinicalLabels() {
     load(smallPhantom(TrajectoryKind::Cartesian, 64, 4, 2, 16));
     setMethod(recon::Method::Grappa);

@@ -40,6 +40,10 @@ std::array<double, 3> LoadedDataset::voxelSpacing(const Shape& shape) const {
   return sp;
 }
 
+std::string LoadedDataset::frameName() const {
+  return series && frame < series->keys.size() && series->frames.size() > 1 ? series->keys[frame].str() : std::string();
+}
+
 LoadedDataset describeDataset(std::shared_ptr<const Dataset> dataset, DataSource source) {
   LoadedDataset d;
   d.dataset = std::move(dataset);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "larmor/io/series.hpp"
 #include "larmor/phantom/simulate.hpp"
 #include "larmor/recon/dataset.hpp"
 
@@ -28,6 +29,13 @@ struct LoadedDataset {
   /// What a reconstruction should equal (quality::comparisonTruth); null without a reference.
   std::shared_ptr<const CArray> truth;
   std::string truthProblem;  ///< why there is no truth although the data have a reference
+  /// The file's frames (io/series.hpp) when it has several; `dataset` is then frames[frame] (sharing the
+  /// series' ownership). Null for single-frame data.
+  std::shared_ptr<const io::Series> series;
+  std::size_t frame = 0;
+  std::size_t frameCount() const { return series ? series->frames.size() : 1; }
+  /// "repetition 3" ("" for single-frame data).
+  std::string frameName() const;
 
   /// "radial, k-space [..], 4 coils" for the log.
   std::string description() const;

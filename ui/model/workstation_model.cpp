@@ -45,13 +45,50 @@ bool WorkstationModel::loadFinished(std::uint64_t task, std::shared_ptr<const Da
   return true;
 }
 
-void WorkstationModel::setDataset(std::shared_ptr<const Dataset> dataset, DataSource source) {
+bool WorkstationModel::loadFinished(std::uint64_t task, std::shared_ptr<const io::Series> series) {
+  if (!series || series->frames.empty()) return loadFinished(task, std::shared_ptr<const Dataset>());
+  const auto it = pendingLoads_.find(task);
+  const bool newest = it != pendingLoads_.end() && std::next(it) == pendingLoads_.end();
+  if (!newest) {
+    if (it != pendingLoads_.end()) pendingLoads_.erase(pendingLoads_.begin(), std::next(it));
+    return false;
+  }
+  DataSource source = std::move(it->second);
+  pendingLoads_.clear();
+  std::shared_ptr<const Dataset> first(series, &series->frames.front());
+  setDataset(std::move(first), std::move(source), series->frames.size() > 1 ? series : nullptr);
+  return true;
+}
+
+bool WorkstationModel::setFrame(std::size_t f) {
+  if (!data_.series || f >= data_.series->frames.size() || f == data_.frame) return false;
+  const auto series = data_.series;
+  data_ = describeDataset(std::shared_ptr<const Dataset>(series, &series->frames[f]), data_.source);
+  data_.series = series;
+  data_.frame = f;
+  notify([](WorkstationObserver& o) { o.frameChanged(); });
+  return true;
+}
+
+int WorkstationModel::runForFrame(std::size_t f, const SessionSettings& session) const {
+  int best = 0;
+  for (const auto& r : runs_.runs()) {
+    const auto it = runFrames_.find(r.number);
+    if (it != runFrames_.end() && it->second == f && sameSession(r.settings, session)) best = std::max(best, r.number);
+  }
+  return best;
+}
+
+void WorkstationModel::setDataset(std::shared_ptr<const Dataset> dataset, DataSource source,
+                                  std::shared_ptr<const io::Series> series) {
   // The previous data's runs stay comparable (issue 19, item 6: an R4 GRAPPA against the fully sampled
   // reconstruction of another file), named with their data; the newest first, a few kept.
   if (data_.dataset)
     for (auto it = runs_.runs().rbegin(); it != runs_.runs().rend(); ++it)
       keepForComparison({it->number, data_.source.name() + " · " + it->label, it->image()});
   data_ = describeDataset(std::move(dataset), std::move(source));
+  data_.series = std::move(series);
+  runFrames_.clear();
   // Everything that belonged to the previous data goes: its runs (and what is shown and compared)
   // and where its exports went. The session settings and the device stay.
   runs_.clear();
@@ -120,13 +157,14 @@ RunPlan WorkstationModel::planRun(RunKind kind) {
   plan.settings.keepCoilImages = false;  // the viewer shows the combined image; skip the coil download
   plan.backend = backend_;
   plan.description = describeSettings(session_.settings, &data_.dataset->header);
+  if (data_.frameCount() > 1) plan.description += " · " + data_.frameName();
   if (kind == RunKind::LiveLambda)
     if (const RunRecord* shown = shownRun()) plan.warmStart = shown->image();
   return plan;
 }
 
 void WorkstationModel::runStarted(std::uint64_t task, const RunPlan& plan) {
-  pendingRuns_[task] = {plan.session, plan.description};
+  pendingRuns_[task] = {plan.session, plan.description, data_.frame};
 }
 
 const RunRecord* WorkstationModel::runFinished(std::uint64_t task, std::shared_ptr<const recon::ReconResult> result) {
@@ -138,6 +176,7 @@ const RunRecord* WorkstationModel::runFinished(std::uint64_t task, std::shared_p
   PendingRun pending = std::move(it->second);
   pendingRuns_.erase(pendingRuns_.begin(), std::next(it));
   const RunRecord& run = runs_.add(std::move(result), std::move(pending.description), std::move(pending.session));
+  runFrames_[run.number] = pending.frame;
   const bool sameShape = shownRun() && shownRun()->result->image.shape() == run.result->image.shape();
   shown_ = run.number;
   if (!sameShape) slice_ = -1;

@@ -55,9 +55,21 @@ class WorkstationModel {
   void loadStarted(std::uint64_t task, DataSource source);
   /// Takes the data when `task` is the newest load; false (nothing changes) for a superseded one.
   bool loadFinished(std::uint64_t task, std::shared_ptr<const Dataset> dataset);
+  /// The same for a file read as a series (io::loadSeries): its first frame becomes current.
+  bool loadFinished(std::uint64_t task, std::shared_ptr<const io::Series> series);
   /// Makes `dataset` current: computes its truth, clears the runs, the shown run, the comparison and
   /// the export state, and tells the observers (datasetChanged).
-  void setDataset(std::shared_ptr<const Dataset> dataset, DataSource source);
+  void setDataset(std::shared_ptr<const Dataset> dataset, DataSource source,
+                  std::shared_ptr<const io::Series> series = nullptr);
+  // --- frames (a series: issue 18) -------------------------------------------------------------------
+  std::size_t frameCount() const { return data_.frameCount(); }
+  std::size_t frame() const { return data_.frame; }
+  /// Makes frame `f` of the series current (frameChanged). Unlike new data, the runs stay: each run
+  /// remembers its frame, so going back to a frame shows its run again (runForFrame). False when `f` is
+  /// not a frame or already current.
+  bool setFrame(std::size_t f);
+  /// The newest run of frame `f` made with `session`, or 0.
+  int runForFrame(std::size_t f, const SessionSettings& session) const;
   bool hasData() const { return static_cast<bool>(data_.dataset); }
   std::shared_ptr<const Dataset> dataset() const { return data_.dataset; }
   const LoadedDataset& data() const { return data_; }
@@ -129,7 +141,9 @@ class WorkstationModel {
   struct PendingRun {
     SessionSettings session;
     std::string description;
+    std::size_t frame = 0;
   };
+  std::map<int, std::size_t> runFrames_;  ///< run number -> the frame it reconstructed
   std::map<std::uint64_t, PendingRun> pendingRuns_;
   RunHistory runs_;
   int shown_ = 0;

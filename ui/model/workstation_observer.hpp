@@ -11,6 +11,8 @@ class WorkstationObserver {
   virtual ~WorkstationObserver() = default;
   /// New data: the runs, the shown run, the comparison and the export state were cleared with it.
   virtual void datasetChanged() {}
+  /// Another frame of the same series is current (the runs stay).
+  virtual void frameChanged() {}
   virtual void sessionChanged() {}
   /// The device (backend) changed, or selecting it failed (WorkstationModel::deviceError()).
   virtual void deviceChanged() {}

@@ -1,0 +1,74 @@
+// The frame bar (frame_bar.hpp).
+#include "frame_bar.hpp"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSignalBlocker>
+#include <QSlider>
+#include <QTimer>
+#include <QToolButton>
+
+namespace larmor::ui {
+
+FrameBar::FrameBar(QWidget* parent) : QWidget(parent) {
+  setObjectName("frameBar");
+  auto* l = new QHBoxLayout(this);
+  l->setContentsMargins(8, 2, 8, 2);
+  auto* title = new QLabel(tr("Frame"));
+  slider_ = new QSlider(Qt::Horizontal);
+  slider_->setObjectName("frameSlider");
+  slider_->setPageStep(1);
+  slider_->setToolTip(tr("The file's frames (repetitions, echoes, cardiac phases, sets): each is reconstructed "
+                         "with the current settings when first shown"));
+  name_ = new QLabel;
+  name_->setObjectName("frameName");
+  name_->setMinimumWidth(160);
+  play_ = new QToolButton;
+  play_->setObjectName("cineButton");
+  play_->setCheckable(true);
+  play_->setText(QStringLiteral("▶ Cine"));
+  play_->setToolTip(tr("Play the frames in turn (each frame is reconstructed once, then shown from the runs)"));
+  timer_ = new QTimer(this);
+  l->addWidget(title);
+  l->addWidget(slider_, 1);
+  l->addWidget(name_);
+  l->addWidget(play_);
+  connect(slider_, &QSlider::valueChanged, this, [this](int v) {
+    name_->setText(QStringLiteral("%1 / %2  %3").arg(v + 1).arg(names_.size()).arg(names_.value(v)));
+    emit frameRequested(v);
+  });
+  connect(play_, &QToolButton::toggled, this, [this](bool on) { setPlaying(on); });
+  connect(timer_, &QTimer::timeout, this, &FrameBar::cineTick);
+  hide();
+}
+
+void FrameBar::setFrames(const QStringList& names, int current) {
+  setPlaying(false);
+  names_ = names;
+  const QSignalBlocker block(slider_);
+  slider_->setRange(0, std::max(0, static_cast<int>(names.size()) - 1));
+  slider_->setValue(current);
+  name_->setText(QStringLiteral("%1 / %2  %3").arg(current + 1).arg(names_.size()).arg(names_.value(current)));
+  setVisible(names.size() > 1);
+}
+
+void FrameBar::setCurrent(int frame) {
+  const QSignalBlocker block(slider_);
+  slider_->setValue(frame);
+  name_->setText(QStringLiteral("%1 / %2  %3").arg(frame + 1).arg(names_.size()).arg(names_.value(frame)));
+}
+
+int FrameBar::current() const { return slider_->value(); }
+bool FrameBar::playing() const { return timer_->isActive(); }
+
+void FrameBar::setPlaying(bool on, int ms) {
+  {
+    const QSignalBlocker block(play_);
+    play_->setChecked(on);
+    play_->setText(on ? QStringLiteral("■ Stop") : QStringLiteral("▶ Cine"));
+  }
+  if (on) timer_->start(ms);
+  else timer_->stop();
+}
+
+}  // namespace larmor::ui
