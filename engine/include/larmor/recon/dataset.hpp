@@ -78,6 +78,7 @@ struct Dataset {
   std::optional<CArray> coilMaps;
   std::vector<AcquisitionInfo> acquisitions;  ///< as read (empty for simulated data)
   index_t noiseScans = 0;                      ///< noise-measurement acquisitions found (not in kspace)
+  std::optional<CArray> noise;  ///< noise-scan samples [samples, coils], when the file has them
   /// What the loader dropped and the reconstruction can do without (a damaged embedded reference): one
   /// line each, shown as warnings.
   std::vector<std::string> warnings;
