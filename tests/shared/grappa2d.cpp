@@ -30,7 +30,7 @@ namespace {
 class Grappa2D : public DeviceTest {};
 
 /// The done criterion's bound on the GRAPPA image (see the test).
-constexpr double kGrappa2x2Nrmse = 0.05;
+constexpr double kGrappa2x2Nrmse = 0.047;  // measured 0.0313 on the CPU (zero-filled 0.302), plus 50 %
 
 const Dataset& cached2d(const std::string& key, const phantom::SimulateSettings& s) {
   static std::map<std::string, Dataset> cache;
