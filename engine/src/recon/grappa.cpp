@@ -115,8 +115,9 @@ Sampling analyseSampling2D(const Dataset& d) {
   for (index_t sl = 1; sl < slices; ++sl)
     for (index_t z = 0; z < n2; ++z)
       for (index_t y = 0; y < n1; ++y)
-        require(at(y, z, sl) == s.isAcquired(y, z), src + ": GRAPPA needs the same k-space points in every slice; (pe1 " +
-                                                        str(y) + ", pe2 " + str(z) + ") differs at slice " + str(sl));
+        if (at(y, z, sl) != s.isAcquired(y, z))
+          throw Error(src + ": GRAPPA needs the same k-space points in every slice; (pe1 " + str(y) + ", pe2 " + str(z) +
+                      ") differs at slice " + str(sl));
   if (std::all_of(s.acquired.begin(), s.acquired.end(), [](std::uint8_t a) { return a != 0; }))
     throw Error(src + ": GRAPPA has nothing to fill: the data are fully sampled (R = 1); use --method fft");
   // The calibration region: the largest fully sampled centred box (the module ESPIRiT uses).
@@ -154,9 +155,9 @@ Sampling analyseSampling2D(const Dataset& d) {
   s.gridFirst = grid.front().first % Ry;
   s.gridFirstPe2 = grid.front().second % Rz;
   for (const auto& [y, z] : grid)
-    require(y % Ry == s.gridFirst && z % Rz == s.gridFirstPe2,
-            src + ": GRAPPA needs regular undersampling: point (pe1 " + str(y) + ", pe2 " + str(z) +
-                ") is off the lattice of every " + str(Ry) + "th line and " + str(Rz) + "th partition");
+    if (y % Ry != s.gridFirst || z % Rz != s.gridFirstPe2)
+      throw Error(src + ": GRAPPA needs regular undersampling: point (pe1 " + str(y) + ", pe2 " + str(z) +
+                  ") is off the lattice of every " + str(Ry) + "th line and " + str(Rz) + "th partition");
   return s;
 }
 
@@ -184,14 +185,13 @@ Sampling analyseSampling(const Dataset& d) {
     for (index_t z = 0; z < n2; ++z)
       for (index_t y = 0; y < n1; ++y) {
         const bool a = d.sampled(y, z, sl) != 0, c = d.calibration(y, z, sl) != 0;
+        // (Patterns that differ along pe2 within slice 0 took the 2D path above.)
+        const auto where = [&] { return "slice " + str(sl) + (n2 > 1 ? ", pe2 " + str(z) : ""); };
         if (a != (s.acquired[static_cast<std::size_t>(y)] != 0))
-          throw Error(src + ": GRAPPA needs the same pe1 lines in every " + (n2 > 1 ? "pe2 partition" : "slice") +
-                      "; line " + str(y) + " differs at " + (n2 > 1 ? "pe2 " + str(z) : "slice " + str(sl)) +
-                      (n2 > 1 ? " (acceleration along pe2 is not supported)" : ""));
+          throw Error(src + ": GRAPPA needs the same pe1 lines in every slice; line " + str(y) + " differs at " + where());
         if (c != (cal[static_cast<std::size_t>(y)] != 0))
-          throw Error(src + ": GRAPPA needs the calibration lines to be the same in every " +
-                      (n2 > 1 ? "pe2 partition (the ACS block must span all of pe2)" : "slice") + "; line " + str(y) +
-                      " differs");
+          throw Error(src + ": GRAPPA needs the calibration lines to be the same in every slice; line " + str(y) +
+                      " differs at " + where());
       }
   if (std::all_of(s.acquired.begin(), s.acquired.end(), [](std::uint8_t a) { return a != 0; }))
     throw Error(src + ": GRAPPA has nothing to fill: the data are fully sampled along pe1 (R = 1); use --method fft");

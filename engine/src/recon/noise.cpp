@@ -38,8 +38,8 @@ NoiseWhitening estimateNoiseWhitening(const CArray& noise, float ratio, const st
   require(std::isfinite(ratio) && ratio > 0,
           src + "the receiver bandwidth ratio must be finite and positive, got " + std::to_string(ratio));
   for (index_t i = 0; i < noise.size(); ++i)
-    require(std::isfinite(noise[i].real()) && std::isfinite(noise[i].imag()),
-            src + "noise sample " + std::to_string(i % n) + " of coil " + std::to_string(i / n) + " is not finite");
+    if (!std::isfinite(noise[i].real()) || !std::isfinite(noise[i].imag()))
+      throw Error(src + "noise sample " + std::to_string(i % n) + " of coil " + std::to_string(i / n) + " is not finite");
 
   // Ψ_ab = Σ_i N_ia conj(N_ib) / (n − 1): one rank-1 update per sample, in double.
   Eigen::MatrixXcd N(n, coils);
