@@ -110,6 +110,20 @@ void parseMatrix(const std::string& text, long out[3]) {
   for (int i = 0; i < 3; ++i) out[i] = d[static_cast<std::size_t>(i)];
 }
 
+/// --accel "R" -> {R, 1}, "RyxRz" -> {Ry, Rz}.
+void parseAcceleration(const std::string& text, int out[2]) {
+  const std::string bad = "--accel " + text + ": expected R or RyxRz with integers 1 to 64 (e.g. 2 or 2x2)";
+  const auto x = text.find('x');
+  const std::string parts[2] = {text.substr(0, x), x == std::string::npos ? "1" : text.substr(x + 1)};
+  for (int i = 0; i < 2; ++i) {
+    require(!parts[i].empty() && parts[i].size() <= 2 &&
+                parts[i].find_first_not_of("0123456789") == std::string::npos,
+            bad);
+    out[i] = std::stoi(parts[i]);
+    require(out[i] >= 1 && out[i] <= 64, bad);
+  }
+}
+
 io::PlannedOutput jsonOutput(const std::string& path) {
   io::PlannedOutput o;
   o.path = path;
@@ -297,7 +311,11 @@ int simulate(const SimulateArgs& a) {
   s.slices = a.slices;
   s.coils = a.coils;
   s.trajectory = trajectoryKindFromString(a.traj);
-  s.accel = a.accel;
+  int accel[2];
+  parseAcceleration(a.accel, accel);
+  s.accel = accel[0];
+  s.accelPe2 = accel[1];
+  s.coilRings = a.coilRings;
   s.acs = a.acs;
   s.readoutOversampling = a.oversampling;
   s.noiseSigma = a.noise;
@@ -425,6 +443,8 @@ int recon(const ReconArgs& a) {
             << " (" << r.deviceName << ")\n";
   printTimings(r.timings);
   printConvergence(r.convergence);
+  if (r.provenance.contains("noise_whitening"))
+    std::cout << "  " << r.provenance["noise_whitening"]["report"].get<std::string>() << "\n";
   if (r.metrics.contains("percent_error"))
     std::cout << "  vs reference" << (nFrames > 1 ? " (frame 0)" : "") << ": " << std::fixed << std::setprecision(2)
               << r.metrics["percent_error"].get<double>() << " % error, PSNR "

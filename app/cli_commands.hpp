@@ -11,7 +11,8 @@ namespace larmor::cli {
 struct SimulateArgs {
   std::string phantom = "shepp-logan", matrix = "256", traj = "cartesian", output, json;
   std::string trajOutput;  ///< --traj-output: the non-Cartesian trajectory as a BART .cfl (for .cfl k-space)
-  int coils = 8, accel = 1, acs = 24, spokes = 0, readout = 0, interleaves = 0, slices = 1;
+  std::string accel = "1";  ///< R (pe1) or RyxRz (pe1 x pe2, 3D)
+  int coils = 8, acs = 24, coilRings = 0, spokes = 0, readout = 0, interleaves = 0, slices = 1;
   float noise = 0, oversampling = 2;
   unsigned long long seed = 1;
 };

@@ -50,8 +50,10 @@ int main(int argc, char** argv) {
   simCmd->add_option("--matrix", sim.matrix, "N, NxN or NxNxN");
   simCmd->add_option("--coils", sim.coils, "Receive coils")->check(CLI::Range(1, 1024));
   simCmd->add_option("--traj", sim.traj, "cartesian|radial|golden|spiral|stack-of-spirals|radial3d");
-  simCmd->add_option("--accel", sim.accel, "Cartesian acceleration R along phase encoding");
-  simCmd->add_option("--acs", sim.acs, "Calibration (ACS) lines when R > 1");
+  simCmd->add_option("--accel", sim.accel, "Cartesian acceleration R along pe1, or RyxRz along pe1 x pe2 (3D)");
+  simCmd->add_option("--acs", sim.acs, "Calibration (ACS) lines when R > 1 (RyxRz: an ACS x ACS centre box)");
+  simCmd->add_option("--coil-rings", sim.coilRings, "3D: coil rings along z (0: 2 when pe2 is accelerated, else 1)")
+      ->check(CLI::Range(0, 8));
   simCmd->add_option("--spokes", sim.spokes, "Radial spokes");
   simCmd->add_option("--readout", sim.readout, "Samples per readout (non-Cartesian)");
   simCmd->add_option("--interleaves", sim.interleaves, "Spiral interleaves");

@@ -117,6 +117,17 @@ TEST_F(GpuGrappa, ReconstructionMatchesCpuMultiSliceAnd3D) {
   compare(v, settings(GrappaCalibration::Improved), "3D in sub-batches", std::size_t{16} << 20);
 }
 
+// 2D GRAPPA (pe1 x pe2 acceleration, issue 18): 3D volumes 2 x 2, 1 x 2 and 3 x 2 through the whole pipeline
+// on both devices, improved (k-space kernel) and basic (hybrid space); the same kImageTol. The weights against
+// the float64 reference and the done criterion run on the GPU in tests/shared/grappa2d.cpp.
+TEST_F(GpuGrappa, ReconstructionMatchesCpu2DAcceleration) {
+  const Dataset v = phantom::simulate(grappaSim2D(48, 24, 8, 2, 2, 16, 0.01f));
+  compare(v, settings(GrappaCalibration::Improved), "3D 2x2");
+  compare(v, settings(GrappaCalibration::Basic), "3D 2x2 basic");
+  compare(phantom::simulate(grappaSim2D(48, 24, 8, 1, 2, 16, 0.01f)), settings(GrappaCalibration::Improved), "3D 1x2");
+  compare(phantom::simulate(grappaSim2D(48, 24, 8, 3, 2, 16, 0.01f)), settings(GrappaCalibration::Improved), "3D 3x2");
+}
+
 // The Table 5.1 slice through the whole pipeline on both devices (the benchmark's workload).
 TEST_F(GpuGrappa, Table51SliceMatchesCpu) {
   const Dataset d = phantom::simulate(grappaSim(256, 32, 4, 0.01f));

@@ -17,4 +17,15 @@ inline phantom::SimulateSettings grappaSim(index_t n, int coils, int accel, floa
   return s;
 }
 
+/// 3D, n x n x nz, accelerated ry x rz with an acs x acs calibration centre box (2D GRAPPA); two coil rings
+/// along z whatever the acceleration, so that the fully sampled reference (1 x 1) has the same coils.
+inline phantom::SimulateSettings grappaSim2D(index_t n, index_t nz, int coils, int ry, int rz, int acs,
+                                             float noise = 0) {
+  phantom::SimulateSettings s = grappaSim(n, coils, ry, noise, 1, nz);
+  s.accelPe2 = rz;
+  s.acs = acs;
+  s.coilRings = 2;
+  return s;
+}
+
 }  // namespace larmor::test

@@ -5,6 +5,10 @@
 // 4.2 / 4.3, and the regularised least-squares solve by Householder QR of the stacked system (the engine forms
 // A A^H + lambda I and factors it by Cholesky). Returns W^T [rows(A), rows(B), entries], entry = segment +
 // segments * problem, the layout of grappa::calibrationWeights.
+// Pe1 x pe2 acceleration (2D GRAPPA, Blaimer 2006 / Brau 2008): the same fit with sources on the Ry x Rz
+// lattice (P lines x P2 partitions x K_RO columns) and one row of B per missing offset (my, mz) of a cell,
+// my + Ry mz = 1 .. Ry Rz - 1, from every kernel position inside the fully sampled centre box.
+// planes: [columns, lines, depth, coils, problems] (grappa::calibrationDomain).
 #include <Eigen/Core>
 #include <Eigen/QR>
 #include <algorithm>
@@ -19,19 +23,24 @@ namespace larmor::test {
 inline Array<cdouble> grappaLsWeights(const CArray& planes, const recon::grappa::Sampling& smp,
                                       const recon::GrappaSettings& s) {
   using recon::GrappaCalibration;
-  const index_t n0 = planes.shape()[0], n1 = planes.shape()[1], coils = planes.shape()[2], problems = planes.shape()[3];
-  require(n1 == smp.lines, "GRAPPA least-squares reference: planes and sampling differ in their lines");
+  const index_t n0 = planes.shape()[0], n1 = planes.shape()[1], depth = planes.shape()[2];
+  const index_t coils = planes.shape()[3], problems = planes.shape()[4];
+  require(n1 == smp.lines && depth == smp.depth, "GRAPPA least-squares reference: planes and sampling differ");
   const bool improved = s.calibration == GrappaCalibration::Improved;
-  const index_t R = smp.accel;
-  const int P = improved ? s.kernelPe : s.blocks, K = improved ? s.kernelRo : 1, dRo = (K - 1) / 2;
-  // The symmetric mask of eq. 2.5: sources at bR, targets between source ⌊P/2⌋-1 and ⌊P/2⌋.
-  const index_t delta = R * (P / 2 - 1);
-  const index_t lo = std::min<index_t>(0, delta + 1), hi = std::max<index_t>((P - 1) * R, delta + R - 1);
-  const index_t shiftsPe = smp.acsCount - (hi - lo + 1) + 1, firstLine = smp.acsFirst - lo;
-  require(shiftsPe >= 1, "GRAPPA least-squares reference: the kernel does not fit the calibration block");
+  const index_t R = smp.accel, Rz = smp.accelPe2;
+  const int P = improved ? s.kernelPe : s.blocks, P2 = Rz > 1 ? s.kernelPe2 : 1, K = improved ? s.kernelRo : 1;
+  const int dRo = (K - 1) / 2;
+  // The symmetric mask of eq. 2.5: sources at bR, targets between source ⌊P/2⌋-1 and ⌊P/2⌋; along pe2 the
+  // cell starts at source max(⌊P2/2⌋-1, 0). Targets: offsets (my, mz) of the cell but (0, 0).
+  const index_t delta = R * (P / 2 - 1), deltaZ = Rz * std::max(P2 / 2 - 1, 0), T = R * Rz - 1;
+  const index_t lo = std::min<index_t>(0, delta + (Rz > 1 ? 0 : 1)), hi = std::max<index_t>((P - 1) * R, delta + R - 1);
+  const index_t hiZ = std::max<index_t>((P2 - 1) * Rz, deltaZ + Rz - 1);
+  const index_t shiftsY = smp.acsCount - (hi - lo + 1) + 1, shiftsZ = smp.acsCountPe2 - hiZ;
+  const index_t shiftsPe = shiftsY * shiftsZ, firstLine = smp.acsFirst - lo, firstPart = smp.acsFirstPe2;
+  require(shiftsY >= 1 && shiftsZ >= 1, "GRAPPA least-squares reference: the kernel does not fit the calibration block");
   const index_t width = improved ? n0 : std::min<index_t>(s.segment, n0);
   const index_t segments = improved ? 1 : (n0 + width - 1) / width;
-  const index_t nA = static_cast<index_t>(P) * K * coils, nB = (R - 1) * coils;
+  const index_t nA = static_cast<index_t>(P) * P2 * K * coils, nB = T * coils;
   Array<cdouble> out(Shape{nA, nB, segments * problems});
 
   for (index_t q = 0; q < problems; ++q)
@@ -46,11 +55,16 @@ inline Array<cdouble> grappaLsWeights(const CArray& planes, const recon::grappa:
           const index_t x = improved ? j : seg * width + j;  // first source column
           if (x >= n0) continue;
           Eigen::VectorXcd a(nA), b(nB);
+          const index_t y0 = firstLine + i % shiftsY, z0 = firstPart + i / shiftsY;
           for (index_t c = 0; c < coils; ++c) {
-            for (int kpe = 0; kpe < P; ++kpe)
-              for (int kro = 0; kro < K; ++kro)
-                a(kro + K * (kpe + P * c)) = cdouble(planes(x + kro, firstLine + i + kpe * R, c, q));
-            for (index_t m = 1; m < R; ++m) b((m - 1) + (R - 1) * c) = cdouble(planes(x + dRo, firstLine + i + delta + m, c, q));
+            for (int kpz = 0; kpz < P2; ++kpz)
+              for (int kpe = 0; kpe < P; ++kpe)
+                for (int kro = 0; kro < K; ++kro)
+                  a(kro + K * (kpe + P * (kpz + P2 * c))) = cdouble(planes(x + kro, y0 + kpe * R, z0 + kpz * Rz, c, q));
+            for (index_t t = 0; t < T; ++t) {
+              const index_t my = (t + 1) % R, mz = (t + 1) / R;
+              b(t + T * c) = cdouble(planes(x + dRo, y0 + delta + my, z0 + deltaZ + mz, c, q));
+            }
           }
           as.push_back(a);
           bs.push_back(b);

@@ -35,12 +35,15 @@ double taper(double x) {
 }
 
 // The target sensitivity of coil c of C before projection (see coils.hpp).
-cdouble targetMap(int c, int coils, int dims, double x, double y, double z) {
+cdouble targetMap(int c, int coils, int dims, double x, double y, double z, int rings = 1) {
   const double angle = 2 * kPi * c / coils, radius = 0.7;
   const double px = radius * std::cos(angle), py = radius * std::sin(angle);
-  const double d2 = (x - px) * (x - px) + (y - py) * (y - py) + (dims == 3 ? z * z : 0.0);
+  const int ring = c % rings;
+  const double pz = rings > 1 ? -0.3 + 0.6 * ring / (rings - 1) : 0.0;
+  const double d2 = (x - px) * (x - px) + (y - py) * (y - py) + (dims == 3 ? (z - pz) * (z - pz) : 0.0);
   const double magnitude = 1.0 / (1.0 + d2 / 0.25);
-  const double phase = angle + 0.5 * kPi * (-std::sin(angle) * x + std::cos(angle) * y);
+  const double phase = angle + 0.5 * kPi * (-std::sin(angle) * x + std::cos(angle) * y) +
+                       (rings > 1 ? (ring % 2 ? 0.5 : -0.5) * kPi * z : 0.0);
   double w = taper(x) * taper(y);
   if (dims == 3) w *= taper(z);
   return std::polar(w * magnitude, phase);
@@ -48,10 +51,11 @@ cdouble targetMap(int c, int coils, int dims, double x, double y, double z) {
 
 }  // namespace
 
-CoilModel makeCoilModel(int coils, int dims, int order) {
+CoilModel makeCoilModel(int coils, int dims, int order, int rings) {
   require(coils >= 1, "coil model: needs at least one coil, got " + std::to_string(coils));
   require(dims == 2 || dims == 3, "coil model: dims must be 2 or 3, got " + std::to_string(dims));
   require(order >= 0 && order <= 16, "coil model: order must be in [0, 16], got " + std::to_string(order));
+  require(rings >= 1 && (rings == 1 || dims == 3), "coil model: rings must be 1, or more in 3D");
   CoilModel m;
   m.coils = coils;
   m.dims = dims;
@@ -61,7 +65,7 @@ CoilModel makeCoilModel(int coils, int dims, int order) {
     return m;
   }
   m.order = order;
-  m.orderZ = dims == 3 ? std::min(order, 1) : 0;
+  m.orderZ = dims == 3 ? (rings > 1 ? order : std::min(order, 1)) : 0;
   for (int mz = -m.orderZ; mz <= m.orderZ; ++mz)
     for (int my = -order; my <= order; ++my)
       for (int mx = -order; mx <= order; ++mx) m.terms.push_back({mx, my, mz});
@@ -91,7 +95,7 @@ CoilModel makeCoilModel(int coils, int dims, int order) {
         std::fill(rowSum.begin(), rowSum.end(), cdouble(0));
         const double z = dims == 3 ? pos(iz, qz) : 0.0, y = pos(iy, q);
         for (int ix = 0; ix < q; ++ix) {
-          const cdouble t = targetMap(c, coils, dims, pos(ix, q), y, z);
+          const cdouble t = targetMap(c, coils, dims, pos(ix, q), y, z, rings);
           for (int mx = 0; mx <= 2 * order; ++mx) rowSum[mx] += t * ex[static_cast<std::size_t>(mx * q + ix)];
         }
         for (std::size_t ti = 0; ti < nt; ++ti) {

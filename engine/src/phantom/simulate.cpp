@@ -31,6 +31,12 @@ void validate(const SimulateSettings& s) {
   require(s.coils >= 1 && s.coils <= 128, "simulate: coils must be 1 to 128, got " + std::to_string(s.coils));
   require(s.accel >= 1, "simulate: acceleration must be at least 1, got " + std::to_string(s.accel));
   require(s.acs >= 0, "simulate: ACS lines must not be negative, got " + std::to_string(s.acs));
+  require(s.coilRings >= 0 && s.coilRings <= 8, "simulate: coil rings must be 0 (auto) to 8, got " +
+                                                     std::to_string(s.coilRings));
+  require(s.coilRings <= 1 || s.matrix[2] > 1, "simulate: several coil rings need 3D data (matrix z > 1)");
+  require(s.accelPe2 >= 1, "simulate: acceleration along pe2 must be at least 1, got " + std::to_string(s.accelPe2));
+  require(s.accelPe2 == 1 || (s.matrix[2] > 1 && s.trajectory == TrajectoryKind::Cartesian),
+          "simulate: acceleration along pe2 needs 3D Cartesian data (matrix z > 1)");
   require(std::isfinite(s.readoutOversampling) && s.readoutOversampling >= 1 && s.readoutOversampling <= 8,
           "simulate: readout oversampling must be 1 to 8, got " + std::to_string(s.readoutOversampling));
   require(std::isfinite(s.noiseSigma) && s.noiseSigma >= 0,
@@ -93,6 +99,9 @@ TermPlan planTerms(const CoilModel& model, index_t e0, double l0) {
 }
 
 
+/// Coil rings along z: the setting, or 2 when pe2 is accelerated (one ring around z = 0 barely encodes z).
+int coilRings(const SimulateSettings& s) { return s.coilRings > 0 ? s.coilRings : s.accelPe2 > 1 ? 2 : 1; }
+
 // The object and coils of each slice: 2D phantom (single slice), 3D phantom's cross-sections
 // (multi-slice 2D) or the 3D phantom, with matching coil models.
 void makeObjects(const SimulateSettings& s, std::vector<Phantom>& phantoms, std::vector<CoilModel>& models) {
@@ -100,7 +109,7 @@ void makeObjects(const SimulateSettings& s, std::vector<Phantom>& phantoms, std:
   const int coils = s.coils;
   if (is3D) {
     phantoms.push_back(Phantom::sheppLogan3D());
-    models.push_back(makeCoilModel(coils, 3));
+    models.push_back(makeCoilModel(coils, 3, 2, coilRings(s)));
   } else if (s.slices == 1) {
     phantoms.push_back(Phantom::sheppLogan2D());
     models.push_back(makeCoilModel(coils, 2));
@@ -260,6 +269,8 @@ nlohmann::json toJson(const SimulateSettings& s) {
                         {"coils", s.coils},
                         {"trajectory", toString(s.trajectory)},
                         {"accel", s.accel},
+                        {"accelPe2", s.accelPe2},
+                        {"coilRings", coilRings(s)},
                         {"acs", s.acs},
                         {"readoutOversampling", s.readoutOversampling},
                         {"noiseSigma", s.noiseSigma},
@@ -310,9 +321,10 @@ Dataset simulate(const SimulateSettings& s, const Progress& progress) {
   h.coils = coils;
   h.slices = slices;
   h.trajectory = TrajectoryKind::Cartesian;
+  const bool accelerated = s.accel > 1 || s.accelPe2 > 1;
   h.accelerationPe1 = s.accel;
-  h.accelerationPe2 = 1;
-  h.calibrationLines = s.accel > 1 ? s.acs : 0;
+  h.accelerationPe2 = s.accelPe2;
+  h.calibrationLines = accelerated ? s.acs : 0;
   h.deviceDescription = "Larmor simulator";
   h.protocolName = "larmor-simulate shepp-logan";
   h.geometry.present = true;
@@ -321,12 +333,14 @@ Dataset simulate(const SimulateSettings& s, const Progress& progress) {
     h.geometry.slicePositions[static_cast<std::size_t>(i)] =
         static_cast<float>((static_cast<double>(i) - 0.5 * static_cast<double>(slices - 1)) * s.sliceThicknessMm);
 
-  // Masks: the same lines in every slice; 3D undersamples pe1 only, the ACS block spans all of pe2.
-  const int acs = s.accel > 1 ? s.acs : 0;
+  // Masks: the same lines in every slice. 3D accelerated along pe1 only: the ACS block spans all of pe2;
+  // along pe2 too: an acs x min(acs, pe2) centre box (2D GRAPPA's calibration region).
+  const int acs = accelerated ? s.acs : 0;
+  const int acsPe2 = acs == 0 ? 0 : s.accelPe2 > 1 ? static_cast<int>(std::min<index_t>(acs, m2)) : static_cast<int>(m2);
   Array<std::uint8_t> cal2;
   Array<std::uint8_t> mask2;
   try {
-    mask2 = traj::cartesianMask(m1, m2, s.accel, 1, acs, acs > 0 ? static_cast<int>(m2) : 0, &cal2);
+    mask2 = traj::cartesianMask(m1, m2, s.accel, s.accelPe2, acs, acsPe2, &cal2);
   } catch (const Error& e) {
     throw Error(std::string("simulate: ") + e.what());
   }

@@ -9,6 +9,22 @@
 // stays in (kx, ky). 3D data (acceleration along pe1 only) are first inverse transformed along pe2: each
 // pe2 partition is then an independent 2D problem with its own weights (the coils differ along z), and all
 // partitions of all slices of a batch go through one batched GEMM and one batched solve.
+//
+// 2D acceleration (pe1 x pe2, R = Ry Rz; Blaimer et al., "2D-GRAPPA-operator", MRM 56:1359, 2006; Brau
+// et al., "Comparison of reconstruction accuracy and efficiency among autocalibrating data-driven parallel
+// imaging methods", MRM 59:382, 2008, whose k-space GRAPPA with a kernel over ky and kz is what this is).
+// The data stay in k-space along pe2 (a pe2 FFT would spread the missing partitions over all of z), and
+// each slice's volume is one problem. The acquired points form the lattice (h0 + kRy... in short
+// (y, z) = (g0 + k Ry, h0 + l Rz)) plus the fully sampled centre box found by recon/calibration.hpp's
+// findCalibrationBox (the one calibration-region module, ESPIRiT's too). For the cell of lattice point
+// (y, z) the missing points (y + my, z + mz), (my, mz) in [0, Ry) x [0, Rz) \ {(0, 0)}, are
+//     S_c(kx, y + my, z + mz) = Σ_{c', kpe < P, kpz < P2, kro < K_RO} w^{(my,mz)}_{c,c',kpe,kpz,kro}
+//                                S_c'(kx - Δ_RO + kro, y - Δ + kpe Ry, z - Δz + kpz Rz)
+// with one weight set per offset (my, mz) (the rows of W), Δ = Ry(⌊P/2⌋ - 1), Δz = Rz max(⌊P2/2⌋ - 1, 0);
+// the weights are fitted exactly as in 1D (same normal equations, normalization per PE shift, Cholesky
+// solve) on every kernel position inside the box (PE shifts over pe1 x pe2, RO shifts across the readout).
+// The basic calibration keeps its hybrid space (x, ky, kz) and segments along x with P x P2 source blocks.
+// Sources outside the volume or not measured count as zero; measured points are never overwritten.
 #include "larmor/recon/grappa.hpp"
 
 #include <algorithm>
@@ -20,6 +36,7 @@
 
 #include "grappa_plan.hpp"
 #include "larmor/backend/registry.hpp"
+#include "larmor/recon/calibration.hpp"
 #include "larmor/recon/cartesian.hpp"
 #include "larmor/recon/coil_compression.hpp"
 #include "larmor/recon/settings.hpp"
@@ -35,11 +52,12 @@ std::string str(index_t v) { return std::to_string(v); }
 
 bool isBasic(const GrappaSettings& s) { return s.calibration == GrappaCalibration::Basic; }
 
-/// (kx, ky, kz) -> the calibration domain: 3D (kx, ky, z) by an inverse 3D FFT followed by a forward 2D
-/// one (the backend transforms leading dimensions only; the pair leaves pe2 alone transformed); basic also
-/// x by an inverse FFT along the readout.
-void toCalibrationDomain(Backend& be, Buffer& data, index_t n0, index_t n1, index_t n2, index_t batch, bool basic) {
-  if (n2 > 1) {
+/// (kx, ky, kz) -> the calibration domain: 3D accelerated along pe1 only (pe2ToImage) (kx, ky, z) by an
+/// inverse 3D FFT followed by a forward 2D one (the backend transforms leading dimensions only; the pair
+/// leaves pe2 alone transformed); basic also x by an inverse FFT along the readout.
+void toCalibrationDomain(Backend& be, Buffer& data, index_t n0, index_t n1, index_t n2, index_t batch, bool basic,
+                         bool pe2ToImage) {
+  if (n2 > 1 && pe2ToImage) {
     be.fft(data, Shape{n0, n1, n2, batch}, 3, FftDirection::Inverse);
     be.fft(data, Shape{n0, n1, n2 * batch}, 2, FftDirection::Forward);
   }
@@ -47,8 +65,14 @@ void toCalibrationDomain(Backend& be, Buffer& data, index_t n0, index_t n1, inde
 }
 
 /// The calibration domain -> image space: inverse 2D over (x, y) (z is already in image space); basic data
-/// were already in x, which a forward FFT along the readout gives back.
-void toImage(Backend& be, Buffer& data, index_t n0, index_t n1, index_t n2, index_t batch, bool basic) {
+/// were already in x, which a forward FFT along the readout gives back. kz in k-space (2D acceleration):
+/// basic data back to kx first, then one inverse 3D FFT.
+void toImage(Backend& be, Buffer& data, index_t n0, index_t n1, index_t n2, index_t batch, bool basic, bool kz) {
+  if (kz && n2 > 1) {
+    if (basic) be.fft(data, Shape{n0, n1 * n2 * batch}, 1, FftDirection::Forward);
+    be.fft(data, Shape{n0, n1, n2, batch}, 3, FftDirection::Inverse);
+    return;
+  }
   be.fft(data, Shape{n0, n1, n2 * batch}, 2, FftDirection::Inverse);
   if (basic) be.fft(data, Shape{n0, n1 * n2 * batch}, 1, FftDirection::Forward);
 }
@@ -67,6 +91,76 @@ class Stage {
   std::optional<ScopedStage> stage_;
 };
 
+bool variesAlongPe2(const Dataset& d) {
+  for (index_t z = 1; z < d.header.encoded[2]; ++z)
+    for (index_t y = 0; y < d.header.encoded[1]; ++y)
+      if ((d.sampled(y, z, 0) != 0) != (d.sampled(y, 0, 0) != 0) ||
+          (d.calibration(y, z, 0) != 0) != (d.calibration(y, 0, 0) != 0))
+        return true;
+  return false;
+}
+
+/// Pe1 x pe2: the lattice of acquired points and the fully sampled centre box (see the top of the file).
+Sampling analyseSampling2D(const Dataset& d) {
+  const Header& h = d.header;
+  const std::string src = d.source.empty() ? "the data" : d.source;
+  const index_t n1 = h.encoded[1], n2 = h.encoded[2], slices = h.slices;
+  Sampling s;
+  s.lines = n1;
+  s.depth = n2;
+  s.acquired.assign(static_cast<std::size_t>(n1 * n2), 0);
+  auto at = [&](index_t y, index_t z, index_t sl) { return d.sampled(y, z, sl) != 0 || d.calibration(y, z, sl) != 0; };
+  for (index_t z = 0; z < n2; ++z)
+    for (index_t y = 0; y < n1; ++y) s.acquired[static_cast<std::size_t>(y + n1 * z)] = at(y, z, 0) ? 1 : 0;
+  for (index_t sl = 1; sl < slices; ++sl)
+    for (index_t z = 0; z < n2; ++z)
+      for (index_t y = 0; y < n1; ++y)
+        if (at(y, z, sl) != s.isAcquired(y, z))
+          throw Error(src + ": GRAPPA needs the same k-space points in every slice; (pe1 " + str(y) + ", pe2 " + str(z) +
+                      ") differs at slice " + str(sl));
+  if (std::all_of(s.acquired.begin(), s.acquired.end(), [](std::uint8_t a) { return a != 0; }))
+    throw Error(src + ": GRAPPA has nothing to fill: the data are fully sampled (R = 1); use --method fft");
+  // The calibration region: the largest fully sampled centred box (the module ESPIRiT uses).
+  const CalibrationBox box = findCalibrationBox(d, 0, std::max(n1, n2));
+  s.acsCount = box.extent[1];
+  s.acsCountPe2 = box.extent[2];
+  s.acsFirst = n1 / 2 - s.acsCount / 2;
+  s.acsFirstPe2 = n2 / 2 - s.acsCountPe2 / 2;
+  require(s.acsCount >= 2 && s.acsCountPe2 >= 2,
+          src + ": GRAPPA needs calibration (ACS) lines: a fully sampled k-space centre; this data set's is " +
+              box.str() + " (simulate with --accel RyxRz --acs N, or acquire an ACS block)");
+  auto inBox = [&](index_t y, index_t z) {
+    return y >= s.acsFirst && y < s.acsFirst + s.acsCount && z >= s.acsFirstPe2 && z < s.acsFirstPe2 + s.acsCountPe2;
+  };
+  // The lattice: the acquired points outside the box and not flagged as calibration.
+  std::vector<std::pair<index_t, index_t>> grid;
+  for (index_t z = 0; z < n2; ++z)
+    for (index_t y = 0; y < n1; ++y)
+      if (s.isAcquired(y, z) && !inBox(y, z) && d.calibration(y, z, 0) == 0) grid.emplace_back(y, z);
+  require(!grid.empty(), src + ": GRAPPA needs undersampled points outside the calibration block; there are none");
+  index_t Ry = h.accelerationPe1 > 1 ? h.accelerationPe1 : 0, Rz = h.accelerationPe2 > 1 ? h.accelerationPe2 : 0;
+  const bool ryFromData = Ry == 0, rzFromData = Rz == 0;
+  for (const auto& [y, z] : grid) {
+    if (ryFromData) Ry = gcd(Ry, std::abs(y - grid.front().first));
+    if (rzFromData) Rz = gcd(Rz, std::abs(z - grid.front().second));
+  }
+  if (Ry == 0) Ry = 1;
+  if (Rz == 0) Rz = 1;
+  require(Ry * Rz >= 2, src + ": GRAPPA has nothing to fill: the lattice of acquired points is fully sampled (R = 1)");
+  require(Ry == 1 || Ry < n1, src + ": acceleration R = " + str(Ry) + " must be smaller than the " + str(n1) + " pe1 lines");
+  require(Rz == 1 || Rz < n2, src + ": acceleration R = " + str(Rz) + " along pe2 must be smaller than its " + str(n2) +
+                                  " partitions");
+  s.accel = static_cast<int>(Ry);
+  s.accelPe2 = static_cast<int>(Rz);
+  s.gridFirst = grid.front().first % Ry;
+  s.gridFirstPe2 = grid.front().second % Rz;
+  for (const auto& [y, z] : grid)
+    if (y % Ry != s.gridFirst || z % Rz != s.gridFirstPe2)
+      throw Error(src + ": GRAPPA needs regular undersampling: point (pe1 " + str(y) + ", pe2 " + str(z) +
+                  ") is off the lattice of every " + str(Ry) + "th line and " + str(Rz) + "th partition");
+  return s;
+}
+
 }  // namespace
 
 Sampling analyseSampling(const Dataset& d) {
@@ -74,9 +168,11 @@ Sampling analyseSampling(const Dataset& d) {
   const std::string src = d.source.empty() ? "the data" : d.source;
   require(h.trajectory == TrajectoryKind::Cartesian,
           src + ": GRAPPA needs Cartesian data; this file has a " + toString(h.trajectory) + " trajectory");
-  require(h.accelerationPe2 <= 1, src + ": GRAPPA fills pe1 only; this data set is accelerated along pe2 (R = " +
-                                      std::to_string(h.accelerationPe2) + ")");
   const index_t n1 = h.encoded[1], n2 = h.encoded[2], slices = h.slices;
+  require(h.accelerationPe2 <= 1 || n2 > 1, src + ": the header states acceleration " +
+                                                std::to_string(h.accelerationPe2) +
+                                                " along pe2 but the data have one pe2 partition");
+  if (n2 > 1 && (h.accelerationPe2 > 1 || variesAlongPe2(d))) return analyseSampling2D(d);
   Sampling s;
   s.lines = n1;
   s.acquired.assign(static_cast<std::size_t>(n1), 0);
@@ -89,14 +185,13 @@ Sampling analyseSampling(const Dataset& d) {
     for (index_t z = 0; z < n2; ++z)
       for (index_t y = 0; y < n1; ++y) {
         const bool a = d.sampled(y, z, sl) != 0, c = d.calibration(y, z, sl) != 0;
+        // (Patterns that differ along pe2 within slice 0 took the 2D path above.)
+        const auto where = [&] { return "slice " + str(sl) + (n2 > 1 ? ", pe2 " + str(z) : ""); };
         if (a != (s.acquired[static_cast<std::size_t>(y)] != 0))
-          throw Error(src + ": GRAPPA needs the same pe1 lines in every " + (n2 > 1 ? "pe2 partition" : "slice") +
-                      "; line " + str(y) + " differs at " + (n2 > 1 ? "pe2 " + str(z) : "slice " + str(sl)) +
-                      (n2 > 1 ? " (acceleration along pe2 is not supported)" : ""));
+          throw Error(src + ": GRAPPA needs the same pe1 lines in every slice; line " + str(y) + " differs at " + where());
         if (c != (cal[static_cast<std::size_t>(y)] != 0))
-          throw Error(src + ": GRAPPA needs the calibration lines to be the same in every " +
-                      (n2 > 1 ? "pe2 partition (the ACS block must span all of pe2)" : "slice") + "; line " + str(y) +
-                      " differs");
+          throw Error(src + ": GRAPPA needs the calibration lines to be the same in every slice; line " + str(y) +
+                      " differs at " + where());
       }
   if (std::all_of(s.acquired.begin(), s.acquired.end(), [](std::uint8_t a) { return a != 0; }))
     throw Error(src + ": GRAPPA has nothing to fill: the data are fully sampled along pe1 (R = 1); use --method fft");
@@ -141,16 +236,31 @@ void validate(const GrappaSettings& s, const Sampling& smp, index_t columns, ind
     ranges.grappa = s;
     settings::validate(ranges, "grappa");  // the table's ranges: chi, eta, kappa, kernel, blocks, segment
   }
-  require(smp.accel >= 2 && smp.accel < smp.lines, "GRAPPA: acceleration R = " + std::to_string(smp.accel) +
-                                                       " must be 2 or more and smaller than the " + str(smp.lines) +
-                                                       " lines");
+  if (smp.twoD())
+    require(smp.accel * smp.accelPe2 >= 2 && (smp.accel == 1 || smp.accel < smp.lines) &&
+                (smp.accelPe2 == 1 || smp.accelPe2 < smp.depth),
+            "GRAPPA: acceleration " + std::to_string(smp.accel) + "x" + std::to_string(smp.accelPe2) +
+                " must be 2 or more in all and smaller than the " + str(smp.lines) + " x " + str(smp.depth) + " lines");
+  else
+    require(smp.accel >= 2 && smp.accel < smp.lines, "GRAPPA: acceleration R = " + std::to_string(smp.accel) +
+                                                         " must be 2 or more and smaller than the " + str(smp.lines) +
+                                                         " lines");
   require(smp.acsCount > 0, "GRAPPA: no calibration (ACS) lines");
   require(s.outCoils >= 0 && s.outCoils <= coils,
           "GRAPPA: --out-coils " + std::to_string(s.outCoils) + " must be 0 (off) or 1 to the " + str(coils) + " coils");
   if (s.calibration == GrappaCalibration::Improved)
     require(s.kernelRo <= columns, "GRAPPA: the kernel's " + std::to_string(s.kernelRo) +
                                        " readout columns exceed the data's " + str(columns));
-  const Kernel k = Kernel::make(s, smp.accel, columns, std::max<index_t>(coils, 1));
+  const Kernel k = Kernel::make(s, smp.accel, columns, std::max<index_t>(coils, 1), smp.accelPe2);
+  if (smp.twoD()) {
+    require(k.pe2 >= 1 && k.pe2 <= 64, "GRAPPA: --grappa-kernel-pe2 " + std::to_string(k.pe2) + " must be 1 to 64");
+    require(k.span() <= smp.acsCount && k.spanPe2() <= smp.acsCountPe2,
+            "GRAPPA: the kernel (" + std::to_string(k.pe) + "x" + std::to_string(k.pe2) + " sources at R = " +
+                std::to_string(smp.accel) + "x" + std::to_string(smp.accelPe2) + ") spans " + str(k.span()) + "x" +
+                str(k.spanPe2()) + " points, more than the fully sampled centre " + str(smp.acsCount) + "x" +
+                str(smp.acsCountPe2) + "; use a smaller kernel or acquire more ACS lines");
+    return;
+  }
   require(k.span() <= smp.acsCount,
           "GRAPPA: the kernel (" + (k.improved ? std::to_string(k.pe) + "x" + std::to_string(k.ro) + " kernel"
                                                : std::to_string(k.pe) + " blocks") +
@@ -168,11 +278,16 @@ CArray calibrationDomain(const Dataset& d, const GrappaSettings& s) {
     k = applyCoilCompression(cc, k, vox);
     coils = s.outCoils;
   }
+  const bool twoD = analyseSampling(d).twoD();
   auto cpu = makeCpuBackend();
   CDeviceArray buf = CDeviceArray::upload(*cpu, k);
-  toCalibrationDomain(*cpu, buf.buffer(), n0, n1, n2, coils * slices, isBasic(s));
-  const CArray t = buf.download();
-  CArray out(Shape{n0, n1, coils, n2 * slices});
+  toCalibrationDomain(*cpu, buf.buffer(), n0, n1, n2, coils * slices, isBasic(s), !twoD);
+  CArray t = buf.download();
+  if (twoD) {
+    t.reshape(Shape{n0, n1, n2, coils, slices});
+    return t;
+  }
+  CArray out(Shape{n0, n1, 1, coils, n2 * slices});
   for (index_t sl = 0; sl < slices; ++sl)
     for (index_t z = 0; z < n2; ++z)
       for (index_t c = 0; c < coils; ++c)
@@ -184,26 +299,29 @@ CArray calibrationDomain(const Dataset& d, const GrappaSettings& s) {
 
 namespace {
 
-/// The calibration block [columns, acsCount, coils, problems] of planes [columns, lines, coils, problems].
+/// The calibration block [columns, acsCount, acsCountPe2, coils, problems] of planes [columns, lines,
+/// depth, coils, problems].
 CArray acsBlock(const CArray& planes, const Sampling& smp) {
-  const index_t n0 = planes.shape()[0], n1 = planes.shape()[1], coils = planes.shape()[2], q = planes.shape()[3];
-  CArray acs(Shape{n0, smp.acsCount, coils, q});
+  const index_t n0 = planes.shape()[0], coils = planes.shape()[3], q = planes.shape()[4];
+  CArray acs(Shape{n0, smp.acsCount, smp.acsCountPe2, coils, q});
   for (index_t p = 0; p < q; ++p)
     for (index_t c = 0; c < coils; ++c)
-      for (index_t y = 0; y < smp.acsCount; ++y)
-        std::copy_n(planes.data() + n0 * (smp.acsFirst + y + n1 * (c + coils * p)), n0,
-                    acs.data() + n0 * (y + smp.acsCount * (c + coils * p)));
+      for (index_t z = 0; z < smp.acsCountPe2; ++z)
+        for (index_t y = 0; y < smp.acsCount; ++y)
+          std::copy_n(&planes(0, smp.acsFirst + y, smp.acsFirstPe2 + z, c, p), n0, &acs(0, y, z, c, p));
   return acs;
 }
 
 }  // namespace
 
 CArray calibrationWeights(Backend& backend, const CArray& planes, const Sampling& smp, const GrappaSettings& s) {
-  const index_t n0 = planes.shape()[0], n1 = planes.shape()[1], coils = planes.shape()[2], q = planes.shape()[3];
-  require(n1 == smp.lines, "GRAPPA: planes and sampling differ in their lines");
+  require(planes.shape().rank() == 5, "GRAPPA: planes must be [columns, lines, depth, coils, problems]");
+  const index_t n0 = planes.shape()[0], n1 = planes.shape()[1], depth = planes.shape()[2];
+  const index_t coils = planes.shape()[3], q = planes.shape()[4];
+  require(n1 == smp.lines && depth == smp.depth, "GRAPPA: planes and sampling differ in their lines");
   validate(s, smp, n0, coils);
-  const Kernel k = Kernel::make(s, smp.accel, n0, coils);
-  Plan plan(backend, k, smp, Addressing{n0, n1, coils, 1}, s, q);
+  const Kernel k = Kernel::make(s, smp.accel, n0, coils, smp.accelPe2);
+  Plan plan(backend, k, smp, Addressing{n0, n1, coils, 1, depth}, s, q);
   std::vector<float> scales;
   if (!plan.scalesOnDevice()) scales = equationScales(acsBlock(planes, smp), k, plan.calibrationGeometry(), smp, s, q);
   CDeviceArray data = CDeviceArray::upload(backend, planes);
@@ -224,6 +342,8 @@ struct Pipeline::Impl {
   std::string source;
   bool basic;
   index_t n0, n1, n2, slices, coilsIn, coils;  // coils: after compression
+  index_t partitions = 1;  ///< problems per slice: pe2 partitions (pe1 acceleration) or 1 (pe1 x pe2)
+  bool twoD = false;       ///< pe1 x pe2 acceleration: kz stays in k-space, a volume is one problem
   index_t out[3], fov[3];
   int rank;
   Sampling smp;
@@ -258,7 +378,9 @@ Pipeline::Impl::Impl(Backend& backend, const Dataset& d, const ReconSettings& s,
   validate(settings, smp, n0, coilsIn);
   coils = settings.outCoils > 0 ? settings.outCoils : coilsIn;
   basic = isBasic(settings);
-  kernel = Kernel::make(settings, smp.accel, n0, coils);
+  kernel = Kernel::make(settings, smp.accel, n0, coils, smp.accelPe2);
+  twoD = smp.twoD();
+  partitions = twoD ? 1 : n2;
   if (be.isGpu()) hostOwned = makeCpuBackend();
 
   const CartesianGeometry g = cartesianGeometry(d, s);
@@ -278,21 +400,21 @@ Pipeline::Impl::Impl(Backend& backend, const Dataset& d, const ReconSettings& s,
                                               fovVoxels() * coils + outVoxels() * (coils + 1)) * sizeof(cfloat);
   batchSlices = slicesPerBatch > 0
                     ? std::min(slicesPerBatch, slices)
-                    : std::clamp<index_t>(static_cast<index_t>(budget / (perSlice + n2 * perProblem)), 1, slices);
-  capacity = batchSlices * n2;
-  if (n2 > 1 && static_cast<double>(batchSlices) * (perSlice + n2 * perProblem) > budget) {
+                    : std::clamp<index_t>(static_cast<index_t>(budget / (perSlice + partitions * perProblem)), 1, slices);
+  capacity = batchSlices * partitions;
+  if (partitions > 1 && static_cast<double>(batchSlices) * (perSlice + partitions * perProblem) > budget) {
     const double plane = static_cast<double>(n0 * n1 * coils) * (sizeof(cfloat) + sizeof(index_t));
-    capacity = std::clamp<index_t>(static_cast<index_t>((budget - perSlice) / (perProblem + plane)), 1, n2);
-    compact = capacity < n2 * batchSlices;
+    capacity = std::clamp<index_t>(static_cast<index_t>((budget - perSlice) / (perProblem + plane)), 1, partitions);
+    compact = capacity < partitions * batchSlices;
   }
-  subBatches = compact ? (n2 * batchSlices + capacity - 1) / capacity : 1;
+  subBatches = compact ? (partitions * batchSlices + capacity - 1) / capacity : 1;
 
   kin = be.allocate(static_cast<std::size_t>(volume() * coilsIn * batchSlices) * sizeof(cfloat));
   if (settings.outCoils > 0) {
     kwork = be.allocate(static_cast<std::size_t>(volume() * coils * batchSlices) * sizeof(cfloat));
     compression = be.allocate(static_cast<std::size_t>(coilsIn * coils * batchSlices) * sizeof(cfloat));
   }
-  const Addressing whole{n0, n1, coils, n2};
+  const Addressing whole{n0, n1, coils, partitions, twoD ? n2 : 1};
   if (compact) {
     const Addressing packed{n0, n1, coils, 1};
     compactBuf = be.allocate(static_cast<std::size_t>(n0 * n1 * coils * capacity) * sizeof(cfloat));
@@ -304,7 +426,7 @@ Pipeline::Impl::Impl(Backend& backend, const Dataset& d, const ReconSettings& s,
           for (index_t y = 0; y < n1; ++y)
             for (index_t x = 0; x < n0; ++x)
               table[static_cast<std::size_t>(packed.offset(q, c, y, x))] =
-                  global < n2 * batchSlices ? whole.offset(global, c, y, x) : -1;
+                  global < partitions * batchSlices ? whole.offset(global, c, y, x) : -1;
       }
       auto buf = be.allocate(table.size() * sizeof(index_t));
       be.upload(*buf, table.data(), table.size() * sizeof(index_t));
@@ -328,28 +450,30 @@ void Pipeline::Impl::checkGeometry(const Dataset& d) const {
 }
 
 std::vector<float> Pipeline::Impl::scalesFor(const Dataset& d, index_t first, index_t count, const CoilCompression* cc) {
-  // The calibration block of these slices, on the host, in the calibration domain: [n0, acs, n2, coils, count].
-  const index_t acs = smp.acsCount;
-  CArray block(Shape{n0, acs, n2, coilsIn, count});
+  // The calibration block of these slices, on the host, in the calibration domain: [n0, acs, nz, coils,
+  // count] with nz all partitions (pe1 acceleration) or the box's (pe1 x pe2).
+  const index_t acs = smp.acsCount, nz = twoD ? smp.acsCountPe2 : n2, z0 = twoD ? smp.acsFirstPe2 : 0;
+  CArray block(Shape{n0, acs, nz, coilsIn, count});
   for (index_t sl = 0; sl < count; ++sl)
     for (index_t c = 0; c < coilsIn; ++c)
-      for (index_t z = 0; z < n2; ++z)
+      for (index_t z = 0; z < nz; ++z)
         for (index_t y = 0; y < acs; ++y)
-          std::copy_n(&d.kspace(0, smp.acsFirst + y, z, c, first + sl), n0, &block(0, y, z, c, sl));
-  if (cc) block = applyCoilCompression(*cc, block, n0 * acs * n2);
+          std::copy_n(&d.kspace(0, smp.acsFirst + y, z0 + z, c, first + sl), n0, &block(0, y, z, c, sl));
+  if (cc) block = applyCoilCompression(*cc, block, n0 * acs * nz);
   CDeviceArray hb = CDeviceArray::upload(host(), block);
-  toCalibrationDomain(host(), hb.buffer(), n0, acs, n2, coils * count, basic);
+  toCalibrationDomain(host(), hb.buffer(), n0, acs, nz, coils * count, basic, !twoD);
   const CArray t = hb.download();
   std::vector<float> all;
-  const index_t problems = n2 * count;
+  const index_t problems = partitions * count, pz = twoD ? nz : 1;  // pz: the box's partitions per problem
   for (index_t b = 0; b < subBatches; ++b) {
     const index_t firstProblem = b * capacity, n = std::clamp<index_t>(problems - firstProblem, 0, capacity);
-    CArray part(Shape{n0, acs, coils, n});
+    CArray part(Shape{n0, acs, pz, coils, n});
     for (index_t q = 0; q < n; ++q) {
-      const index_t global = firstProblem + q, z = global % n2, sl = global / n2;
+      const index_t global = firstProblem + q, p = global % partitions, sl = global / partitions;
       for (index_t c = 0; c < coils; ++c)
-        for (index_t y = 0; y < acs; ++y)
-          std::copy_n(t.data() + n0 * (y + acs * (z + n2 * (c + coils * sl))), n0, &part(0, y, c, q));
+        for (index_t z = 0; z < pz; ++z)
+          for (index_t y = 0; y < acs; ++y)
+            std::copy_n(t.data() + n0 * (y + acs * (p + z + nz * (c + coils * sl))), n0, &part(0, y, z, c, q));
     }
     const std::vector<float> s = equationScales(part, kernel, plan->calibrationGeometry(), smp, settings, capacity);
     all.insert(all.end(), s.begin(), s.end());
@@ -406,9 +530,9 @@ void Pipeline::process(const Dataset& d, index_t first, index_t count, Timings* 
     applyCoilCompression(be, *m.compression, m.coilsIn, m.coils, *m.kin, *m.kwork, m.volume(), B);
     work = m.kwork.get();
   }
-  if (m.n2 > 1 || m.basic) {
+  if (m.partitions > 1 || m.basic) {
     Stage st(t, "fft to calibration domain", &be);
-    toCalibrationDomain(be, *work, m.n0, m.n1, m.n2, m.coils * B, m.basic);
+    toCalibrationDomain(be, *work, m.n0, m.n1, m.n2, m.coils * B, m.basic, !m.twoD);
   }
   // With η = 1 and κ = 0 (the defaults) the plan normalizes on the device. Otherwise the equation scales
   // come from the host's copy of the calibration block (p^{-η/2} and the clipping's sort have no backend
@@ -441,7 +565,7 @@ void Pipeline::process(const Dataset& d, index_t first, index_t count, Timings* 
   const Shape encodedShape{m.n0, m.n1, m.n2, 1, m.coils * B};
   {
     Stage st(t, "ifft", &be);
-    toImage(be, *work, m.n0, m.n1, m.n2, m.coils * B, m.basic);
+    toImage(be, *work, m.n0, m.n1, m.n2, m.coils * B, m.basic, m.twoD);
   }
   const Shape fovShape{m.fov[0], m.fov[1], m.fov[2], 1, m.coils * B};
   {

@@ -9,6 +9,8 @@
 //                                its time, sec. 5.3.1)
 //   5. W = U V                   the solve's right-hand side is U^T, so it returns W^T
 // and the reconstruction (eq. 2.5) as gather, one batched GEMM and a scatter into the missing lines.
+// With pe2 acceleration the same steps run on the kernel over pe1 x pe2 (grappa_plan.hpp's Kernel): only
+// the tables change (sources and targets carry a partition, PE shifts run over both directions).
 #include "grappa_plan.hpp"
 
 #include <algorithm>
@@ -28,11 +30,13 @@ constexpr float kLambdaFloor = 1e-30f;
 
 }  // namespace
 
-Kernel Kernel::make(const GrappaSettings& s, int accel, index_t columns, index_t coils) {
+Kernel Kernel::make(const GrappaSettings& s, int accel, index_t columns, index_t coils, int accelPe2) {
   Kernel k;
   k.improved = s.calibration == GrappaCalibration::Improved;
   k.accel = accel;
+  k.accelPe2 = accelPe2;
   k.pe = k.improved ? s.kernelPe : s.blocks;
+  k.pe2 = accelPe2 > 1 ? s.kernelPe2 : 1;
   k.ro = k.improved ? s.kernelRo : 1;
   k.roCentre = (k.ro - 1) / 2;
   k.coils = coils;
@@ -48,33 +52,41 @@ Kernel Kernel::make(const GrappaSettings& s, int accel, index_t columns, index_t
 
 CalibrationGeometry CalibrationGeometry::make(const Kernel& k, const Sampling& s, index_t columns) {
   CalibrationGeometry g;
-  g.shiftsPe = s.acsCount - k.span() + 1;
+  g.shiftsY = s.acsCount - k.span() + 1;
+  g.shiftsZ = s.acsCountPe2 - k.spanPe2() + 1;
+  g.shiftsPe = std::max<index_t>(g.shiftsY, 0) * std::max<index_t>(g.shiftsZ, 0);
   g.shiftsRo = k.improved ? columns - k.ro + 1 : k.segment;
   g.firstLine = s.acsFirst - k.low();
+  g.firstPe2 = s.acsFirstPe2 - k.lowPe2();
   return g;
 }
 
 FillGeometry FillGeometry::make(const Kernel& k, const Sampling& s) {
   FillGeometry f;
-  const index_t R = s.accel;
+  const index_t R = s.accel, Rz = s.accelPe2;
   const index_t kMin = floorDiv(-s.gridFirst - (R - 1), R), kMax = floorDiv(s.lines - 1 - s.gridFirst, R);
-  for (index_t g = kMin; g <= kMax; ++g) {
-    const index_t grid = s.gridFirst + g * R;
-    bool needed = false;
-    for (index_t m = 1; m < R; ++m) {
-      const index_t y = grid + m;
-      needed = needed || (y >= 0 && y < s.lines && !s.acquired[static_cast<std::size_t>(y)]);
+  const index_t lMin = floorDiv(-s.gridFirstPe2 - (Rz - 1), Rz), lMax = floorDiv(s.depth - 1 - s.gridFirstPe2, Rz);
+  for (index_t l = lMin; l <= lMax; ++l)
+    for (index_t g = kMin; g <= kMax; ++g) {
+      const index_t grid = s.gridFirst + g * R, gridZ = s.gridFirstPe2 + l * Rz;
+      bool needed = false;
+      for (index_t t = 0; t < k.targets(); ++t) {
+        const index_t y = grid + k.targetY(t) - k.delta(), z = gridZ + k.targetZ(t) - k.deltaPe2();
+        needed = needed || (y >= 0 && y < s.lines && z >= 0 && z < s.depth && !s.isAcquired(y, z));
+      }
+      if (needed) {
+        f.firstSource.push_back(grid - k.delta());
+        f.firstSourcePe2.push_back(gridZ - k.deltaPe2());
+      }
     }
-    if (needed) f.firstSource.push_back(grid - k.delta());
-  }
   return f;
 }
 
 std::vector<float> equationScales(const CArray& acs, const Kernel& k, const CalibrationGeometry& g,
                                   const Sampling& s, const GrappaSettings& settings, index_t capacity) {
-  const index_t columns = acs.shape()[0], acsLines = acs.shape()[1], coils = acs.shape()[2];
-  const index_t problems = acs.shape()[3];
-  require(acsLines == s.acsCount && coils == k.coils && problems <= capacity,
+  const index_t columns = acs.shape()[0], acsLines = acs.shape()[1], acsParts = acs.shape()[2];
+  const index_t coils = acs.shape()[3], problems = acs.shape()[4];
+  require(acsLines == s.acsCount && acsParts == s.acsCountPe2 && coils == k.coils && problems <= capacity,
           "GRAPPA: the calibration block " + acs.shape().str() + " does not match the plan");
   const index_t nCol = g.equations(), S = k.segments, nA = k.rowsA(), nB = k.rowsB();
   std::vector<float> scales(static_cast<std::size_t>(nCol * S * capacity), 0.f);
@@ -82,15 +94,20 @@ std::vector<float> equationScales(const CArray& acs, const Kernel& k, const Cali
   auto psi = [&](double p) { return p > 0 ? static_cast<float>(std::pow(p, -halfEta)) : 0.f; };
 
   for (index_t q = 0; q < problems; ++q) {
-    // Power per ACS line and column, summed over coils: every group power below is a box sum of it.
-    std::vector<double> power(static_cast<std::size_t>(columns * acsLines), 0.0);
+    // Power per ACS line (and partition) and column, summed over coils: every group power below is a box
+    // sum of it.
+    std::vector<double> power(static_cast<std::size_t>(columns * acsLines * acsParts), 0.0);
     for (index_t c = 0; c < coils; ++c)
-      for (index_t y = 0; y < acsLines; ++y)
-        for (index_t x = 0; x < columns; ++x)
-          power[static_cast<std::size_t>(x + columns * y)] += std::norm(cdouble(acs(x, y, c, q)));
-    auto P = [&](index_t line, index_t x) {  // `line` counts from the plane's first line
-      return power[static_cast<std::size_t>(x + columns * (line - s.acsFirst))];
+      for (index_t z = 0; z < acsParts; ++z)
+        for (index_t y = 0; y < acsLines; ++y)
+          for (index_t x = 0; x < columns; ++x)
+            power[static_cast<std::size_t>(x + columns * (y + acsLines * z))] += std::norm(cdouble(acs(x, y, z, c, q)));
+    // `line` and `part` count from the plane's first line and partition; i is the PE shift.
+    auto P = [&](index_t line, index_t part, index_t x) {
+      return power[static_cast<std::size_t>(x + columns * (line - s.acsFirst + acsLines * (part - s.acsFirstPe2)))];
     };
+    auto lineOf = [&](index_t i) { return g.firstLine + i % g.shiftsY; };
+    auto partOf = [&](index_t i) { return g.firstPe2 + i / g.shiftsY; };
     if (!k.improved) {
       for (index_t seg = 0; seg < S; ++seg) {
         const index_t e = seg + S * q;
@@ -99,7 +116,7 @@ std::vector<float> equationScales(const CArray& acs, const Kernel& k, const Cali
           for (index_t xs = 0; xs < k.segment; ++xs) {
             const index_t x = seg * k.segment + xs;
             if (x >= columns) break;
-            for (int m = 1; m < k.accel; ++m) p += P(g.firstLine + i + k.target(m), x);
+            for (index_t t = 0; t < k.targets(); ++t) p += P(lineOf(i) + k.targetY(t), partOf(i) + k.targetZ(t), x);
           }
           const float f = psi(p);
           for (index_t xs = 0; xs < k.segment; ++xs)
@@ -115,9 +132,10 @@ std::vector<float> equationScales(const CArray& acs, const Kernel& k, const Cali
       double p = 0;
       for (index_t j = 0; j < g.shiftsRo; ++j) {
         double pA = 0, pB = 0;
-        for (int kpe = 0; kpe < k.pe; ++kpe)
-          for (int kro = 0; kro < k.ro; ++kro) pA += P(g.firstLine + i + k.source(kpe), j + kro);
-        for (int m = 1; m < k.accel; ++m) pB += P(g.firstLine + i + k.target(m), j + k.roCentre);
+        for (int kpz = 0; kpz < k.pe2; ++kpz)
+          for (int kpe = 0; kpe < k.pe; ++kpe)
+            for (int kro = 0; kro < k.ro; ++kro) pA += P(lineOf(i) + k.source(kpe), partOf(i) + k.sourcePe2(kpz), j + kro);
+        for (index_t t = 0; t < k.targets(); ++t) pB += P(lineOf(i) + k.targetY(t), partOf(i) + k.targetZ(t), j + k.roCentre);
         const double pc = pA * static_cast<double>(nB) + pB * static_cast<double>(nA);
         pCol[static_cast<std::size_t>(j + g.shiftsRo * i)] = pc;
         p += pc;
@@ -178,7 +196,7 @@ Plan::Plan(Backend& backend, const Kernel& kernel, const Sampling& sampling, con
   nCol_ = cal_.equations();
   entries_ = S * capacity_;
   const index_t E = entries_;
-  auto acquired = [&](index_t y) { return y >= 0 && y < lines && sampling_.acquired[static_cast<std::size_t>(y)]; };
+  const index_t depth = sampling_.depth;
 
   // Step 1's tables: equation col of entry e reads row r of A (B) from data (thesis eqs. 4.1, 4.3).
   std::vector<index_t> ga(static_cast<std::size_t>(nCol_ * E * nA_)), gb(static_cast<std::size_t>(nCol_ * E * nB_));
@@ -188,15 +206,17 @@ Plan::Plan(Backend& backend, const Kernel& kernel, const Sampling& sampling, con
       for (index_t j = 0; j < cal_.shiftsRo; ++j) {
         const index_t col = j + cal_.shiftsRo * i, at = col + nCol_ * e;
         const index_t x0 = k.improved ? j : seg * k.segment + j;  // first source column (basic: the column)
+        const index_t y0 = cal_.firstLine + i % cal_.shiftsY, z0 = cal_.firstPe2 + i / cal_.shiftsY;
         const bool inside = x0 < columns;
         for (index_t c = 0; c < k.coils; ++c) {
-          for (int kpe = 0; kpe < k.pe; ++kpe)
-            for (int kro = 0; kro < k.ro; ++kro)
-              ga[static_cast<std::size_t>(at + nCol_ * E * k.rowA(c, kpe, kro))] =
-                  inside ? data_.offset(q, c, cal_.firstLine + i + k.source(kpe), x0 + kro) : -1;
-          for (int m = 1; m < k.accel; ++m)
-            gb[static_cast<std::size_t>(at + nCol_ * E * k.rowB(c, m))] =
-                inside ? data_.offset(q, c, cal_.firstLine + i + k.target(m), x0 + k.roCentre) : -1;
+          for (int kpz = 0; kpz < k.pe2; ++kpz)
+            for (int kpe = 0; kpe < k.pe; ++kpe)
+              for (int kro = 0; kro < k.ro; ++kro)
+                ga[static_cast<std::size_t>(at + nCol_ * E * k.rowA(c, kpe, kpz, kro))] =
+                    inside ? data_.offset(q, c, y0 + k.source(kpe), x0 + kro, z0 + k.sourcePe2(kpz)) : -1;
+          for (index_t t = 0; t < k.targets(); ++t)
+            gb[static_cast<std::size_t>(at + nCol_ * E * k.rowB(c, t))] =
+                inside ? data_.offset(q, c, y0 + k.targetY(t), x0 + k.roCentre, z0 + k.targetZ(t)) : -1;
         }
       }
   }
@@ -249,24 +269,27 @@ Plan::Plan(Backend& backend, const Kernel& kernel, const Sampling& sampling, con
     const index_t xFirst = interpolate_ ? e % columns : (k.improved ? 0 : (e % S) * k.segment);
     for (index_t p = 0; p < P; ++p) {
       const index_t first = fillGeo_.firstSource[static_cast<std::size_t>(p)];
+      const index_t firstZ = fillGeo_.firstSourcePe2[static_cast<std::size_t>(p)];
       for (index_t xr = 0; xr < width; ++xr) {
         const index_t x = xFirst + xr, pos = xr + width * p, at = pos + nPos_ * e;
         const bool inside = x < columns;
         for (index_t c = 0; c < k.coils; ++c) {
-          for (int kpe = 0; kpe < k.pe; ++kpe) {
-            const index_t y = first + k.source(kpe);
-            for (int kro = 0; kro < k.ro; ++kro) {
-              const index_t xs = x - k.roCentre + kro;
-              // Sources outside the plane or on lines not measured count as zero (gather's -1).
-              const bool ok = inside && acquired(y) && xs >= 0 && xs < columns;
-              f[static_cast<std::size_t>(at + nPos_ * FE * k.rowA(c, kpe, kro))] = ok ? data_.offset(q, c, y, xs) : -1;
+          for (int kpz = 0; kpz < k.pe2; ++kpz)
+            for (int kpe = 0; kpe < k.pe; ++kpe) {
+              const index_t y = first + k.source(kpe), z = firstZ + k.sourcePe2(kpz);
+              for (int kro = 0; kro < k.ro; ++kro) {
+                const index_t xs = x - k.roCentre + kro;
+                // Sources outside the plane or on lines not measured count as zero (gather's -1).
+                const bool ok = inside && sampling_.isAcquired(y, z) && xs >= 0 && xs < columns;
+                f[static_cast<std::size_t>(at + nPos_ * FE * k.rowA(c, kpe, kpz, kro))] =
+                    ok ? data_.offset(q, c, y, xs, z) : -1;
+              }
             }
-          }
-          for (int m = 1; m < k.accel; ++m) {
-            const index_t y = first + k.target(m);
+          for (index_t tg = 0; tg < k.targets(); ++tg) {
+            const index_t y = first + k.targetY(tg), z = firstZ + k.targetZ(tg);
             // Measured lines (the ACS block) are kept as measured: only missing lines are written.
-            const bool ok = inside && y >= 0 && y < lines && !acquired(y);
-            t[static_cast<std::size_t>(at + nPos_ * FE * k.rowB(c, m))] = ok ? data_.offset(q, c, y, x) : -1;
+            const bool ok = inside && y >= 0 && y < lines && z >= 0 && z < depth && !sampling_.isAcquired(y, z);
+            t[static_cast<std::size_t>(at + nPos_ * FE * k.rowB(c, tg))] = ok ? data_.offset(q, c, y, x, z) : -1;
           }
         }
       }

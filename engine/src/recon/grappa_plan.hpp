@@ -11,6 +11,7 @@
 // solve of (A A^H + λE)^T X = (B A^H)^T gives X = W^T directly (A A^H is Hermitian: its transpose is its
 // conjugate, still Hermitian positive definite). Filling uses the same transposed form:
 //   F[pos + Npos*e + Npos*E*row] = source `row` of position pos;  T = F W^T,  T[pos + ... + Npos*E*t].
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -20,57 +21,80 @@
 
 namespace larmor::recon::grappa {
 
-/// How the planes of the problems lie in a buffer: element (x, y, c) of problem q = z + partitions * slice
-/// at x + columns*(y + lines*(z + partitions*(c + coils*slice))). A [x, y, z, coils, slices] k-space
-/// (partitions = pe2) or a compact [x, y, coils, problems] buffer (partitions = 1).
+/// How the planes of the problems lie in a buffer: element (x, y, z, c) of problem q = p + partitions *
+/// slice at x + columns*(y + lines*(p depth + z + partitions depth (c + coils*slice))). Pe1 acceleration:
+/// a [x, y, pe2, coils, slices] k-space (partitions = pe2, depth = 1) or a compact [x, y, coils, problems]
+/// buffer (partitions = depth = 1); pe1 x pe2 acceleration: [x, y, pe2, coils, slices] with partitions = 1,
+/// depth = pe2 (a problem is a whole volume).
 struct Addressing {
-  index_t columns = 0, lines = 0, coils = 0, partitions = 1;
-  index_t offset(index_t q, index_t c, index_t y, index_t x) const {
-    const index_t z = q % partitions, slice = q / partitions;
-    return x + columns * (y + lines * (z + partitions * (c + coils * slice)));
+  index_t columns = 0, lines = 0, coils = 0, partitions = 1, depth = 1;
+  index_t offset(index_t q, index_t c, index_t y, index_t x, index_t z = 0) const {
+    const index_t p = q % partitions, slice = q / partitions;
+    return x + columns * (y + lines * (p * depth + z + partitions * depth * (c + coils * slice)));
   }
 };
 
-/// The kernel of either calibration (thesis eqs. 4.1 and 4.3). Offsets are in lines relative to the
-/// kernel's first source line ("kpe = 0"); targets sit between source ⌊P/2⌋-1 and ⌊P/2⌋ (eq. 2.5's
-/// symmetric mask): Δ = R(⌊P/2⌋ - 1), target m = 1..R-1 at Δ + m.
+/// The kernel of either calibration (thesis eqs. 4.1 and 4.3), extended over pe2 for 2D acceleration.
+/// Offsets are in lines relative to the kernel's first source line ("kpe = 0") and partition ("kpz = 0").
+/// Pe1 only (Rz = 1): targets sit between source ⌊P/2⌋-1 and ⌊P/2⌋ (eq. 2.5's symmetric mask): Δ = R(⌊P/2⌋
+/// - 1), target m = 1..R-1 at Δ + m. Pe1 x pe2: sources at (kpe Ry, kpz Rz), kpe < P, kpz < P2; the cell of
+/// acquired point (Δ, Δz), Δz = Rz max(⌊P2/2⌋ - 1, 0), holds the Ry Rz - 1 targets (Δ + my, Δz + mz),
+/// (my, mz) in [0, Ry) x [0, Rz) without (0, 0): one set of weight rows per offset (Blaimer 2006, Brau 2008).
 struct Kernel {
   bool improved = true;
-  int accel = 2;        ///< R
+  int accel = 2;        ///< R (Ry)
+  int accelPe2 = 1;     ///< Rz
   int pe = 4;           ///< K_PE (improved) or Nb (basic)
+  int pe2 = 1;          ///< K_PE2 (1 unless pe2 is accelerated)
   int ro = 1;           ///< K_RO (improved) or 1 (basic)
   int roCentre = 0;     ///< Δ_RO = ⌊(K_RO - 1)/2⌋: the target column within the kernel
   index_t coils = 1;
   index_t segment = 0;  ///< basic: Δs (clamped to the columns); improved: the columns
   index_t segments = 1; ///< basic: ⌈columns/Δs⌉; improved: 1
 
-  static Kernel make(const GrappaSettings& s, int accel, index_t columns, index_t coils);
+  static Kernel make(const GrappaSettings& s, int accel, index_t columns, index_t coils, int accelPe2 = 1);
   index_t delta() const { return static_cast<index_t>(accel) * (pe / 2 - 1); }
-  /// Lowest and highest line offset a kernel position touches (sources and targets).
-  index_t low() const { return std::min<index_t>(0, delta() + 1); }
+  index_t deltaPe2() const { return static_cast<index_t>(accelPe2) * std::max(pe2 / 2 - 1, 0); }
+  index_t targets() const { return static_cast<index_t>(accel) * accelPe2 - 1; }
+  /// Target t (0 <= t < targets()): offset (my, mz) = (t + 1) mod Ry, (t + 1) div Ry from (Δ, Δz).
+  index_t targetY(index_t t) const { return delta() + (t + 1) % accel; }
+  index_t targetZ(index_t t) const { return deltaPe2() + (t + 1) / accel; }
+  /// Lowest and highest line (partition) offset a kernel position touches (sources and targets).
+  index_t low() const { return std::min<index_t>(0, delta() + (accelPe2 > 1 ? 0 : 1)); }
   index_t high() const { return std::max<index_t>(static_cast<index_t>(pe - 1) * accel, delta() + accel - 1); }
   index_t span() const { return high() - low() + 1; }
+  index_t lowPe2() const { return 0; }
+  index_t highPe2() const {
+    return std::max<index_t>(static_cast<index_t>(pe2 - 1) * accelPe2, deltaPe2() + accelPe2 - 1);
+  }
+  index_t spanPe2() const { return highPe2() - lowPe2() + 1; }
   index_t source(int kpe) const { return static_cast<index_t>(kpe) * accel; }
-  index_t target(int m) const { return delta() + m; }
-  index_t rowsA() const { return static_cast<index_t>(pe) * ro * coils; }
-  index_t rowsB() const { return static_cast<index_t>(accel - 1) * coils; }
-  index_t rowA(index_t c, int kpe, int kro) const { return kro + ro * (kpe + static_cast<index_t>(pe) * c); }
-  index_t rowB(index_t c, int m) const { return (m - 1) + static_cast<index_t>(accel - 1) * c; }
+  index_t sourcePe2(int kpz) const { return static_cast<index_t>(kpz) * accelPe2; }
+  index_t rowsA() const { return static_cast<index_t>(pe) * pe2 * ro * coils; }
+  index_t rowsB() const { return targets() * coils; }
+  index_t rowA(index_t c, int kpe, int kpz, int kro) const {
+    return kro + ro * (kpe + static_cast<index_t>(pe) * (kpz + static_cast<index_t>(pe2) * c));
+  }
+  index_t rowB(index_t c, index_t t) const { return t + targets() * c; }
 };
 
-/// Where the calibration equations come from: PE shifts of the kernel inside the ACS block and, for the
-/// improved kernel, RO shifts across the columns (N_sh = N_sh^PE N_sh^RO); basic: Δs columns per segment.
+/// Where the calibration equations come from: PE shifts of the kernel inside the ACS block (pe1 x pe2
+/// shifts for 2D acceleration, shift i = iy + shiftsY iz) and, for the improved kernel, RO shifts across
+/// the columns (N_sh = N_sh^PE N_sh^RO); basic: Δs columns per segment.
 struct CalibrationGeometry {
-  index_t shiftsPe = 0;  ///< N_b^ACS = N_r^ACS - span + 1 (thesis: N_r^ACS - (N_b - 1) R)
+  index_t shiftsPe = 0;  ///< N_b^ACS = shiftsY shiftsZ (pe1 only: N_r^ACS - span + 1; thesis N_r^ACS - (N_b - 1) R)
+  index_t shiftsY = 0, shiftsZ = 1;
   index_t shiftsRo = 0;  ///< improved: columns - K_RO + 1; basic: Δs
   index_t firstLine = 0; ///< line of the kernel's first source line at PE shift 0
+  index_t firstPe2 = 0;  ///< partition of the kernel's first source partition at PE shift 0
   index_t equations() const { return shiftsPe * shiftsRo; }  ///< Ncol per entry
   static CalibrationGeometry make(const Kernel& k, const Sampling& s, index_t columns);
 };
 
-/// The kernel placements that fill the missing lines: gap g holds targets gridLine(g) + m, m = 1..R-1.
+/// The kernel placements that fill the missing lines: cell g holds targets grid(g) + offsets; per
+/// placement the line and partition of the source (kpe, kpz) = (0, 0) (may lie outside the plane).
 struct FillGeometry {
-  std::vector<index_t> firstSource;  ///< per placement: line of source kpe = 0 (may lie outside the plane)
+  std::vector<index_t> firstSource, firstSourcePe2;
   static FillGeometry make(const Kernel& k, const Sampling& s);
   index_t placements() const { return static_cast<index_t>(firstSource.size()); }
 };
@@ -78,7 +102,7 @@ struct FillGeometry {
 /// One scale per equation and entry ([col + Ncol*e]): Ψ = p^{-η/2} of its group (basic: the Δs columns of
 /// one segment at one PE shift, p = |B|^2, Alg. 4.2; improved: one PE shift across the readout,
 /// p = Σ pA nRowB + pB nRowA, Alg. 4.3) times 0 for the κ N_sh strongest equations of a problem (improved,
-/// Alg. 4.3's power clipping). acs: [columns, acsCount, coils, problems] in the calibration domain; the
+/// Alg. 4.3's power clipping). acs: [columns, acsCount, acsCountPe2, coils, problems] in the calibration domain; the
 /// result has entries for `capacity` problems (missing ones 0).
 std::vector<float> equationScales(const CArray& acs, const Kernel& k, const CalibrationGeometry& g,
                                   const Sampling& s, const GrappaSettings& settings, index_t capacity);

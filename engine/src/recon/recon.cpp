@@ -1,10 +1,13 @@
 #include "larmor/recon/recon.hpp"
 
+#include <optional>
+
 #include "larmor/backend/registry.hpp"
 #include "larmor/quality/display.hpp"
 #include "larmor/quality/metrics.hpp"
 #include "larmor/recon/cartesian.hpp"
 #include "larmor/recon/noncartesian.hpp"
+#include "larmor/recon/noise.hpp"
 #include "larmor/recon/resources.hpp"
 #include "larmor/recon/settings_table.hpp"
 #include "larmor/util/provenance.hpp"
@@ -23,10 +26,19 @@ void requireMatrixFitsData(const Dataset& d, const ReconSettings& s) {
 
 ReconResult run(const ReconRequest& request, const Progress& progress) {
   require(request.dataset != nullptr, "recon: no dataset");
-  const Dataset& d = *request.dataset;
-  d.validate();
+  request.dataset->validate();
   settings::validate(request.settings);
-  requireMatrixFitsData(d, request.settings);
+  requireMatrixFitsData(*request.dataset, request.settings);
+  // Noise pre-whitening (noise.hpp) on a copy, when asked for and the data have noise samples.
+  std::optional<Dataset> whitenedCopy;
+  NoiseWhitening whitening;
+  Timings whiteningTime;
+  if (request.settings.noiseWhitening == NoiseWhiteningMode::Auto && request.dataset->noise) {
+    ScopedStage st(whiteningTime, "noise whitening");
+    whitenedCopy = *request.dataset;
+    whitening = whitenIfRequested(*whitenedCopy, request.settings.noiseWhitening);
+  }
+  const Dataset& d = whitenedCopy ? *whitenedCopy : *request.dataset;
 
   Selection sel = request.backend ? Selection{request.backend, {}} : BackendRegistry::instance().select(request.device);
   // The resource planner (resources.hpp): refuse up front what cannot fit; a GPU chosen by "auto" that
@@ -46,6 +58,7 @@ ReconResult run(const ReconRequest& request, const Progress& progress) {
   result.deviceName = dev.name;
   result.deviceNotice = sel.notice;
   progress.report(0.0, "reconstructing on " + dev.id);
+  for (const auto& st : whiteningTime.stages()) result.timings.add(st.stage, st.milliseconds, st.device);
 
   ImageSet images;
   switch (request.settings.method) {
@@ -86,6 +99,12 @@ ReconResult run(const ReconRequest& request, const Progress& progress) {
                                       result.image.shape().str() + " differ in size (--matrix)"}};
   }
   result.provenance = provenance(toJson(request.settings), dev.id, dev.name, result.timings, d.source);
+  if (whitening.coils > 0)
+    result.provenance["noise_whitening"] = {{"report", whitening.report()},
+                                            {"coils", whitening.coils},
+                                            {"samples", whitening.samples},
+                                            {"condition_number", whitening.conditionNumber},
+                                            {"bandwidth_ratio", whitening.bandwidthRatio}};
   if (!result.convergence.is_null()) result.provenance["convergence"] = result.convergence;
   if (!sel.notice.empty()) result.provenance["device"]["notice"] = sel.notice;
   result.provenance["memory"] = {{"rule", memory.rule},

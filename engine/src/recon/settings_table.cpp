@@ -122,6 +122,11 @@ std::vector<Setting> build() {
     };
     t.push_back(std::move(m));
   }
+  t.push_back(choice<NoiseWhiteningMode>(
+      "noise_whitening", "noise-whitening", "Noise pre-whitening", "reconstruction",
+      "Whiten the coils with the noise scans' covariance (auto: when the data have noise samples)", kAllMethods,
+      {{"auto", "auto (when noise scans exist)"}, {"off", "off"}},
+      [](ReconSettings& s) -> NoiseWhiteningMode& { return s.noiseWhitening; }));
   t.push_back(choice<Combine>("combine", "combine", "Coil combination", "reconstruction",
                               "Coil combination: root sum of squares, or adaptive (Walsh et al. 2000)", kAllMethods,
                               {{"sos", "Sum of squares"}, {"adaptive", "Adaptive (Walsh)"}},
@@ -340,6 +345,12 @@ std::vector<Setting> build() {
       s.grappa.kernelPe = static_cast<int>(d.at(0));
       s.grappa.kernelRo = static_cast<int>(d.at(1));
     };
+    t.push_back(std::move(k));
+  }
+  {
+    Setting k = number<int>("grappa.kernel_pe2", "grappa-kernel-pe2", "Kernel PE2", "grappa",
+                            "GRAPPA with pe2 acceleration: source partitions along pe2 (Rz apart)", kGrappa, 1, 64,
+                            "N", [](ReconSettings& s) -> int& { return s.grappa.kernelPe2; });
     t.push_back(std::move(k));
   }
   {

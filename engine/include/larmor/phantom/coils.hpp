@@ -34,7 +34,10 @@ struct CoilModel {
 /// rule on the period, spectrally accurate for the smooth periodic taper). The coefficients are then
 /// scaled so that the maximum over the FOV of sqrt(Σ_c |s_c|²) is 1 (on a 128² or 48³ grid).
 /// dims: 2 or 3; order M ≥ 0 (in-plane); along z (3D) the order is min(M, 1).
-CoilModel makeCoilModel(int coils, int dims, int order = 2);
+/// rings > 1 (3D): the coils are dealt round-robin to `rings` rings at z evenly spread over [-0.3, 0.3] FOV,
+/// each coil's phase also varies by (π/2) z (sign alternating between rings), and the z order is M (so that
+/// the sensitivities differ along z as pe2 acceleration needs).
+CoilModel makeCoilModel(int coils, int dims, int order = 2, int rings = 1);
 /// The 2D model of the plane z = z0 of a 3D model: b_{c,(mx,my)} = Σ_mz a_{c,m} exp(2πi mz z0 / P).
 CoilModel sliceCoilModel(const CoilModel& model3D, double z0);
 

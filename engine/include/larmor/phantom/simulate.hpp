@@ -19,10 +19,16 @@ struct SimulateSettings {
   index_t slices = 1;
   int coils = 8;
   TrajectoryKind trajectory = TrajectoryKind::Cartesian;
-  /// Cartesian acceleration along pe1 (3D: pe1 only).
+  /// Cartesian acceleration along pe1.
   int accel = 1;
-  /// Calibration (ACS) lines along pe1 when accel > 1 (3D: the block spans all of pe2).
+  /// 3D only: acceleration along pe2 (the lattice of every accel-th line and accelPe2-th partition).
+  int accelPe2 = 1;
+  /// Calibration (ACS) lines along pe1 when accel x accelPe2 > 1. 3D: the block spans all of pe2 when
+  /// accelPe2 = 1, else it is acs x min(acs, pe2) (a centre box).
   int acs = 24;
+  /// 3D: rings of coils along z (phantom/coils.hpp); 0 = auto: 2 when accelPe2 > 1 (pe2 acceleration needs
+  /// coils that differ along z), else 1.
+  int coilRings = 0;
   float readoutOversampling = 2;
   /// Noise standard deviation per real and imaginary part, in image intensity units (the phantom's
   /// largest value is 1; the unitary inverse FFT leaves white noise's sigma unchanged).

@@ -7,6 +7,8 @@
 // optional SVD coil compression first. Written once against the Backend primitives (gather, gemmBatched,
 // choleskySolveBatched, scatter, fft), so the CPU and the GPU run the same algorithm with the data on the
 // device from the upload to the download. docs/grappa.md has the method, the choices and the accuracy.
+// 3D data undersampled along pe1 and pe2 (R = Ry x Rz) use a kernel over both phase encodings (2D GRAPPA,
+// Blaimer et al. 2006; Brau et al. 2008): see grappa.cpp.
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -33,6 +35,9 @@ struct GrappaSettings {
   GrappaCalibration calibration = GrappaCalibration::Improved;
   int kernelPe = 4;        ///< K_PE source lines of the improved kernel (Table 5.1's Nb)
   int kernelRo = 5;        ///< K_RO source columns of the improved kernel (Figure 4.2)
+  /// K_PE2 source partitions along pe2 (Rz apart) when the data are accelerated along pe2 too (2D GRAPPA);
+  /// the pe1 extent is K_PE (improved) or Nb (basic). 2: the nearest acquired partition on either side.
+  int kernelPe2 = 2;
   int blocks = 4;          ///< Nb source blocks of the basic kernel (Table 5.1)
   int segment = 128;       ///< Δs readout columns per basic weight set (Table 5.1)
   double chi = 1e-4;       ///< χ: regularization λ = χ·trace(AA^H)/rows(A) (Table 5.1)
@@ -45,35 +50,52 @@ struct GrappaSettings {
 };
 
 /// Reconstructs Cartesian data undersampled along pe1 with a calibration (ACS) block: 2D, multi-slice,
-/// and 3D (pe2 fully sampled; each pe2 partition is its own 2D problem after an inverse FFT along pe2).
+/// and 3D (pe2 fully sampled: each pe2 partition is its own 2D problem after an inverse FFT along pe2; pe2
+/// undersampled too: one 3D problem per slice with a kernel over pe1 x pe2, calibrated on the fully
+/// sampled centre box).
 /// Output conventions as reconstructCartesian. Throws Error for data or settings GRAPPA cannot use.
 ImageSet reconstructGrappa(Backend& backend, const Dataset& d, const ReconSettings& s, Timings& timings,
                            const Progress& progress);
 
 namespace grappa {
 
-/// The phase-encoding pattern GRAPPA works with, the same in every slice and pe2 partition: a regular grid
-/// of acquired lines g0 + kR, and one contiguous block of calibration lines.
+/// The phase-encoding pattern GRAPPA works with, the same in every slice (and pe2 partition when pe2 is
+/// not accelerated): a regular grid of acquired lines g0 + kR (2D acceleration: points (g0 + kRy,
+/// h0 + lRz)), and one calibration block. Pe1 only: depth = 1, the pattern is per line. Pe1 x pe2: depth =
+/// the pe2 points, the pattern is per (pe1, pe2) point and the block is the fully sampled centre box
+/// (recon/calibration.hpp's findCalibrationBox).
 struct Sampling {
   index_t lines = 0;
-  int accel = 1;                       ///< R
-  index_t gridFirst = 0;               ///< g0 in [0, R)
-  std::vector<std::uint8_t> acquired;  ///< [lines]: 1 where a line was measured (grid or ACS)
-  index_t acsFirst = 0, acsCount = 0;  ///< the calibration block
+  index_t depth = 1;                   ///< pe2 points of one problem (1 unless pe2 is accelerated)
+  int accel = 1;                       ///< R (Ry)
+  int accelPe2 = 1;                    ///< Rz (1 unless pe2 is accelerated)
+  index_t gridFirst = 0;               ///< g0 in [0, Ry)
+  index_t gridFirstPe2 = 0;            ///< h0 in [0, Rz)
+  std::vector<std::uint8_t> acquired;  ///< [lines x depth] (y + lines z): 1 where measured (grid or ACS)
+  index_t acsFirst = 0, acsCount = 0;  ///< the calibration block along pe1
+  index_t acsFirstPe2 = 0, acsCountPe2 = 1;  ///< ... and along pe2 (within the problem's depth)
+  bool twoD() const { return depth > 1; }  ///< one 3D problem per slice (pe2 accelerated or irregular along pe2)
+  bool isAcquired(index_t y, index_t z) const {
+    return y >= 0 && y < lines && z >= 0 && z < depth && acquired[static_cast<std::size_t>(y + lines * z)] != 0;
+  }
 };
 
 /// Reads the pattern from d.sampled / d.calibration (R from the header where it says R > 1, else from the
-/// spacing of the non-calibration lines) and checks it: one clear Error when GRAPPA cannot use it.
+/// spacing of the non-calibration lines) and checks it: one clear Error when GRAPPA cannot use it. Data
+/// accelerated along pe2 (header R_pe2 > 1, or a pattern that differs between pe2 partitions) get the 2D
+/// analysis: Ry, Rz from the header or the spacings, the calibration box from findCalibrationBox.
 Sampling analyseSampling(const Dataset& d);
 
 /// Checks the settings against the data (kernel inside the ACS block, R < lines, κ in [0, 1), ...).
 void validate(const GrappaSettings& s, const Sampling& sampling, index_t columns, index_t coils);
 
-/// The data in the domain the calibration works in, on the host: [columns, lines, coils, problems] with
-/// problem = pe2 partition + partitions * slice, after coil compression (when s.outCoils > 0). Basic:
-/// hybrid space (x, ky), inverse FFT along the readout (the segment's "sensitivities approximately
-/// constant", thesis sec. 2.6.2, hold in x, not in kx); improved: k-space (kx, ky). 3D: pe2 in image
-/// space. For tests and benchmarks; the reconstruction does this on the device.
+/// The data in the domain the calibration works in, on the host: [columns, lines, depth, coils, problems]
+/// with problem = pe2 partition + partitions * slice (depth 1), or with pe2 accelerated problem = slice
+/// and depth = the pe2 points; after coil compression (when s.outCoils > 0). Basic: hybrid space (x, ky),
+/// inverse FFT along the readout (the segment's "sensitivities approximately constant", thesis sec.
+/// 2.6.2, hold in x, not in kx); improved: k-space (kx, ky). 3D accelerated along pe1 only: pe2 in image
+/// space; along pe2 too: kz stays k-space. For tests and benchmarks; the reconstruction does this on the
+/// device.
 CArray calibrationDomain(const Dataset& d, const GrappaSettings& s);
 
 /// Weights of every calibration entry with the fast path on `backend` (float32 products, the solve as the

@@ -8,6 +8,7 @@
 #include "larmor/recon/grappa.hpp"
 #include "larmor/recon/iterative.hpp"
 #include "larmor/recon/noncartesian.hpp"
+#include "larmor/recon/noise.hpp"
 
 namespace larmor::recon {
 
@@ -27,6 +28,8 @@ struct ReconSettings {
   /// Also return the per-coil images (the GUI shows them; the CLI writes only the combined image, and
   /// leaving them on the device saves a download as large as the k-space).
   bool keepCoilImages = true;
+  /// Noise pre-whitening (recon/noise.hpp): auto = when the dataset has noise samples.
+  NoiseWhiteningMode noiseWhitening = NoiseWhiteningMode::Auto;
   NufftSettings nufft;
   GrappaSettings grappa;
   IterativeSettings iterative;
