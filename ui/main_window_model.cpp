@@ -12,6 +12,8 @@
 #include "image_viewer.hpp"
 #include "larmor/backend/registry.hpp"
 #include "main_window.hpp"
+
+#include "frame_bar.hpp"
 #include "method_fit.hpp"
 #include "settings_panel.hpp"
 #include "slice_view.hpp"

@@ -35,7 +35,10 @@ std::vector<double> gaussianBlur(const std::vector<double>& in, index_t nx, inde
   };
   const std::vector<double> invX = inverseWeightSums(nx), invY = inverseWeightSums(ny);
   std::vector<double> tmp(in.size()), out(in.size());
-#pragma omp parallel for schedule(static)
+  // Threads only for large planes: waking 16 sleeping OpenMP workers costs more than a 256^2 blur (measured
+  // on the H100 machine's 16 cores: SSIM of 256^2 in 12 ms with 16 threads, 5 ms with one).
+  const bool threads = nx * ny >= 1024 * 1024;
+#pragma omp parallel for schedule(static) if (threads)
   for (index_t y = 0; y < ny; ++y) {
     const double* row = in.data() + y * nx;
     double* t = tmp.data() + y * nx;
@@ -51,7 +54,7 @@ std::vector<double> gaussianBlur(const std::vector<double>& in, index_t nx, inde
       t[x] = s * invX[static_cast<std::size_t>(x)];
     }
   }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (threads)
   for (index_t y = 0; y < ny; ++y) {
     double* o = out.data() + y * nx;
     std::fill(o, o + nx, 0.0);
