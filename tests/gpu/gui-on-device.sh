@@ -66,6 +66,14 @@ run empty-cold "$D/cart-r2.h5" --method fft
 run cs-tv "$D/radial.h5" --method cs --reg tv
 run grappa "$D/cart-r4.h5" --method grappa
 run sense "$D/cart-r2.h5" --method cg
+# The workflow tests (issue 19) measure slider-to-pixels for live λ; on this machine with the CUDA plugin.
+WF=$P/bin/larmor_gui_workflow_tests
+[[ -x $WF ]] || WF=$ROOT/build/default/bin/larmor_gui_workflow_tests  # carried beside an older pack
+if [[ -x $WF ]]; then
+  timeout 300 "$WF" liveLambdaSliderToPixels demoRunsToTheEnd framesOfASeries >"$OUT/gui-workflow-tests.log" 2>&1
+  echo "larmor_gui_workflow_tests exit $?: $(grep -E 'Totals' "$OUT/gui-workflow-tests.log")" | tee -a "$OUT/summary.txt"
+  grep -E "QINFO.*(slider|λ|ms)" "$OUT/gui-workflow-tests.log" | head -12 | tee -a "$OUT/summary.txt"
+fi
 if [[ -x $P/bin/larmor_gui_tests ]]; then
   timeout 400 "$P/bin/larmor_gui_tests" ${GUI_TEST_FILTER:+--gtest_filter=$GUI_TEST_FILTER} >"$OUT/gui-tests.log" 2>&1
   echo "larmor_gui_tests exit $? ($(grep -cE '^\[       OK' "$OUT/gui-tests.log") ok, $(grep -cE '^\[  FAILED' "$OUT/gui-tests.log") failed lines)" | tee -a "$OUT/summary.txt"

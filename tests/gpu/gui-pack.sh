@@ -28,7 +28,7 @@ for b in larmor larmor-cli; do
   cp "$BUILD/bin/$b" "$P/bin/"
 done
 cp -a "$BUILD"/lib/liblarmor_*.so* "$P/lib/"
-[[ -x $BUILD/bin/larmor_gui_tests ]] && cp "$BUILD/bin/larmor_gui_tests" "$P/bin/"  # the GUI tests, when built
+for t in "$BUILD"/bin/larmor_gui*_tests; do [[ -x $t ]] && cp "$t" "$P/bin/"; done  # the GUI tests, when built
 [[ -f $BUILD/lib/larmor/liblarmor_cuda.so ]] || { echo "gui-pack: the CUDA plugin was not built" >&2; exit 1; }
 cp "$BUILD/lib/larmor/liblarmor_cuda.so" "$P/lib/larmor/"
 for x in Xvfb xkbcomp; do cp "$(command -v $x)" "$P/bin/"; done
