@@ -76,6 +76,6 @@ if [[ -x $WF ]]; then
 fi
 if [[ -x $P/bin/larmor_gui_tests ]]; then
   timeout 400 "$P/bin/larmor_gui_tests" ${GUI_TEST_FILTER:+--gtest_filter=$GUI_TEST_FILTER} >"$OUT/gui-tests.log" 2>&1
-  echo "larmor_gui_tests exit $? ($(grep -cE '^\[       OK' "$OUT/gui-tests.log") ok, $(grep -cE '^\[  FAILED' "$OUT/gui-tests.log") failed lines)" | tee -a "$OUT/summary.txt"
+  echo "larmor_gui_tests exit $?: $(grep -E 'Totals' "$OUT/gui-tests.log")" | tee -a "$OUT/summary.txt"
 fi
 grep -hiE "device|cuda" "$OUT"/*.log | sort | uniq -c | head -20 >"$OUT/devices-seen.txt"
