@@ -142,4 +142,19 @@ set +e
 "$cli" batch "$dir/in" --settings "$dir/in/s1.h5" --output-dir "$dir/x" 2> "$dir/bad.err"; rc=$?
 set -e
 [[ $rc -eq 1 && $(wc -l < "$dir/bad.err") -eq 1 ]] || fail "a bad settings file must be one line and exit 1"
+# A series (issue 18): every frame of a multi-frame input, as `recon` writes it (frames at BART's TIME dim).
+if command -v ismrmrd_generate_cartesian_shepp_logan >/dev/null; then
+  mkdir -p "$dir/series"
+  (cd "$dir/series" && ismrmrd_generate_cartesian_shepp_logan -m 32 -c 4 -a 2 -n 0 -o rep.h5 >/dev/null)
+  "$cli" recon "$dir/series/rep.h5" --method fft --device cpu --output "$dir/series-ref.cfl" \
+    --save-settings "$dir/S-fft.json" >/dev/null
+  "$cli" batch "$dir/series/rep.h5" --settings "$dir/S-fft.json" --output-dir "$dir/series-out" --format cfl \
+    --devices cpu > "$dir/series.out" 2>&1 || { cat "$dir/series.out"; fail "the batch of a two-frame file failed"; }
+  cmp "$dir/series-out/rep.cfl" "$dir/series-ref.cfl" || fail "the batch of a series differs from recon's"
+  cmp "$dir/series-out/rep.hdr" "$dir/series-ref.hdr" || fail "the batch of a series has other dims than recon's"
+  read -r -a dims < <(sed -n 2p "$dir/series-out/rep.hdr")
+  [[ ${dims[10]} -eq 2 ]] || fail "the two repetitions are not two frames at TIME (dims ${dims[*]})"
+else
+  echo "note: ismrmrd_generate_cartesian_shepp_logan not installed; the series case is not checked"
+fi
 echo "batch_cohort: OK"

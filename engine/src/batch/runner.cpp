@@ -25,6 +25,7 @@
 #include "larmor/io/export.hpp"
 #include "larmor/io/output_safety.hpp"
 #include "larmor/io/png.hpp"
+#include "larmor/io/series.hpp"
 #include "larmor/recon/recon.hpp"
 #include "larmor/recon/settings_table.hpp"
 #include "larmor/util/atomic_file.hpp"
@@ -392,7 +393,7 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
     json rec;
     ItemSettings is;
     std::vector<std::string> outs;
-    Dataset data;
+    io::Series series;  ///< every frame of the input (a series is reconstructed whole, as `recon` does)
     double loadMs = 0, reconMs = 0;
     std::string error;  ///< non-empty: the item failed (at the stage that set it)
   };
@@ -468,9 +469,9 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
       const auto tLoad = std::chrono::steady_clock::now();
       if (needsLoadLock(item.input)) {
         std::lock_guard lock(loadMutex);
-        job.data = io::loadDataset(item.input, lo);
+        job.series = io::loadSeries(item.input, lo);
       } else {
-        job.data = io::loadDataset(item.input, lo);
+        job.series = io::loadSeries(item.input, lo);
       }
       job.loadMs = msSince(tLoad);
     } catch (const std::exception& e) {
@@ -479,15 +480,18 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
     return job;
   };
 
-  auto finish = [&](const Worker& w, Job job, recon::ReconResult r) {
+  auto finish = [&](const Worker& w, Job job, std::vector<recon::ReconResult> results) {
+    const recon::ReconResult& r = results.front();
     const Item& item = plan.items[job.index];
     try {
       if (w.device.ompThreads > 0) omp_set_num_threads(w.device.ompThreads);
       const auto tWrite = std::chrono::steady_clock::now();
-      std::vector<std::string> files, warnings = job.data.warnings;
-      warnings.insert(warnings.end(), r.warnings.begin(), r.warnings.end());
+      std::vector<std::string> files, warnings = job.series.frames.front().warnings;
+      for (const auto& fr : results)
+        for (const auto& wn : fr.warnings)
+          if (std::find(warnings.begin(), warnings.end(), wn) == warnings.end()) warnings.push_back(wn);
       for (const auto& out : job.outs) {
-        const io::ExportReport rep = io::writeImageOutput(out, r, job.data, eo);
+        const io::ExportReport rep = io::writeSeriesOutput(out, results, job.series, eo);
         files.insert(files.end(), rep.files.begin(), rep.files.end());
         warnings.insert(warnings.end(), rep.warnings.begin(), rep.warnings.end());
       }
@@ -536,14 +540,16 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
         fail(job, w.id);
         continue;
       }
-      recon::ReconResult r;
+      std::vector<recon::ReconResult> r;
       try {
         recon::ReconRequest req;
-        req.dataset = &job.data;
         req.settings = job.is.settings;
         req.backend = w.backend;
         const auto tRecon = std::chrono::steady_clock::now();
-        r = recon::run(req);
+        for (const Dataset& frame : job.series.frames) {  // every frame with the same settings
+          req.dataset = &frame;
+          r.push_back(recon::run(req));
+        }
         job.reconMs = msSince(tRecon);
       } catch (const std::exception& e) {
         job.error = e.what();
