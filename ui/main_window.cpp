@@ -200,7 +200,7 @@ void MainWindow::connectWidgets() {
     if (index >= 0 && index < static_cast<int>(c.size())) model_.chooseReference(c[index].run);
   });
   connect(compare_, &CompareView::referenceFileRequested, this, [this] {
-    const QString f = QFileDialog::getOpenFileName(this, tr("Reference image"), defaultOutputFolder(), tr("BART image (*.cfl)"));
+    const QString f = QFileDialog::getOpenFileName(this, tr("Reference image"), defaultOutputFolder(), tr("Images (*.cfl *.dcm);;BART image (*.cfl);;DICOM series (*.dcm)"));
     if (!f.isEmpty()) loadReferenceFile(f);
   });
   connect(compare_, &CompareView::computed, this, [this] {

@@ -20,6 +20,7 @@
 
 #include "exporter.hpp"
 #include "larmor/io/cfl.hpp"
+#include "larmor/io/dicom.hpp"
 #include "larmor/util/error.hpp"
 #include "image_viewer.hpp"
 #include "main_window.hpp"
@@ -153,9 +154,15 @@ bool MainWindow::exportNiftiFile(const QString& path, const DicomExportOptions& 
 bool MainWindow::loadReferenceFile(const QString& path) {
   try {
     const QString suffix = QFileInfo(path).suffix().toLower();
-    require(suffix == "cfl" || suffix == "hdr",
-            path.toStdString() + ": a reference image must be a BART .cfl (NIfTI and DICOM references are not read yet)");
+    require(suffix == "cfl" || suffix == "hdr" || suffix == "dcm",
+            path.toStdString() + ": a reference image must be a BART .cfl or a DICOM series (.dcm; NIfTI is not read yet)");
+    // A DICOM file stands for its series (every slice in its folder); magnitude, as stored.
+#ifdef LARMOR_HAVE_IO
+    CArray img = suffix == "dcm" ? io::readDicomSeriesImage(path.toStdString()) : io::readCfl(path.toStdString());
+#else
+    require(suffix != "dcm", path.toStdString() + ": DICOM is not in this build (LARMOR_IO=OFF)");
     CArray img = io::readCfl(path.toStdString());
+#endif
     const Shape& s = img.shape();
     require(img.size() > 0 && s[0] > 0 && s[1] > 0, path.toStdString() + ": an empty image");
     img.reshape(Shape{s[0], s[1], img.size() / (s[0] * s[1]), 1, 1});

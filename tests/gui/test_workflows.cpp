@@ -331,6 +331,7 @@ class WorkflowTest : public QObject {
     QVERIFY(run());
     const QString dir = scratchDir("compare19");
     QVERIFY(w_->exportCflFile(dir + "/full.cfl"));
+    QVERIFY(w_->exportDicomSeries(dir + "/full-dicom"));
     load(smallPhantom(TrajectoryKind::Cartesian, 64, 4, 2, 16));
     setMethod(recon::Method::Grappa);
     QVERIFY(run());
@@ -345,6 +346,20 @@ class WorkflowTest : public QObject {
     QCOMPARE(QString::fromStdString(w_->model().comparison().chosen()->label), QStringLiteral("full.cfl"));
     QVERIFY(waitUntil([&] { return w_->compareView()->ready() && w_->compareView()->hasMaps(); }, 20000));
     QVERIFY(w_->compareView()->view(1)->title().contains("full.cfl"));
+    const std::shared_ptr<const CArray> fromCfl = w_->model().comparison().chosen()->image;
+    // The same image as a DICOM series (one of its files stands for the series): the stored magnitude.
+    const QStringList dcm = QDir(dir + "/full-dicom").entryList({"*.dcm"}, QDir::Files, QDir::Name);
+    QVERIFY(!dcm.isEmpty());
+    QVERIFY2(w_->loadReferenceFile(dir + "/full-dicom/" + dcm.front()), qPrintable(w_->lastError()));
+    const std::shared_ptr<const CArray> fromDicom = w_->model().comparison().chosen()->image;
+    QCOMPARE(fromDicom->size(), fromCfl->size());
+    double diff = 0, norm = 0;
+    for (index_t i = 0; i < fromCfl->size(); ++i) {
+      diff += std::norm(std::abs((*fromCfl)[i]) - (*fromDicom)[i].real());
+      norm += std::norm((*fromCfl)[i]);
+    }
+    QVERIFY2(std::sqrt(diff / norm) < 1e-3, qPrintable(QString("DICOM reference vs .cfl: %1").arg(std::sqrt(diff / norm))));
+    QVERIFY(waitUntil([&] { return w_->compareView()->ready() && w_->compareView()->hasMaps(); }, 20000));
     QVERIFY(!w_->loadReferenceFile(dir + "/missing.cfl"));
   }
 

@@ -5,8 +5,10 @@
 #include <dcmtk/dcmdata/dcitem.h>
 #include <dcmtk/dcmdata/dcelem.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include "larmor/io/dicom.hpp"
 
@@ -65,6 +67,39 @@ DicomInstance readDicomFile(const std::string& path) {
     break;
   }
   return out;
+}
+
+CArray readDicomSeriesImage(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const bool isDir = fs::is_directory(path, ec);
+  const fs::path folder = isDir ? fs::path(path) : fs::path(path).parent_path();
+  std::string series;  // the chosen file's SeriesInstanceUID (0020,000E); a folder: the first file's
+  if (!isDir) series = readDicomFile(path).get(0x0020, 0x000E);
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(folder.empty() ? fs::path(".") : folder, ec))
+    if (e.is_regular_file() && e.path().extension() == ".dcm") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::vector<std::pair<long, DicomInstance>> slices;
+  for (const auto& f : files) {
+    DicomInstance d = readDicomFile(f.string());
+    if (series.empty()) series = d.get(0x0020, 0x000E);
+    if (d.get(0x0020, 0x000E) != series || d.rows <= 0 || d.columns <= 0) continue;
+    slices.emplace_back(std::strtol(d.get(0x0020, 0x0013).c_str(), nullptr, 10), std::move(d));
+  }
+  require(!slices.empty(), path + ": no DICOM image of the series in " + folder.string());
+  std::stable_sort(slices.begin(), slices.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  const index_t nx = slices.front().second.columns, ny = slices.front().second.rows;
+  CArray img(Shape{nx, ny, static_cast<index_t>(slices.size())});
+  for (std::size_t z = 0; z < slices.size(); ++z) {
+    const DicomInstance& d = slices[z].second;
+    require(d.columns == nx && d.rows == ny, path + ": the series' images differ in size (" + std::to_string(nx) + "x" +
+                                                 std::to_string(ny) + " and " + std::to_string(d.columns) + "x" +
+                                                 std::to_string(d.rows) + ")");
+    for (index_t i = 0; i < nx * ny; ++i)
+      img[static_cast<index_t>(z) * nx * ny + i] = cfloat(static_cast<float>(d.value(i)), 0.f);
+  }
+  return img;
 }
 
 }  // namespace larmor::io

@@ -54,4 +54,11 @@ struct DicomInstance {
 /// Reads a DICOM file (any transfer syntax DCMTK decodes without extra codecs). Throws Error naming the file.
 DicomInstance readDicomFile(const std::string& path);
 
+/// The image of one DICOM series as a real-valued volume [columns, rows, slices] (in image units, as
+/// CArray with zero imaginary part): `path` is one file of the series (every .dcm file in its folder with
+/// the same SeriesInstanceUID is read) or the folder. Slices in InstanceNumber order. For a reference image
+/// in comparisons (the GUI's "Reference file…"). Throws Error naming the path: no DICOM image, sizes that
+/// differ between slices.
+CArray readDicomSeriesImage(const std::string& path);
+
 }  // namespace larmor::io
