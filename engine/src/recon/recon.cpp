@@ -60,6 +60,9 @@ ReconResult run(const ReconRequest& request, const Progress& progress) {
   progress.report(0.0, "reconstructing on " + dev.id);
   for (const auto& st : whiteningTime.stages()) result.timings.add(st.stage, st.milliseconds, st.device);
 
+  // The backend's own count of its buffers during this call (Backend::memoryStats), beside the planner's
+  // estimate in the provenance: how good the estimate is, measured on every run (issue 15).
+  backend.resetPeakMemory();
   ImageSet images;
   switch (request.settings.method) {
     case Method::Fft:
@@ -111,6 +114,10 @@ ReconResult run(const ReconRequest& request, const Progress& progress) {
                                  {"estimated_host_bytes", memory.hostBytes()},
                                  {"estimated_device_bytes", memory.deviceBytes()},
                                  {"peak_resident_bytes", peakResidentBytes()}};
+  if (const MemoryStats ms = backend.memoryStats(); ms.tracked) {
+    result.provenance["memory"]["backend_peak_live_bytes"] = ms.peakLiveBytes;
+    result.provenance["memory"]["backend_peak_reserved_bytes"] = ms.peakReservedBytes;
+  }
   progress.report(1.0, "done");
   return result;
 }
