@@ -14,6 +14,7 @@
 #include "larmor/backend/registry.hpp"
 #include "larmor/batch/settings_file.hpp"
 #include "larmor/io/cfl.hpp"
+#include "larmor/io/dicom.hpp"
 #include "larmor/io/dataset_io.hpp"
 #include "larmor/io/export.hpp"
 #include "larmor/io/output_safety.hpp"
@@ -60,6 +61,14 @@ void writeJson(const std::string& path, const json& j) {
 /// The reference image of a comparison: a .cfl image, or the reference stored in a dataset file.
 CArray loadImage(const std::string& path) {
   const std::string e = extension(path);
+  // A DICOM series: one of its files, or its folder (the stored magnitude, io::readDicomSeriesImage).
+  if (e == ".dcm" || std::filesystem::is_directory(path)) {
+#ifdef LARMOR_HAVE_IO
+    return io::readDicomSeriesImage(path);
+#else
+    throw Error(path + ": DICOM is not in this build (LARMOR_IO=OFF)");
+#endif
+  }
   if (e == ".cfl" || e == ".hdr" || e.empty()) return io::readCfl(path);
   Dataset d = io::loadDataset(path);
   require(d.reference.has_value(), path + ": has no reference image");

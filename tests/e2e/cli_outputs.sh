@@ -26,6 +26,9 @@ q "$cli" recon rt.h5 --method fft --device cpu --anonymize --output anon/
 q "$cli" recon rt.h5 --method fft --device cpu --output rt.nii
 q "$cli" recon rt.h5 --method fft --device cpu --output rt.png
 "$cli" compare --ref rt.h5 --test rt.cfl --json cmp.json >cmp.txt
+# A DICOM series as the reference (one file stands for its folder): our own export of the same image.
+"$cli" compare --ref "$(ls dcm/*.dcm | head -1)" --test rt.cfl --json cmp-dcm.json >/dev/null
+"$cli" compare --ref dcm --test rt.cfl --json cmp-dcmdir.json >/dev/null
 "$PY" - <<'PY'
 import glob, json, re, subprocess
 import numpy as np
@@ -118,5 +121,12 @@ for mode in ("accurate", "fast", "recurrence"):
     print(f"--q-trig {mode}: {j['metrics']['percent_error']:.3f} %, image vs accurate Q {e:.2e}")
     check(e < 1e-3, f"--q-trig {mode}: the image of the accurate Q within 1e-3")
     check(j["metrics"]["percent_error"] < 30, f"--q-trig {mode}: a reconstruction, not a blank ({j['metrics']['percent_error']:.1f} %)")
+PY
+"$PY" - <<'PY'
+import json
+for f in ("cmp-dcm.json", "cmp-dcmdir.json"):
+    j = json.load(open(f))
+    assert j["percent_error"] < 0.1, f"{f}: the DICOM export of the same image differs by {j['percent_error']} %"
+    print(f"compare against the DICOM series ({f}): {j['percent_error']:.4f} %")
 PY
 echo "cli_outputs: all checks passed"
