@@ -23,6 +23,7 @@
 #include <string>
 
 #include "larmor/backend/registry.hpp"
+#include "larmor/recon/bench.hpp"
 #include "larmor/recon/cartesian.hpp"
 #include "larmor/recon/grappa.hpp"
 #include "larmor/recon/settings.hpp"
@@ -36,45 +37,6 @@ using larmor::Dataset;
 using larmor::index_t;
 using larmor::Shape;
 namespace recon = larmor::recon;
-
-/// A Table 5.1 acquisition with random samples on the acquired lines (a random 1 Mi tile repeated: the
-/// values do not change the work) and the masks of R = 4 with a 24-line ACS block.
-Dataset table51(int coils, index_t slices, int accel = 4) {
-  Dataset d;
-  d.source = "bench";
-  auto& h = d.header;
-  h.encoded[0] = 512, h.encoded[1] = 256, h.encoded[2] = 1;
-  h.recon[0] = 256, h.recon[1] = 256, h.recon[2] = 1;
-  h.encodedFovMm[0] = 512, h.encodedFovMm[1] = 256, h.encodedFovMm[2] = 5;
-  h.reconFovMm[0] = 256, h.reconFovMm[1] = 256, h.reconFovMm[2] = 5;
-  h.coils = coils;
-  h.slices = slices;
-  h.accelerationPe1 = accel;
-  h.calibrationLines = 24;
-  larmor::Array<std::uint8_t> cal;
-  const auto mask = larmor::traj::cartesianMask(256, 1, accel, 1, 24, 1, &cal);
-  d.sampled = larmor::Array<std::uint8_t>(Shape{256, 1, slices});
-  d.calibration = larmor::Array<std::uint8_t>(Shape{256, 1, slices});
-  for (index_t s = 0; s < slices; ++s)
-    for (index_t y = 0; y < 256; ++y) {
-      d.sampled(y, 0, s) = mask[y];
-      d.calibration(y, 0, s) = cal[y];
-    }
-  d.kspace = larmor::CArray(Shape{512, 256, 1, coils, slices}, cfloat(0));
-  std::vector<cfloat> tile(1 << 20);
-  std::mt19937 rng(5);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  for (auto& v : tile) v = {nd(rng), nd(rng)};
-  std::size_t t = 0;
-  for (index_t s = 0; s < slices; ++s)
-    for (index_t c = 0; c < coils; ++c)
-      for (index_t y = 0; y < 256; ++y) {
-        if (!mask[y]) continue;
-        cfloat* row = &d.kspace(0, y, 0, c, s);
-        for (index_t x = 0; x < 512; ++x) row[x] = tile[t++ & (tile.size() - 1)];
-      }
-  return d;
-}
 
 /// A 3D volume accelerated ry x rz along pe1 x pe2 with an acs x acs box, random samples where acquired.
 Dataset volume2D(int coils, index_t n0, index_t n1, index_t n2, int ry, int rz, int acs) {
@@ -184,7 +146,7 @@ void registerFor(const larmor::DeviceInfo& info) {
     benchmark::RegisterBenchmark(name.c_str(),
                                  [id, c](benchmark::State& state) {
                                    try {
-                                     runCase(state, id, table51(c.coils, c.batch), table51Settings(c.improved),
+                                     runCase(state, id, recon::grappaTable51(c.coils, c.batch), table51Settings(c.improved),
                                              c.batch);
                                    } catch (const std::exception& e) {
                                      state.SkipWithError(e.what());

@@ -34,6 +34,7 @@
 #include "larmor/recon/recon.hpp"
 #include "main_window.hpp"
 #include "pacs_dialog.hpp"
+#include "support/silent_server.hpp"
 #include "theme.hpp"
 
 using namespace larmor;
@@ -57,22 +58,7 @@ QByteArray datasetBytes(const QByteArray& f) {
   return f.mid(144 + static_cast<int>(len));
 }
 
-/// A listening socket that never accepts: TCP connects, DICOM never answers.
-struct SilentServer {
-  int fd = -1, port = 0;
-  SilentServer() {
-    fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    ::listen(fd, 8);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    port = ntohs(a.sin_port);
-  }
-  ~SilentServer() { ::close(fd); }
-};
+using larmor::test::SilentServer;  // support/silent_server.hpp
 
 /// A 3-slice magnitude series written by the engine (phantom, FFT) into `dir`/series.
 QStringList writeSeries(const QString& dir) {

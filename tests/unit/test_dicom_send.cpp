@@ -16,6 +16,7 @@
 #include "dicom_nodes.hpp"
 #include "larmor/io/dicom_send.hpp"
 #include "larmor/util/error.hpp"
+#include "support/silent_server.hpp"
 
 using namespace larmor;
 
@@ -30,22 +31,7 @@ std::string errorOf(const std::function<void()>& f) {
   return "";
 }
 
-/// A listening TCP socket on 127.0.0.1 that never accepts: connect() succeeds (the kernel's backlog), then silence.
-struct SilentServer {
-  int fd = -1, port = 0;
-  SilentServer() {
-    fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 8) != 0 ||
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-      throw std::runtime_error("cannot listen on 127.0.0.1");
-    port = ntohs(a.sin_port);
-  }
-  ~SilentServer() { ::close(fd); }
-};
+using larmor::test::SilentServer;  // support/silent_server.hpp
 
 /// A port on 127.0.0.1 where nothing listens (bound, then closed).
 int closedPort() {

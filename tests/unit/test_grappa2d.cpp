@@ -20,12 +20,14 @@
 #include "larmor/recon/settings.hpp"
 #include "support/error_norms.hpp"
 #include "support/grappa_problem.hpp"
+#include "support/expect_error.hpp"
 
 using namespace larmor;
 using larmor::test::grappaSim2D;
 namespace grappa = larmor::recon::grappa;
 
 namespace {
+using larmor::test::expectError;
 
 const Dataset& cached(const std::string& key, const phantom::SimulateSettings& s) {
   static std::map<std::string, Dataset> cache;
@@ -52,14 +54,6 @@ CArray runFft(const Dataset& d) {
 
 double nrmse(const CArray& a, const CArray& ref) { return quality::compare(a, ref).nrmse; }
 
-void expectError(const std::function<void()>& f, const std::string& fragment) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected one mentioning '" << fragment << "'";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
-}
 
 }  // namespace
 

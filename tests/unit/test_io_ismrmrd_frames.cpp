@@ -21,6 +21,7 @@
 #include "larmor/io/export.hpp"
 #include "larmor/io/ismrmrd.hpp"
 #include "support/expect_error.hpp"
+#include "test_io_export_util.hpp"
 
 namespace fs = std::filesystem;
 using namespace larmor;
@@ -28,13 +29,8 @@ using larmor::test::expectError;
 
 namespace {
 
-std::string testDir() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const fs::path dir = fs::path(LARMOR_TEST_TMP) / (std::string("io-frames-") + info->name());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
-}
+// A fresh directory per test (test_io_export_util.hpp).
+std::string testDir() { return larmor::testing::exportTestDir("io-frames"); }
 
 // A Cartesian ISMRMRD file of `ny` lines x `nx` samples, built acquisition by acquisition.
 struct File {

@@ -17,11 +17,13 @@
 #include "larmor/recon/recon.hpp"
 #include "larmor/recon/settings.hpp"
 #include "support/grappa_problem.hpp"
+#include "support/expect_error.hpp"
 
 using namespace larmor;
 using recon::NoiseWhitening;
 
 namespace {
+using larmor::test::expectError;
 
 constexpr index_t kCoils = 8;
 
@@ -67,15 +69,6 @@ Eigen::MatrixXcd sampleCovariance(const CArray& x) {
   return X.transpose() * X.conjugate() / static_cast<double>(n);
 }
 
-void expectError(const std::function<void()>& f, const std::string& fragment) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected one mentioning '" << fragment << "'";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "one line: " << e.what();
-  }
-}
 
 }  // namespace
 

@@ -25,22 +25,13 @@
 #include "larmor/recon/iterative.hpp"
 #include "larmor/recon/recon.hpp"
 #include "larmor/recon/settings.hpp"
+#include "larmor/recon/bench.hpp"
 #include "larmor/recon/settings_table.hpp"
 #include "larmor/traj/cartesian.hpp"
 
-namespace larmor::recon::bench {
+namespace larmor::recon {
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-constexpr double kC = sizeof(cfloat);
-
-double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
-
-// --- GRAPPA --------------------------------------------------------------------------------------------------
-
-/// Table 5.1's acquisition: random samples on the acquired lines of R = 4 with a 24-line ACS block.
-Dataset table51(int coils, index_t slices) {
+Dataset grappaTable51(int coils, index_t slices, int accel) {
   Dataset d;
   d.source = "bench";
   auto& h = d.header;
@@ -50,10 +41,10 @@ Dataset table51(int coils, index_t slices) {
   h.reconFovMm[0] = 256, h.reconFovMm[1] = 256, h.reconFovMm[2] = 5;
   h.coils = coils;
   h.slices = slices;
-  h.accelerationPe1 = 4;
+  h.accelerationPe1 = accel;
   h.calibrationLines = 24;
   Array<std::uint8_t> cal;
-  const auto mask = traj::cartesianMask(256, 1, 4, 1, 24, 1, &cal);
+  const auto mask = traj::cartesianMask(256, 1, accel, 1, 24, 1, &cal);
   d.sampled = Array<std::uint8_t>(Shape{256, 1, slices});
   d.calibration = Array<std::uint8_t>(Shape{256, 1, slices});
   for (index_t s = 0; s < slices; ++s)
@@ -77,6 +68,20 @@ Dataset table51(int coils, index_t slices) {
   return d;
 }
 
+}  // namespace larmor::recon
+
+namespace larmor::recon::bench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr double kC = sizeof(cfloat);
+
+double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+// --- GRAPPA --------------------------------------------------------------------------------------------------
+
+
 Prepared grappaWorkload(const Context& c, index_t fullBatch) {
   const int fullCoils = 32, coils = c.quick && !c.gpu ? 8 : fullCoils;
   const index_t batch = fullBatch == 1 ? 1 : (c.gpu ? fullBatch : (c.quick ? 2 : 4));
@@ -86,7 +91,7 @@ Prepared grappaWorkload(const Context& c, index_t fullBatch) {
     ImageSet out;
   };
   auto s = std::make_shared<State>();
-  s->d = table51(coils, batch);
+  s->d = grappaTable51(coils, batch);
   ReconSettings rs;
   rs.method = Method::Grappa;
   rs.keepCoilImages = false;

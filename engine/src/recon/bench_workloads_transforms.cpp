@@ -127,6 +127,30 @@ Prepared fftWorkload(const Context& c, index_t full) {
   return p;
 }
 
+/// One plan's 3D adjoint of m random samples into an n^3 image, as a workload: the samples and image buffers
+/// on the device (device-resident run) and the host round trip around the same call (host to host).
+void bindAdjoint3D(Prepared& p, const Context& c, std::unique_ptr<NufftPlan> plan, index_t m, index_t n,
+                   unsigned seed) {
+  struct State {
+    std::unique_ptr<NufftPlan> plan;
+    CArray samples, image;
+    std::unique_ptr<Buffer> d, rho;
+  };
+  auto s = std::make_shared<State>();
+  s->plan = std::move(plan);
+  s->samples = randomComplex(Shape{m}, seed);
+  s->image = CArray(Shape{n, n, n});
+  s->d = c.be.allocate(static_cast<std::size_t>(m) * sizeof(cfloat));
+  s->rho = c.be.allocate(static_cast<std::size_t>(s->image.size()) * sizeof(cfloat));
+  c.be.upload(*s->d, s->samples.data(), static_cast<std::size_t>(m) * sizeof(cfloat));
+  Backend& be = c.be;
+  p.device = [s] { s->plan->adjoint(*s->d, *s->rho, 1); };
+  p.host = [s, &be] {
+    HostRoundTrip{be, s->samples, s->image, *s->d, *s->rho}([&] { s->plan->adjoint(*s->d, *s->rho, 1); });
+    return kNaN;
+  };
+}
+
 Prepared fhdWorkload(const Context& c) {
   // Stone et al.'s size on a GPU; on the CPU the paper data's proportions at 32^3 (16^3 quick): samples
   // scale with N^3 (readout 132 N/128 x 2156 (N/128)^2 spokes in bench_iterative's 3D radial).
@@ -138,28 +162,11 @@ Prepared fhdWorkload(const Context& c) {
   g.trajectory = uniformTrajectory(3, g.image, m, 5);
   DftOptions o;
   o.trig = TrigMode::Recurrence;
-  struct State {
-    std::unique_ptr<NufftPlan> plan;
-    CArray samples, image;
-    std::unique_ptr<Buffer> d, rho;
-  };
-  auto s = std::make_shared<State>();
-  s->plan = c.be.makeDftPlan(g, o);
-  s->samples = randomComplex(Shape{m}, 6);
-  s->image = CArray(Shape{n, n, n});
-  s->d = c.be.allocate(static_cast<std::size_t>(m) * sizeof(cfloat));
-  s->rho = c.be.allocate(static_cast<std::size_t>(s->image.size()) * sizeof(cfloat));
-  c.be.upload(*s->d, s->samples.data(), static_cast<std::size_t>(m) * sizeof(cfloat));
   Prepared p;
+  bindAdjoint3D(p, c, c.be.makeDftPlan(g, o), m, n, 6);
   p.size = cube(n) + " x " + grouped(m) + " samples, phase recurrence";
   p.scaled = scaledNote(c.gpu, c.quick, cube(n) + " x " + grouped(m), "128^3 x 284,592");
   p.reps = c.gpu ? 5 : 3;
-  Backend& be = c.be;
-  p.device = [s] { s->plan->adjoint(*s->d, *s->rho, 1); };
-  p.host = [s, &be] {
-    HostRoundTrip{be, s->samples, s->image, *s->d, *s->rho}([&] { s->plan->adjoint(*s->d, *s->rho, 1); });
-    return kNaN;
-  };
   const double pairs = static_cast<double>(n * n * n) * static_cast<double>(m);
   p.hostBytesIn = static_cast<double>(m) * kC;
   p.hostBytesOut = static_cast<double>(n * n * n) * kC;
@@ -234,28 +241,11 @@ Prepared nufft3dWorkload(const Context& c) {
   g.dims = 3;
   g.image[0] = g.image[1] = g.image[2] = n;
   g.trajectory = uniformTrajectory(3, g.image, m, 3);
-  struct State {
-    std::unique_ptr<NufftPlan> plan;
-    CArray samples, image;
-    std::unique_ptr<Buffer> d, rho;
-  };
-  auto s = std::make_shared<State>();
-  s->plan = c.be.makeNufftPlan(g, NufftOptions{});
-  s->samples = randomComplex(Shape{m}, 4);
-  s->image = CArray(Shape{n, n, n});
-  s->d = c.be.allocate(static_cast<std::size_t>(m) * sizeof(cfloat));
-  s->rho = c.be.allocate(static_cast<std::size_t>(s->image.size()) * sizeof(cfloat));
-  c.be.upload(*s->d, s->samples.data(), static_cast<std::size_t>(m) * sizeof(cfloat));
   Prepared p;
+  bindAdjoint3D(p, c, c.be.makeNufftPlan(g, NufftOptions{}), m, n, 4);
   p.size = cube(n) + ", " + grouped(m) + " uniform random samples, W 4";
   p.scaled = scaledNote(c.gpu, c.quick, cube(n) + " x " + grouped(m), "128^3 x 2,000,000");
   p.reps = c.gpu ? 20 : 3;
-  Backend& be = c.be;
-  p.device = [s] { s->plan->adjoint(*s->d, *s->rho, 1); };
-  p.host = [s, &be] {
-    HostRoundTrip{be, s->samples, s->image, *s->d, *s->rho}([&] { s->plan->adjoint(*s->d, *s->rho, 1); });
-    return kNaN;
-  };
   const double img = static_cast<double>(n * n * n);
   p.hostBytesIn = static_cast<double>(m) * kC;
   p.hostBytesOut = img * kC;

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "larmor/recon/dataset.hpp"
+
 namespace larmor::recon {
 
 /// The version of the JSON written by runBenchSuite (field "schema_version"; docs/perf.md documents it).
@@ -45,5 +47,10 @@ std::string formatBenchTable(const nlohmann::json& result);
 /// A PNG bar chart of a runBenchSuite result: per workload, log-scale time, device-resident and host-to-host
 /// bars, the device limit as a mark. Written atomically; throws Error naming the file.
 void writeBenchChart(const std::string& path, const nlohmann::json& result);
+
+/// Schneider 2008's Table 5.1 acquisition (512 x 256 encoded, `coils` coils, `slices` slices, R = `accel` with
+/// a 24-line ACS block): random samples on the acquired lines (a random 1 Mi tile repeated: the values do not
+/// change the work). The GRAPPA workloads of the suite and of larmor_bench use it.
+Dataset grappaTable51(int coils, index_t slices, int accel = 4);
 
 }  // namespace larmor::recon
