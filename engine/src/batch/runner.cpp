@@ -28,6 +28,7 @@
 #include "larmor/io/series.hpp"
 #include "larmor/recon/recon.hpp"
 #include "larmor/recon/settings_table.hpp"
+#include "larmor/recon/warm_up.hpp"
 #include "larmor/util/atomic_file.hpp"
 #include "larmor/util/error.hpp"
 #include "larmor/util/provenance.hpp"
@@ -225,7 +226,7 @@ std::vector<WorkerDevice> resolveDevices(const std::string& devices, int jobs, s
   return w;
 }
 
-json writeSummary(const std::string& dir, const Plan& plan, double wallSeconds) {
+json writeSummary(const std::string& dir, const Plan& plan, double wallSeconds, const json& startupMs) {
   const auto records = Journal::read((fs::path(dir) / kJournalFile).string());
   const auto states = itemStates(plan, records);
   json items = json::array();
@@ -267,6 +268,7 @@ json writeSummary(const std::string& dir, const Plan& plan, double wallSeconds) 
                         {"failed", failed},
                         {"pending", pending},
                         {"wall_seconds_this_process", wallSeconds},
+                        {"startup_ms", startupMs},
                         {"written_utc", utcNow()},
                         {"version", versionString()},
                         {"items", items}};
@@ -308,6 +310,53 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
           "--shard " + std::to_string(o.shardIndex) + "/" + std::to_string(o.shardCount) + ": expected K/N with 0 <= K < N");
   for (const auto& f : plan.formats) checkFormat(f);
   require(!plan.formats.empty(), "batch: no output format");
+
+  // The devices come up while this thread reads the journal and hashes the inputs: creating a CUDA context
+  // and the first reconstruction's library handles and kernel loads take hundreds of milliseconds, which a
+  // 64-slice batch of 22 ms slices would otherwise wait for (docs/perf.md, issue 21). Each GPU worker then
+  // runs recon::warmUp, a tiny reconstruction of the batch's method, so that the first item is not cold.
+  struct BringUp {
+    std::vector<Worker> workers;
+    std::string notice;
+    double ms = 0, warmUpMs = 0;
+  };
+  std::future<BringUp> bringUp;
+  if (!plan.items.empty())
+    bringUp = std::async(std::launch::async, [&]() {
+      BringUp b;
+      const auto devs = resolveDevices(o.devices, o.jobs, &b.notice);
+      for (const auto& d : devs) {
+        Worker w;
+        w.device = d;
+        try {
+          w.backend = d.spec == "cpu" ? makeCpuBackend() : BackendRegistry::instance().select(d.spec).backend;
+        } catch (const Error& e) {
+          std::string why = e.what();
+          if (const std::string own = "--device " + d.spec + ": "; why.rfind(own, 0) == 0) why = why.substr(own.size());
+          throw Error("--devices " + o.devices + ": " + d.spec + ": " + why);
+        }
+        w.id = w.backend->info().id;
+        b.workers.push_back(std::move(w));
+      }
+      b.ms = msSince(t0);
+      recon::WarmUpHint hint;
+      recon::ReconSettings ws = plan.settings.settings;
+      try {
+        const ItemSettings first = itemSettings(plan, plan.items.front());
+        ws = first.settings;
+        hint.nonCartesian = !first.trajectory.empty();
+      } catch (const std::exception&) {
+        // the first item's overrides are bad: it fails on its own later; warm up for the plan's settings
+      }
+      hint.threeD = ws.matrix[2] > 1;
+      std::vector<std::future<void>> warm;
+      for (auto& w : b.workers)
+        if (w.backend->info().gpu)
+          warm.push_back(std::async(std::launch::async, [&ws, &hint, be = w.backend] { recon::warmUp(be, ws, hint); }));
+      for (auto& f : warm) f.get();
+      b.warmUpMs = msSince(t0) - b.ms;
+      return b;
+    });
   // Absolute: the journal's output paths must name the same files from any working directory.
   const std::string dir = fs::absolute(o.outputDir).lexically_normal().string();
   std::error_code ec;
@@ -351,28 +400,19 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
   }
 
   std::vector<Worker> workers;
+  const double atPlanned = msSince(t0);
+  double atDevicesUp = 0, warmUpMs = 0;
   if (!queue.empty()) {
-    std::string notice;
-    const auto devs = resolveDevices(o.devices, o.jobs, &notice);
-    if (!notice.empty() && onProgress) {
+    BringUp b = bringUp.get();  // rethrows the devices' errors
+    atDevicesUp = b.ms;
+    warmUpMs = b.warmUpMs;
+    if (!b.notice.empty() && onProgress) {
       ProgressEvent ev;
       ev.kind = ProgressEvent::Kind::Started;
-      ev.error = notice;  // a message, not an item
+      ev.error = b.notice;  // a message, not an item
       onProgress(ev);
     }
-    for (const auto& d : devs) {
-      Worker w;
-      w.device = d;
-      try {
-        w.backend = d.spec == "cpu" ? makeCpuBackend() : BackendRegistry::instance().select(d.spec).backend;
-      } catch (const Error& e) {
-        std::string why = e.what();
-        if (const std::string own = "--device " + d.spec + ": "; why.rfind(own, 0) == 0) why = why.substr(own.size());
-        throw Error("--devices " + o.devices + ": " + d.spec + ": " + why);
-      }
-      w.id = w.backend->info().id;
-      workers.push_back(std::move(w));
-    }
+    workers = std::move(b.workers);
     workers.resize(std::min(workers.size(), queue.size()));
     // FFTW's planner is not thread-safe: CPU backends of several workers plan at the same time.
     if (workers.size() > 1) fftwf_make_planner_thread_safe();
@@ -395,6 +435,7 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
     std::vector<std::string> outs;
     io::Series series;  ///< every frame of the input (a series is reconstructed whole, as `recon` does)
     double loadMs = 0, reconMs = 0;
+    double atStart = 0, atRecon = 0, atReconEnd = 0;  ///< ms since the batch began: the journal's timeline
     std::string error;  ///< non-empty: the item failed (at the stage that set it)
   };
   io::ExportOptions eo;
@@ -419,6 +460,7 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
     Job job;
     job.index = index;
     job.start = std::chrono::steady_clock::now();
+    job.atStart = msSince(t0);
     const Item& item = plan.items[index];
     job.rec = {{"name", item.name}, {"input", item.input}, {"device", w.id}, {"host", host},
                {"pid", static_cast<long>(::getpid())}, {"shard", shard},
@@ -510,6 +552,7 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
         files.push_back(outputPath(dir, item.name, "dcm"));
       done["outputs"] = files;
       done["timings_ms"] = {{"load", job.loadMs}, {"recon", job.reconMs}, {"write", writeMs}, {"total", msSince(job.start)}};
+      done["at_ms"] = {{"start", job.atStart}, {"recon", job.atRecon}, {"recon_end", job.atReconEnd}, {"end", msSince(t0)}};
       if (!warnings.empty()) done["warnings"] = warnings;
       done["time_utc"] = utcNow();
       journal.append(done);
@@ -546,11 +589,13 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
         req.settings = job.is.settings;
         req.backend = w.backend;
         const auto tRecon = std::chrono::steady_clock::now();
+        job.atRecon = msSince(t0);
         for (const Dataset& frame : job.series.frames) {  // every frame with the same settings
           req.dataset = &frame;
           r.push_back(recon::run(req));
         }
         job.reconMs = msSince(tRecon);
+        job.atReconEnd = msSince(t0);
       } catch (const std::exception& e) {
         job.error = e.what();
         fail(job, w.id);
@@ -570,7 +615,8 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
   result.failed = counts.failed;
   result.skipped = counts.skipped;
   result.wallSeconds = msSince(t0) / 1e3;
-  result.summary = writeSummary(dir, plan, result.wallSeconds);
+  result.summary = writeSummary(dir, plan, result.wallSeconds,
+                                {{"journal_and_inputs", atPlanned}, {"devices", atDevicesUp}, {"warm_up", warmUpMs}});
   return result;
 }
 

@@ -85,7 +85,10 @@ RunResult run(const Plan& plan, const RunOptions& options, const std::function<v
 nlohmann::json status(const std::string& dir);
 
 /// Writes DIR/summary.json and DIR/contact-sheet.png from the plan and the journal (run() calls it).
-nlohmann::json writeSummary(const std::string& dir, const Plan& plan, double wallSeconds);
+/// `startupMs`: when this process's batch had read its journal, brought its devices up and warmed them (ms
+/// since it began; null when not run here).
+nlohmann::json writeSummary(const std::string& dir, const Plan& plan, double wallSeconds,
+                            const nlohmann::json& startupMs = nullptr);
 
 inline constexpr const char* kJournalFile = "journal.jsonl";
 inline constexpr const char* kPlanFile = "batch-plan.json";
