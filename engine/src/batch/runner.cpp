@@ -28,7 +28,6 @@
 #include "larmor/io/series.hpp"
 #include "larmor/recon/recon.hpp"
 #include "larmor/recon/settings_table.hpp"
-#include "larmor/recon/warm_up.hpp"
 #include "larmor/util/atomic_file.hpp"
 #include "larmor/util/error.hpp"
 #include "larmor/util/provenance.hpp"
@@ -311,14 +310,14 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
   for (const auto& f : plan.formats) checkFormat(f);
   require(!plan.formats.empty(), "batch: no output format");
 
-  // The devices come up while this thread reads the journal and hashes the inputs: creating a CUDA context
-  // and the first reconstruction's library handles and kernel loads take hundreds of milliseconds, which a
-  // 64-slice batch of 22 ms slices would otherwise wait for (docs/perf.md, issue 21). Each GPU worker then
-  // runs recon::warmUp, a tiny reconstruction of the batch's method, so that the first item is not cold.
+  // The devices come up while this thread reads the journal and hashes the inputs (creating a CUDA context
+  // takes 0.2-0.35 s on the H100; hashing a cohort of large files takes longer). No warm-up reconstruction
+  // here: measured, recon::warmUp took 0.40 s cold against the 0.19 s that the first item loses by being
+  // cold, and nothing else would run beside it (docs/perf.md, issue 21).
   struct BringUp {
     std::vector<Worker> workers;
     std::string notice;
-    double ms = 0, warmUpMs = 0;
+    double ms = 0;
   };
   std::future<BringUp> bringUp;
   if (!plan.items.empty())
@@ -339,22 +338,6 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
         b.workers.push_back(std::move(w));
       }
       b.ms = msSince(t0);
-      recon::WarmUpHint hint;
-      recon::ReconSettings ws = plan.settings.settings;
-      try {
-        const ItemSettings first = itemSettings(plan, plan.items.front());
-        ws = first.settings;
-        hint.nonCartesian = !first.trajectory.empty();
-      } catch (const std::exception&) {
-        // the first item's overrides are bad: it fails on its own later; warm up for the plan's settings
-      }
-      hint.threeD = ws.matrix[2] > 1;
-      std::vector<std::future<void>> warm;
-      for (auto& w : b.workers)
-        if (w.backend->info().gpu)
-          warm.push_back(std::async(std::launch::async, [&ws, &hint, be = w.backend] { recon::warmUp(be, ws, hint); }));
-      for (auto& f : warm) f.get();
-      b.warmUpMs = msSince(t0) - b.ms;
       return b;
     });
   // Absolute: the journal's output paths must name the same files from any working directory.
@@ -401,11 +384,10 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
 
   std::vector<Worker> workers;
   const double atPlanned = msSince(t0);
-  double atDevicesUp = 0, warmUpMs = 0;
+  double atDevicesUp = 0;
   if (!queue.empty()) {
     BringUp b = bringUp.get();  // rethrows the devices' errors
     atDevicesUp = b.ms;
-    warmUpMs = b.warmUpMs;
     if (!b.notice.empty() && onProgress) {
       ProgressEvent ev;
       ev.kind = ProgressEvent::Kind::Started;
@@ -616,7 +598,7 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
   result.skipped = counts.skipped;
   result.wallSeconds = msSince(t0) / 1e3;
   result.summary = writeSummary(dir, plan, result.wallSeconds,
-                                {{"journal_and_inputs", atPlanned}, {"devices", atDevicesUp}, {"warm_up", warmUpMs}});
+                                {{"journal_and_inputs", atPlanned}, {"devices", atDevicesUp}});
   return result;
 }
 
