@@ -118,29 +118,53 @@ RArray magnitude(const CArray& a) {
 Metrics compare(const CArray& test, const CArray& reference, const CompareOptions& opt) {
   requireSameSize(test, reference);
   const index_t n = test.size();
+  // Fixed chunks (their number depends on n only), partial sums added in chunk order: the result does not
+  // depend on the thread count. Threads only where there is enough work to pay for waking them.
+  const index_t chunks = std::min<index_t>(64, 1 + n / 16384), per = (n + chunks - 1) / chunks;
+  const bool threads = n >= 1 << 20;
+  struct Part {
+    double tr = 0, tt = 0, rr = 0, peak = 0, err = 0;
+    index_t badTest = -1, badRef = -1;
+  };
+  std::vector<Part> parts(static_cast<std::size_t>(chunks));
+#pragma omp parallel for schedule(static) if (threads)
+  for (index_t c = 0; c < chunks; ++c) {
+    Part& q = parts[static_cast<std::size_t>(c)];
+    for (index_t i = c * per; i < std::min(n, (c + 1) * per); ++i) {
+      // |z| as sqrt of the squared norm: float inputs cannot overflow in double, and hypot costs 4x more.
+      const double t = std::sqrt(std::norm(cdouble(test[i]))), r = std::sqrt(std::norm(cdouble(reference[i])));
+      if (!std::isfinite(t) && q.badTest < 0) q.badTest = i;
+      if (!std::isfinite(r) && q.badRef < 0) q.badRef = i;
+      q.tr += t * r;
+      q.tt += t * t;
+      q.rr += r * r;
+      q.peak = std::max(q.peak, r);
+    }
+  }
   double tr = 0, tt = 0, rr = 0, peak = 0;
-  for (index_t i = 0; i < n; ++i) {
-    // |z| as sqrt of the squared norm: float inputs cannot overflow in double, and hypot costs 4x more.
-    const double t = std::sqrt(std::norm(cdouble(test[i]))), r = std::sqrt(std::norm(cdouble(reference[i])));
-    require(std::isfinite(t), [&] { return "compare: the test image has a non-finite value at voxel " + std::to_string(i); });
-    require(std::isfinite(r), [&] { return "compare: the reference has a non-finite value at voxel " + std::to_string(i); });
-    tr += t * r;
-    tt += t * t;
-    rr += r * r;
-    peak = std::max(peak, r);
+  for (const Part& q : parts) {
+    require(q.badTest < 0, [&] { return "compare: the test image has a non-finite value at voxel " + std::to_string(q.badTest); });
+    require(q.badRef < 0, [&] { return "compare: the reference has a non-finite value at voxel " + std::to_string(q.badRef); });
+    tr += q.tr, tt += q.tt, rr += q.rr, peak = std::max(peak, q.peak);
   }
   require(rr > 0, "compare: the reference image is all zero");
   Metrics m;
   m.voxels = n;
   m.scale = (opt.leastSquaresScale && tt > 0) ? tr / tt : 1.0;
-  double err = 0;
   RArray ts(test.shape()), rs(reference.shape());
-  for (index_t i = 0; i < n; ++i) {
-    const double t = m.scale * std::sqrt(std::norm(cdouble(test[i]))), r = std::sqrt(std::norm(cdouble(reference[i])));
-    err += (t - r) * (t - r);
-    ts[i] = static_cast<float>(t);
-    rs[i] = static_cast<float>(r);
+#pragma omp parallel for schedule(static) if (threads)
+  for (index_t c = 0; c < chunks; ++c) {
+    double e = 0;
+    for (index_t i = c * per; i < std::min(n, (c + 1) * per); ++i) {
+      const double t = m.scale * std::sqrt(std::norm(cdouble(test[i]))), r = std::sqrt(std::norm(cdouble(reference[i])));
+      e += (t - r) * (t - r);
+      ts[i] = static_cast<float>(t);
+      rs[i] = static_cast<float>(r);
+    }
+    parts[static_cast<std::size_t>(c)].err = e;
   }
+  double err = 0;
+  for (const Part& q : parts) err += q.err;
   m.nrmse = std::sqrt(err / rr);
   m.percentError = 100.0 * m.nrmse;
   const double mse = err / static_cast<double>(n);
@@ -200,7 +224,7 @@ double ssim(const RArray& test, const RArray& reference) {
   // Planes in parallel; a single large plane (>= 1024²) by rows. Small planes run on one thread: waking 16
   // sleeping OpenMP workers costs more than a 256² SSIM. Per-plane means summed in order after.
   std::vector<double> perPlane(static_cast<std::size_t>(planes), 0.0);
-  const bool rows = planes == 1 && nx * ny >= 1024 * 1024;
+  const bool rows = planes == 1 && nx * ny >= 256 * 256;
 #pragma omp parallel for schedule(dynamic) if (planes > 1)
   for (index_t p = 0; p < planes; ++p)
     perPlane[static_cast<std::size_t>(p)] =
