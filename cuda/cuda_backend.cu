@@ -164,14 +164,18 @@ void CudaBackend::download(void* dst, const Buffer& src, std::size_t bytes, std:
   staging_->download(dst, static_cast<const char*>(src.ptr()) + srcOffset, bytes);
 }
 
-void CudaBackend::copy(Buffer& dst, const Buffer& src, std::size_t bytes) {
+void CudaBackend::copy(Buffer& dst, const Buffer& src, std::size_t bytes, std::size_t dstOffset, std::size_t srcOffset) {
   checked(dst, "copy");
   checked(src, "copy");
-  require(bytes <= dst.bytes() && bytes <= src.bytes(), "cuda backend: copy past the end of a buffer");
-  if (bytes == 0 || dst.ptr() == src.ptr()) return;
+  require(dstOffset <= dst.bytes() && bytes <= dst.bytes() - dstOffset && srcOffset <= src.bytes() &&
+              bytes <= src.bytes() - srcOffset,
+          "cuda backend: copy past the end of a buffer");
+  char* to = static_cast<char*>(dst.ptr()) + dstOffset;
+  const char* from = static_cast<const char*>(src.ptr()) + srcOffset;
+  if (bytes == 0 || to == from) return;
   std::lock_guard lock(mutex_);
   activate();
-  LARMOR_CUDA_CHECK(cudaMemcpyAsync(dst.ptr(), src.ptr(), bytes, cudaMemcpyDeviceToDevice, stream_.handle));
+  LARMOR_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, stream_.handle));
 }
 
 void CudaBackend::synchronize() {

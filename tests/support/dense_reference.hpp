@@ -69,7 +69,9 @@ class DenseBackend final : public Backend {
   std::unique_ptr<Buffer> allocate(std::size_t bytes) override { return cpu_->allocate(bytes); }
   void upload(Buffer& d, const void* s, std::size_t b, std::size_t o = 0) override { cpu_->upload(d, s, b, o); }
   void download(void* d, const Buffer& s, std::size_t b, std::size_t o = 0) override { cpu_->download(d, s, b, o); }
-  void copy(Buffer& d, const Buffer& s, std::size_t b) override { cpu_->copy(d, s, b); }
+  void copy(Buffer& d, const Buffer& s, std::size_t b, std::size_t dOff = 0, std::size_t sOff = 0) override {
+    cpu_->copy(d, s, b, dOff, sOff);
+  }
   void synchronize() override {}
   void fill(Buffer& x, cfloat v, index_t n) override { cpu_->fill(x, v, n); }
   void scale(Buffer& x, cfloat a, index_t n) override { cpu_->scale(x, a, n); }

@@ -115,7 +115,7 @@ class CpuBackend final : public Backend {
   std::unique_ptr<Buffer> allocate(std::size_t bytes) override;
   void upload(Buffer& dst, const void* src, std::size_t bytes, std::size_t dstOffset = 0) override;
   void download(void* dst, const Buffer& src, std::size_t bytes, std::size_t srcOffset = 0) override;
-  void copy(Buffer& dst, const Buffer& src, std::size_t bytes) override;
+  void copy(Buffer& dst, const Buffer& src, std::size_t bytes, std::size_t dstOffset = 0, std::size_t srcOffset = 0) override;
   void synchronize() override {}
   /// Bytes in HostBuffers of the process (every CPU backend's together); memory.cpp.
   MemoryStats memoryStats() const override;

@@ -53,9 +53,12 @@ void CpuBackend::download(void* dst, const Buffer& src, std::size_t bytes, std::
   std::memcpy(dst, static_cast<const char*>(src.ptr()) + off, bytes);
 }
 
-void CpuBackend::copy(Buffer& dst, const Buffer& src, std::size_t bytes) {
-  require(bytes <= dst.bytes() && bytes <= src.bytes(), "cpu backend: copy past the end of a buffer");
-  std::memcpy(dst.ptr(), src.ptr(), bytes);
+void CpuBackend::copy(Buffer& dst, const Buffer& src, std::size_t bytes, std::size_t dstOffset, std::size_t srcOffset) {
+  require(dstOffset <= dst.bytes() && bytes <= dst.bytes() - dstOffset && srcOffset <= src.bytes() &&
+              bytes <= src.bytes() - srcOffset,
+          "cpu backend: copy past the end of a buffer");
+  if (bytes == 0) return;
+  std::memcpy(static_cast<char*>(dst.ptr()) + dstOffset, static_cast<const char*>(src.ptr()) + srcOffset, bytes);
 }
 
 }  // namespace larmor::cpu

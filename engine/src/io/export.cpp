@@ -261,11 +261,11 @@ void automaticWindow(const RArray& values, ImageComponent c, double& lo, double&
       return;
     case ImageComponent::Magnitude:
       // [0, p99.5] like the PNG writer: a few bright voxels (vessels, noise spikes) do not darken the rest.
-      lo = 0, hi = percentile(values.vec(), 0.995);
+      lo = 0, hi = percentile({values.vec().begin(), values.vec().end()}, 0.995);
       break;
     case ImageComponent::Real:
     case ImageComponent::Imaginary:
-      lo = percentile(values.vec(), 0.005), hi = percentile(values.vec(), 0.995);
+      lo = percentile({values.vec().begin(), values.vec().end()}, 0.005), hi = percentile({values.vec().begin(), values.vec().end()}, 0.995);
       break;
   }
   if (!(hi > lo)) hi = lo + 1;  // a constant image: any positive width

@@ -54,7 +54,7 @@ std::array<std::uint8_t, 3> viridis(float t) {
 
 void autoWindow(const RArray& image, float& lo, float& hi) {
   if (lo != hi) return;
-  std::vector<float> v(image.vec());
+  std::vector<float> v(image.vec().begin(), image.vec().end());
   v.erase(std::remove_if(v.begin(), v.end(), [](float x) { return !std::isfinite(x); }), v.end());
   lo = 0;
   hi = 1;

@@ -57,18 +57,18 @@ CArray calibrationMatrix(const CArray& cal, const index_t kernel[3]) {
   require(p0 >= 1 && p1 >= 1 && p2 >= 1, "ESPIRiT: the kernel does not fit the calibration region");
   const index_t rows = p0 * p1 * p2, K = kernel[0] * kernel[1] * kernel[2];
   CArray a(Shape{rows, K * coils});
-  for (index_t c = 0; c < coils; ++c)
-    for (index_t r2 = 0; r2 < kernel[2]; ++r2)
-      for (index_t r1 = 0; r1 < kernel[1]; ++r1)
-        for (index_t r0 = 0; r0 < kernel[0]; ++r0) {
-          const index_t col = r0 + kernel[0] * (r1 + kernel[1] * r2) + K * c;
-          cfloat* dst = a.data() + rows * col;
-          for (index_t q2 = 0; q2 < p2; ++q2)
-            for (index_t q1 = 0; q1 < p1; ++q1) {
-              const cfloat* src = cal.data() + (r0 + c0 * ((q1 + r1) + c1 * ((q2 + r2) + c2 * c)));
-              std::copy_n(src, p0, dst + p0 * (q1 + p1 * q2));
-            }
-        }
+  // Columns in parallel (each writes its own; 3D: 1728 columns of 6859 rows, 95 MB, 85 ms on one thread).
+#pragma omp parallel for schedule(static) if (rows * K * coils >= (1 << 20))
+  for (index_t col = 0; col < K * coils; ++col) {
+    const index_t r0 = col % kernel[0], r1 = (col / kernel[0]) % kernel[1], r2 = (col / (kernel[0] * kernel[1])) % kernel[2];
+    const index_t c = col / K;
+    cfloat* dst = a.data() + rows * col;
+    for (index_t q2 = 0; q2 < p2; ++q2)
+      for (index_t q1 = 0; q1 < p1; ++q1) {
+        const cfloat* src = cal.data() + (r0 + c0 * ((q1 + r1) + c1 * ((q2 + r2) + c2 * c)));
+        std::copy_n(src, p0, dst + p0 * (q1 + p1 * q2));
+      }
+  }
   return a;
 }
 
@@ -155,12 +155,16 @@ EspiritResult espirit(Backend& be, const CArray& cal, const index_t grid[3], con
   auto dval = be.allocate(bytesOf(N));
   be.espiritOps().dominantEigenvectors(*dmaps, *dval, *dcov, N, coils, principalComponent(cal, box[0] * box[1] * box[2], coils),
                                        static_cast<float>(o.crop));
+  if (o.keepOnDevice) {
+    res.deviceMaps = std::move(dmaps);
+    return res;
+  }
   res.maps = CArray(Shape{grid[0], grid[1], grid[2], coils});
   be.download(res.maps.data(), *dmaps, bytesOf(N * coils));
-  std::vector<cfloat> val(static_cast<std::size_t>(N));
+  CArray val(Shape{N});  // array memory: huge pages for 3D grids (first touch, array.hpp)
   be.download(val.data(), *dval, bytesOf(N));
   res.eigenvalues = RArray(Shape{grid[0], grid[1], grid[2]});
-  for (index_t x = 0; x < N; ++x) res.eigenvalues[x] = val[static_cast<std::size_t>(x)].real();
+  for (index_t x = 0; x < N; ++x) res.eigenvalues[x] = val[x].real();
   return res;
 }
 

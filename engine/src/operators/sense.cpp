@@ -31,6 +31,37 @@ CoilSensitivities::CoilSensitivities(Backend& backend, const CArray& maps, index
   }
 }
 
+CoilSensitivities::CoilSensitivities(Backend& backend, std::unique_ptr<Buffer> maps, index_t voxels, index_t coils)
+    : voxels_(voxels), sos_(static_cast<std::size_t>(voxels), 0.0) {
+  require(coils >= 1 && maps && maps->bytes() >= bytesOf(voxels * coils),
+          "coil maps: the device buffer holds fewer than " + std::to_string(voxels) + " voxels x " +
+              std::to_string(coils) + " coils");
+  for (index_t c = 0; c < coils; ++c) {
+    auto b = backend.allocate(bytesOf(voxels));
+    backend.copy(*b, *maps, bytesOf(voxels), 0, bytesOf(c * voxels));
+    maps_.push_back(std::move(b));
+  }
+  groupSize_ = std::clamp<index_t>(kCoilGroupElements / std::max<index_t>(voxels, 1), 1, coils);
+  for (index_t c0 = 0; c0 < coils; c0 += groupSize_) {
+    const index_t m = std::min(coils - c0, groupSize_);
+    if (c0 == 0 && m == coils) {
+      groups_.push_back(std::move(maps));  // one group: the buffer itself
+      break;
+    }
+    auto b = backend.allocate(bytesOf(voxels * m));
+    backend.copy(*b, *maps, bytesOf(voxels * m), 0, bytesOf(c0 * voxels));
+    groups_.push_back(std::move(b));
+  }
+  // sum_c |S_c|^2: each group's root sum of squares on the backend, squared and added here in double.
+  auto rss = backend.allocate(bytesOf(voxels));
+  CArray host(Shape{voxels});
+  for (index_t g = 0; g < groups(); ++g) {
+    backend.sumOfSquares(*rss, group(g), voxels, groupCoils(g), 1);
+    backend.download(host.data(), *rss, bytesOf(voxels));
+    for (index_t v = 0; v < voxels; ++v) sos_[v] += static_cast<double>(host[v].real()) * host[v].real();
+  }
+}
+
 CArray estimateCoilMaps(Backend& backend, const NufftGeometry& g, const CArray& kspace, index_t coils, double radius,
                         const PlanFactory& makePlan) {
   const index_t m = g.samples();

@@ -142,23 +142,49 @@ CArray coilMapsForSlice(Backend& be, const Dataset& d, index_t slice, const inde
       [[fallthrough]];
     case CoilMapSource::Espirit: {
       const bool espirit = it.coilMaps == CoilMapSource::Espirit;
-      const ops::EspiritOptions eo{6, 0.001, it.espiritCrop};
-      const CalibrationRegion r =
-          calibrationRegion(be, d, slice, it.calibrationSize, espirit ? eo.kernel : 1, s.nufft);
+      if (espirit) {  // one path: computed on the backend (coilMapsForSliceOnBackend), downloaded here
+        const auto maps = coilMapsForSliceOnBackend(be, d, slice, out, s, &j, makePlan);
+        CArray host(Shape{out[0], out[1], out[2], coils});
+        be.download(host.data(), *maps, static_cast<std::size_t>(host.size()) * sizeof(cfloat));
+        return host;
+      }
+      // Walsh on Cartesian data: from the calibration box.
+      const CalibrationRegion r = calibrationRegion(be, d, slice, it.calibrationSize, 1, s.nufft);
       index_t grid[3];
       calibrationGrid(r, out, grid);
       j["calibration_region"] = r.box.str();
-      if (!espirit) {
-        j["coil_maps"] = "walsh";
-        return cropCentred(walshCartesian(be, r, grid, coils), grid, out, coils);
-      }
-      const ops::EspiritResult e = ops::espirit(be, r.data, grid, eo);
-      j["coil_maps"] = "espirit";
-      j["espirit_kernels"] = std::to_string(e.kernelsKept) + "/" + std::to_string(e.kernelsTotal);
-      return cropCentred(e.maps, grid, out, coils);
+      j["coil_maps"] = "walsh";
+      return cropCentred(walshCartesian(be, r, grid, coils), grid, out, coils);
     }
   }
   throw Error("coil maps: unknown source");
+}
+
+std::unique_ptr<Buffer> coilMapsForSliceOnBackend(Backend& be, const Dataset& d, index_t slice, const index_t out[3],
+                                                  const ReconSettings& s, nlohmann::json* info,
+                                                  const ops::PlanFactory* makePlan) {
+  const index_t coils = std::max<index_t>(1, d.header.coils), n = out[0] * out[1] * out[2];
+  if (s.iterative.coilMaps == CoilMapSource::Espirit) {
+    nlohmann::json local;
+    nlohmann::json& j = info ? *info : local;
+    ops::EspiritOptions eo{6, 0.001, s.iterative.espiritCrop};
+    eo.keepOnDevice = true;
+    const CalibrationRegion r = calibrationRegion(be, d, slice, s.iterative.calibrationSize, eo.kernel, s.nufft);
+    index_t grid[3];
+    calibrationGrid(r, out, grid);
+    j["calibration_region"] = r.box.str();
+    ops::EspiritResult e = ops::espirit(be, r.data, grid, eo);
+    j["coil_maps"] = "espirit";
+    j["espirit_kernels"] = std::to_string(e.kernelsKept) + "/" + std::to_string(e.kernelsTotal);
+    if (grid[0] == out[0] && grid[1] == out[1] && grid[2] == out[2]) return std::move(e.deviceMaps);
+    auto cropped = be.allocate(static_cast<std::size_t>(n * coils) * sizeof(cfloat));
+    be.resizeCentred(*cropped, Shape{out[0], out[1], out[2], coils}, *e.deviceMaps, Shape{grid[0], grid[1], grid[2], coils});
+    return cropped;
+  }
+  const CArray maps = coilMapsForSlice(be, d, slice, out, s, info, makePlan);
+  auto b = be.allocate(static_cast<std::size_t>(maps.size()) * sizeof(cfloat));
+  be.upload(*b, maps.data(), static_cast<std::size_t>(maps.size()) * sizeof(cfloat));
+  return b;
 }
 
 CArray coilMaps(Backend& be, const Dataset& d, const index_t out[3], const ReconSettings& s, nlohmann::json* info) {

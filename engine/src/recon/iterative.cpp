@@ -355,8 +355,8 @@ void IterativeProblem::Impl::buildCoilMaps(const Dataset& d, const ReconSettings
     ScopedStage st(timings, "coil maps", &backend);
     const BackendPlanFactory fhdPlan = planFactory(s, exactFhd(s.iterative));
     const ops::PlanFactory walshPlan = [&](const NufftGeometry& g) { return fhdPlan(backend, g); };
-    const CArray maps = coilMapsForSlice(backend, d, slice, dims, s, &p.info, &walshPlan);
-    p.maps = std::make_unique<ops::CoilSensitivities>(backend, maps, p.n, p.coils);
+    p.maps = std::make_unique<ops::CoilSensitivities>(
+        backend, coilMapsForSliceOnBackend(backend, d, slice, dims, s, &p.info, &walshPlan), p.n, p.coils);
     p.sos = p.maps->sumOfSquares();
   } else {
     p.info["coil_maps"] = "none (one coil)";

@@ -17,6 +17,26 @@ using cfloat = std::complex<float>;
 using cdouble = std::complex<double>;
 using index_t = std::int64_t;
 
+/// Host memory of large arrays (engine/src/array/host_memory.cpp): blocks of 4 MiB or more are mapped on
+/// their own, 2 MiB-aligned and advised as transparent huge pages (MADV_HUGEPAGE), because the first touch of
+/// fresh 4 KiB pages runs at ~1.3 GB/s on the GPU machine (a VM) and is what a 134 MB download of 3D coil
+/// maps or k-space actually waits for; with huge pages 3.7 GB/s (measured, docs/perf.md). Smaller blocks come
+/// from operator new.
+void* hostAllocate(std::size_t bytes);
+void hostFree(void* p, std::size_t bytes) noexcept;
+
+template <class T>
+struct HostAllocator {
+  using value_type = T;
+  HostAllocator() noexcept = default;
+  template <class U>
+  HostAllocator(const HostAllocator<U>&) noexcept {}
+  T* allocate(std::size_t n) { return static_cast<T*>(hostAllocate(n * sizeof(T))); }
+  void deallocate(T* p, std::size_t n) noexcept { hostFree(p, n * sizeof(T)); }
+  template <class U>
+  bool operator==(const HostAllocator<U>&) const noexcept { return true; }
+};
+
 /// The extent of each dimension, dimension 0 fastest.
 class Shape {
  public:
@@ -80,8 +100,9 @@ class Array {
     require(s.size() == shape_.size(), "reshape " + shape_.str() + " -> " + s.str() + " changes the size");
     shape_ = std::move(s);
   }
-  std::vector<T>& vec() { return data_; }
-  const std::vector<T>& vec() const { return data_; }
+  using Storage = std::vector<T, HostAllocator<T>>;
+  Storage& vec() { return data_; }
+  const Storage& vec() const { return data_; }
 
  private:
   index_t offset(std::initializer_list<index_t> idx) const {
@@ -94,7 +115,7 @@ class Array {
     return off;
   }
   Shape shape_;
-  std::vector<T> data_;
+  Storage data_;
 };
 
 using CArray = Array<cfloat>;

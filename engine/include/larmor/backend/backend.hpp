@@ -63,7 +63,9 @@ class Backend {
   virtual std::unique_ptr<Buffer> allocate(std::size_t bytes) = 0;
   virtual void upload(Buffer& dst, const void* src, std::size_t bytes, std::size_t dstOffset = 0) = 0;
   virtual void download(void* dst, const Buffer& src, std::size_t bytes, std::size_t srcOffset = 0) = 0;
-  virtual void copy(Buffer& dst, const Buffer& src, std::size_t bytes) = 0;
+  /// bytes from src + srcOffset to dst + dstOffset (both on this backend).
+  virtual void copy(Buffer& dst, const Buffer& src, std::size_t bytes, std::size_t dstOffset = 0,
+                    std::size_t srcOffset = 0) = 0;
   /// Waits for all queued work (timing, before host reads).
   virtual void synchronize() = 0;
   /// What this backend's buffers hold (MemoryStats above); the peaks restart from the live figures at

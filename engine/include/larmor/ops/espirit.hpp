@@ -34,10 +34,14 @@ struct EspiritOptions {
   int kernel = 6;            ///< kernel size per dimension (BART -k 6); 1 along dimensions of grid size 1
   double threshold = 0.001;  ///< keep kernel i when sigma_i^2 > threshold sigma_0^2 (BART -t 0.001)
   double crop = 0.8;         ///< maps zero where the eigenvalue < crop (BART -c 0.8)
+  /// Leave the maps on the backend (EspiritResult::deviceMaps) and download neither them nor the eigenvalues:
+  /// SENSE uses them where they are (128³ x 8 coils: 134 MB that would go to the host and back).
+  bool keepOnDevice = false;
 };
 
 struct EspiritResult {
-  CArray maps;         ///< [N0, N1, N2, C]
+  CArray maps;         ///< [N0, N1, N2, C] (empty with keepOnDevice)
+  std::unique_ptr<Buffer> deviceMaps;  ///< the same on the backend (keepOnDevice only)
   RArray eigenvalues;  ///< [N0, N1, N2], the largest eigenvalue of M(x) (~1 inside the object)
   index_t kernelsKept = 0, kernelsTotal = 0;  ///< the signal subspace's dimension, of K C
   index_t kernel[3] = {1, 1, 1};

@@ -31,6 +31,9 @@ class CoilSensitivities {
  public:
   /// maps [N0, N1, N2, coils] (host).
   CoilSensitivities(Backend& backend, const CArray& maps, index_t voxels, index_t coils);
+  /// maps [N0, N1, N2, coils] already on the backend (ESPIRiT's result, moved in): split into the coil and
+  /// group buffers there, the sum of squares from the backend's root sum of squares (squared in double).
+  CoilSensitivities(Backend& backend, std::unique_ptr<Buffer> maps, index_t voxels, index_t coils);
   index_t coils() const { return static_cast<index_t>(maps_.size()); }
   index_t voxels() const { return voxels_; }
   const Buffer& map(index_t c) const { return *maps_[static_cast<std::size_t>(c)]; }

@@ -26,6 +26,14 @@ CArray coilMapsForSlice(Backend& backend, const Dataset& d, index_t slice, const
                         const ReconSettings& s, nlohmann::json* info = nullptr,
                         const ops::PlanFactory* makePlan = nullptr);
 
+/// The same maps on the backend ([out0, out1, out2, coils] in one buffer), for SENSE: ESPIRiT's are left
+/// where they were computed and cropped there (no 2 x 134 MB round trip for 128³ x 8 coils); the other
+/// sources are computed as coilMapsForSlice does and uploaded.
+std::unique_ptr<Buffer> coilMapsForSliceOnBackend(Backend& backend, const Dataset& d, index_t slice,
+                                                  const index_t out[3], const ReconSettings& s,
+                                                  nlohmann::json* info = nullptr,
+                                                  const ops::PlanFactory* makePlan = nullptr);
+
 /// The maps of every slice, [out0, out1, out2, coils, slices] (`larmor-cli maps`).
 CArray coilMaps(Backend& backend, const Dataset& d, const index_t out[3], const ReconSettings& s,
                 nlohmann::json* info = nullptr);
