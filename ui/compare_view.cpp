@@ -107,18 +107,23 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   // room it is given, elides, and keeps the whole text in its tooltip.
   status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   status_->setMinimumWidth(40);
+  // Two rows, so that the A and B lists do not widen the window (1024 px, gui.fitsXgaAndZooms): what is
+  // compared, then the flicker, the slice and the status.
+  auto* pick = new QHBoxLayout;
+  pick->setContentsMargins(6, 4, 6, 0);
+  pick->addWidget(new QLabel(tr("A")));
+  pick->addWidget(test_choice_, 1);
+  pick->addSpacing(8);
+  pick->addWidget(new QLabel(tr("B")));
+  pick->addWidget(reference_, 1);
   auto* top = new QHBoxLayout;
-  top->setContentsMargins(6, 4, 6, 4);
-  top->addWidget(new QLabel(tr("A")));
-  top->addWidget(test_choice_);
-  top->addWidget(new QLabel(tr("B")));
-  top->addWidget(reference_);
+  top->setContentsMargins(6, 0, 6, 4);
   top->addWidget(flicker_);
   auto* fromFile = new QPushButton(tr("Reference file…"));
   fromFile->setToolTip(tr("Compare with an image file (BART .cfl, a DICOM series, NIfTI .nii/.nii.gz): any run of "
                           "the session, of any data, against it"));
   connect(fromFile, &QPushButton::clicked, this, &CompareView::referenceFileRequested);
-  top->addWidget(fromFile);
+  pick->addWidget(fromFile);
   top->addSpacing(12);
   top->addWidget(new QLabel(tr("Slice")));
   top->addWidget(slice_, 1);
@@ -160,6 +165,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(2);
+  layout->addLayout(pick);
   layout->addLayout(top);
   layout->addLayout(grid, 1);
   layout->addLayout(bottom);

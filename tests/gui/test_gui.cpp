@@ -394,7 +394,7 @@ class GuiTest : public QObject {
     const Outcome o = run();
     QVERIFY2(o == Outcome::Finished, qPrintable(w_->lastError()));
     QVERIFY(waitUntil([&] { return c->ready(); }, 20000));
-    auto* refs = c->findChild<QComboBox*>();
+    auto* refs = c->findChild<QComboBox*>("compareB");  // B (the A list is "compareA")
     QVERIFY(refs);
     QCOMPARE(refs->count(), 2);  // the phantom truth and run 1
     QCOMPARE(w_->model().comparison().candidates.size(), std::size_t{2});
