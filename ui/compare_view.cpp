@@ -129,7 +129,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   top->addWidget(slice_, 1);
   top->addWidget(sliceLabel_);
   top->addSpacing(12);
-  top->addWidget(status_);
+  top->addWidget(status_, 2);
 
   auto* grid = new QGridLayout;
   grid->setSpacing(2);
