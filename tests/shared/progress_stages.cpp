@@ -88,8 +88,8 @@ TEST_P(ProgressStages, PipeMenonDcfReportsEachIteration) {
 }
 
 TEST_P(ProgressStages, ExactToeplitzKernelReportsEachBox) {
-  // 2D, N_L = 16: the half in 8 boxes of 2 rows, then the plane u_L = -N_L and the column u_0 = -N_0.
-  const Problem p = randomProblem(2, 16, 16, 1, 300, 7);
+  // 2D, N_L = 64: the half in 8 boxes of 8 rows, then the plane u_L = -N_L and the column u_0 = -N_0.
+  const Problem p = randomProblem(2, 64, 64, 1, 300, 7);
   ops::PsfOptions o;
   o.method = ops::PsfMethod::Dft;
   Recorder r;
@@ -99,20 +99,24 @@ TEST_P(ProgressStages, ExactToeplitzKernelReportsEachBox) {
   EXPECT_EQ(r.stages.front(), "Q: 1/10");
   // The split changes nothing: Q(u) = sum_j exp(2 pi i k_j . u / N) in double, at a point of each box.
   const Shape s = q.shape();
-  for (const index_t uy : {-16, -9, -1, 0, 1, 4, 7, 10, 15}) {
-    const index_t ux = (uy * 5) % 16;
+  for (const index_t uy : {-64, -37, -1, 0, 1, 9, 17, 30, 41, 50, 63}) {
+    const index_t ux = (uy * 5) % 64;
     std::complex<double> ref = 0;
     for (index_t j = 0; j < p.m; ++j)
-      ref += std::polar(1.0, 2 * M_PI * (p.k[3 * j] * ux + p.k[3 * j + 1] * uy) / 16.0);
-    const cfloat got = q[(16 + ux) + s[0] * (16 + uy)];
+      ref += std::polar(1.0, 2 * M_PI * (p.k[3 * j] * ux + p.k[3 * j + 1] * uy) / 64.0);
+    const cfloat got = q[(64 + ux) + s[0] * (64 + uy)];
     EXPECT_LT(std::abs(std::complex<double>(got) - ref), 300.0 * 1e-4) << "u = (" << ux << ", " << uy << ")";
   }
-  // 3D, N_L = 6: two boxes of 3 planes (6 is not a multiple of 4), then three planes.
-  const Problem p3 = randomProblem(3, 8, 8, 6, 200, 3);
+  // 3D, N_L = 24: three halvings would leave 3 planes, so two boxes of 12, then three planes.
+  const Problem p3 = randomProblem(3, 8, 8, 24, 200, 3);
   Recorder r3;
   ops::computePsf(be(), p3.geometry(), nullptr, o, r3.progress());
   EXPECT_EQ(r3.fractions.size(), 5u);
   expectRisingToOne(r3, 5);
+  // Small grids are not split (one box for the half): N_L = 8.
+  Recorder small;
+  ops::computePsf(be(), randomProblem(2, 8, 8, 1, 50, 5).geometry(), nullptr, o, small.progress());
+  EXPECT_EQ(small.fractions.size(), 3u);
   // NUFFT: 0 and 1.
   o.method = ops::PsfMethod::Nufft;
   Recorder rn;

@@ -195,9 +195,9 @@ CArray psfBySymmetry(const NufftGeometry& g, const RArray* weights, const PsfAdj
         for (index_t x = 0; x < len[0]; ++x)
           q[(lo[0] + x) + G[0] * ((lo[1] + y) + G[1] * (lo[2] + z))] = part[x + len[0] * (y + len[1] * z)];
   };
-  // 1. The half u_L in [0, N_L): every other axis whole, in P boxes of N_L / P planes (progress).
+  // 1. The half u_L in [0, N_L): every other axis whole, in P boxes of N_L / P >= 8 planes (progress).
   index_t parts = 1;
-  while (parts < 8 && N[L] % (2 * parts) == 0) parts *= 2;
+  while (parts < 8 && N[L] % (2 * parts) == 0 && N[L] / (2 * parts) >= 8) parts *= 2;
   const index_t boxes = parts + g.dims;  // + the planes of step 3
   index_t done = 0;
   auto report = [&] {

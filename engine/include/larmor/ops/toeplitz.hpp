@@ -62,7 +62,7 @@ using PsfAdjoint = std::function<CArray(const NufftGeometry& box, const CArray& 
 /// so its trajectory is 2k, k or k/N (the last only where every voxel sits at X = 0), and its offset from
 /// the 2N grid's centre goes into the weights as a phase computed in double. `adjoint` does the transforms
 /// (one backend's exact DFT plan, or slabs over several GPUs). The half is done in up to 8 boxes of N_L / P
-/// planes (P the largest power of two <= 8 dividing N_L: their trajectory k / P stays exact), each reported
+/// >= 8 planes (P a power of two <= 8 dividing N_L: their trajectory k / P stays exact), each reported
 /// to `progress` (fraction of the boxes done, cancellable between them).
 CArray psfBySymmetry(const NufftGeometry& g, const RArray* weights, const PsfAdjoint& adjoint,
                      const Progress& progress = {});
