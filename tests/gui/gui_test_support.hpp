@@ -25,7 +25,8 @@ int distinctColours(const QImage& image);
 QString scratchDir(const QString& name);
 
 /// The exports read back by independent readers (tests/gui/check_export.py: pydicom for the DICOM series in
-/// `dicomDir`, nibabel for the NIfTI file `nifti`; "" leaves one out), run by /usr/bin/python3.
+/// `dicomDir`, nibabel for the NIfTI file `nifti`; "" leaves one out), run by /usr/bin/python3 (or
+/// $LARMOR_TEST_PYTHON).
 struct ExportReadBack {
   bool readersMissing = false;  ///< no /usr/bin/python3 with pydicom, nibabel and numpy: the caller QSKIPs
   QString error;                ///< the reader failed (a broken file): the caller fails
