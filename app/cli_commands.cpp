@@ -17,6 +17,7 @@
 #include "larmor/io/dicom.hpp"
 #include "larmor/io/dataset_io.hpp"
 #include "larmor/io/export.hpp"
+#include "larmor/io/nifti.hpp"
 #include "larmor/io/output_safety.hpp"
 #include "larmor/io/png.hpp"
 #include "larmor/io/twix.hpp"
@@ -70,6 +71,7 @@ CArray loadImage(const std::string& path) {
 #endif
   }
   if (e == ".cfl" || e == ".hdr" || e.empty()) return io::readCfl(path);
+  if (e == ".nii" || path.ends_with(".nii.gz") || path.ends_with(".NII.GZ")) return io::readNiftiImage(path);  // NIfTI-1
   Dataset d = io::loadDataset(path);
   require(d.reference.has_value(), path + ": has no reference image");
   return *d.reference;

@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
 
   CompareArgs cmp;
   auto* compareCmd = app.add_subcommand("compare", "Percent error, PSNR and SSIM of an image against a reference");
-  compareCmd->add_option("--ref", cmp.ref, "Reference image (.cfl, or .h5 with a reference)")->required();
+  compareCmd->add_option("--ref", cmp.ref, "Reference image (.cfl, a DICOM series' .dcm file or folder, NIfTI .nii/.nii.gz, or .h5 with a reference)")->required();
   compareCmd->add_option("--test", cmp.test, "Test image (.cfl)")->required();
   compareCmd->add_option("--map", cmp.map, "Write the error map as PNG");
   compareCmd->add_option("--json", cmp.json, "Write the metrics as JSON");

@@ -84,7 +84,14 @@ QString ssim(double v) { return QString::number(v, 'f', 4); }
 }  // namespace
 
 CompareView::CompareView(QWidget* parent) : QWidget(parent) {
+  test_choice_ = new QComboBox;
+  test_choice_->setObjectName("compareA");
+  test_choice_->setMinimumWidth(120);
+  test_choice_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  test_choice_->setMinimumContentsLength(14);
+  test_choice_->setToolTip(tr("A: the image compared (any run of this session, of any data, or a reference file)"));
   reference_ = new QComboBox;
+  reference_->setObjectName("compareB");
   reference_->setMinimumWidth(160);
   reference_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   reference_->setMinimumContentsLength(18);
@@ -100,22 +107,29 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   // room it is given, elides, and keeps the whole text in its tooltip.
   status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   status_->setMinimumWidth(40);
+  // Two rows, so that the A and B lists do not widen the window (1024 px, gui.fitsXgaAndZooms): what is
+  // compared, then the flicker, the slice and the status.
+  auto* pick = new QHBoxLayout;
+  pick->setContentsMargins(6, 4, 6, 0);
+  pick->addWidget(new QLabel(tr("A")));
+  pick->addWidget(test_choice_, 1);
+  pick->addSpacing(8);
+  pick->addWidget(new QLabel(tr("B")));
+  pick->addWidget(reference_, 1);
   auto* top = new QHBoxLayout;
-  top->setContentsMargins(6, 4, 6, 4);
-  top->addWidget(new QLabel(tr("Reference")));
-  top->addWidget(reference_);
+  top->setContentsMargins(6, 0, 6, 4);
   top->addWidget(flicker_);
   auto* fromFile = new QPushButton(tr("Reference file…"));
-  fromFile->setToolTip(tr("Compare with an image file (BART .cfl, as larmor-cli and bart write them): any run of "
+  fromFile->setToolTip(tr("Compare with an image file (BART .cfl, a DICOM series, NIfTI .nii/.nii.gz): any run of "
                           "the session, of any data, against it"));
   connect(fromFile, &QPushButton::clicked, this, &CompareView::referenceFileRequested);
-  top->addWidget(fromFile);
+  pick->addWidget(fromFile);
   top->addSpacing(12);
   top->addWidget(new QLabel(tr("Slice")));
   top->addWidget(slice_, 1);
   top->addWidget(sliceLabel_);
   top->addSpacing(12);
-  top->addWidget(status_);
+  top->addWidget(status_, 2);
 
   auto* grid = new QGridLayout;
   grid->setSpacing(2);
@@ -151,6 +165,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(2);
+  layout->addLayout(pick);
   layout->addLayout(top);
   layout->addLayout(grid, 1);
   layout->addLayout(bottom);
@@ -169,6 +184,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     recompute();
     emit referenceChosen(index);
   });
+  connect(test_choice_, &QComboBox::currentIndexChanged, this, [this](int index) { emit testChosen(index); });
   connect(slice_, &QSlider::valueChanged, this, &CompareView::setSlice);
   for (SliceView* v : views_) {
     connect(v, &SliceView::hovered, this, &CompareView::onHover);
@@ -222,6 +238,19 @@ void CompareView::setComparison(std::shared_ptr<const CArray> test, const QStrin
   reference_->blockSignals(false);
   recompute();
 }
+
+void CompareView::setTestChoices(const QStringList& labels, int current) {
+  QStringList now;
+  for (int i = 0; i < test_choice_->count(); ++i) now << test_choice_->itemText(i);
+  if (now == labels && test_choice_->currentIndex() == current) return;
+  test_choice_->blockSignals(true);
+  test_choice_->clear();
+  test_choice_->addItems(labels);
+  test_choice_->setCurrentIndex(current);
+  test_choice_->blockSignals(false);
+}
+
+int CompareView::testChoice() const { return test_choice_->currentIndex(); }
 
 void CompareView::setStatus(const QString& text) {
   status_->setToolTip(text);

@@ -1,10 +1,12 @@
 #pragma once
-// The compare tab: the reconstruction (A) next to a reference (B: the phantom's truth or another run),
+// The compare tab: an image A (the shown run, or any run of the session, of any data, or a reference file)
+// next to a reference (B: the phantom's truth, another run, an image file: .cfl, DICOM, NIfTI),
 // with the error map |a·|A| − |B|| and the local PSNR map (engine's quality module), colour bars,
 // percent error / PSNR / SSIM for the slice and the volume, and an A/B flicker. Cursor, zoom/pan and
 // window are linked across the four views. The maps are computed off the GUI thread. Which pair is
 // compared is the model's choice (model/comparison.hpp); the view shows it and reports the user's pick.
 #include <QString>
+#include <QStringList>
 #include <QVector>
 #include <QWidget>
 
@@ -42,6 +44,9 @@ class CompareView : public QWidget {
   void setComparison(std::shared_ptr<const CArray> test, const QString& label, std::array<double, 3> spacingMm,
                      const QVector<Candidate>& candidates, int current);
   void clear(const QString& message);
+  /// The images A can be (any run of the session, of any data, or a reference file), `current` chosen.
+  void setTestChoices(const QStringList& labels, int current);
+  int testChoice() const;
   void setFlicker(bool on);
   bool flickering() const;
   /// True once the maps for the current pair are shown (tests wait for it).
@@ -60,6 +65,8 @@ class CompareView : public QWidget {
   void computed();
   /// The user chose candidate `index` as the reference (the view already computes that pair).
   void referenceChosen(int index);
+  /// The user chose test choice `index` as A.
+  void testChosen(int index);
   /// "Reference file…": the user wants an image file as B.
   void referenceFileRequested();
 
@@ -81,6 +88,7 @@ class CompareView : public QWidget {
   bool showingB_ = false;
   quality::Metrics volumeMetrics_{};
 
+  QComboBox* test_choice_ = nullptr;
   QComboBox* reference_ = nullptr;
   QPushButton* flicker_ = nullptr;
   QSlider* slice_ = nullptr;

@@ -128,20 +128,22 @@ int dicomInstanceCount(const QStringList& files) {
 }
 
 QStringList exportDicom(const QString& directory, const recon::ReconResult& result, const Dataset& dataset,
-                        const DicomExportOptions& options) {
+                        const DicomExportOptions& options, const Progress& progress) {
   std::string dir = QDir(directory).absolutePath().toStdString();
   if (dir.back() != '/') dir += '/';  // a trailing slash means "DICOM series" to writeImageOutput, as to the CLI
   const io::ExportOptions opt = engineOptions(options);
   checkImageOutput(dir, result.image.shape(), inputsOf(dataset), opt);
-  return files(io::writeImageOutput(dir, result, dataset, opt));
+  return files(io::writeImageOutput(dir, result, dataset, opt, progress));
 }
 
 QStringList exportNifti(const QString& path, const recon::ReconResult& result, const Dataset& dataset,
-                        const DicomExportOptions& options) {
+                        const DicomExportOptions& options, const Progress& progress) {
   io::ExportOptions opt = engineOptions(options);
   opt.niftiComplex = options.component != quality::Component::Magnitude;
   checkImageOutput(path.toStdString(), result.image.shape(), inputsOf(dataset), opt);
-  return files(io::writeImageOutput(path.toStdString(), result, dataset, opt));
+  QStringList written = files(io::writeImageOutput(path.toStdString(), result, dataset, opt, progress));
+  progress.report(1.0, "written");
+  return written;
 }
 
 }  // namespace larmor::ui

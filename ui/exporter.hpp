@@ -41,9 +41,10 @@ QString asciiText(const QString& text);
 /// The number of DICOM instances (.dcm files) in an export's file list.
 int dicomInstanceCount(const QStringList& files);
 
+/// `progress`: per file written (the engine's export progress).
 QStringList exportDicom(const QString& directory, const recon::ReconResult& result, const Dataset& dataset,
-                        const DicomExportOptions& options);
+                        const DicomExportOptions& options, const Progress& progress = {});
 QStringList exportNifti(const QString& path, const recon::ReconResult& result, const Dataset& dataset,
-                        const DicomExportOptions& options);
+                        const DicomExportOptions& options, const Progress& progress = {});
 
 }  // namespace larmor::ui

@@ -180,6 +180,14 @@ ImageViewer::ImageViewer(QWidget* parent) : QWidget(parent) {
   for (SliceView* v : views_) {
     connect(v, &SliceView::windowDragged, this, [this](double lo, double hi) { setWindow(lo, hi); });
     connect(v, &SliceView::hovered, this, &ImageViewer::onHover);
+    connect(v, &SliceView::clicked, this, &ImageViewer::linkCursor);
+    // Scrolling a plane moves the cursor's coordinate along that plane's axis.
+    connect(v, &SliceView::sliceChanged, this, [this, v](int s) {
+      if (!cursor_ || (*cursor_)[static_cast<std::size_t>(v->axis())] == s) return;
+      auto c = *cursor_;
+      c[static_cast<std::size_t>(v->axis())] = s;
+      linkCursor(c[0], c[1], c[2]);
+    });
   }
   connect(views_[SliceView::Axial], &SliceView::sliceChanged, this, [this](int s) {
     sliceSlider_->blockSignals(true);
@@ -199,6 +207,7 @@ void ImageViewer::setImage(std::shared_ptr<const CArray> image, std::array<doubl
   image_ = std::move(image);
   spacing_ = spacingMm;
   title_ = title;
+  if (!sameShape) cursor_.reset();  // a cursor of another volume means nothing here
   if (!image_ || image_->empty()) {
     clear(tr("Empty image"));
     return;
@@ -213,6 +222,7 @@ void ImageViewer::setImage(std::shared_ptr<const CArray> image, std::array<doubl
 }
 
 void ImageViewer::clear(const QString& message) {
+  cursor_.reset();
   image_.reset();
   volume_.reset();
   display_.reset();
@@ -352,11 +362,22 @@ void ImageViewer::syncWindowEdits() {
   hiEdit_->setText(num(hi_));
 }
 
+void ImageViewer::linkCursor(int i, int j, int k) {
+  if (!volume_ || !(volume_->shape()[2] > 1 && image_->shape()[2] > 1)) return;  // 3D only
+  const auto& sh = volume_->shape();
+  if (i < 0 || j < 0 || k < 0 || i >= sh[0] || j >= sh[1] || k >= sh[2]) return;
+  cursor_ = std::array<int, 3>{i, j, k};
+  views_[SliceView::Sagittal]->setSlice(i);
+  views_[SliceView::Coronal]->setSlice(j);
+  views_[SliceView::Axial]->setSlice(k);
+  for (SliceView* v : views_) v->setCrosshair(cursor_);
+}
+
 void ImageViewer::onHover(int i, int j, int k) {
   const bool inside = i >= 0 && volume_;
   for (SliceView* v : views_) {
     if (inside && volume_->shape()[2] > 1 && image_->shape()[2] > 1) v->setCrosshair(std::array<int, 3>{i, j, k});
-    else v->setCrosshair(std::nullopt);
+    else v->setCrosshair(cursor_);  // the clicked cursor stays when the mouse leaves
   }
   if (!inside) return;
   const auto pv = quality::probe(*volume_, i, j, k);

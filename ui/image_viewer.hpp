@@ -5,6 +5,7 @@
 #include <QWidget>
 #include <array>
 #include <memory>
+#include <optional>
 
 #include "display_volume.hpp"
 #include "display_orientation.hpp"
@@ -58,6 +59,10 @@ class ImageViewer : public QWidget {
   SliceView* planeView(int axis) const;
   VolumeView* volumeView() const { return volumeView_; }
   QString probeText() const;
+  /// 3D: the linked cursor at voxel (i, j, k): the sagittal, coronal and axial planes move to x = i,
+  /// y = j, z = k and all three draw the crosshair there (a click on a plane does this). 2D: nothing.
+  void linkCursor(int i, int j, int k);
+  std::optional<std::array<int, 3>> linkedCursor() const { return cursor_; }
 
  signals:
   void probed(const QString& text);
@@ -78,6 +83,7 @@ class ImageViewer : public QWidget {
   quality::Component component_ = quality::Component::Magnitude;
   QString colormap_ = "grey", magnitudeColormap_ = "grey";
   std::optional<io::ImageGeometry> patient_;
+  std::optional<std::array<int, 3>> cursor_;  ///< the clicked voxel (3D), kept when the mouse leaves
   double lo_ = 0, hi_ = 1;
 
   QComboBox* componentBox_ = nullptr;

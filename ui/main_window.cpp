@@ -199,8 +199,12 @@ void MainWindow::connectWidgets() {
     const auto& c = model_.comparison().candidates;
     if (index >= 0 && index < static_cast<int>(c.size())) model_.chooseReference(c[index].run);
   });
+  connect(compare_, &CompareView::testChosen, this, [this](int index) {
+    const auto& t = model_.comparison().tests;
+    if (index >= 0 && index < static_cast<int>(t.size())) model_.chooseTest(t[index].run);
+  });
   connect(compare_, &CompareView::referenceFileRequested, this, [this] {
-    const QString f = QFileDialog::getOpenFileName(this, tr("Reference image"), defaultOutputFolder(), tr("Images (*.cfl *.dcm);;BART image (*.cfl);;DICOM series (*.dcm)"));
+    const QString f = QFileDialog::getOpenFileName(this, tr("Reference image"), defaultOutputFolder(), tr("Images (*.cfl *.dcm *.nii *.nii.gz);;BART image (*.cfl);;DICOM series (*.dcm);;NIfTI (*.nii *.nii.gz)"));
     if (!f.isEmpty()) loadReferenceFile(f);
   });
   connect(compare_, &CompareView::computed, this, [this] {

@@ -151,6 +151,8 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
 public:
   /// "  — about 12.0 s left" for a task running `elapsedMs` that has done `fraction`; empty under 5 s.
   static QString remainingText(qint64 elapsedMs, double fraction);
+  /// The fractions the last DICOM/NIfTI export reported (per file; tests).
+  const QVector<double>& exportFractions() const { return exportFractions_; }
 private:
   void showError(const QString& message);
   void clearError();
@@ -180,6 +182,8 @@ private:
   QString lastError_, lastNotice_;
   double uiScale_ = 1.0;
   QElapsedTimer taskClock_;
+  QVector<double> exportFractions_;
+  Progress exportProgress();
   double baseFontPt_ = 0;
   QVector<QPointF> progressResiduals_;  ///< of the running reconstruction, from its progress text
   bool interactive_ = true;

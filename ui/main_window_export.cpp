@@ -1,6 +1,9 @@
 // MainWindow's dialogs and exports: open, new phantom, PNG/.cfl/DICOM/NIfTI, the CLI command, the
 // session sidecar, screenshots. Each export is recorded in the model, which proposes the next name.
+#include <algorithm>
+
 #include <QApplication>
+#include <QLabel>
 #include <QCheckBox>
 #include <QClipboard>
 #include <QComboBox>
@@ -12,6 +15,7 @@
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLineEdit>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QPlainTextEdit>
 #include <QStandardPaths>
@@ -21,6 +25,7 @@
 #include "exporter.hpp"
 #include "larmor/io/cfl.hpp"
 #include "larmor/io/dicom.hpp"
+#include "larmor/io/nifti.hpp"
 #include "larmor/util/error.hpp"
 #include "image_viewer.hpp"
 #include "main_window.hpp"
@@ -69,6 +74,18 @@ bool MainWindow::exportWith(const char* kind, const QString& path, F&& write) {
   }
   model_.recordExport(outcome);
   return outcome.ok;
+}
+
+Progress MainWindow::exportProgress() {
+  // Exports run on the GUI thread: the bar and the stage line are repainted at once, per file written.
+  exportFractions_.clear();
+  return Progress([this](double f, const std::string& stage) {
+    exportFractions_.append(f);
+    progress_->setValue(static_cast<int>(std::clamp(f, 0.0, 1.0) * 1000));
+    stage_->setText(tr("export: %1").arg(QString::fromStdString(stage)));
+    progress_->repaint();
+    stage_->repaint();
+  });
 }
 
 QString MainWindow::defaultOutputFolder() {
@@ -131,7 +148,7 @@ bool MainWindow::exportDicomSeries(const QString& directory, const DicomExportOp
       o.windowHigh = viewer_->windowHigh();
     }
     if (o.seriesDescription.isEmpty()) o.seriesDescription = defaultSeriesDescription();
-    const QStringList files = exportDicom(directory, *model_.shownResult(), *model_.dataset(), o);
+    const QStringList files = exportDicom(directory, *model_.shownResult(), *model_.dataset(), o, exportProgress());
     for (const QString& f : files)
       if (f.startsWith("warning")) log(f);
     const int n = dicomInstanceCount(files);
@@ -146,7 +163,12 @@ bool MainWindow::exportNiftiFile(const QString& path, const DicomExportOptions& 
   return exportWith("nifti", path, [&] {
     const std::string problem = model_.exportProblem();
     require(problem.empty(), path.toStdString() + ": " + problem);
-    exportNifti(path, *model_.shownResult(), *model_.dataset(), options);
+    DicomExportOptions o = options;  // the magnitude carries the window on screen (cal_min / cal_max)
+    if (o.windowHigh <= o.windowLow && viewer_->component() == quality::Component::Magnitude) {
+      o.windowLow = viewer_->windowLow();
+      o.windowHigh = viewer_->windowHigh();
+    }
+    exportNifti(path, *model_.shownResult(), *model_.dataset(), o, exportProgress());
     return tr("exported %1 (NIfTI)").arg(path);
   });
 }
@@ -154,14 +176,16 @@ bool MainWindow::exportNiftiFile(const QString& path, const DicomExportOptions& 
 bool MainWindow::loadReferenceFile(const QString& path) {
   try {
     const QString suffix = QFileInfo(path).suffix().toLower();
-    require(suffix == "cfl" || suffix == "hdr" || suffix == "dcm",
-            path.toStdString() + ": a reference image must be a BART .cfl or a DICOM series (.dcm; NIfTI is not read yet)");
+    const bool nifti = suffix == "nii" || path.endsWith(".nii.gz", Qt::CaseInsensitive);
+    require(suffix == "cfl" || suffix == "hdr" || suffix == "dcm" || nifti,
+            path.toStdString() + ": a reference image must be a BART .cfl, a DICOM series (.dcm) or a NIfTI-1 .nii/.nii.gz");
     // A DICOM file stands for its series (every slice in its folder); magnitude, as stored.
 #ifdef LARMOR_HAVE_IO
-    CArray img = suffix == "dcm" ? io::readDicomSeriesImage(path.toStdString()) : io::readCfl(path.toStdString());
+    CArray img = nifti ? io::readNiftiImage(path.toStdString())
+                 : suffix == "dcm" ? io::readDicomSeriesImage(path.toStdString()) : io::readCfl(path.toStdString());
 #else
     require(suffix != "dcm", path.toStdString() + ": DICOM is not in this build (LARMOR_IO=OFF)");
-    CArray img = io::readCfl(path.toStdString());
+    CArray img = nifti ? io::readNiftiImage(path.toStdString()) : io::readCfl(path.toStdString());
 #endif
     const Shape& s = img.shape();
     require(img.size() > 0 && s[0] > 0 && s[1] > 0, path.toStdString() + ": an empty image");

@@ -157,11 +157,18 @@ void MainWindow::comparisonChanged() {
     if (x.run == c.reference) current = static_cast<int>(candidates.size());
     candidates.append({qs(x.label), x.image});
   }
-  if (!run) {
+  QStringList tests;
+  int test = -1;
+  for (const model::CompareCandidate& x : c.tests) {
+    if (x.run == c.test) test = static_cast<int>(tests.size());
+    tests << qs(x.label);
+  }
+  compare_->setTestChoices(tests, test);
+  if (!run || !c.testImage) {
     compare_->setComparison(nullptr, {}, {1, 1, 1}, {}, -1);
     return;
   }
-  compare_->setComparison(run->image(), qs(run->label), model_.voxelSpacing(run->result->image), candidates, current);
+  compare_->setComparison(c.testImage, qs(c.testLabel), model_.voxelSpacing(*c.testImage), candidates, current);
 }
 
 }  // namespace larmor::ui

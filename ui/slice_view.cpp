@@ -356,7 +356,15 @@ void SliceView::mouseMoveEvent(QMouseEvent* e) {
   else emit hovered(-1, -1, -1);
 }
 
-void SliceView::mouseReleaseEvent(QMouseEvent*) {
+void SliceView::mouseReleaseEvent(QMouseEvent* e) {
+  // A click (no drag) points at a voxel: the 3D views link their planes and crosshair to it.
+  if (dragButton_ == Qt::LeftButton && !dragPan_ && (e->position() - dragStart_).manhattanLength() <= 4) {
+    if (lo_ != dragLo_ || hi_ != dragHi_) {  // undo the few pixels of window drag the click made
+      setWindow(dragLo_, dragHi_);
+      emit windowDragged(lo_, hi_);
+    }
+    if (const auto v = voxelAt(e->position())) emit clicked((*v)[0], (*v)[1], (*v)[2]);
+  }
   dragButton_ = Qt::NoButton;
   dragPan_ = false;
 }

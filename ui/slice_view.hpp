@@ -42,8 +42,10 @@ class SliceView : public VtkCanvas {
   void setBadge(const QString& badge);
   /// The linked cursor (voxel indices in the volume), drawn as a crosshair; nullopt hides it.
   void setCrosshair(std::optional<std::array<int, 3>> voxel);
+  std::optional<std::array<int, 3>> crosshair() const { return crosshair_; }
   /// Zoom (1 = fit) and pan (mm along the screen's right and up) — for linked views.
   void setViewTransform(double zoom, double panRight, double panUp);
+  double zoom() const { return zoom_; }
   void resetView();
   /// Empty views say why (no image yet, an error).
   void setPlaceholder(const QString& text);
@@ -56,6 +58,7 @@ class SliceView : public VtkCanvas {
 
  signals:
   void hovered(int i, int j, int k);  ///< voxel under the mouse; -1s when it leaves the image
+  void clicked(int i, int j, int k);  ///< a left click (press and release within a few pixels) on voxel (i, j, k)
   void sliceChanged(int slice);
   void windowDragged(double lo, double hi);
   void viewTransformChanged(double zoom, double panRight, double panUp);

@@ -1,9 +1,11 @@
 #pragma once
 // Helpers for the GUI tests: waiting on the event loop, small phantoms, picture statistics.
 #include <QImage>
+#include <QJsonObject>
 #include <QString>
 #include <functional>
 
+#include "larmor/io/image_geometry.hpp"
 #include "larmor/phantom/simulate.hpp"
 
 namespace larmor::ui::test {
@@ -21,5 +23,22 @@ int distinctColours(const QImage& image);
 
 /// A fresh directory under the build's test-tmp for one test.
 QString scratchDir(const QString& name);
+
+/// The exports read back by independent readers (tests/gui/check_export.py: pydicom for the DICOM series in
+/// `dicomDir`, nibabel for the NIfTI file `nifti`; "" leaves one out), run by /usr/bin/python3 (or
+/// $LARMOR_TEST_PYTHON).
+struct ExportReadBack {
+  bool readersMissing = false;  ///< no /usr/bin/python3 with pydicom, nibabel and numpy: the caller QSKIPs
+  QString error;                ///< the reader failed (a broken file): the caller fails
+  QJsonObject json;
+};
+ExportReadBack readExportsIndependently(const QString& dicomDir, const QString& nifti);
+
+/// The read-back exports against the image on screen: `image` [x, y, z, 1, slices] (its magnitude is what
+/// the files hold), the patient geometry `g` they must carry (ImagePositionPatient = g.topLeft[plane],
+/// ImageOrientationPatient = g.row, g.column, PixelSpacing; the NIfTI sform = the same in RAS), and the
+/// window [lo, hi] on screen (WindowCenter / WindowWidth, cal_min / cal_max). "" when all agree, else the
+/// first difference.
+QString compareExports(const QJsonObject& readBack, const CArray& image, const io::ImageGeometry& g, double lo, double hi);
 
 }  // namespace larmor::ui::test

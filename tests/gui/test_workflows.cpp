@@ -21,7 +21,17 @@
 #include <QtTest/QtTest>
 #include <set>
 
+#include <QProgressBar>
+#include <QWheelEvent>
+#include <cmath>
+
 #include "compare_view.hpp"
+#include "larmor/io/cfl.hpp"
+#include "larmor/io/image_geometry.hpp"
+#include "larmor/traj/dcf.hpp"
+#ifdef LARMOR_HAVE_IO
+#include "larmor/io/ismrmrd.hpp"
+#endif
 #include "demo.hpp"
 #include "frame_bar.hpp"
 #include "gui_test_support.hpp"
@@ -502,6 +512,251 @@ class WorkflowTest : public QObject {
   }
 
   // Item 11, presenter: the scripted demo runs to its end with no error.
+  // Issue 19, "progress everywhere": the status bar's bar moves inside the Pipe-Menon density compensation
+  // (one step per iteration) and through GRAPPA's calibration and fill, never backwards.
+  void progressBarMovesInDcfAndGrappa() {
+    auto* bar = w_->statusBar()->findChild<QProgressBar*>();
+    QVERIFY(bar);
+    QVector<QPair<QString, int>> seen;  // stage, the bar's value after MainWindow handled the report
+    auto c = connect(w_->worker(), &Worker::progress, this,
+                     [&](quint64, double, const QString& st) { seen.append({st, bar->value()}); });
+    load(smallPhantom(TrajectoryKind::Spiral, 64, 2));
+    SessionState s = w_->session();
+    s.settings.method = recon::Method::Gridding;
+    recon::settings::applyMethodDefaults(s.settings);
+    s.settings.nufft.dcf = recon::DensityCompensation::PipeMenon;
+    s.settings.nufft.dcfIterations = 12;
+    w_->applySession(s);
+    traj::clearDcfCache();
+    seen.clear();
+    QVERIFY2(run(), qPrintable(w_->lastError()));
+    QVector<int> dcf;
+    for (const auto& [st, v] : seen)
+      if (st.contains("density compensation: iteration")) dcf << v;
+    QVERIFY2(dcf.size() == 12, qPrintable(QString("%1 DCF reports").arg(dcf.size())));
+    for (int i = 1; i < dcf.size(); ++i) QVERIFY2(dcf[i] > dcf[i - 1], "the bar did not move during the DCF");
+    QVERIFY(dcf.back() - dcf.front() >= 50);  // 0.05 .. 0.15 of the run: 100 of the bar's 1000 steps
+    // GRAPPA on 3 slices: the bar rises through calibration and fill.
+    auto g = smallPhantom(TrajectoryKind::Cartesian, 64, 4, 2, 16);
+    g.slices = 3;
+    load(g);
+    setMethod(recon::Method::Grappa);
+    seen.clear();
+    QVERIFY2(run(), qPrintable(w_->lastError()));
+    disconnect(c);
+    QVector<int> grappa;
+    QStringList names;
+    for (const auto& [st, v] : seen)
+      if (st.contains("calibration") || st.contains("fill") || st.contains("ifft")) {
+        grappa << v;
+        names << st;
+      }
+    QVERIFY2(grappa.size() >= 3, qPrintable(names.join(" | ")));
+    for (int i = 1; i < grappa.size(); ++i) QVERIFY2(grappa[i] > grappa[i - 1], qPrintable(names.join(" | ")));
+    QCOMPARE(bar->value(), 1000);
+  }
+
+  /// Picks B in the compare tab's B list, as the user does: the candidate with id `run`.
+  void chooseB(int run) {
+    auto* b = w_->compareView()->findChild<QComboBox*>("compareB");
+    QVERIFY(b);
+    const auto& c = w_->model().comparison().candidates;
+    const auto it = std::find_if(c.begin(), c.end(), [&](const auto& x) { return x.run == run; });
+    QVERIFY2(it != c.end(), "not offered as B");
+    b->setCurrentIndex(b->findText(QString::fromStdString(it->label)));
+    QCOMPARE(w_->model().comparison().reference, run);
+  }
+
+  // Issue 19, item 6: A is any image of the session (here a GRAPPA run that is not the newest), B any other
+  // (the fully sampled FFT of other data, or its NIfTI export, .nii.gz); A and B side by side, zoom linked.
+  void compareAnyAWithAnyB() {
+    load(smallPhantom(TrajectoryKind::Cartesian, 64, 4));
+    setMethod(recon::Method::Fft);
+    QVERIFY(run());
+    const QString dir = scratchDir("compareAB");
+    QVERIFY(w_->exportCflFile(dir + "/full.cfl"));
+    QVERIFY2(w_->exportNiftiFile(dir + "/full.nii"), qPrintable(w_->lastError()));
+    QVERIFY2(tool("gzip", {"-kf", "full.nii"}, dir), "gzip failed");
+    const int fullRun = w_->model().shownRun()->number;
+    load(smallPhantom(TrajectoryKind::Cartesian, 64, 4, 2, 16));
+    setMethod(recon::Method::Grappa);
+    QVERIFY(run());
+    const int grappaRun = w_->model().shownRun()->number;
+    const QString grappaLabel = QString::fromStdString(w_->model().shownRun()->label);
+    setMethod(recon::Method::Fft);  // zero-filled: the newest run
+    QVERIFY(run());
+    w_->showTab("compare");
+    CompareView* cv = w_->compareView();
+    auto* aBox = cv->findChild<QComboBox*>("compareA");
+    QVERIFY(aBox);
+    const int gi = aBox->findText(grappaLabel);
+    QVERIFY2(gi >= 0, qPrintable(grappaLabel));
+    aBox->setCurrentIndex(gi);  // as the user picks it
+    QCOMPARE(w_->model().comparison().test, grappaRun);
+    chooseB(fullRun);
+    QVERIFY(waitUntil([&] { return cv->ready() && cv->hasMaps(); }, 20000));
+    QVERIFY2(cv->view(0)->title().contains(grappaLabel), qPrintable(cv->view(0)->title()));
+    QVERIFY(cv->view(1)->title().contains("run " + QString::number(fullRun)));
+    const double grappaError = cv->volumeMetrics().percentError;
+    // A = the zero-filled FFT against the same B: much worse than GRAPPA.
+    aBox->setCurrentIndex(aBox->findText(QString::fromStdString(w_->model().runs().newest()->label)));
+    chooseB(fullRun);
+    QVERIFY(waitUntil([&] { return cv->ready() && cv->hasMaps(); }, 20000));
+    const double zeroFilledError = cv->volumeMetrics().percentError;
+    qInfo("against the fully sampled FFT of the other data: GRAPPA %.2f %%, zero-filled %.2f %%", grappaError, zeroFilledError);
+    QVERIFY2(grappaError < 0.5 * zeroFilledError, qPrintable(QString("%1 vs %2").arg(grappaError).arg(zeroFilledError)));
+    // B = the NIfTI export (gzip-compressed) of that FFT: the same image, the same score for GRAPPA.
+    aBox->setCurrentIndex(gi);
+    QVERIFY2(w_->loadReferenceFile(dir + "/full.nii.gz"), qPrintable(w_->lastError()));
+    QCOMPARE(w_->model().comparison().test, grappaRun);  // A stays
+    QCOMPARE(QString::fromStdString(w_->model().comparison().chosen()->label), QStringLiteral("full.nii.gz"));
+    const CArray cfl = io::readCfl((dir + "/full.cfl").toStdString());
+    const CArray& nii = *w_->model().comparison().chosen()->image;
+    QCOMPARE(nii.size(), cfl.size());
+    for (index_t i = 0; i < cfl.size(); ++i) QVERIFY(std::abs(nii[i].real() - std::abs(cfl[i])) <= 1e-6f * (1 + std::abs(cfl[i])));
+    QVERIFY(waitUntil([&] { return cv->ready() && cv->hasMaps(); }, 20000));
+    QVERIFY2(std::abs(cv->volumeMetrics().percentError - grappaError) < 1e-3 * grappaError + 1e-4,
+             qPrintable(QString("%1 vs %2").arg(cv->volumeMetrics().percentError).arg(grappaError)));
+    QVERIFY(w_->saveScreenshot(dir + "/compare-any.png"));  // docs/images/gui-compare-any.png
+    QVERIFY(!w_->loadReferenceFile(dir + "/full.cfl.nii"));  // missing: an error, nothing changes
+    // Side by side: zoom on A zooms B.
+    QWheelEvent wheel(QPointF(60, 60), QPointF(cv->view(0)->mapToGlobal(QPoint(60, 60))), QPoint(), QPoint(0, 240),
+                      Qt::NoButton, Qt::ControlModifier, Qt::NoScrollPhase, false);
+    QCoreApplication::sendEvent(cv->view(0), &wheel);
+    QVERIFY(cv->view(0)->zoom() > 1.2);
+    QCOMPARE(cv->view(1)->zoom(), cv->view(0)->zoom());
+  }
+
+  // Issue 19, defect 12 (docs/gui.md promises it): a click in one plane of a 3D image moves the other
+  // planes to that voxel and all three draw the crosshair there; it stays when the mouse leaves.
+  void threeDLinkedCrosshair() {
+    load(smallPhantom(TrajectoryKind::Cartesian, 32, 4, 1, 0, 32));
+    setMethod(recon::Method::Fft);
+    QVERIFY(run());
+    ImageViewer* v = w_->imageViewer();
+    SliceView* ax = v->planeView(SliceView::Axial);
+    SliceView* co = v->planeView(SliceView::Coronal);
+    SliceView* sa = v->planeView(SliceView::Sagittal);
+    QVERIFY(co->isVisible() && sa->isVisible());
+    QVERIFY(waitUntil([&] { return co->width() > 250 && co->height() > 250; }, 5000));  // the 2 x 2 layout settled
+    QTest::qWait(200);
+    QVERIFY(!v->linkedCursor());
+    // Rows / columns of the view's picture where the crosshair's yellow covers 2/5 of the width / height.
+    auto crosshairLines = [](SliceView* view) {
+      const QImage img = view->grab().toImage().convertToFormat(QImage::Format_RGB32);
+      const int w = img.width() - (view->axis() == SliceView::Axial ? 90 : 0), h = img.height();  // no colour bar
+      auto yellow = [&](int x, int y) {
+        const QRgb c = img.pixel(x, y);
+        return qRed(c) - qBlue(c) > 60 && qGreen(c) - qBlue(c) > 40;  // grey has r = g = b
+      };
+      int rows = 0, cols = 0;
+      for (int y = 0; y < h; ++y) {
+        int n = 0;
+        for (int x = 0; x < w; ++x) n += yellow(x, y);
+        rows += n > 2 * w / 5;  // the dashed line covers 2/3; the letters R, L a few pixels
+      }
+      for (int x = 0; x < w; ++x) {
+        int n = 0;
+        for (int y = 0; y < h; ++y) n += yellow(x, y);
+        cols += n > 2 * h / 5;
+      }
+      return std::pair(rows, cols);
+    };
+    QCOMPARE(crosshairLines(co), std::pair(0, 0));
+    const int sagittalBefore = sa->slice(), coronalBefore = co->slice();
+    const QPoint at(ax->width() / 2 - 60, ax->height() / 2 + 45);
+    QTest::mouseClick(ax, Qt::LeftButton, Qt::NoModifier, at);
+    QVERIFY2(v->linkedCursor(), "a click in the axial plane set no cursor");
+    const auto c = *v->linkedCursor();
+    QCOMPARE(ax->slice(), c[2]);
+    QCOMPARE(sa->slice(), c[0]);
+    QCOMPARE(co->slice(), c[1]);
+    QVERIFY2(sa->slice() != sagittalBefore && co->slice() != coronalBefore,
+             qPrintable(QString("cursor %1 %2 %3").arg(c[0]).arg(c[1]).arg(c[2])));
+    for (SliceView* p : {ax, co, sa}) QCOMPARE(p->crosshair(), std::optional(c));
+    QEvent leave(QEvent::Leave);
+    QCoreApplication::sendEvent(ax, &leave);
+    for (SliceView* p : {ax, co, sa}) QCOMPARE(p->crosshair(), std::optional(c));  // stays after the mouse left
+    QTest::qWait(200);
+    for (SliceView* p : {ax, co, sa}) {
+      const auto [rows, cols] = crosshairLines(p);
+      QVERIFY2(rows >= 1 && rows <= 3 && cols >= 1 && cols <= 3, qPrintable(QString("%1 rows, %2 columns").arg(rows).arg(cols)));
+    }
+    // A click in the coronal plane moves the axial plane to the new z.
+    const int axialBefore = ax->slice();
+    QTest::mouseClick(co, Qt::LeftButton, Qt::NoModifier, QPoint(co->width() / 2 - 40, co->height() / 2 - 50));
+    const auto c2 = *v->linkedCursor();
+    QCOMPARE(c2[1], c[1]);  // the coronal plane's own y
+    QCOMPARE(ax->slice(), c2[2]);
+    QVERIFY(ax->slice() != axialBefore);
+    QCOMPARE(sa->slice(), c2[0]);
+    // The wheel in the sagittal plane moves the cursor's x with it.
+    QWheelEvent wheel(QPointF(40, 40), QPointF(sa->mapToGlobal(QPoint(40, 40))), QPoint(), QPoint(0, 120),
+                      Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+    QCoreApplication::sendEvent(sa, &wheel);
+    QCOMPARE((*v->linkedCursor())[0], c2[0] + 1);
+    QCoreApplication::sendEvent(sa, &leave);
+    QCOMPARE(co->crosshair(), v->linkedCursor());
+    const QString shot = scratchDir("crosshair") + "/crosshair.png";
+    QVERIFY(w_->saveScreenshot(shot));
+  }
+
+  // Issue 16: the DICOM and NIfTI exports of an oblique acquisition (read, phase and slice directions
+  // turned about two axes, two slices 8 mm apart) read back by pydicom and nibabel: ImageOrientationPatient
+  // = the read and phase directions, ImagePositionPatient = the expected top-left corners (computed here
+  // from the ISMRMRD header written), the NIfTI sform the same in RAS, pixels and window as on screen.
+  void obliqueDicomGeometryReadByPydicom() {
+#ifndef LARMOR_HAVE_IO
+    QSKIP("built without ISMRMRD/DICOM");
+#else
+    auto ps = smallPhantom(TrajectoryKind::Cartesian, 32, 4);
+    ps.slices = 2;
+    Dataset d = phantom::simulate(ps);
+    const double a = 0.4, b = 0.3, ca = std::cos(a), sa = std::sin(a), cb = std::cos(b), sb = std::sin(b);
+    const io::Vec3 read{ca, sa, 0}, phase{-sa * cb, ca * cb, sb}, normal{sa * sb, -ca * sb, cb};  // Rz(a) Rx(b)
+    const io::Vec3 p0{12, -7, 30};
+    Geometry& geo = d.header.geometry;
+    geo.present = true;
+    for (int i = 0; i < 3; ++i) {
+      geo.position[i] = static_cast<float>(p0[i]);
+      geo.readDir[i] = static_cast<float>(read[i]);
+      geo.phaseDir[i] = static_cast<float>(phase[i]);
+      geo.sliceDir[i] = static_cast<float>(normal[i]);
+    }
+    const double s0 = p0[0] * normal[0] + p0[1] * normal[1] + p0[2] * normal[2];
+    geo.slicePositions = {static_cast<float>(s0), static_cast<float>(s0 + 8)};
+    const QString dir = scratchDir("oblique");
+    io::writeIsmrmrd(d, (dir + "/oblique.h5").toStdString());
+    open(dir + "/oblique.h5");
+    setMethod(recon::Method::Fft);
+    QVERIFY(run());
+    const CArray& image = w_->model().shownResult()->image;
+    QCOMPARE(image.shape()[0], 32);
+    QCOMPARE(image.size(), 32 * 32 * 2);
+    w_->imageViewer()->setWindow(0.1, 0.9);
+    QVERIFY2(w_->exportDicomSeries(dir + "/dicom"), qPrintable(w_->lastError()));
+    QVERIFY2(w_->exportNiftiFile(dir + "/oblique.nii"), qPrintable(w_->lastError()));
+    // Expected geometry: pixel (16, 16) of slice s at p0 + 8 s n; pixel spacing = recon FOV / matrix.
+    io::ImageGeometry g;
+    g.nx = g.ny = 32;
+    g.slices = 2;
+    g.row = read;
+    g.column = phase;
+    g.spacingX = d.header.reconFovMm[0] / 32.0;
+    g.spacingY = d.header.reconFovMm[1] / 32.0;
+    for (int s = 0; s < 2; ++s) {
+      io::Vec3 t;
+      for (int i = 0; i < 3; ++i) t[i] = p0[i] + 8.0 * s * normal[i] - 16 * g.spacingX * read[i] - 16 * g.spacingY * phase[i];
+      g.topLeft.push_back(t);
+    }
+    const ExportReadBack r = readExportsIndependently(dir + "/dicom", dir + "/oblique.nii");
+    if (r.readersMissing) QSKIP("/usr/bin/python3 with pydicom, nibabel and numpy is missing: the exports are not checked");
+    QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+    const QString diff = compareExports(r.json, image, g, 0.1, 0.9);
+    QVERIFY2(diff.isEmpty(), qPrintable(diff));
+#endif
+  }
+
   void demoRunsToTheEnd() {
     DemoScript demo(w_.get(), false);
     int code = -1;

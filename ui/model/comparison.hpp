@@ -1,5 +1,5 @@
 #pragma once
-// What the shown run (A) can be compared with (B): the phantom's truth and the other kept runs whose
+// What A (the shown run, or any image of the session the user picked) can be compared with (B): the phantom's truth and the other kept runs whose
 // images have its size, the reference chosen among them, and the metrics of the pair once computed.
 #include <memory>
 #include <optional>
@@ -22,7 +22,12 @@ struct CompareCandidate {
 };
 
 struct ComparisonState {
-  int test = 0;                    ///< A: the shown run's number (0: none)
+  int test = 0;                    ///< A: the chosen image's id (a run's number, a file's), else the shown run's (0: none)
+  std::string testLabel;           ///< A's label
+  std::shared_ptr<const CArray> testImage;  ///< A's image (null: nothing to compare)
+  /// What A can be: every image of the session (this data's runs, then earlier data's runs and reference
+  /// files, newest first); WorkstationModel::chooseTest picks one.
+  std::vector<CompareCandidate> tests;
   int reference = kNoReference;    ///< B: a candidate's `run`
   std::vector<CompareCandidate> candidates;
   std::optional<quality::Metrics> metrics;  ///< of A against B, once the compare view computed them

@@ -96,6 +96,7 @@ void WorkstationModel::setDataset(std::shared_ptr<const Dataset> dataset, DataSo
   shown_ = 0;
   slice_ = -1;
   comparison_ = {};
+  testChoice_ = kNoReference;
   export_ = {};
   notify([](WorkstationObserver& o) { o.datasetChanged(); });
 }
@@ -179,6 +180,7 @@ const RunRecord* WorkstationModel::runFinished(std::uint64_t task, std::shared_p
   runFrames_[run.number] = pending.frame;
   const bool sameShape = shownRun() && shownRun()->result->image.shape() == run.result->image.shape();
   shown_ = run.number;
+  testChoice_ = kNoReference;  // a new run is A again
   if (!sameShape) slice_ = -1;
   notify([&](WorkstationObserver& o) { o.runAdded(run); });
   notify([](WorkstationObserver& o) { o.shownRunChanged(); });
@@ -202,6 +204,7 @@ bool WorkstationModel::showRun(int number) {
   const RunRecord* before = shownRun();
   if (!before || before->result->image.shape() != r->result->image.shape()) slice_ = -1;
   shown_ = number;
+  testChoice_ = kNoReference;
   notify([](WorkstationObserver& o) { o.shownRunChanged(); });
   updateComparison();
   return true;
@@ -220,11 +223,34 @@ void WorkstationModel::updateComparison() {
   // fully sampled reconstruction), not a "phantom truth".
   const std::string truthLabel =
       data_.source.isFile() ? "reference image in " + data_.source.name() : std::string("phantom truth");
-  comparison_.candidates = compareCandidates(shownRun(), runs_, data_.truth, truthLabel);
-  if (shownRun())
-    for (const CompareCandidate& e : earlier_)
-      if (e.image && canCompare(shownRun()->result->image, *e.image)) comparison_.candidates.push_back(e);
-  comparison_.test = shown_;
+  // A: the image the user chose (issue 19, item 6: any run of the session, of any data, or a file), else
+  // the shown run. B: the truth and every other image of the session of A's size.
+  comparison_.tests.clear();
+  for (auto it = runs_.runs().rbegin(); it != runs_.runs().rend(); ++it)
+    if (it->result) comparison_.tests.push_back({it->number, it->label, it->image()});
+  for (const CompareCandidate& e : earlier_)
+    if (e.image) comparison_.tests.push_back(e);
+  const auto chosen = std::find_if(comparison_.tests.begin(), comparison_.tests.end(),
+                                   [&](const CompareCandidate& c) { return c.run == testChoice_; });
+  if (testChoice_ == kNoReference || testChoice_ == shown_ || chosen == comparison_.tests.end()) {
+    testChoice_ = kNoReference;
+    comparison_.candidates = compareCandidates(shownRun(), runs_, data_.truth, truthLabel);
+    if (shownRun())
+      for (const CompareCandidate& e : earlier_)
+        if (e.image && canCompare(shownRun()->result->image, *e.image)) comparison_.candidates.push_back(e);
+    comparison_.test = shownRun() ? shown_ : 0;
+    comparison_.testLabel = shownRun() ? shownRun()->label : std::string();
+    comparison_.testImage = shownRun() ? shownRun()->image() : nullptr;
+  } else {
+    const CompareCandidate a = *chosen;
+    comparison_.candidates.clear();
+    if (data_.truth && canCompare(*a.image, *data_.truth)) comparison_.candidates.push_back({kTruth, truthLabel, data_.truth});
+    for (const CompareCandidate& c : comparison_.tests)
+      if (c.run != a.run && canCompare(*a.image, *c.image)) comparison_.candidates.push_back(c);
+    comparison_.test = a.run;
+    comparison_.testLabel = a.label;
+    comparison_.testImage = a.image;
+  }
   comparison_.reference = keepReference(comparison_.candidates, comparison_.reference);
   comparison_.metrics.reset();
   notify([](WorkstationObserver& o) { o.comparisonChanged(); });
@@ -241,6 +267,15 @@ int WorkstationModel::addReferenceImage(std::string label, std::shared_ptr<const
   updateComparison();
   chooseReference(id);
   return id;
+}
+
+bool WorkstationModel::chooseTest(int id) {
+  const auto& t = comparison_.tests;
+  if (id != kNoReference && std::none_of(t.begin(), t.end(), [id](const CompareCandidate& c) { return c.run == id; }))
+    return false;
+  testChoice_ = id;
+  updateComparison();
+  return true;
 }
 
 bool WorkstationModel::chooseReference(int run) {

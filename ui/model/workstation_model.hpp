@@ -113,6 +113,9 @@ class WorkstationModel {
   const ComparisonState& comparison() const { return comparison_; }
   /// Chooses a reference among the candidates (false when it is not offered).
   bool chooseReference(int run);
+  /// Chooses A among comparison().tests (a run of any data of the session, or a reference file); false
+  /// when it is not offered. kNoReference: A is the shown run again (also after new data or a new run).
+  bool chooseTest(int id);
   /// An image file as a reference (B) for any run of its size: kept with the earlier data's runs, chosen
   /// at once when it fits the shown run; returns its candidate id (negative).
   int addReferenceImage(std::string label, std::shared_ptr<const CArray> image);
@@ -156,6 +159,7 @@ class WorkstationModel {
   static constexpr std::size_t kEarlierKept = 8;
   std::vector<CompareCandidate> earlier_;  ///< runs of earlier data and reference files, newest first
   int referenceIds_ = kNoReference;
+  int testChoice_ = kNoReference;  ///< A's id when the user chose one; kNoReference: the shown run
 };
 
 }  // namespace larmor::model

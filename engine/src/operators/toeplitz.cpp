@@ -150,7 +150,8 @@ CArray adjointOn(Backend& backend, const NufftGeometry& box, const CArray& data,
 
 }  // namespace
 
-CArray psfBySymmetry(const NufftGeometry& g, const RArray* weights, const PsfAdjoint& adjoint) {
+CArray psfBySymmetry(const NufftGeometry& g, const RArray* weights, const PsfAdjoint& adjoint,
+                     const Progress& progress) {
   checkWeights(g, weights);
   const index_t m = g.samples();
   const Shape grid = psfShape(g);
@@ -194,12 +195,22 @@ CArray psfBySymmetry(const NufftGeometry& g, const RArray* weights, const PsfAdj
         for (index_t x = 0; x < len[0]; ++x)
           q[(lo[0] + x) + G[0] * ((lo[1] + y) + G[1] * (lo[2] + z))] = part[x + len[0] * (y + len[1] * z)];
   };
-  // 1. The half u_L in [0, N_L): every other axis whole.
-  {
+  // 1. The half u_L in [0, N_L): every other axis whole, in P boxes of N_L / P >= 8 planes (progress).
+  index_t parts = 1;
+  while (parts < 8 && N[L] % (2 * parts) == 0 && N[L] / (2 * parts) >= 8) parts *= 2;
+  const index_t boxes = parts + g.dims;  // + the planes of step 3
+  index_t done = 0;
+  auto report = [&] {
+    ++done;
+    progress.report(static_cast<double>(done) / static_cast<double>(boxes),
+                    "Q: " + std::to_string(done) + "/" + std::to_string(boxes));
+  };
+  for (index_t part = 0; part < parts; ++part) {
     index_t lo[3] = {0, 0, 0}, len[3] = {G[0], G[1], G[2]};
-    lo[L] = N[L];
-    len[L] = N[L];
+    lo[L] = N[L] + part * (N[L] / parts);
+    len[L] = N[L] / parts;
     box(lo, len);
+    report();
   }
   // 2. u_L in [-(N_L - 1), -1] by Q(-u) = conj(Q(u)) (real weights): index p -> 2N - p along every axis,
   //    defined where no index is 0 (u_d = -N_d has no mirror on the grid).
@@ -215,6 +226,7 @@ CArray psfBySymmetry(const NufftGeometry& g, const RArray* weights, const PsfAdj
     index_t lo[3] = {0, 0, 0}, len[3] = {G[0], G[1], G[2]};
     len[L] = 1;
     box(lo, len);
+    report();
   }
   for (int d = 0; d < g.dims; ++d) {
     if (d == L) continue;
@@ -222,16 +234,19 @@ CArray psfBySymmetry(const NufftGeometry& g, const RArray* weights, const PsfAdj
     len[d] = 1;
     len[L] = N[L];  // u_L in [-N_L, -1]
     box(lo, len);
+    report();
   }
   return q;
 }
 
-CArray computePsf(Backend& backend, const NufftGeometry& g, const RArray* weights, const PsfOptions& options) {
+CArray computePsf(Backend& backend, const NufftGeometry& g, const RArray* weights, const PsfOptions& options,
+                  const Progress& progress) {
   checkWeights(g, weights);
   if (options.method == PsfMethod::Dft)
-    return psfBySymmetry(g, weights, [&](const NufftGeometry& box, const CArray& data) {
-      return adjointOn(backend, box, data, options);
-    });
+    return psfBySymmetry(
+        g, weights, [&](const NufftGeometry& box, const CArray& data) { return adjointOn(backend, box, data, options); },
+        progress);
+  progress.report(0.0, "Q by NUFFT");
   // The NUFFT's cost is its oversampled grid, not the voxels it keeps: one transform of the whole 2N grid.
   const index_t m = g.samples();
   CArray w(Shape{m}, cfloat(1.f, 0.f));
@@ -239,6 +254,7 @@ CArray computePsf(Backend& backend, const NufftGeometry& g, const RArray* weight
     for (index_t j = 0; j < m; ++j) w[j] = cfloat((*weights)[j], 0.f);
   CArray q = adjointOn(backend, psfGeometry(g), w, options);
   q.reshape(psfShape(g));
+  progress.report(1.0, "Q by NUFFT");
   return q;
 }
 
@@ -269,9 +285,10 @@ std::string psfCacheKey(const NufftGeometry& g, const RArray* weights, const Psf
 }
 
 CArray cachedPsf(Backend& backend, const NufftGeometry& g, const RArray* weights, const PsfOptions& options,
-                 const std::string& directory, PsfCacheStatus* status, const std::function<CArray()>& compute) {
+                 const std::string& directory, PsfCacheStatus* status, const std::function<CArray()>& compute,
+                 const Progress& progress) {
   auto run = [&]() {
-    if (!compute) return computePsf(backend, g, weights, options);
+    if (!compute) return computePsf(backend, g, weights, options, progress);
     CArray q = compute();
     require(q.size() == psfShape(g).size(), "Toeplitz: the computed Q has the wrong size");
     q.reshape(psfShape(g));

@@ -509,7 +509,7 @@ void Pipeline::upload(const Dataset& d, index_t first, index_t count) {
               sliceBytes * static_cast<std::size_t>(count));
 }
 
-void Pipeline::process(const Dataset& d, index_t first, index_t count, Timings* timings) {
+void Pipeline::process(const Dataset& d, index_t first, index_t count, Timings* timings, const Progress& progress) {
   Impl& m = *impl_;
   m.checkGeometry(d);
   require(first >= 0 && count >= 1 && count <= m.batchSlices && first + count <= m.slices,
@@ -531,6 +531,7 @@ void Pipeline::process(const Dataset& d, index_t first, index_t count, Timings* 
     work = m.kwork.get();
   }
   if (m.partitions > 1 || m.basic) {
+    progress.report(0.05, "fft to calibration domain");
     Stage st(t, "fft to calibration domain", &be);
     toCalibrationDomain(be, *work, m.n0, m.n1, m.n2, m.coils * B, m.basic, !m.twoD);
   }
@@ -552,17 +553,22 @@ void Pipeline::process(const Dataset& d, index_t first, index_t count, Timings* 
     if (!scales.empty())
       sub.assign(scales.begin() + static_cast<std::ptrdiff_t>(perSub * b),
                  scales.begin() + static_cast<std::ptrdiff_t>(perSub * (b + 1)));
+    const double share = 0.75 / static_cast<double>(m.subBatches);
+    const std::string part = m.subBatches > 1 ? " " + str(b + 1) + "/" + str(m.subBatches) : std::string();
     {
+      progress.report(0.15 + share * static_cast<double>(b), "calibration" + part);
       Stage st(t, "calibration", &be);
       m.plan->calibrate(data, &sub);
     }
     {
+      progress.report(0.15 + share * (static_cast<double>(b) + 0.7), "fill" + part);
       Stage st(t, "fill", &be);
       m.plan->fill(data);
     }
     if (m.compact) be.scatter(*work, *m.compactBuf, *m.compactTables[static_cast<std::size_t>(b)], compactElements);
   }
   const Shape encodedShape{m.n0, m.n1, m.n2, 1, m.coils * B};
+  progress.report(0.9, "ifft, combine");
   {
     Stage st(t, "ifft", &be);
     toImage(be, *work, m.n0, m.n1, m.n2, m.coils * B, m.basic, m.twoD);
@@ -581,6 +587,7 @@ void Pipeline::process(const Dataset& d, index_t first, index_t count, Timings* 
     Stage st(t, "combine " + toString(m.combine), &be);
     combineCoils(be, m.resample ? m.resampled : m.images, m.combined, m.outVoxels(), m.coils, B, m.combine);
   }
+  progress.report(1.0, "batch done");
 }
 
 void Pipeline::download(ImageSet& out, index_t first, index_t count) {
@@ -607,13 +614,16 @@ ImageSet Pipeline::run(const Dataset& d, Timings& timings, const Progress& progr
   Timings parts;  // per batch; summed per stage below so each stage appears once
   for (index_t first = 0; first < m.slices; first += m.batchSlices) {
     const index_t count = std::min(m.batchSlices, m.slices - first);
-    progress.report(0.05 + 0.9 * static_cast<double>(first) / static_cast<double>(m.slices),
-                    "GRAPPA: slices " + str(first + 1) + "-" + str(first + count) + " of " + str(m.slices));
+    const double from = 0.05 + 0.9 * static_cast<double>(first) / static_cast<double>(m.slices);
+    const std::string slices = "GRAPPA: slices " + str(first + 1) + "-" + str(first + count) + " of " + str(m.slices);
+    progress.report(from, slices);
     {
       ScopedStage st(parts, "upload", &m.be);
       upload(d, first, count);
     }
-    process(d, first, count, &parts);
+    process(d, first, count, &parts,
+            Progress::Sub(progress, from, 0.05 + 0.9 * static_cast<double>(first + count) / static_cast<double>(m.slices),
+                          slices + ": "));
     {
       ScopedStage st(parts, "download", &m.be);
       download(result, first, count);
@@ -627,6 +637,7 @@ ImageSet Pipeline::run(const Dataset& d, Timings& timings, const Progress& progr
     sum[s.stage].second = s.device;
   }
   for (const auto& name : order) timings.add(name, sum[name].first, sum[name].second);
+  progress.report(1.0, "GRAPPA: done");
   return result;
 }
 

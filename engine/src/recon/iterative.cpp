@@ -227,6 +227,7 @@ std::shared_ptr<IterativeProblem::TrajectoryOperators> IterativeProblem::Impl::b
   }
   {
     progress.report(0.05, "cg: Q (Toeplitz kernel)");
+    const Progress::Sub qProgress(progress, 0.05, 0.3, "cg: ");
     ScopedStage st(timings, "Q", &backend);
     ops::PsfOptions po;
     po.method = exactQ(it) ? ops::PsfMethod::Dft : ops::PsfMethod::Nufft;
@@ -248,11 +249,11 @@ std::shared_ptr<IterativeProblem::TrajectoryOperators> IterativeProblem::Impl::b
           });
           part.reshape(Shape{box.image[0], box.image[1], box.dims == 3 ? box.image[2] : 1});
           return part;
-        });
+        }, qProgress);
       };
     }
     ops::PsfCacheStatus status = ops::PsfCacheStatus::Disabled;
-    const CArray q = ops::cachedPsf(backend, t.geometry, nullptr, po, dir, &status, compute);
+    const CArray q = ops::cachedPsf(backend, t.geometry, nullptr, po, dir, &status, compute, qProgress);
     t.gram = std::make_unique<ops::ToeplitzOperator>(backend, t.geometry, q, 1.0 / static_cast<double>(p.n));
     t.info["q_method"] = ops::toString(po.method);
     t.info["q_cache"] = ops::toString(status);
@@ -390,8 +391,7 @@ void IterativeProblem::Impl::computeRhs(const ReconSettings& s, const CArray& sa
     }
     backend.scale(*p.rhs, cfloat(static_cast<float>(p.scale), 0.f), p.n);
   } else {
-    p.encoding->adjoint(p.data, *p.rhs,
-                        Progress([&](double f, const std::string& st) { progress.report(0.4 + 0.5 * f, "cg: " + st); }));
+    p.encoding->adjoint(p.data, *p.rhs, Progress::Sub(progress, 0.4, 0.9, "cg: "));
   }
 }
 
@@ -660,7 +660,7 @@ ImageSet reconstructIterative(Backend& backend, const Dataset& d, const ReconSet
   for (index_t sl = 0; sl < slices; ++sl) {
     const double from = static_cast<double>(sl) / slices, to = static_cast<double>(sl + 1) / slices;
     // Setup takes the first fifth of a slice's share, the iterations the rest.
-    const Progress setup([&](double f, const std::string& st) { progress.report(from + 0.2 * (to - from) * f, st); });
+    const Progress::Sub setup(progress, from, from + 0.2 * (to - from));
     const Progress iterations([&](double f, const std::string& st) {
       progress.report(from + (to - from) * (0.2 + 0.8 * f), st + (slices > 1 ? " (slice " + std::to_string(sl + 1) + ")" : ""));
     });
@@ -731,7 +731,7 @@ std::vector<LCurvePoint> lcurve(Backend& backend, const Dataset& d, const ReconS
   std::vector<LCurvePoint> out;
   for (std::size_t i = 0; i < lambdas.size(); ++i) {
     const double from = static_cast<double>(i) / lambdas.size(), to = static_cast<double>(i + 1) / lambdas.size();
-    const Progress sub([&](double f, const std::string& st) { progress.report(from + (to - from) * f, st); });
+    const Progress::Sub sub(progress, from, to);
     const auto cg = problem.solve(lambdas[i], s.iterative.iterations, s.iterative.tolerance, i > 0, nullptr, sub);
     out.push_back({lambdas[i], problem.residualNorm(), problem.priorNorm(), cg.iterations});
   }

@@ -89,7 +89,7 @@ ImageSet reconstructNonCartesian(Backend& backend, const Dataset& d, const Recon
     o.iterations = s.nufft.dcfIterations;
     o.nufft = nufft;
     try {
-      weights = traj::densityCompensation(backend, geometry, o);
+      weights = traj::densityCompensation(backend, geometry, o, Progress::Sub(progress, 0.05, 0.15, "density compensation: "));
     } catch (const Cancelled&) {
       throw;
     } catch (const Error& e) {

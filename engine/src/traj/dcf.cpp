@@ -156,7 +156,8 @@ double latticeScale(Backend& backend, const NufftGeometry& g, const NufftOptions
 
 }  // namespace
 
-RArray pipeMenonWeights(Backend& backend, const NufftGeometry& g, int iterations, const NufftOptions& nufft) {
+RArray pipeMenonWeights(Backend& backend, const NufftGeometry& g, int iterations, const NufftOptions& nufft,
+                        const Progress& progress) {
   require(iterations >= 1 && iterations <= 1000, "Pipe-Menon DCF: iterations must be 1 to 1000");
   auto plan = backend.makeNufftPlan(g, nufft);
   const index_t m = plan->samples();
@@ -168,6 +169,8 @@ RArray pipeMenonWeights(Backend& backend, const NufftGeometry& g, int iterations
       // v > 0 wherever the sample itself contributes (kernel peak); guard against pathological zeros.
       w[static_cast<std::size_t>(j)] = v > 0 ? cfloat(w[static_cast<std::size_t>(j)].real() / v) : cfloat(0);
     }
+    progress.report(static_cast<double>(it + 1) / iterations,
+                    "iteration " + std::to_string(it + 1) + "/" + std::to_string(iterations));
   }
   const double c = latticeScale(backend, g, nufft);
   RArray out(Shape{m});
@@ -193,7 +196,7 @@ std::uint64_t mixKey(std::uint64_t h, std::uint64_t v) {
 
 }  // namespace
 
-RArray densityCompensation(Backend& backend, const NufftGeometry& g, const DcfOptions& o) {
+RArray densityCompensation(Backend& backend, const NufftGeometry& g, const DcfOptions& o, const Progress& progress) {
   std::uint64_t key = hash(g.trajectory);
   key = mixKey(key, static_cast<std::uint64_t>(g.dims));
   for (int d = 0; d < 3; ++d) key = mixKey(key, static_cast<std::uint64_t>(g.image[d]));
@@ -210,6 +213,7 @@ RArray densityCompensation(Backend& backend, const NufftGeometry& g, const DcfOp
     for (auto it = cache.begin(); it != cache.end(); ++it)
       if (it->key == key && it->weights.size() == g.samples()) {
         cache.splice(cache.begin(), cache, it);
+        progress.report(1.0, "cached");
         return cache.front().weights;
       }
   }
@@ -221,7 +225,7 @@ RArray densityCompensation(Backend& backend, const NufftGeometry& g, const DcfOp
     const index_t image2[3] = {g.image[0], g.image[1], 1};
     const NufftGeometry plane = geometry(stack->plane, 2, image2);
     const RArray w2 = o.method == DcfMethod::Ramp ? rampWeights(plane.trajectory, 2)
-                                                  : pipeMenonWeights(backend, plane, o.iterations, o.nufft);
+                                                  : pipeMenonWeights(backend, plane, o.iterations, o.nufft, progress);
     const index_t n = g.trajectory.shape()[1], profiles = g.trajectory.shape()[2];
     w = RArray(Shape{n * profiles});
     for (index_t p = 0; p < profiles; ++p)
@@ -229,8 +233,9 @@ RArray densityCompensation(Backend& backend, const NufftGeometry& g, const DcfOp
         w[i + n * p] = static_cast<float>(w2[i + n * stack->profileInPlane[static_cast<std::size_t>(p)]] * stack->kzSpacing);
   } else {
     w = o.method == DcfMethod::Ramp ? rampWeights(g.trajectory, g.dims)
-                                    : pipeMenonWeights(backend, g, o.iterations, o.nufft);
+                                    : pipeMenonWeights(backend, g, o.iterations, o.nufft, progress);
   }
+  progress.report(1.0, "done");
   std::lock_guard lock(cacheMutex);
   cache.push_front({key, w});
   while (cache.size() > kCacheEntries) cache.pop_back();

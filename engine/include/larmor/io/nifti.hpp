@@ -37,4 +37,10 @@ struct NiftiOptions {
 std::vector<std::string> writeNifti(const std::string& path, const CArray& image, const ImageGeometry& g,
                                     const NiftiOptions& options = {});
 
+/// Reads a single-file NIfTI-1 image (.nii or gzip-compressed .nii.gz; nifti_reader.cpp) as [dim1, dim2,
+/// the product of the other dims], voxels in storage order (as writeNifti stores them), scaled by
+/// scl_slope / scl_inter (complex64 as stored); the reference image of a comparison. Throws Error naming the
+/// file: not NIfTI-1, a .hdr/.img pair, an unsupported datatype, truncated data, non-finite voxels.
+CArray readNiftiImage(const std::string& path);
+
 }  // namespace larmor::io

@@ -26,6 +26,7 @@
 #include "larmor/backend/backend.hpp"
 #include "larmor/ops/fourier_gram.hpp"
 #include "larmor/ops/nufft.hpp"
+#include "larmor/util/progress.hpp"
 
 namespace larmor::ops {
 
@@ -47,7 +48,9 @@ NufftGeometry psfGeometry(const NufftGeometry& g);
 /// Q[p] = sum_j w_j exp(2 pi i k_j . (p - N) / N) on the 2N grid (raw, unscaled); w_j = 1 where `weights`
 /// is null, else weights[j] (M entries: density compensation for a weighted least-squares fit).
 /// By exact DFT it is computed on about half of the grid (psfBySymmetry); by NUFFT on all of it.
-CArray computePsf(Backend& backend, const NufftGeometry& g, const RArray* weights, const PsfOptions& options);
+/// `progress`: the fraction of the boxes done (exact DFT), 0 and 1 (NUFFT); cancellable between boxes.
+CArray computePsf(Backend& backend, const NufftGeometry& g, const RArray* weights, const PsfOptions& options,
+                  const Progress& progress = {});
 
 /// One raw adjoint transform: `data` [M] onto the image grid of `box` ([N0, N1, N2] of the result).
 using PsfAdjoint = std::function<CArray(const NufftGeometry& box, const CArray& data)>;
@@ -58,8 +61,11 @@ using PsfAdjoint = std::function<CArray(const NufftGeometry& box, const CArray& 
 /// transformed directly (O(N^(d-1)) voxels). Each box keeps the phase exact: its extents are 2N_d, N_d or 1,
 /// so its trajectory is 2k, k or k/N (the last only where every voxel sits at X = 0), and its offset from
 /// the 2N grid's centre goes into the weights as a phase computed in double. `adjoint` does the transforms
-/// (one backend's exact DFT plan, or slabs over several GPUs).
-CArray psfBySymmetry(const NufftGeometry& g, const RArray* weights, const PsfAdjoint& adjoint);
+/// (one backend's exact DFT plan, or slabs over several GPUs). The half is done in up to 8 boxes of N_L / P
+/// >= 8 planes (P a power of two <= 8 dividing N_L: their trajectory k / P stays exact), each reported
+/// to `progress` (fraction of the boxes done, cancellable between them).
+CArray psfBySymmetry(const NufftGeometry& g, const RArray* weights, const PsfAdjoint& adjoint,
+                     const Progress& progress = {});
 
 /// Where Q files go: $XDG_CACHE_HOME/larmor, else $HOME/.cache/larmor, else "" (no cache).
 std::string defaultPsfCacheDirectory();
@@ -75,7 +81,7 @@ std::string toString(PsfCacheStatus s);
 /// replaces computePsf (e.g. split over several GPUs); it must return Q on psfShape(g).
 CArray cachedPsf(Backend& backend, const NufftGeometry& g, const RArray* weights, const PsfOptions& options,
                  const std::string& directory, PsfCacheStatus* status = nullptr,
-                 const std::function<CArray()>& compute = {});
+                 const std::function<CArray()>& compute = {}, const Progress& progress = {});
 
 /// y = scale * F^H diag(w) F x by one FFT pair on the 2N grid; Qhat lives in the backend's memory.
 /// Images [N0, N1, N2, batch] (2D: N2 = 1).

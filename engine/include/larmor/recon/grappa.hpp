@@ -127,9 +127,11 @@ class Pipeline {
   // Pieces of run() for benchmarks: upload slices [first, first + count) (count <= slicesPerBatch), process
   // them (host: coil compression matrices, and equation scales unless η = 1 and κ = 0; device: everything
   // else up to the combined images; works in place on the uploaded k-space, so each process() needs its
-  // upload()), and download them into `out` (shaped by run's conventions).
+  // upload()), and download them into `out` (shaped by run's conventions). process reports its steps to
+  // `progress` (calibration and fill per sub-batch of problems; cancellable between them).
   void upload(const Dataset& d, index_t first, index_t count);
-  void process(const Dataset& d, index_t first, index_t count, Timings* timings = nullptr);
+  void process(const Dataset& d, index_t first, index_t count, Timings* timings = nullptr,
+               const Progress& progress = {});
   void download(ImageSet& out, index_t first, index_t count);
   /// An ImageSet of the output shape for all of d's slices.
   ImageSet allocateOutput() const;

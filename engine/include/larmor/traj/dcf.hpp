@@ -29,6 +29,7 @@
 
 #include "larmor/backend/backend.hpp"
 #include "larmor/ops/nufft.hpp"
+#include "larmor/util/progress.hpp"
 
 namespace larmor::traj {
 
@@ -45,12 +46,15 @@ struct DcfOptions {
 RArray rampWeights(const RArray& k, int dims);
 
 /// Pipe-Menon weights [M] on `backend` (plans made there); the per-iteration division happens on the
-/// host (M values each way per iteration), which the cache makes a one-off cost.
-RArray pipeMenonWeights(Backend& backend, const NufftGeometry& g, int iterations, const NufftOptions& nufft);
+/// host (M values each way per iteration), which the cache makes a one-off cost. Reports (it / iterations,
+/// "iteration it/iterations") after each iteration (cancellable there).
+RArray pipeMenonWeights(Backend& backend, const NufftGeometry& g, int iterations, const NufftOptions& nufft,
+                        const Progress& progress = {});
 
 /// Cached front: the weights [M] for the geometry's trajectory ([3, readout, profiles], the shape the
-/// ramp and the stack detection need).
-RArray densityCompensation(Backend& backend, const NufftGeometry& g, const DcfOptions& options);
+/// ramp and the stack detection need). Progress: Pipe-Menon's per iteration, then 1 (a cache hit: 1 at once).
+RArray densityCompensation(Backend& backend, const NufftGeometry& g, const DcfOptions& options,
+                           const Progress& progress = {});
 
 /// Entries held by the cache (tests), and emptying it.
 std::size_t dcfCacheEntries();
