@@ -281,6 +281,7 @@ TwixRead readTwix(const std::string& path, const TwixOptions& options) {
     }
     h.calibrationLines = static_cast<int>(std::count(calibPe1.begin(), calibPe1.end(), 1));
     detail::setAccelerationFromMask(d);
+    detail::setPartialFourierFromData(d);
   }
   if (!out.noise.empty()) {
     // Dataset::noise is [samples_total, coils]: the [samples, scans, coils] block read as one.
