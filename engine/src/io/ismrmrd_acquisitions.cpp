@@ -411,7 +411,13 @@ struct FrameAccumulator {
   CartesianLines lines;
   Profiles profiles;
   index_t imaging = 0;
+  double stampSum = 0;  ///< physiology_time_stamp[0] of the imaging acquisitions
+  bool stamped = false;
 };
+
+// ISMRMRD's physiology time stamps count ticks of 2.5 ms (the Siemens MDH convention that
+// siemens_to_ismrmrd copies; the MRD specification names no unit).
+constexpr double kPhysiologyTickMs = 2.5;
 
 // Noise-scan samples, appended per coil: [samples_total, coils] at the end.
 struct NoiseSamples {
@@ -508,6 +514,8 @@ AcquisitionFrames readAcquisitions(const std::string& path, const std::string& g
     auto& acc = frames[key];
     if (!acc) acc = std::make_unique<FrameAccumulator>(h, facts, path, count);
     ++acc->imaging;
+    acc->stampSum += static_cast<double>(ah.physiology_time_stamp[0]);
+    acc->stamped = acc->stamped || ah.physiology_time_stamp[0] != 0;
     if (cartesian) acc->lines.add(ah, s, i);
     else acc->profiles.add(record, s, h.trajectory);
   }
@@ -565,6 +573,8 @@ AcquisitionFrames readAcquisitions(const std::string& path, const std::string& g
       acc->profiles.finish(facts, d);
     }
     geometry.finish(d.header);
+    if (acc->stamped && acc->imaging > 0)
+      out.triggerTimeMs[key] = kPhysiologyTickMs * acc->stampSum / static_cast<double>(acc->imaging);
     out.frames.emplace(key, std::move(d));
     acc.reset();
   }
