@@ -266,8 +266,12 @@ int info(const std::string& file, const std::string& jsonPath, const FrameArgs& 
             << "  frames       " << series.frames.size() << " read; the file holds " << series.describeDims() << "\n"
             << "  acceleration " << h.accelerationPe1 << " x " << h.accelerationPe2 << ", calibration lines "
             << h.calibrationLines << (series.frames.size() > 1 ? " (frame 0)" : "") << "\n"
-            << "  acquired     " << h.acquiredFraction[0] << " x " << h.acquiredFraction[1] << " x "
-            << h.acquiredFraction[2] << " of readout x pe1 x pe2 (< 1: partial Fourier / asymmetric echo)\n"
+            << (std::min({h.acquiredFraction[0], h.acquiredFraction[1], h.acquiredFraction[2]}) < 1
+                    ? "  acquired     " + std::to_string(h.acquiredFraction[0]).substr(0, 5) + " x " +
+                          std::to_string(h.acquiredFraction[1]).substr(0, 5) + " x " +
+                          std::to_string(h.acquiredFraction[2]).substr(0, 5) +
+                          " of readout x pe1 x pe2 (partial Fourier / asymmetric echo)\n"
+                    : std::string())
             << "  acquisitions " << acquisitions.size() << " (+" << d.noiseScans << " noise scans)\n"
             << "  noise        " << (d.noise ? d.noise->shape().str() + " samples x coils" : std::string("none")) << "\n"
             << "  k-space      " << d.kspace.shape().str() << (series.frames.size() > 1 ? " per frame" : "") << "\n"
