@@ -268,6 +268,12 @@ int info(const std::string& file, const std::string& jsonPath, const FrameArgs& 
             << "  frames       " << series.frames.size() << " read; the file holds " << series.describeDims() << "\n"
             << "  acceleration " << h.accelerationPe1 << " x " << h.accelerationPe2 << ", calibration lines "
             << h.calibrationLines << (series.frames.size() > 1 ? " (frame 0)" : "") << "\n"
+            << (std::min({h.acquiredFraction[0], h.acquiredFraction[1], h.acquiredFraction[2]}) < 1
+                    ? "  acquired     " + std::to_string(h.acquiredFraction[0]).substr(0, 5) + " x " +
+                          std::to_string(h.acquiredFraction[1]).substr(0, 5) + " x " +
+                          std::to_string(h.acquiredFraction[2]).substr(0, 5) +
+                          " of readout x pe1 x pe2 (partial Fourier / asymmetric echo)\n"
+                    : std::string())
             << "  acquisitions " << acquisitions.size() << " (+" << d.noiseScans << " noise scans)\n"
             << "  noise        " << (d.noise ? d.noise->shape().str() + " samples x coils" : std::string("none")) << "\n"
             << "  k-space      " << d.kspace.shape().str() << (series.frames.size() > 1 ? " per frame" : "") << "\n"
@@ -279,6 +285,7 @@ int info(const std::string& file, const std::string& jsonPath, const FrameArgs& 
       std::cout << "  frame " << std::setw(3) << i << "  " << series.keys[i].str() << ": acceleration "
                 << fh.accelerationPe1 << " x " << fh.accelerationPe2 << ", calibration lines " << fh.calibrationLines;
       if (std::isfinite(series.echoTimeMs[i])) std::cout << ", TE " << series.echoTimeMs[i] << " ms";
+      if (std::isfinite(series.triggerTimeMs[i])) std::cout << ", trigger " << series.triggerTimeMs[i] << " ms";
       std::cout << "\n";
     }
   json twix = nullptr;  // what a Siemens twix file's own headers say (io/twix.hpp)
@@ -300,6 +307,7 @@ int info(const std::string& file, const std::string& jsonPath, const FrameArgs& 
                        {"coils", h.coils},
                        {"slices", h.slices},
                        {"acceleration", {h.accelerationPe1, h.accelerationPe2}},
+                       {"acquired_fraction", {h.acquiredFraction[0], h.acquiredFraction[1], h.acquiredFraction[2]}},
                        {"calibration_lines", h.calibrationLines},
                        {"acquisitions", acquisitions.size()},
                        {"noise_scans", d.noiseScans},

@@ -11,6 +11,7 @@
 #include "larmor/io/cfl.hpp"
 #include "larmor/io/rawarray.hpp"
 #include "larmor/io/twix.hpp"
+#include "sampling_facts.hpp"
 #include "trajectory_input.hpp"
 #ifdef LARMOR_HAVE_IO
 #include "larmor/io/ismrmrd.hpp"
@@ -171,6 +172,7 @@ Dataset bartFrame(const std::string& name, CArray k, const Shape& s, const LoadO
           for (index_t r = 0; r < n0 && !m; ++r) m = p[r] != cfloat(0.f, 0.f);
         }
     detectCalibration(d);
+    detail::setPartialFourierFromData(d);
   } else {
     d.trajectory = *traj;
     const Shape ts = d.trajectory.shape();

@@ -148,6 +148,17 @@ class CartesianLines {
         failFile(path_, s.name + " has " + std::to_string(s.n) + " samples, expected " + std::to_string(enc0) +
                             " (the encoded matrix)");
     }
+    // Limits that claim partial Fourier must hold the data: a step beyond their maximum means the claimed
+    // fraction is wrong, and the k-space would be placed wrongly.
+    for (int a = 1; a <= 2; ++a) {
+      const int max = a == 1 ? facts_.partialMax1 : facts_.partialMax2;
+      const int step = a == 1 ? ah.idx.kspace_encode_step_1 : ah.idx.kspace_encode_step_2;
+      if (max >= 0 && step > max)
+        failFile(path_, s.name + " is at kspace_encode_step_" + std::to_string(a) + " " + std::to_string(step) +
+                            " but the header's encoding limits claim partial Fourier with steps up to " +
+                            std::to_string(max) + " (centre " +
+                            std::to_string(a == 1 ? facts_.center1 : facts_.center2) + ")");
+    }
     const index_t pe1 = static_cast<index_t>(ah.idx.kspace_encode_step_1) + (enc1 / 2 - facts_.center1);
     const index_t pe2 = static_cast<index_t>(ah.idx.kspace_encode_step_2) + (enc2 / 2 - facts_.center2);
     if (pe1 < 0 || pe1 >= enc1 || pe2 < 0 || pe2 >= enc2)
@@ -400,7 +411,13 @@ struct FrameAccumulator {
   CartesianLines lines;
   Profiles profiles;
   index_t imaging = 0;
+  double stampSum = 0;  ///< physiology_time_stamp[0] of the imaging acquisitions
+  bool stamped = false;
 };
+
+// ISMRMRD's physiology time stamps count ticks of 2.5 ms (the Siemens MDH convention that
+// siemens_to_ismrmrd copies; the MRD specification names no unit).
+constexpr double kPhysiologyTickMs = 2.5;
 
 // Noise-scan samples, appended per coil: [samples_total, coils] at the end.
 struct NoiseSamples {
@@ -497,6 +514,8 @@ AcquisitionFrames readAcquisitions(const std::string& path, const std::string& g
     auto& acc = frames[key];
     if (!acc) acc = std::make_unique<FrameAccumulator>(h, facts, path, count);
     ++acc->imaging;
+    acc->stampSum += static_cast<double>(ah.physiology_time_stamp[0]);
+    acc->stamped = acc->stamped || ah.physiology_time_stamp[0] != 0;
     if (cartesian) acc->lines.add(ah, s, i);
     else acc->profiles.add(record, s, h.trajectory);
   }
@@ -549,10 +568,13 @@ AcquisitionFrames readAcquisitions(const std::string& path, const std::string& g
         for (const auto& [rkey, racc] : references) acc->lines.mergeReference(racc->lines, count, coils);
       acc->lines.finish(slices, d);
       setAccelerationFromMask(d);
+      setPartialFourierFromData(d);
     } else {
       acc->profiles.finish(facts, d);
     }
     geometry.finish(d.header);
+    if (acc->stamped && acc->imaging > 0)
+      out.triggerTimeMs[key] = kPhysiologyTickMs * acc->stampSum / static_cast<double>(acc->imaging);
     out.frames.emplace(key, std::move(d));
     acc.reset();
   }

@@ -21,6 +21,9 @@ struct AcquisitionFrames {
   std::vector<AcquisitionInfo> all;  ///< every acquisition as read
   /// Index values of the imaging acquisitions of the whole file (before selection), ascending.
   std::vector<int> contrasts, phases, repetitions, sets;
+  /// Per frame: the trigger time (ms) = the mean physiology_time_stamp[0] of its imaging acquisitions x
+  /// 2.5 ms; absent for frames whose acquisitions all carry 0 (no physiology: unknown).
+  std::map<FrameKey, double> triggerTimeMs;
 };
 
 /// Reads /group/data of `path` into frames (io/series.hpp). Noise scans are collected, navigator,

@@ -260,6 +260,14 @@ Header headerFromXml(const ISMRMRD::IsmrmrdHeader& xml, const std::string& path,
   const auto& lim = enc.encodingLimits;
   facts.center1 = lim.kspace_encoding_step_1 ? lim.kspace_encoding_step_1->center : h.encoded[1] / 2;
   facts.center2 = lim.kspace_encoding_step_2 ? lim.kspace_encoding_step_2->center : h.encoded[2] / 2;
+  // Partial Fourier claimed by the limits: a centre off the middle of the encoded steps (more than a line).
+  const auto partialMax = [](const auto& limit) {
+    if (!limit) return -1;
+    const int lo = limit->minimum, hi = limit->maximum, c = limit->center;
+    return hi > lo && std::abs(2 * c - (lo + hi + 1)) > 2 ? hi : -1;
+  };
+  facts.partialMax1 = partialMax(lim.kspace_encoding_step_1);
+  facts.partialMax2 = partialMax(lim.kspace_encoding_step_2);
   facts.slices = lim.slice ? index_t{lim.slice->maximum} + 1 : 1;
   facts.slicesDeclared = lim.slice.has_value();
   const auto maxOf = [](const auto& limit) { return limit ? static_cast<int>(limit->maximum) : -1; };

@@ -36,6 +36,9 @@ struct EncodingFacts {
   /// acquisition's index is checked against them.
   int maxContrast = -1, maxPhase = -1, maxRepetition = -1, maxSet = -1, maxAverage = -1;
   std::vector<float> echoTimesMs;    ///< sequenceParameters TE (ms), by contrast; empty when absent
+  /// pe1/pe2 encoding limits that claim partial Fourier (the centre not in the middle of minimum..maximum):
+  /// their maximum, which every acquisition's step must respect (-1: no claim).
+  int partialMax1 = -1, partialMax2 = -1;
 };
 
 /// Larmor's Header from the first encoding and the descriptive sections (coils and slices are left to

@@ -172,7 +172,8 @@ Series readIsmrmrdSeries(const std::string& path, const std::string& group, cons
     d.validate();
     const auto c = static_cast<std::size_t>(key.contrast);
     series.echoTimeMs.push_back(c < facts.echoTimesMs.size() ? facts.echoTimesMs[c] : unknownTime());
-    series.triggerTimeMs.push_back(unknownTime());
+    const auto trigger = read.triggerTimeMs.find(key);
+    series.triggerTimeMs.push_back(trigger != read.triggerTimeMs.end() ? trigger->second : unknownTime());
     series.keys.push_back(key);
     series.frames.push_back(std::move(d));
   }

@@ -290,6 +290,7 @@ const AcqRecord& AcquisitionReader::get(std::uint64_t i) {
 void AcquisitionReader::buildMemType() {
   const hsize_t three[1] = {3};
   H5Id f3(H5Tarray_create2(H5T_NATIVE_FLOAT, 1, three), H5Tclose);
+  H5Id u3(H5Tarray_create2(H5T_NATIVE_UINT32, 1, three), H5Tclose);
   H5Id idx(H5Tcreate(H5T_COMPOUND, sizeof(AcqHead::idx)), H5Tclose);
   H5Tinsert(idx.id, "kspace_encode_step_1", offsetof(decltype(AcqHead::idx), kspace_encode_step_1), H5T_NATIVE_UINT16);
   H5Tinsert(idx.id, "kspace_encode_step_2", offsetof(decltype(AcqHead::idx), kspace_encode_step_2), H5T_NATIVE_UINT16);
@@ -309,6 +310,7 @@ void AcquisitionReader::buildMemType() {
   H5Tinsert(head.id, "discard_post", offsetof(AcqHead, discard_post), H5T_NATIVE_UINT16);
   H5Tinsert(head.id, "center_sample", offsetof(AcqHead, center_sample), H5T_NATIVE_UINT16);
   H5Tinsert(head.id, "trajectory_dimensions", offsetof(AcqHead, trajectory_dimensions), H5T_NATIVE_UINT16);
+  H5Tinsert(head.id, "physiology_time_stamp", offsetof(AcqHead, physiology_time_stamp), u3.id);
   H5Tinsert(head.id, "position", offsetof(AcqHead, position), f3.id);
   H5Tinsert(head.id, "read_dir", offsetof(AcqHead, read_dir), f3.id);
   H5Tinsert(head.id, "phase_dir", offsetof(AcqHead, phase_dir), f3.id);

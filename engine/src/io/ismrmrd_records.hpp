@@ -20,6 +20,7 @@ struct AcqHead {
   std::uint64_t flags;
   std::uint32_t scan_counter;
   std::uint16_t number_of_samples, active_channels, discard_pre, discard_post, center_sample, trajectory_dimensions;
+  std::uint32_t physiology_time_stamp[3];  ///< [0]: time since the last trigger in 2.5 ms ticks (cardiac)
   float position[3], read_dir[3], phase_dir[3], slice_dir[3];
   struct {
     std::uint16_t kspace_encode_step_1, kspace_encode_step_2, average, slice, contrast, phase, repetition, set;

@@ -6,6 +6,8 @@
 #include <map>
 #include <numeric>
 
+#include "larmor/recon/partial_fourier.hpp"
+
 namespace larmor::io::detail {
 
 int maskAcceleration(const Dataset& d, bool alongPe1, int* support) {
@@ -47,6 +49,11 @@ void setAccelerationFromMask(Dataset& d) {
   };
   judge(true, h.accelerationPe1);
   judge(false, h.accelerationPe2);
+}
+
+void setPartialFourierFromData(Dataset& d) {
+  const recon::PartialFourierRegion r = recon::detectPartialFourier(d);
+  for (int a = 0; a < 3; ++a) d.header.acquiredFraction[a] = static_cast<float>(r.fraction(a));
 }
 
 namespace {

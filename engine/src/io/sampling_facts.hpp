@@ -18,6 +18,10 @@ int maskAcceleration(const Dataset& d, bool alongPe1, int* support = nullptr);
 /// gap, or a different one only once). Non-Cartesian data are left alone.
 void setAccelerationFromMask(Dataset& d);
 
+/// header.acquiredFraction of a Cartesian frame from its data (recon::detectPartialFourier: the acquired
+/// range of the sampled lines and of the non-zero readout samples); 1 on axes acquired in full.
+void setPartialFourierFromData(Dataset& d);
+
 /// Slices reordered so that header.geometry.slicePositions increase (ISMRMRD numbers slices in
 /// acquisition order, interleaved or descending); k-space, masks, reference and coil maps move with
 /// them. Returns true when anything moved.

@@ -281,6 +281,17 @@ TwixRead readTwix(const std::string& path, const TwixOptions& options) {
     }
     h.calibrationLines = static_cast<int>(std::count(calibPe1.begin(), calibPe1.end(), 1));
     detail::setAccelerationFromMask(d);
+    detail::setPartialFourierFromData(d);
+    // The protocol's partial Fourier against the data (which decide): one warning when they disagree.
+    const double claim[3] = {out.summary.readoutPartialFourier, out.summary.phasePartialFourier,
+                             enc2 > 1 ? out.summary.slicePartialFourier : 1.0};
+    static const char* axis[3] = {"readout", "phase", "slice"};
+    for (int a = 0; a < 3; ++a)
+      if (claim[a] < 1 && std::abs(claim[a] - h.acquiredFraction[a]) > 1.0 / 16)
+        d.warnings.push_back(path + ": the protocol says " + axis[a] + " partial Fourier " +
+                             std::to_string(static_cast<int>(claim[a] * 8 + 0.5)) + "/8 but the data fill " +
+                             std::to_string(h.acquiredFraction[a]).substr(0, 5) +
+                             " of that axis; the reconstruction goes by the data");
   }
   if (!out.noise.empty()) {
     // Dataset::noise is [samples_total, coils]: the [samples, scans, coils] block read as one.

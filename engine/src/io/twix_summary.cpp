@@ -88,6 +88,13 @@ TwixSummary summarize(const Layout& L) {
   s.software = protText(L.protocol, "SoftwareVersions");
   s.model = protText(L.protocol, "ManufacturersModelName");
   s.buffers = L.protocol.bufferNames;
+  const auto fraction = [&](const char* key) {
+    const long v = ascInt(L.protocol, std::string("sKSpace.") + key, 0, 255).value_or(16);
+    return v == 1 ? 4 / 8.0 : v == 2 ? 5 / 8.0 : v == 4 ? 6 / 8.0 : v == 8 ? 7 / 8.0 : 1.0;
+  };
+  s.phasePartialFourier = fraction("ucPhasePartialFourier");
+  s.slicePartialFourier = fraction("ucSlicePartialFourier");
+  s.readoutPartialFourier = fraction("ucReadoutPartialFourier");
   return s;
 }
 
@@ -110,6 +117,11 @@ std::vector<std::string> describeTwix(const TwixSummary& s) {
                 " skipped (navigator, phase correction, feedback); " + str(s.syncScans) + " sync data" +
                 (s.acqEnd ? "" : "; no ACQEND (measurement cut short)"));
   out.push_back("readout: " + str(s.channels) + " channels x " + str(s.samples) + " samples");
+  if (s.phasePartialFourier < 1 || s.slicePartialFourier < 1 || s.readoutPartialFourier < 1) {
+    const auto eighths = [&](double f) { return f < 1 ? str(static_cast<int>(f * 8 + 0.5)) + "/8" : std::string("off"); };
+    out.push_back("partial Fourier (protocol): phase " + eighths(s.phasePartialFourier) + ", slice " +
+                  eighths(s.slicePartialFourier) + ", readout " + eighths(s.readoutPartialFourier));
+  }
   out.push_back("counters: " + str(s.averages) + " averages, " + str(s.echoes) + " echoes, " + str(s.phases) +
                 " phases, " + str(s.repetitions) + " repetitions, " + str(s.sets) + " sets (all but averages: merged)");
   if (s.sequence.find("pulseq") != std::string::npos || s.sequence.find("Pulseq") != std::string::npos)

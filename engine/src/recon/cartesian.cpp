@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "larmor/recon/partial_fourier.hpp"
+
 namespace larmor::recon {
 
 void outputMatrix(const Dataset& d, const ReconSettings& s, index_t out[3]) {
@@ -98,6 +100,15 @@ ImageSet reconstructCartesian(Backend& backend, const Dataset& d, const ReconSet
   const Shape encodedShape{h.encoded[0], h.encoded[1], h.encoded[2], 1, batch};
   kspace.reshape(encodedShape);
 
+  // Partial Fourier / asymmetric echo (partial_fourier.hpp): the missing edge filled per coil before the FFT.
+  PartialFourierReport pf;
+  pf.region = detectPartialFourier(d);
+  if (pf.region.any()) {
+    progress.report(0.1, "partial Fourier (" + toString(s.partialFourier) + ")");
+    ScopedStage st(timings, "partial Fourier (" + toString(s.partialFourier) + ")", &backend);
+    pf = fillPartialFourier(backend, kspace.buffer(), batch, rank, pf.region, s.partialFourier);
+  }
+
   progress.report(0.2, "inverse FFT");
   {
     ScopedStage st(timings, "ifft", &backend);
@@ -113,7 +124,12 @@ ImageSet reconstructCartesian(Backend& backend, const Dataset& d, const ReconSet
   }
   kspace = {};  // free the k-space early: large 3D data sets
 
-  return finishCoilImages(backend, std::move(images), g.out, rank, coils, slices, s, timings, progress);
+  ImageSet result = finishCoilImages(backend, std::move(images), g.out, rank, coils, slices, s, timings, progress);
+  if (pf.region.any()) {
+    result.partialFourier = pf.toJson();
+    result.partialFourier["line"] = pf.line();
+  }
+  return result;
 }
 
 }  // namespace larmor::recon

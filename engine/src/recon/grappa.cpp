@@ -64,6 +64,17 @@ void toCalibrationDomain(Backend& be, Buffer& data, index_t n0, index_t n1, inde
   if (basic) be.fft(data, Shape{n0, n1 * n2 * batch}, 1, FftDirection::Inverse);
 }
 
+/// The calibration domain -> k-space: the inverse of toCalibrationDomain (basic: the readout back to kx;
+/// pe2 partitions back to kz by an inverse 2D and a forward 3D FFT).
+void fromCalibrationDomain(Backend& be, Buffer& data, index_t n0, index_t n1, index_t n2, index_t batch, bool basic,
+                           bool pe2ToImage) {
+  if (basic) be.fft(data, Shape{n0, n1 * n2 * batch}, 1, FftDirection::Forward);
+  if (n2 > 1 && pe2ToImage) {
+    be.fft(data, Shape{n0, n1, n2 * batch}, 2, FftDirection::Inverse);
+    be.fft(data, Shape{n0, n1, n2, batch}, 3, FftDirection::Forward);
+  }
+}
+
 /// The calibration domain -> image space: inverse 2D over (x, y) (z is already in image space); basic data
 /// were already in x, which a forward FFT along the readout gives back. kz in k-space (2D acceleration):
 /// basic data back to kx first, then one inverse 3D FFT.
@@ -355,6 +366,8 @@ struct Pipeline::Impl {
   std::unique_ptr<Buffer> kin, kwork, compactBuf, compression;
   CDeviceArray images, resampled, combined;  ///< [fov or out, coils x batch] and [out, batch]
   bool resample = false;
+  PartialFourierMethod pfMethod = PartialFourierMethod::Pocs;  ///< the filler after GRAPPA's (partial_fourier.hpp)
+  PartialFourierReport pf;                                     ///< the region, and what the last batch did
 
   Impl(Backend& backend, const Dataset& d, const ReconSettings& s, index_t slicesPerBatch, std::size_t budgetBytes);
   Backend& host() { return hostOwned ? *hostOwned : be; }
@@ -370,6 +383,8 @@ Pipeline::Impl::Impl(Backend& backend, const Dataset& d, const ReconSettings& s,
     : be(backend), settings(s.grappa), combine(s.combine), keepCoilImages(s.keepCoilImages), source(d.source) {
   const Header& h = d.header;
   smp = analyseSampling(d);
+  pfMethod = s.partialFourier;
+  pf.region = detectPartialFourier(d);
   n0 = h.encoded[0];
   n1 = h.encoded[1];
   n2 = h.encoded[2];
@@ -568,10 +583,19 @@ void Pipeline::process(const Dataset& d, index_t first, index_t count, Timings* 
     if (m.compact) be.scatter(*work, *m.compactBuf, *m.compactTables[static_cast<std::size_t>(b)], compactElements);
   }
   const Shape encodedShape{m.n0, m.n1, m.n2, 1, m.coils * B};
+  const bool pfFill = m.pf.region.any() && m.pfMethod != PartialFourierMethod::ZeroFill;
+  if (pfFill) {
+    // Partial Fourier: GRAPPA filled the gaps of the acquired region; POCS or homodyne the missing edge, in
+    // k-space (back from the calibration domain where the kernels worked in a hybrid space).
+    Stage st(t, "partial Fourier (" + toString(m.pfMethod) + ")", &be);
+    if (m.partitions > 1 || m.basic) fromCalibrationDomain(be, *work, m.n0, m.n1, m.n2, m.coils * B, m.basic, !m.twoD);
+    m.pf = fillPartialFourier(be, *work, m.coils * B, m.n2 > 1 ? 3 : 2, m.pf.region, m.pfMethod);
+  }
   progress.report(0.9, "ifft, combine");
   {
     Stage st(t, "ifft", &be);
-    toImage(be, *work, m.n0, m.n1, m.n2, m.coils * B, m.basic, m.twoD);
+    if (pfFill) toImage(be, *work, m.n0, m.n1, m.n2, m.coils * B, false, true);
+    else toImage(be, *work, m.n0, m.n1, m.n2, m.coils * B, m.basic, m.twoD);
   }
   const Shape fovShape{m.fov[0], m.fov[1], m.fov[2], 1, m.coils * B};
   {
@@ -637,6 +661,11 @@ ImageSet Pipeline::run(const Dataset& d, Timings& timings, const Progress& progr
     sum[s.stage].second = s.device;
   }
   for (const auto& name : order) timings.add(name, sum[name].first, sum[name].second);
+  if (m.pf.region.any()) {
+    m.pf.method = m.pfMethod;
+    result.partialFourier = m.pf.toJson();
+    result.partialFourier["line"] = m.pf.line();
+  }
   progress.report(1.0, "GRAPPA: done");
   return result;
 }

@@ -82,6 +82,7 @@ ReconResult run(const ReconRequest& request, const Progress& progress) {
       break;
   }
   result.convergence = std::move(images.convergence);
+  if (!images.partialFourier.is_null()) result.warnings.push_back(d.source + ": " + images.partialFourier["line"].get<std::string>());
   result.coilImages = std::move(images.coilImages);
   result.image = std::move(images.combined);
 
@@ -109,6 +110,7 @@ ReconResult run(const ReconRequest& request, const Progress& progress) {
                                             {"condition_number", whitening.conditionNumber},
                                             {"bandwidth_ratio", whitening.bandwidthRatio}};
   if (!result.convergence.is_null()) result.provenance["convergence"] = result.convergence;
+  if (!images.partialFourier.is_null()) result.provenance["partial_fourier"] = images.partialFourier;
   if (!sel.notice.empty()) result.provenance["device"]["notice"] = sel.notice;
   result.provenance["memory"] = {{"rule", memory.rule},
                                  {"estimated_host_bytes", memory.hostBytes()},

@@ -127,6 +127,13 @@ std::vector<Setting> build() {
       "Whiten the coils with the noise scans' covariance (auto: when the data have noise samples)", kAllMethods,
       {{"auto", "auto (when noise scans exist)"}, {"off", "off"}},
       [](ReconSettings& s) -> NoiseWhiteningMode& { return s.noiseWhitening; }));
+  t.push_back(choice<PartialFourierMethod>(
+      "partial_fourier", "partial-fourier", "Partial Fourier", "reconstruction",
+      "Fill the missing edge of partial-Fourier / asymmetric-echo k-space: POCS (Haacke 1991), homodyne (Noll "
+      "1991) or zero-filling; data acquired in full are not touched",
+      bit(Method::Fft) | kGrappa,
+      {{"pocs", "POCS"}, {"homodyne", "Homodyne"}, {"zerofill", "Zero-fill"}},
+      [](ReconSettings& s) -> PartialFourierMethod& { return s.partialFourier; }));
   t.push_back(choice<Combine>("combine", "combine", "Coil combination", "reconstruction",
                               "Coil combination: root sum of squares, or adaptive (Walsh et al. 2000)", kAllMethods,
                               {{"sos", "Sum of squares"}, {"adaptive", "Adaptive (Walsh)"}},

@@ -36,6 +36,10 @@ struct TwixSummary {
   int echoes = 1, phases = 1, repetitions = 1, sets = 1, averages = 1;  ///< counter ranges (max + 1)
   std::string sequence, protocol, software, model;
   std::vector<std::string> buffers;  ///< header text buffers ("Config", "Meas", "MeasYaps", ...)
+  /// The protocol's partial Fourier (sKSpace.ucPhase/Slice/ReadoutPartialFourier: 1 = 4/8, 2 = 5/8,
+  /// 4 = 6/8, 8 = 7/8, 16 = off) as fractions; 1 where off or absent. The reconstruction goes by the data
+  /// (docs/data.md); a claim the data do not show is a warning.
+  double phasePartialFourier = 1, slicePartialFourier = 1, readoutPartialFourier = 1;
 };
 
 struct TwixOptions {

@@ -14,6 +14,7 @@ struct ImageSet {
   CArray coilImages;  ///< [x, y, z, coils, slices]
   CArray combined;    ///< [x, y, z, 1, slices]
   nlohmann::json convergence;  ///< iterative methods: residual and objective per iteration (recon/iterative.hpp)
+  nlohmann::json partialFourier;  ///< partial-Fourier data: PartialFourierReport::toJson() + "line" (else null)
 };
 
 /// The output matrix: settings.matrix where given, else the header's recon matrix.

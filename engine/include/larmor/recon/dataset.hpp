@@ -44,6 +44,9 @@ struct Header {
   int accelerationPe1 = 1;
   int accelerationPe2 = 1;
   int calibrationLines = 0;
+  /// Partial Fourier / asymmetric echo: the fraction of k-space acquired along readout, pe1, pe2 (1 = all),
+  /// from the data (recon/partial_fourier.hpp); the readers fill it, the reconstruction detects it again.
+  float acquiredFraction[3] = {1, 1, 1};
   float systemFieldT = 0;  ///< 0 when unknown
   std::string patientName, patientId, studyDescription, protocolName;  ///< empty when unknown
   /// DICOM forms (DA "YYYYMMDD", TM "HHMMSS", sex "M"/"F"/"O"), empty when unknown or malformed.

@@ -9,6 +9,7 @@
 #include "larmor/recon/iterative.hpp"
 #include "larmor/recon/noncartesian.hpp"
 #include "larmor/recon/noise.hpp"
+#include "larmor/recon/partial_fourier.hpp"
 
 namespace larmor::recon {
 
@@ -30,6 +31,8 @@ struct ReconSettings {
   bool keepCoilImages = true;
   /// Noise pre-whitening (recon/noise.hpp): auto = when the dataset has noise samples.
   NoiseWhiteningMode noiseWhitening = NoiseWhiteningMode::Auto;
+  /// Partial Fourier / asymmetric echo (recon/partial_fourier.hpp): the filler of the missing edge, fft and grappa.
+  PartialFourierMethod partialFourier = PartialFourierMethod::Pocs;
   NufftSettings nufft;
   GrappaSettings grappa;
   IterativeSettings iterative;
