@@ -121,6 +121,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   model_.addObserver(this);
   refreshDevices();
   applySession(lastSession());
+  warmUpDevice();
 
   const QRect avail = screen() ? screen()->availableGeometry() : QRect(0, 0, 1440, 900);
   resize(std::min(1440, avail.width()), std::min(900, avail.height()));

@@ -148,6 +148,7 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   void onTaskCancelled(quint64 id, TaskKind kind);
   bool submitRecon(model::RunKind kind);
   void prepareLiveLambda();
+  void warmUpDevice();  ///< start-up: recon::warmUp on a GPU backend, in the worker
 public:
   /// "  — about 12.0 s left" for a task running `elapsedMs` that has done `fraction`; empty under 5 s.
   static QString remainingText(qint64 elapsedMs, double fraction);

@@ -204,8 +204,17 @@ QString MainWindow::remainingText(qint64 elapsedMs, double fraction) {
   return tr("  — about %1 left").arg(QString::fromStdString(model::formatDuration(std::max(1000.0, std::round(left / 1000) * 1000))));
 }
 
+void MainWindow::warmUpDevice() {
+  // A GPU's first reconstruction of a process pays for loading the libraries' kernels (0.2 s for a 256²
+  // CG-SENSE on the H100, docs/perf.md); the worker does that now, while the user picks a file. The CPU
+  // needs no warming. A run asked for meanwhile waits for it (at most ~0.4 s) and then runs warm.
+  const std::shared_ptr<Backend> be = model_.backend();
+  if (!be || !be->info().gpu) return;
+  worker_->enqueue(makeWarmUpTask(be, model_.session().settings));
+}
+
 void MainWindow::onTaskStarted(quint64, TaskKind kind, const QString& label) {
-  settings_->setRunning(kind != TaskKind::Load);
+  settings_->setRunning(kind != TaskKind::Load && kind != TaskKind::WarmUp);
   cancelAction_->setEnabled(true);
   progress_->setValue(0);
   stage_->setText(label);
@@ -247,6 +256,13 @@ void MainWindow::onTaskSucceeded(quint64 id, TaskKind kind, const QVariant&, con
     stage_->setText(tr("Live λ ready"));
     return;
   }
+  if (kind == TaskKind::WarmUp) {
+    const std::string why = out.extra.value("error", std::string());
+    stage_->setText(tr("Ready"));
+    log(why.empty() ? tr("GPU warmed up in %1 ms").arg(qRound(out.extra.value("ms", 0.0)))
+                    : tr("GPU warm-up skipped: %1").arg(QString::fromStdString(why)));
+    return;
+  }
   if (!model_.runFinished(id, out.result)) return;  // not a run the model planned
   stage_->setText(tr("Done"));
   emit reconFinished();
@@ -268,6 +284,11 @@ void MainWindow::prepareLiveLambda() {
 }
 
 void MainWindow::onTaskFailed(quint64 id, TaskKind kind, const QString& message) {
+  if (kind == TaskKind::WarmUp) {  // recon::warmUp does not throw; a worker error is only logged
+    log(tr("GPU warm-up: %1").arg(message));
+    stage_->setText(tr("Ready"));
+    return;
+  }
   if (kind == TaskKind::Prepare) {  // the next λ builds the problem itself and reports what fails
     log(tr("live λ preparation: %1").arg(message));
     stage_->setText(tr("Ready"));

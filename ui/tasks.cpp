@@ -7,6 +7,7 @@
 #include "larmor/recon/iterative.hpp"
 #include "larmor/recon/recon.hpp"
 #include "larmor/recon/settings_table.hpp"
+#include "larmor/recon/warm_up.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -28,6 +29,24 @@ Task makeReconTask(ReconJob job, TaskKind kind, const QString& label) {
     TaskOutput out;
     out.result = std::make_shared<const recon::ReconResult>(recon::run(req, progress));
     out.dataset = job.dataset;
+    return out;
+  };
+  return t;
+}
+
+Task makeWarmUpTask(std::shared_ptr<Backend> backend, const recon::ReconSettings& settings) {
+  Task t;
+  t.kind = TaskKind::WarmUp;
+  t.label = QObject::tr("warming up %1").arg(QString::fromStdString(backend->info().id));
+  t.work = [backend, settings](const Progress&) {
+    recon::WarmUpHint hint;
+    // No data yet: the iterative and non-Cartesian methods are warmed on a radial problem (the workstation's
+    // demos), the FFT and GRAPPA on a Cartesian one.
+    hint.nonCartesian = settings.method != recon::Method::Fft && settings.method != recon::Method::Grappa;
+    std::string why;
+    TaskOutput out;
+    const double ms = recon::warmUp(backend, settings, hint, &why);
+    out.extra = {{"ms", ms}, {"error", why}};
     return out;
   };
   return t;

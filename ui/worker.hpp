@@ -26,7 +26,8 @@ class QThreadPool;
 
 namespace larmor::ui {
 
-enum class TaskKind { Load, Recon, Sweep, Prepare };  // Prepare: live λ setup (live_lambda.hpp)
+/// Prepare: live λ setup (live_lambda.hpp); WarmUp: the GPU warmed at start-up (recon/warm_up.hpp).
+enum class TaskKind { Load, Recon, Sweep, Prepare, WarmUp };
 
 struct TaskOutput {
   std::shared_ptr<const Dataset> dataset;            ///< Load (a file's first frame; series holds them all)
