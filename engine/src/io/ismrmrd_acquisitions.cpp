@@ -195,14 +195,23 @@ class CartesianLines {
   }
 
   /// d.kspace, d.sampled, d.calibration and the calibration lines for `slices` slices (the encoding
-  /// limits may announce more than were acquired: up to the last one seen are kept).
+  /// limits may announce more than were acquired: up to the last one seen are kept). The sums become
+  /// d.kspace in place (divided by each line's count): the k-space is held once, not twice.
   void finish(index_t slices, Dataset& d) {
     Header& h = d.header;
     const index_t enc0 = h.encoded[0], enc1 = h.encoded[1], enc2 = h.encoded[2], coils = h.coils;
     h.slices = slices;
-    ksum_.resize(static_cast<std::size_t>(enc0 * enc1 * enc2 * coils * slices));
     hits_.resize(static_cast<std::size_t>(enc1 * enc2 * slices));
-    d.kspace = CArray(Shape{enc0, enc1, enc2, coils, slices});
+    calib_.resize(hits_.size());
+    const Shape shape{enc0, enc1, enc2, coils, slices};
+    if (ksum_.size() != shape.size()) {  // more slices announced than acquired (or none allocated): a copy
+      CArray exact(shape);
+      std::copy_n(ksum_.data(), std::min(ksum_.size(), exact.size()), exact.data());
+      ksum_ = std::move(exact);
+    } else {
+      ksum_.reshape(shape);
+    }
+    d.kspace = std::move(ksum_);
     d.sampled = Array<std::uint8_t>(Shape{enc1, enc2, slices}, 0);
     d.calibration = Array<std::uint8_t>(Shape{enc1, enc2, slices}, 0);
     const index_t lineCount = enc1 * enc2 * slices;
@@ -211,11 +220,12 @@ class CartesianLines {
       if (nHits == 0) continue;
       d.sampled[line] = 1;
       d.calibration[line] = calib_[static_cast<std::size_t>(line)];
+      if (nHits == 1) continue;
       const index_t pe = line % (enc1 * enc2), slice = line / (enc1 * enc2);
       const float scale = 1.f / static_cast<float>(nHits);
       for (index_t c = 0; c < coils; ++c) {
-        const index_t off = enc0 * (pe + enc1 * enc2 * (c + coils * slice));
-        for (index_t s = 0; s < enc0; ++s) d.kspace[off + s] = ksum_[static_cast<std::size_t>(off + s)] * scale;
+        cfloat* row = d.kspace.data() + enc0 * (pe + enc1 * enc2 * (c + coils * slice));
+        for (index_t s = 0; s < enc0; ++s) row[s] *= scale;
       }
     }
     std::vector<char> calibPe1(static_cast<std::size_t>(enc1), 0);
@@ -239,7 +249,11 @@ class CartesianLines {
                           " coils x " + std::to_string(want) + " slices needs " + byteSize(bytes) +
                           " of k-space but the file holds only " + byteSize(present) + " of samples");
     try {
-      ksum_.resize(static_cast<std::size_t>(enc0 * enc1 * enc2 * coils * want));
+      // The sums are the final k-space array (finish divides in place); a later slice beyond the ones
+      // announced grows it by a copy.
+      CArray grown(Shape{enc0, enc1, enc2, coils, want});
+      std::copy_n(ksum_.data(), std::min(ksum_.size(), grown.size()), grown.data());
+      ksum_ = std::move(grown);
       hits_.resize(static_cast<std::size_t>(enc1 * enc2 * want));
       calib_.resize(hits_.size());
     } catch (const std::bad_alloc&) {
@@ -253,7 +267,7 @@ class CartesianLines {
   std::uint64_t count_;
   double fileBytes_ = 0;
   index_t slices_;
-  std::vector<cfloat> ksum_;
+  CArray ksum_;  ///< [enc0, enc1, enc2, coils, slices]: sums of each line's readouts
   std::vector<std::uint32_t> hits_;
   std::vector<std::uint8_t> calib_;
 };
