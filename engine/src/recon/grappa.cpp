@@ -473,7 +473,8 @@ std::vector<float> Pipeline::Impl::scalesFor(const Dataset& d, index_t first, in
 //   the plan capacity x Plan::bytesPerProblem; compact: the buffer n0 n1 coils capacity c and one table of
 //   as many indices per sub-batch; images fov coils B c, resampled out coils B c (when fov != out),
 //   combined out B c;
-//   plus the transient of the largest FFT, of the V coils B c array (resources.hpp, fftTransientFactor).
+//   plus the transient of the largest FFT, of the V coils B c array (resources.hpp, fftTransientFactor);
+//   on a GPU the double-precision copies of the calibration GEMM's operands (below).
 BatchPlan batchPlan(const Dataset& d, const ReconSettings& s, const DeviceInfo& info, std::size_t budgetBytes,
                     index_t slicesPerBatch) {
   const Header& h = d.header;
@@ -511,6 +512,16 @@ BatchPlan batchPlan(const Dataset& d, const ReconSettings& s, const DeviceInfo& 
                  (resample ? outVoxels * C * B * c : 0) + outVoxels * B * c +
                  fftTransientFactor(info.gpu) * volume * C * B * c;
   if (gs.outCoils > 0) bytes += volume * C * B * c + Cin * C * B * c;
+  if (info.gpu) {
+    // The CUDA backend's batched GEMM accumulates in double when k > max(m, n) (cuda/linalg.cu): the
+    // calibration products A^H A and A^H B then copy their operands and result to double (twice the float
+    // size) beside them; the larger of the two.
+    const CalibrationGeometry cg = CalibrationGeometry::make(kernel, smp, n0);
+    const double nA = static_cast<double>(kernel.rowsA()), nB = static_cast<double>(kernel.rowsB());
+    const double nCol = static_cast<double>(cg.equations()), E = static_cast<double>(kernel.segments * p.capacity);
+    if (nCol > std::max(nA, nB))
+      bytes += 2 * c * E * nCol * nA + 2 * c * E * std::max(nA * nA, nCol * nB + nA * nB);
+  }
   if (p.compact)
     bytes += static_cast<double>(n0 * n1) * C * static_cast<double>(p.capacity) *
              (c + static_cast<double>(p.subBatches) * sizeof(index_t));
