@@ -2,7 +2,10 @@
 // (recon/resources.cpp) against the backend's measured peak of its buffers (Backend::memoryStats) during a
 // real recon::run, within 0.8-1.25x (issue 15, item 3). Both backends count their buffers the same way;
 // the formulas count the buffers each path allocates. On the GPU the peak is taken above what was live
-// before the run (the process's earlier tests may hold cuFFT's work area, which the FFT engine keeps).
+// before the run, and the lower bound is 0.7: the FFT engine keeps the largest cuFFT work area it has
+// needed (cuda/fft.cu), so after the process's earlier tests a transform may take no new one, while the
+// estimate counts it (f X / 2, about a quarter of the fft job's peak). tests/gpu/memory_estimates.sh
+// measures each workload in a fresh process.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -37,6 +40,7 @@ class MemoryEstimate : public larmor::test::DeviceTest {
                 estimate / 1e6, r.provenance["memory"]["rule"].get<std::string>().c_str());
     return peak / estimate;
   }
+  double lowest() const { return onGpu() ? 0.7 : 0.8; }
 };
 
 Dataset simulated(index_t nx, index_t ny, index_t nz, index_t slices, int coils, int accel,
@@ -61,14 +65,14 @@ recon::ReconSettings method(recon::Method m) {
 
 TEST_P(MemoryEstimate, Fft3d) {
   const double r = measuredOverEstimate(simulated(64, 64, 32, 1, 8, 1), method(recon::Method::Fft));
-  EXPECT_GT(r, 0.8);
+  EXPECT_GT(r, lowest());
   EXPECT_LT(r, 1.25);
 }
 
 // GRAPPA's estimate is the pipeline's own batch (grappa::batchPlan); it used to be 0.11 of the H100's peak.
 TEST_P(MemoryEstimate, Grappa) {
   const double r = measuredOverEstimate(simulated(128, 128, 1, 6, 8, 2), method(recon::Method::Grappa));
-  EXPECT_GT(r, 0.8);
+  EXPECT_GT(r, lowest());
   EXPECT_LT(r, 1.25);
 }
 
@@ -76,7 +80,7 @@ TEST_P(MemoryEstimate, Grappa) {
 TEST_P(MemoryEstimate, Gridding) {
   const double r =
       measuredOverEstimate(simulated(128, 128, 1, 2, 8, 1, TrajectoryKind::Radial), method(recon::Method::Gridding));
-  EXPECT_GT(r, 0.8);
+  EXPECT_GT(r, lowest());
   EXPECT_LT(r, 1.25);
 }
 
@@ -87,7 +91,7 @@ TEST_P(MemoryEstimate, CartesianSense3d) {
   s.iterative.iterations = 2;
   const Dataset d = simulated(32, 32, 32, 1, 8, 2);
   const double r = measuredOverEstimate(d, s);
-  EXPECT_GT(r, 0.8);
+  EXPECT_GT(r, lowest());
   EXPECT_LT(r, 1.25);
   EXPECT_NE(recon::estimateMemory(d, s, be().info()).rule.find("Cartesian SENSE, 3D"), std::string::npos);
 }

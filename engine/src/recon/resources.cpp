@@ -134,8 +134,9 @@ void nonCartesian(const Dataset& d, const ReconSettings& s, const DeviceInfo& de
 // FFT transient. Resident from the first stage to the last: the samples M C, the sampling plan's index
 // (int64: M c per batch it is used with, 1 and g), the Gram operator's mask n. The peak is the largest of
 //   plan       the encoded coil E1 (one slice-coil volume) + the cropped one n + its readout FFT f E1
-//   coil maps  ESPIRiT (espirit.cpp): the calibration matrix and its Gram matrix, then the interpolated covariances N L (L = C (C + 1) / 2) with their
-//              FFT f N L, the maps N C and eigenvalues N; Walsh: the maps N C and their FFT f N C;
+//   coil maps  ESPIRiT (espirit.cpp): the calibration matrix and its Gram matrix, then the interpolated
+//              covariances N L (L = C (C + 1) / 2) with their FFT f N L, the maps N C and eigenvalues N;
+//              Walsh: the maps N C and their FFT f N C;
 //              maps from the dataset or a file: none on the device
 //   solve      the maps twice (per coil and per group: 2 C n), x, E^H d, the two diagonals, CG's r, p, q
 //              and z and the preconditioner (9 n; FISTA's are fewer), the normal operator's tmp, acc and
@@ -164,7 +165,8 @@ double cartesianIterative(const Dataset& d, const ReconSettings& s, const Device
       // its Gram matrix (K C)^2; then the interpolation.
       double K = 1, rows = 1;
       for (int i = 0; i < 3; ++i) {
-        const index_t k = dims[i] > 1 ? 6 : 1, box = std::max<index_t>(k, std::min<index_t>(s.iterative.calibrationSize, dims[i]));
+        const index_t k = dims[i] > 1 ? 6 : 1;  // coil_maps.cpp: EspiritOptions{6, ...}
+        const index_t box = std::max<index_t>(k, std::min<index_t>(s.iterative.calibrationSize, dims[i]));
         K *= static_cast<double>(k);
         rows *= static_cast<double>(box - k + 1);
       }
@@ -196,7 +198,8 @@ void iterative(const Dataset& d, const ReconSettings& s, const DeviceInfo& dev, 
     index_t grid[3];
     for (int i = 0; i < 3; ++i) {
       const double ratio = h.encodedFovMm[i] > 0 && h.reconFovMm[i] > 0 ? h.encodedFovMm[i] / h.reconFovMm[i] : 1.0;
-      grid[i] = dims[i] > 1 ? std::max<index_t>(dims[i], static_cast<index_t>(std::lround(static_cast<double>(dims[i]) * ratio))) : 1;
+      const auto widened = static_cast<index_t>(std::lround(static_cast<double>(dims[i]) * ratio));
+      grid[i] = dims[i] > 1 ? std::max<index_t>(dims[i], widened) : 1;
     }
     e.workBytes = cartesianIterative(d, s, dev, dims, grid);
     e.resultBytes = voxels(out) * S * kComplex * (s.keepCoilImages ? 1 + C : 1);
