@@ -153,16 +153,17 @@ Series readIsmrmrdSeries(const std::string& path, const std::string& group, cons
   Dataset base;
   base.source = path;
   EncodingFacts facts;
+  bool keepSamples = true;
   {
     const H5Id file = openIsmrmrdFile(path, group);
     base.header = headerFromXml(parseHeader(file.id, path, group), path, facts);
     // The caller's check before anything large is read (the side arrays may be as large as the k-space).
     if (beforeData) beforeData(headerOnly(base, facts, path, group));
-    arrays = readSideArrays(file.id, path, group, true, !structureOnly);
+    // Structure only: Cartesian samples are checked as they are read but not kept, nor the coil maps'
+    // values (non-Cartesian profiles are small and are kept, with the maps).
+    keepSamples = !structureOnly || base.header.trajectory != TrajectoryKind::Cartesian;
+    arrays = readSideArrays(file.id, path, group, true, keepSamples);
   }
-  // Structure only: Cartesian samples are checked as they are read but not kept (non-Cartesian profiles
-  // are small and are kept).
-  const bool keepSamples = !structureOnly || base.header.trajectory != TrajectoryKind::Cartesian;
   AcquisitionFrames read = readAcquisitions(path, group, facts, select, progress, base, keepSamples);
   Series series;
   series.acquisitions = std::move(read.all);
