@@ -48,7 +48,7 @@ asan-test: deps
 	@cmake --preset asan > build/asan.configure.log 2>&1 || { cat build/asan.configure.log; exit 1; }
 	cmake --build build/asan -j$(JOBS) --target larmor-cli larmor-h5check larmor_unit_tests
 	LSAN_OPTIONS="suppressions=$(CURDIR)/tests/fuzz/lsan.supp" ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" \
-	  UBSAN_OPTIONS="print_stacktrace=1" \
+	  UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
 	  ctest --test-dir build/asan -L "unit|e2e" --output-on-failure -j$(JOBS) --timeout 3600
 
 # The workstation on the bundled phantom (generated on the spot: nothing large in the repo). Without a

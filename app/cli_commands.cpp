@@ -251,9 +251,12 @@ int info(const std::string& file, const std::string& jsonPath, const FrameArgs& 
   io::checkOutputs({jsonOutput(jsonPath)}, {file});
   io::LoadOptions lo;
   applyFrames(frameArgs, lo);
+  lo.structureOnly = true;  // ISMRMRD: the samples are checked, not kept (the k-space shape is the header's)
   const io::Series series = io::loadSeries(file, lo);
   const Dataset& d = series.frames.front();
   const Header& h = d.header;
+  const Shape kspaceShape =
+      d.kspace.empty() ? Shape{h.encoded[0], h.encoded[1], h.encoded[2], h.coils, h.slices} : d.kspace.shape();
   // Every acquisition of the file (a frame holds only its own).
   const std::vector<AcquisitionInfo>& acquisitions = series.acquisitions.empty() ? d.acquisitions : series.acquisitions;
   std::map<std::string, int> flagCounts;
@@ -276,7 +279,7 @@ int info(const std::string& file, const std::string& jsonPath, const FrameArgs& 
                     : std::string())
             << "  acquisitions " << acquisitions.size() << " (+" << d.noiseScans << " noise scans)\n"
             << "  noise        " << (d.noise ? d.noise->shape().str() + " samples x coils" : std::string("none")) << "\n"
-            << "  k-space      " << d.kspace.shape().str() << (series.frames.size() > 1 ? " per frame" : "") << "\n"
+            << "  k-space      " << kspaceShape.str() << (series.frames.size() > 1 ? " per frame" : "") << "\n"
             << "  reference    " << (d.reference ? d.reference->shape().str() : std::string("none")) << "\n";
   for (const auto& [flags, n] : flagCounts) std::cout << "    " << std::setw(6) << n << "  " << (flags.empty() ? "-" : flags) << "\n";
   if (series.frames.size() > 1)
@@ -313,7 +316,7 @@ int info(const std::string& file, const std::string& jsonPath, const FrameArgs& 
                        {"noise_scans", d.noiseScans},
                        {"noise_shape", d.noise ? json(d.noise->shape().dims()) : json()},
                        {"flag_counts", flags},
-                       {"kspace_shape", d.kspace.shape().dims()},
+                       {"kspace_shape", kspaceShape.dims()},
                        {"has_reference", d.reference.has_value()},
                        {"dims", {{"contrasts", series.contrasts.size()}, {"phases", series.phases.size()},
                                  {"repetitions", series.repetitions.size()}, {"sets", series.sets.size()}}},

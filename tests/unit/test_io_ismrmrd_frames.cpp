@@ -234,8 +234,11 @@ TEST(IoFrames, SlicesAreSortedByPosition) {
     for (unsigned short y = 0; y < 4; ++y) {
       auto& a = f.line(y, 10.f * sl);
       a.idx().slice = sl;
-      a.position()[2] = z[sl];
-      a.read_dir()[0] = 1, a.phase_dir()[1] = 1, a.slice_dir()[2] = 1;
+      // The header is 2-byte packed: its floats are set on a copy by member access, not through float*.
+      ISMRMRD::AcquisitionHeader head = a.getHead();
+      head.position[2] = z[sl];
+      head.read_dir[0] = 1, head.phase_dir[1] = 1, head.slice_dir[2] = 1;
+      a.setHead(head);
     }
   const Dataset d = io::loadDataset(f.write(dir + "/sl.h5"));
   ASSERT_EQ(d.header.slices, 3);

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include "larmor/io/dataset_io.hpp"
@@ -27,7 +28,10 @@ std::vector<double> generatorSos(const std::string& file, int nx, int ny, int co
   ISMRMRD::Dataset ds(file.c_str(), "dataset", false);
   ISMRMRD::NDArray<std::complex<float>> img;
   ds.readNDArray("coil_images", 0, img);
-  const int nxOs = static_cast<int>(img.getDims()[0]);
+  // NDArray's dims lie in libismrmrd's 2-byte-packed struct: read byte-wise (a size_t load would be misaligned).
+  std::size_t dim0 = 0;
+  std::memcpy(&dim0, static_cast<const void*>(img.getDims()), sizeof dim0);
+  const int nxOs = static_cast<int>(dim0);
   std::vector<double> sos(static_cast<std::size_t>(nx) * ny, 0.0);
   const int off = nxOs / 2 - nx / 2;
   for (int c = 0; c < coils; ++c)

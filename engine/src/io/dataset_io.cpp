@@ -312,7 +312,8 @@ Series loadSeries(const std::string& path, const LoadOptions& options, const Pro
       throw Error("--traj " + options.trajectoryPath + ": " + path +
                   " is ISMRMRD, which carries its own trajectory; --traj is for BART .cfl/.ra k-space");
 #ifdef LARMOR_HAVE_IO
-    return readIsmrmrdSeries(path, "dataset", progress, options.selection(), options.beforeData);
+    return readIsmrmrdSeries(path, "dataset", progress, options.selection(), options.beforeData,
+                             options.structureOnly);
 #else
     (void)progress;
     throw Error(path + ": this build has no ISMRMRD support (LARMOR_IO=OFF)");

@@ -132,8 +132,9 @@ class SliceGeometry {
 // Cartesian lines: sums and hit counts per line, divided at the end (averaging repeats).
 class CartesianLines {
  public:
-  CartesianLines(const Header& h, const EncodingFacts& facts, const std::string& path, std::uint64_t count)
-      : h_(h), facts_(facts), path_(path), count_(count), slices_(facts.slices) {
+  CartesianLines(const Header& h, const EncodingFacts& facts, const std::string& path, std::uint64_t count,
+                 bool keepSamples)
+      : h_(h), facts_(facts), path_(path), count_(count), slices_(facts.slices), keep_(keepSamples) {
     std::error_code ec;
     fileBytes_ = static_cast<double>(std::filesystem::file_size(path, ec));
   }
@@ -168,7 +169,7 @@ class CartesianLines {
     allocate(std::max(slices_, slice + 1), i, s.samples * coils * static_cast<index_t>(sizeof(cfloat)), coils);
     slices_ = std::max(slices_, slice + 1);
     const bool reverse = isFlag(ah.flags, ISMRMRD::ISMRMRD_ACQ_IS_REVERSE);
-    for (index_t c = 0; c < coils; ++c) {
+    for (index_t c = 0; c < (keep_ ? coils : 0); ++c) {
       cfloat* dst = ksum_.data() + enc0 * (pe1 + enc1 * (pe2 + enc2 * (c + coils * slice))) + offset;
       const cfloat* src = s.data + c * s.samples + s.pre;
       if (reverse)
@@ -198,7 +199,7 @@ class CartesianLines {
       if (hits_[l] != 0) continue;
       hits_[l] = ref.hits_[l];
       const index_t pe = line % (enc1 * enc2), slice = line / (enc1 * enc2);
-      for (index_t c = 0; c < coils; ++c) {
+      for (index_t c = 0; c < (keep_ ? coils : 0); ++c) {
         const index_t off = enc0 * (pe + enc1 * enc2 * (c + coils * slice));
         std::copy_n(ref.ksum_.data() + off, enc0, ksum_.data() + off);
       }
@@ -206,14 +207,25 @@ class CartesianLines {
   }
 
   /// d.kspace, d.sampled, d.calibration and the calibration lines for `slices` slices (the encoding
-  /// limits may announce more than were acquired: up to the last one seen are kept).
+  /// limits may announce more than were acquired: up to the last one seen are kept). The sums become
+  /// d.kspace in place (divided by each line's count): the k-space is held once, not twice.
   void finish(index_t slices, Dataset& d) {
     Header& h = d.header;
     const index_t enc0 = h.encoded[0], enc1 = h.encoded[1], enc2 = h.encoded[2], coils = h.coils;
     h.slices = slices;
-    ksum_.resize(static_cast<std::size_t>(enc0 * enc1 * enc2 * coils * slices));
     hits_.resize(static_cast<std::size_t>(enc1 * enc2 * slices));
-    d.kspace = CArray(Shape{enc0, enc1, enc2, coils, slices});
+    calib_.resize(hits_.size());
+    const Shape shape{enc0, enc1, enc2, coils, slices};
+    if (!keep_) {
+      // Structure only: the k-space stays empty.
+    } else if (ksum_.size() != shape.size()) {  // more slices announced than acquired (or none allocated): a copy
+      CArray exact(shape);
+      std::copy_n(ksum_.data(), std::min(ksum_.size(), exact.size()), exact.data());
+      ksum_ = std::move(exact);
+    } else {
+      ksum_.reshape(shape);
+    }
+    d.kspace = std::move(ksum_);
     d.sampled = Array<std::uint8_t>(Shape{enc1, enc2, slices}, 0);
     d.calibration = Array<std::uint8_t>(Shape{enc1, enc2, slices}, 0);
     const index_t lineCount = enc1 * enc2 * slices;
@@ -222,11 +234,12 @@ class CartesianLines {
       if (nHits == 0) continue;
       d.sampled[line] = 1;
       d.calibration[line] = calib_[static_cast<std::size_t>(line)];
+      if (nHits == 1 || !keep_) continue;
       const index_t pe = line % (enc1 * enc2), slice = line / (enc1 * enc2);
       const float scale = 1.f / static_cast<float>(nHits);
       for (index_t c = 0; c < coils; ++c) {
-        const index_t off = enc0 * (pe + enc1 * enc2 * (c + coils * slice));
-        for (index_t s = 0; s < enc0; ++s) d.kspace[off + s] = ksum_[static_cast<std::size_t>(off + s)] * scale;
+        cfloat* row = d.kspace.data() + enc0 * (pe + enc1 * enc2 * (c + coils * slice));
+        for (index_t s = 0; s < enc0; ++s) row[s] *= scale;
       }
     }
     std::vector<char> calibPe1(static_cast<std::size_t>(enc1), 0);
@@ -250,7 +263,13 @@ class CartesianLines {
                           " coils x " + std::to_string(want) + " slices needs " + byteSize(bytes) +
                           " of k-space but the file holds only " + byteSize(present) + " of samples");
     try {
-      ksum_.resize(static_cast<std::size_t>(enc0 * enc1 * enc2 * coils * want));
+      // The sums are the final k-space array (finish divides in place); a later slice beyond the ones
+      // announced grows it by a copy.
+      if (keep_) {
+        CArray grown(Shape{enc0, enc1, enc2, coils, want});
+        std::copy_n(ksum_.data(), std::min(ksum_.size(), grown.size()), grown.data());
+        ksum_ = std::move(grown);
+      }
       hits_.resize(static_cast<std::size_t>(enc1 * enc2 * want));
       calib_.resize(hits_.size());
     } catch (const std::bad_alloc&) {
@@ -264,7 +283,8 @@ class CartesianLines {
   std::uint64_t count_;
   double fileBytes_ = 0;
   index_t slices_;
-  std::vector<cfloat> ksum_;
+  bool keep_;    ///< keep the samples (else only the lines' hits: io::LoadOptions::structureOnly)
+  CArray ksum_;  ///< [enc0, enc1, enc2, coils, slices]: sums of each line's readouts
   std::vector<std::uint32_t> hits_;
   std::vector<std::uint8_t> calib_;
 };
@@ -406,8 +426,9 @@ void requireIndex(const std::string& path, std::uint64_t i, const char* name, in
 
 // One frame's lines or profiles while the file is read.
 struct FrameAccumulator {
-  FrameAccumulator(const Header& h, const EncodingFacts& facts, const std::string& path, std::uint64_t count)
-      : lines(h, facts, path, count), profiles(path) {}
+  FrameAccumulator(const Header& h, const EncodingFacts& facts, const std::string& path, std::uint64_t count,
+                   bool keepSamples)
+      : lines(h, facts, path, count, keepSamples), profiles(path) {}
   CartesianLines lines;
   Profiles profiles;
   index_t imaging = 0;
@@ -448,7 +469,8 @@ std::string countsText(const std::map<std::string, index_t>& counts) {
 }  // namespace
 
 AcquisitionFrames readAcquisitions(const std::string& path, const std::string& group, const EncodingFacts& facts,
-                                   const FrameSelection& select, const Progress& progress, const Dataset& base) {
+                                   const FrameSelection& select, const Progress& progress, const Dataset& base,
+                                   bool keepSamples) {
   const Header& h = base.header;
   AcquisitionReader reader(path, group);
   const std::uint64_t count = reader.count();
@@ -504,7 +526,7 @@ AcquisitionFrames readAcquisitions(const std::string& path, const std::string& g
     if (referenceOnly) {
       ++referenceScans;
       auto& acc = references[key];
-      if (!acc) acc = std::make_unique<FrameAccumulator>(h, facts, path, count);
+      if (!acc) acc = std::make_unique<FrameAccumulator>(h, facts, path, count, keepSamples);
       acc->lines.add(ah, s, i);
       continue;
     }
@@ -512,7 +534,7 @@ AcquisitionFrames readAcquisitions(const std::string& path, const std::string& g
     contrasts.insert(key.contrast), phases.insert(key.phase), repetitions.insert(key.repetition), sets.insert(key.set);
     if (!select.keeps(key)) continue;
     auto& acc = frames[key];
-    if (!acc) acc = std::make_unique<FrameAccumulator>(h, facts, path, count);
+    if (!acc) acc = std::make_unique<FrameAccumulator>(h, facts, path, count, keepSamples);
     ++acc->imaging;
     acc->stampSum += static_cast<double>(ah.physiology_time_stamp[0]);
     acc->stamped = acc->stamped || ah.physiology_time_stamp[0] != 0;

@@ -31,7 +31,10 @@ struct AcquisitionFrames {
 /// (parallel_calibration without parallel_calibration_and_imaging) made calibration lines of the frame
 /// of their own key, or, for a frame without any of its own, of every frame. Every index is checked against the
 /// header's encoding limits.
+/// keepSamples = false (Cartesian only; io::LoadOptions::structureOnly): every acquisition is read and
+/// checked, the sampling mask, calibration lines and acquisitions kept, the k-space left empty.
 AcquisitionFrames readAcquisitions(const std::string& path, const std::string& group, const EncodingFacts& facts,
-                                   const FrameSelection& select, const Progress& progress, const Dataset& base);
+                                   const FrameSelection& select, const Progress& progress, const Dataset& base,
+                                   bool keepSamples = true);
 
 }  // namespace larmor::io::detail

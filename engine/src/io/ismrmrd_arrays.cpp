@@ -74,8 +74,9 @@ std::optional<NdArray> readNdArray(hid_t file, const std::string& path, const st
   hsize_t start[H5S_MAX_RANK] = {0}, count[H5S_MAX_RANK];
   count[0] = 1;
   for (int i = 1; i < rank; ++i) count[i] = dims[i];
-  const hsize_t elements[1] = {static_cast<hsize_t>(out.shape.size())};
-  H5Id memSpace(H5Screate_simple(1, elements, nullptr), H5Sclose);
+  // The memory space has the file selection's shape (not one flat dimension): HDF5 then copies each
+  // chunk's runs straight into place instead of iterating element by element (5 s of a 1 GB read).
+  H5Id memSpace(H5Screate_simple(rank, count, nullptr), H5Sclose);
   try {
     out.data = CArray(out.shape);
   } catch (const std::bad_alloc&) {

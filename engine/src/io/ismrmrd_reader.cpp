@@ -57,7 +57,8 @@ struct SideArrays {
   std::string referenceError;  ///< why the reference could not be read (it is optional: a warning)
 };
 
-SideArrays readSideArrays(hid_t file, const std::string& path, const std::string& group, bool readData = true) {
+SideArrays readSideArrays(hid_t file, const std::string& path, const std::string& group, bool readData = true,
+                          bool readMaps = true) {
   SideArrays a;
   try {
     a.reference = readNdArray(file, path, group, "reference", readData);
@@ -65,8 +66,8 @@ SideArrays readSideArrays(hid_t file, const std::string& path, const std::string
   } catch (const Error& e) {
     a.referenceError = e.what();
   }
-  a.coilMaps = readNdArray(file, path, group, "coil_maps", readData);
-  if (!a.coilMaps) a.csm = readNdArray(file, path, group, "csm", readData);
+  a.coilMaps = readNdArray(file, path, group, "coil_maps", readData && readMaps);
+  if (!a.coilMaps) a.csm = readNdArray(file, path, group, "csm", readData && readMaps);
   return a;
 }
 
@@ -98,10 +99,11 @@ void attachReference(SideArrays& a, const Shape& imageShape, const std::string& 
   d.reference.reset();
 }
 
-void attachSideArrays(SideArrays a, const std::string& path, Dataset& d) {
+void attachSideArrays(SideArrays a, const std::string& path, Dataset& d, bool structureOnly) {
   const Header& h = d.header;
   const Shape imageShape{h.recon[0], h.recon[1], h.recon[2], 1, h.slices};
   attachReference(a, imageShape, path, d);
+  if (structureOnly) return;  // the maps' shape and chunk index were checked, their values not read
   const Shape mapShape{h.recon[0], h.recon[1], h.recon[2], h.coils, h.slices};
   d.coilMaps = a.coilMaps ? fitArray(std::move(a.coilMaps), mapShape, path, "coil_maps", true)
                           : fitArray(std::move(a.csm), mapShape, path, "csm", false);
@@ -143,21 +145,26 @@ void checkIsmrmrdStructure(const std::string& path, const std::string& group) {
 }
 
 Series readIsmrmrdSeries(const std::string& path, const std::string& group, const Progress& progress,
-                         const FrameSelection& select, const std::function<void(const Dataset&)>& beforeData) {
+                         const FrameSelection& select, const std::function<void(const Dataset&)>& beforeData,
+                         bool structureOnly) {
   requireRegularInput(path);
   sandboxedCheck(path, group, select.repetition, progress);
   SideArrays arrays;
   Dataset base;
   base.source = path;
   EncodingFacts facts;
+  bool keepSamples = true;
   {
     const H5Id file = openIsmrmrdFile(path, group);
     base.header = headerFromXml(parseHeader(file.id, path, group), path, facts);
     // The caller's check before anything large is read (the side arrays may be as large as the k-space).
     if (beforeData) beforeData(headerOnly(base, facts, path, group));
-    arrays = readSideArrays(file.id, path, group);
+    // Structure only: Cartesian samples are checked as they are read but not kept, nor the coil maps'
+    // values (non-Cartesian profiles are small and are kept, with the maps).
+    keepSamples = !structureOnly || base.header.trajectory != TrajectoryKind::Cartesian;
+    arrays = readSideArrays(file.id, path, group, true, keepSamples);
   }
-  AcquisitionFrames read = readAcquisitions(path, group, facts, select, progress, base);
+  AcquisitionFrames read = readAcquisitions(path, group, facts, select, progress, base, keepSamples);
   Series series;
   series.acquisitions = std::move(read.all);
   series.contrasts = read.contrasts, series.phases = read.phases;
@@ -166,10 +173,10 @@ Series readIsmrmrdSeries(const std::string& path, const std::string& group, cons
   std::size_t k = 0;
   for (auto& [key, d] : read.frames) {
     // The reference image and coil maps belong to every frame (the last frame takes the originals).
-    attachSideArrays(++k == n ? std::move(arrays) : arrays, path, d);
+    attachSideArrays(++k == n ? std::move(arrays) : arrays, path, d, !keepSamples);
     if (detail::sortSlicesByPosition(d) && k == 1)
       d.warnings.push_back(path + ": slices reordered by their position along the slice direction");
-    d.validate();
+    if (keepSamples) d.validate();
     const auto c = static_cast<std::size_t>(key.contrast);
     series.echoTimeMs.push_back(c < facts.echoTimesMs.size() ? facts.echoTimesMs[c] : unknownTime());
     const auto trigger = read.triggerTimeMs.find(key);

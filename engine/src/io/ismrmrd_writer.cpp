@@ -5,6 +5,7 @@
 #include <ismrmrd/xml.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <sstream>
 
@@ -126,22 +127,38 @@ std::string headerXml(const Dataset& d, const std::string& path, const nlohmann:
   return out.str();
 }
 
-// Geometry of slice `s`: the group's position moved along sliceDir to the slice's position, so that a
-// reader projecting position onto slice_dir gets slicePositions back.
-void setGeometry(ISMRMRD::Acquisition& acq, const Geometry& g, index_t s) {
-  if (!g.present) {
-    for (int k = 0; k < 3; ++k) acq.position()[k] = acq.read_dir()[k] = acq.phase_dir()[k] = acq.slice_dir()[k] = 0;
-    return;
+// libismrmrd's acquisition header is packed to 2 bytes, so its float and uint32 members may be misaligned
+// and Acquisition's accessors (float*, uint32_t&) write through misaligned pointers (undefined behaviour,
+// reported by UBSan). Larmor writes those members on a copy of the header, byte-wise, and sets it back.
+template <class T>
+void putField(ISMRMRD::AcquisitionHeader& head, std::size_t offset, const T& value) {
+  std::memcpy(reinterpret_cast<unsigned char*>(static_cast<ISMRMRD::ISMRMRD_AcquisitionHeader*>(&head)) + offset,
+              &value, sizeof value);
+}
+
+// The scan counter and the geometry of slice `s`: the group's position moved along sliceDir to the
+// slice's position, so that a reader projecting position onto slice_dir gets slicePositions back.
+void setCounterAndGeometry(ISMRMRD::Acquisition& acq, std::uint32_t counter, const Geometry& g, index_t s) {
+  using H = ISMRMRD::ISMRMRD_AcquisitionHeader;
+  ISMRMRD::AcquisitionHeader head = acq.getHead();
+  putField(head, offsetof(H, scan_counter), counter);
+  float position[3] = {0, 0, 0}, read[3] = {0, 0, 0}, phase[3] = {0, 0, 0}, slice[3] = {0, 0, 0};
+  if (g.present) {
+    float shift = 0;
+    if (static_cast<std::size_t>(s) < g.slicePositions.size() && !g.slicePositions.empty())
+      shift = g.slicePositions[static_cast<std::size_t>(s)] - g.slicePositions[0];
+    for (int k = 0; k < 3; ++k) {
+      position[k] = g.position[k] + shift * g.sliceDir[k];
+      read[k] = g.readDir[k];
+      phase[k] = g.phaseDir[k];
+      slice[k] = g.sliceDir[k];
+    }
   }
-  float shift = 0;
-  if (static_cast<std::size_t>(s) < g.slicePositions.size() && !g.slicePositions.empty())
-    shift = g.slicePositions[static_cast<std::size_t>(s)] - g.slicePositions[0];
-  for (int k = 0; k < 3; ++k) {
-    acq.position()[k] = g.position[k] + shift * g.sliceDir[k];
-    acq.read_dir()[k] = g.readDir[k];
-    acq.phase_dir()[k] = g.phaseDir[k];
-    acq.slice_dir()[k] = g.sliceDir[k];
-  }
+  putField(head, offsetof(H, position), position);
+  putField(head, offsetof(H, read_dir), read);
+  putField(head, offsetof(H, phase_dir), phase);
+  putField(head, offsetof(H, slice_dir), slice);
+  acq.setHead(head);
 }
 
 void appendComplexArray(ISMRMRD::Dataset& ds, const std::string& var, const CArray& a) {
@@ -189,13 +206,12 @@ void writeAcquisitions(ISMRMRD::Dataset& ds, const Dataset& d, const std::string
       // Simulated ACS lines are part of the image too (embedded calibration).
       if (!d.calibration.empty() && d.calibration(l.pe1, l.pe2, l.slice))
         acq.setFlag(ISMRMRD::ISMRMRD_ACQ_IS_PARALLEL_CALIBRATION_AND_IMAGING);
-      acq.scan_counter() = counter++;
       acq.available_channels() = static_cast<std::uint16_t>(coils);
       acq.center_sample() = static_cast<std::uint16_t>(n / 2);
       acq.idx().kspace_encode_step_1 = static_cast<std::uint16_t>(l.pe1);
       acq.idx().kspace_encode_step_2 = static_cast<std::uint16_t>(l.pe2);
       acq.idx().slice = static_cast<std::uint16_t>(l.slice);
-      setGeometry(acq, geometry, l.slice);
+      setCounterAndGeometry(acq, counter++, geometry, l.slice);
       for (index_t c = 0; c < coils; ++c)
         std::memcpy(acq.getDataPtr() + c * n, d.kspace.data() + n * (l.pe1 + enc1 * (l.pe2 + enc2 * (c + coils * l.slice))),
                     static_cast<std::size_t>(n) * sizeof(cfloat));
@@ -216,12 +232,11 @@ void writeAcquisitions(ISMRMRD::Dataset& ds, const Dataset& d, const std::string
       if (p == 0) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_FIRST_IN_SLICE);
       if (p + 1 == profiles) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_LAST_IN_SLICE);
       if (p + 1 == profiles && s + 1 == slices) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_LAST_IN_MEASUREMENT);
-      acq.scan_counter() = counter++;
       acq.available_channels() = static_cast<std::uint16_t>(coils);
       acq.center_sample() = static_cast<std::uint16_t>(n / 2);
       acq.idx().kspace_encode_step_1 = static_cast<std::uint16_t>(p % 65536);
       acq.idx().slice = static_cast<std::uint16_t>(s);
-      setGeometry(acq, geometry, s);
+      setCounterAndGeometry(acq, counter++, geometry, s);
       for (index_t c = 0; c < coils; ++c)
         std::memcpy(acq.getDataPtr() + c * n, d.kspace.data() + n * (p + profiles * (c + coils * s)),
                     static_cast<std::size_t>(n) * sizeof(cfloat));

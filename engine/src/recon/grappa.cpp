@@ -403,26 +403,9 @@ Pipeline::Impl::Impl(Backend& backend, const Dataset& d, const ReconSettings& s,
   std::copy_n(g.fov, 3, fov);
   std::copy_n(g.out, 3, out);
 
-  // Batches: as many slices as the memory budget allows (each slice's volume plus its problems' tables and
-  // work), all of them problems of one plan. A single 3D volume too large for that is calibrated in
-  // sub-batches of partitions copied into a compact buffer (gather) and back (scatter).
-  const DeviceInfo info = be.info();
-  const double budget = budgetBytes > 0 ? static_cast<double>(budgetBytes)
-                        : info.gpu      ? 0.4 * static_cast<double>(info.memoryBytes)
-                                        : 2.0 * (1u << 30);
-  const double perProblem = static_cast<double>(Plan::bytesPerProblem(kernel, smp, n0, settings.interpolateSegments));
-  const double perSlice = static_cast<double>(volume() * (coilsIn + (settings.outCoils > 0 ? coils : 0)) +
-                                              fovVoxels() * coils + outVoxels() * (coils + 1)) * sizeof(cfloat);
-  batchSlices = slicesPerBatch > 0
-                    ? std::min(slicesPerBatch, slices)
-                    : std::clamp<index_t>(static_cast<index_t>(budget / (perSlice + partitions * perProblem)), 1, slices);
-  capacity = batchSlices * partitions;
-  if (partitions > 1 && static_cast<double>(batchSlices) * (perSlice + partitions * perProblem) > budget) {
-    const double plane = static_cast<double>(n0 * n1 * coils) * (sizeof(cfloat) + sizeof(index_t));
-    capacity = std::clamp<index_t>(static_cast<index_t>((budget - perSlice) / (perProblem + plane)), 1, partitions);
-    compact = capacity < partitions * batchSlices;
-  }
-  subBatches = compact ? (partitions * batchSlices + capacity - 1) / capacity : 1;
+  // Batches: batchPlan (grappa_batch.cpp), the rule the memory planner uses too.
+  const BatchPlan bp = batchPlan(d, s, be.info(), budgetBytes, slicesPerBatch);
+  batchSlices = bp.slices, capacity = bp.capacity, compact = bp.compact, subBatches = bp.subBatches;
 
   kin = be.allocate(static_cast<std::size_t>(volume() * coilsIn * batchSlices) * sizeof(cfloat));
   if (settings.outCoils > 0) {

@@ -1,18 +1,27 @@
 // The resource planner (larmor/recon/resources.hpp). Sizes: c = 8 bytes (a complex float), B = coils x
 // slices, S = slices, C = coils; E = encoded voxels (readout oversampled), F = those voxels after the
 // readout oversampling is cropped, O = output voxels (--matrix, else the header's recon matrix), K =
-// k-space samples of the whole dataset. The CPU FFT (cpu/fft.cpp) shifts into a temporary as large as
-// the array it transforms, and cuFFT's workspace is assumed the same size, so every FFT of X counts 2X.
+// k-space samples of the whole dataset. Every formula counts the backend buffers the code allocates
+// (Backend::allocate, what Backend::memoryStats measures); the comments name them.
+//
+// FFT transients (fftTransientFactor, f): the CPU FFT (cpu/fft.cpp) shifts through a temporary buffer as
+// large as the array X it transforms (f = 1); the CUDA FFT (cuda/fft.cu) shifts by modulation in place
+// and takes cuFFT's work area from the allocator, a size only cuFFT knows when it plans. Measured on the
+// H100 (tests/gpu/memory_estimates.sh): X / 2 for the 3D Cartesian transform (the fft job's peak of 2 E B
+// = E B k-space + E B / 2 images + the work area), so f = 1/2 on a GPU.
 //
 //   fft      max(2E B, (E + F) B, (F + O + max(F, O)) B if O != F, O B + O S) c
 //            (upload and transform; crop; resample to --matrix with its two FFTs; combine)
-//   grappa   the fft rule with E B more (the filled k-space next to the measured one)
-//   gridding, tron, dft (G = oversampled grid voxels of the image, (sigma N)^rank, in chunks of up to
-//            8 coils; I = image voxels at the recon matrix)
-//            max((2K + I B + 3 G min(B, 8)) c, the fft rule's resample and combine terms with F = I)
-//   cg, cs   slice by slice (the per-slice path exists: only one slice's operators are resident):
+//   grappa   the pipeline's own batch (grappa::batchPlan: the batch of slices it sizes to 40 % of a GPU's
+//            memory or 2 GiB on the CPU, and the buffers it allocates for it), never the whole data set
+//   gridding, tron, dft (noncartesian.cpp; m = samples of one coil and slice, K = m B)
+//            max(K c + I B c + 12 m + G min(B, 8) (1 + f) c, the fft rule's resample and combine terms)
+//            the k-space on the device, the images, the plan's trajectory (3 floats a sample) and the
+//            oversampled grid G = (sigma N)^rank of up to 8 coils at a time with its FFT (not for dft)
+//   cg, cs   one slice at a time (iterative.cpp builds one slice's operators, solves, and frees them):
+//            Cartesian data: cartesianIterative below; non-Cartesian:
 //            (2 M C + I C (2 + 2^(rank+1)) + 10 I + T) c + the result O S c, M = samples of one slice,
-//            I = image voxels of one slice, T = 3 G min(C, 8) (NUFFT grid) or 2 I C (Cartesian FFT)
+//            I = image voxels of one slice, T = 3 G min(C, 8) (NUFFT grid)
 //
 // Host memory: the dataset (resident already) + the result O S c (+ O B c with coil images kept) + the
 // working set when the backend is the CPU. Verified on a 2-core machine against /proc/self/status VmHWM
@@ -27,6 +36,8 @@
 #include <sstream>
 
 #include "larmor/recon/cartesian.hpp"
+#include "larmor/recon/grappa.hpp"
+#include "larmor/recon/iterative.hpp"
 #include "larmor/recon/noncartesian.hpp"
 #include "larmor/util/error.hpp"
 
@@ -71,20 +82,31 @@ double finishTerm(double image, double out, double b, double s) {
   return std::max(resample, out * b + out * s);
 }
 
-void cartesian(const Dataset& d, const ReconSettings& s, MemoryEstimate& e) {
+void cartesian(const Dataset& d, const ReconSettings& s, const DeviceInfo& dev, MemoryEstimate& e) {
   const Header& h = d.header;
   const CartesianGeometry g = cartesianGeometry(d, s);
   const double E = voxels(h.encoded), F = voxels(g.fov), O = voxels(g.out);
   const double B = static_cast<double>(h.coils * h.slices), S = static_cast<double>(h.slices);
-  double work = std::max({2 * E * B, (E + F) * B, finishTerm(F, O, B, S)});
-  if (s.method == Method::Grappa) work += E * B;
-  e.workBytes = work * kComplex;
+  double work = std::max({2 * E * B, (E + F) * B, finishTerm(F, O, B, S)}) * kComplex;
+  std::string batch;
+  if (s.method == Method::Grappa) {
+    // The pipeline's own batch and buffers (one rule: grappa::batchPlan). A header read before the
+    // samples has no sampling mask yet: then the fft rule plus the filled k-space, a lower bound.
+    if (d.sampled.empty()) {
+      work += E * B * kComplex;
+    } else {
+      const grappa::BatchPlan bp = grappa::batchPlan(d, s, dev);
+      work = bp.bytes;
+      batch = ", " + std::to_string(bp.slices) + " slices per batch";
+    }
+  }
+  e.workBytes = work;
   e.resultBytes = O * S * kComplex * (s.keepCoilImages ? 1 + static_cast<double>(h.coils) : 1);
   e.rule = toString(s.method) + ": " + dimsText(h.encoded) + " encoded -> " + dimsText(g.out) + " x " +
-           std::to_string(h.coils) + " coils x " + std::to_string(h.slices) + " slices";
+           std::to_string(h.coils) + " coils x " + std::to_string(h.slices) + " slices" + batch;
 }
 
-void nonCartesian(const Dataset& d, const ReconSettings& s, MemoryEstimate& e) {
+void nonCartesian(const Dataset& d, const ReconSettings& s, const DeviceInfo& dev, MemoryEstimate& e) {
   const Header& h = d.header;
   index_t out[3];
   outputMatrix(d, s, out);
@@ -94,30 +116,105 @@ void nonCartesian(const Dataset& d, const ReconSettings& s, MemoryEstimate& e) {
   const double I = voxels(image), O = voxels(out), K = kspaceElements(d);
   const double B = static_cast<double>(h.coils * h.slices), S = static_cast<double>(h.slices);
   const double G = I * std::pow(std::max(1.0, s.nufft.oversampling), rank);
-  const double adjoint = 2 * K + I * B + (s.method == Method::Dft ? 0 : 3 * G * std::min(B, 8.0));
+  const double m = K / std::max(1.0, B);  // samples of one coil and slice
+  // During the adjoint: the k-space (the density weights m c are freed before the plan), the images, the
+  // plan's trajectory (3 floats = 1.5 c a sample), the oversampled grid of up to 8 coils and its FFT.
+  const double grid = s.method == Method::Dft ? 0 : G * std::min(B, 8.0) * (1 + fftTransientFactor(dev.gpu));
+  const double adjoint = K + I * B + 1.5 * m + grid;
   e.workBytes = std::max(adjoint, finishTerm(I, O, B, S)) * kComplex;
   e.resultBytes = O * S * kComplex * (s.keepCoilImages ? 1 + static_cast<double>(h.coils) : 1);
   e.rule = toString(s.method) + ": " + std::to_string(static_cast<long long>(K)) + " samples -> " + dimsText(out) +
            " x " + std::to_string(h.coils) + " coils x " + std::to_string(h.slices) + " slices";
 }
 
-void iterative(const Dataset& d, const ReconSettings& s, MemoryEstimate& e) {
+// Cartesian cg/cs, one slice (iterative.cpp, buildCartesianOperators .. the solver). n = voxels of the
+// solve grid (readout cropped to the FOV, all encoded lines and partitions), M = sampled points of the
+// slice, N = the coil-map grid (calibrationGrid: n widened by the encoded/recon FOV ratio, the readout
+// oversampling), g = coils per group of the coil maps (CoilSensitivities: 2^23 values a group), f = the
+// FFT transient. Resident from the first stage to the last: the samples M C, the sampling plan's index
+// (int64: M c per batch it is used with, 1 and g), the Gram operator's mask n. The peak is the largest of
+//   plan       the encoded coil E1 (one slice-coil volume) + the cropped one n + its readout FFT f E1
+//   coil maps  ESPIRiT (espirit.cpp): the calibration matrix and its Gram matrix, then the interpolated
+//              covariances N L (L = C (C + 1) / 2) with their FFT f N L, the maps N C and eigenvalues N;
+//              Walsh: the maps N C and their FFT f N C;
+//              maps from the dataset or a file: none on the device
+//   solve      the maps twice (per coil and per group: 2 C n), x, E^H d, the two diagonals, CG's r, p, q
+//              and z and the preconditioner (9 n; FISTA's are fewer), the normal operator's tmp, acc and
+//              group batch (2 + g) n, the plan's forward work g n and its FFT f g n
+double cartesianIterative(const Dataset& d, const ReconSettings& s, const DeviceInfo& dev, const index_t dims[3],
+                          const index_t grid[3]) {
+  const Header& h = d.header;
+  const index_t n = dims[0] * dims[1] * dims[2];
+  const double f = fftTransientFactor(dev.gpu), C = static_cast<double>(std::max<index_t>(1, h.coils));
+  const double N = voxels(grid), E1 = voxels(h.encoded), nn = static_cast<double>(n);
+  // Sampled points of the slice: its sampled lines x the cropped readout (all points before the mask is read).
+  double lines = static_cast<double>(h.encoded[1] * std::max<index_t>(1, h.encoded[2]));
+  if (!d.sampled.empty()) {
+    const index_t perSlice = d.sampled.size() / std::max<index_t>(1, h.slices);
+    lines = 0;
+    for (index_t i = 0; i < perSlice; ++i) lines += d.sampled[i] ? 1 : 0;
+  }
+  const double M = lines * nn / std::max(1.0, static_cast<double>(h.encoded[1] * std::max<index_t>(1, h.encoded[2])));
+  const double g = std::clamp(std::floor(static_cast<double>(index_t(1) << 23) / std::max(1.0, nn)), 1.0, C);
+  const double resident = M * C + M * (1 + g) + nn;
+  const double plan = E1 + nn + f * E1;
+  double maps = 0;
+  switch (s.iterative.coilMaps) {
+    case CoilMapSource::Espirit: {
+      // First the calibration matrix A (rows x K C, rows = kernel positions in the calibration box) and
+      // its Gram matrix (K C)^2; then the interpolation.
+      double K = 1, rows = 1;
+      for (int i = 0; i < 3; ++i) {
+        const index_t k = dims[i] > 1 ? 6 : 1;  // coil_maps.cpp: EspiritOptions{6, ...}
+        const index_t box = std::max<index_t>(k, std::min<index_t>(s.iterative.calibrationSize, dims[i]));
+        K *= static_cast<double>(k);
+        rows *= static_cast<double>(box - k + 1);
+      }
+      const double L = C * (C + 1) / 2;
+      maps = std::max(rows * K * C + K * C * K * C, N * (L * (1 + f) + C + 1));
+      break;
+    }
+    case CoilMapSource::Walsh: maps = N * C * (1 + f); break;
+    default: break;
+  }
+  const double solve = nn * (2 * C + 9 + (2 + g) + g * (1 + f));
+  return (resident + std::max({plan, maps, solve})) * kComplex;
+}
+
+void iterative(const Dataset& d, const ReconSettings& s, const DeviceInfo& dev, MemoryEstimate& e) {
   const Header& h = d.header;
   index_t out[3];
   outputMatrix(d, s, out);
   const bool cartesianData = h.trajectory == TrajectoryKind::Cartesian;
   const int rank = cartesianData ? (h.encoded[2] > 1 ? 3 : 2) : nonCartesianRank(d, out[2]);
   if (rank == 2) out[2] = 1;
-  const double I = voxels(out), C = static_cast<double>(h.coils), S = static_cast<double>(h.slices);
+  const double C = static_cast<double>(h.coils), S = static_cast<double>(h.slices);
+  const std::string what = toString(s.method) + " (" + (cartesianData ? "Cartesian" : "non-Cartesian") + " SENSE, " +
+                           (rank == 3 ? "3D" : "2D") + (h.slices > 1 ? ", slice by slice" : "") + "): ";
+  if (cartesianData) {
+    // The solve grid: the FOV's readout, every encoded line and partition (buildCartesianOperators).
+    const CartesianGeometry g = cartesianGeometry(d, s);
+    const index_t dims[3] = {g.fov[0], h.encoded[1], std::max<index_t>(1, h.encoded[2])};
+    index_t grid[3];
+    for (int i = 0; i < 3; ++i) {
+      const double ratio = h.encodedFovMm[i] > 0 && h.reconFovMm[i] > 0 ? h.encodedFovMm[i] / h.reconFovMm[i] : 1.0;
+      const auto widened = static_cast<index_t>(std::lround(static_cast<double>(dims[i]) * ratio));
+      grid[i] = dims[i] > 1 ? std::max<index_t>(dims[i], widened) : 1;
+    }
+    e.workBytes = cartesianIterative(d, s, dev, dims, grid);
+    e.resultBytes = voxels(out) * S * kComplex * (s.keepCoilImages ? 1 + C : 1);
+    e.rule = what + dimsText(dims) + " solve grid x " + std::to_string(h.coils) + " coils" +
+             (s.iterative.coilMaps == CoilMapSource::Espirit ? ", ESPIRiT maps on " + dimsText(grid) : "");
+    return;
+  }
+  const double I = voxels(out);
   const double M = kspaceElements(d) / std::max(1.0, C * S);
-  // The operator's transform: the NUFFT's oversampled grid in chunks of up to 8 coils (non-Cartesian) or
-  // the FFT's temporary of all coils (Cartesian).
-  const double transform = cartesianData ? 2 * I * C
-                                         : 3 * I * std::pow(std::max(1.0, s.nufft.oversampling), rank) * std::min(C, 8.0);
+  // The operator's transform: the NUFFT's oversampled grid in chunks of up to 8 coils.
+  const double transform = 3 * I * std::pow(std::max(1.0, s.nufft.oversampling), rank) * std::min(C, 8.0);
   const double work = 2 * M * C + I * C * (2 + std::pow(2.0, rank + 1)) + 10 * I + transform;
   e.workBytes = work * kComplex;
   e.resultBytes = I * S * kComplex * (s.keepCoilImages ? 1 + C : 1);
-  e.rule = toString(s.method) + ", slice by slice: " + dimsText(out) + " x " + std::to_string(h.coils) + " coils";
+  e.rule = what + dimsText(out) + " x " + std::to_string(h.coils) + " coils";
 }
 
 std::uint64_t statusField(const char* file, const std::string& key) {
@@ -134,26 +231,34 @@ std::uint64_t statusField(const char* file, const std::string& key) {
 
 }  // namespace
 
-MemoryEstimate estimateMemory(const Dataset& d, const ReconSettings& s, bool gpu) {
+double fftTransientFactor(bool gpu) { return gpu ? 0.5 : 1.0; }
+
+MemoryEstimate estimateMemory(const Dataset& d, const ReconSettings& s, const DeviceInfo& dev) {
   MemoryEstimate e;
   e.datasetBytes = arrayBytes(d);
-  e.onDevice = gpu;
+  e.onDevice = dev.gpu;
   switch (s.method) {
     case Method::Fft:
     case Method::Grappa:
-      cartesian(d, s, e);
+      cartesian(d, s, dev, e);
       break;
     case Method::Gridding:
     case Method::Tron:
     case Method::Dft:
-      nonCartesian(d, s, e);
+      nonCartesian(d, s, dev, e);
       break;
     case Method::Cg:
     case Method::Cs:
-      iterative(d, s, e);
+      iterative(d, s, dev, e);
       break;
   }
   return e;
+}
+
+MemoryEstimate estimateMemory(const Dataset& d, const ReconSettings& s, bool gpu) {
+  DeviceInfo dev;
+  dev.gpu = gpu;
+  return estimateMemory(d, s, dev);
 }
 
 std::uint64_t availableHostBytes() {
@@ -200,9 +305,9 @@ void checkMemory(const MemoryEstimate& e, const DeviceInfo& dev, bool datasetLoa
 MemoryEstimate planMemory(const Dataset& d, const ReconSettings& s, const DeviceInfo& dev, bool autoDevice,
                           bool datasetLoaded, bool* cpuInstead) {
   if (cpuInstead) *cpuInstead = false;
-  MemoryEstimate e = estimateMemory(d, s, dev.gpu);
+  MemoryEstimate e = estimateMemory(d, s, dev);
   if (e.onDevice && autoDevice && dev.memoryBytes > 0 && e.deviceBytes() > static_cast<double>(dev.memoryBytes)) {
-    MemoryEstimate host = estimateMemory(d, s, false);
+    MemoryEstimate host = estimateMemory(d, s, DeviceInfo{});
     const auto avail = static_cast<double>(availableHostBytes());
     if (avail == 0 || host.hostBytes() < avail) {
       if (cpuInstead) *cpuInstead = true;

@@ -32,6 +32,10 @@ struct LoadOptions {
   /// holds only `source` and `header`: a caller may refuse there (recon's memory estimate, cheaply,
   /// before a large file is read). Not called for .cfl/.ra, whose header is the array's shape.
   std::function<void(const Dataset& headerOnly)> beforeData;
+  /// ISMRMRD Cartesian files: every acquisition is read and checked as usual, but no samples are kept
+  /// (kspace stays empty: its shape is [encoded, coils, slices] of the header) and the coil maps' values
+  /// are not read. For `info`, which describes the structure (issue 15: it held the whole k-space).
+  bool structureOnly = false;
 };
 
 /// Reads every frame the options select (io/series.hpp). Throws Error (one line naming the file).

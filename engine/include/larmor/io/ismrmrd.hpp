@@ -31,9 +31,10 @@ inline constexpr const char* kTrajectoryKindParameter = "larmor_trajectory";
 /// Every frame the selection keeps (io/series.hpp), e.g. the R shifted undersampled repetitions of
 /// ismrmrd_generate_cartesian_shepp_logan -a R. `beforeData` (when set) sees a Dataset with only the
 /// header, after the crash sandbox and before the samples are read (io::LoadOptions::beforeData).
+/// `structureOnly`: io::LoadOptions::structureOnly.
 Series readIsmrmrdSeries(const std::string& path, const std::string& group = "dataset", const Progress& progress = {},
                          const FrameSelection& select = {},
-                         const std::function<void(const Dataset&)>& beforeData = {});
+                         const std::function<void(const Dataset&)>& beforeData = {}, bool structureOnly = false);
 
 /// One frame: `repetition` >= 0 keeps only that repetition. A file (or selection) of several frames is
 /// refused with an Error that says how to select one (frames are never merged).

@@ -103,6 +103,23 @@ CArray calibrationDomain(const Dataset& d, const GrappaSettings& s);
 /// segment). planes: calibrationDomain's output.
 CArray calibrationWeights(Backend& backend, const CArray& planes, const Sampling& sampling, const GrappaSettings& s);
 
+/// How the pipeline batches a data set's slices, and the backend memory that batch takes: the one rule
+/// of the pipeline (which allocates it) and of the memory planner (recon/resources.cpp, which estimates it).
+struct BatchPlan {
+  index_t slices = 1;      ///< slices per batch
+  index_t capacity = 1;    ///< problems (slices x pe2 partitions) calibrated together
+  bool compact = false;    ///< a 3D volume's partitions in sub-batches through a compact buffer
+  index_t subBatches = 1;  ///< calibrations per batch
+  double budgetBytes = 0;  ///< the budget the batch was sized for
+  double bytes = 0;        ///< the pipeline's buffers at their peak for this batch (batchPlan's comment)
+};
+
+/// The batch for `d` and `s` on a backend described by `device`: slicesPerBatch > 0 fixes it; else as
+/// many slices as fit memoryBudgetBytes (0: 40 % of a GPU's memory, 2 GiB on the CPU). Throws Error for
+/// settings or sampling GRAPPA cannot use (as the pipeline does). `d` needs its sampling mask.
+BatchPlan batchPlan(const Dataset& d, const ReconSettings& s, const DeviceInfo& device, std::size_t memoryBudgetBytes = 0,
+                    index_t slicesPerBatch = 0);
+
 /// The whole GRAPPA reconstruction of one data set's geometry, reusable for data of the same geometry (the
 /// index tables stay on the device). Slices go through in batches: one upload, the calibration (one
 /// batched GEMM and solve for all the batch's slices), the filling, the inverse FFT, the crop and the coil

@@ -28,6 +28,12 @@ struct MemoryEstimate {
 /// its header (io::LoadOptions::beforeData): the k-space size then comes from the header (a lower bound
 /// for non-Cartesian data, whose sample count the header does not give).
 MemoryEstimate estimateMemory(const Dataset& d, const ReconSettings& s, bool gpu);
+/// The same for the backend `dev` describes: GRAPPA's batch follows its memory (grappa::batchPlan).
+MemoryEstimate estimateMemory(const Dataset& d, const ReconSettings& s, const DeviceInfo& dev);
+
+/// Extra memory of an FFT of an array of X bytes, as a fraction of X: the CPU FFT's shift temporary (1),
+/// cuFFT's work area on a GPU (1/2, measured; resources.cpp).
+double fftTransientFactor(bool gpu);
 
 /// Host memory the process can still take: /proc/meminfo MemAvailable, or LARMOR_MEMORY_LIMIT (bytes,
 /// for tests and for a user who wants a cap) when that is set and smaller; 0 when unknown.
