@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <map>
 #include <numbers>
+#include <random>
 #include <string>
 
 #include "larmor/backend/registry.hpp"
@@ -157,12 +158,25 @@ TEST_P(PartialFourier, PocsAndHomodyneBeatZeroFilling) {
     const bool oneAxis = readout == 1.0;
     EXPECT_LT(ep, (oneAxis ? 0.15 : 0.6) * ez) << name;
     EXPECT_LT(eh, (oneAxis ? 0.25 : 0.6) * ez) << name;
-    if (onGpu()) {
-      auto cpu = makeCpuBackend();
-      EXPECT_LT(relL2Error(reconstruct(be(), d, PartialFourierMethod::Pocs),
-                           reconstruct(*cpu, d, PartialFourierMethod::Pocs)), 1e-4);
-      EXPECT_LT(relL2Error(reconstruct(be(), d, PartialFourierMethod::Homodyne),
-                           reconstruct(*cpu, d, PartialFourierMethod::Homodyne)), 1e-4);
+    // GPU = CPU within what float rounding of the input itself moves the result: the phase p = z / |z| of the
+    // low-resolution image is ill-conditioned where |z| is small (the background, more of it with two partial
+    // axes), so the CPU's own result moves by `sens` when every sample is perturbed by one float rounding
+    // (relative 2^-24, seeded); the GPU's FFTs round differently by about that much. Bound: 4 x sens, and
+    // never looser than needed on well-conditioned data (1e-4).
+    auto cpu = makeCpuBackend();
+    Dataset rounded = d;
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    for (index_t i = 0; i < rounded.kspace.size(); ++i) rounded.kspace[i] *= 1.f + u(rng) * 0x1p-24f;
+    for (const PartialFourierMethod m : {PartialFourierMethod::Pocs, PartialFourierMethod::Homodyne}) {
+      const CArray onCpu = reconstruct(*cpu, d, m);
+      const double sens = relL2Error(reconstruct(*cpu, rounded, m), onCpu);
+      std::printf("  %s: CPU moved by input rounding %.2e\n", toString(m).c_str(), sens);
+      if (onGpu()) {
+        const double gpuCpu = relL2Error(reconstruct(be(), d, m), onCpu);
+        std::printf("  %s: GPU vs CPU %.2e\n", toString(m).c_str(), gpuCpu);
+        EXPECT_LT(gpuCpu, std::max(1e-4, 4 * sens)) << name << " " << toString(m);
+      }
     }
   }
 }

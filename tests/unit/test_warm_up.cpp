@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "larmor/backend/registry.hpp"
+#include "larmor/recon/settings_table.hpp"
 #include "larmor/recon/warm_up.hpp"
 
 using namespace larmor;
@@ -14,6 +15,7 @@ TEST(WarmUp, EveryMethodRunsItsTinyProblem) {
                             recon::Method::Dft, recon::Method::Cg, recon::Method::Cs}) {
     recon::ReconSettings s;
     s.method = method;
+    recon::settings::applyMethodDefaults(s);  // as the CLI and the GUI do (cs: total variation)
     recon::WarmUpHint hint;
     hint.nonCartesian = method != recon::Method::Fft && method != recon::Method::Grappa;
     std::string why;
