@@ -32,7 +32,8 @@ bool fullySampled(const Dataset& d, index_t slice, const index_t n[3], const ind
   return true;
 }
 
-CalibrationRegion gridded(Backend& be, const Dataset& d, index_t slice, index_t size, const NufftSettings& ns) {
+CalibrationRegion gridded(Backend& be, const Dataset& d, index_t slice, index_t size, const NufftSettings& ns,
+                           const Progress& progress) {
   const Header& h = d.header;
   const int dims = nonCartesianRank(d, h.recon[2]);
   const index_t coils = std::max<index_t>(1, h.coils), m = d.trajectory.size() / 3;
@@ -62,7 +63,7 @@ CalibrationRegion gridded(Backend& be, const Dataset& d, index_t slice, index_t 
     o.method = dcf == DensityCompensation::Ramp ? traj::DcfMethod::Ramp : traj::DcfMethod::PipeMenon;
     o.iterations = ns.dcfIterations;
     o.nufft = nufftOptions(ns);
-    w = traj::densityCompensation(be, full, o);
+    w = traj::densityCompensation(be, full, o, Progress::Sub(progress, 0, 1, "density compensation: "));
   }
 
   // The samples inside the band of the 2c grid, weighted.
@@ -155,7 +156,7 @@ CArray extractCalibration(const Dataset& d, index_t slice, const CalibrationBox&
 }
 
 CalibrationRegion calibrationRegion(Backend& be, const Dataset& d, index_t slice, index_t size, index_t minimum,
-                                    const NufftSettings& nufft) {
+                                    const NufftSettings& nufft, const Progress& progress) {
   const Header& h = d.header;
   CalibrationRegion r;
   index_t extent[3] = {1, 1, 1};
@@ -168,7 +169,7 @@ CalibrationRegion calibrationRegion(Backend& be, const Dataset& d, index_t slice
     }
   } else {
     require(!d.trajectory.empty(), d.source + ": non-Cartesian data without a trajectory");
-    r = gridded(be, d, slice, size, nufft);
+    r = gridded(be, d, slice, size, nufft, progress);
     for (int i = 0; i < 3; ++i) extent[i] = r.box.extent[i] > 1 ? 2 : 1;
   }
   for (int i = 0; i < 3; ++i)

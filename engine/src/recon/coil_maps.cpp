@@ -102,7 +102,7 @@ CArray fromFile(const std::string& path, index_t slice, index_t slices, const in
 }  // namespace
 
 CArray coilMapsForSlice(Backend& be, const Dataset& d, index_t slice, const index_t out[3], const ReconSettings& s,
-                        nlohmann::json* info, const ops::PlanFactory* makePlan) {
+                        nlohmann::json* info, const ops::PlanFactory* makePlan, const Progress& progress) {
   const IterativeSettings& it = s.iterative;
   const Header& h = d.header;
   const index_t coils = std::max<index_t>(1, h.coils), n = out[0] * out[1] * out[2];
@@ -143,13 +143,13 @@ CArray coilMapsForSlice(Backend& be, const Dataset& d, index_t slice, const inde
     case CoilMapSource::Espirit: {
       const bool espirit = it.coilMaps == CoilMapSource::Espirit;
       if (espirit) {  // one path: computed on the backend (coilMapsForSliceOnBackend), downloaded here
-        const auto maps = coilMapsForSliceOnBackend(be, d, slice, out, s, &j, makePlan);
+        const auto maps = coilMapsForSliceOnBackend(be, d, slice, out, s, &j, makePlan, progress);
         CArray host(Shape{out[0], out[1], out[2], coils});
         be.download(host.data(), *maps, static_cast<std::size_t>(host.size()) * sizeof(cfloat));
         return host;
       }
       // Walsh on Cartesian data: from the calibration box.
-      const CalibrationRegion r = calibrationRegion(be, d, slice, it.calibrationSize, 1, s.nufft);
+      const CalibrationRegion r = calibrationRegion(be, d, slice, it.calibrationSize, 1, s.nufft, progress);
       index_t grid[3];
       calibrationGrid(r, out, grid);
       j["calibration_region"] = r.box.str();
@@ -162,14 +162,14 @@ CArray coilMapsForSlice(Backend& be, const Dataset& d, index_t slice, const inde
 
 std::unique_ptr<Buffer> coilMapsForSliceOnBackend(Backend& be, const Dataset& d, index_t slice, const index_t out[3],
                                                   const ReconSettings& s, nlohmann::json* info,
-                                                  const ops::PlanFactory* makePlan) {
+                                                  const ops::PlanFactory* makePlan, const Progress& progress) {
   const index_t coils = std::max<index_t>(1, d.header.coils), n = out[0] * out[1] * out[2];
   if (s.iterative.coilMaps == CoilMapSource::Espirit) {
     nlohmann::json local;
     nlohmann::json& j = info ? *info : local;
     ops::EspiritOptions eo{6, 0.001, s.iterative.espiritCrop};
     eo.keepOnDevice = true;
-    const CalibrationRegion r = calibrationRegion(be, d, slice, s.iterative.calibrationSize, eo.kernel, s.nufft);
+    const CalibrationRegion r = calibrationRegion(be, d, slice, s.iterative.calibrationSize, eo.kernel, s.nufft, progress);
     index_t grid[3];
     calibrationGrid(r, out, grid);
     j["calibration_region"] = r.box.str();
@@ -181,7 +181,7 @@ std::unique_ptr<Buffer> coilMapsForSliceOnBackend(Backend& be, const Dataset& d,
     be.resizeCentred(*cropped, Shape{out[0], out[1], out[2], coils}, *e.deviceMaps, Shape{grid[0], grid[1], grid[2], coils});
     return cropped;
   }
-  const CArray maps = coilMapsForSlice(be, d, slice, out, s, info, makePlan);
+  const CArray maps = coilMapsForSlice(be, d, slice, out, s, info, makePlan, progress);
   auto b = be.allocate(static_cast<std::size_t>(maps.size()) * sizeof(cfloat));
   be.upload(*b, maps.data(), static_cast<std::size_t>(maps.size()) * sizeof(cfloat));
   return b;

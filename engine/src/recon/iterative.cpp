@@ -357,7 +357,10 @@ void IterativeProblem::Impl::buildCoilMaps(const Dataset& d, const ReconSettings
     const BackendPlanFactory fhdPlan = planFactory(s, exactFhd(s.iterative));
     const ops::PlanFactory walshPlan = [&](const NufftGeometry& g) { return fhdPlan(backend, g); };
     p.maps = std::make_unique<ops::CoilSensitivities>(
-        backend, coilMapsForSliceOnBackend(backend, d, slice, dims, s, &p.info, &walshPlan), p.n, p.coils);
+        backend,
+        coilMapsForSliceOnBackend(backend, d, slice, dims, s, &p.info, &walshPlan,
+                                  Progress::Sub(progress, 0.3, 0.4, "cg: coil maps: ")),
+        p.n, p.coils);
     p.sos = p.maps->sumOfSquares();
   } else {
     p.info["coil_maps"] = "none (one coil)";

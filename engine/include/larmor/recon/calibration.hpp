@@ -22,6 +22,7 @@
 // spokes, P / (2 pi) for half spokes).
 #include <string>
 
+#include "larmor/util/progress.hpp"
 #include "larmor/array/array.hpp"
 #include "larmor/backend/backend.hpp"
 #include "larmor/recon/dataset.hpp"
@@ -54,7 +55,8 @@ CArray extractCalibration(const Dataset& d, index_t slice, const CalibrationBox&
 /// The calibration region of slice `slice`, Cartesian or gridded (above). `minimum`: the smallest extent
 /// allowed along every dimension where the data extend (the kernel size); smaller throws one Error naming
 /// the region found. nufft: the plan and density compensation settings of the gridding.
+/// progress: the gridded case's density compensation (Pipe-Menon per iteration).
 CalibrationRegion calibrationRegion(Backend& backend, const Dataset& d, index_t slice, index_t size, index_t minimum,
-                                    const NufftSettings& nufft = {});
+                                    const NufftSettings& nufft = {}, const Progress& progress = {});
 
 }  // namespace larmor::recon

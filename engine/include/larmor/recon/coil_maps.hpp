@@ -16,6 +16,7 @@
 #include "larmor/ops/sense.hpp"
 #include "larmor/recon/dataset.hpp"
 #include "larmor/recon/settings.hpp"
+#include "larmor/util/progress.hpp"
 
 namespace larmor::recon {
 
@@ -24,7 +25,7 @@ namespace larmor::recon {
 /// kernels kept) when given. Throws one-line Errors.
 CArray coilMapsForSlice(Backend& backend, const Dataset& d, index_t slice, const index_t out[3],
                         const ReconSettings& s, nlohmann::json* info = nullptr,
-                        const ops::PlanFactory* makePlan = nullptr);
+                        const ops::PlanFactory* makePlan = nullptr, const Progress& progress = {});
 
 /// The same maps on the backend ([out0, out1, out2, coils] in one buffer), for SENSE: ESPIRiT's are left
 /// where they were computed and cropped there (no 2 x 134 MB round trip for 128³ x 8 coils); the other
@@ -32,7 +33,8 @@ CArray coilMapsForSlice(Backend& backend, const Dataset& d, index_t slice, const
 std::unique_ptr<Buffer> coilMapsForSliceOnBackend(Backend& backend, const Dataset& d, index_t slice,
                                                   const index_t out[3], const ReconSettings& s,
                                                   nlohmann::json* info = nullptr,
-                                                  const ops::PlanFactory* makePlan = nullptr);
+                                                  const ops::PlanFactory* makePlan = nullptr,
+                                                  const Progress& progress = {});
 
 /// The maps of every slice, [out0, out1, out2, coils, slices] (`larmor-cli maps`).
 CArray coilMaps(Backend& backend, const Dataset& d, const index_t out[3], const ReconSettings& s,
