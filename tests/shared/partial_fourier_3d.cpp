@@ -6,9 +6,9 @@
 //   - FFT path, 5/8 pe2: POCS and homodyne beat zero-filling (bounds from the measurement, see the test).
 //   - 2D GRAPPA (pe1 x pe2, R = 2 x 2, a 20 x 20 calibration box; kz stays in k-space) plus 5/8 of pe1 or of
 //     pe2 (the cut shrinks the centred calibration box along that axis to the symmetric part).
-//   - 3D GRAPPA along pe1 only (R = 2, 24 calibration lines): the per-partition path, whose data the filler
-//     takes back from (kx, ky, z) to k-space (grappa.cpp fromCalibrationDomain), plus 5/8 of pe2; improved
-//     and basic (hybrid-space) kernels.
+//   - 3D GRAPPA along pe1 only (R = 2, 24 calibration lines) plus 5/8 of pe1: the per-partition path, whose
+//     data the filler takes back from (kx, ky, z) to k-space (grappa.cpp fromCalibrationDomain); plus 5/8 of
+//     pe2, which makes the sampling vary along pe2 and so takes the pe1 x pe2 path; improved and basic kernels.
 // On the GPU the images are also compared with the CPU's.
 #include <gtest/gtest.h>
 
@@ -36,9 +36,10 @@ namespace {
 class PartialFourier3D : public DeviceTest {};
 
 constexpr index_t kN0 = 64, kN1 = 64, kN2 = 32, kCoils = 8;
-// Bounds on error / zero-filled error (the measured ratios in the tests' comments, plus margin).
-constexpr double kPocsFactor = 0.6, kHomodyneFactor = 0.6;
-constexpr double kGrappaPocsFactor = 0.6, kGrappaHomodyneFactor = 0.6;
+// Bounds on error / zero-filled error: the measured ratios (CPU, in the tests' comments) plus margin.
+constexpr double kPocsFactor = 0.35, kHomodyneFactor = 0.45;                // FFT, 5/8 pe2
+constexpr double kGrappa2DPocsFactor = 0.6, kGrappa2DHomodyneFactor = 0.65;  // 2D GRAPPA + 5/8 pe1 or pe2
+constexpr double kGrappaPocsFactor = 0.4, kGrappaHomodyneFactor = 0.45;      // per-partition GRAPPA + 5/8 pe2
 
 phantom::SimulateSettings settings3d(int ry, int rz, int acs) {
   phantom::SimulateSettings s;
@@ -164,7 +165,8 @@ TEST_P(PartialFourier3D, DetectsPe2) {
   EXPECT_NEAR(r.fraction(2), 0.625, 1e-9);
 }
 
-// FFT path, 5/8 of pe2. Measured: see the test output and docs (bounds = measured ratio plus margin).
+// FFT path, 5/8 of pe2. Measured on the CPU: zero-filled 0.2442, POCS 0.0567 (ratio 0.23), homodyne 0.0766
+// (0.31). (Worse than 5/8 of pe1 in 2D, 0.012: the phase comes from the 9 symmetric partitions of 32.)
 TEST_P(PartialFourier3D, PocsAndHomodyneBeatZeroFillingAlongPe2) {
   const Dataset d = cut(full3d(), 2);
   nlohmann::json rep;
@@ -184,7 +186,13 @@ TEST_P(PartialFourier3D, PocsAndHomodyneBeatZeroFillingAlongPe2) {
 
 // 2D GRAPPA (R = 2 x 2, 20 x 20 calibration box) with 5/8 of pe1 or of pe2: GRAPPA fills the lattice gaps,
 // POCS and homodyne the missing edge (kz stays in k-space: no fromCalibrationDomain for the improved
-// kernel; the basic kernel's readout goes back from x first).
+// kernel; the basic kernel's readout goes back from x first). Measured on the CPU (GRAPPA 2 x 2 alone 0.0365):
+//   + 5/8 pe1:          edge zero-filled 0.1868, POCS 0.0544 (0.29), homodyne 0.0671 (0.36)
+//   + 5/8 pe1, basic:   edge zero-filled 0.1950, POCS 0.0783 (0.40), homodyne 0.0874 (0.45)
+//   + 5/8 pe2:          edge zero-filled 0.2402, POCS 0.0979 (0.41), homodyne 0.1118 (0.47)
+//   + 5/8 pe2, basic:   edge zero-filled 0.2479, POCS 0.1148 (0.46), homodyne 0.1270 (0.51)
+// (Along pe2 the centred calibration box shrinks to the 8 symmetric partitions, and lattice points next to the
+// missing edge have zero sources: the likely causes of the larger error there; not measured apart.)
 TEST_P(PartialFourier3D, FillsTheEdgeAfter2DGrappa) {
   const Dataset r22 = undersampled(2, 2, 20);
   const double eg = relL2Error(grappa(be(), r22, PartialFourierMethod::ZeroFill), reference());
@@ -200,8 +208,8 @@ TEST_P(PartialFourier3D, FillsTheEdgeAfter2DGrappa) {
                relL2Error(grappa(be(), d, PartialFourierMethod::Homodyne, basic), reference())};
       report((name + (basic ? " (basic)" : "")).c_str(), e, this);
       EXPECT_EQ(rep.value("method", ""), "pocs");
-      EXPECT_LT(e.pocs, kGrappaPocsFactor * e.zero) << name << (basic ? " basic" : "");
-      EXPECT_LT(e.homodyne, kGrappaHomodyneFactor * e.zero) << name << (basic ? " basic" : "");
+      EXPECT_LT(e.pocs, kGrappa2DPocsFactor * e.zero) << name << (basic ? " basic" : "");
+      EXPECT_LT(e.homodyne, kGrappa2DHomodyneFactor * e.zero) << name << (basic ? " basic" : "");
     }
     if (onGpu()) {
       auto cpu = makeCpuBackend();
@@ -211,26 +219,40 @@ TEST_P(PartialFourier3D, FillsTheEdgeAfter2DGrappa) {
   }
 }
 
-// 3D GRAPPA along pe1 only (R = 2, 24 calibration lines): per pe2 partition in (kx, ky, z), which the filler
-// takes back to (kx, ky, kz) (fromCalibrationDomain) before filling the missing 3/8 of pe2.
-TEST_P(PartialFourier3D, FillsPe2AfterPerPartitionGrappa) {
-  const Dataset d = cut(undersampled(2, 1, 24), 2);
-  ASSERT_TRUE(recon::detectPartialFourier(d).partial[2]);
-  for (bool basic : {false, true}) {
-    const std::string name = std::string("GRAPPA R 2 (pe1) + 5/8 pe2") + (basic ? " (basic)" : "");
-    nlohmann::json rep;
-    Errors e{relL2Error(grappa(be(), d, PartialFourierMethod::ZeroFill, basic), reference()),
-             relL2Error(grappa(be(), d, PartialFourierMethod::Pocs, basic, &rep), reference()),
-             relL2Error(grappa(be(), d, PartialFourierMethod::Homodyne, basic), reference())};
-    report(name.c_str(), e, this);
-    EXPECT_EQ(rep.value("method", ""), "pocs");
-    EXPECT_LT(e.pocs, kGrappaPocsFactor * e.zero) << name;
-    EXPECT_LT(e.homodyne, kGrappaHomodyneFactor * e.zero) << name;
-  }
-  if (onGpu()) {
-    auto cpu = makeCpuBackend();
-    EXPECT_LT(relL2Error(grappa(be(), d, PartialFourierMethod::Homodyne),
-                         grappa(*cpu, d, PartialFourierMethod::Homodyne)), 1e-4);
+// 3D GRAPPA along pe1 only (R = 2, 24 calibration lines).
+//   + 5/8 pe1: the per-partition path, in (kx, ky, z), which the filler takes back to (kx, ky, kz)
+//     (grappa.cpp fromCalibrationDomain) before filling the missing 3/8 of pe1.
+//   + 5/8 pe2: the sampling then differs along pe2, so GRAPPA takes its pe1 x pe2 path (R = 2 x 1, kz in
+//     k-space, the calibration box the 8 symmetric partitions); asserted, so that a change of path is seen.
+// Measured on the CPU (GRAPPA R 2 alone 0.0118; edge zero-filled, POCS, homodyne, ratios to zero-filled):
+//   + 5/8 pe1:        0.1811, 0.0391 (0.22), 0.0547 (0.30);  basic: 0.1818, 0.0504 (0.28), 0.0633 (0.35)
+//   + 5/8 pe2:        0.2444, 0.0586 (0.24), 0.0780 (0.32);  basic: 0.2477, 0.0726 (0.29), 0.0893 (0.36)
+// Skipping the pe2 back-transform in fromCalibrationDomain gives POCS 0.80 (checked): the test sees it.
+TEST_P(PartialFourier3D, FillsTheEdgeAfterPe1OnlyGrappa) {
+  const Dataset r2 = undersampled(2, 1, 24);
+  const double eg = relL2Error(grappa(be(), r2, PartialFourierMethod::ZeroFill), reference());
+  std::printf("3D GRAPPA R 2 (pe1) alone: %.4f\n", eg);
+  for (int axis : {1, 2}) {
+    const Dataset d = cut(r2, axis);
+    ASSERT_TRUE(recon::detectPartialFourier(d).partial[axis]);
+    EXPECT_EQ(recon::grappa::analyseSampling(d).twoD(), axis == 2);
+    for (bool basic : {false, true}) {
+      const std::string name = "GRAPPA R 2 (pe1) + 5/8 pe" + std::to_string(axis) + (basic ? " (basic)" : "");
+      nlohmann::json rep;
+      Errors e{relL2Error(grappa(be(), d, PartialFourierMethod::ZeroFill, basic), reference()),
+               relL2Error(grappa(be(), d, PartialFourierMethod::Pocs, basic, &rep), reference()),
+               relL2Error(grappa(be(), d, PartialFourierMethod::Homodyne, basic), reference())};
+      report(name.c_str(), e, this);
+      EXPECT_EQ(rep.value("method", ""), "pocs");
+      EXPECT_LT(e.pocs, kGrappaPocsFactor * e.zero) << name;
+      EXPECT_LT(e.homodyne, kGrappaHomodyneFactor * e.zero) << name;
+    }
+    if (onGpu()) {
+      auto cpu = makeCpuBackend();
+      for (bool basic : {false, true})
+        EXPECT_LT(relL2Error(grappa(be(), d, PartialFourierMethod::Homodyne, basic),
+                             grappa(*cpu, d, PartialFourierMethod::Homodyne, basic)), 1e-4);
+    }
   }
 }
 

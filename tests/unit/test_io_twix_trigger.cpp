@@ -57,7 +57,7 @@ TEST(TwixTrigger, EachCardiacPhaseGetsItsMeanPmuStamp) {
       EXPECT_NEAR(s.triggerTimeMs[static_cast<std::size_t>(p)], 40.0 + 50.0 * p, 1e-9);
     }
     io::TwixOptions o;
-    const FrameKey k{0, 2, 0, 0};
+    const io::FrameKey k{0, 2, 0, 0};
     o.frame = &k;
     EXPECT_NEAR(io::readTwix(cineTwix(dir, vd, true), o).triggerTimeMs, 140.0, 1e-9);
   }
