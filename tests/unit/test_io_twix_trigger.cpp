@@ -1,5 +1,6 @@
 // Twix trigger times (docs/data.md): each cardiac phase (Phs counter) gets the mean mdh ulPMUTimeStamp of
-// its imaging readouts x 2.5 ms, in VB and VD files; a frame whose stamps are all 0 has none (NaN). The
+// its imaging readouts x 2.5 ms, in VB and VD files; a frame whose stamps are all 0 has none (NaN), nor does
+// an ungated scan, whose stamps are the free-running PMU clock (the bundled real files, ~1e7 ticks). The
 // stamps are written at byte 16 of the scan header by tests/support/twix_writer.hpp, independently of
 // the reader.
 #include <gtest/gtest.h>
@@ -68,4 +69,27 @@ TEST(TwixTrigger, NoStampsNoTriggerTime) {
   const io::Series s = io::loadSeries(cineTwix(dir, true, false));
   ASSERT_EQ(s.triggerTimeMs.size(), 3u);
   for (double t : s.triggerTimeMs) EXPECT_TRUE(std::isnan(t));
+}
+
+TEST(TwixTrigger, FreeRunningPmuClockIsNoTriggerTime) {
+  const std::string dir = exportTestDir("twix-trigger");
+  for (const char* f : {"gre.dat", "meas_MID00118_FID33075_sol24.dat"}) {  // ungated: stamps ~1e7 ticks
+    const io::Series s = io::loadSeries(std::string(LARMOR_TEST_DATA) + "/twix/" + f);
+    ASSERT_EQ(s.triggerTimeMs.size(), 1u) << f;
+    EXPECT_TRUE(std::isnan(s.triggerTimeMs[0])) << f << ": " << s.triggerTimeMs[0];
+  }
+  // One synthetic stamp just over 10 s in a phase makes that phase's trigger time unknown.
+  test::TwixSpec spec;
+  spec.measYaps = test::twixProtocol(16, 16);
+  spec.meas = test::twixXprot(1.0);
+  for (std::uint16_t l = 0; l < 16; ++l) {
+    test::TwixScanSpec sc;
+    sc.lin = l, sc.samples = 16, sc.channels = 1, sc.centreColumn = 8, sc.centreLine = 8;
+    sc.pmuStamp = l == 5 ? 4001 : 100;
+    spec.scans.push_back(sc);
+  }
+  const std::string path = dir + "/late.dat";
+  const std::string bytes = test::twixBytes(spec);
+  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  EXPECT_TRUE(std::isnan(io::readTwix(path).triggerTimeMs));
 }
