@@ -15,7 +15,8 @@ namespace larmor::test {
 
 struct TwixScanSpec {
   std::uint64_t mask = 0;
-  std::uint16_t lin = 0, ave = 0, sli = 0, par = 0, eco = 0, rep = 0;
+  std::uint16_t lin = 0, ave = 0, sli = 0, par = 0, eco = 0, phs = 0, rep = 0;
+  std::uint32_t pmuStamp = 0;  ///< ulPMUTimeStamp (2.5 ms ticks), at byte 16 of the VB and VD header
   std::uint16_t centreColumn = 0, centreLine = 0, centrePartition = 0;
   std::uint16_t samples = 0, channels = 0;
   std::vector<cfloat> data;  ///< [channels][samples]
@@ -57,10 +58,11 @@ inline std::string header(const TwixScanSpec& s, bool vd, std::uint32_t counter,
   const std::size_t mask = vd ? 40 : 20, counters = vd ? 52 : 32, centre = vd ? 84 : 64, lines = vd ? 96 : 76;
   put32(h, 0, dma);
   put32(h, 8, counter);
+  put32(h, 16, s.pmuStamp);
   put64(h, mask, s.mask);
   put16(h, mask + 8, s.samples);
   put16(h, mask + 10, s.channels);
-  const std::uint16_t c[] = {s.lin, s.ave, s.sli, s.par, s.eco, 0, s.rep};
+  const std::uint16_t c[] = {s.lin, s.ave, s.sli, s.par, s.eco, s.phs, s.rep};
   for (std::size_t i = 0; i < 7; ++i) put16(h, counters + 2 * i, c[i]);
   put16(h, centre, s.centreColumn);
   put16(h, lines, s.centreLine);

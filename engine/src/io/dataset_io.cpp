@@ -282,10 +282,11 @@ Series loadTwixSeries(const std::string& path, const LoadOptions& options) {
   for (const FrameKey& k : keys) {
     if (!sel.keeps(k)) continue;
     to.frame = &k;
-    series.frames.push_back(readTwix(path, to).dataset);
+    TwixRead r = readTwix(path, to);
+    series.frames.push_back(std::move(r.dataset));
     series.keys.push_back(k);
     series.echoTimeMs.push_back(twixEchoTimeMs(path, k.contrast));
-    series.triggerTimeMs.push_back(unknownTime());
+    series.triggerTimeMs.push_back(r.triggerTimeMs);
   }
   if (series.frames.empty()) {
     if (keys.empty()) (void)readTwix(path, to);  // its error: no imaging readouts

@@ -54,6 +54,7 @@ Scan parseHeader(const unsigned char* h, bool vd, std::uint64_t offset) {
   Scan s;
   s.offset = offset;
   s.scanCounter = u32(h, 8);
+  s.pmuStamp = u32(h, 16);
   s.mask = u64(h, mask);
   s.samples = u16(h, mask + 8);
   s.channels = u16(h, mask + 10);

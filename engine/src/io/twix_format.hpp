@@ -18,7 +18,7 @@
 //     for every channel. VD/VE: one 192-byte scan header, then per channel a 32-byte channel header
 //     and samples x complex float32.
 //   Field offsets (VB | VD): u32 FlagsAndDMALength 0|0 (low 25 bits: bytes of the whole scan),
-//   u32 ScanCounter 8|8, u64 EvalInfoMask 20|40, u16 SamplesInScan 28|48, u16 UsedChannels 30|50,
+//   u32 ScanCounter 8|8, u32 PMUTimeStamp 16|16 (physiology clock, 2.5 ms ticks), u64 EvalInfoMask 20|40, u16 SamplesInScan 28|48, u16 UsedChannels 30|50,
 //   u16 loop counters Lin Ave Sli Par Eco Phs Rep Set Seg Ida..Ide 32|52, u16 CutOff pre/post 60|80,
 //   u16 KSpaceCentreColumn 64|84, u16 KSpaceCentreLineNo 76|96, u16 KSpaceCentrePartitionNo 78|98;
 //   VB's ChannelId at 124, VD's channel header ChannelId at 24.
@@ -69,6 +69,7 @@ inline constexpr std::size_t kVdChannelHeaderBytes = 32;
 struct Scan {
   std::uint64_t offset = 0;  ///< file offset of the scan's first header
   std::uint32_t scanCounter = 0;
+  std::uint32_t pmuStamp = 0;  ///< ulPMUTimeStamp, 2.5 ms ticks (0: none)
   std::uint64_t mask = 0;
   std::uint16_t samples = 0, channels = 0;
   std::uint16_t lin = 0, ave = 0, sli = 0, par = 0, eco = 0, phs = 0, rep = 0, set = 0, seg = 0;

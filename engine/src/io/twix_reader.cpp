@@ -12,6 +12,8 @@
 //   if any readout falls outside [0, E) on pe1 or pe2, that axis takes the counters as indices
 //   (E = max counter + 1): the protocol of Pulseq and similar sequences does not describe the data.
 //   A readout flagged REFLECT is reversed.
+// Trigger time of a frame: mean ulPMUTimeStamp of its imaging readouts x 2.5 ms (NaN when all are 0, or when
+// any exceeds 10 s: then the stamp is the free-running clock of an ungated scan).
 #include <algorithm>
 #include <cmath>
 #include <numbers>
@@ -28,6 +30,8 @@ namespace {
 
 using twix::Scan;
 using twix::ScanRole;
+constexpr double kPmuTickMs = 2.5;  // mdh ulPMUTimeStamp counts 2.5 ms ticks
+constexpr std::uint32_t kMaxTriggerTicks = 4000;  // 10 s: longer than any cardiac cycle plus trigger delay
 
 struct Axis {
   index_t size = 1;
@@ -299,6 +303,18 @@ TwixRead readTwix(const std::string& path, const TwixOptions& options) {
     n.reshape(Shape{out.noise.shape()[0] * out.noise.shape()[1], coils});
     d.noise = std::move(n);
   }
+  // Trigger time: the mean PMU stamp of the frame's imaging readouts (as the ISMRMRD reader does).
+  // A stamp beyond kMaxTriggerTicks is the free-running PMU clock of an ungated scan (the bundled files:
+  // ~1e7 ticks), not a time since the trigger.
+  double stampSum = 0;
+  bool stamped = false, freeRunning = false;
+  for (const Scan* s : use) {
+    stampSum += s->pmuStamp;
+    stamped = stamped || s->pmuStamp != 0;
+    freeRunning = freeRunning || s->pmuStamp > kMaxTriggerTicks;
+  }
+  out.triggerTimeMs =
+      stamped && !freeRunning ? kPmuTickMs * stampSum / static_cast<double>(use.size()) : unknownTime();
   if (out.skipped > 0)
     d.warnings.push_back(path + ": skipped " + std::to_string(out.skipped) +
                          " navigator, phase-correction, feedback or dummy readouts (not imaging data)");

@@ -59,6 +59,10 @@ struct TwixRead {
   CArray noise;         ///< noise-adjust readouts [samples, scans, coils]; empty when there are none
   TwixSummary summary;
   index_t skipped = 0;  ///< navigator, phase-correction, feedback and dummy readouts skipped
+  /// The frame's trigger time: the mean PMU time stamp (mdh ulPMUTimeStamp, 2.5 ms ticks) of its
+  /// imaging readouts in ms; NaN when all of them are 0 or any exceeds 10 s (4000 ticks: the free-running
+  /// PMU clock of an ungated scan; docs/data.md).
+  double triggerTimeMs = 0;
 };
 
 /// Reads a twix file. Throws Error (one line naming the file and what is wrong).
