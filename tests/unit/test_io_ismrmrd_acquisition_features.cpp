@@ -193,6 +193,14 @@ TEST(IsmrmrdAcquisitionFeatures, TriggerTimesFromPhysiologyStamps) {
   ASSERT_EQ(run("info " + plain + " --json " + dir + "/plain.json", dir), 0);
   const nlohmann::json none = nlohmann::json::parse(slurp(dir + "/plain.json"));
   EXPECT_FALSE(none["frames"][0].contains("trigger_time_ms")) << none.dump(1);
+
+  // An ungated scan converted from twix: the stamps are the free-running PMU clock (~1e7 ticks), not times
+  // since a trigger: no trigger time (io/physiology_stamps.hpp, the rule the twix reader uses).
+  for (std::size_t i = 0; i < f.acquisitions.size(); ++i) f.acquisitions[i].physiology_time_stamp()[0] = 10000000u + 4u * i;
+  const std::string ungated = f.write(dir + "/ungated.h5");
+  ASSERT_EQ(run("info " + ungated + " --json " + dir + "/ungated.json", dir), 0);
+  const nlohmann::json free = nlohmann::json::parse(slurp(dir + "/ungated.json"));
+  for (const auto& fr : free["frames"]) EXPECT_FALSE(fr.contains("trigger_time_ms")) << free.dump(1);
 }
 
 // An oblique single slice (read, phase and slice directions rotated about two axes, centre off the

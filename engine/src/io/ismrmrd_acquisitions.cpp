@@ -29,6 +29,7 @@
 
 #include "ismrmrd_records.hpp"
 #include "sampling_facts.hpp"
+#include "physiology_stamps.hpp"
 
 namespace larmor::io::detail {
 
@@ -432,13 +433,9 @@ struct FrameAccumulator {
   CartesianLines lines;
   Profiles profiles;
   index_t imaging = 0;
-  double stampSum = 0;  ///< physiology_time_stamp[0] of the imaging acquisitions
-  bool stamped = false;
+  PhysiologyStamps stamps;  ///< physiology_time_stamp[0] of the imaging acquisitions
 };
 
-// ISMRMRD's physiology time stamps count ticks of 2.5 ms (the Siemens MDH convention that
-// siemens_to_ismrmrd copies; the MRD specification names no unit).
-constexpr double kPhysiologyTickMs = 2.5;
 
 // Noise-scan samples, appended per coil: [samples_total, coils] at the end.
 struct NoiseSamples {
@@ -536,8 +533,7 @@ AcquisitionFrames readAcquisitions(const std::string& path, const std::string& g
     auto& acc = frames[key];
     if (!acc) acc = std::make_unique<FrameAccumulator>(h, facts, path, count, keepSamples);
     ++acc->imaging;
-    acc->stampSum += static_cast<double>(ah.physiology_time_stamp[0]);
-    acc->stamped = acc->stamped || ah.physiology_time_stamp[0] != 0;
+    acc->stamps.add(ah.physiology_time_stamp[0]);
     if (cartesian) acc->lines.add(ah, s, i);
     else acc->profiles.add(record, s, h.trajectory);
   }
@@ -595,8 +591,7 @@ AcquisitionFrames readAcquisitions(const std::string& path, const std::string& g
       acc->profiles.finish(facts, d);
     }
     geometry.finish(d.header);
-    if (acc->stamped && acc->imaging > 0)
-      out.triggerTimeMs[key] = kPhysiologyTickMs * acc->stampSum / static_cast<double>(acc->imaging);
+    if (const double t = acc->stamps.triggerTimeMs(); std::isfinite(t)) out.triggerTimeMs[key] = t;
     out.frames.emplace(key, std::move(d));
     acc.reset();
   }

@@ -20,6 +20,7 @@
 #include <set>
 
 #include "larmor/util/error.hpp"
+#include "physiology_stamps.hpp"
 #include "sampling_facts.hpp"
 #include "trajectory_input.hpp"
 #include "twix_format.hpp"
@@ -30,8 +31,6 @@ namespace {
 
 using twix::Scan;
 using twix::ScanRole;
-constexpr double kPmuTickMs = 2.5;  // mdh ulPMUTimeStamp counts 2.5 ms ticks
-constexpr std::uint32_t kMaxTriggerTicks = 4000;  // 10 s: longer than any cardiac cycle plus trigger delay
 
 struct Axis {
   index_t size = 1;
@@ -303,18 +302,11 @@ TwixRead readTwix(const std::string& path, const TwixOptions& options) {
     n.reshape(Shape{out.noise.shape()[0] * out.noise.shape()[1], coils});
     d.noise = std::move(n);
   }
-  // Trigger time: the mean PMU stamp of the frame's imaging readouts (as the ISMRMRD reader does).
-  // A stamp beyond kMaxTriggerTicks is the free-running PMU clock of an ungated scan (the bundled files:
-  // ~1e7 ticks), not a time since the trigger.
-  double stampSum = 0;
-  bool stamped = false, freeRunning = false;
-  for (const Scan* s : use) {
-    stampSum += s->pmuStamp;
-    stamped = stamped || s->pmuStamp != 0;
-    freeRunning = freeRunning || s->pmuStamp > kMaxTriggerTicks;
-  }
-  out.triggerTimeMs =
-      stamped && !freeRunning ? kPmuTickMs * stampSum / static_cast<double>(use.size()) : unknownTime();
+  // Trigger time: the mean PMU stamp of the frame's imaging readouts (physiology_stamps.hpp, one rule
+  // with the ISMRMRD reader).
+  PhysiologyStamps stamps;
+  for (const Scan* s : use) stamps.add(s->pmuStamp);
+  out.triggerTimeMs = stamps.triggerTimeMs();
   if (out.skipped > 0)
     d.warnings.push_back(path + ": skipped " + std::to_string(out.skipped) +
                          " navigator, phase-correction, feedback or dummy readouts (not imaging data)");
