@@ -49,7 +49,8 @@ done
 HAVE=$ROOT/tests/gpu/device-libs.txt
 skip='^(libc|libm|libstdc\+\+|libgcc_s|ld-linux-x86-64|libpthread|libdl|librt|libresolv|libcuda|libcudart|libcufft|libcublas|libcublasLt|libcusolver|libcusparse|libnvJitLink|libnvrtc)\.so'
 closure() {
-  ldd "$@" 2>/dev/null | awk '/=> \//{print $1" "$3}' | while read -r name path; do
+  # ldd exits 1 when one of its arguments is not a dynamic object (pipefail would end the script here).
+  { ldd "$@" 2>/dev/null || true; } | awk '/=> \//{print $1" "$3}' | while read -r name path; do
     [[ $name =~ $skip ]] && continue
     [[ -f $HAVE ]] && grep -qxF "$name" "$HAVE" && continue
     [[ -e $P/lib/$name ]] || cp -L "$path" "$P/lib/$name"
