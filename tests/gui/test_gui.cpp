@@ -294,7 +294,13 @@ class GuiTest : public QObject {
       QVERIFY2(w_->exportNiftiFile(dir + "/image.nii"), qPrintable(w_->lastError()));
       QVERIFY(!w_->exportFractions().isEmpty() && w_->exportFractions().back() == 1.0);
       const ExportReadBack r = readExportsIndependently(dir + "/dicom", dir + "/image.nii");
-      if (r.readersMissing) QSKIP("/usr/bin/python3 with pydicom, nibabel and numpy is missing: the exports are not checked");
+      if (r.readersMissing) {
+      // Issue 16: the validators come with installer/install-deps.sh, so their absence fails here (and in CI);
+      // only a machine that cannot have them (the lent GPU machine: tests/gpu/gui-on-device.sh) opts out.
+      if (qEnvironmentVariableIsSet("LARMOR_ALLOW_MISSING_VALIDATORS"))
+        QSKIP("/usr/bin/python3 with pydicom, nibabel and numpy is missing: the exports are not checked");
+      QFAIL("/usr/bin/python3 with pydicom, nibabel and numpy is missing: run installer/install-deps.sh");
+    }
       QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
       const CArray& image = w_->model().shownResult()->image;
       const io::ImageGeometry g = io::imageGeometry(w_->model().dataset()->header, image.shape());

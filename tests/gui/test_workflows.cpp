@@ -750,7 +750,13 @@ class WorkflowTest : public QObject {
       g.topLeft.push_back(t);
     }
     const ExportReadBack r = readExportsIndependently(dir + "/dicom", dir + "/oblique.nii");
-    if (r.readersMissing) QSKIP("/usr/bin/python3 with pydicom, nibabel and numpy is missing: the exports are not checked");
+    if (r.readersMissing) {
+      // Issue 16: the validators come with installer/install-deps.sh, so their absence fails here (and in CI);
+      // only a machine that cannot have them (the lent GPU machine: tests/gpu/gui-on-device.sh) opts out.
+      if (qEnvironmentVariableIsSet("LARMOR_ALLOW_MISSING_VALIDATORS"))
+        QSKIP("/usr/bin/python3 with pydicom, nibabel and numpy is missing: the exports are not checked");
+      QFAIL("/usr/bin/python3 with pydicom, nibabel and numpy is missing: run installer/install-deps.sh");
+    }
     QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
     const QString diff = compareExports(r.json, image, g, 0.1, 0.9);
     QVERIFY2(diff.isEmpty(), qPrintable(diff));
