@@ -62,6 +62,14 @@ Pair makePair(index_t nx, index_t ny, index_t planes) {
 
 TEST(QualityOracle, SsimEqualsTheDirectDefinition) {
   const index_t nx = 37, ny = 29, planes = 2;
+  {
+    // A plane smaller than the window along one axis (every output pixel a border case) and a single plane.
+    const Pair q = makePair(9, 14, 1);
+    const RArray mt = quality::magnitude(q.test), mr = quality::magnitude(q.ref);
+    const auto [lo, hi] = std::minmax_element(mr.vec().begin(), mr.vec().end());
+    std::vector<double> a(mt.vec().begin(), mt.vec().end()), b(mr.vec().begin(), mr.vec().end());
+    EXPECT_NEAR(quality::ssim(mt, mr), ssimDirect(a, b, 9, 14, double(*hi) - double(*lo)), 1e-9);
+  }
   const Pair p = makePair(nx, ny, planes);
   const RArray mt = quality::magnitude(p.test), mr = quality::magnitude(p.ref);
   // L: the reference's dynamic range (over all planes), as the metric defines it.
