@@ -40,9 +40,8 @@ Task makeWarmUpTask(std::shared_ptr<Backend> backend, const recon::ReconSettings
   t.label = QObject::tr("warming up %1").arg(QString::fromStdString(backend->info().id));
   t.work = [backend, settings](const Progress&) {
     recon::WarmUpHint hint;
-    // No data yet: the iterative and non-Cartesian methods are warmed on a radial problem (the workstation's
-    // demos), the FFT and GRAPPA on a Cartesian one.
-    hint.nonCartesian = settings.method != recon::Method::Fft && settings.method != recon::Method::Grappa;
+    // No data yet: a radial problem (the workstation's demos); warmUp takes a Cartesian one for FFT and GRAPPA.
+    hint.nonCartesian = true;
     std::string why;
     TaskOutput out;
     const double ms = recon::warmUp(backend, settings, hint, &why);

@@ -23,6 +23,7 @@
 #include "larmor/recon/settings.hpp"
 #include "support/device.hpp"
 #include "support/error_norms.hpp"
+#include "support/partial_fourier_recon.hpp"
 
 using namespace larmor;
 using namespace larmor::test;
@@ -102,13 +103,7 @@ Dataset cut(const Dataset& f, int keepEighths, double readout) {
 }
 
 CArray reconstruct(Backend& be, const Dataset& d, PartialFourierMethod m, nlohmann::json* report = nullptr) {
-  recon::ReconSettings s;
-  s.partialFourier = m;
-  s.keepCoilImages = false;
-  Timings t;
-  recon::ImageSet r = recon::reconstructCartesian(be, d, s, t, {});
-  if (report) *report = r.partialFourier;
-  return r.combined;
+  return larmor::testing::partialFourierRecon(be, d, m, false, false, report);
 }
 
 }  // namespace
@@ -228,15 +223,7 @@ TEST_P(PartialFourier, FillsTheEdgeAfterGrappa) {
   ASSERT_TRUE(recon::detectPartialFourier(d).partial[1]);
   const CArray ref = reconstruct(be(), full(false), PartialFourierMethod::ZeroFill);
   const auto grappa = [&](PartialFourierMethod m, nlohmann::json* rep = nullptr, bool basic = false) {
-    recon::ReconSettings s;
-    s.method = recon::Method::Grappa;
-    if (basic) s.grappa.calibration = recon::GrappaCalibration::Basic;
-    s.partialFourier = m;
-    s.keepCoilImages = false;
-    Timings t;
-    recon::ImageSet r = recon::reconstructGrappa(be(), d, s, t, {});
-    if (rep) *rep = r.partialFourier;
-    return r.combined;
+    return larmor::testing::partialFourierRecon(be(), d, m, true, basic, rep);
   };
   nlohmann::json rep;
   const double ez = relL2Error(grappa(PartialFourierMethod::ZeroFill), ref);

@@ -26,6 +26,7 @@
 #include "larmor/recon/settings.hpp"
 #include "support/device.hpp"
 #include "support/error_norms.hpp"
+#include "support/partial_fourier_recon.hpp"
 
 using namespace larmor;
 using namespace larmor::test;
@@ -117,26 +118,12 @@ Dataset cut(const Dataset& f, int axis) {
 }
 
 CArray fft(Backend& be, const Dataset& d, PartialFourierMethod m, nlohmann::json* report = nullptr) {
-  recon::ReconSettings s;
-  s.partialFourier = m;
-  s.keepCoilImages = false;
-  Timings t;
-  recon::ImageSet r = recon::reconstructCartesian(be, d, s, t, {});
-  if (report) *report = r.partialFourier;
-  return r.combined;
+  return larmor::testing::partialFourierRecon(be, d, m, false, false, report);
 }
 
 CArray grappa(Backend& be, const Dataset& d, PartialFourierMethod m, bool basic = false,
               nlohmann::json* report = nullptr) {
-  recon::ReconSettings s;
-  s.method = recon::Method::Grappa;
-  if (basic) s.grappa.calibration = recon::GrappaCalibration::Basic;
-  s.partialFourier = m;
-  s.keepCoilImages = false;
-  Timings t;
-  recon::ImageSet r = recon::reconstructGrappa(be, d, s, t, {});
-  if (report) *report = r.partialFourier;
-  return r.combined;
+  return larmor::testing::partialFourierRecon(be, d, m, true, basic, report);
 }
 
 const CArray& reference() {
