@@ -90,6 +90,8 @@ CudaBackend::CudaBackend(int device) : device_(device) {
   sparsityOps_ = std::make_unique<CudaSparsityOps>(*this);
   coilCombineOps_ = std::make_unique<CudaCoilCombineOps>(*this);
   espiritOps_ = std::make_unique<CudaEspiritOps>(*this);
+  solverOps_ = std::make_unique<CudaSolverOps>(*this);
+  qualityOps_ = std::make_unique<CudaQualityOps>(*this);
   scratch_ = allocator_->allocate((kMaxReduceBlocks + 1) * sizeof(double2));  // last: nothing throws after it
 }
 
@@ -109,6 +111,8 @@ PriorOps& CudaBackend::priorOps() { return *priorOps_; }
 SparsityOps& CudaBackend::sparsityOps() { return *sparsityOps_; }
 CoilCombineOps& CudaBackend::coilCombineOps() { return *coilCombineOps_; }
 EspiritOps& CudaBackend::espiritOps() { return *espiritOps_; }
+SolverOps& CudaBackend::solverOps() { return *solverOps_; }
+QualityOps& CudaBackend::qualityOps() { return *qualityOps_; }
 
 void CudaBackend::activate() const { LARMOR_CUDA_CHECK(cudaSetDevice(device_)); }
 
@@ -265,6 +269,16 @@ void CudaBackend::fft(Buffer& data, const Shape& shape, int rank, FftDirection d
   std::lock_guard lock(mutex_);
   activate();
   fft_->transform(p, shape, rank, dir);
+}
+
+void CudaBackend::fftGram(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal) {
+  require(rank >= 1 && rank <= 3 && static_cast<std::size_t>(rank) <= std::max<std::size_t>(shape.rank(), 1),
+          "cuda backend: fft rank must be 1..3 and within the array's rank, got " + std::to_string(rank));
+  float2* p = elements(data, shape.size(), "fftGram");
+  const float2* d = elements(diagonal, shape.span(0, static_cast<std::size_t>(rank)), "fftGram");
+  std::lock_guard lock(mutex_);
+  activate();
+  fft_->gram(p, shape, rank, d);
 }
 
 void CudaBackend::resizeCentred(Buffer& dst, const Shape& ds, const Buffer& src, const Shape& ss) {

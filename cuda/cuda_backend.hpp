@@ -23,6 +23,8 @@ class CudaPriorOps;
 class CudaSparsityOps;
 class CudaCoilCombineOps;
 class CudaEspiritOps;
+class CudaSolverOps;
+class CudaQualityOps;
 
 class CudaBackend final : public Backend {
  public:
@@ -50,6 +52,7 @@ class CudaBackend final : public Backend {
   double norm2(const Buffer& x, index_t n) override;
 
   void fft(Buffer& data, const Shape& shape, int rank, FftDirection dir) override;
+  void fftGram(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal) override;
   void resizeCentred(Buffer& dst, const Shape& dstShape, const Buffer& src, const Shape& srcShape) override;
   void sumOfSquares(Buffer& out, const Buffer& coilImages, index_t voxels, index_t coils, index_t batch) override;
 
@@ -60,6 +63,8 @@ class CudaBackend final : public Backend {
   SparsityOps& sparsityOps() override;
   CoilCombineOps& coilCombineOps() override;
   EspiritOps& espiritOps() override;
+  SolverOps& solverOps() override;
+  QualityOps& qualityOps() override;
 
   // nufft.cu, dft.cu, linalg.cu
   std::unique_ptr<NufftPlan> makeNufftPlan(const NufftGeometry& geometry, const NufftOptions& options) override;
@@ -72,6 +77,9 @@ class CudaBackend final : public Backend {
   void scatter(Buffer& out, const Buffer& src, const Buffer& index, index_t n) override;
   /// EspiritOps::hermitianEigen on this device (linalg.cu: cuSOLVER zheevd in double).
   void hermitianEigen(std::vector<cdouble>& a, std::vector<double>& values, index_t n);
+  /// EspiritOps::gramKernels on this device (linalg.cu): the Gram to double, zheevd, conjugated eigenvectors
+  /// largest first back to float, all on the device; the eigenvalues to the host.
+  void gramKernels(const float2* gram, index_t n, std::vector<double>& values, float2* kernels);
   int device() const { return device_; }
   /// Library handles of linalg.cu (cuBLAS, cuSOLVER), created there on first use; type-erased so this
   /// header needs no cuBLAS include.
@@ -87,6 +95,8 @@ class CudaBackend final : public Backend {
   friend class CudaSparsityOps;
   friend class CudaCoilCombineOps;
   friend class CudaEspiritOps;
+  friend class CudaSolverOps;
+  friend class CudaQualityOps;
 
   /// Owns the stream; declared first so that it is destroyed last.
   struct StreamHandle {
@@ -121,6 +131,8 @@ class CudaBackend final : public Backend {
   std::unique_ptr<CudaSparsityOps> sparsityOps_;
   std::unique_ptr<CudaCoilCombineOps> coilCombineOps_;
   std::unique_ptr<CudaEspiritOps> espiritOps_;
+  std::unique_ptr<CudaSolverOps> solverOps_;
+  std::unique_ptr<CudaQualityOps> qualityOps_;
 };
 
 /// The prior kernels (larmor/backend/prior_ops.hpp) on one device: prior.cu and finite_difference.cu.
@@ -150,7 +162,8 @@ class CudaSparsityOps final : public SparsityOps {
   void waveletTransform(Buffer& data, const Shape& image, bool inverse) override;
 
  private:
-  /// Workspace `which` (0: TV primal, 1: TV momentum dual, 2 and 3: wavelet ping-pong) of >= `elements`
+  /// Workspace `which` (0 and 1: TV's momentum dual field, read from one and written to the other; 2 and 3:
+  /// wavelet ping-pong) of >= `elements`
   /// complex values; call under the backend's mutex.
   float2* workspace(int which, index_t elements);
   CudaBackend& be_;
@@ -175,6 +188,50 @@ class CudaEspiritOps final : public EspiritOps {
   void dominantEigenvectors(Buffer& maps, Buffer& values, const Buffer& cov, index_t voxels, index_t channels,
                             const std::vector<cfloat>& reference, float crop) override;
   void hermitianEigen(std::vector<cdouble>& a, std::vector<double>& values, index_t n) override;
+  void gramKernels(const Buffer& gram, index_t n, std::vector<double>& values, Buffer& kernels) override;
+
+ private:
+  CudaBackend& be_;
+};
+
+/// The solvers' scalars and fused steps (larmor/backend/solver_ops.hpp) on one device: solver.cu. The scalars
+/// stay in device memory; `read` is the only round trip.
+class CudaSolverOps final : public SolverOps {
+ public:
+  explicit CudaSolverOps(CudaBackend& backend) : be_(backend) {}
+  bool scalarsOnHost() const override { return false; }
+  std::unique_ptr<Buffer> scalars(index_t count) override;
+  void read(double* out, const Buffer& s, index_t first, index_t count) override;
+  void write(Buffer& s, index_t first, const double* in, index_t count) override;
+  void dot(Buffer& s, index_t slot, const Buffer& a, const Buffer& b, index_t n) override;
+  void scaleByInverseRoot(Buffer& dst, const Buffer& src, const Buffer& s, index_t slot, index_t n) override;
+  void cgCurvature(Buffer& s, const CgLayout& l, int k, const Buffer& p, const Buffer& q, index_t n) override;
+  void cgUpdate(Buffer& s, const CgLayout& l, int k, Buffer& x, Buffer& r, const Buffer& p, const Buffer& q,
+                const Buffer* b, double tolerance, index_t n) override;
+  void cgDirection(const Buffer& s, const CgLayout& l, int k, Buffer& p, const Buffer& z, index_t n) override;
+  void fistaGradientStep(Buffer& xn, const Buffer& y, const Buffer& g, const Buffer& b, double invL,
+                         index_t n) override;
+  void fistaChange(Buffer& s, const FistaLayout& l, int k, const Buffer& xn, const Buffer& x, double tolerance,
+                   index_t n) override;
+  void fistaCommit(const Buffer& s, const FistaLayout& l, int k, Buffer& x, Buffer& y, const Buffer& xn, double beta,
+                   index_t n) override;
+
+ private:
+  /// The device doubles of a scalar buffer, checked to hold `count`.
+  double* slots(const Buffer& s, index_t count, const char* op);
+  /// 3 x kMaxReduceBlocks doubles of block partials and an arrival counter (solver.cu), made and zeroed on
+  /// first use; call under the backend's mutex.
+  double* partialsArea();
+  CudaBackend& be_;
+  std::unique_ptr<Buffer> partials_;
+};
+
+/// The image metrics (larmor/backend/quality_ops.hpp) on one device: quality.cu.
+class CudaQualityOps final : public QualityOps {
+ public:
+  explicit CudaQualityOps(CudaBackend& backend) : be_(backend) {}
+  quality::Metrics compare(const Buffer& test, const Buffer& reference, const Shape& shape,
+                           const quality::CompareOptions& options) override;
 
  private:
   CudaBackend& be_;

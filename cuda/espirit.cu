@@ -4,7 +4,8 @@
 // per-thread arrays sized for CMAX coils (4, 8, 16 or 32; local memory); reads of the packed matrices
 // [voxels, C (C + 1) / 2] and writes of the maps [voxels, C] are coalesced across the threads of a warp.
 // Up to 32 coils (compress more first: SVD coil compression). The Gram matrix's eigen-decomposition:
-// CudaBackend::hermitianEigen (linalg.cu, cuSOLVER zheevd in double).
+// CudaBackend::hermitianEigen and, on a device-resident Gram, CudaBackend::gramKernels (linalg.cu, cuSOLVER
+// zheevd in double).
 #include <mutex>
 
 #include "check.hpp"
@@ -57,6 +58,12 @@ void launch(const EspiritArgs& a, cudaStream_t s) {
 
 void CudaEspiritOps::hermitianEigen(std::vector<cdouble>& a, std::vector<double>& values, index_t n) {
   be_.hermitianEigen(a, values, n);
+}
+
+void CudaEspiritOps::gramKernels(const Buffer& gram, index_t n, std::vector<double>& values, Buffer& kernels) {
+  const float2* g = be_.elements(gram, n * n, "ESPIRiT gram");
+  float2* k = be_.elements(kernels, n * n, "ESPIRiT kernels");
+  be_.gramKernels(g, n, values, k);
 }
 
 void CudaEspiritOps::dominantEigenvectors(Buffer& maps, Buffer& values, const Buffer& cov, index_t voxels,

@@ -86,6 +86,28 @@ void modulate(const Launch& l, float2* data, index_t total, const Shape& shape, 
   LARMOR_CUDA_CHECK_LAUNCH();
 }
 
+/// data[i] *= scale d[i mod plane].
+template <class U>
+__global__ void multiplyScaledKernel(float2* data, const float2* __restrict__ d, DividerFor<U> plane, index_t total,
+                                     float scale) {
+  for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    const U iu = static_cast<U>(i);
+    const float2 f = d[iu - static_cast<U>(plane.div(iu)) * static_cast<U>(plane.divisor)];
+    data[i] = cmul(data[i], float2{scale * f.x, scale * f.y});
+  }
+}
+
+void multiplyScaled(const Launch& l, float2* data, const float2* d, index_t plane, index_t total, float scale) {
+  if (total <= static_cast<index_t>(std::numeric_limits<std::uint32_t>::max()))
+    multiplyScaledKernel<std::uint32_t><<<gridFor(total, l), kThreads, 0, l.stream>>>(
+        data, d, FastDivU32(static_cast<std::uint32_t>(plane)), total, scale);
+  else
+    multiplyScaledKernel<std::uint64_t><<<gridFor(total, l), kThreads, 0, l.stream>>>(
+        data, d, DivU64(static_cast<std::uint64_t>(plane)), total, scale);
+  LARMOR_CUDA_CHECK_LAUNCH();
+}
+
 void modulateAny(const Launch& l, float2* data, index_t total, const Shape& shape, int rank, int sign, bool post) {
   if (total <= static_cast<index_t>(std::numeric_limits<std::uint32_t>::max()))
     modulate<std::uint32_t>(l, data, total, shape, rank, sign, post);
@@ -168,28 +190,51 @@ FftEngine::Plan& FftEngine::planFor(const Key& key) {
   return plans_.front();
 }
 
-void FftEngine::transform(float2* data, const Shape& shape, int rank, FftDirection dir) {
+bool FftEngine::prepare(const Shape& shape, int rank, Plan*& plan) {
   const index_t total = shape.size();
-  if (total == 0) return;
+  if (total == 0) return false;
   const index_t plane = shape.span(0, static_cast<std::size_t>(rank));
   Key key;
   for (int d = rank - 1; d >= 0; --d)  // cuFFT lists lengths slowest first; ours are fastest first
     if (shape[d] > 1) key.lengths.push_back(shape[d]);
-  if (key.lengths.empty()) return;  // every length 1: the transform is the identity
+  if (key.lengths.empty()) return false;  // every length 1: the transform is the identity
   key.batch = total / plane;
   // Dropping the length-1 dimensions leaves the memory layout unchanged: the remaining ones are still
   // contiguous, fastest first, and each transform still occupies `plane` consecutive elements.
-  const int sign = dir == FftDirection::Forward ? 1 : -1;
-  Plan& plan = planFor(key);
+  plan = &planFor(key);
   // Never a null area, even for plans that report needing none: with auto-allocation off, cuFFT may
   // refuse to execute without one.
-  ensureWorkArea(std::max<std::size_t>(plan.workBytes, 1));
+  ensureWorkArea(std::max<std::size_t>(plan->workBytes, 1));
+  LARMOR_CUFFT_CHECK(cufftSetWorkArea(plan->handle, work_.ptr));  // every time: the area may have moved
+  return true;
+}
 
-  modulateAny(launch_, data, total, shape, rank, sign, false);
-  LARMOR_CUFFT_CHECK(cufftSetWorkArea(plan.handle, work_.ptr));  // every time: the area may have moved
+void FftEngine::transform(float2* data, const Shape& shape, int rank, FftDirection dir) {
+  Plan* plan = nullptr;
+  if (!prepare(shape, rank, plan)) return;
+  const int sign = dir == FftDirection::Forward ? 1 : -1;
+  modulateAny(launch_, data, shape.size(), shape, rank, sign, false);
   auto* z = reinterpret_cast<cufftComplex*>(data);
-  LARMOR_CUFFT_CHECK(cufftExecC2C(plan.handle, z, z, dir == FftDirection::Forward ? CUFFT_FORWARD : CUFFT_INVERSE));
-  modulateAny(launch_, data, total, shape, rank, sign, true);
+  LARMOR_CUFFT_CHECK(cufftExecC2C(plan->handle, z, z, dir == FftDirection::Forward ? CUFFT_FORWARD : CUFFT_INVERSE));
+  modulateAny(launch_, data, shape.size(), shape, rank, sign, true);
+}
+
+void FftEngine::gram(float2* data, const Shape& shape, int rank, const float2* diagonal) {
+  // F = P2 DFT P1 with P1 = the pre-modulation e^{2 pi i c n / N} (device_math.hpp) and |P2| = N^{-1/2}, so
+  // F^H D F = P1^H IDFT (D / N) DFT P1: of the four modulation passes of fft + fft only the outer two remain,
+  // and P1^H is the pre-modulation of the opposite sign.
+  const index_t total = shape.size(), plane = shape.span(0, static_cast<std::size_t>(rank));
+  Plan* plan = nullptr;
+  if (!prepare(shape, rank, plan)) {  // every transformed length is 1: F is the identity
+    multiplyScaled(launch_, data, diagonal, plane, total, 1.f);
+    return;
+  }
+  modulateAny(launch_, data, total, shape, rank, 1, false);
+  auto* z = reinterpret_cast<cufftComplex*>(data);
+  LARMOR_CUFFT_CHECK(cufftExecC2C(plan->handle, z, z, CUFFT_FORWARD));
+  multiplyScaled(launch_, data, diagonal, plane, total, static_cast<float>(1.0 / static_cast<double>(plane)));
+  LARMOR_CUFFT_CHECK(cufftExecC2C(plan->handle, z, z, CUFFT_INVERSE));
+  modulateAny(launch_, data, total, shape, rank, -1, false);
 }
 
 }  // namespace larmor::cuda

@@ -25,6 +25,9 @@ class FftEngine {
 
   /// In place, over dims [0, rank) of `shape` (rank 1..3, checked by the caller), batched over the rest.
   void transform(float2* data, const Shape& shape, int rank, FftDirection dir);
+  /// In place, data <- F^H diag(d) F data (Backend::fftGram): pre-modulation, DFT, d / N, inverse DFT,
+  /// conjugate pre-modulation. d: shape.span(0, rank) elements (device), applied to every batch.
+  void gram(float2* data, const Shape& shape, int rank, const float2* diagonal);
   std::size_t cachedPlans() const { return plans_.size(); }
 
   static constexpr std::size_t kMaxPlans = 16;
@@ -42,6 +45,8 @@ class FftEngine {
   };
 
   Plan& planFor(const Key& key);
+  /// The plan of `shape` over [0, rank), its work area ensured; false when every length is 1 (identity).
+  bool prepare(const Shape& shape, int rank, Plan*& plan);
   void ensureWorkArea(std::size_t bytes);
 
   std::shared_ptr<DeviceAllocator> allocator_;

@@ -175,6 +175,23 @@ void toDouble(const Launch& l, double2* out, const float2* in, index_t n) {
   toDoubleKernel<<<gridFor(n, l), kThreads, 0, l.stream>>>(out, in, n);
   LARMOR_CUDA_CHECK_LAUNCH();
 }
+
+/// out[e + n i] = conj(in[e + n (n - 1 - i)]) as float: an n x n matrix's columns reversed and conjugated.
+__global__ void conjugateReversedColumnsKernel(float2* out, const double2* in, index_t n) {
+  for (index_t j = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < n * n;
+       j += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    const index_t i = j / n, e = j - i * n;
+    const double2 v = in[e + n * (n - 1 - i)];
+    out[j] = float2{static_cast<float>(v.x), static_cast<float>(-v.y)};
+  }
+}
+
+void conjugateReversedColumns(const Launch& l, float2* out, const double2* in, index_t n) {
+  if (n <= 0) return;
+  conjugateReversedColumnsKernel<<<gridFor(n * n, l), kThreads, 0, l.stream>>>(out, in, n);
+  LARMOR_CUDA_CHECK_LAUNCH();
+}
+
 void toFloat(const Launch& l, float2* out, const double2* in, index_t n) {
   if (n == 0) return;
   toFloatKernel<<<gridFor(n, l), kThreads, 0, l.stream>>>(out, in, n);
@@ -360,6 +377,35 @@ void CudaBackend::hermitianEigen(std::vector<cdouble>& a, std::vector<double>& v
   LARMOR_CUDA_CHECK(cudaMemcpyAsync(&hostInfo, info.as<int>(), sizeof(int), cudaMemcpyDeviceToHost, stream_.handle));
   LARMOR_CUDA_CHECK(cudaStreamSynchronize(stream_.handle));
   require(hostInfo == 0, "cuda backend: hermitianEigen: cuSOLVER zheevd failed (info " + std::to_string(hostInfo) + ")");
+}
+
+void CudaBackend::gramKernels(const float2* gram, index_t n, std::vector<double>& values, float2* kernels) {
+  values.assign(static_cast<std::size_t>(n), 0.0);
+  if (n == 0) return;
+  requireInt(n, "matrix size");
+  const int ni = static_cast<int>(n);
+  const std::size_t bytes = static_cast<std::size_t>(n * n) * sizeof(cuDoubleComplex);
+  std::lock_guard lock(mutex_);
+  activate();
+  LinalgState& st = stateOf(linalgState, device_, stream_.handle, allocator_);
+  Scratch da(*allocator_, bytes);
+  Scratch dw(*allocator_, static_cast<std::size_t>(n) * sizeof(double));
+  Scratch info(*allocator_, sizeof(int));
+  auto* za = da.as<cuDoubleComplex>();
+  toDouble(launch_, reinterpret_cast<double2*>(za), gram, n * n);
+  int lwork = 0;
+  LARMOR_CUSOLVER_CHECK(cusolverDnZheevd_bufferSize(st.solver, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, ni, za,
+                                                    ni, dw.as<double>(), &lwork));
+  Scratch work(*allocator_, static_cast<std::size_t>(std::max(lwork, 1)) * sizeof(cuDoubleComplex));
+  LARMOR_CUSOLVER_CHECK(cusolverDnZheevd(st.solver, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, ni, za, ni,
+                                         dw.as<double>(), work.as<cuDoubleComplex>(), lwork, info.as<int>()));
+  conjugateReversedColumns(launch_, kernels, reinterpret_cast<const double2*>(za), n);
+  int hostInfo = 0;
+  LARMOR_CUDA_CHECK(cudaMemcpyAsync(values.data(), dw.as<double>(), values.size() * sizeof(double),
+                                    cudaMemcpyDeviceToHost, stream_.handle));
+  LARMOR_CUDA_CHECK(cudaMemcpyAsync(&hostInfo, info.as<int>(), sizeof(int), cudaMemcpyDeviceToHost, stream_.handle));
+  LARMOR_CUDA_CHECK(cudaStreamSynchronize(stream_.handle));
+  require(hostInfo == 0, "cuda backend: gramKernels: cuSOLVER zheevd failed (info " + std::to_string(hostInfo) + ")");
 }
 
 void CudaBackend::gather(Buffer& out, const Buffer& src, const Buffer& index, index_t n) {

@@ -73,7 +73,7 @@ struct SpreadInput {
 };
 
 /// Gregerson's sector-based output-driven gridding (nufft_sector.cu). The grid is cut into sectors (tiles
-/// of 32^2 in 2D, 16^3 in 3D); every sample is listed under each sector its footprint reaches (sorted on
+/// of 32^2 in 2D, 16 x 16 x 8 in 3D); every sample is listed under each sector its footprint reaches (sorted on
 /// the device with a key sort at plan time), and one thread block per sector accumulates its own tile in
 /// shared memory and stores it: each grid point has exactly one writer, so no global atomics and no
 /// separate zeroing pass. Sectors with more than kPartEntries samples (the centre of radial k-space) are
@@ -94,6 +94,7 @@ class SectorSpreader {
  private:
   GridGeometry g_;
   int tile_[3] = {1, 1, 1}, tileCount_[3] = {1, 1, 1}, sectors_ = 1;
+  std::size_t sharedBytes_ = 0;  ///< dynamic shared memory a spreading block may take on this device
   i64 entries_ = 0;
   DeviceVector<int> entrySamples_;  ///< sample indices, sector by sector
   DeviceVector<int4> work_;         ///< {sector, begin, end, slot}: one block each, heaviest first

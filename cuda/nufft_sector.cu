@@ -11,6 +11,16 @@
 // sectors store zeros). Within the block the samples are spread by one thread each with shared-memory
 // atomics on the tile (the block's private copy; Gregerson's per-point __syncthreads is what they replace).
 //
+// The tile holds 64-bit fixed-point numbers, not floats, so that the result does not depend on the order in
+// which the threads' atomics land: float additions in another order round differently, and 60 CG
+// iterations of a 7x under-determined 3D problem made that a 0.01 dB difference between two identical runs
+// (GpuIterative.PaperReproduction, 2026-11-27). Each contribution w v is the same float product as before,
+// multiplied by 2^e (exact) and rounded to an integer; integer addition is associative, so the sum is the
+// same whatever the order, and it is exact: better than float accumulation. e is chosen per work item from
+// the largest sample component A of its coils and its listing count n: every |w| <= 1 (the kernel is
+// scaled to peak 1), so no point's sum exceeds n A and 2^e n A < 2^62 cannot overflow. What is lost is a
+// contribution's part below 2^-e, i.e. below ~2^-62 n A: far below float resolution of the sums.
+//
 // The sort is done once per plan on the device: count the sectors each sample reaches, scan, emit
 // (sector, sample) pairs, cub::DeviceRadixSort them by sector (stable, so a sector's samples keep the
 // trajectory's order and neighbouring threads read neighbouring samples), and find each sector's start by
@@ -34,7 +44,14 @@ namespace larmor::cuda::nc {
 namespace {
 
 constexpr int kSectorThreads = 256;
-constexpr std::size_t kSharedLimit = 48 * 1024;  // no opt-in needed; 2D tiles of 4 coils, 3D tiles of 1
+/// Dynamic shared memory a spreading block takes at most (opted in at launch): 2D tiles of 4 coils (16 KiB
+/// a coil), 3D tiles of 16 x 16 x 8 and one coil (32 KiB); the tile is halved along z where a device allows
+/// less per block.
+constexpr std::size_t kSharedLimit = 64 * 1024;
+/// Static shared memory of the spreading kernel besides the tile (the block's maximum), with room to spare.
+constexpr std::size_t kStaticShared = 256;
+/// Bytes of one tile point of one coil: re and im as 64-bit fixed point.
+constexpr std::size_t kPointBytes = 2 * sizeof(long long);
 
 struct SectorArgs {
   GridGeometry g;
@@ -180,16 +197,36 @@ __device__ __forceinline__ i64 gridIndex(const SectorArgs& a, const TileBox& t, 
 /// footprint loops (register arrays need compile-time indices); points past W are masked off.
 template <int DIM, int MAXW>
 __global__ void __launch_bounds__(kSectorThreads) sectorSpreadKernel(SectorArgs a, KernelParams k) {
-  extern __shared__ float tile[];  // [coil][tile point][re, im]
+  extern __shared__ long long tile[];  // [coil][tile point][re, im], fixed point (see the top of the file)
+  __shared__ float blockMax[kSectorThreads / 32];
   const int4 item = a.work[blockIdx.x];
   const int coil0 = blockIdx.y * a.coilsPerBlock;
   const int nc = min(a.coilsPerBlock, a.in.coils - coil0);
   const TileBox t = tileBox(a, item.x);
-  for (int i = threadIdx.x; i < nc * t.vox * 2; i += blockDim.x) tile[i] = 0.f;
+  for (int i = threadIdx.x; i < nc * t.vox * 2; i += blockDim.x) tile[i] = 0;
+
+  // The scale 2^e: from the largest component of this item's samples (NaN/Inf: the tile becomes NaN).
+  float amax = 0.f;
+  for (int q = item.y + threadIdx.x; q < item.z; q += blockDim.x) {
+    const int j = __ldg(a.entries + q);
+    for (int c = 0; c < nc; ++c) {
+      const float2 v = __ldg(a.in.samples + j + static_cast<i64>(coil0 + c) * a.in.m);
+      amax = fmaxf(amax, fmaxf(fabsf(v.x), fabsf(v.y)));
+      if (!isfinite(v.x) || !isfinite(v.y)) amax = INFINITY;
+    }
+  }
+  for (int off = 16; off > 0; off >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
+  if ((threadIdx.x & 31) == 0) blockMax[threadIdx.x >> 5] = amax;
   __syncthreads();
+  amax = 0.f;
+  for (int w = 0; w < kSectorThreads / 32; ++w) amax = fmaxf(amax, blockMax[w]);
+  const bool finite = isfinite(amax);
+  int ex = 0;
+  frexp(static_cast<double>(amax) * static_cast<double>(max(item.z - item.y, 1)), &ex);  // n A < 2^ex
+  const double scale = ldexp(1.0, 62 - ex), unscale = ldexp(1.0, ex - 62);
 
   const int w = a.g.width;
-  for (int q = item.y + threadIdx.x; q < item.z; q += blockDim.x) {
+  for (int q = item.y + threadIdx.x; q < item.z && finite && amax > 0.f; q += blockDim.x) {
     const int j = __ldg(a.entries + q);
     const float4 code = __ldg(a.in.codes + j);
     int b[3];
@@ -216,11 +253,11 @@ __global__ void __launch_bounds__(kSectorThreads) sectorSpreadKernel(SectorArgs 
 
     for (int c = 0; c < nc; ++c) {
       const float2 v = __ldg(a.in.samples + j + static_cast<i64>(coil0 + c) * a.in.m);
-      float* plane = tile + static_cast<std::size_t>(c) * t.vox * 2;
+      long long* plane = tile + static_cast<std::size_t>(c) * t.vox * 2;
       const int nz = DIM == 3 ? w : 1;
       for (int iz = 0; iz < nz; ++iz) {
         float wz = 1.f;
-        float* slab = plane;
+        long long* slab = plane;
         if constexpr (DIM == 3) {
           int m = b[2] + iz;
           m -= m >= a.g.g[2] ? a.g.g[2] : 0;
@@ -234,12 +271,15 @@ __global__ void __launch_bounds__(kSectorThreads) sectorSpreadKernel(SectorArgs 
           if (!((my >> iy) & 1u)) continue;
           const float s = wz * wy[iy];
           const float vr = s * v.x, vi = s * v.y;
-          float* row = slab + ly[iy] * t.e[0] * 2;
+          long long* row = slab + ly[iy] * t.e[0] * 2;
 #pragma unroll
           for (int ix = 0; ix < MAXW; ++ix) {
             if ((mx >> ix) & 1u) {
-              atomicAdd(row + 2 * lx[ix], wx[ix] * vr);
-              atomicAdd(row + 2 * lx[ix] + 1, wx[ix] * vi);
+              const long long re = __double2ll_rn(static_cast<double>(wx[ix] * vr) * scale);
+              const long long im = __double2ll_rn(static_cast<double>(wx[ix] * vi) * scale);
+              atomicAdd(reinterpret_cast<unsigned long long*>(row + 2 * lx[ix]), static_cast<unsigned long long>(re));
+              atomicAdd(reinterpret_cast<unsigned long long*>(row + 2 * lx[ix] + 1),
+                        static_cast<unsigned long long>(im));
             }
           }
         }
@@ -251,7 +291,9 @@ __global__ void __launch_bounds__(kSectorThreads) sectorSpreadKernel(SectorArgs 
   // The owner stores its tile: straight into the grid, or as one part of a split sector.
   for (int i = threadIdx.x; i < nc * t.vox; i += blockDim.x) {
     const int c = i / t.vox, p = i - c * t.vox;
-    const float2 v = make_float2(tile[2 * i], tile[2 * i + 1]);
+    const float2 v = finite ? make_float2(static_cast<float>(static_cast<double>(tile[2 * i]) * unscale),
+                                          static_cast<float>(static_cast<double>(tile[2 * i + 1]) * unscale))
+                            : make_float2(NAN, NAN);
     if (item.w < 0) {
       a.in.grid[static_cast<i64>(coil0 + c) * a.g.gridVoxels + gridIndex(a, t, p)] = v;
     } else {
@@ -284,15 +326,24 @@ unsigned blocksFor(i64 n, int threads) {
   return static_cast<unsigned>(std::clamp<i64>((n + threads - 1) / threads, 1, 65535 * 4));
 }
 
+/// Launches one instantiation, opting it in to `smem` bytes of dynamic shared memory (above the default 48
+/// KiB: cudaFuncSetAttribute per kernel, which is cheap and idempotent).
+template <int DIM, int MAXW>
+void launchOne(const SectorArgs& a, const KernelParams& k, dim3 grid, std::size_t smem, cudaStream_t s) {
+  LARMOR_CUDA_CHECK(cudaFuncSetAttribute(sectorSpreadKernel<DIM, MAXW>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(smem)));
+  sectorSpreadKernel<DIM, MAXW><<<grid, kSectorThreads, smem, s>>>(a, k);
+}
+
 template <int DIM>
 void launchSpread(const SectorArgs& a, const KernelParams& k, dim3 grid, std::size_t smem, cudaStream_t s) {
   const int w = a.g.width;
   // W = 2 runs in the MAXW = 4 instantiation (masked): the MAXW = 2 one gave wrong adjoints on the H100
   // (2026-11-22: 0.97 relative error vs the exact DFT, all other widths ~1e-7 vs the CPU plan).
-  if (w <= 4) sectorSpreadKernel<DIM, 4><<<grid, kSectorThreads, smem, s>>>(a, k);
-  else if (w <= 6) sectorSpreadKernel<DIM, 6><<<grid, kSectorThreads, smem, s>>>(a, k);
-  else if (w <= 8) sectorSpreadKernel<DIM, 8><<<grid, kSectorThreads, smem, s>>>(a, k);
-  else sectorSpreadKernel<DIM, 16><<<grid, kSectorThreads, smem, s>>>(a, k);
+  if (w <= 4) launchOne<DIM, 4>(a, k, grid, smem, s);
+  else if (w <= 6) launchOne<DIM, 6>(a, k, grid, smem, s);
+  else if (w <= 8) launchOne<DIM, 8>(a, k, grid, smem, s);
+  else launchOne<DIM, 16>(a, k, grid, smem, s);
   LARMOR_CUDA_CHECK_LAUNCH();
 }
 
@@ -300,11 +351,25 @@ void launchSpread(const SectorArgs& a, const KernelParams& k, dim3 grid, std::si
 
 SectorSpreader::SectorSpreader(CudaBackend& be, const GridGeometry& g, const DeviceVector<float4>& codes, i64 m)
     : g_(g) {
-  const int tileDefault = g.dims == 2 ? 32 : 16;
+  int optin = 0;
+  LARMOR_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, be.device()));
+  sharedBytes_ = std::min(kSharedLimit, static_cast<std::size_t>(std::max(optin, 0)) - kStaticShared);
+  // 2D: 32 x 32 tiles; 3D: 16 x 16 x 8 (32 KiB of fixed point a coil: on the H100 1.92 ms for the 128^3 2 M-sample
+  // adjoint against 2.29 ms with 16^3, whose 64 KiB blocks left fewer of them resident; docs/nufft.md).
+  const int tileDefault[3] = {g.dims == 2 ? 32 : 16, g.dims == 2 ? 32 : 16, 8};
   for (int d = 0; d < 3; ++d) {
-    tile_[d] = d < g.dims ? std::min(g.g[d], std::max(tileDefault, g.width)) : 1;
+    tile_[d] = d < g.dims ? std::min(g.g[d], std::max(tileDefault[d], g.width)) : 1;
     tileCount_[d] = (g.g[d] + tile_[d] - 1) / tile_[d];
   }
+  // Halve the tile along z until one coil's tile fits the device's shared memory.
+  while (static_cast<std::size_t>(tile_[0]) * tile_[1] * tile_[2] * kPointBytes > sharedBytes_ && tile_[2] > 1 &&
+         tile_[2] / 2 >= g.width) {
+    tile_[2] /= 2;
+    tileCount_[2] = (g.g[2] + tile_[2] - 1) / tile_[2];
+  }
+  require(static_cast<std::size_t>(tile_[0]) * tile_[1] * tile_[2] * kPointBytes <= sharedBytes_,
+          "NUFFT on the GPU: a sector tile of " + std::to_string(tile_[0]) + "x" + std::to_string(tile_[1]) + "x" +
+              std::to_string(tile_[2]) + " points does not fit this device's shared memory");
   sectors_ = tileCount_[0] * tileCount_[1] * tileCount_[2];
 
   SectorArgs a{};
@@ -414,8 +479,10 @@ void SectorSpreader::spread(CudaBackend& be, const KernelParams& k, const Spread
     a.tileCount[d] = tileCount_[d];
   }
   a.tileVoxMax = tile_[0] * tile_[1] * tile_[2];
-  const std::size_t tileBytes = static_cast<std::size_t>(a.tileVoxMax) * sizeof(float2);
-  a.coilsPerBlock = static_cast<int>(std::clamp<std::size_t>(kSharedLimit / tileBytes, 1, 4));
+  const std::size_t tileBytes = static_cast<std::size_t>(a.tileVoxMax) * kPointBytes;
+  // 2D: up to 4 coils a block (64 KiB; measured as fast as the float tiles' 4 x 8 KiB); 3D: one (32 KiB blocks,
+  // as many resident as the float 16^3 tiles had).
+  a.coilsPerBlock = g_.dims == 3 ? 1 : static_cast<int>(std::clamp<std::size_t>(sharedBytes_ / tileBytes, 1, 4));
   a.coilsPerBlock = std::min(a.coilsPerBlock, in.coils);
   const int groups = (in.coils + a.coilsPerBlock - 1) / a.coilsPerBlock;
   a.slots = slots_;

@@ -127,7 +127,7 @@ recon::ReconResult LiveLambdaEngine::solve(const ReconJob& job, const Progress& 
   const Dataset& d = *job.dataset;
   if (d.reference && d.reference->size() == result.image.size()) {
     try {
-      result.metrics = quality::toJson(quality::compare(result.image, quality::comparisonTruth(d)));
+      result.metrics = quality::toJson(quality::compareOn(*backend_, result.image, quality::comparisonTruth(d)));
     } catch (const Error& e) {
       result.metrics = {{"skipped", e.what()}};
     }

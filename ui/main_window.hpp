@@ -80,6 +80,13 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   QString statusText() const;
   QString deviceText() const;
   Worker* worker() const { return worker_; }
+  /// Live λ, the last intermediate image: ms from the slider's move to the worker publishing it (solve and
+  /// download) and to the viewer having it (the queued hand-over to this thread); its render is the view's
+  /// VtkCanvas::lastRenderMs.
+  struct LiveTiming {
+    double publishedMs = 0, shownMs = 0;
+  };
+  LiveTiming liveTiming() const { return liveTiming_; }
   SettingsPanel* settingsPanel() const { return settings_; }
   ImageViewer* imageViewer() const { return viewer_; }
   CompareView* compareView() const { return compare_; }
@@ -179,6 +186,8 @@ private:
   std::shared_ptr<LiveLambdaEngine> live_;
   std::shared_ptr<std::atomic<bool>> alive_ = std::make_shared<std::atomic<bool>>(true);
   quint64 liveGeneration_ = 0;
+  QElapsedTimer liveClock_;  ///< started at each live-λ slider move
+  LiveTiming liveTiming_;
   Worker* worker_ = nullptr;
   QString lastError_, lastNotice_;
   double uiScale_ = 1.0;

@@ -177,14 +177,18 @@ void MainWindow::onLambdaDragged(double lambda) {
     const quint64 generation = ++liveGeneration_;
     const QString label = QString::fromStdString(plan.description);
     auto alive = alive_;
-    LiveLambdaEngine::Publish publish = [this, alive, generation, label](std::shared_ptr<const CArray> image, int done,
-                                                                         int total) {
+    liveClock_.start();
+    const QElapsedTimer clock = liveClock_;
+    LiveLambdaEngine::Publish publish = [this, alive, generation, label, clock](std::shared_ptr<const CArray> image,
+                                                                                int done, int total) {
       if (!alive->load()) return;
+      const double publishedMs = static_cast<double>(clock.nsecsElapsed()) / 1e6;
       QMetaObject::invokeMethod(
           this,
-          [this, alive, generation, label, image, done, total] {
+          [this, alive, generation, label, image, done, total, publishedMs] {
             if (!alive->load() || generation != liveGeneration_) return;  // a newer λ is on its way
             viewer_->setImage(image, model_.voxelSpacing(*image), tr("%1 — %2/%3 iterations").arg(label).arg(done).arg(total));
+            liveTiming_ = {publishedMs, static_cast<double>(liveClock_.nsecsElapsed()) / 1e6};
             emit liveImageShown(done, total);
           },
           Qt::QueuedConnection);

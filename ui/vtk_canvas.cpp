@@ -1,5 +1,6 @@
 #include "vtk_canvas.hpp"
 
+#include <QElapsedTimer>
 #include <QPaintEvent>
 #include <QPainter>
 
@@ -53,6 +54,8 @@ void VtkCanvas::renderNow() {
     dirty_ = false;
     return;
   }
+  QElapsedTimer clock;
+  clock.start();
   beforeRender(w, h);
   vtk_->window->SetSize(w, h);
   vtk_->window->Render();
@@ -63,6 +66,7 @@ void VtkCanvas::renderNow() {
   frame_ = img.mirrored(false, true).convertToFormat(QImage::Format_RGB32);
   frame_.setDevicePixelRatio(dpr);
   dirty_ = false;
+  lastRenderMs_ = static_cast<double>(clock.nsecsElapsed()) / 1e6;
 }
 
 QImage VtkCanvas::frame() {

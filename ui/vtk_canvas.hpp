@@ -24,6 +24,8 @@ class VtkCanvas : public QWidget {
   void requestRender();
   /// Frames rendered by VTK so far (a new picture on screen; the λ latency test counts them).
   quint64 framesRendered() const { return frames_; }
+  /// Milliseconds the last VTK render took (render, read-back, conversion): where a picture's time goes.
+  double lastRenderMs() const { return lastRenderMs_; }
   /// Renders now if needed and returns the frame (what the widget paints, without the Qt overlay).
   QImage frame();
 
@@ -38,6 +40,7 @@ class VtkCanvas : public QWidget {
  private:
   void renderNow();
   quint64 frames_ = 0;
+  double lastRenderMs_ = 0;
   struct Vtk;
   std::unique_ptr<Vtk> vtk_;
   QImage frame_;

@@ -154,3 +154,44 @@ TEST_F(EspiritGpu, HermitianEigenMatchesCpu) {
     if (gap > 1e-6 * vc[n - 1]) ASSERT_NEAR(std::abs(d), 1.0, 1e-8) << "eigenvector " << j;
   }
 }
+
+// EspiritOps::gramKernels: the device-resident Gram (complex float) decomposed on the GPU equals hermitianEigen
+// of the same matrix on the host (the eigenvalues to double rounding, each kernel the conjugated eigenvector of
+// the reversed index up to its phase), and the CPU twin agrees.
+TEST_F(EspiritGpu, GramKernelsMatchHermitianEigen) {
+  const index_t n = 200;
+  std::mt19937 rng(8);
+  std::normal_distribution<float> g;
+  std::vector<cfloat> b(static_cast<std::size_t>(n * n));
+  for (auto& e : b) e = cfloat(g(rng), g(rng));
+  std::vector<cfloat> gram(static_cast<std::size_t>(n * n));
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = 0; i < n; ++i) {
+      cdouble s = 0;
+      for (index_t k = 0; k < n; ++k) s += std::conj(cdouble(b[k + n * i])) * cdouble(b[k + n * j]);
+      gram[i + n * j] = cfloat(s / static_cast<double>(n));
+    }
+  for (index_t j = 0; j < n; ++j)  // exactly Hermitian in float
+    for (index_t i = 0; i < j; ++i) gram[j + n * i] = std::conj(gram[i + n * j]);
+  std::vector<cdouble> a(gram.begin(), gram.end());
+  std::vector<double> want;
+  cpu_->espiritOps().hermitianEigen(a, want, n);
+  for (Backend* be : {gpu_.get(), cpu_.get()}) {
+    CArray host(Shape{n * n});
+    std::copy(gram.begin(), gram.end(), host.data());
+    CDeviceArray dg = CDeviceArray::upload(*be, host), dk(*be, Shape{n * n});
+    std::vector<double> values;
+    be->espiritOps().gramKernels(dg.buffer(), n, values, dk.buffer());
+    const CArray k = dk.download();
+    ASSERT_EQ(values.size(), want.size());
+    for (index_t j = 0; j < n; ++j) ASSERT_NEAR(values[j], want[j], 1e-9 * want[n - 1]) << "eigenvalue " << j;
+    for (index_t i = 0; i < n; ++i) {
+      const index_t j = n - 1 - i;  // kernel i is the eigenvector of the i-th largest eigenvalue
+      const double gap = std::min(j > 0 ? want[j] - want[j - 1] : 1e300, j + 1 < n ? want[j + 1] - want[j] : 1e300);
+      if (gap <= 1e-6 * want[n - 1]) continue;
+      cdouble d = 0;
+      for (index_t e = 0; e < n; ++e) d += cdouble(k[e + n * i]) * a[e + n * j];  // conj(conj(v)) . v
+      ASSERT_NEAR(std::abs(d), 1.0, 1e-5) << be->info().id << " kernel " << i;
+    }
+  }
+}

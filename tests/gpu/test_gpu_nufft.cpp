@@ -1,7 +1,7 @@
 // The CUDA NUFFT plan (cuda/nufft.cu, nufft_sector.cu, nufft_tron.cu)'s GPU-only checks: both adjoint spreaders
 // (Gregerson's sectors and TRON's radial gridding) on the same radial data against the float64 exact DFT
 // (support/exact_dft.hpp), crowded sectors that are split into parts, radial adjointness, batches over the coil
-// groups, TRON's determinism, spreadInterpolate for both spreaders, the CPU plan on the same inputs (and on the
+// groups, TRON's and the sector spreader's determinism, spreadInterpolate for both spreaders, the CPU plan on the same inputs (and on the
 // benchmark's workload), and the errors. Every output buffer is filled with NaN first. (The accuracy curve,
 // odd sizes, 3D, band edges, random-trajectory adjointness, table vs direct kernel: tests/shared/
 // nufft_vs_exact_dft.cpp, run here on "cuda".)
@@ -142,6 +142,31 @@ TEST_F(NufftGpu, TronIsDeterministic) {
   const PlanRun b = runPlan(*gpu_, *plan, img, data, 1);
   EXPECT_EQ(a.adjoint, b.adjoint);
   EXPECT_EQ(a.forward, b.forward);
+}
+
+// The sector spreader's tiles add in fixed point (nufft_sector.cu): the same input gives the same bits, however
+// the threads' atomics interleave. Crowded centres (thousands of samples per sector, split into parts), 2D with
+// a coil batch, 3D, and a new plan each time (other allocations). With float atomics the adjoint's bits
+// changed from run to run here.
+TEST_F(NufftGpu, SectorIsDeterministic) {
+  struct Case {
+    Problem p;
+    index_t coils;
+  };
+  std::vector<Case> cases;
+  cases.push_back({randomProblem(2, 32, 32, 1, 12000, 21, 0.12), 5});
+  cases.push_back({randomProblem(3, 16, 16, 16, 9000, 22, 0.2), 2});
+  cases.push_back({radialProblem(64, 128, 101, RadialOrder::GoldenAngle), 3});
+  for (const Case& c : cases) {
+    const auto img = randomComplex(c.p.voxels() * c.coils, 23), data = randomComplex(c.p.m * c.coils, 24);
+    auto plan = gpu_->makeNufftPlan(c.p.geometry(), options(6, 2.0, Spreader::Sector));
+    const PlanRun first = runPlan(*gpu_, *plan, img, data, c.coils);
+    for (int rep = 0; rep < 4; ++rep) {
+      auto again = rep % 2 ? gpu_->makeNufftPlan(c.p.geometry(), options(6, 2.0, Spreader::Sector)) : nullptr;
+      const PlanRun r = runPlan(*gpu_, again ? *again : *plan, img, data, c.coils);
+      EXPECT_EQ(r.adjoint, first.adjoint) << c.p.dims << "D, repetition " << rep;
+    }
+  }
 }
 
 // interp(spread(.)) is real symmetric with a positive diagonal, for both spreaders.

@@ -1,6 +1,6 @@
 // Shared by the unit (cpu) and GPU (cuda) binaries: the centred unitary FFT (backend.hpp) on one device against
 // the float64 definition (support/centred_dft.hpp): forward and inverse on even, odd, batched shapes of rank
-// 1-3, Parseval and the round trip, the centre convention, bad ranks. (CUDA against the CPU backend on many
+// 1-3, Parseval and the round trip, the centre convention, bad ranks; fftGram (F^H diag F) likewise. (CUDA against the CPU backend on many
 // more shapes: tests/gpu/test_cuda_backend.cpp.)
 #include <gtest/gtest.h>
 
@@ -47,6 +47,22 @@ TEST_P(FftDefinition, FftMatchesTheDefinitionEvaluatedInDouble) {
     EXPECT_LT(relL2Error(d.download(), centredDft(x, p.rank, dir)), 1e-5)
         << shape.str() << " rank " << p.rank << (dir == FftDirection::Forward ? " forward" : " inverse");
   }
+}
+
+// fftGram = F^H diag(d) F (Backend::fftGram; the GPU drops the two inner modulations): against the definition
+// (the float64 DFT, d applied to every batch, the float64 inverse; the middle rounded to float once).
+TEST_P(FftDefinition, GramMatchesTheDefinition) {
+  const FftCase& p = std::get<1>(GetParam());
+  const Shape shape(p.dims);
+  const index_t plane = shape.span(0, static_cast<std::size_t>(p.rank));
+  const CArray x = randomArray(shape, 8), d = randomArray(Shape{plane}, 9);
+  const std::vector<cdouble> fx = centredDft(x, p.rank, FftDirection::Forward);
+  CArray masked(shape);
+  for (index_t i = 0; i < x.size(); ++i) masked[i] = cfloat(fx[static_cast<std::size_t>(i)] * cdouble(d[i % plane]));
+  const std::vector<cdouble> want = centredDft(masked, p.rank, FftDirection::Inverse);
+  CDeviceArray dx = CDeviceArray::upload(*be_, x), dd = CDeviceArray::upload(*be_, d);
+  be_->fftGram(dx.buffer(), shape, p.rank, dd.buffer());
+  EXPECT_LT(relL2Error(dx.download(), want), 1e-5) << shape.str() << " rank " << p.rank;
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -82,6 +82,7 @@ class DenseBackend final : public Backend {
   cdouble dot(const Buffer& a, const Buffer& b, index_t n) override { return cpu_->dot(a, b, n); }
   double norm2(const Buffer& x, index_t n) override { return cpu_->norm2(x, n); }
   void fft(Buffer& d, const Shape& s, int r, FftDirection dir) override { cpu_->fft(d, s, r, dir); }
+  void fftGram(Buffer& d, const Shape& s, int r, const Buffer& g) override { cpu_->fftGram(d, s, r, g); }
   void resizeCentred(Buffer& d, const Shape& ds, const Buffer& s, const Shape& ss) override {
     cpu_->resizeCentred(d, ds, s, ss);
   }
@@ -95,6 +96,8 @@ class DenseBackend final : public Backend {
   SparsityOps& sparsityOps() override { return cpu_->sparsityOps(); }
   CoilCombineOps& coilCombineOps() override { return cpu_->coilCombineOps(); }
   EspiritOps& espiritOps() override { return cpu_->espiritOps(); }
+  SolverOps& solverOps() override { return cpu_->solverOps(); }
+  QualityOps& qualityOps() override { return cpu_->qualityOps(); }
   std::unique_ptr<NufftPlan> makeNufftPlan(const NufftGeometry& g, const NufftOptions&) override {
     ++plansMade;
     return std::make_unique<DenseDftPlan>(g);

@@ -127,6 +127,14 @@ void CpuBackend::fft(Buffer& data, const Shape& shape, int rank, FftDirection di
   fft_.transform(cptr(data), shape, rank, dir);
 }
 
+void CpuBackend::fftGram(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal) {
+  // FFTW's shifts are copies, not modulations: nothing cancels here, so this is the composition itself.
+  const index_t plane = shape.span(0, static_cast<std::size_t>(std::max(rank, 1)));
+  fft(data, shape, rank, FftDirection::Forward);
+  multiply(data, diagonal, plane, data, shape.size(), false);
+  fft(data, shape, rank, FftDirection::Inverse);
+}
+
 void CpuBackend::resizeCentred(Buffer& dst, const Shape& ds, const Buffer& src, const Shape& ss) {
   require(ds.span(4, std::max<std::size_t>(ds.rank(), 4)) == ss.span(4, std::max<std::size_t>(ss.rank(), 4)),
           "cpu backend: resizeCentred needs equal batch sizes, " + ds.str() + " vs " + ss.str());

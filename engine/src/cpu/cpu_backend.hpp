@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "larmor/backend/backend.hpp"
+#include "larmor/backend/quality_ops.hpp"
+#include "larmor/backend/solver_ops.hpp"
 #include "larmor/ops/nufft.hpp"
 
 namespace larmor::cpu {
@@ -103,11 +105,45 @@ class CpuEspiritOps final : public EspiritOps {
   void dominantEigenvectors(Buffer& maps, Buffer& values, const Buffer& cov, index_t voxels, index_t channels,
                             const std::vector<cfloat>& reference, float crop) override;
   void hermitianEigen(std::vector<cdouble>& a, std::vector<double>& values, index_t n) override;
+  void gramKernels(const Buffer& gram, index_t n, std::vector<double>& values, Buffer& kernels) override;
+};
+
+/// The solvers' scalars (larmor/backend/solver_ops.hpp) on the host: solver.cpp. Steps are the backend's
+/// own vector ops or plain loops over its buffers; the scalars are host doubles.
+class CpuSolverOps final : public SolverOps {
+ public:
+  explicit CpuSolverOps(Backend& backend) : be_(backend) {}
+  bool scalarsOnHost() const override { return true; }
+  std::unique_ptr<Buffer> scalars(index_t count) override;
+  void read(double* out, const Buffer& s, index_t first, index_t count) override;
+  void write(Buffer& s, index_t first, const double* in, index_t count) override;
+  void dot(Buffer& s, index_t slot, const Buffer& a, const Buffer& b, index_t n) override;
+  void scaleByInverseRoot(Buffer& dst, const Buffer& src, const Buffer& s, index_t slot, index_t n) override;
+  void cgCurvature(Buffer& s, const CgLayout& l, int k, const Buffer& p, const Buffer& q, index_t n) override;
+  void cgUpdate(Buffer& s, const CgLayout& l, int k, Buffer& x, Buffer& r, const Buffer& p, const Buffer& q,
+                const Buffer* b, double tolerance, index_t n) override;
+  void cgDirection(const Buffer& s, const CgLayout& l, int k, Buffer& p, const Buffer& z, index_t n) override;
+  void fistaGradientStep(Buffer& xn, const Buffer& y, const Buffer& g, const Buffer& b, double invL,
+                         index_t n) override;
+  void fistaChange(Buffer& s, const FistaLayout& l, int k, const Buffer& xn, const Buffer& x, double tolerance,
+                   index_t n) override;
+  void fistaCommit(const Buffer& s, const FistaLayout& l, int k, Buffer& x, Buffer& y, const Buffer& xn, double beta,
+                   index_t n) override;
+
+ private:
+  Backend& be_;
+};
+
+/// The image metrics (larmor/backend/quality_ops.hpp) on the host: quality.cpp.
+class CpuQualityOps final : public QualityOps {
+ public:
+  quality::Metrics compare(const Buffer& test, const Buffer& reference, const Shape& shape,
+                           const quality::CompareOptions& options) override;
 };
 
 class CpuBackend final : public Backend {
  public:
-  CpuBackend() = default;
+  CpuBackend() : solver_(*this) {}
 
   DeviceInfo info() const override;
 
@@ -131,6 +167,7 @@ class CpuBackend final : public Backend {
   void reciprocalDiagonal(Buffer& out, const Buffer& a, double alpha, const Buffer* b, double beta,
                           index_t n) override;
   void fft(Buffer& data, const Shape& shape, int rank, FftDirection dir) override;
+  void fftGram(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal) override;
   void resizeCentred(Buffer& dst, const Shape& dstShape, const Buffer& src, const Shape& srcShape) override;
   void sumOfSquares(Buffer& out, const Buffer& coilImages, index_t voxels, index_t coils, index_t batch) override;
 
@@ -138,6 +175,8 @@ class CpuBackend final : public Backend {
   SparsityOps& sparsityOps() override { return sparsity_; }
   CoilCombineOps& coilCombineOps() override { return coilCombine_; }
   EspiritOps& espiritOps() override { return espirit_; }
+  SolverOps& solverOps() override { return solver_; }
+  QualityOps& qualityOps() override { return quality_; }
 
   // nufft.cpp, dft.cpp
   std::unique_ptr<NufftPlan> makeNufftPlan(const NufftGeometry& geometry, const NufftOptions& options) override;
@@ -157,6 +196,8 @@ class CpuBackend final : public Backend {
   CpuSparsityOps sparsity_;
   CpuCoilCombineOps coilCombine_;
   CpuEspiritOps espirit_;
+  CpuSolverOps solver_;
+  CpuQualityOps quality_;
 };
 
 }  // namespace larmor::cpu

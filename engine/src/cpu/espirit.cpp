@@ -57,4 +57,15 @@ void CpuEspiritOps::hermitianEigen(std::vector<cdouble>& a, std::vector<double>&
   for (index_t j = 0; j < n; ++j) values[static_cast<std::size_t>(j)] = es.eigenvalues()(j);
 }
 
+void CpuEspiritOps::gramKernels(const Buffer& gram, index_t n, std::vector<double>& values, Buffer& kernels) {
+  const cfloat* g = elements(gram, n * n, "ESPIRiT gram");
+  cfloat* out = elements(kernels, n * n, "ESPIRiT kernels");
+  std::vector<cdouble> a(static_cast<std::size_t>(n * n));
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = cdouble(g[i]);
+  hermitianEigen(a, values, n);
+  for (index_t i = 0; i < n; ++i)
+    for (index_t e = 0; e < n; ++e)
+      out[e + n * i] = cfloat(std::conj(a[static_cast<std::size_t>(e + n * (n - 1 - i))]));
+}
+
 }  // namespace larmor::cpu

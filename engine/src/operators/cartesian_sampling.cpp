@@ -86,9 +86,7 @@ void CartesianGram::apply(const Buffer& x, Buffer& y, index_t batch) {
   const index_t n = grid_.size();
   const Shape shape{grid_[0], grid_[1], grid_[2], batch};
   if (&x != &y) backend_.copy(y, x, bytesOf(n * batch));
-  backend_.fft(y, shape, rank_, FftDirection::Forward);
-  backend_.multiply(y, *mask_, n, y, n * batch, false);
-  backend_.fft(y, shape, rank_, FftDirection::Inverse);
+  backend_.fftGram(y, shape, rank_, *mask_);  // F^H M F
 }
 
 }  // namespace larmor::ops

@@ -1,8 +1,9 @@
 // ESPIRiT coil sensitivities (ops/espirit.hpp; Uecker et al., MRM 71:990, 2014): calibration matrix and
 // its Gram matrix, the signal subspace by BART's threshold rule, the image-domain matrices M(x) (small
 // grid, then sinc interpolation on the backend), and the pointwise eigenvectors (EspiritOps).
-// Backend-neutral: FFTs, resizes, the Gram GEMM, the K C x K C eigen-decomposition (EspiritOps, double) and
-// the pointwise kernel run on the backend; the small-grid products run on the host.
+// Backend-neutral: FFTs, resizes, the Gram GEMM, the K C x K C eigen-decomposition (EspiritOps::gramKernels,
+// double, the Gram never leaving the backend) and the pointwise kernel run on the backend; the small-grid
+// products run on the host.
 #include "larmor/ops/espirit.hpp"
 
 #include <Eigen/Dense>
@@ -83,23 +84,20 @@ EspiritResult espirit(Backend& be, const CArray& cal, const index_t grid[3], con
   const index_t* k = res.kernel;
   const index_t K = k[0] * k[1] * k[2], n = K * coils;
 
-  // 1-2: A, its Gram matrix on the backend, the eigen-decomposition on the host.
+  // 1-2: A, its Gram matrix and the Gram's eigen-decomposition (double) on the backend; only the eigenvalues
+  // come to the host. The kernels come back conjugated, largest eigenvalue first.
   const CArray a = calibrationMatrix(cal, k);
   const index_t rows = a.shape()[0];
-  std::vector<cdouble> gram(static_cast<std::size_t>(n * n));
+  std::vector<double> ev;  // ascending
+  auto dkernels = be.allocate(bytesOf(n * n));
   {
     auto da = be.allocate(bytesOf(a.size()));
     be.upload(*da, a.data(), bytesOf(a.size()));
     auto dg = be.allocate(bytesOf(n * n));
     const MatrixBatch ma{rows, n, rows, 0}, mg{n, n, n, 0};
     be.gemmBatched(MatOp::ConjTranspose, MatOp::None, n, n, rows, cfloat(1.f), *da, ma, *da, ma, cfloat(0.f), *dg, mg, 1);
-    std::vector<cfloat> g(static_cast<std::size_t>(n * n));
-    be.download(g.data(), *dg, bytesOf(n * n));
-    for (std::size_t i = 0; i < g.size(); ++i) gram[i] = cdouble(g[i]);
+    be.espiritOps().gramKernels(*dg, n, ev, *dkernels);
   }
-  std::vector<double> ev;  // ascending
-  be.espiritOps().hermitianEigen(gram, ev, n);
-  const auto evec = [&](index_t e, index_t j) { return gram[static_cast<std::size_t>(e + n * j)]; };
   const double top = ev[static_cast<std::size_t>(n - 1)];
   require(top > 0 && std::isfinite(top), "ESPIRiT: the calibration region holds no signal");
   index_t kept = 0;
@@ -107,18 +105,14 @@ EspiritResult espirit(Backend& be, const CArray& cal, const index_t grid[3], con
   res.kernelsKept = kept;
   res.kernelsTotal = n;
 
-  // 3: u_i = centred inverse FFT of conj(V_i) zero-padded to the small grid (2k per dimension, or 1).
+  // 3: u_i = centred inverse FFT of conj(V_i) zero-padded to the small grid (2k per dimension, or 1): the
+  // first `kept` columns of the kernels are [k0, k1, k2, coils * kept].
   const index_t small[3] = {k[0] > 1 ? 2 * k[0] : 1, k[1] > 1 ? 2 * k[1] : 1, k[2] > 1 ? 2 * k[2] : 1};
   const index_t S = small[0] * small[1] * small[2];
-  CArray kern(Shape{k[0], k[1], k[2], coils * kept});
-  for (index_t i = 0; i < kept; ++i)
-    for (index_t e = 0; e < n; ++e) kern[e + n * i] = cfloat(std::conj(evec(e, n - 1 - i)));
   CArray u(Shape{small[0], small[1], small[2], coils * kept});
   {
-    auto dk = be.allocate(bytesOf(kern.size()));
-    be.upload(*dk, kern.data(), bytesOf(kern.size()));
     auto du = be.allocate(bytesOf(u.size()));
-    be.resizeCentred(*du, u.shape(), *dk, kern.shape());
+    be.resizeCentred(*du, u.shape(), *dkernels, Shape{k[0], k[1], k[2], coils * kept});
     be.fft(*du, u.shape(), 3, FftDirection::Inverse);
     be.download(u.data(), *du, bytesOf(u.size()));
   }

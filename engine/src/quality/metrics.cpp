@@ -5,6 +5,8 @@
 #include <limits>
 #include <vector>
 
+#include "larmor/backend/backend.hpp"
+
 namespace larmor::quality {
 namespace {
 
@@ -117,7 +119,18 @@ RArray magnitude(const CArray& a) {
 
 Metrics compare(const CArray& test, const CArray& reference, const CompareOptions& opt) {
   requireSameSize(test, reference);
-  const index_t n = test.size();
+  return compare(test.data(), reference.data(), reference.shape(), opt);
+}
+
+Metrics compareOn(Backend& backend, const CArray& test, const CArray& reference, const CompareOptions& opt) {
+  requireSameSize(test, reference);
+  CDeviceArray t = CDeviceArray::upload(backend, test), r = CDeviceArray::upload(backend, reference);
+  return backend.qualityOps().compare(t.buffer(), r.buffer(), reference.shape(), opt);
+}
+
+Metrics compare(const cfloat* test, const cfloat* reference, const Shape& shape, const CompareOptions& opt) {
+  require(shape.size() > 0, "compare: the images are empty");
+  const index_t n = shape.size();
   // Fixed chunks (their number depends on n only), partial sums added in chunk order: the result does not
   // depend on the thread count. Threads only where there is enough work to pay for waking them.
   const index_t chunks = std::min<index_t>(64, 1 + n / 16384), per = (n + chunks - 1) / chunks;
@@ -151,7 +164,7 @@ Metrics compare(const CArray& test, const CArray& reference, const CompareOption
   Metrics m;
   m.voxels = n;
   m.scale = (opt.leastSquaresScale && tt > 0) ? tr / tt : 1.0;
-  RArray ts(test.shape()), rs(reference.shape());
+  RArray ts(shape), rs(shape);
 #pragma omp parallel for schedule(static) if (threads)
   for (index_t c = 0; c < chunks; ++c) {
     double e = 0;

@@ -91,7 +91,7 @@ ReconResult run(const ReconRequest& request, const Progress& progress) {
     // image (issue 15, item 5).
     ScopedStage st(result.timings, "metrics");
     try {
-      result.metrics = quality::toJson(quality::compare(result.image, quality::comparisonTruth(d)));
+      result.metrics = quality::toJson(quality::compareOn(backend, result.image, quality::comparisonTruth(d)));
     } catch (const Cancelled&) {
       throw;
     } catch (const Error& e) {

@@ -7,12 +7,18 @@
 // The objective phi(x) = x^H A x - 2 Re x^H b is evaluated without another operator application:
 // A x = b - r, so phi(x) = -Re x^H (b + r) (two dot products), which also makes the monotone decrease a
 // measured property (tests/unit/test_cg.cpp) rather than one assumed by a recursion.
+// The scalars (rz, pq, ||r||^2 and the objective's products) stay in the backend's memory and the step
+// sizes are computed there (backend/solver_ops.hpp): on a GPU the host queues a window of iterations and
+// reads the scalars once per window instead of waiting for the device three to five times an iteration.
 #include "larmor/solve/cg.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
+
+#include "larmor/backend/solver_ops.hpp"
 
 namespace larmor::solve {
 
@@ -58,6 +64,13 @@ nlohmann::json CgResult::toJson() const {
           {"relative_residual", res}, {"objective", obj}};
 }
 
+int readWindow(const SolverOps& ops, index_t n, int requested) {
+  if (ops.scalarsOnHost()) return 1;
+  if (requested > 0) return requested;
+  constexpr index_t kElements = index_t{1} << 21;
+  return static_cast<int>(std::clamp<index_t>(kElements / std::max<index_t>(n, 1), 1, 16));
+}
+
 CgResult conjugateGradient(Backend& backend, LinearOperator& A, const Buffer& b, Buffer& x, const CgOptions& o,
                            Preconditioner* M, const Progress& progress, const CgObserver& observer) {
   const index_t n = A.size();
@@ -69,29 +82,38 @@ CgResult conjugateGradient(Backend& backend, LinearOperator& A, const Buffer& b,
   require(o.tolerance >= 0 && std::isfinite(o.tolerance), "CG: the tolerance must be >= 0");
 
   CgResult result;
-  const double nan = std::numeric_limits<double>::quiet_NaN();
+  SolverOps& ops = backend.solverOps();
+  const CgLayout l{o.maxIterations};
+  auto state = ops.scalars(l.size());
+  std::vector<double> v(static_cast<std::size_t>(l.size()));
   auto r = backend.allocate(bytes), p = backend.allocate(bytes), q = backend.allocate(bytes);
   std::unique_ptr<Buffer> zOwned = M ? backend.allocate(bytes) : nullptr;
   Buffer& z = M ? *zOwned : *r;  // without M, z is r itself
+  const Buffer* objectiveRhs = o.trackObjective ? &b : nullptr;
 
-  auto objective = [&]() {
-    if (!o.trackObjective) return nan;
-    return o.objectiveOffset - (backend.dot(x, b, n).real() + backend.dot(x, *r, n).real());
-  };
-  auto record = [&](int k, double rnorm, double bnorm) {
-    CgIterate it{k, bnorm > 0 ? rnorm / bnorm : 0.0, objective()};
+  // The objective from the two inner products the update kernels sum: phi(x) = -Re x^H (b + r).
+  auto record = [&](int k, double bnorm) {
+    const double rnorm = std::sqrt(v[static_cast<std::size_t>(l.rr(k))]);
+    const double objective = o.trackObjective ? o.objectiveOffset - (v[static_cast<std::size_t>(l.xb(k))] +
+                                                                     v[static_cast<std::size_t>(l.xr(k))])
+                                              : std::numeric_limits<double>::quiet_NaN();
+    CgIterate it{k, bnorm > 0 ? rnorm / bnorm : 0.0, objective};
     result.history.push_back(it);
     if (observer) observer(it);
   };
+  auto readState = [&] { ops.read(v.data(), *state, 0, l.size()); };
 
-  const double bnorm = backend.norm2(b, n);
+  ops.dot(*state, CgLayout::kRhsNorm2, b, b, n);
+  readState();
+  const double bnorm = std::sqrt(v[CgLayout::kRhsNorm2]);
   if (!(bnorm > 0)) {
     // A x = 0 with A positive definite: x = 0, whatever the initial guess.
     backend.fill(x, cfloat(0.f), n);
     backend.fill(*r, cfloat(0.f), n);
     result.stopReason = "zero right-hand side";
     result.converged = true;
-    record(0, 0.0, 0.0);
+    std::fill(v.begin(), v.end(), 0.0);
+    record(0, 0.0);
     return result;
   }
 
@@ -103,54 +125,64 @@ CgResult conjugateGradient(Backend& backend, LinearOperator& A, const Buffer& b,
     backend.fill(x, cfloat(0.f), n);
     backend.copy(*r, b, bytes);
   }
-  double rnorm = backend.norm2(*r, n);
-  record(0, rnorm, bnorm);
-  if (o.tolerance > 0 && rnorm <= o.tolerance * bnorm) {
+  ops.dot(*state, l.rr(0), *r, *r, n);
+  if (objectiveRhs) {
+    ops.dot(*state, l.xb(0), x, b, n);
+    ops.dot(*state, l.xr(0), x, *r, n);
+  }
+  if (M) M->apply(*r, z);
+  ops.dot(*state, l.rz(0), *r, z, n);
+  readState();
+  record(0, bnorm);
+  if (o.tolerance > 0 && kernels::cgConverged(v[static_cast<std::size_t>(l.rr(0))], v[CgLayout::kRhsNorm2],
+                                              o.tolerance)) {
     result.converged = true;
     result.stopReason = "tolerance";
     return result;
   }
-
-  if (M) M->apply(*r, z);
-  double rz = M ? backend.dot(*r, z, n).real() : rnorm * rnorm;
   backend.copy(*p, z, bytes);
   result.stopReason = "iterations";
 
-  for (int k = 1; k <= o.maxIterations; ++k) {
-    // The cancellation point: between iterations, so Cancel stops within one operator application.
-    const double span = o.progressTo - o.progressFrom;
-    progress.report(o.progressFrom + span * (k - 1) / std::max(1, o.maxIterations),
-                    o.stage + " iteration " + std::to_string(k) + "/" + std::to_string(o.maxIterations));
-    A.apply(*p, *q);
-    const double pq = backend.dot(*p, *q, n).real();
-    if (!(pq > 0) || !(rz > 0)) {
-      // p^H A p <= 0: A is not positive definite on p, or p vanished (x is already the solution to
-      // float precision). Either way another step would divide by (nearly) zero.
-      result.stopReason = "breakdown";
-      break;
+  // Iterations are queued in windows; the kernels stop themselves (breakdown, tolerance), the host reads
+  // the scalars once per window and replays the history (backend/solver_ops.hpp).
+  const int window = readWindow(ops, n, o.readEvery);
+  for (int k = 1; k <= o.maxIterations;) {
+    const int last = std::min(o.maxIterations, k + window - 1);
+    for (int j = k; j <= last; ++j) {
+      // The cancellation point: between iterations, so Cancel stops within one operator application (a
+      // window of them on a GPU).
+      const double span = o.progressTo - o.progressFrom;
+      progress.report(o.progressFrom + span * (j - 1) / std::max(1, o.maxIterations),
+                      o.stage + " iteration " + std::to_string(j) + "/" + std::to_string(o.maxIterations));
+      A.apply(*p, *q);
+      ops.cgCurvature(*state, l, j, *p, *q, n);
+      ops.cgUpdate(*state, l, j, x, *r, *p, *q, objectiveRhs, o.tolerance, n);
+      if (j == o.maxIterations) break;
+      if (M) {
+        M->apply(*r, z);
+        ops.dot(*state, l.rz(j), *r, z, n);
+      }
+      ops.cgDirection(*state, l, j, *p, z, n);
     }
-    const double alpha = rz / pq;
-    backend.axpby(x, cfloat(static_cast<float>(alpha)), *p, cfloat(1.f), n);
-    backend.axpby(*r, cfloat(static_cast<float>(-alpha)), *q, cfloat(1.f), n);
-    rnorm = backend.norm2(*r, n);
-    result.iterations = k;
-    record(k, rnorm, bnorm);
-    if (o.tolerance > 0 && rnorm <= o.tolerance * bnorm) {
-      result.converged = true;
-      result.stopReason = "tolerance";
-      break;
+    readState();
+    const int stop = static_cast<int>(v[CgLayout::kStop]);
+    const auto reason = static_cast<SolverStop>(static_cast<int>(v[CgLayout::kReason]));
+    for (int j = k; j <= last; ++j) {
+      if (stop == j && reason == SolverStop::Breakdown) {
+        // p^H A p <= 0: A is not positive definite on p, or p vanished (x is already the solution to
+        // float precision). Either way another step would divide by (nearly) zero.
+        result.stopReason = "breakdown";
+        return result;
+      }
+      result.iterations = j;
+      record(j, bnorm);
+      if (stop == j) {
+        result.converged = true;
+        result.stopReason = "tolerance";
+        return result;
+      }
     }
-    if (k == o.maxIterations) break;
-    double rzNew;
-    if (M) {
-      M->apply(*r, z);
-      rzNew = backend.dot(*r, z, n).real();
-    } else {
-      rzNew = rnorm * rnorm;
-    }
-    const double beta = rzNew / rz;
-    rz = rzNew;
-    backend.axpby(*p, cfloat(1.f), z, cfloat(static_cast<float>(beta)), n);  // p = z + beta p
+    k = last + 1;
   }
   return result;
 }

@@ -6,7 +6,7 @@
 //
 // What belongs here: memory, complex vector ops, the FFT and centred resize, plan factories (NUFFT, exact
 // DFT) and batched dense linear algebra, which many algorithms share. The kernels of one algorithm live
-// behind an interface of their own that each backend provides (priorOps(), sparsityOps(), coilCombineOps()), so adding an
+// behind an interface of their own that each backend provides (priorOps(), sparsityOps(), coilCombineOps(), espiritOps(), solverOps(), qualityOps()), so adding an
 // algorithm does not grow this class (docs/architecture.md).
 #include <cstddef>
 #include <cstdint>
@@ -18,6 +18,8 @@
 #include "larmor/backend/coil_combine_ops.hpp"
 #include "larmor/backend/espirit_ops.hpp"
 #include "larmor/backend/prior_ops.hpp"
+#include "larmor/backend/quality_ops.hpp"
+#include "larmor/backend/solver_ops.hpp"
 #include "larmor/backend/sparsity_ops.hpp"
 #include "larmor/ops/linalg.hpp"
 
@@ -95,6 +97,11 @@ class Backend {
   // --- arrays ---------------------------------------------------------------------------------------
   /// Centred unitary FFT (convention above) over dimensions [0, rank) of `shape`, batched over the rest.
   virtual void fft(Buffer& data, const Shape& shape, int rank, FftDirection dir) = 0;
+  /// In place, data <- F^H diag(d) F data for F the centred unitary FFT over dims [0, rank) of `shape`
+  /// (the Gram operator of a k-space diagonal: Cartesian sampling masks, Toeplitz kernels): d holds
+  /// shape.span(0, rank) elements, applied to every batch. The same as fft, multiply, inverse fft; on a GPU
+  /// the two inner modulations of the centred FFTs cancel (their product is 1/N) and are not made.
+  virtual void fftGram(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal) = 0;
   /// Copies the centred region: dst (shape dstShape) from src (shape srcShape), both of the same
   /// rank <= 4 with equal batch (dims >= 4). Along each dimension the centres (floor(N/2)) coincide;
   /// where dst is larger the border is zero (zero-padding), where smaller src is cropped.
@@ -111,6 +118,10 @@ class Backend {
   virtual CoilCombineOps& coilCombineOps() = 0;
   /// ESPIRiT's pointwise eigenvectors (ops/espirit.hpp); owned by the backend.
   virtual EspiritOps& espiritOps() = 0;
+  /// The iterative solvers' scalars and fused steps (larmor/backend/solver_ops.hpp); owned by the backend.
+  virtual SolverOps& solverOps() = 0;
+  /// Image metrics against a reference (larmor/backend/quality_ops.hpp); owned by the backend.
+  virtual QualityOps& qualityOps() = 0;
 
   // --- non-uniform transforms (ops/nufft.hpp) ------------------------------------------------------
   /// A plan whose buffers live on this backend.

@@ -12,6 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
+namespace larmor {
+class Backend;
+}
+
 namespace larmor::quality {
 
 struct Metrics {
@@ -28,6 +32,10 @@ struct CompareOptions {
 };
 
 Metrics compare(const CArray& test, const CArray& reference, const CompareOptions& opt = {});
+/// The same on two images of `shape` given by their elements (a backend's host buffers: QualityOps).
+Metrics compare(const cfloat* test, const cfloat* reference, const Shape& shape, const CompareOptions& opt = {});
+/// compare() on `backend` (QualityOps): both images are uploaded there and the metrics computed there.
+Metrics compareOn(larmor::Backend& backend, const CArray& test, const CArray& reference, const CompareOptions& opt = {});
 nlohmann::json toJson(const Metrics& m);
 
 /// |scale*|test| - |ref||, same shape as the reference.

@@ -68,6 +68,10 @@ struct CgOptions {
   /// Progress fractions spanned by the iterations, and the text reported with each.
   double progressFrom = 0, progressTo = 1;
   std::string stage = "CG";
+  /// Iterations queued between two reads of the solver's scalars on a GPU (backend/solver_ops.hpp); 0: the
+  /// rule of readWindow. The result does not depend on it (the kernels stop themselves); progress, the
+  /// observer and a cancel then act per window. The CPU reads after every iteration.
+  int readEvery = 0;
 };
 
 struct CgIterate {
@@ -87,9 +91,16 @@ struct CgResult {
 /// Called after every iteration (the GUI's live convergence plot).
 using CgObserver = std::function<void(const CgIterate&)>;
 
+/// Iterations a solver queues between reads of its scalars: 1 where they are host memory, `requested` when
+/// > 0, else by the problem's size n (deterministic, so a solve's bits never depend on timing): up to 16 for
+/// small images, where a read (one round trip, ~20 us on the H100) costs as much as an iteration, 1 from
+/// 2^21 elements on, where an iteration takes a millisecond or more.
+int readWindow(const SolverOps& ops, index_t n, int requested);
+
 /// Solves A x = b. x (in/out) and b are buffers of A.size() elements on `backend`. M may be null (plain
 /// CG). Reports progress at the start of every iteration, so a cancelled token stops the solve within one
-/// iteration (Cancelled is thrown; x then holds the last completed iterate). Throws Error on size mismatch.
+/// iteration (Cancelled is thrown; x then holds the last completed iterate), or on a GPU within the window of
+/// queued iterations (readWindow). Throws Error on size mismatch.
 CgResult conjugateGradient(Backend& backend, LinearOperator& A, const Buffer& b, Buffer& x, const CgOptions& options,
                            Preconditioner* M = nullptr, const Progress& progress = {},
                            const CgObserver& observer = {});

@@ -32,6 +32,8 @@ struct FistaOptions {
   /// x holds the starting image on entry (warm start); otherwise x is set to zero.
   bool warmStart = false;
   std::string stage = "fista";
+  /// Iterations queued between reads of the scalars on a GPU (solve/cg.hpp, readWindow); 0: its rule.
+  int readEvery = 0;
 };
 
 struct FistaIterate {
