@@ -61,6 +61,10 @@ void CartesianPlan::forward(const Buffer& image, Buffer& samples, index_t batch)
 
 void CartesianPlan::sample(const Buffer& grid, Buffer& out) { backend_.gather(out, grid, indexFor(1), samples()); }
 
+void CartesianPlan::sample(const Buffer& grids, Buffer& out, index_t batch) {
+  backend_.gather(out, grids, indexFor(batch), samples() * batch);
+}
+
 void CartesianPlan::spreadInterpolate(const Buffer& weights, Buffer& out) {
   auto image = backend_.allocate(bytesOf(grid_.size()));
   adjoint(weights, *image, 1);

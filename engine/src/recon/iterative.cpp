@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <random>
 
+#include "larmor/backend/solver_ops.hpp"
 #include "larmor/backend/registry.hpp"
 #include "larmor/io/cfl.hpp"
 #include "larmor/io/dataset_io.hpp"
@@ -309,29 +310,48 @@ std::shared_ptr<IterativeProblem::TrajectoryOperators> IterativeProblem::Impl::b
   t.gram = std::make_unique<ops::CartesianGram>(backend, grid, index);
   auto plan = std::make_unique<ops::CartesianPlan>(backend, grid, std::move(index));
 
-  // Each coil's encoded k-space to the device, its readout oversampling cropped there, its samples gathered.
-  const Shape from{e0, e1, e2, 1}, to{p.dims[0], e1, e2, 1};
-  auto encoded = backend.allocate(bytesOf(encodedVoxels));
-  auto cropped = p.dims[0] == e0 ? nullptr : backend.allocate(bytesOf(p.n));
+  // The coils' encoded k-space to the device, the readout oversampling cropped there, the samples gathered: in
+  // groups of coils (one upload, one batched FFT pair and one gather a group; up to 16 MiB of k-space a group,
+  // so a 3D volume still goes coil by coil), and ||d||^2 read back once (SolverOps), not once a coil.
+  const index_t group = cartesianPlanCoilGroup(encodedVoxels, p.coils);
+  auto encoded = backend.allocate(bytesOf(encodedVoxels * group));
+  auto cropped = p.dims[0] == e0 ? nullptr : backend.allocate(bytesOf(p.n * group));
+  auto gathered = group > 1 ? backend.allocate(bytesOf(p.m * group)) : nullptr;
+  SolverOps& ops = backend.solverOps();
+  auto norms = ops.scalars(p.coils);
   const cfloat* src = d.kspace.data() + slice * encodedVoxels * p.coils;
-  for (index_t c = 0; c < p.coils; ++c) {
-    backend.upload(*encoded, src + c * encodedVoxels, bytesOf(encodedVoxels));
+  for (index_t c0 = 0; c0 < p.coils; c0 += group) {
+    const index_t nc = std::min(group, p.coils - c0);
+    const Shape from{e0, e1, e2, nc}, to{p.dims[0], e1, e2, nc};
+    backend.upload(*encoded, src + c0 * encodedVoxels, bytesOf(encodedVoxels * nc));
     if (cropped) {
       backend.fft(*encoded, from, 1, FftDirection::Inverse);
       backend.resizeCentred(*cropped, to, *encoded, from);
       // Unitary FFTs: the solve grid's IFFT of this is the FFT pipeline's cropped image, no factor.
       backend.fft(*cropped, to, 1, FftDirection::Forward);
     }
-    auto b = backend.allocate(bytesOf(p.m));
-    plan->sample(cropped ? *cropped : *encoded, *b);
-    const double norm = backend.norm2(*b, p.m);
-    p.dataNorm2 += norm * norm;
-    p.data.push_back(std::move(b));
+    const Buffer& grids = cropped ? *cropped : *encoded;
+    if (nc > 1) plan->sample(grids, *gathered, nc);
+    for (index_t c = c0; c < c0 + nc; ++c) {
+      auto b = backend.allocate(bytesOf(p.m));
+      if (nc > 1) backend.copy(*b, *gathered, bytesOf(p.m), 0, bytesOf(p.m * (c - c0)));
+      else plan->sample(grids, *b);
+      ops.dot(*norms, c, *b, *b, p.m);
+      p.data.push_back(std::move(b));
+    }
   }
+  std::vector<double> norm2(static_cast<std::size_t>(p.coils));
+  ops.read(norm2.data(), *norms, 0, p.coils);
+  for (double v : norm2) p.dataNorm2 += v;
   t.plan = std::move(plan);
   t.info["encoding"] = "cartesian";
   t.info["sampled_fraction"] = static_cast<double>(p.m) / static_cast<double>(p.n);
   return shared;
+}
+
+index_t cartesianPlanCoilGroup(index_t encodedVoxels, index_t coils) {
+  const index_t bytes = std::max<index_t>(1, encodedVoxels) * static_cast<index_t>(sizeof(cfloat));
+  return std::clamp<index_t>((index_t{16} << 20) / bytes, 1, std::max<index_t>(1, coils));
 }
 
 /// The slice's samples on the device, one buffer per coil, and ||d||^2 for the objective.

@@ -133,7 +133,8 @@ void nonCartesian(const Dataset& d, const ReconSettings& s, const DeviceInfo& de
 // oversampling), g = coils per group of the coil maps (CoilSensitivities: 2^23 values a group), f = the
 // FFT transient. Resident from the first stage to the last: the samples M C, the sampling plan's index
 // (int64: M c per batch it is used with, 1 and g), the Gram operator's mask n. The peak is the largest of
-//   plan       the encoded coil E1 (one slice-coil volume) + the cropped one n + its readout FFT f E1
+//   plan       a group of G coils (cartesianPlanCoilGroup: as many as fit 16 MiB): their encoded k-space
+//              G E1 (E1 one slice-coil volume) + the cropped G n + the readout FFT f G E1 + the gathered G M
 //   coil maps  ESPIRiT (espirit.cpp): the calibration matrix and its Gram matrix, then the interpolated
 //              covariances N L (L = C (C + 1) / 2) with their FFT f N L, the maps N C and eigenvalues N;
 //              Walsh: the maps N C and their FFT f N C;
@@ -157,7 +158,8 @@ double cartesianIterative(const Dataset& d, const ReconSettings& s, const Device
   const double M = lines * nn / std::max(1.0, static_cast<double>(h.encoded[1] * std::max<index_t>(1, h.encoded[2])));
   const double g = std::clamp(std::floor(static_cast<double>(index_t(1) << 23) / std::max(1.0, nn)), 1.0, C);
   const double resident = M * C + M * (1 + g) + nn;
-  const double plan = E1 + nn + f * E1;
+  const double G = static_cast<double>(cartesianPlanCoilGroup(static_cast<index_t>(E1), h.coils));
+  const double plan = G * (E1 + nn + f * E1 + (G > 1 ? M : 0));
   double maps = 0;
   switch (s.iterative.coilMaps) {
     case CoilMapSource::Espirit: {
@@ -176,7 +178,10 @@ double cartesianIterative(const Dataset& d, const ReconSettings& s, const Device
       // element. At small grids this phase is the peak: 32³ x 8 coils, measured 413 MB on the H100 against
       // the 123 MB of the float buffers alone.
       const double dbl = dev.gpu && rows > KC ? 2 : 0;
-      maps = std::max((rows * KC + KC * KC) * (1 + dbl), N * (L * (1 + f) + C + 1));
+      // Then the eigen-decomposition (EspiritOps::gramKernels): the kernels K C x K C beside the Gram, and
+      // on a GPU the Gram in double for zheevd (2 units an element).
+      const double eigen = KC * KC * (1 + (dev.gpu ? 2 : 0));
+      maps = std::max((rows * KC + KC * KC) * (1 + dbl) + eigen, N * (L * (1 + f) + C + 1));
       break;
     }
     case CoilMapSource::Walsh: maps = N * C * (1 + f); break;

@@ -32,6 +32,8 @@ class CartesianPlan final : public NufftPlan {
   void spreadInterpolate(const Buffer& weights, Buffer& out) override;
   /// out[j] = grid[index[j]]: the samples of one k-space grid (unitary convention: no factor).
   void sample(const Buffer& grid, Buffer& out);
+  /// The same for `batch` grids one after the other: out[j + M b] = grid[index[j] + N b].
+  void sample(const Buffer& grids, Buffer& out, index_t batch);
 
  private:
   const Buffer& indexFor(index_t batch);

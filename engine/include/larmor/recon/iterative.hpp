@@ -76,6 +76,10 @@ struct IterativeSettings {
   std::shared_ptr<const CArray> warmStart;
 };
 
+/// Coils whose encoded k-space (encodedVoxels each) Cartesian SENSE's plan stage uploads, crops and samples
+/// together: as many as fit 16 MiB, at least one (iterative.cpp; the memory planner counts the same group).
+index_t cartesianPlanCoilGroup(index_t encodedVoxels, index_t coils);
+
 ImageSet reconstructIterative(Backend& backend, const Dataset& d, const ReconSettings& s, Timings& timings,
                               const Progress& progress);
 
