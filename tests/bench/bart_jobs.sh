@@ -9,7 +9,8 @@
 #        chain, `nufft -i` included, ~10 s of CPU; 0 leaves that row out), PEAK_BOUND (unset: report only; a
 #        number: exit 1 when a Larmor peak is above PEAK_BOUND x BART's peak for the same job), DEVICE (Larmor's
 #        --device, default auto: what a user gets, the GPU plugin's loading included; on a GPU machine that is
-#        the GPU, so give cpu there).
+#        the GPU, so give cpu there), TOOLS (default "bart larmor"; "larmor" measures Larmor only and keeps the
+#        BART rows of the last run in WORKDIR: before/after comparisons of two larmor-cli builds).
 #
 # Jobs (both tools read the same .cfl files and write their image as .cfl):
 #   gridding   2D golden-angle radial, 512 samples x 512 spokes -> 256^2, 8 coils, complex Gaussian samples:
@@ -95,33 +96,42 @@ parts = [rows[p] for p in sys.argv[2:]]
 print(sys.argv[1], sum(float(p[0]) for p in parts), sum(float(p[1]) for p in parts), max(int(p[2]) for p in parts))
 EOF
 }
-: >results.txt
+TOOLS=${TOOLS:-bart larmor}
+if [[ " $TOOLS " == *" bart "* || ! -f results.txt ]]; then
+  : >results.txt
+else
+  grep -v '\.larmor ' results.txt >results.keep || true
+  mv results.keep results.txt
+fi
+# bart_measure / bart_chain: BART's rows, left as they are when TOOLS has no bart.
+bart_measure() { [[ " $TOOLS " != *" bart "* ]] || measure "$@"; }
+bart_chain() { [[ " $TOOLS " != *" bart "* ]] || chain "$@"; }
 DEVICE=${DEVICE:-auto}
 cg() { echo --method cg --iters "$ITERS" --device "$DEVICE"; }
 for job in $JOBS; do
   case $job in
     gridding)
-      measure gridding.bart bart nufft -a -d 256:256:1 g_traj g_ksp g_bart
+      bart_measure gridding.bart bart nufft -a -d 256:256:1 g_traj g_ksp g_bart
       measure gridding.larmor "$CLI" recon g_ksp.cfl --traj g_traj.cfl --method gridding --dcf none --device "$DEVICE" --output g_larmor.cfl
       ;;
     cg-radial)
-      measure cg-radial.given.bart bart pics -S -l2 -r 0.001 -i "$ITERS" -t r_traj r_ksp r_maps r_bart
+      bart_measure cg-radial.given.bart bart pics -S -l2 -r 0.001 -i "$ITERS" -t r_traj r_ksp r_maps r_bart
       measure cg-radial.given.larmor "$CLI" recon r_ksp.cfl --traj r_traj.cfl --matrix 256 $(cg) --coil-maps r_maps.cfl --output r_larmor_given.cfl
       if [[ $BART_RADIAL_MAPS == 1 ]]; then
-        measure cg-radial.bart-nufft bart nufft -i -d 256:256:1 r_traj r_ksp r_grid
-        measure cg-radial.bart-fft bart fft -u 3 r_grid r_kgrid
-        measure cg-radial.bart-ecalib bart ecalib -m1 r_kgrid r_bmaps
-        measure cg-radial.bart-pics bart pics -S -l2 -r 0.001 -i "$ITERS" -t r_traj r_ksp r_bmaps r_bart_own
-        chain cg-radial.own.bart cg-radial.bart-nufft cg-radial.bart-fft cg-radial.bart-ecalib cg-radial.bart-pics
+        bart_measure cg-radial.bart-nufft bart nufft -i -d 256:256:1 r_traj r_ksp r_grid
+        bart_measure cg-radial.bart-fft bart fft -u 3 r_grid r_kgrid
+        bart_measure cg-radial.bart-ecalib bart ecalib -m1 r_kgrid r_bmaps
+        bart_measure cg-radial.bart-pics bart pics -S -l2 -r 0.001 -i "$ITERS" -t r_traj r_ksp r_bmaps r_bart_own
+        bart_chain cg-radial.own.bart cg-radial.bart-nufft cg-radial.bart-fft cg-radial.bart-ecalib cg-radial.bart-pics
       fi
       measure cg-radial.own.larmor "$CLI" recon r_ksp.cfl --traj r_traj.cfl --matrix 256 $(cg) --output r_larmor_own.cfl
       ;;
     cg-cart)
-      measure cg-cart.given.bart bart pics -S -l2 -r 0.001 -i "$ITERS" c_ksp c_maps c_bart
+      bart_measure cg-cart.given.bart bart pics -S -l2 -r 0.001 -i "$ITERS" c_ksp c_maps c_bart
       measure cg-cart.given.larmor "$CLI" recon c_ksp.cfl $(cg) --coil-maps c_maps.cfl --output c_larmor_given.cfl
-      measure cg-cart.bart-ecalib bart ecalib -m1 c_ksp c_bmaps
-      measure cg-cart.bart-pics bart pics -S -l2 -r 0.001 -i "$ITERS" c_ksp c_bmaps c_bart_own
-      chain cg-cart.own.bart cg-cart.bart-ecalib cg-cart.bart-pics
+      bart_measure cg-cart.bart-ecalib bart ecalib -m1 c_ksp c_bmaps
+      bart_measure cg-cart.bart-pics bart pics -S -l2 -r 0.001 -i "$ITERS" c_ksp c_bmaps c_bart_own
+      bart_chain cg-cart.own.bart cg-cart.bart-ecalib cg-cart.bart-pics
       measure cg-cart.own.larmor "$CLI" recon c_ksp.cfl $(cg) --output c_larmor_own.cfl
       ;;
     *) echo "bart_jobs: unknown job $job (gridding, cg-radial, cg-cart)" >&2; exit 2 ;;
@@ -135,12 +145,13 @@ bound = float(sys.argv[1]) if sys.argv[1] else None
 rows = {l.split()[0]: [float(x) for x in l.split()[1:]] for l in open("results.txt")}
 print(f"\n{'job':<24} {'tool':<7} {'wall s':>8} {'cpu s':>8} {'peak MiB':>9}   {'wall':>6} {'cpu':>6} {'peak':>6}  (Larmor / BART)")
 bad = []
-for name, (wall, cpu, peak) in rows.items():
-    parts = name.split(".")
-    if parts[-1] != "larmor" and parts[-1] != "bart":
-        continue  # a part of BART's chain
-    tool = parts[-1]
-    job = ".".join(parts[:-1])
+jobs = []  # in the order first measured, BART's row before Larmor's
+for name in rows:
+    job, _, tool = name.rpartition(".")
+    if tool in ("bart", "larmor") and job not in jobs:  # other tools: parts of BART's chains
+        jobs.append(job)
+for job, tool in [(j, t) for j in jobs for t in ("bart", "larmor") if f"{j}.{t}" in rows]:
+    wall, cpu, peak = rows[f"{job}.{tool}"]
     ratio = ""
     # Without BART's own radial maps chain (BART_RADIAL_MAPS=0), Larmor's own-maps job is compared with pics,
     # BART's largest process of that chain (docs/perf.md).
