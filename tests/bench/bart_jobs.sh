@@ -112,11 +112,13 @@ for job in $JOBS; do
   case $job in
     gridding)
       bart_measure gridding.bart bart nufft -a -d 256:256:1 g_traj g_ksp g_bart
-      measure gridding.larmor "$CLI" recon g_ksp.cfl --traj g_traj.cfl --method gridding --dcf none --device "$DEVICE" --output g_larmor.cfl
+      measure gridding.larmor "$CLI" recon g_ksp.cfl --traj g_traj.cfl --method gridding --dcf none --device "$DEVICE" \
+        --output g_larmor.cfl
       ;;
     cg-radial)
       bart_measure cg-radial.given.bart bart pics -S -l2 -r 0.001 -i "$ITERS" -t r_traj r_ksp r_maps r_bart
-      measure cg-radial.given.larmor "$CLI" recon r_ksp.cfl --traj r_traj.cfl --matrix 256 $(cg) --coil-maps r_maps.cfl --output r_larmor_given.cfl
+      measure cg-radial.given.larmor "$CLI" recon r_ksp.cfl --traj r_traj.cfl --matrix 256 $(cg) --coil-maps r_maps.cfl \
+        --output r_larmor_given.cfl
       if [[ $BART_RADIAL_MAPS == 1 ]]; then
         bart_measure cg-radial.bart-nufft bart nufft -i -d 256:256:1 r_traj r_ksp r_grid
         bart_measure cg-radial.bart-fft bart fft -u 3 r_grid r_kgrid

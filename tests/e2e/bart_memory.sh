@@ -8,8 +8,9 @@
 # are deterministic to a few MiB; times are not asserted (benchmarks: tests/bench).
 set -euo pipefail
 cli=$1 dir=$2
-command -v bart >/dev/null || { echo "bart_memory: bart is not installed (installer/install-deps.sh installs it)" >&2; exit 1; }
-[[ -x /usr/bin/time ]] || { echo "bart_memory: /usr/bin/time is not installed (installer/install-deps.sh installs it)" >&2; exit 1; }
+deps="installer/install-deps.sh installs it"
+command -v bart >/dev/null || { echo "bart_memory: bart is not installed ($deps)" >&2; exit 1; }
+[[ -x /usr/bin/time ]] || { echo "bart_memory: /usr/bin/time is not installed ($deps)" >&2; exit 1; }
 rm -rf "$dir"; mkdir -p "$dir"
 REPS=1 ITERS=5 BART_RADIAL_MAPS=0 PEAK_BOUND=2 OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} \
   bash "$(dirname "$0")/../bench/bart_jobs.sh" "$cli" "$dir"

@@ -47,9 +47,10 @@ std::string cudaDriverAbsence() {
   const auto init = reinterpret_cast<InitFn>(dlsym(driver, "cuInit"));
   const auto count = reinterpret_cast<CountFn>(dlsym(driver, "cuDeviceGetCount"));
   if (!init || !count) return "no CUDA driver (libcuda.so.1 has no cuInit or cuDeviceGetCount)";
-  if (const int e = init(0); e != 0) return "no CUDA device (the driver's cuInit returned CUresult " + std::to_string(e) + ")";
+  if (const int e = init(0); e != 0) return "no CUDA device (cuInit returned CUresult " + std::to_string(e) + ")";
   int n = 0;
-  if (const int e = count(&n); e != 0) return "no CUDA device (cuDeviceGetCount returned CUresult " + std::to_string(e) + ")";
+  if (const int e = count(&n); e != 0)
+    return "no CUDA device (cuDeviceGetCount returned CUresult " + std::to_string(e) + ")";
   return n > 0 ? std::string() : "no CUDA device (the driver reports none)";
 }
 }  // namespace

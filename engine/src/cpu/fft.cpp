@@ -21,7 +21,7 @@ namespace larmor::cpu {
 
 namespace {
 
-/// Swaps blocks i and j (len elements each) of base, scaling both when scale != 1.
+/// Swaps the len elements at a with those at b, scaling both when scale != 1.
 inline void swapBlocks(cfloat* a, cfloat* b, index_t len, cfloat scale) {
   if (scale == cfloat(1.f)) {
     std::swap_ranges(a, a + len, b);
@@ -38,7 +38,8 @@ inline void swapBlocks(cfloat* a, cfloat* b, index_t len, cfloat scale) {
 void reverseBlocks(cfloat* base, index_t first, index_t last, index_t len) {
   const index_t pairs = (last - first) / 2;
 #pragma omp parallel for schedule(static) if (pairs * len >= (1 << 16))
-  for (index_t i = 0; i < pairs; ++i) std::swap_ranges(base + (first + i) * len, base + (first + i + 1) * len, base + (last - 1 - i) * len);
+  for (index_t i = 0; i < pairs; ++i)
+    std::swap_ranges(base + (first + i) * len, base + (first + i + 1) * len, base + (last - 1 - i) * len);
 }
 
 /// In place, per dim d < rank: out[(i + shift[d]) mod n_d] = in[i]; every element times `scale`.
@@ -85,7 +86,8 @@ void circularShiftInPlace(cfloat* data, const Shape& shape, int rank, const inde
     const index_t k = n[d] - s[d];
     if (d == 0) {
 #pragma omp parallel for schedule(static)
-      for (index_t r = 0; r < batch * n[1] * n[2]; ++r) std::rotate(data + r * n[0], data + r * n[0] + k, data + (r + 1) * n[0]);
+      for (index_t r = 0; r < batch * n[1] * n[2]; ++r)
+        std::rotate(data + r * n[0], data + r * n[0] + k, data + (r + 1) * n[0]);
       continue;
     }
     const index_t len = d == 1 ? n[0] : n[0] * n[1], groups = d == 1 ? batch * n[2] : batch, count = n[d];
@@ -129,7 +131,8 @@ void FftEngine::transform(cfloat* data, const Shape& shape, int rank, FftDirecti
   circularShiftInPlace(data, shape, rank, pre, cfloat(1.f));
   fftwf_plan plan = planFor(shape, rank, batch, dir, data);
   fftwf_execute_dft(plan, reinterpret_cast<fftwf_complex*>(data), reinterpret_cast<fftwf_complex*>(data));
-  circularShiftInPlace(data, shape, rank, post, cfloat(static_cast<float>(1.0 / std::sqrt(static_cast<double>(plane)))));
+  const cfloat unitary(static_cast<float>(1.0 / std::sqrt(static_cast<double>(plane))));
+  circularShiftInPlace(data, shape, rank, post, unitary);
 }
 
 fftwf_plan FftEngine::planFor(const Shape& shape, int rank, index_t batch, FftDirection dir, cfloat* buffer) {
