@@ -1,7 +1,8 @@
 // The plugin's entry point: the engine dlopens liblarmor_cuda.so and calls larmor_plugin_register, which
 // adds the "cuda" family of devices to the registry. Nothing here touches the GPU until devices() or
-// create() is called, so loading the plugin is cheap and cannot fail for want of a device. GPU only: the
-// CPU backend is built into the engine, and engine/src/backend/registry.cpp makes it.
+// create() is called, so loading the plugin cannot fail for want of a device. It is not cheap in memory (its
+// CUDA libraries: ~200 MB resident), so engine/src/backend/registry.cpp loads it only where the CUDA driver
+// reports a device. GPU only: the CPU backend is built into the engine, and registry.cpp makes it.
 #include <cuda_runtime.h>
 
 #include <memory>

@@ -15,7 +15,8 @@ gui=(qt6-base-dev qt6-charts-dev libqt6opengl6-dev libqt6svg6 libgl-dev libvtk9-
 # Tests: ISMRMRD's generator, DICOM validators, an X server for GUI tests, BART as a peer, independent
 # DICOM and NIfTI readers (docs/testing.md says which claim each backs).
 test_tools=(ismrmrd-tools hdf5-tools dicom3tools dcmtk xvfb xauth bart python3 python3-pydicom python3-nibabel
-            orthanc curl)  # orthanc: a real PACS for the Send-to-PACS tests (tests/e2e/pacs_orthanc.sh)
+            orthanc curl time)  # orthanc: a real PACS for the Send-to-PACS tests (tests/e2e/pacs_orthanc.sh);
+# time: GNU time's peak resident memory for tests/e2e/bart_memory.sh
 # A one-node Slurm for `larmor-cli batch --slurm` (tests/cluster/slurm_array.sh starts its own daemons).
 test_tools+=(slurmctld slurmd slurm-client munge)
 # The .deb (`make package`, the `package` tests): dpkg-shlibdeps for Depends, the validators of the

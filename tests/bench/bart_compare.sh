@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Larmor's CPU adjoint NUFFT against BART's `bart nufft -a` (Debian package bart) on the issue's workload:
 # 2D golden-angle radial, 512 readout samples x 512 spokes -> 256 x 256, 8 coils. Not part of ctest.
+# (Whole-process wall, CPU time and peak memory of both tools on this job and on CG-SENSE jobs against
+# `bart pics`: tests/bench/bart_jobs.sh.)
 #
 # Usage: tests/bench/bart_compare.sh [LARMOR_CLI] [WORKDIR]
 #   env: OMP_NUM_THREADS (both tools; default: all cores), REPS (best of, default 3),

@@ -5,7 +5,9 @@
 // Shifting the input by -c (ifftshift) puts n = c at index 0, the plain DFT then gives k - c at index k - c
 // mod N, and shifting the output by +c (fftshift) puts it back at k; N^{-1/2} makes the transform unitary.
 // Plans are made once per (shape, rank, batch, direction) with FFTW_ESTIMATE and kept for the backend's
-// life.
+// life. The shifts are done in place (circularShiftInPlace below), so a transform needs no memory besides its
+// array; FFTW then runs the same in-place plan on the same values as with a shifted copy, so the results are
+// the same bits.
 #include <omp.h>
 
 #include <algorithm>
@@ -19,23 +21,88 @@ namespace larmor::cpu {
 
 namespace {
 
-/// Circular shift of each of the first `rank` dims by `shift[d]`: out[(i + shift) mod N] = in[i].
-void circularShift(cfloat* out, const cfloat* in, const Shape& shape, int rank, const index_t shift[3]) {
-  const index_t n0 = shape[0], n1 = rank > 1 ? shape[1] : 1, n2 = rank > 2 ? shape[2] : 1;
-  const index_t plane = n0 * n1 * n2, batch = shape.size() / std::max<index_t>(plane, 1);
-#pragma omp parallel for collapse(2) schedule(static)
-  for (index_t b = 0; b < batch; ++b)
-    for (index_t z = 0; z < n2; ++z) {
-      const index_t zo = (z + shift[2]) % n2;
-      for (index_t y = 0; y < n1; ++y) {
-        const index_t yo = (y + shift[1]) % n1;
-        const cfloat* src = in + b * plane + (z * n1 + y) * n0;
-        cfloat* dst = out + b * plane + (zo * n1 + yo) * n0;
-        const index_t s0 = shift[0] % n0;
-        std::memcpy(dst + s0, src, static_cast<std::size_t>(n0 - s0) * sizeof(cfloat));
-        std::memcpy(dst, src + (n0 - s0), static_cast<std::size_t>(s0) * sizeof(cfloat));
-      }
+/// Swaps the len elements at a with those at b, scaling both when scale != 1.
+inline void swapBlocks(cfloat* a, cfloat* b, index_t len, cfloat scale) {
+  if (scale == cfloat(1.f)) {
+    std::swap_ranges(a, a + len, b);
+    return;
+  }
+  for (index_t i = 0; i < len; ++i) {
+    const cfloat t = a[i];
+    a[i] = b[i] * scale;
+    b[i] = t * scale;
+  }
+}
+
+/// Reverses the order of the blocks [first, last) of base (blocks of len elements), in place.
+void reverseBlocks(cfloat* base, index_t first, index_t last, index_t len) {
+  const index_t pairs = (last - first) / 2;
+#pragma omp parallel for schedule(static) if (pairs * len >= (1 << 16))
+  for (index_t i = 0; i < pairs; ++i)
+    std::swap_ranges(base + (first + i) * len, base + (first + i + 1) * len, base + (last - 1 - i) * len);
+}
+
+/// In place, per dim d < rank: out[(i + shift[d]) mod n_d] = in[i]; every element times `scale`.
+/// A shift of exactly half an even length is its own inverse: those dims (all of them for even sizes, the
+/// usual case) move together in one pass of pairwise swaps, which also scales. The other dims (odd lengths)
+/// are rotated one at a time by three reversals (Bentley), rows or planes as blocks. No second array: the
+/// FFT's working set is its input (an out-of-place shift doubled it: the NUFFT's oversampled grid, ESPIRiT's
+/// interpolated matrices).
+void circularShiftInPlace(cfloat* data, const Shape& shape, int rank, const index_t shift[3], cfloat scale) {
+  index_t n[3] = {1, 1, 1}, s[3] = {0, 0, 0};
+  for (int d = 0; d < rank; ++d) {
+    n[d] = shape[d];
+    s[d] = n[d] > 0 ? shift[d] % n[d] : 0;
+  }
+  const index_t plane = n[0] * n[1] * n[2];
+  if (plane == 0) return;
+  const index_t batch = shape.size() / plane;
+  bool half[3];
+  int first = -1;
+  for (int d = 0; d < 3; ++d) {
+    half[d] = s[d] != 0 && 2 * s[d] == n[d];
+    if (half[d] && first < 0) first = d;
+  }
+  bool scaled = false;
+  if (first >= 0) {
+    // Element (x, y, z) pairs with (x + n0/2, y + n1/2, z + n2/2), each term only for the half dims; the
+    // pairs are visited once each from the end whose coordinate along the first half dim is below half.
+    const index_t rowsEnd = first == 0 ? n[1] : first == 1 ? n[1] / 2 : 1, planesEnd = first == 2 ? n[2] / 2 : n[2];
+    const index_t len = first == 0 ? n[0] / 2 : first == 1 ? n[0] : n[0] * n[1];
+#pragma omp parallel for collapse(3) schedule(static) if (batch * planesEnd * rowsEnd * len >= (1 << 16))
+    for (index_t b = 0; b < batch; ++b)
+      for (index_t z = 0; z < planesEnd; ++z)
+        for (index_t y = 0; y < rowsEnd; ++y) {
+          const index_t zp = half[2] ? (z + n[2] / 2) % n[2] : z, yp = half[1] ? (y + n[1] / 2) % n[1] : y;
+          cfloat* a = data + b * plane + (z * n[1] + y) * n[0];
+          cfloat* p = data + b * plane + (zp * n[1] + yp) * n[0] + (first == 0 ? n[0] / 2 : 0);
+          swapBlocks(a, p, len, scale);
+        }
+    scaled = true;
+  }
+  // Odd lengths: rotate right by s = reverse the first n - s blocks, the last s, then all.
+  for (int d = 0; d < 3; ++d) {
+    if (s[d] == 0 || half[d]) continue;
+    const index_t k = n[d] - s[d];
+    if (d == 0) {
+#pragma omp parallel for schedule(static)
+      for (index_t r = 0; r < batch * n[1] * n[2]; ++r)
+        std::rotate(data + r * n[0], data + r * n[0] + k, data + (r + 1) * n[0]);
+      continue;
     }
+    const index_t len = d == 1 ? n[0] : n[0] * n[1], groups = d == 1 ? batch * n[2] : batch, count = n[d];
+    for (index_t g = 0; g < groups; ++g) {
+      cfloat* base = data + g * count * len;
+      reverseBlocks(base, 0, k, len);
+      reverseBlocks(base, k, count, len);
+      reverseBlocks(base, 0, count, len);
+    }
+  }
+  if (!scaled && scale != cfloat(1.f)) {
+    const index_t total = batch * plane;
+#pragma omp parallel for schedule(static)
+    for (index_t i = 0; i < total; ++i) data[i] *= scale;
+  }
 }
 
 }  // namespace
@@ -61,15 +128,11 @@ void FftEngine::transform(cfloat* data, const Shape& shape, int rank, FftDirecti
     pre[d] = (n - c) % n;
     post[d] = c % n;
   }
-  HostBuffer tmpBuf(static_cast<std::size_t>(total) * sizeof(cfloat));
-  auto* tmp = static_cast<cfloat*>(tmpBuf.ptr());
-  circularShift(tmp, data, shape, rank, pre);
-  fftwf_plan plan = planFor(shape, rank, batch, dir, tmp);
-  fftwf_execute_dft(plan, reinterpret_cast<fftwf_complex*>(tmp), reinterpret_cast<fftwf_complex*>(tmp));
-  circularShift(data, tmp, shape, rank, post);
-  const cfloat s(static_cast<float>(1.0 / std::sqrt(static_cast<double>(plane))));
-#pragma omp parallel for schedule(static)
-  for (index_t i = 0; i < total; ++i) data[i] *= s;
+  circularShiftInPlace(data, shape, rank, pre, cfloat(1.f));
+  fftwf_plan plan = planFor(shape, rank, batch, dir, data);
+  fftwf_execute_dft(plan, reinterpret_cast<fftwf_complex*>(data), reinterpret_cast<fftwf_complex*>(data));
+  const cfloat unitary(static_cast<float>(1.0 / std::sqrt(static_cast<double>(plane))));
+  circularShiftInPlace(data, shape, rank, post, unitary);
 }
 
 fftwf_plan FftEngine::planFor(const Shape& shape, int rank, index_t batch, FftDirection dir, cfloat* buffer) {

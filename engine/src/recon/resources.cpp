@@ -4,13 +4,14 @@
 // k-space samples of the whole dataset. Every formula counts the backend buffers the code allocates
 // (Backend::allocate, what Backend::memoryStats measures); the comments name them.
 //
-// FFT transients (fftTransientFactor, f): the CPU FFT (cpu/fft.cpp) shifts through a temporary buffer as
-// large as the array X it transforms (f = 1); the CUDA FFT (cuda/fft.cu) shifts by modulation in place
+// FFT transients (fftTransientFactor, f): the CPU FFT (cpu/fft.cpp) shifts in place and FFTW transforms in
+// place, so it needs nothing beside the array X (f = 0; until 2026-11-27 it shifted through a temporary as large
+// as X, f = 1); the CUDA FFT (cuda/fft.cu) shifts by modulation in place
 // and takes cuFFT's work area from the allocator, a size only cuFFT knows when it plans. Measured on the
 // H100 (tests/gpu/memory_estimates.sh): X / 2 for the 3D Cartesian transform (the fft job's peak of 2 E B
 // = E B k-space + E B / 2 images + the work area), so f = 1/2 on a GPU.
 //
-//   fft      max(2E B, (E + F) B, (F + O + max(F, O)) B if O != F, O B + O S) c
+//   fft      max(2E B on a GPU or E B on the CPU, (E + F) B, (F + O + max(F, O)) B if O != F, O B + O S) c
 //            (upload and transform; crop; resample to --matrix with its two FFTs; combine)
 //   grappa   the pipeline's own batch (grappa::batchPlan: the batch of slices it sizes to 40 % of a GPU's
 //            memory or 2 GiB on the CPU, and the buffers it allocates for it), never the whole data set
@@ -87,7 +88,10 @@ void cartesian(const Dataset& d, const ReconSettings& s, const DeviceInfo& dev, 
   const CartesianGeometry g = cartesianGeometry(d, s);
   const double E = voxels(h.encoded), F = voxels(g.fov), O = voxels(g.out);
   const double B = static_cast<double>(h.coils * h.slices), S = static_cast<double>(h.slices);
-  double work = std::max({2 * E * B, (E + F) * B, finishTerm(F, O, B, S)}) * kComplex;
+  // The transform: the k-space E B, on a GPU also the images E B / 2 and cuFFT's work area (f E B); the CPU
+  // transforms in place (f = 0).
+  const double transform = dev.gpu ? 2 * E * B : E * B;
+  double work = std::max({transform, (E + F) * B, finishTerm(F, O, B, S)}) * kComplex;
   std::string batch;
   if (s.method == Method::Grappa) {
     // The pipeline's own batch and buffers (one rule: grappa::batchPlan). A header read before the
@@ -241,7 +245,7 @@ std::uint64_t statusField(const char* file, const std::string& key) {
 
 }  // namespace
 
-double fftTransientFactor(bool gpu) { return gpu ? 0.5 : 1.0; }
+double fftTransientFactor(bool gpu) { return gpu ? 0.5 : 0.0; }
 
 MemoryEstimate estimateMemory(const Dataset& d, const ReconSettings& s, const DeviceInfo& dev) {
   MemoryEstimate e;

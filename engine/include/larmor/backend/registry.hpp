@@ -33,7 +33,8 @@ class BackendRegistry {
 
   void addProvider(std::shared_ptr<BackendProvider> provider);
   /// Loads GPU plugins once (from LARMOR_PLUGIN_DIR, the executable's ../lib/larmor and its own
-  /// folder). Safe to call many times. Messages say what was loaded or why not.
+  /// folder), and only where the CUDA driver reports a device (registry.cpp says why). Safe to call many
+  /// times. Messages say what was loaded or why not.
   void loadPlugins();
   const std::vector<std::string>& pluginMessages() const { return messages_; }
 
@@ -41,7 +42,7 @@ class BackendRegistry {
   std::vector<DeviceInfo> devices();
   /// Why no GPU is available (empty when one is).
   std::string whyNoGpu();
-  /// "auto" (first GPU, else the CPU with a notice), "cpu", "cuda" (= cuda:0), "cuda:N".
+  /// "auto" (first GPU, else the CPU with a notice), "cpu" (loads no plugin), "cuda" (= cuda:0), "cuda:N".
   Selection select(const std::string& spec);
 
  private:
