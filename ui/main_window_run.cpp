@@ -12,6 +12,7 @@
 
 #include "command_line.hpp"
 #include "dataset_panel.hpp"
+#include "larmor/recon/settings_table.hpp"
 #include "image_viewer.hpp"
 #include "main_window.hpp"
 #include "settings_panel.hpp"
@@ -211,10 +212,21 @@ QString MainWindow::remainingText(qint64 elapsedMs, double fraction) {
 void MainWindow::warmUpDevice() {
   // A GPU's first reconstruction of a process pays for loading the libraries' kernels (0.2 s for a 256²
   // CG-SENSE on the H100, docs/perf.md); the worker does that now, while the user picks a file. The CPU
-  // needs no warming. A run asked for meanwhile waits for it (at most ~0.4 s) and then runs warm.
+  // needs no warming. The session's method first, then the other families, each a task of its own (the
+  // session's method is only a guess: measured on the H100, a first CS-TV run after the warm-up of another
+  // method took 250 ms against 101 ms warm, docs/perf.md session 8). A run asked for meanwhile clears the
+  // queued ones and waits for the one running (at most ~0.4 s), then runs warm.
   const std::shared_ptr<Backend> be = model_.backend();
   if (!be || !be->info().gpu) return;
-  worker_->enqueue(makeWarmUpTask(be, model_.session().settings));
+  const recon::ReconSettings session = model_.session().settings;
+  worker_->enqueue(makeWarmUpTask(be, session));
+  for (const recon::Method m : {recon::Method::Cs, recon::Method::Cg, recon::Method::Grappa, recon::Method::Tron}) {
+    if (m == session.method) continue;
+    recon::ReconSettings s;
+    s.method = m;
+    recon::settings::applyMethodDefaults(s);
+    worker_->enqueue(makeWarmUpTask(be, s));
+  }
 }
 
 void MainWindow::onTaskStarted(quint64, TaskKind kind, const QString& label) {

@@ -76,7 +76,8 @@ QImage VtkCanvas::frame() {
 
 void VtkCanvas::paintEvent(QPaintEvent*) {
   // Rendering here (not in a timer) is what makes QWidget::grab include the VTK picture.
-  if (dirty_ || frame_.isNull() || frame_.size() / frame_.devicePixelRatio() != size()) {
+  const bool rendered = dirty_ || frame_.isNull() || frame_.size() / frame_.devicePixelRatio() != size();
+  if (rendered) {
     renderNow();
     ++frames_;
   }
@@ -85,6 +86,7 @@ void VtkCanvas::paintEvent(QPaintEvent*) {
   p.setRenderHint(QPainter::Antialiasing);
   p.setRenderHint(QPainter::TextAntialiasing);
   drawOverlay(p);
+  if (rendered) emit frameRendered();
 }
 
 void VtkCanvas::resizeEvent(QResizeEvent* event) {

@@ -29,6 +29,10 @@ class VtkCanvas : public QWidget {
   /// Renders now if needed and returns the frame (what the widget paints, without the Qt overlay).
   QImage frame();
 
+ signals:
+  /// A new VTK picture has been rendered and is being painted (emitted from paintEvent).
+  void frameRendered();
+
  protected:
   void paintEvent(QPaintEvent* event) override;
   void resizeEvent(QResizeEvent* event) override;
