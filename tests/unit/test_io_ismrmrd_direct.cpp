@@ -8,6 +8,7 @@
 #include <hdf5.h>
 #include <ismrmrd/dataset.h>
 #include <ismrmrd/ismrmrd.h>
+#include <ismrmrd/version.h>
 #include <ismrmrd/xml.h>
 
 #include <cstdlib>
@@ -58,6 +59,7 @@ void expectSameDataset(const Dataset& a, const Dataset& b, const std::string& pa
     EXPECT_EQ(x.acquiredFraction[k], y.acquiredFraction[k]);
     EXPECT_EQ(x.geometry.position[k], y.geometry.position[k]);
     EXPECT_EQ(x.geometry.readDir[k], y.geometry.readDir[k]);
+    EXPECT_EQ(x.geometry.phaseDir[k], y.geometry.phaseDir[k]);
     EXPECT_EQ(x.geometry.sliceDir[k], y.geometry.sliceDir[k]);
   }
   EXPECT_EQ(x.geometry.slicePositions, y.geometry.slicePositions);
@@ -154,9 +156,11 @@ TEST(IoIsmrmrdDirect, NonCartesianFilesCarryTheirTrajectory) {
   }
 }
 
-// Written with libismrmrd's API: 2 slices x 2 contrasts x 2 repetitions of 8 lines of 16 samples on 3
-// coils, random samples; noise scans, a navigator, separate reference lines, an averaged line, reversed
-// readouts, an asymmetric readout, discarded samples, physiology stamps and slice positions.
+// Written with libismrmrd's API: 2 slices x 2 contrasts x 2 repetitions (phase = repetition, set =
+// contrast) of 8 lines of 16 samples on 3 coils, random samples; noise scans, a navigator, separate
+// reference lines, an averaged line, reversed readouts, an asymmetric readout, discarded samples (2
+// before, 1 after), physiology stamps, slice positions and an oblique orientation: every header member
+// the reader uses differs somewhere, so a member taken from the wrong offset shows.
 TEST(IoIsmrmrdDirect, MultiFrameFileFromLibismrmrd) {
   const std::string path = exportTestDir("ismrmrd-direct") + "/frames.h5";
   {
@@ -170,6 +174,8 @@ TEST(IoIsmrmrdDirect, MultiFrameFileFromLibismrmrd) {
     e.encodingLimits.slice = ISMRMRD::Limit(0, 1, 0);
     e.encodingLimits.contrast = ISMRMRD::Limit(0, 1, 0);
     e.encodingLimits.repetition = ISMRMRD::Limit(0, 1, 0);
+    e.encodingLimits.phase = ISMRMRD::Limit(0, 1, 0);
+    e.encodingLimits.set = ISMRMRD::Limit(0, 1, 0);
     e.encodingLimits.average = ISMRMRD::Limit(0, 1, 0);
     e.trajectory = ISMRMRD::TrajectoryType::CARTESIAN;
     h.encoding.push_back(e);
@@ -199,16 +205,19 @@ TEST(IoIsmrmrdDirect, MultiFrameFileFromLibismrmrd) {
         for (std::uint16_t rep = 0; rep < 2; ++rep)
           for (std::uint16_t pe1 = 0; pe1 < 8; ++pe1) {
             const bool asymmetric = pe1 == 6, discards = pe1 == 5;
-            ISMRMRD::Acquisition a(asymmetric ? 12 : discards ? 18 : 16, 3);
+            ISMRMRD::Acquisition a(asymmetric ? 12 : discards ? 19 : 16, 3);
             a.scan_counter() = counter++;
             a.idx().kspace_encode_step_1 = pe1;
             a.idx().slice = slice, a.idx().contrast = contrast, a.idx().repetition = rep;
+            a.idx().phase = rep, a.idx().set = contrast;  // every index differs somewhere
             a.center_sample() = asymmetric ? 4 : 8;
-            if (discards) a.discard_pre() = 1, a.discard_post() = 1, a.center_sample() = 9;
+            if (discards) a.discard_pre() = 2, a.discard_post() = 1, a.center_sample() = 10;
             if (pe1 % 3 == 1) a.setFlag(ISMRMRD::ISMRMRD_ACQ_IS_REVERSE);
             a.physiology_time_stamp()[0] = 400u + 7u * pe1;
             a.position()[2] = 6.f * slice - 3.f;
-            a.read_dir()[0] = a.phase_dir()[1] = a.slice_dir()[2] = 1.f;
+            a.read_dir()[0] = 0.8f, a.read_dir()[1] = 0.6f;  // oblique
+            a.phase_dir()[0] = -0.6f, a.phase_dir()[1] = 0.8f;
+            a.slice_dir()[2] = 1.f;
             fill(a);
             ds.appendAcquisition(a);
             if (pe1 == 2) {  // a second average of this line
@@ -253,19 +262,23 @@ TEST(IoIsmrmrdDirect, OtherLayoutsTakeTheFallbackAndReadTheSame) {
   cartesian.coils = 3;
   cartesian.noiseSigma = 0.01f;
   phantom::SimulateSettings radial = cartesian;
+  radial.matrix[1] = radial.matrix[0];
   radial.trajectory = TrajectoryKind::Radial;
   for (const auto& [name, s] : {std::pair{"cartesian", cartesian}, std::pair{"radial", radial}}) {
     SCOPED_TRACE(name);
     const std::string original = simulated(dir, std::string(name) + ".h5", s);
     const io::Series want = io::loadSeries(original);
-    H5 addr4{H5Pcreate(H5P_FILE_CREATE), H5Pclose}, userBlock{H5Pcreate(H5P_FILE_CREATE), H5Pclose};
-    H5Pset_sizes(addr4.id, 4, 4);
+    H5 addr4{H5Pcreate(H5P_FILE_CREATE), H5Pclose}, length4{H5Pcreate(H5P_FILE_CREATE), H5Pclose};
+    H5 userBlock{H5Pcreate(H5P_FILE_CREATE), H5Pclose};
+    H5Pset_sizes(addr4.id, 4, 4);  // (the heap walk misread such files before 2026-11-27)
+    H5Pset_sizes(length4.id, 8, 4);
     H5Pset_userblock(userBlock.id, 512);
     const std::pair<std::string, std::string> cases[] = {
         {copyWithRecords(original, dir + "/deflate.h5", true, false), "filters (compressed chunks)"},
         {copyWithRecords(original, dir + "/be.h5", false, true),
          "member head.version is not stored as libismrmrd writes it"},
         {copyWithFileLayout(original, dir + "/addr4.h5", addr4.id), "4-byte addresses and 4-byte lengths (not 8 and 8)"},
+        {copyWithFileLayout(original, dir + "/length4.h5", length4.id), "8-byte addresses and 4-byte lengths (not 8 and 8)"},
         {copyWithFileLayout(original, dir + "/userblock.h5", userBlock.id), "a user block"}};
     for (const auto& [path, reason] : cases) {
       SCOPED_TRACE(path);

@@ -1,9 +1,11 @@
 // HDF5 global heap collections (hdf5_global_heap.hpp). Format facts relied on (HDF5 File Format
 // Specification version 2/3, "Global Heap"):
 // - a collection is "GCOL", version 1, three reserved bytes, the collection size (a length: "size of
-//   lengths" bytes, from the superblock), then objects: 2-byte index, 2-byte reference count, 4 reserved
-//   bytes, the object size (a length), the data padded to a multiple of 8 bytes. Object 0 is the free
-//   space and counts its own header in its size; a tail too short for an object header is free space too;
+//   lengths" bytes, from the superblock), padded to a multiple of 8 bytes; then objects: 2-byte index,
+//   2-byte reference count, 4 reserved bytes, the object size (a length), padded to 8 bytes, then the
+//   data padded to a multiple of 8 bytes (so both headers are 16 bytes with lengths of 2, 4 or 8 bytes;
+//   libhdf5's H5HG_SIZEOF_HDR and H5HG_SIZEOF_OBJHDR). Object 0 is the free space and counts its own
+//   header in its size; a tail too short for an object header is free space too;
 // - a variable-length datum on disk is a 4-byte sequence length (in elements), the collection address
 //   (relative to the base address: the end of a user block) and a 4-byte object index; address 0 is an
 //   empty sequence (libhdf5 1.10 writes even an empty one as an object of size 0);
@@ -43,14 +45,18 @@ std::uint64_t littleEndian(const unsigned char* p, std::size_t bytes) {
   return v;
 }
 
+// The collection header and an object header: their fields, padded to 8 bytes (16 for every size of
+// lengths HDF5 allows; a walk that took 8 + 4 bytes misread every valid file with 4-byte lengths).
+constexpr std::uint64_t headerBytesFor(unsigned lengthBytes) { return (8 + lengthBytes + 7) / 8 * 8; }
+
 // The objects of the collection `c` of `size` bytes (its header included), as libhdf5 steps through
 // them: onObject(index, offset of the data in the collection, data bytes) for each index > 0. `at` (the
 // collection's file offset) is for errors.
 template <class F>
 void walkObjects(const unsigned char* c, std::uint64_t size, unsigned lengthBytes, std::uint64_t at,
                  const std::string& path, F&& onObject) {
-  const std::uint64_t objectHeaderBytes = 8 + lengthBytes;
-  std::uint64_t q = 8 + lengthBytes;
+  const std::uint64_t objectHeaderBytes = headerBytesFor(lengthBytes);
+  std::uint64_t q = headerBytesFor(lengthBytes);
   while (q < size && size - q >= objectHeaderBytes) {
     const unsigned index = static_cast<unsigned>(c[q]) | static_cast<unsigned>(c[q + 1]) << 8;
     const std::uint64_t objectSize = littleEndian(c + q + 8, lengthBytes);
@@ -91,7 +97,7 @@ void walkCollections(const unsigned char* b, std::size_t size, const std::string
     }
   }
   if (lengthBytes != 2 && lengthBytes != 4 && lengthBytes != 8) return;  // HDF5 refuses the file itself
-  const std::size_t headerBytes = 8 + lengthBytes;
+  const std::size_t headerBytes = headerBytesFor(static_cast<unsigned>(lengthBytes));
   // The scan only moves forward: pages behind the current collection are given back as it goes, so a
   // multi-gigabyte file does not count as resident memory (they stay in the page cache).
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
@@ -196,7 +202,7 @@ void GlobalHeaps::load(std::uint64_t address, std::uint64_t size) {
 
 const GlobalHeaps::Collection& GlobalHeaps::collection(std::uint64_t address, const std::string& what) {
   if (auto it = collections_.find(address); it != collections_.end()) return it->second;
-  const std::uint64_t headerBytes = 8 + lengthBytes_;
+  const std::uint64_t headerBytes = headerBytesFor(lengthBytes_);
   const std::uint64_t at = base_ + address;
   const std::string where = "global heap at byte " + std::to_string(at);
   if (address > fileBytes_ || at > fileBytes_ || fileBytes_ - at < headerBytes)
