@@ -37,13 +37,13 @@
 
 namespace larmor::io::detail {
 
-namespace {
-
 std::uint64_t littleEndian(const unsigned char* p, std::size_t bytes) {
   std::uint64_t v = 0;
   for (std::size_t i = bytes; i-- > 0;) v = (v << 8) | p[i];
   return v;
 }
+
+namespace {
 
 // The collection header and an object header: their fields, padded to 8 bytes (16 for every size of
 // lengths HDF5 allows; a walk that took 8 + 4 bytes misread every valid file with 4-byte lengths).

@@ -17,6 +17,9 @@
 
 namespace larmor::io::detail {
 
+/// The unsigned value of `bytes` little-endian bytes at `p` (HDF5's byte order for file structures).
+std::uint64_t littleEndian(const unsigned char* p, std::size_t bytes);
+
 /// One object of a collection: where its data lie and how many bytes it holds.
 struct HeapObject {
   std::uint64_t collection = 0;  ///< the collection's address (as descriptors name it)

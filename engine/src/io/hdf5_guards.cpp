@@ -21,12 +21,6 @@ namespace larmor::io::detail {
 
 namespace {
 
-std::uint64_t littleEndian(const unsigned char* p, std::size_t bytes) {
-  std::uint64_t v = 0;
-  for (std::size_t i = bytes; i-- > 0;) v = (v << 8) | p[i];
-  return v;
-}
-
 // The first bytes of a dataset's raw data where the layout allows reading them (contiguous, or an
 // unfiltered first chunk): up to `want` bytes into `raw`; the count read, 0 when none.
 std::size_t readRawStart(hid_t dset, const std::string& path, std::uintmax_t fileBytes, unsigned char* raw,
