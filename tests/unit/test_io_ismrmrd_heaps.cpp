@@ -165,3 +165,19 @@ TEST(IoIsmrmrdHeaps, TheFallbackStillWalksEveryCollection) {
   patchFile(path, last + 16 + 8, le(std::uint64_t{1} << 40, 8));
   expectRefused(path, "global heap at byte " + std::to_string(last) + ": object");
 }
+
+TEST(IoIsmrmrdHeaps, ChunksNeverWrittenEndTheRead) {
+  // An extent 1000 times the records stored (within what compression could explain): the chunks never
+  // written hold zeros, so the first of them is a record without channels; neither the helper nor the
+  // read looks further.
+  const std::string path = writeSmallFile(exportTestDir("ismrmrd-heaps"));
+  {
+    H5 f{H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose};
+    H5 d{H5Dopen2(f.id, "/dataset/data", H5P_DEFAULT), H5Dclose};
+    const hsize_t extent[1] = {12000};
+    ASSERT_GE(H5Dset_extent(d.id, extent), 0);
+  }
+  EXPECT_EQ(io::ismrmrdAcquisitionRead(path), "direct");
+  expectError([&] { (void)io::loadDataset(path); }, "acquisition 12 has no channels");
+  EXPECT_EQ(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
+}

@@ -201,7 +201,10 @@ bool DirectRecords::chunkStored(std::uint64_t first) const {
 
 void DirectRecords::lookUpEveryChunk() const {
   if (chunkRecords_ == 0) return;  // contiguous: its extent was checked when opened
-  for (std::uint64_t first = 0; first < count_; first += chunkRecords_) (void)chunkStored(first);
+  // Up to the first chunk never written: its records are zeros, and a record without channels ends the
+  // read there (a damaged extent may claim a thousand times the records stored: no lookups for those).
+  for (std::uint64_t first = 0; first < count_; first += chunkRecords_)
+    if (!chunkStored(first)) break;
 }
 
 void DirectRecords::readBlock(std::uint64_t i) {

@@ -31,8 +31,9 @@ class DirectRecords {
   /// Record i: its header and sequences (valid until the next call).
   const AcqRecord& get(std::uint64_t i);
 
-  /// Looks every chunk up in the chunk index and checks its size and place, reading nothing: the
-  /// libhdf5 calls get() makes, done first in the crash sandbox.
+  /// Looks every chunk up in the chunk index and checks its size, reading nothing: the libhdf5 calls
+  /// get() makes, done first in the crash sandbox (up to the first chunk never written, where the read
+  /// ends: its records have no channels).
   void lookUpEveryChunk() const;
 
  private:
