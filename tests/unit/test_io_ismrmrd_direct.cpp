@@ -46,7 +46,8 @@ void expectSameBytes(const std::optional<Array<T>>& a, const std::optional<Array
 }
 
 std::string replaced(std::string s, const std::string& from, const std::string& to) {
-  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
   return s;
 }
 
@@ -249,7 +250,8 @@ TEST(IoIsmrmrdDirect, GeneratorFiles) {
     SCOPED_TRACE(args);
     const std::string path = dir + "/gen.h5";
     std::filesystem::remove(path);
-    ASSERT_EQ(std::system(("ismrmrd_generate_cartesian_shepp_logan " + args + " -o '" + path + "' >/dev/null 2>&1").c_str()), 0);
+    const std::string command = "ismrmrd_generate_cartesian_shepp_logan " + args + " -o '" + path + "' >/dev/null 2>&1";
+    ASSERT_EQ(std::system(command.c_str()), 0);
     expectDirectEqualsHdf5(path);
   }
 }
@@ -277,8 +279,10 @@ TEST(IoIsmrmrdDirect, OtherLayoutsTakeTheFallbackAndReadTheSame) {
         {copyWithRecords(original, dir + "/deflate.h5", true, false), "filters (compressed chunks)"},
         {copyWithRecords(original, dir + "/be.h5", false, true),
          "member head.version is not stored as libismrmrd writes it"},
-        {copyWithFileLayout(original, dir + "/addr4.h5", addr4.id), "4-byte addresses and 4-byte lengths (not 8 and 8)"},
-        {copyWithFileLayout(original, dir + "/length4.h5", length4.id), "8-byte addresses and 4-byte lengths (not 8 and 8)"},
+        {copyWithFileLayout(original, dir + "/addr4.h5", addr4.id),
+         "4-byte addresses and 4-byte lengths (not 8 and 8)"},
+        {copyWithFileLayout(original, dir + "/length4.h5", length4.id),
+         "8-byte addresses and 4-byte lengths (not 8 and 8)"},
         {copyWithFileLayout(original, dir + "/userblock.h5", userBlock.id), "a user block"}};
     for (const auto& [path, reason] : cases) {
       SCOPED_TRACE(path);

@@ -108,13 +108,15 @@ TEST(IoIsmrmrdHeaps, SizesThatLie) {
   {
     Record r(writeSmallFile(dir), 3);  // a collection cut short by the end of the file
     patchFile(r.path, r.heap + 8, le(r.bytes.size(), 8));
-    expectRefused(r.path, "global heap at byte " + std::to_string(r.heap) + " claims " + std::to_string(r.bytes.size()) +
+    expectRefused(r.path, "global heap at byte " + std::to_string(r.heap) + " claims " +
+                              std::to_string(r.bytes.size()) +
                               " bytes, " + std::to_string(r.bytes.size() - r.heap) + " are left in the file");
   }
   {
     Record r(writeSmallFile(dir), 3);
     patchFile(r.path, r.heap + 8, le(8, 8));
-    expectRefused(r.path, "global heap at byte " + std::to_string(r.heap) + " claims 8 bytes, less than its 16-byte header");
+    expectRefused(r.path,
+                  "global heap at byte " + std::to_string(r.heap) + " claims 8 bytes, less than its 16-byte header");
   }
 }
 

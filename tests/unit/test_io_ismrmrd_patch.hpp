@@ -1,8 +1,9 @@
 #pragma once
-// Shared by the ISMRMRD layout and damage tests (test_io_ismrmrd_hardening.cpp, _direct.cpp, _heaps.cpp): a
-// small file, HDF5 ids that close themselves, where the bytes to damage lie, copies in other layouts. libismrmrd's record on disk:
-// a 340-byte header, the traj descriptor at 344 and the data descriptor at 360 (each a 4-byte length,
-// the 8-byte global heap address and a 4-byte object index), 376 bytes in all, one record per chunk.
+// Shared by the ISMRMRD layout and damage tests (test_io_ismrmrd_hardening.cpp, _direct.cpp, _heaps.cpp):
+// a small file, HDF5 ids that close themselves, where the bytes to damage lie, copies in other layouts.
+// libismrmrd's record on disk: a 340-byte header, the traj descriptor at 344 and the data descriptor at
+// 360 (each a 4-byte length, the 8-byte global heap address and a 4-byte object index), 376 bytes in
+// all, one record per chunk.
 #include <hdf5.h>
 
 #include <cstdint>

@@ -132,7 +132,8 @@ void walkCollections(const unsigned char* b, std::size_t size, const std::string
     // about 1 in 10^5 gigabyte-sized files, which are then refused as damaged. A hang is worse.
     if (start[4] != 1) continue;
     const std::uint64_t collection = littleEndian(start + 8, lengthBytes);
-    if (collection < headerBytes || collection > static_cast<std::uint64_t>(end - start)) continue;  // HDF5 fails the read
+    if (collection < headerBytes || collection > static_cast<std::uint64_t>(end - start))
+      continue;  // HDF5 fails the read
     walkObjects(start, collection, static_cast<unsigned>(lengthBytes), static_cast<std::uint64_t>(start - b), path,
                 [](unsigned, std::uint64_t, std::uint64_t) {});
   }
@@ -229,9 +230,10 @@ const GlobalHeaps::Collection& GlobalHeaps::collection(std::uint64_t address, co
   load(address, size);
   Collection c;
   c.size = size;
-  walkObjects(buf_.data(), size, lengthBytes_, at, path_, [&](unsigned index, std::uint64_t offset, std::uint64_t bytes) {
-    c.objects.push_back({index, HeapObject{address, offset, bytes}});
-  });
+  walkObjects(buf_.data(), size, lengthBytes_, at, path_,
+              [&](unsigned index, std::uint64_t offset, std::uint64_t bytes) {
+                c.objects.push_back({index, HeapObject{address, offset, bytes}});
+              });
   std::sort(c.objects.begin(), c.objects.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (std::size_t i = 1; i < c.objects.size(); ++i)
     if (c.objects[i].first == c.objects[i - 1].first)

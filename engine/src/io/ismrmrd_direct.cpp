@@ -159,7 +159,8 @@ std::string directReadRefusal(hid_t dset) {
 }
 
 DirectRecords::DirectRecords(hid_t dset, const std::string& path, const std::string& name, std::uint64_t count)
-    : dset_(dset), path_(path), name_(name), layout_(std::make_unique<RecordLayout>()), heaps_(path, dset), count_(count) {
+    : dset_(dset), path_(path), name_(name), layout_(std::make_unique<RecordLayout>()), heaps_(path, dset),
+      count_(count) {
   if (const std::string why = readLayout(dset, *layout_); !why.empty())
     throw Error(path + ": " + name + " cannot be read directly (" + why + ")");
   if (!heaps_.usable()) throw Error(path + ": cannot open the file (" + std::strerror(errno) + ")");
@@ -232,7 +233,8 @@ void DirectRecords::readBlock(std::uint64_t i) {
       throw Error(path_ + ": damaged or truncated HDF5 file (" + name_ + ": the chunk of acquisition " +
                   std::to_string(offset[0]) + " cannot be read: " + hdf5Reason() + ")");
     if (filters != 0)
-      throw Error(path_ + ": damaged HDF5 file (dataset " + name_ + ": a chunk is marked filtered, the dataset has no filters)");
+      throw Error(path_ + ": damaged HDF5 file (dataset " + name_ +
+                  ": a chunk is marked filtered, the dataset has no filters)");
     const std::uint64_t lo = c * chunkRecords_, hi = std::min(blockCount_, lo + chunkRecords_);
     std::fill(stored_.begin() + static_cast<std::ptrdiff_t>(lo), stored_.begin() + static_cast<std::ptrdiff_t>(hi), 1);
   }
@@ -266,7 +268,8 @@ const AcqRecord& DirectRecords::get(std::uint64_t i) {
                            &h.idx.contrast, &h.idx.phase, &h.idx.repetition, &h.idx.set};
   for (int q = 0; q < 8; ++q) *idx[q] = u16(l.idx[q]);
   const VlenDescriptor t = decodeDescriptor(r + l.traj), d = decodeDescriptor(r + l.data);
-  requireAcquisitionSizes(path_, i, h.number_of_samples, h.active_channels, h.trajectory_dimensions, d.length, t.length);
+  requireAcquisitionSizes(path_, i, h.number_of_samples, h.active_channels, h.trajectory_dimensions, d.length,
+                          t.length);
   const std::string name = "acquisition " + std::to_string(i);
   // The trajectory is copied out first: the samples' collection may replace the bytes it lies in.
   const HeapObject to = heaps_.object(t, sizeof(float), name + "'s trajectory");

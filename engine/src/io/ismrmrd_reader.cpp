@@ -202,7 +202,8 @@ Series readIsmrmrdSeries(const std::string& path, const std::string& group, cons
   std::size_t k = 0;
   for (auto& [key, d] : read.frames) {
     // The reference image and coil maps belong to every frame (the last frame takes the originals).
-    const std::optional<Shape> reference = attachSideArrays(++k == n ? std::move(arrays) : arrays, path, d, !keepSamples);
+    const std::optional<Shape> reference =
+        attachSideArrays(++k == n ? std::move(arrays) : arrays, path, d, !keepSamples);
     if (k == 1) series.referenceShape = reference;
     if (detail::sortSlicesByPosition(d) && k == 1)
       d.warnings.push_back(path + ": slices reordered by their position along the slice direction");
