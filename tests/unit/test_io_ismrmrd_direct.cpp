@@ -291,3 +291,37 @@ TEST(IoIsmrmrdDirect, OtherLayoutsTakeTheFallbackAndReadTheSame) {
     }
   }
 }
+
+TEST(IoIsmrmrdDirect, AveragedLinesThatOverflowAreRefused) {
+  // Every sample is checked once, as read; a line averaged from readouts near the float limit can still
+  // sum to Inf, which the reader refuses (it does not pass over the k-space again).
+  const std::string path = exportTestDir("ismrmrd-direct") + "/overflow.h5";
+  {
+    ISMRMRD::IsmrmrdHeader h;
+    h.version = ISMRMRD_XMLHDR_VERSION;
+    ISMRMRD::Encoding e;
+    e.encodedSpace.matrixSize = ISMRMRD::MatrixSize(8, 4, 1);
+    e.encodedSpace.fieldOfView_mm = {256, 256, 5};
+    e.reconSpace = e.encodedSpace;
+    e.encodingLimits.kspace_encoding_step_1 = ISMRMRD::Limit(0, 3, 2);
+    e.encodingLimits.average = ISMRMRD::Limit(0, 1, 0);
+    e.trajectory = ISMRMRD::TrajectoryType::CARTESIAN;
+    h.encoding.push_back(e);
+    ISMRMRD::Dataset ds(path.c_str(), "dataset", true);
+    std::ostringstream xml;
+    ISMRMRD::serialize(h, xml);
+    ds.writeHeader(xml.str());
+    for (std::uint16_t pe1 = 0; pe1 < 4; ++pe1)
+      for (std::uint16_t average = 0; average < (pe1 == 1 ? 2 : 1); ++average) {
+        ISMRMRD::Acquisition a(8, 1);
+        a.idx().kspace_encode_step_1 = pe1, a.idx().average = average;
+        a.center_sample() = 4;
+        for (std::uint16_t k = 0; k < 8; ++k) a.data(k, 0) = {pe1 == 1 ? 3e38f : 1.f, 0.f};
+        ds.appendAcquisition(a);
+      }
+  }
+  ASSERT_EQ(io::ismrmrdAcquisitionRead(path), "direct");
+  expectError([&] { (void)io::loadDataset(path); }, "k-space line (1, 0) of coil 0 averages 2 readouts to a value beyond");
+  ForceHdf5Read force;
+  expectError([&] { (void)io::loadDataset(path); }, "k-space line (1, 0) of coil 0 averages 2 readouts to a value beyond");
+}

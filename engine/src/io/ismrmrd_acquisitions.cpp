@@ -250,8 +250,9 @@ class CartesianLines {
         for (index_t s = 0; s < enc0; ++s)
           if (!std::isfinite(row[s].real()) || !std::isfinite(row[s].imag()))
             failFile(path_, "k-space line (" + std::to_string(pe % enc1) + ", " + std::to_string(pe / enc1) +
-                                ") of coil " + std::to_string(c) + (slices > 1 ? " in slice " + std::to_string(slice) : "") +
-                                " averages " + std::to_string(nHits) + " readouts to a value beyond the float range");
+                                ") of coil " + std::to_string(c) +
+                                (slices > 1 ? " in slice " + std::to_string(slice) : "") + " averages " +
+                                std::to_string(nHits) + " readouts to a value beyond the float range");
       }
     }
     std::vector<char> calibPe1(static_cast<std::size_t>(enc1), 0);
