@@ -259,6 +259,8 @@ int info(const std::string& file, const std::string& jsonPath, const FrameArgs& 
       d.kspace.empty() ? Shape{h.encoded[0], h.encoded[1], h.encoded[2], h.coils, h.slices} : d.kspace.shape();
   // Every acquisition of the file (a frame holds only its own).
   const std::vector<AcquisitionInfo>& acquisitions = series.acquisitions.empty() ? d.acquisitions : series.acquisitions;
+  // The reference is described, not read (ISMRMRD structure only: its shape, not its values).
+  const std::optional<Shape> reference = d.reference ? std::optional<Shape>(d.reference->shape()) : series.referenceShape;
   std::map<std::string, int> flagCounts;
   for (const auto& a : acquisitions) flagCounts[describeAcquisitionFlags(a.flags)]++;
   std::cout << file << "\n"
@@ -280,7 +282,7 @@ int info(const std::string& file, const std::string& jsonPath, const FrameArgs& 
             << "  acquisitions " << acquisitions.size() << " (+" << d.noiseScans << " noise scans)\n"
             << "  noise        " << (d.noise ? d.noise->shape().str() + " samples x coils" : std::string("none")) << "\n"
             << "  k-space      " << kspaceShape.str() << (series.frames.size() > 1 ? " per frame" : "") << "\n"
-            << "  reference    " << (d.reference ? d.reference->shape().str() : std::string("none")) << "\n";
+            << "  reference    " << (reference ? reference->str() : std::string("none")) << "\n";
   for (const auto& [flags, n] : flagCounts) std::cout << "    " << std::setw(6) << n << "  " << (flags.empty() ? "-" : flags) << "\n";
   if (series.frames.size() > 1)
     for (std::size_t i = 0; i < series.frames.size(); ++i) {
@@ -317,7 +319,7 @@ int info(const std::string& file, const std::string& jsonPath, const FrameArgs& 
                        {"noise_shape", d.noise ? json(d.noise->shape().dims()) : json()},
                        {"flag_counts", flags},
                        {"kspace_shape", kspaceShape.dims()},
-                       {"has_reference", d.reference.has_value()},
+                       {"has_reference", reference.has_value()},
                        {"dims", {{"contrasts", series.contrasts.size()}, {"phases", series.phases.size()},
                                  {"repetitions", series.repetitions.size()}, {"sets", series.sets.size()}}},
                        {"frames", framesJson(series)}});
@@ -426,7 +428,12 @@ int recon(const ReconArgs& a) {
   };
 
   applyFrames(a.frames, lo);
+  const auto loadStart = std::chrono::steady_clock::now();
   const io::Series series = io::loadSeries(a.input, lo);
+  // The read as its own stage (the recon's stages come from recon::run): its time and the process's peak
+  // resident memory when it ends (the arrays read, before any reconstruction work).
+  const json load = {{"ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - loadStart).count()},
+                     {"peak_resident_bytes", recon::peakResidentBytes()}};
   const Dataset& d = series.frames.front();
   const std::size_t nFrames = series.frames.size();
   // Again with the image size the dataset gives: format limits and free disk space, before the work.
@@ -480,6 +487,7 @@ int recon(const ReconArgs& a) {
   stats["image_shape"] = r.image.shape().dims();
   stats["frames"] = frames;
   stats["dims"] = series.describeDims();
+  stats["load"] = load;
   if (!warnings.empty()) stats["warnings"] = warnings;
   if (!r.metrics.is_null()) stats["metrics"] = r.metrics;
   writeJson(a.json, stats);

@@ -1,6 +1,7 @@
-// larmor-h5check FILE GROUP REPETITION: reads an ISMRMRD file's structure the way Larmor does (header,
-// array shapes and types, the acquisition dataset's layout and its first and last records: not the
-// samples, which would double the memory and time of a large file), in a process of its own,
+// larmor-h5check FILE GROUP REPETITION: reads an ISMRMRD file's structure the way Larmor does (header and
+// its heap collection, array shapes and types, the acquisition dataset's layout, every chunk's place and
+// its first and last records: not the samples, which would double the memory and time of a large file;
+// io::checkIsmrmrdStructure), in a process of its own,
 // so that a crash inside libhdf5 (1.10, Debian 12: several found by fuzz_ismrmrd, docs/dicom.md) ends
 // this process and not the workstation. The engine starts it through the crash sandbox
 // (larmor/util/subprocess_sandbox.hpp) before reading a file in-process (engine/src/io/ismrmrd_reader.cpp):

@@ -8,28 +8,12 @@
 #include "larmor/io/dataset_io.hpp"
 #include "larmor/io/ismrmrd.hpp"
 #include "test_io_export_util.hpp"
+#include "test_io_ismrmrd_patch.hpp"
 
 using namespace larmor;
 using namespace larmor::testing;
 
 namespace {
-
-std::string writeSmallFile(const std::string& dir) {
-  phantom::SimulateSettings s;
-  s.matrix[0] = 16, s.matrix[1] = 12;
-  s.coils = 2;
-  const std::string path = dir + "/small.h5";
-  io::writeIsmrmrd(phantom::simulate(s), path);
-  return path;
-}
-
-struct H5 {
-  hid_t id;
-  herr_t (*close)(hid_t);
-  ~H5() {
-    if (id >= 0) close(id);
-  }
-};
 
 /// Replaces dataset `name` of the file by a new, empty one of `type` and shape `dims` (`maxDims` null: fixed
 /// size), chunked by `chunk` (null: contiguous). True when it was created.
@@ -122,46 +106,6 @@ TEST(IoIsmrmrdHardening, FailedLoadsLeaveNoHdf5ObjectOpen) {
   EXPECT_EQ(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
 }
 
-namespace {
-
-// The bytes of `path`, patched at `offset` by `patch`.
-void patchFile(const std::string& path, std::size_t offset, const std::string& patch) {
-  std::string bytes = slurpFile(path);
-  ASSERT_LE(offset + patch.size(), bytes.size());
-  bytes.replace(offset, patch.size(), patch);
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-}
-
-std::string le(std::uint64_t v, int n) {
-  std::string s;
-  for (int i = 0; i < n; ++i) s.push_back(static_cast<char>(v >> (8 * i)));
-  return s;
-}
-
-// Where acquisition `row`'s record lies in the file (its one-record chunk; libismrmrd's record: a 340-byte
-// header, then the traj and data descriptors, 376 bytes in all); 0 when it cannot be found.
-std::size_t acquisitionRecordAt(const std::string& path, hsize_t row) {
-  H5 f{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
-  H5 d{H5Dopen2(f.id, "/dataset/data", H5P_DEFAULT), H5Dclose};
-  const hsize_t offset[1] = {row};
-  unsigned mask = 0;
-  haddr_t addr = HADDR_UNDEF;
-  hsize_t size = 0;
-  if (H5Dget_chunk_info_by_coord(d.id, offset, &mask, &addr, &size) < 0 || addr == HADDR_UNDEF) return 0;
-  EXPECT_EQ(size, 376u);
-  return size == 376u ? static_cast<std::size_t>(addr) : 0;
-}
-
-// Where the XML header's string descriptor lies (libismrmrd writes it contiguous); 0 when not found.
-std::size_t xmlDescriptorAt(const std::string& path) {
-  H5 f{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
-  H5 d{H5Dopen2(f.id, "/dataset/xml", H5P_DEFAULT), H5Dclose};
-  const haddr_t at = H5Dget_offset(d.id);
-  return at == HADDR_UNDEF ? 0 : static_cast<std::size_t>(at);
-}
-
-}  // namespace
-
 TEST(IoIsmrmrdHardening, DamagedGlobalHeapIsRefusedNotParsed) {
   // libhdf5 1.10 loops forever on a free-space object of size 0 and over-reads an object larger than
   // its collection (fuzz_ismrmrd found both); the reader walks the collections first.
@@ -204,7 +148,7 @@ TEST(IoIsmrmrdHardening, SequenceLengthThatDisagreesWithTheHeader) {
   const std::string path = writeSmallFile(dir);
   const std::size_t chunkAt = acquisitionRecordAt(path, 2);
   ASSERT_NE(chunkAt, 0u);
-  patchFile(path, chunkAt + 360, le(0x70000000u, 4));  // data's sequence length
+  patchFile(path, chunkAt + kDataDescriptor, le(0x70000000u, 4));  // data's sequence length
   expectError([&] { io::loadDataset(path); }, "acquisition 2 is corrupt");
   EXPECT_EQ(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
 }
@@ -266,7 +210,7 @@ TEST(IoIsmrmrdHardening, DescriptorNamingAMissingHeapObject) {
   std::string path = writeSmallFile(dir);
   const std::size_t chunkAt = acquisitionRecordAt(path, 1);
   ASSERT_NE(chunkAt, 0u);
-  patchFile(path, chunkAt + 372, le(0x7fffu, 4));  // data's heap object index
+  patchFile(path, chunkAt + kDataDescriptor + 12, le(0x7fffu, 4));  // data's heap object index
   expectError([&] { io::loadDataset(path); }, "acquisition 1's samples names heap object 32767");
   EXPECT_EQ(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
 

@@ -137,7 +137,13 @@ TEST(BadReference, NanInTheEmbeddedReferenceIsAWarning) {
   recon::ReconRequest req;
   req.dataset = &back;
   req.device = "cpu";
-  EXPECT_EQ(recon::run(req).image.size(), 16 * 16);
+  EXPECT_EQ(recon::run(req).image.size(), 16 * 16);  // `info`'s read (structure only) describes the reference without reading its values: no warning there.
+  io::LoadOptions lo;
+  lo.structureOnly = true;
+  const io::Series described = io::loadSeries(dir + "/nanref.h5", lo);
+  EXPECT_TRUE(described.frames.at(0).warnings.empty());
+  EXPECT_FALSE(described.frames.at(0).reference.has_value());
+  EXPECT_TRUE(described.referenceShape.has_value());
 }
 
 TEST(BadReference, AnAllZeroReferenceSkipsTheMetricsWithAWarning) {

@@ -1,18 +1,9 @@
 // Structural checks on HDF5 files (hdf5_guards.hpp), each against a libhdf5 1.10 weakness found by
-// fuzz_ismrmrd. Format facts relied on (HDF5 File Format Specification version 2/3):
-// - the superblock signature "\x89HDF\r\n\x1a\n" lies at 0 or after a user block of 512 * 2^k bytes; byte
-//   8 is its version, and the size of lengths sits at byte 14 (versions 0, 1) or 10 (2, 3);
-// - a global heap collection is "GCOL", version 1, three reserved bytes, the collection size (a length);
-//   then objects: 2-byte index, 2-byte reference count, 4 reserved bytes, the object size (a length), the
-//   data padded to 8 bytes; object 0 is the free space and counts its header in its size;
-// - a variable-length datum on disk is a 4-byte sequence length, the collection address and a 4-byte
-//   object index.
+// fuzz_ismrmrd. Format facts relied on (HDF5 File Format Specification version 2/3): a variable-length
+// datum on disk is a 4-byte little-endian sequence length, the global heap collection's address and a
+// 4-byte object index (the collections themselves: hdf5_global_heap.cpp); unfiltered chunks and compact
+// storage hold the elements in their file type.
 #include "hdf5_guards.hpp"
-
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -22,98 +13,13 @@
 #include <fstream>
 #include <system_error>
 
+#include "hdf5_global_heap.hpp"
+
 namespace fs = std::filesystem;
 
 namespace larmor::io::detail {
 
 namespace {
-
-std::uint64_t littleEndian(const unsigned char* p, std::size_t bytes) {
-  std::uint64_t v = 0;
-  for (std::size_t i = bytes; i-- > 0;) v = (v << 8) | p[i];
-  return v;
-}
-
-std::int64_t mtimeNs(const struct stat& st) {
-  return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-}
-
-HeapIndex& lastHeapIndex() {
-  thread_local HeapIndex index;
-  return index;
-}
-
-// The walk of the collections in a mapped file of `size` bytes (see checkGlobalHeaps).
-void walkCollections(const unsigned char* b, std::size_t size, const std::string& path, HeapIndex& heaps) {
-  const unsigned char* end = b + size;
-  // The superblock says how wide a length field is.
-  std::size_t lengthBytes = 0, base = 0;
-  for (std::size_t off = 0; off + 16 <= size; off = off == 0 ? 512 : 2 * off) {
-    if (std::memcmp(b + off, "\x89HDF\r\n\x1a\n", 8) == 0) {
-      lengthBytes = b[off + 8] <= 1 ? b[off + 14] : b[off + 10];
-      base = off;
-      break;
-    }
-  }
-  if (lengthBytes != 2 && lengthBytes != 4 && lengthBytes != 8) return;  // HDF5 refuses the file itself
-  const std::size_t headerBytes = 8 + lengthBytes, objectHeaderBytes = 8 + lengthBytes;
-  // The scan only moves forward: pages behind the current collection are given back as it goes, so a
-  // multi-gigabyte file does not count as resident memory (they stay in the page cache).
-  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-  constexpr std::ptrdiff_t kWindow = std::ptrdiff_t{64} << 20;
-  const unsigned char* released = b;
-  const auto release = [&](const unsigned char* before) {
-    if (before - released < kWindow) return;
-    const std::size_t upto = static_cast<std::size_t>(before - b) / page * page;
-    ::madvise(const_cast<unsigned char*>(released), upto - static_cast<std::size_t>(released - b), MADV_DONTNEED);
-    released = b + upto;
-  };
-  // memmem over windows of kWindow bytes (overlapping by 3), releasing behind each.
-  const auto find = [&](const unsigned char* from) -> const unsigned char* {
-    while (from < end) {
-      const std::size_t span = static_cast<std::size_t>(std::min<std::ptrdiff_t>(end - from, kWindow + 3));
-      if (const void* hit = ::memmem(from, span, "GCOL", 4)) return static_cast<const unsigned char*>(hit);
-      if (static_cast<std::ptrdiff_t>(span) < kWindow + 3) return nullptr;
-      from += kWindow;
-      release(from);
-    }
-    return nullptr;
-  };
-  for (const unsigned char* g = b; g + headerBytes <= end;) {
-    g = find(g);
-    if (!g || g + headerBytes > end) break;
-    const unsigned char* start = g;
-    release(start);
-    g += 4;
-    // HDF5 checks the version but not the reserved bytes, so neither may we (fuzz_ismrmrd evaded an
-    // earlier check of them). The same letters inside sample data are taken for a collection only when
-    // followed by version 1 and a size that fits in the file, and then fail the walk: for float data
-    // about 1 in 10^5 gigabyte-sized files, which are then refused as damaged. A hang is worse.
-    if (start[4] != 1) continue;
-    const std::uint64_t collection = littleEndian(start + 8, lengthBytes);
-    if (collection < headerBytes || collection > static_cast<std::uint64_t>(end - start)) continue;  // HDF5 fails the read
-    const unsigned char* q = start + headerBytes;
-    const unsigned char* stop = start + collection;
-    auto& objects = heaps.objects[static_cast<std::uint64_t>(start - b) - base];
-    while (q < stop && q + objectHeaderBytes <= stop) {
-      const unsigned index = static_cast<unsigned>(q[0]) | static_cast<unsigned>(q[1]) << 8;
-      const std::uint64_t objectSize = littleEndian(q + 8, lengthBytes);
-      const auto left = static_cast<std::uint64_t>(stop - q);
-      // HDF5's step: the object with its header, 8-byte aligned; the free-space object (index 0) counts
-      // its header in its size.
-      const std::uint64_t need =
-          index > 0 ? (objectSize > left ? left + 1 : objectHeaderBytes + ((objectSize + 7) & ~std::uint64_t{7}))
-                    : objectSize;
-      if (need == 0 || need > left)
-        throw Error(path + ": damaged HDF5 file (global heap at byte " + std::to_string(start - b) + ": object " +
-                    std::to_string(index) + " claims " + std::to_string(objectSize) + " bytes, " +
-                    std::to_string(left) + " are left)");
-      if (index > 0) objects[index] = objectSize;
-      q += need;
-    }
-  }
-  heaps.complete = true;
-}
 
 // The first bytes of a dataset's raw data where the layout allows reading them (contiguous, or an
 // unfiltered first chunk): up to `want` bytes into `raw`; the count read, 0 when none.
@@ -193,70 +99,6 @@ bool hasEightByteAddresses(hid_t dset) {
   return eight;
 }
 
-// libhdf5 1.10 (Debian 12's) loops forever on a global heap collection whose free-space object has
-// size 0, and reads past a collection whose objects claim more bytes than it holds
-// (H5HG__cache_heap_deserialize trusts the sizes). ISMRMRD files keep every variable-length field (the
-// XML header, each acquisition's samples) in such collections, so a damaged file could hang the program
-// (fuzz_ismrmrd found it). Before HDF5 sees the file we walk each collection the way HDF5 will and refuse
-// the file when an object does not fit. A sequential scan of the file: it is read again by HDF5 right
-// after, from the page cache.
-//
-// The walk also lists every collection's objects: HDF5 1.10 reads a variable-length datum from the heap
-// object its descriptor names without checking that the object exists (H5HG_read only asserts it: a
-// damaged index read past the collection's table, fuzz_ismrmrd) and copies the object's whole size into a
-// buffer sized from the descriptor's length. The readers look every descriptor up in the index before
-// HDF5 converts it (requireHeapObject).
-void checkGlobalHeaps(const std::string& path) {
-  HeapIndex& heaps = lastHeapIndex();
-  heaps = HeapIndex{};
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) return;  // HDF5 reports the reason
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || st.st_size < 64 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return;
-  }
-  heaps.path = path;
-  heaps.size = static_cast<std::uintmax_t>(st.st_size);
-  heaps.mtime = mtimeNs(st);
-  const auto size = static_cast<std::size_t>(st.st_size);
-  void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
-  if (map == MAP_FAILED) return;
-  struct Unmap {
-    void* p;
-    std::size_t n;
-    ~Unmap() { ::munmap(p, n); }
-  } unmap{map, size};
-  walkCollections(static_cast<const unsigned char*>(map), size, path, heaps);
-}
-
-const HeapIndex& heapIndexOf(const std::string& path) {
-  HeapIndex& heaps = lastHeapIndex();
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && heaps.complete && heaps.path == path &&
-      heaps.size == static_cast<std::uintmax_t>(st.st_size) && heaps.mtime == mtimeNs(st))
-    return heaps;
-  checkGlobalHeaps(path);
-  return lastHeapIndex();
-}
-
-void requireHeapObject(const HeapIndex& heaps, const unsigned char* descriptor, std::size_t elementBytes,
-                       const std::string& path, const std::string& what) {
-  if (!heaps.complete) return;
-  const std::uint64_t length = littleEndian(descriptor, 4), address = littleEndian(descriptor + 4, 8);
-  const auto index = static_cast<std::uint32_t>(littleEndian(descriptor + 12, 4));
-  if (length == 0) return;  // HDF5 reads nothing
-  const auto c = heaps.objects.find(address);
-  if (c == heaps.objects.end() || c->second.find(index) == c->second.end())
-    throw Error(path + ": damaged HDF5 file (" + what + " names heap object " + std::to_string(index) +
-                " of a collection at " + std::to_string(address) + ", which does not exist)");
-  const std::uint64_t size = c->second.find(index)->second;
-  if (size != length * elementBytes)
-    throw Error(path + ": damaged HDF5 file (" + what + " holds " + std::to_string(length) + " values, its heap object " +
-                std::to_string(size) + " bytes)");
-}
-
 // libhdf5 1.10 copies a compact dataset's elements out of its layout message without checking that the
 // message holds them all (a heap over-read on a damaged file, found by fuzz_ismrmrd). The element count
 // times the in-memory element size is at most what a valid message holds (variable-length strings are
@@ -313,7 +155,11 @@ void requireStringLengthFits(hid_t dset, const std::string& path, const std::str
   if (length > fileBytes)
     throw Error(path + ": damaged HDF5 file (" + name + " claims a " + std::to_string(length) + "-byte string in a " +
                 std::to_string(fileBytes) + "-byte file)");
-  if (hasEightByteAddresses(dset) && descriptorBytes >= 16) requireHeapObject(heapIndexOf(path), raw, 1, path, name);
+  // libhdf5 will parse the collection the descriptor names: that one is checked first (and the object
+  // must hold the string); a descriptor stored otherwise cannot be read here, so every collection is.
+  GlobalHeaps heaps(path, dset);
+  if (descriptorBytes >= 16 && heaps.usable()) (void)heaps.object(decodeDescriptor(raw), 1, name);
+  else checkGlobalHeaps(path);
 }
 
 // libhdf5 1.10 reads an unfiltered chunk into a buffer of its stored size but copies the nominal chunk

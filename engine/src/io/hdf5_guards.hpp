@@ -10,7 +10,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <unordered_map>
 
 #include "larmor/util/error.hpp"
 
@@ -64,28 +63,6 @@ struct H5Id {
 /// length, address, 4-byte index) has the layout of hvl_t in memory.
 bool hasEightByteAddresses(hid_t dset);
 
-/// Every global heap collection's objects: collection address (relative to the superblock) -> object
-/// index -> size. Built by checkGlobalHeaps, which refuses a collection whose objects do not fit.
-struct HeapIndex {
-  bool complete = false;  ///< the walk ran (a file HDF5 can open at all)
-  std::string path;
-  std::uintmax_t size = 0;
-  std::int64_t mtime = 0;
-  std::unordered_map<std::uint64_t, std::unordered_map<std::uint32_t, std::uint64_t>> objects;
-};
-
-/// Walks every global heap collection of `path` before HDF5 sees the file (see hdf5_guards.cpp).
-void checkGlobalHeaps(const std::string& path);
-
-/// The heap index of `path` (the last walk, or a new one when that was of another file or version).
-const HeapIndex& heapIndexOf(const std::string& path);
-
-/// A variable-length descriptor as stored with 8-byte addresses (little-endian: 4-byte length, 8-byte
-/// collection address, 4-byte object index) must name an existing heap object of exactly
-/// length * elementBytes bytes.
-void requireHeapObject(const HeapIndex& heaps, const unsigned char* descriptor, std::size_t elementBytes,
-                       const std::string& path, const std::string& what);
-
 /// A compact dataset's layout message must hold all of its elements.
 void requireCompactStorageFits(hid_t dset, const std::string& path, const std::string& name);
 
@@ -93,7 +70,8 @@ void requireCompactStorageFits(hid_t dset, const std::string& path, const std::s
 void requireChunkTotalFits(hid_t dset, double nominal, const std::string& path, const std::string& name);
 
 /// A variable-length string dataset's stored length must fit in the file, and its descriptor name a heap
-/// object of that length.
+/// object of that length in a sound collection (GlobalHeaps); where the descriptor cannot be read raw,
+/// every collection of the file is walked instead (checkGlobalHeaps).
 void requireStringLengthFits(hid_t dset, const std::string& path, const std::string& name);
 
 /// Looks up the chunks a read will touch and refuses the file when one stores less than the chunk

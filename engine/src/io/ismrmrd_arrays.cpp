@@ -89,14 +89,16 @@ std::optional<NdArray> readNdArray(hid_t file, const std::string& path, const st
   return out;
 }
 
+bool arrayFits(const NdArray& raw, const Shape& want, const std::string& path, const std::string& var, bool required) {
+  if (raw.complexFloat && raw.shape.size() == want.size()) return true;
+  if (!required) return false;
+  throw Error(path + ": NDArray '" + var + "' " + raw.shape.str() + " does not fit " + want.str() +
+              " (complex float expected)");
+}
+
 std::optional<CArray> fitArray(std::optional<NdArray> raw, const Shape& want, const std::string& path,
                                const std::string& var, bool required) {
-  if (!raw) return std::nullopt;
-  if (!raw->complexFloat || raw->shape.size() != want.size()) {
-    if (!required) return std::nullopt;
-    throw Error(path + ": NDArray '" + var + "' " + raw->shape.str() + " does not fit " + want.str() +
-                " (complex float expected)");
-  }
+  if (!raw || !arrayFits(*raw, want, path, var, required)) return std::nullopt;
   raw->data.reshape(want);
   return std::move(raw->data);
 }

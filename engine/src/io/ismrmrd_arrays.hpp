@@ -22,6 +22,10 @@ struct NdArray {
 std::optional<NdArray> readNdArray(hid_t file, const std::string& path, const std::string& group,
                                    const std::string& var, bool readData = true);
 
+/// Whether `raw` (its values read or not) can be reshaped to `want`: a complex float array of as many
+/// elements. `required` (Larmor's own arrays): throws when it cannot.
+bool arrayFits(const NdArray& raw, const Shape& want, const std::string& path, const std::string& var, bool required);
+
 /// `raw` reshaped to `want`. `required` (Larmor's own arrays): it must fit or the file is rejected;
 /// otherwise (the generator's) it is taken only when it fits.
 std::optional<CArray> fitArray(std::optional<NdArray> raw, const Shape& want, const std::string& path,

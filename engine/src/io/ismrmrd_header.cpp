@@ -202,7 +202,6 @@ H5Id openIsmrmrdFile(const std::string& path, const std::string& group) {
   std::error_code ec;
   if (!fs::exists(path, ec)) failFile(path, "no such file");
   if (fs::is_directory(path, ec)) failFile(path, "is a directory, not an ISMRMRD file");
-  checkGlobalHeaps(path);
   const htri_t isHdf5 = H5Fis_hdf5(path.c_str());
   if (isHdf5 == 0) failFile(path, "not an HDF5 file, so not ISMRMRD");
   if (isHdf5 < 0) failFile(path, "cannot read the file (" + hdf5Reason() + ")");

@@ -16,8 +16,9 @@ namespace larmor::io::detail {
   throw Error(path + ": " + what);
 }
 
-/// `path` opened read-only with HDF5, after checking that it is an HDF5 file holding /group/xml and
-/// walking its global heaps (checkGlobalHeaps).
+/// `path` opened read-only with HDF5, after checking that it is an HDF5 file holding /group/xml. The global
+/// heaps are checked where they are read: the XML header's collection (requireStringLengthFits) and the
+/// acquisitions' (ismrmrd_records.cpp).
 H5Id openIsmrmrdFile(const std::string& path, const std::string& group);
 
 /// /group/xml of an open file, parsed.

@@ -1,8 +1,10 @@
 // Reading ISMRMRD files (larmor/io/ismrmrd.hpp): the entry points. The work lies in
 //   hdf5_guards.cpp           structural checks before libhdf5 trusts the file
+//   hdf5_global_heap.cpp      global heap collections (variable-length data), parsed and checked by us
 //   ismrmrd_header.cpp        opening the file, the XML header into Larmor's Header
 //   ismrmrd_arrays.cpp        the reference image and coil maps stored as NDArrays
 //   ismrmrd_records.cpp       the acquisition records, checked against what the file stores
+//   ismrmrd_direct.cpp        the records read straight from the file (no libhdf5 conversion)
 //   ismrmrd_acquisitions.cpp  the acquisitions into k-space (Cartesian) or profiles (non-Cartesian)
 //
 // libhdf5 1.10 (Debian 12's) trusts sizes and indices it reads from the file in more places than those
@@ -10,8 +12,11 @@
 // makes an allocation fail unchecked, heap object indices, ...). So before a file is read in-process it is
 // read by larmor-h5check (engine/tools/h5check_main.cpp) in the crash sandbox
 // (larmor/util/subprocess_sandbox.hpp): a crash there is a damaged file, reported as one Error; only a
-// file that reads there is read here. Costs one more read of the file (page-cached). LARMOR_H5CHECK names
-// the helper; without one (LARMOR_NO_SANDBOX=1, or a build that has none) files are read in-process only.
+// file that reads there is read here. The helper makes the libhdf5 calls the in-process read makes
+// (checkIsmrmrdStructure) but reads no samples: the acquisitions' samples are read once, in-process, by
+// our own code (ismrmrd_direct.cpp) where the file is laid out as libismrmrd writes it, so the helper
+// costs a fraction of the read. LARMOR_H5CHECK names the helper; without one (LARMOR_NO_SANDBOX=1, or a
+// build that has none) files are read in-process only.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -57,17 +62,17 @@ struct SideArrays {
   std::string referenceError;  ///< why the reference could not be read (it is optional: a warning)
 };
 
-SideArrays readSideArrays(hid_t file, const std::string& path, const std::string& group, bool readData = true,
-                          bool readMaps = true) {
+SideArrays readSideArrays(hid_t file, const std::string& path, const std::string& group, bool readReference,
+                          bool readMaps) {
   SideArrays a;
   try {
-    a.reference = readNdArray(file, path, group, "reference", readData);
-    if (!a.reference) a.phantom = readNdArray(file, path, group, "phantom", readData);
+    a.reference = readNdArray(file, path, group, "reference", readReference);
+    if (!a.reference) a.phantom = readNdArray(file, path, group, "phantom", readReference);
   } catch (const Error& e) {
     a.referenceError = e.what();
   }
-  a.coilMaps = readNdArray(file, path, group, "coil_maps", readData && readMaps);
-  if (!a.coilMaps) a.csm = readNdArray(file, path, group, "csm", readData && readMaps);
+  a.coilMaps = readNdArray(file, path, group, "coil_maps", readMaps);
+  if (!a.coilMaps) a.csm = readNdArray(file, path, group, "csm", readMaps);
   return a;
 }
 
@@ -99,14 +104,35 @@ void attachReference(SideArrays& a, const Shape& imageShape, const std::string& 
   d.reference.reset();
 }
 
-void attachSideArrays(SideArrays a, const std::string& path, Dataset& d, bool structureOnly) {
+// Structure only: the reference's shape as attachReference would fit it, its values not read (so a
+// NaN in them is not seen: `info` describes the reference, `recon` checks it).
+std::optional<Shape> describeReference(const SideArrays& a, const Shape& imageShape, const std::string& path,
+                                       Dataset& d) {
+  const std::string ignored = "; the reference is ignored (no metrics)";
+  if (!a.referenceError.empty()) {
+    d.warnings.push_back(a.referenceError + ignored);
+    return std::nullopt;
+  }
+  const std::optional<NdArray>& raw = a.reference ? a.reference : a.phantom;
+  try {
+    if (raw && arrayFits(*raw, imageShape, path, a.reference ? "reference" : "phantom", a.reference.has_value()))
+      return imageShape;
+  } catch (const Error& e) {
+    d.warnings.push_back(e.what() + ignored);
+  }
+  return std::nullopt;
+}
+
+// The side arrays into `d`; structure only: the reference described (its shape returned), the maps not.
+std::optional<Shape> attachSideArrays(SideArrays a, const std::string& path, Dataset& d, bool structureOnly) {
   const Header& h = d.header;
   const Shape imageShape{h.recon[0], h.recon[1], h.recon[2], 1, h.slices};
+  if (structureOnly) return describeReference(a, imageShape, path, d);
   attachReference(a, imageShape, path, d);
-  if (structureOnly) return;  // the maps' shape and chunk index were checked, their values not read
   const Shape mapShape{h.recon[0], h.recon[1], h.recon[2], h.coils, h.slices};
   d.coilMaps = a.coilMaps ? fitArray(std::move(a.coilMaps), mapShape, path, "coil_maps", true)
                           : fitArray(std::move(a.csm), mapShape, path, "csm", false);
+  return std::nullopt;
 }
 
 // The header with what the acquisitions add cheaply: coils from the first record (one block read),
@@ -132,13 +158,16 @@ std::string readIsmrmrdSimulatorSettings(const std::string& path, const std::str
 
 void checkIsmrmrdStructure(const std::string& path, const std::string& group) {
   EncodingFacts facts;
-  const H5Id file = openIsmrmrdFile(path, group);  // the global heaps walked, the group and header found
-  const Header h = headerFromXml(parseHeader(file.id, path, group), path, facts);
-  (void)readSideArrays(file.id, path, group, false);
-  AcquisitionReader reader(path, group);  // /data's type, members, chunk index and stored size
+  const H5Id file = openIsmrmrdFile(path, group);  // the group and the XML header found
+  const Header h = headerFromXml(parseHeader(file.id, path, group), path, facts);  // its heap checked first
+  (void)readSideArrays(file.id, path, group, false, false);
+  AcquisitionReader reader(path, group);  // /data's type, members, layout and stored size
+  // Read directly, the records need libhdf5 only to find their chunks: every lookup the in-process read
+  // will make is made here first.
+  reader.lookUpEveryChunk();
   const std::uint64_t count = reader.count();
-  // The first and the last block of records (their variable-length descriptors and heap objects), not
-  // the rest: the in-process read checks each record again before HDF5 converts it.
+  // The first and the last block of records (their descriptors and heap objects), not the rest: the
+  // in-process read checks every record as it reads it (and, on the fallback, before HDF5 converts it).
   if (count > 0) (void)reader.get(0);
   if (count > 1) (void)reader.get(count - 1);
   (void)h;
@@ -162,7 +191,7 @@ Series readIsmrmrdSeries(const std::string& path, const std::string& group, cons
     // Structure only: Cartesian samples are checked as they are read but not kept, nor the coil maps'
     // values (non-Cartesian profiles are small and are kept, with the maps).
     keepSamples = !structureOnly || base.header.trajectory != TrajectoryKind::Cartesian;
-    arrays = readSideArrays(file.id, path, group, true, keepSamples);
+    arrays = readSideArrays(file.id, path, group, keepSamples, keepSamples);
   }
   AcquisitionFrames read = readAcquisitions(path, group, facts, select, progress, base, keepSamples);
   Series series;
@@ -173,10 +202,13 @@ Series readIsmrmrdSeries(const std::string& path, const std::string& group, cons
   std::size_t k = 0;
   for (auto& [key, d] : read.frames) {
     // The reference image and coil maps belong to every frame (the last frame takes the originals).
-    attachSideArrays(++k == n ? std::move(arrays) : arrays, path, d, !keepSamples);
+    const std::optional<Shape> reference =
+        attachSideArrays(++k == n ? std::move(arrays) : arrays, path, d, !keepSamples);
+    if (k == 1) series.referenceShape = reference;
     if (detail::sortSlicesByPosition(d) && k == 1)
       d.warnings.push_back(path + ": slices reordered by their position along the slice direction");
-    if (keepSamples) d.validate();
+    // Every sample was checked as it was read (ismrmrd_acquisitions.cpp): no second pass over them.
+    if (keepSamples) d.validateStructure();
     const auto c = static_cast<std::size_t>(key.contrast);
     series.echoTimeMs.push_back(c < facts.echoTimesMs.size() ? facts.echoTimesMs[c] : unknownTime());
     const auto trigger = read.triggerTimeMs.find(key);
@@ -185,6 +217,13 @@ Series readIsmrmrdSeries(const std::string& path, const std::string& group, cons
     series.frames.push_back(std::move(d));
   }
   return series;
+}
+
+std::string ismrmrdAcquisitionRead(const std::string& path, const std::string& group) {
+  requireRegularInput(path);
+  { const H5Id file = openIsmrmrdFile(path, group); }
+  const AcquisitionReader reader(path, group);
+  return reader.fallbackReason().empty() ? "direct" : "libhdf5: " + reader.fallbackReason();
 }
 
 Dataset readIsmrmrd(const std::string& path, const std::string& group, const Progress& progress, int repetition,

@@ -5,15 +5,20 @@
 // [channels][samples]). On disk a sequence is a 4-byte little-endian length, the global heap address and
 // a 4-byte object index; with 8-byte file addresses (libismrmrd's files) that equals hvl_t in memory.
 //
-// Before HDF5 converts a record's variable-length fields it allocates and zeroes a buffer as long as
-// the sequence length stored in the record's descriptor, whatever the data hold: one damaged length made
-// libhdf5 1.10 zero 7 GB for a 12 KB file (fuzz_ismrmrd). So the records are first read raw (a chunk
-// with H5Dread_chunk, or contiguous data from the file) and every descriptor's length compared with the
-// record's own header (RawRecordCheck): data must hold 2 * samples * channels floats, traj samples *
-// trajectory_dimensions. Files with other address sizes, and compressed chunks (not readable raw), go
-// without that check; the converted records are checked the same way after the read (get). Chunked data
-// also get every chunk's stored size checked against the chunk dimensions (ChunkCheck). The members the
-// reader needs must exist in every file (HDF5 would leave missing ones 0).
+// Two ways to read them. Files laid out as libismrmrd writes them are read directly, without libhdf5's
+// conversion (DirectRecords, ismrmrd_direct.cpp: one pass over the file). The rest (compressed chunks,
+// other address sizes, big-endian or other member types; directReadRefusal says which) go through
+// libhdf5 as before, with these guards: before HDF5 converts a record's variable-length fields it
+// allocates and zeroes a buffer as long as the sequence length stored in the record's descriptor,
+// whatever the data hold: one damaged length made libhdf5 1.10 zero 7 GB for a 12 KB file (fuzz_ismrmrd).
+// So the records are first read raw (a chunk with H5Dread_chunk, or contiguous data from the file) and
+// every descriptor's length compared with the record's own header (RawRecordCheck): data must hold
+// 2 * samples * channels floats, traj samples * trajectory_dimensions, and name a sound heap object of
+// that size (GlobalHeaps). Files with other address sizes, and compressed chunks (not readable raw), go
+// without that check but have every heap collection walked first (checkGlobalHeaps); the converted
+// records are checked the same way after the read (get). Chunked data also get every chunk's stored size
+// checked against the chunk dimensions (ChunkCheck). Either way the members the reader needs must exist
+// (HDF5 would leave missing ones 0) and every member must lie inside the record.
 #include "ismrmrd_records.hpp"
 
 #include <algorithm>
@@ -22,12 +27,11 @@
 #include <fstream>
 #include <utility>
 
+#include "hdf5_global_heap.hpp"
+#include "ismrmrd_direct.hpp"
+
 namespace larmor::io::detail {
 
-namespace {
-
-// A record's sequences must hold what its header says: 2 * samples * channels floats of data and
-// samples * trajectory_dimensions trajectory values.
 void requireAcquisitionSizes(const std::string& path, std::uint64_t i, std::uint64_t samples, std::uint64_t channels,
                              std::uint64_t trajDims, std::uint64_t dataFloats, std::uint64_t trajValues) {
   const std::string says = path + ": acquisition " + std::to_string(i) + " is corrupt (its header says " +
@@ -38,8 +42,6 @@ void requireAcquisitionSizes(const std::string& path, std::uint64_t i, std::uint
     throw Error(says + std::to_string(trajDims) + " trajectory dimensions, it stores " + std::to_string(trajValues) +
                 " values)");
 }
-
-}  // namespace
 
 // Scans that carry no imaging k-space for this reconstruction.
 bool isAuxiliaryScan(std::uint64_t flags) {
@@ -123,7 +125,8 @@ class RawRecordCheck {
 
   // Records [lo, hi) from `raw`, which starts with record `base`.
   void checkRecords(const unsigned char* raw, hsize_t base, hsize_t lo, hsize_t hi) const {
-    const HeapIndex& heaps = heapIndexOf(path_);
+    if (!heaps_) heaps_ = std::make_unique<GlobalHeaps>(path_, dset_);
+    if (!heaps_->usable()) return;  // HDF5's own read reports an unreadable file
     for (hsize_t i = lo; i < hi; ++i) {
       const unsigned char* r = raw + (i - base) * record_;
       if (headerIntegers_) {
@@ -132,8 +135,9 @@ class RawRecordCheck {
         requireAcquisitionSizes(path_, i, ns, nc, td, dataLen, trajLen);
       }
       // Every descriptor must name a heap object of its length (whatever the header's member types).
-      requireHeapObject(heaps, r + traj_.at, trajElement_, path_, "acquisition " + std::to_string(i) + "'s trajectory");
-      requireHeapObject(heaps, r + data_.at, dataElement_, path_, "acquisition " + std::to_string(i) + "'s samples");
+      const std::string name = "acquisition " + std::to_string(i);
+      (void)heaps_->object(decodeDescriptor(r + traj_.at), trajElement_, name + "'s trajectory");
+      (void)heaps_->object(decodeDescriptor(r + data_.at), dataElement_, name + "'s samples");
     }
   }
 
@@ -244,6 +248,7 @@ class RawRecordCheck {
   Field samples_, channels_, trajDims_, traj_, data_;
   bool headerIntegers_ = false;                   ///< the header's size members are integers (checkable)
   std::size_t trajElement_ = 4, dataElement_ = 4;  ///< bytes of one element of each sequence
+  mutable std::unique_ptr<GlobalHeaps> heaps_;      ///< the collections the descriptors name
 };
 
 AcquisitionReader::AcquisitionReader(const std::string& path, const std::string& group) : path_(path) {
@@ -258,8 +263,6 @@ AcquisitionReader::AcquisitionReader(const std::string& path, const std::string&
   if (dset_.id < 0) throw Error(path + ": cannot open " + data + " (" + hdf5Reason() + ")");
   requireCompactStorageFits(dset_.id, path, data);
   records_ = std::make_unique<RawRecordCheck>(dset_.id, path, data);
-  if (!records_->usable()) chunks_ = std::make_unique<ChunkCheck>(dset_.id, path, data);
-  xfer_ = std::make_unique<VlenTransfer>(path);
   fileSpace_ = H5Id(H5Dget_space(dset_.id), H5Sclose);
   hsize_t dims[1] = {0};
   if (fileSpace_.id < 0 || H5Sget_simple_extent_ndims(fileSpace_.id) != 1 ||
@@ -274,12 +277,28 @@ AcquisitionReader::AcquisitionReader(const std::string& path, const std::string&
   if (static_cast<double>(count_) * recordBytes > kMaxCompression * stored + recordBytes)
     throw Error(path + ": " + data + " claims " + std::to_string(count_) + " acquisitions but stores only " +
                 countText(stored) + " bytes");
+  fallback_ = directReadRefusal(dset_.id);
+  if (fallback_.empty()) {
+    direct_ = std::make_unique<DirectRecords>(dset_.id, path, data, count_);
+    return;
+  }
+  // The fallback: libhdf5 converts the records, parsing every heap collection they name; where their
+  // descriptors cannot be read first (compressed chunks, other address sizes) only a walk of all
+  // collections keeps that safe, so every fallback walks them (once per file).
+  checkGlobalHeaps(path);
+  if (!records_->usable()) chunks_ = std::make_unique<ChunkCheck>(dset_.id, path, data);
+  xfer_ = std::make_unique<VlenTransfer>(path);
   buildMemType();
+}
+
+void AcquisitionReader::lookUpEveryChunk() const {
+  if (direct_) direct_->lookUpEveryChunk();
 }
 
 AcquisitionReader::~AcquisitionReader() { releaseBlock(); }
 
 const AcqRecord& AcquisitionReader::get(std::uint64_t i) {
+  if (direct_) return direct_->get(i);
   if (block_.empty() || i < blockStart_ || i >= blockStart_ + block_.size()) readBlock(i);
   const AcqRecord& r = block_[i - blockStart_];
   requireAcquisitionSizes(path_, i, r.head.number_of_samples, r.head.active_channels, r.head.trajectory_dimensions,

@@ -43,11 +43,18 @@ bool isAuxiliaryScan(std::uint64_t flags);
 /// The acquisition header as Larmor shows it.
 AcquisitionInfo infoOf(const AcqHead& ah);
 
-class RawRecordCheck;
+/// A record's sequences must hold what its header says: 2 * samples * channels floats of data and
+/// samples * trajectory_dimensions trajectory values (one-line Error naming acquisition `i` otherwise).
+void requireAcquisitionSizes(const std::string& path, std::uint64_t i, std::uint64_t samples, std::uint64_t channels,
+                             std::uint64_t trajDims, std::uint64_t dataFloats, std::uint64_t trajValues);
 
-/// Reads /group/data with HDF5 directly rather than ISMRMRD::Dataset::readAcquisition: libismrmrd
-/// trusts each record's header sizes and copies the variable-length data into buffers sized from them,
-/// so one corrupt byte in a header corrupts the heap.
+class RawRecordCheck;
+class DirectRecords;
+
+/// Reads /group/data itself rather than through ISMRMRD::Dataset::readAcquisition: libismrmrd trusts
+/// each record's header sizes and copies the variable-length data into buffers sized from them, so one
+/// corrupt byte in a header corrupts the heap. The records are read directly (ismrmrd_direct.hpp) where
+/// the file is laid out as libismrmrd writes it, else through libhdf5's conversion (the fallback).
 class AcquisitionReader {
  public:
   /// Opens the file again (the reader's own handle); a file without /group/data has no acquisitions.
@@ -57,6 +64,12 @@ class AcquisitionReader {
   AcquisitionReader& operator=(const AcquisitionReader&) = delete;
 
   std::uint64_t count() const { return count_; }
+
+  /// "" when the records are read directly, else why they go through libhdf5.
+  const std::string& fallbackReason() const { return fallback_; }
+
+  /// Looks up every chunk of the records where the direct read will (the crash sandbox's part).
+  void lookUpEveryChunk() const;
 
   /// Record i, valid until the next call. Reads blocks of records to keep HDF5 calls few.
   const AcqRecord& get(std::uint64_t i);
@@ -72,6 +85,8 @@ class AcquisitionReader {
   std::unique_ptr<RawRecordCheck> records_;
   std::unique_ptr<ChunkCheck> chunks_;
   std::unique_ptr<VlenTransfer> xfer_;
+  std::unique_ptr<DirectRecords> direct_;
+  std::string fallback_ = "no records";
   std::uint64_t count_ = 0;
   std::vector<AcqRecord> block_;
   std::uint64_t blockStart_ = 0;

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "larmor/array/finite.hpp"
 #include "larmor/util/error.hpp"
 
 namespace larmor {
@@ -68,9 +69,10 @@ void requireFiniteKspace(const CArray& k, const std::string& name) {
   const index_t perCoil = k.shape().span(0, 3);
   const index_t coils = k.shape()[3];
   const cfloat* p = k.data();
-  for (index_t i = 0; i < k.size(); ++i) {
+  const std::size_t floats = 2 * static_cast<std::size_t>(k.size());
+  if (const std::size_t bad = firstNonFinite(reinterpret_cast<const float*>(p), floats); bad < floats) {
+    const auto i = static_cast<index_t>(bad / 2);
     const float re = p[i].real(), im = p[i].imag();
-    if (std::isfinite(re) && std::isfinite(im)) continue;
     const index_t sample = i % perCoil;
     const index_t coil = (i / perCoil) % std::max<index_t>(coils, 1);
     const index_t slice = i / (perCoil * std::max<index_t>(coils, 1));
@@ -83,6 +85,11 @@ void requireFiniteKspace(const CArray& k, const std::string& name) {
 }  // namespace
 
 void Dataset::validate() const {
+  validateStructure();
+  requireFiniteKspace(kspace, source.empty() ? std::string("dataset") : source);
+}
+
+void Dataset::validateStructure() const {
   const std::string name = source.empty() ? std::string("dataset") : source;
   auto fail = [&](const std::string& what) { throw Error(name + ": " + what); };
   const Header& h = header;
@@ -150,7 +157,6 @@ void Dataset::validate() const {
   }
   if (noise && (noise->shape().rank() != 2 || noise->shape()[1] != h.coils || noise->shape()[0] < 1))
     fail("noise samples " + noise->shape().str() + " do not match [samples, " + std::to_string(h.coils) + " coils]");
-  requireFiniteKspace(kspace, name);
 }
 
 }  // namespace larmor

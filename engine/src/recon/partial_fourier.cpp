@@ -93,7 +93,9 @@ PartialFourierRegion detectPartialFourier(const Dataset& d) {
   r.n[0] = n0, r.n[1] = n1, r.n[2] = n2;
   r.lo[0] = n0, r.lo[1] = n1, r.lo[2] = n2;
   r.hi[0] = r.hi[1] = r.hi[2] = -1;
-  std::vector<char> nonzero(static_cast<std::size_t>(n0), 0);
+  // The readout range is the first and last nonzero sample over all lines: each line is searched from
+  // both ends only as far as its own first nonzero sample (a full line: one sample each way, not the
+  // whole k-space, which the reader would otherwise pass over once more).
   for (index_t s = 0; s < slices; ++s)
     for (index_t k2 = 0; k2 < n2; ++k2)
       for (index_t k1 = 0; k1 < n1; ++k1) {
@@ -102,12 +104,13 @@ PartialFourierRegion detectPartialFourier(const Dataset& d) {
         r.lo[2] = std::min(r.lo[2], k2), r.hi[2] = std::max(r.hi[2], k2);
         for (index_t c = 0; c < coils; ++c) {
           const cfloat* line = d.kspace.data() + n0 * (k1 + n1 * (k2 + n2 * (c + coils * s)));
-          for (index_t k0 = 0; k0 < n0; ++k0)
-            if (line[k0] != cfloat(0)) nonzero[static_cast<std::size_t>(k0)] = 1;
+          index_t first = 0, last = n0 - 1;
+          while (first < r.lo[0] && line[first] == cfloat(0)) ++first;
+          if (first < r.lo[0]) r.lo[0] = first;
+          while (last > r.hi[0] && line[last] == cfloat(0)) --last;
+          if (last > r.hi[0]) r.hi[0] = last;
         }
       }
-  for (index_t k0 = 0; k0 < n0; ++k0)
-    if (nonzero[static_cast<std::size_t>(k0)]) r.lo[0] = std::min(r.lo[0], k0), r.hi[0] = std::max(r.hi[0], k0);
   if (r.hi[1] < 0 || r.hi[0] < 0) {  // nothing sampled: nothing to say
     for (int a = 0; a < 3; ++a) r.lo[a] = 0, r.hi[a] = r.n[a] - 1;
     return r;

@@ -41,10 +41,16 @@ Series readIsmrmrdSeries(const std::string& path, const std::string& group = "da
 Dataset readIsmrmrd(const std::string& path, const std::string& group = "dataset", const Progress& progress = {},
                     int repetition = -1, const std::function<void(const Dataset&)>& beforeData = {});
 
-/// What the crash sandbox (larmor-h5check) reads: the file's structure (global heaps, group, XML header,
-/// the side arrays' shapes and types, the acquisition dataset's type and chunk index) and the first and
-/// last block of acquisition records, not the samples. Throws Error like readIsmrmrd.
+/// What the crash sandbox (larmor-h5check) reads: the file's structure (group, XML header and its heap
+/// collection, the side arrays' shapes, types and first chunks, the acquisition dataset's type, layout
+/// and every chunk's place) and the first and last block of acquisition records, not the samples.
+/// Throws Error like readIsmrmrd.
 void checkIsmrmrdStructure(const std::string& path, const std::string& group = "dataset");
+
+/// How the acquisitions of `path` are read: "direct" (records and global heaps parsed by Larmor, without
+/// libhdf5's conversion) or "libhdf5: REASON" (the fallback, e.g. "libhdf5: filters (compressed
+/// chunks)"; LARMOR_ISMRMRD_HDF5_READ=1 forces it). Throws Error like readIsmrmrd.
+std::string ismrmrdAcquisitionRead(const std::string& path, const std::string& group = "dataset");
 
 /// Writes `d` (validated first) as an ISMRMRD file, atomically. `simulatorSettings` (when not null)
 /// goes into the user parameter larmor_simulator.

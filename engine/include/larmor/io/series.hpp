@@ -9,6 +9,7 @@
 // Frame order (the series' vector, NIfTI's 4th dimension, DICOM's temporal positions): repetition runs
 // fastest, then contrast, then phase, then set (FrameKey's operator<).
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,9 @@ struct Series {
   std::vector<double> echoTimeMs, triggerTimeMs;
   /// Every acquisition of the file, as read (a frame holds only its own).
   std::vector<AcquisitionInfo> acquisitions;
+  /// Structure-only reads (io::LoadOptions::structureOnly): the shape [x, y, z, 1, slices] of the
+  /// embedded reference image, whose values are not read (the frames' `reference` stays empty).
+  std::optional<Shape> referenceShape;
 
   /// The frame dims with more than one value, e.g. "2 contrasts x 4 repetitions" ("1 frame" when none).
   std::string describeDims() const;

@@ -89,6 +89,9 @@ struct Dataset {
   /// Checks the arrays against the header: sizes, coil counts, finite samples. Throws Error naming
   /// `source` and the first problem.
   void validate() const;
+  /// validate() without the pass over every k-space sample, for a reader that checked each sample as it
+  /// read it (the ISMRMRD reader: a second pass over gigabytes costs as much as the read).
+  void validateStructure() const;
 };
 
 }  // namespace larmor
