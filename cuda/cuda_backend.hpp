@@ -202,7 +202,6 @@ class CudaSolverOps final : public SolverOps {
   bool scalarsOnHost() const override { return false; }
   std::unique_ptr<Buffer> scalars(index_t count) override;
   void read(double* out, const Buffer& s, index_t first, index_t count) override;
-  void write(Buffer& s, index_t first, const double* in, index_t count) override;
   void dot(Buffer& s, index_t slot, const Buffer& a, const Buffer& b, index_t n) override;
   void scaleByInverseRoot(Buffer& dst, const Buffer& src, const Buffer& s, index_t slot, index_t n) override;
   void cgCurvature(Buffer& s, const CgLayout& l, int k, const Buffer& p, const Buffer& q, index_t n) override;

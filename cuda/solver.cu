@@ -258,16 +258,6 @@ void CudaSolverOps::read(double* out, const Buffer& s, index_t first, index_t co
   LARMOR_CUDA_CHECK(cudaStreamSynchronize(be_.stream_.handle));
 }
 
-void CudaSolverOps::write(Buffer& s, index_t first, const double* in, index_t count) {
-  double* p = slots(s, first + count, "solver scalars: write");
-  if (count == 0) return;
-  std::lock_guard lock(be_.mutex_);
-  be_.activate();
-  // From pageable memory: the call returns once the source has been staged, so `in` may go at once.
-  LARMOR_CUDA_CHECK(cudaMemcpyAsync(p + first, in, static_cast<std::size_t>(count) * sizeof(double),
-                                    cudaMemcpyHostToDevice, be_.stream_.handle));
-}
-
 void CudaSolverOps::dot(Buffer& s, index_t slot, const Buffer& a, const Buffer& b, index_t n) {
   double* ps = slots(s, slot + 1, "solver scalars: dot");
   const float2* pa = be_.elements(a, n, "solver dot");

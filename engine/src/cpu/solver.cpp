@@ -38,11 +38,6 @@ void CpuSolverOps::read(double* out, const Buffer& s, index_t first, index_t cou
   std::memcpy(out, p + first, static_cast<std::size_t>(count) * sizeof(double));
 }
 
-void CpuSolverOps::write(Buffer& s, index_t first, const double* in, index_t count) {
-  double* p = slots(s, first + count, "solver scalars: write");
-  std::memcpy(p + first, in, static_cast<std::size_t>(count) * sizeof(double));
-}
-
 void CpuSolverOps::dot(Buffer& s, index_t slot, const Buffer& a, const Buffer& b, index_t n) {
   slots(s, slot + 1, "solver scalars: dot")[slot] = be_.dot(a, b, n).real();
 }

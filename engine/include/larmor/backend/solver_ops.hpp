@@ -47,8 +47,6 @@ class SolverOps {
   virtual std::unique_ptr<Buffer> scalars(index_t count) = 0;
   /// out[i] = s[first + i], i < count (one round trip on a GPU).
   virtual void read(double* out, const Buffer& s, index_t first, index_t count) = 0;
-  /// s[first + i] = in[i], i < count.
-  virtual void write(Buffer& s, index_t first, const double* in, index_t count) = 0;
   /// s[slot] = Re <a, b> over n complex elements (the backend's deterministic double sum).
   virtual void dot(Buffer& s, index_t slot, const Buffer& a, const Buffer& b, index_t n) = 0;
   /// dst = src / sqrt(s[slot]) (0 where s[slot] is 0): the power iteration's normalisation.
