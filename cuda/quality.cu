@@ -25,6 +25,7 @@
 namespace larmor::cuda {
 namespace {
 
+using sparsity::blockMax;
 using sparsity::blockSum;
 using sparsity::kReduceThreads;
 constexpr int kRadius = 5;  ///< window 11, sigma 1.5 (quality/metrics.cpp)
@@ -43,19 +44,6 @@ __device__ __forceinline__ long long gridStride() { return static_cast<long long
 
 __device__ __forceinline__ double magnitude(float2 z) {
   return sqrt(static_cast<double>(z.x) * z.x + static_cast<double>(z.y) * z.y);
-}
-
-template <int kBlock>
-__device__ __forceinline__ double blockMax(double v, double* shared) {
-  const int t = threadIdx.x;
-  shared[t] = v;
-  __syncthreads();
-#pragma unroll
-  for (int s = kBlock / 2; s > 0; s >>= 1) {
-    if (t < s) shared[t] = fmax(shared[t], shared[t + s]);
-    __syncthreads();
-  }
-  return shared[0];
 }
 
 __global__ void __launch_bounds__(kReduceThreads) sumsKernel(const float2* __restrict__ test,

@@ -48,34 +48,9 @@ Stencil stencilOf(const std::array<index_t, 3>& d) {
 __device__ __forceinline__ unsigned firstIndex() { return blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ unsigned gridStride() { return gridDim.x * blockDim.x; }
 
-/// out = x - t D^H q (out may be x: each thread reads x only at its own voxel).
-__global__ void primalKernel(float2* out, const float2* x, const float2* __restrict__ q, Stencil s, float t) {
-  for (unsigned i = firstIndex(); i < s.v.voxels; i += gridStride()) {
-    int c[3];
-    sparsity::split(s.v, i, c);
-    float re = 0.f, im = 0.f;
-#pragma unroll
-    for (int d = 0; d < 3; ++d) {
-      if (!s.active[d]) continue;
-      const float2* qd = q + static_cast<size_t>(d) * s.v.voxels;
-      if (c[d] > 0) {
-        const float2 w = qd[i - s.stride[d]];
-        re += w.x;
-        im += w.y;
-      }
-      if (c[d] < s.v.n[d] - 1) {
-        const float2 w = qd[i];
-        re -= w.x;
-        im -= w.y;
-      }
-    }
-    const float2 xi = x[i];
-    out[i] = make_float2(xi.x - t * re, xi.y - t * im);
-  }
-}
-
-/// u = x - t D^H r at voxel j (coordinates c), the sum in primalKernel's order.
-__device__ __forceinline__ float2 primalAt(const float2* __restrict__ x, const float2* __restrict__ r, const Stencil& s,
+/// u = x - t D^H r at voxel j (coordinates c), the stencil sum along dims 0, 1, 2
+/// (backward neighbour added, own value subtracted). Shared by the FGP step and the last primal pass.
+__device__ __forceinline__ float2 primalAt(const float2* x, const float2* __restrict__ r, const Stencil& s,
                                            unsigned j, const int c[3], float t) {
   float re = 0.f, im = 0.f;
 #pragma unroll
@@ -95,6 +70,15 @@ __device__ __forceinline__ float2 primalAt(const float2* __restrict__ x, const f
   }
   const float2 xj = x[j];
   return make_float2(xj.x - t * re, xj.y - t * im);
+}
+
+/// out = x - t D^H q (out may be x: each thread reads x only at its own voxel).
+__global__ void primalKernel(float2* out, const float2* x, const float2* __restrict__ q, Stencil s, float t) {
+  for (unsigned i = firstIndex(); i < s.v.voxels; i += gridStride()) {
+    int c[3];
+    sparsity::split(s.v, i, c);
+    out[i] = primalAt(x, q, s, i, c, t);
+  }
 }
 
 /// One FGP step: p' = P(rIn + gamma D u), u = x - t D^H rIn; rOut = p' + beta (p' - p); p = p'.

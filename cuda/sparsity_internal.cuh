@@ -52,18 +52,30 @@ inline int reduceBlocks(std::int64_t n) {
   return static_cast<int>(std::clamp<std::int64_t>((n + 2047) / 2048, 1, kMaxReduceBlocks));
 }
 
-/// The sum of v over the block, in a fixed tree order; valid in thread 0.
-template <int kBlock>
-__device__ __forceinline__ double blockSum(double v, double* shared) {
+/// op over v of the block's threads, in a fixed tree order; valid in thread 0.
+template <int kBlock, class Op>
+__device__ __forceinline__ double blockReduce(double v, double* shared, Op op) {
   const int t = threadIdx.x;
   shared[t] = v;
   __syncthreads();
 #pragma unroll
   for (int s = kBlock / 2; s > 0; s >>= 1) {
-    if (t < s) shared[t] += shared[t + s];
+    if (t < s) shared[t] = op(shared[t], shared[t + s]);
     __syncthreads();
   }
   return shared[0];
+}
+
+/// The sum of v over the block, in a fixed tree order; valid in thread 0.
+template <int kBlock>
+__device__ __forceinline__ double blockSum(double v, double* shared) {
+  return blockReduce<kBlock>(v, shared, [](double a, double b) { return a + b; });
+}
+
+/// The largest v of the block (fmax: a NaN loses to a number); valid in thread 0.
+template <int kBlock>
+__device__ __forceinline__ double blockMax(double v, double* shared) {
+  return blockReduce<kBlock>(v, shared, [](double a, double b) { return fmax(a, b); });
 }
 
 /// result->x = the sum of partials[0, count) (one block of kMaxReduceBlocks threads).
