@@ -5,6 +5,7 @@
 // engine/src/cpu/cpu_backend.hpp: each op's body lives in the file named after its CPU twin.
 #include <cuda_runtime.h>
 
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -111,6 +112,11 @@ class CudaBackend final : public Backend {
   };
 
   void activate() const;
+  /// cuSOLVER zheevd (double) of an n x n Hermitian matrix on the device (linalg.cu), shared by hermitianEigen
+  /// and gramKernels: under the backend's lock `load` fills the matrix at the device pointer it is given and
+  /// `store` takes the eigenvectors from it; the eigenvalues (ascending) go to `values`.
+  void zheevd(index_t n, std::vector<double>& values, const std::function<void(void*)>& load,
+              const std::function<void(const void*)>& store, const char* op);
   const DeviceBuffer& checked(const Buffer& b, const char* op) const;
   float2* elements(Buffer& b, index_t n, const char* op);
   const float2* elements(const Buffer& b, index_t n, const char* op) const;

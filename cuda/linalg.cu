@@ -349,63 +349,54 @@ void CudaBackend::choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& 
                   ")");
 }
 
-void CudaBackend::hermitianEigen(std::vector<cdouble>& a, std::vector<double>& values, index_t n) {
-  require(n >= 0 && static_cast<index_t>(a.size()) == n * n, "cuda backend: hermitianEigen needs an n x n matrix");
+void CudaBackend::zheevd(index_t n, std::vector<double>& values, const std::function<void(void*)>& load,
+                         const std::function<void(const void*)>& store, const char* op) {
   values.assign(static_cast<std::size_t>(n), 0.0);
   if (n == 0) return;
   requireInt(n, "matrix size");
   const int ni = static_cast<int>(n);
-  const std::size_t bytes = a.size() * sizeof(cdouble);
   std::lock_guard lock(mutex_);
   activate();
   LinalgState& st = stateOf(linalgState, device_, stream_.handle, allocator_);
-  Scratch da(*allocator_, bytes);
+  Scratch da(*allocator_, static_cast<std::size_t>(n * n) * sizeof(cuDoubleComplex));
   Scratch dw(*allocator_, static_cast<std::size_t>(n) * sizeof(double));
   Scratch info(*allocator_, sizeof(int));
   auto* za = da.as<cuDoubleComplex>();
-  LARMOR_CUDA_CHECK(cudaMemcpyAsync(za, a.data(), bytes, cudaMemcpyHostToDevice, stream_.handle));
+  load(za);
   int lwork = 0;
   LARMOR_CUSOLVER_CHECK(cusolverDnZheevd_bufferSize(st.solver, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, ni, za,
                                                     ni, dw.as<double>(), &lwork));
   Scratch work(*allocator_, static_cast<std::size_t>(std::max(lwork, 1)) * sizeof(cuDoubleComplex));
   LARMOR_CUSOLVER_CHECK(cusolverDnZheevd(st.solver, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, ni, za, ni,
                                          dw.as<double>(), work.as<cuDoubleComplex>(), lwork, info.as<int>()));
+  store(za);
   int hostInfo = 0;
-  LARMOR_CUDA_CHECK(cudaMemcpyAsync(a.data(), za, bytes, cudaMemcpyDeviceToHost, stream_.handle));
   LARMOR_CUDA_CHECK(cudaMemcpyAsync(values.data(), dw.as<double>(), values.size() * sizeof(double),
                                     cudaMemcpyDeviceToHost, stream_.handle));
   LARMOR_CUDA_CHECK(cudaMemcpyAsync(&hostInfo, info.as<int>(), sizeof(int), cudaMemcpyDeviceToHost, stream_.handle));
   LARMOR_CUDA_CHECK(cudaStreamSynchronize(stream_.handle));
-  require(hostInfo == 0, "cuda backend: hermitianEigen: cuSOLVER zheevd failed (info " + std::to_string(hostInfo) + ")");
+  require(hostInfo == 0,
+          std::string("cuda backend: ") + op + ": cuSOLVER zheevd failed (info " + std::to_string(hostInfo) + ")");
+}
+
+void CudaBackend::hermitianEigen(std::vector<cdouble>& a, std::vector<double>& values, index_t n) {
+  require(n >= 0 && static_cast<index_t>(a.size()) == n * n, "cuda backend: hermitianEigen needs an n x n matrix");
+  const std::size_t bytes = a.size() * sizeof(cdouble);
+  const auto load = [&](void* za) {
+    LARMOR_CUDA_CHECK(cudaMemcpyAsync(za, a.data(), bytes, cudaMemcpyHostToDevice, stream_.handle));
+  };
+  const auto store = [&](const void* za) {
+    LARMOR_CUDA_CHECK(cudaMemcpyAsync(a.data(), za, bytes, cudaMemcpyDeviceToHost, stream_.handle));
+  };
+  zheevd(n, values, load, store, "hermitianEigen");
 }
 
 void CudaBackend::gramKernels(const float2* gram, index_t n, std::vector<double>& values, float2* kernels) {
-  values.assign(static_cast<std::size_t>(n), 0.0);
-  if (n == 0) return;
-  requireInt(n, "matrix size");
-  const int ni = static_cast<int>(n);
-  const std::size_t bytes = static_cast<std::size_t>(n * n) * sizeof(cuDoubleComplex);
-  std::lock_guard lock(mutex_);
-  activate();
-  LinalgState& st = stateOf(linalgState, device_, stream_.handle, allocator_);
-  Scratch da(*allocator_, bytes);
-  Scratch dw(*allocator_, static_cast<std::size_t>(n) * sizeof(double));
-  Scratch info(*allocator_, sizeof(int));
-  auto* za = da.as<cuDoubleComplex>();
-  toDouble(launch_, reinterpret_cast<double2*>(za), gram, n * n);
-  int lwork = 0;
-  LARMOR_CUSOLVER_CHECK(cusolverDnZheevd_bufferSize(st.solver, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, ni, za,
-                                                    ni, dw.as<double>(), &lwork));
-  Scratch work(*allocator_, static_cast<std::size_t>(std::max(lwork, 1)) * sizeof(cuDoubleComplex));
-  LARMOR_CUSOLVER_CHECK(cusolverDnZheevd(st.solver, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, ni, za, ni,
-                                         dw.as<double>(), work.as<cuDoubleComplex>(), lwork, info.as<int>()));
-  conjugateReversedColumns(launch_, kernels, reinterpret_cast<const double2*>(za), n);
-  int hostInfo = 0;
-  LARMOR_CUDA_CHECK(cudaMemcpyAsync(values.data(), dw.as<double>(), values.size() * sizeof(double),
-                                    cudaMemcpyDeviceToHost, stream_.handle));
-  LARMOR_CUDA_CHECK(cudaMemcpyAsync(&hostInfo, info.as<int>(), sizeof(int), cudaMemcpyDeviceToHost, stream_.handle));
-  LARMOR_CUDA_CHECK(cudaStreamSynchronize(stream_.handle));
-  require(hostInfo == 0, "cuda backend: gramKernels: cuSOLVER zheevd failed (info " + std::to_string(hostInfo) + ")");
+  const auto load = [&](void* za) { toDouble(launch_, static_cast<double2*>(za), gram, n * n); };
+  const auto store = [&](const void* za) {
+    conjugateReversedColumns(launch_, kernels, static_cast<const double2*>(za), n);
+  };
+  zheevd(n, values, load, store, "gramKernels");
 }
 
 void CudaBackend::gather(Buffer& out, const Buffer& src, const Buffer& index, index_t n) {
