@@ -3,7 +3,9 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
+#include "larmor/array/finite.hpp"
 #include "larmor/recon/dataset.hpp"
 #include "support/expect_error.hpp"
 
@@ -133,6 +135,26 @@ TEST(DatasetValidate, NonFiniteSamples) {
   d.kspace[16 * 5 + 4] = cfloat(std::numeric_limits<float>::quiet_NaN(), 0);
   const std::string msg = expectError([&] { d.validate(); }, "radial.h5: sample 4 of coil 1 is NaN");
   EXPECT_EQ(msg.find("slice"), std::string::npos);  // single-slice data do not mention slices
+}
+
+// Arrays of 2^20 floats and more are scanned in parts over the cores: the answer must still be the first bad
+// value (the smallest index, whichever part finds its own first), at a part's edges and in the tail.
+TEST(DatasetValidate, FirstNonFiniteOfLargeArraysIsTheFirst) {
+  const std::size_t n = (std::size_t{1} << 22) + 777;
+  std::vector<float> v(n, 1.5f);
+  EXPECT_EQ(firstNonFinite(v.data(), n), n);
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  for (const std::size_t at : {std::size_t{0}, std::size_t{65535}, std::size_t{65536}, std::size_t{3000001}, n - 1}) {
+    std::vector<float> w = v;
+    w[at] = nan;
+    if (at + 70000 < n) w[at + 70000] = inf;  // a later bad value in another part
+    if (at + 5 < n) w[at + 5] = -inf;          // and one in the same block
+    EXPECT_EQ(firstNonFinite(w.data(), n), at) << "bad value at " << at;
+  }
+  std::vector<float> w = v;
+  w[n - 1] = inf;
+  w[n / 2] = -inf;
+  EXPECT_EQ(firstNonFinite(w.data(), n), n / 2);
 }
 
 TEST(DatasetValidate, TrajectoryKindNames) {
