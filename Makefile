@@ -42,13 +42,14 @@ test: build
 
 # The unit and e2e tests under AddressSanitizer + UBSan (the asan preset: CPU, Debug). Not part of `make test`
 # or CI: measured in docs/testing.md ("Sanitizers"), it does not fit CI's 60 minutes beside the suite.
-# LSan ignores libhdf5's own leaks on error paths (tests/fuzz/lsan.supp).
+# LSan ignores libhdf5's own leaks on error paths (tests/fuzz/lsan.supp); UBSan one GCC header artefact
+# (tests/fuzz/ubsan.supp).
 asan-test: deps
 	@mkdir -p build
 	@cmake --preset asan > build/asan.configure.log 2>&1 || { cat build/asan.configure.log; exit 1; }
 	cmake --build build/asan -j$(JOBS) --target larmor-cli larmor-h5check larmor_unit_tests
 	LSAN_OPTIONS="suppressions=$(CURDIR)/tests/fuzz/lsan.supp" ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" \
-	  UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+	  UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$(CURDIR)/tests/fuzz/ubsan.supp" \
 	  ctest --test-dir build/asan -L "unit|e2e" --output-on-failure -j$(JOBS) --timeout 3600
 
 # The workstation on the bundled phantom (generated on the spot: nothing large in the repo). Without a

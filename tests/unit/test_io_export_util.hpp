@@ -20,6 +20,17 @@ using larmor::test::expectError;  // support/expect_error.hpp
 
 namespace fs = std::filesystem;
 
+/// Sets members of an ISMRMRD::Acquisition's header on a copy, by member access: the header is packed to 2
+/// bytes, and libismrmrd's accessors (scan_counter(), position(), physiology_time_stamp(), ...) hand out
+/// misaligned uint32_t& / float* (UBSan: `make asan-test`).
+///   editHead(acq, [&](auto& h) { h.position[2] = z; h.scan_counter = n; });
+template <class Acquisition, class Edit>
+void editHead(Acquisition& a, Edit&& edit) {
+  auto head = a.getHead();
+  edit(head);
+  a.setHead(head);
+}
+
 // A fresh directory per test under LARMOR_TEST_TMP.
 inline std::string exportTestDir(const std::string& prefix) {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();

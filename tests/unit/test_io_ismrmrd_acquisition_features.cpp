@@ -162,7 +162,7 @@ TEST(IsmrmrdAcquisitionFeatures, TriggerTimesFromPhysiologyStamps) {
       a.idx().kspace_encode_step_1 = y;
       a.idx().phase = p;
       a.center_sample() = 8;
-      a.physiology_time_stamp()[0] = 40u * p + (y % 2);
+      larmor::testing::editHead(a, [&](auto& h) { h.physiology_time_stamp[0] = 40u * p + (y % 2); });
       for (unsigned short x = 0; x < 16; ++x) a.data(x, 0) = std::complex<float>(1.f + p, 0.f);
       f.acquisitions.push_back(a);
     }
@@ -188,7 +188,7 @@ TEST(IsmrmrdAcquisitionFeatures, TriggerTimesFromPhysiologyStamps) {
   EXPECT_EQ(triggers[1], "101.25");
   EXPECT_EQ(triggers[2], "201.25");
 
-  for (auto& a : f.acquisitions) a.physiology_time_stamp()[0] = 0;
+  for (auto& a : f.acquisitions) larmor::testing::editHead(a, [](auto& h) { h.physiology_time_stamp[0] = 0; });
   const std::string plain = f.write(dir + "/plain.h5");
   ASSERT_EQ(run("info " + plain + " --json " + dir + "/plain.json", dir), 0);
   const nlohmann::json none = nlohmann::json::parse(slurp(dir + "/plain.json"));
@@ -196,7 +196,8 @@ TEST(IsmrmrdAcquisitionFeatures, TriggerTimesFromPhysiologyStamps) {
 
   // An ungated scan converted from twix: the stamps are the free-running PMU clock (~1e7 ticks), not times
   // since a trigger: no trigger time (io/physiology_stamps.hpp, the rule the twix reader uses).
-  for (std::size_t i = 0; i < f.acquisitions.size(); ++i) f.acquisitions[i].physiology_time_stamp()[0] = 10000000u + 4u * i;
+  for (std::size_t i = 0; i < f.acquisitions.size(); ++i)
+    larmor::testing::editHead(f.acquisitions[i], [&](auto& h) { h.physiology_time_stamp[0] = static_cast<std::uint32_t>(10000000u + 4u * i); });
   const std::string ungated = f.write(dir + "/ungated.h5");
   ASSERT_EQ(run("info " + ungated + " --json " + dir + "/ungated.json", dir), 0);
   const nlohmann::json free = nlohmann::json::parse(slurp(dir + "/ungated.json"));
@@ -223,12 +224,14 @@ TEST(IsmrmrdAcquisitionFeatures, ObliqueGeometryReachesTheNiftiAffine) {
     ISMRMRD::Acquisition acq(32, 1);
     acq.idx().kspace_encode_step_1 = y;
     acq.center_sample() = 16;
-    for (int k = 0; k < 3; ++k) {
-      acq.position()[k] = pos[k];
-      acq.read_dir()[k] = static_cast<float>(read[k]);
-      acq.phase_dir()[k] = static_cast<float>(phase[k]);
-      acq.slice_dir()[k] = static_cast<float>(slice[k]);
-    }
+    larmor::testing::editHead(acq, [&](auto& h) {
+      for (int k = 0; k < 3; ++k) {
+        h.position[k] = pos[k];
+        h.read_dir[k] = static_cast<float>(read[k]);
+        h.phase_dir[k] = static_cast<float>(phase[k]);
+        h.slice_dir[k] = static_cast<float>(slice[k]);
+      }
+    });
     for (unsigned short x = 0; x < 32; ++x) acq.data(x, 0) = std::complex<float>(x == 16 && y == 8 ? 1.f : 0.f, 0.f);
     f.acquisitions.push_back(acq);
   }

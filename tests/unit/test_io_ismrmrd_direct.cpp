@@ -36,6 +36,7 @@ struct ForceHdf5Read {
 template <class T>
 void expectSameBytes(const Array<T>& a, const Array<T>& b, const char* what) {
   ASSERT_EQ(a.shape(), b.shape()) << what;
+  if (a.size() == 0) return;  // memcmp of no bytes may still not be given null pointers
   EXPECT_EQ(std::memcmp(a.data(), b.data(), static_cast<std::size_t>(a.size()) * sizeof(T)), 0) << what << " differs";
 }
 
@@ -207,18 +208,20 @@ TEST(IoIsmrmrdDirect, MultiFrameFileFromLibismrmrd) {
           for (std::uint16_t pe1 = 0; pe1 < 8; ++pe1) {
             const bool asymmetric = pe1 == 6, discards = pe1 == 5;
             ISMRMRD::Acquisition a(asymmetric ? 12 : discards ? 19 : 16, 3);
-            a.scan_counter() = counter++;
+            larmor::testing::editHead(a, [&](auto& h) { h.scan_counter = counter++; });
             a.idx().kspace_encode_step_1 = pe1;
             a.idx().slice = slice, a.idx().contrast = contrast, a.idx().repetition = rep;
             a.idx().phase = rep, a.idx().set = contrast;  // every index differs somewhere
             a.center_sample() = asymmetric ? 4 : 8;
             if (discards) a.discard_pre() = 2, a.discard_post() = 1, a.center_sample() = 10;
             if (pe1 % 3 == 1) a.setFlag(ISMRMRD::ISMRMRD_ACQ_IS_REVERSE);
-            a.physiology_time_stamp()[0] = 400u + 7u * pe1;
-            a.position()[2] = 6.f * slice - 3.f;
-            a.read_dir()[0] = 0.8f, a.read_dir()[1] = 0.6f;  // oblique
-            a.phase_dir()[0] = -0.6f, a.phase_dir()[1] = 0.8f;
-            a.slice_dir()[2] = 1.f;
+            larmor::testing::editHead(a, [&](auto& h) {
+              h.physiology_time_stamp[0] = 400u + 7u * pe1;
+              h.position[2] = 6.f * slice - 3.f;
+              h.read_dir[0] = 0.8f, h.read_dir[1] = 0.6f;  // oblique
+              h.phase_dir[0] = -0.6f, h.phase_dir[1] = 0.8f;
+              h.slice_dir[2] = 1.f;
+            });
             fill(a);
             ds.appendAcquisition(a);
             if (pe1 == 2) {  // a second average of this line
