@@ -18,7 +18,13 @@ start=$(date +%s)
 secs=$(( $(date +%s) - start ))
 cat table.txt
 echo "quick suite: $secs s"
-[[ $secs -le 90 ]] || { echo "FAIL: the quick suite took $secs s (limit 90 s)"; exit 1; }
+# The time bound is the release build's (`make test`); an AddressSanitizer Debug build (`make asan-test`) runs
+# the same suite several times slower, and there only the outputs are checked.
+if ldd "$cli" 2>/dev/null | grep -q 'libasan'; then
+  echo "quick suite: the 90 s bound is not asserted for an AddressSanitizer build"
+else
+  [[ $secs -le 90 ]] || { echo "FAIL: the quick suite took $secs s (limit 90 s)"; exit 1; }
+fi
 python3 - <<'PY'
 import json, math, re, struct, zlib
 lines = [l for l in open("list.txt").read().splitlines() if l.strip()]
