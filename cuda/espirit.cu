@@ -93,21 +93,26 @@ __global__ void __launch_bounds__(kThreads) espiritGroupKernel(const EspiritArgs
       if (i == lane) d = re[i];
     return d;
   };
-  for (int s = 0; s < kernels::kEspiritSquarings; ++s) {
-    float br[G], bi[G];
+  // out = M x for a vector x that every lane holds (its own column of M, or the power iterate): column k of M
+  // comes from lane k, sums over k ascending.
+  const auto timesM = [&](const float* xr, const float* xi, float* outr, float* outi) {
 #pragma unroll
-    for (int i = 0; i < G; ++i) br[i] = bi[i] = 0.f;
+    for (int i = 0; i < G; ++i) outr[i] = outi[i] = 0.f;
 #pragma unroll
     for (int k = 0; k < G; ++k) {
       if (k >= C) break;
 #pragma unroll
       for (int i = 0; i < G; ++i) {
         if (i >= C) break;
-        const float ar = fromLane(cr[i], k), ai = fromLane(ci[i], k);  // M_ik from lane k; M_kj is ours
-        br[i] += ar * cr[k] - ai * ci[k];
-        bi[i] += ar * ci[k] + ai * cr[k];
+        const float ar = fromLane(cr[i], k), ai = fromLane(ci[i], k);  // M_ik from lane k
+        outr[i] += ar * xr[k] - ai * xi[k];
+        outi[i] += ar * xi[k] + ai * xr[k];
       }
     }
+  };
+  for (int s = 0; s < kernels::kEspiritSquarings; ++s) {
+    float br[G], bi[G];
+    timesM(cr, ci, br, bi);  // column `lane` of M M: M times our column
     const float own = diagonal(br);
     float trace = 0.f;
     for (int j = 0; j < C; ++j) trace += fromLane(own, j);
@@ -141,19 +146,7 @@ __global__ void __launch_bounds__(kThreads) espiritGroupKernel(const EspiritArgs
     for (int i = 0; i < G; ++i) vr[i] *= inv, vi[i] *= inv;
     if (it == kernels::kEspiritIterations) break;
     float wr[G], wi[G];
-#pragma unroll
-    for (int i = 0; i < G; ++i) wr[i] = wi[i] = 0.f;
-#pragma unroll
-    for (int k = 0; k < G; ++k) {
-      if (k >= C) break;
-#pragma unroll
-      for (int i = 0; i < G; ++i) {
-        if (i >= C) break;
-        const float ar = fromLane(cr[i], k), ai = fromLane(ci[i], k);
-        wr[i] += ar * vr[k] - ai * vi[k];
-        wi[i] += ar * vi[k] + ai * vr[k];
-      }
-    }
+    timesM(vr, vi, wr, wi);
 #pragma unroll
     for (int i = 0; i < G; ++i) vr[i] = wr[i], vi[i] = wi[i];
   }
