@@ -25,6 +25,7 @@
 #include "support/error_norms.hpp"
 #include "support/expect_error.hpp"
 #include "test_io_export_util.hpp"
+#include "test_io_ismrmrd_file.hpp"
 
 namespace fs = std::filesystem;
 using namespace larmor;
@@ -34,30 +35,7 @@ namespace {
 
 constexpr unsigned short kN = 128;
 
-struct File {
-  ISMRMRD::IsmrmrdHeader header;
-  std::vector<ISMRMRD::Acquisition> acquisitions;
-  ISMRMRD::Encoding& enc() { return header.encoding[0]; }
-  File(unsigned short nx, unsigned short ny, ISMRMRD::Limit pe1) {
-    header.version = ISMRMRD_XMLHDR_VERSION;
-    ISMRMRD::Encoding e;
-    e.encodedSpace.matrixSize = ISMRMRD::MatrixSize(nx, ny, 1);
-    e.encodedSpace.fieldOfView_mm = {256, 256, 5};
-    e.reconSpace = e.encodedSpace;
-    e.encodingLimits.kspace_encoding_step_1 = pe1;
-    e.trajectory = ISMRMRD::TrajectoryType::CARTESIAN;
-    header.encoding.push_back(e);
-  }
-  std::string write(const std::string& path) {
-    fs::remove(path);
-    ISMRMRD::Dataset ds(path.c_str(), "dataset", true);
-    std::ostringstream xml;
-    ISMRMRD::serialize(header, xml);
-    ds.writeHeader(xml.str());
-    for (auto& a : acquisitions) ds.appendAcquisition(a);
-    return path;
-  }
-};
+using File = larmor::testing::IsmrmrdFile;
 
 /// The simulator's 8-coil phantom, 128^2, no oversampling: [x, y, 1, coils, 1].
 const Dataset& phantom8() {

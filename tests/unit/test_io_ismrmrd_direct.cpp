@@ -18,6 +18,7 @@
 
 #include "larmor/io/dataset_io.hpp"
 #include "larmor/io/ismrmrd.hpp"
+#include "test_io_ismrmrd_file.hpp"
 #include "test_io_ismrmrd_patch.hpp"
 
 using namespace larmor;
@@ -166,25 +167,10 @@ TEST(IoIsmrmrdDirect, NonCartesianFilesCarryTheirTrajectory) {
 TEST(IoIsmrmrdDirect, MultiFrameFileFromLibismrmrd) {
   const std::string path = exportTestDir("ismrmrd-direct") + "/frames.h5";
   {
-    ISMRMRD::IsmrmrdHeader h;
-    h.version = ISMRMRD_XMLHDR_VERSION;
-    ISMRMRD::Encoding e;
-    e.encodedSpace.matrixSize = ISMRMRD::MatrixSize(16, 8, 1);
-    e.encodedSpace.fieldOfView_mm = {256, 256, 5};
-    e.reconSpace = e.encodedSpace;
-    e.encodingLimits.kspace_encoding_step_1 = ISMRMRD::Limit(0, 7, 4);
-    e.encodingLimits.slice = ISMRMRD::Limit(0, 1, 0);
-    e.encodingLimits.contrast = ISMRMRD::Limit(0, 1, 0);
-    e.encodingLimits.repetition = ISMRMRD::Limit(0, 1, 0);
-    e.encodingLimits.phase = ISMRMRD::Limit(0, 1, 0);
-    e.encodingLimits.set = ISMRMRD::Limit(0, 1, 0);
-    e.encodingLimits.average = ISMRMRD::Limit(0, 1, 0);
-    e.trajectory = ISMRMRD::TrajectoryType::CARTESIAN;
-    h.encoding.push_back(e);
-    ISMRMRD::Dataset ds(path.c_str(), "dataset", true);
-    std::ostringstream xml;
-    ISMRMRD::serialize(h, xml);
-    ds.writeHeader(xml.str());
+    larmor::testing::IsmrmrdFile f(16, 8, ISMRMRD::Limit(0, 7, 4));
+    ISMRMRD::EncodingLimits& limits = f.enc().encodingLimits;
+    limits.slice = limits.contrast = limits.repetition = ISMRMRD::Limit(0, 1, 0);
+    limits.phase = limits.set = limits.average = ISMRMRD::Limit(0, 1, 0);
     std::mt19937 rng(15);
     std::normal_distribution<float> gauss;
     const auto fill = [&](ISMRMRD::Acquisition& a) {
@@ -195,12 +181,12 @@ TEST(IoIsmrmrdDirect, MultiFrameFileFromLibismrmrd) {
       ISMRMRD::Acquisition noise(24, 3);
       noise.setFlag(ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT);
       fill(noise);
-      ds.appendAcquisition(noise);
+      f.acquisitions.push_back(noise);
     }
     ISMRMRD::Acquisition nav(16, 3);
     nav.setFlag(ISMRMRD::ISMRMRD_ACQ_IS_NAVIGATION_DATA);
     fill(nav);
-    ds.appendAcquisition(nav);
+    f.acquisitions.push_back(nav);
     std::uint32_t counter = 0;
     for (std::uint16_t slice = 0; slice < 2; ++slice)
       for (std::uint16_t contrast = 0; contrast < 2; ++contrast)
@@ -223,20 +209,21 @@ TEST(IoIsmrmrdDirect, MultiFrameFileFromLibismrmrd) {
               h.slice_dir[2] = 1.f;
             });
             fill(a);
-            ds.appendAcquisition(a);
+            f.acquisitions.push_back(a);
             if (pe1 == 2) {  // a second average of this line
               a.idx().average = 1;
               fill(a);
-              ds.appendAcquisition(a);
+              f.acquisitions.push_back(a);
             }
             if (pe1 == 3 || pe1 == 4) {  // and a separate reference line
               ISMRMRD::Acquisition r = a;
               r.clearAllFlags();
               r.setFlag(ISMRMRD::ISMRMRD_ACQ_IS_PARALLEL_CALIBRATION);
               fill(r);
-              ds.appendAcquisition(r);
+              f.acquisitions.push_back(r);
             }
           }
+    f.write(path);
   }
   expectDirectEqualsHdf5(path);
   const io::Series s = io::loadSeries(path);
@@ -300,28 +287,17 @@ TEST(IoIsmrmrdDirect, AveragedLinesThatOverflowAreRefused) {
   // sum to Inf, which the reader refuses (it does not pass over the k-space again).
   const std::string path = exportTestDir("ismrmrd-direct") + "/overflow.h5";
   {
-    ISMRMRD::IsmrmrdHeader h;
-    h.version = ISMRMRD_XMLHDR_VERSION;
-    ISMRMRD::Encoding e;
-    e.encodedSpace.matrixSize = ISMRMRD::MatrixSize(8, 4, 1);
-    e.encodedSpace.fieldOfView_mm = {256, 256, 5};
-    e.reconSpace = e.encodedSpace;
-    e.encodingLimits.kspace_encoding_step_1 = ISMRMRD::Limit(0, 3, 2);
-    e.encodingLimits.average = ISMRMRD::Limit(0, 1, 0);
-    e.trajectory = ISMRMRD::TrajectoryType::CARTESIAN;
-    h.encoding.push_back(e);
-    ISMRMRD::Dataset ds(path.c_str(), "dataset", true);
-    std::ostringstream xml;
-    ISMRMRD::serialize(h, xml);
-    ds.writeHeader(xml.str());
+    larmor::testing::IsmrmrdFile f(8, 4, ISMRMRD::Limit(0, 3, 2));
+    f.enc().encodingLimits.average = ISMRMRD::Limit(0, 1, 0);
     for (std::uint16_t pe1 = 0; pe1 < 4; ++pe1)
       for (std::uint16_t average = 0; average < (pe1 == 1 ? 2 : 1); ++average) {
         ISMRMRD::Acquisition a(8, 1);
         a.idx().kspace_encode_step_1 = pe1, a.idx().average = average;
         a.center_sample() = 4;
         for (std::uint16_t k = 0; k < 8; ++k) a.data(k, 0) = {pe1 == 1 ? 3e38f : 1.f, 0.f};
-        ds.appendAcquisition(a);
+        f.acquisitions.push_back(a);
       }
+    f.write(path);
   }
   ASSERT_EQ(io::ismrmrdAcquisitionRead(path), "direct");
   expectError([&] { (void)io::loadDataset(path); }, "k-space line (1, 0) of coil 0 averages 2 readouts to a value beyond");
