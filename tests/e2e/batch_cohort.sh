@@ -57,6 +57,9 @@ oracle.check(len(bad) == 1 and bad[0]["name"] == "s3" and "s3.h5" in bad[0]["err
 for i in s["items"]:
     if i["status"] == "done":
         oracle.check(i["timings_ms"]["recon"] > 0 and i["device"] == "cpu", "timings and device per item")
+        st = i["timings_ms"]["stages"]
+        oracle.check(len(st) > 0 and 0 < sum(st.values()) <= i["timings_ms"]["recon"] * 1.01,
+                     "recon's stages per item add up to at most its recon time: %s" % st)
 png = oracle.read_png(d + "/contact-sheet.png")
 # 6 tiles: 3 columns x 2 rows of (96 + 8) x (96 + 8 + 11) pixels
 oracle.check(png.shape[:2] == (2 * 115, 3 * 104), "contact sheet size %s" % (png.shape,))

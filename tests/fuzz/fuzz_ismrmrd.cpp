@@ -1,4 +1,5 @@
-// libFuzzer target for ISMRMRD (HDF5) files through io::loadDataset. The input is the whole .h5 file;
+// libFuzzer target for ISMRMRD (HDF5) files through io::loadDataset, read whole and structure only (as `info`
+// reads them). The input is the whole .h5 file;
 // the seeds are valid small files (make-corpus.sh), which libFuzzer mutates. After each input no HDF5
 // object may remain open: a leaked id on an error path would pile up over a long session in the GUI.
 #include <hdf5.h>
@@ -30,18 +31,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace larmor;
   const std::string path = fuzz::scratchDir() + "/in.h5";
   fuzz::writeFile(path, std::string_view(reinterpret_cast<const char*>(data), size));
-  try {
-    (void)io::loadDataset(path);
-  } catch (const Error& e) {
-    // bad input, reported as it should be; unless the sandbox's helper hit a sanitizer report
-    const std::string what = e.what();
-    // (A sanitizer's WARNING, e.g. an impossible allocation refused with allocator_may_return_null, is the
-    // production behaviour of malloc; only reports count. A helper's Error carries no sanitizer text.)
-    if (what.find("ERROR: AddressSanitizer") != std::string::npos ||
-        what.find("ERROR: UndefinedBehaviorSanitizer") != std::string::npos ||
-        what.find("ERROR: LeakSanitizer") != std::string::npos || what.find("runtime error:") != std::string::npos) {
-      std::fprintf(stderr, "larmor-h5check (the crash sandbox) reported:\n%s\n", what.c_str());
-      std::abort();
+  // The full read, and the structure-only read of `info` (whose samples are checked by helper threads).
+  for (const bool structureOnly : {false, true}) {
+    try {
+      io::LoadOptions options;
+      options.structureOnly = structureOnly;
+      (void)io::loadDataset(path, options);
+    } catch (const Error& e) {
+      // bad input, reported as it should be; unless the sandbox's helper hit a sanitizer report
+      const std::string what = e.what();
+      // (A sanitizer's WARNING, e.g. an impossible allocation refused with allocator_may_return_null, is the
+      // production behaviour of malloc; only reports count. A helper's Error carries no sanitizer text.)
+      if (what.find("ERROR: AddressSanitizer") != std::string::npos ||
+          what.find("ERROR: UndefinedBehaviorSanitizer") != std::string::npos ||
+          what.find("ERROR: LeakSanitizer") != std::string::npos || what.find("runtime error:") != std::string::npos) {
+        std::fprintf(stderr, "larmor-h5check (the crash sandbox) reported:\n%s\n", what.c_str());
+        std::abort();
+      }
     }
   }
   const ssize_t open = H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL);

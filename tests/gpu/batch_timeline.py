@@ -17,3 +17,11 @@ last = max(r["at_ms"]["end"] for r in rows)
 print(f"items {len(rows)}: last end {last:.0f} ms; before the first recon {rows[0]['at_ms']['recon']:.1f} ms; "
       f"recon first {rec[0]:.1f}, median {statistics.median(rec):.2f}, sum {sum(rec):.0f}; gaps median "
       f"{statistics.median(gaps):.2f}, sum {sum(gaps):.0f}; after the last recon {last - rows[-1]['at_ms']['recon_end']:.1f} ms")
+# The reconstruction's stages, median per item (timings_ms.stages): which stage grows when workers share a host.
+names = sorted({k for r in rows for k in r["timings_ms"].get("stages", {})})
+for dev in sorted({r["device"] for r in rows}):
+    mine = [r for r in rows if r["device"] == dev]
+    if names:
+        print(f"{dev}: {len(mine)} items, recon median {statistics.median(r['timings_ms']['recon'] for r in mine):.2f} ms; "
+              "stages, median ms: " + ", ".join(
+                  f"{k} {statistics.median(r['timings_ms']['stages'].get(k, 0.0) for r in mine):.2f}" for k in names))

@@ -541,6 +541,11 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
         files.push_back(outputPath(dir, item.name, "dcm"));
       done["outputs"] = files;
       done["timings_ms"] = {{"load", job.loadMs}, {"recon", job.reconMs}, {"write", writeMs}, {"total", msSince(job.start)}};
+      // recon::run's stages summed over the frames: where an item's time went (e.g. with two workers).
+      json stages = json::object();
+      for (const auto& fr : results)
+        for (const auto& st : fr.timings.stages()) stages[st.stage] = stages.value(st.stage, 0.0) + st.milliseconds;
+      done["timings_ms"]["stages"] = stages;
       done["at_ms"] = {{"start", job.atStart}, {"recon", job.atRecon}, {"recon_end", job.atReconEnd}, {"end", msSince(t0)}};
       if (!warnings.empty()) done["warnings"] = warnings;
       done["time_utc"] = utcNow();

@@ -221,12 +221,7 @@ const GlobalHeaps::Collection& GlobalHeaps::collection(std::uint64_t address, co
   if (size > fileBytes_ - at)
     damaged(where + " claims " + std::to_string(size) + " bytes, " + std::to_string(fileBytes_ - at) +
             " are left in the file");
-  // Collections never share bytes; one that overlaps another is a damaged address or size.
-  auto next = extents_.lower_bound(at);
-  if (next != extents_.end() && next->first < at + size)
-    damaged(where + " overlaps the one at byte " + std::to_string(next->first));
-  if (next != extents_.begin() && std::prev(next)->second > at)
-    damaged(where + " overlaps the one at byte " + std::to_string(std::prev(next)->first));
+  requireNoOverlap(at, size);
   load(address, size);
   Collection c;
   c.size = size;
@@ -240,6 +235,34 @@ const GlobalHeaps::Collection& GlobalHeaps::collection(std::uint64_t address, co
       damaged(where + " holds object " + std::to_string(c.objects[i].first) + " twice");
   extents_.emplace(at, at + size);
   return collections_.emplace(address, std::move(c)).first->second;
+}
+
+// Collections never share bytes; one that overlaps another is a damaged address or size.
+void GlobalHeaps::requireNoOverlap(std::uint64_t at, std::uint64_t size) const {
+  const std::string where = "global heap at byte " + std::to_string(at);
+  auto next = extents_.lower_bound(at);
+  if (next != extents_.end() && next->first < at + size)
+    damaged(where + " overlaps the one at byte " + std::to_string(next->first));
+  if (next != extents_.begin() && std::prev(next)->second > at)
+    damaged(where + " overlaps the one at byte " + std::to_string(std::prev(next)->first));
+}
+
+void GlobalHeaps::adopt(std::uint64_t address, const Collection& c, const std::string& what) {
+  if (collections_.count(address) > 0) return;
+  const std::uint64_t at = base_ + address;
+  // The other parse checked the header against the same file; these bounds are cheap to check again.
+  if (address > fileBytes_ || at > fileBytes_ || c.size > fileBytes_ - at)
+    damaged(what + " names a global heap at byte " + std::to_string(at) + ", beyond the end of the " +
+            std::to_string(fileBytes_) + "-byte file");
+  requireNoOverlap(at, c.size);
+  extents_.emplace(at, at + c.size);
+  collections_.emplace(address, c);
+}
+
+void GlobalHeaps::forget() {
+  collections_.clear();
+  extents_.clear();
+  bufAddress_ = ~std::uint64_t{0};
 }
 
 HeapObject GlobalHeaps::object(const VlenDescriptor& d, std::size_t elementBytes, const std::string& what) {

@@ -53,7 +53,23 @@ class GlobalHeaps {
 
   bool usable() const { return fd_ >= 0; }
   unsigned lengthBytes() const { return lengthBytes_; }
+  std::uint64_t base() const { return base_; }
   std::uint64_t fileBytes() const { return fileBytes_; }
+
+  /// A collection as parsed: its size and its objects by index, ascending.
+  struct Collection {
+    std::uint64_t size = 0;
+    std::vector<std::pair<std::uint32_t, HeapObject>> objects;
+  };
+  /// The collection at `address` as a parse by another GlobalHeaps of the same file found it (a helper
+  /// thread's: ismrmrd_direct.cpp), taken without reading it again; the checks that depend on what this
+  /// one has seen (no overlap with the collections parsed before) are made here, as collection() makes
+  /// them. Nothing happens when this one knows the address already.
+  void adopt(std::uint64_t address, const Collection& c, const std::string& what);
+  /// The parsed collection at `address` (it must be known: object() or adopt() found it).
+  const Collection& known(std::uint64_t address) const { return collections_.at(address); }
+  /// Forgets every collection parsed (a helper's instance between blocks of records).
+  void forget();
 
   /// The object descriptor `d` names, which must hold exactly d.length * elementBytes bytes (`what`
   /// names the descriptor in errors). Address 0 with length 0 names none (size 0 returned).
@@ -66,11 +82,8 @@ class GlobalHeaps {
   bool readAt(std::uint64_t at, void* dst, std::size_t bytes) const;
 
  private:
-  struct Collection {
-    std::uint64_t size = 0;
-    std::vector<std::pair<std::uint32_t, HeapObject>> objects;  ///< by index, ascending
-  };
   const Collection& collection(std::uint64_t address, const std::string& what);
+  void requireNoOverlap(std::uint64_t at, std::uint64_t size) const;
   void load(std::uint64_t address, std::uint64_t size);
   [[noreturn]] void damaged(const std::string& why) const;
 

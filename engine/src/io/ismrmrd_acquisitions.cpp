@@ -54,8 +54,9 @@ struct Samples {
 };
 
 // Checks channels (the same in every acquisition: `coils`, set by the first), sample counts and
-// finiteness of the kept samples.
-Samples checkedSamples(const AcqRecord& record, std::uint64_t i, const std::string& path, index_t& coils) {
+// finiteness of the kept samples (`verified`: the reader found every float finite and kept none).
+Samples checkedSamples(const AcqRecord& record, std::uint64_t i, const std::string& path, index_t& coils,
+                       bool verified = false) {
   const AcqHead& ah = record.head;
   Samples s{static_cast<const cfloat*>(record.data.p), ah.number_of_samples, ah.active_channels, ah.discard_pre, 0,
             "acquisition " + std::to_string(i)};
@@ -71,7 +72,7 @@ Samples checkedSamples(const AcqRecord& record, std::uint64_t i, const std::stri
   s.n = s.samples - s.pre - post;
   // Every kept sample, once, here (the reader's Dataset::validateStructure does not look again).
   const auto floats = static_cast<std::size_t>(2 * s.n);
-  for (index_t c = 0; c < s.channels; ++c) {
+  for (index_t c = 0; c < (verified ? 0 : s.channels); ++c) {
     const cfloat* kept = s.data + c * s.samples + s.pre;
     const std::size_t bad = firstNonFinite(reinterpret_cast<const float*>(kept), floats);
     if (bad == floats) continue;
@@ -484,6 +485,8 @@ AcquisitionFrames readAcquisitions(const std::string& path, const std::string& g
   AcquisitionReader reader(path, group);
   const std::uint64_t count = reader.count();
   const bool cartesian = h.trajectory == TrajectoryKind::Cartesian;
+  // Structure only: the imaging samples are checked, not kept; the reader's threads check them.
+  if (!keepSamples && cartesian) reader.verifySamplesOnly();
   std::map<FrameKey, std::unique_ptr<FrameAccumulator>> frames, references;
   SliceGeometry geometry;
   NoiseSamples noise;
@@ -530,7 +533,7 @@ AcquisitionFrames readAcquisitions(const std::string& path, const std::string& g
       ++skippedKinds["reference (calibration-only, not used for non-Cartesian data)"];
       continue;
     }
-    const Samples s = checkedSamples(record, i, path, coils);
+    const Samples s = checkedSamples(record, i, path, coils, reader.samplesVerified());
     geometry.add(ah, g);
     if (referenceOnly) {
       ++referenceScans;

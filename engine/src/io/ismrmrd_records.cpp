@@ -297,6 +297,12 @@ void AcquisitionReader::lookUpEveryChunk() const {
 
 AcquisitionReader::~AcquisitionReader() { releaseBlock(); }
 
+void AcquisitionReader::verifySamplesOnly() {
+  if (direct_) direct_->verifySamplesOnly();
+}
+
+bool AcquisitionReader::samplesVerified() const { return direct_ && direct_->samplesVerified(); }
+
 const AcqRecord& AcquisitionReader::get(std::uint64_t i) {
   if (direct_) return direct_->get(i);
   if (block_.empty() || i < blockStart_ || i >= blockStart_ + block_.size()) readBlock(i);

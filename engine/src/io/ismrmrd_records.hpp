@@ -74,6 +74,12 @@ class AcquisitionReader {
   /// Record i, valid until the next call. Reads blocks of records to keep HDF5 calls few.
   const AcqRecord& get(std::uint64_t i);
 
+  /// The samples are only to be checked, not used (DirectRecords::verifySamplesOnly; nothing changes
+  /// when the records go through libhdf5).
+  void verifySamplesOnly();
+  /// The last get()'s samples are all finite and not handed on (record.data.p is null).
+  bool samplesVerified() const;
+
  private:
   void buildMemType();
   void releaseBlock();
