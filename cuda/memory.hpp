@@ -96,6 +96,8 @@ class HostStaging {
   void download(void* dst, const void* deviceSrc, std::size_t bytes);
   bool pinned() const { return pinnedOk_; }
 
+  /// Smaller chunks (8 or 4 MiB: more of a slice's upload overlapped) measured slower on the H100: each
+  /// chunk's wait and fork of the copying threads cost more than the overlap gains (docs/perf.md, session 10).
   static constexpr std::size_t kChunkBytes = std::size_t{32} << 20;
 
  private:

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <vector>
 #include <hdf5.h>
 
 #include "larmor/io/dataset_io.hpp"
@@ -244,4 +245,53 @@ TEST(IoIsmrmrdHardening, CrashInsideLibhdf5IsCaughtBySandbox) {
   // A good file passes the sandbox and loads.
   const std::string dir = exportTestDir("ismrmrd-hardening");
   EXPECT_NO_THROW(io::loadDataset(writeSmallFile(dir)));
+}
+
+TEST(IoIsmrmrdHardening, ComplexArrayTypeWithAMemberOutsideIt) {
+  // The coil maps' compound {real, imag} with "imag" at byte 16,775,428 of an 8-byte type (fuzz_ismrmrd,
+  // tests/unit/data/fuzz-ismrmrd-complex-offset.h5): libhdf5's conversion copied from far outside its buffer,
+  // in this process (the sandbox reads no values). The type is refused before anything is read.
+  const std::string dir = exportTestDir("ismrmrd-hardening");
+  const std::string path = writeSmallFile(dir);
+  const std::string bytes = slurpFile(path);
+  const std::string member = std::string("imag\0\0\0\0", 8) + le(4, 4);
+  std::size_t patched = 0;
+  for (std::size_t at = bytes.find(member); at != std::string::npos; at = bytes.find(member, at + 1), ++patched)
+    patchFile(path, at + 8, le(16775428u, 4));
+  ASSERT_GE(patched, 1u) << "no complex type found in the file";
+  expectError([&] { io::loadDataset(path); },
+              "cannot read NDArray 'coil_maps' (its complex type is not two little-endian 32- or 64-bit floats");
+  EXPECT_EQ(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
+}
+
+TEST(IoIsmrmrdHardening, ComplexDoubleArraysAreRead) {
+  // libismrmrd's complex double NDArrays (ISMRMRD_CXDOUBLE: two little-endian doubles) are converted to float.
+  const std::string dir = exportTestDir("ismrmrd-hardening");
+  const std::string path = writeSmallFile(dir);
+  const Dataset before = io::loadDataset(path);
+  ASSERT_TRUE(before.coilMaps.has_value());
+  {
+    H5 f{H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose};
+    H5 old{H5Dopen2(f.id, "/dataset/coil_maps", H5P_DEFAULT), H5Dclose};
+    H5 space{H5Dget_space(old.id), H5Sclose};
+    hsize_t dims[8] = {0};
+    const int rank = H5Sget_simple_extent_dims(space.id, dims, nullptr);
+    ASSERT_GE(rank, 2);
+    H5 type{H5Tcreate(H5T_COMPOUND, 16), H5Tclose};
+    H5Tinsert(type.id, "real", 0, H5T_IEEE_F64LE);
+    H5Tinsert(type.id, "imag", 8, H5T_IEEE_F64LE);
+    std::vector<double> values(static_cast<std::size_t>(2 * before.coilMaps->size()));
+    for (std::size_t i = 0; i < values.size(); i += 2) {
+      values[i] = before.coilMaps->data()[i / 2].real();
+      values[i + 1] = before.coilMaps->data()[i / 2].imag();
+    }
+    H5Ldelete(f.id, "/dataset/coil_maps", H5P_DEFAULT);
+    H5 dcpl{H5Dget_create_plist(old.id), H5Pclose};  // chunked, as the extendible dataspace needs
+    H5 d{H5Dcreate2(f.id, "/dataset/coil_maps", type.id, space.id, H5P_DEFAULT, dcpl.id, H5P_DEFAULT), H5Dclose};
+    ASSERT_GE(d.id, 0);
+    ASSERT_GE(H5Dwrite(d.id, type.id, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
+  }
+  const Dataset after = io::loadDataset(path);
+  ASSERT_TRUE(after.coilMaps.has_value());
+  EXPECT_EQ(before.coilMaps->vec(), after.coilMaps->vec());
 }

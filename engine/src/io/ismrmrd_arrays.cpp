@@ -17,17 +17,36 @@ namespace larmor::io::detail {
 
 namespace {
 
-// A compound of two floating-point members "real" and "imag".
-bool isComplexType(hid_t dset) {
+enum class Complex { No, Yes, Damaged };
+
+// A compound of two floating-point members "real" and "imag" (else No). It must be laid out as libismrmrd
+// writes complex floats (or doubles): IEEE little-endian 32-bit (64-bit) floats at bytes 0 and 4 (8) of 8
+// (16), else Damaged: libhdf5 1.10's compound conversion trusts the member offsets (fuzz_ismrmrd: an "imag"
+// at byte 16,775,428 of an 8-byte type made it copy from far outside the buffer, in this process, where the
+// crash sandbox, which reads no values, cannot see it).
+Complex complexType(hid_t dset) {
   H5Id type(H5Dget_type(dset), H5Tclose);
-  bool complex = type.id >= 0 && H5Tget_class(type.id) == H5T_COMPOUND && H5Tget_nmembers(type.id) == 2;
-  for (const char* member : {"real", "imag"}) {
-    if (!complex) break;
-    const int idx = H5Tget_member_index(type.id, member);
-    complex = idx >= 0 && H5Tget_member_class(type.id, static_cast<unsigned>(idx)) == H5T_FLOAT;
+  Complex c = type.id >= 0 && H5Tget_class(type.id) == H5T_COMPOUND && H5Tget_nmembers(type.id) == 2 ? Complex::Yes
+                                                                                                   : Complex::No;
+  int idx[2] = {-1, -1};
+  const char* names[2] = {"real", "imag"};
+  for (int m = 0; m < 2 && c == Complex::Yes; ++m) {
+    idx[m] = H5Tget_member_index(type.id, names[m]);
+    if (idx[m] < 0 || H5Tget_member_class(type.id, static_cast<unsigned>(idx[m])) != H5T_FLOAT) c = Complex::No;
+  }
+  if (c == Complex::Yes) {
+    const std::size_t size = H5Tget_size(type.id);
+    const hid_t want = size == 8 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
+    bool exact = size == 8 || size == 16;
+    for (int m = 0; m < 2 && exact; ++m) {
+      H5Id member(H5Tget_member_type(type.id, static_cast<unsigned>(idx[m])), H5Tclose);
+      exact = member.id >= 0 && H5Tequal(member.id, want) > 0 &&
+              H5Tget_member_offset(type.id, static_cast<unsigned>(idx[m])) == static_cast<std::size_t>(m) * size / 2;
+    }
+    if (!exact) c = Complex::Damaged;
   }
   H5Eclear2(H5E_DEFAULT);
-  return complex;
+  return c;
 }
 
 }  // namespace
@@ -62,7 +81,10 @@ std::optional<NdArray> readNdArray(hid_t file, const std::string& path, const st
   std::vector<index_t> shape;
   for (int i = rank - 1; i >= 1; --i) shape.push_back(static_cast<index_t>(dims[i]));
   out.shape = Shape(shape);
-  out.complexFloat = isComplexType(dset.id);
+  const Complex complex = complexType(dset.id);
+  if (complex == Complex::Damaged)
+    fail("its complex type is not two little-endian 32- or 64-bit floats, real then imag, filling the type");
+  out.complexFloat = complex == Complex::Yes;
   if (!out.complexFloat) return out;
   if (!readData) {  // the structure only (the crash sandbox): the chunk index, not the values
     ChunkCheck(dset.id, path, name).check(0, 1);
