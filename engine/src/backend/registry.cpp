@@ -5,10 +5,8 @@
 // RTLD_NOW: about 170 MB resident (their relocations and static initialisers, measured on the 2-core
 // machine), more than the data of a 2D reconstruction, whether or not a GPU exists. So the registry first
 // asks the CUDA driver itself (libcuda.so.1: cuInit, cuDeviceGetCount, which the CUDA runtime would call
-// anyway) and keeps the plugin only where the driver reports a device; and `select("cpu")` loads nothing.
-// Where libcuda.so.1 is found, the plugin's load runs beside the driver's start (cuInit takes 0.1-0.25 s,
-// the load ~0.09 s: 0.55 -> ~0.46 s to two backends on the 2 x H200 host, docs/perf.md session 10) and is
-// closed again when the driver reports no device. No headers are needed for the driver: the two entry points take an unsigned or an int* and return an int
+// anyway) and loads the plugin only where the driver reports a device; and `select("cpu")` loads nothing.
+// No headers are needed for that: the two entry points take an unsigned or an int* and return an int
 // (CUresult, 0 = success).
 #include "larmor/backend/registry.hpp"
 
@@ -16,11 +14,8 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <functional>
-#include <future>
 #include <mutex>
 #include <optional>
-#include <system_error>
 
 namespace larmor {
 namespace fs = std::filesystem;
@@ -43,12 +38,10 @@ std::vector<fs::path> pluginDirs() {
 }
 
 /// Empty when the CUDA driver is there and reports at least one device; else why not, in a few words.
-/// `whileStarting` runs once the driver library is found, before the driver starts (cuInit: 0.1-0.25 s).
-std::string cudaDriverAbsence(const std::function<void()>& whileStarting) {
+std::string cudaDriverAbsence() {
   // The handle stays open: the CUDA runtime opens the same library again when the plugin starts.
   void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!driver) return "no CUDA driver (libcuda.so.1 not found)";
-  whileStarting();
   using InitFn = int (*)(unsigned);
   using CountFn = int (*)(int*);
   const auto init = reinterpret_cast<InitFn>(dlsym(driver, "cuInit"));
@@ -88,24 +81,12 @@ void BackendRegistry::loadPlugins() {
     const fs::path lib = dir / "liblarmor_cuda.so";
     std::error_code ec;
     if (!fs::exists(lib, ec)) continue;
-    // Where the driver library is there, the plugin is loaded (its relocations: ~0.09 s on the H200 host)
-    // on a second thread while the driver starts, and closed again if the driver then reports no device.
-    std::future<void*> early;
-    if (!driverAbsence)
-      driverAbsence = cudaDriverAbsence([&] {
-        try {
-          early = std::async(std::launch::async, [lib] { return dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL); });
-        } catch (const std::system_error&) {
-          // no thread to spare: loaded after the driver's start, as before
-        }
-      });
-    void* handle = early.valid() ? early.get() : nullptr;
+    if (!driverAbsence) driverAbsence = cudaDriverAbsence();
     if (!driverAbsence->empty()) {
-      if (handle) dlclose(handle);
       messages_.push_back("CUDA plugin " + lib.string() + " not loaded: " + *driverAbsence);
       return;
     }
-    if (!handle) handle = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);  // (again: dlerror() is this thread's)
+    void* handle = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
       const char* err = dlerror();
       lastError = "CUDA plugin " + lib.string() + " could not be loaded: " + (err ? err : "unknown error");
