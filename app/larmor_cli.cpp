@@ -23,10 +23,21 @@ void addFrameOptions(CLI::App& cmd, larmor::cli::FrameArgs& f) {
   cmd.add_option("--set", f.set, "Frames: set N or all (default all)");
 }
 
+// Commands that run no OpenMP loops beside other threads keep libgomp's default waiting policy: setting it
+// re-executes the process (util/openmp_policy.hpp), ~20 ms of a second start-up (`info` on a large file
+// checks its samples on std::threads; the others print or send).
+bool needsPassiveOpenMp(int argc, char** argv) {
+  if (argc < 2) return false;
+  const std::string command = argv[1];
+  for (const char* quick : {"info", "devices", "version", "--version", "--help", "-h", "echo", "send"})
+    if (command == quick) return false;
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  larmor::usePassiveOpenMpWait(argv);
+  if (needsPassiveOpenMp(argc, argv)) larmor::usePassiveOpenMpWait(argv);
   using namespace larmor::cli;
   CLI::App app{"larmor-cli: MRI reconstruction on the CPU or a CUDA GPU"};
   app.require_subcommand(1);

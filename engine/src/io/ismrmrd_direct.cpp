@@ -224,7 +224,7 @@ void DirectRecords::lookUpEveryChunk() const {
 // reports it, in order.
 class DirectRecords::SampleVerifier {
  public:
-  static constexpr std::size_t kAhead = 2;  ///< blocks posted beyond the current one
+  static constexpr std::size_t kAhead = 4;  ///< blocks posted beyond the current one
 
   SampleVerifier(const std::string& path, const GlobalHeaps& like, std::size_t recordBytes, std::size_t dataAt,
                  int threads)
