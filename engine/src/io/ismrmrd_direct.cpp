@@ -29,15 +29,11 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
-#include <mutex>
-#include <thread>
 #include <utility>
 
-#include "larmor/array/finite.hpp"
+#include "ismrmrd_sample_verifier.hpp"
 
 namespace larmor::io::detail {
 
@@ -214,172 +210,6 @@ void DirectRecords::lookUpEveryChunk() const {
     if (!chunkStored(first)) break;
 }
 
-// --- SampleVerifier -------------------------------------------------------------------------------------
-// Structure-only reads (DirectRecords::verifySamplesOnly). The caller posts blocks of records, up to kAhead
-// beyond the one it is on; helper threads, and the caller itself once it needs a block, take their records
-// a few at a time, resolve each record's samples in a GlobalHeaps of their own, read them and check that
-// every float is finite. So the samples of the blocks ahead are read and checked while the caller goes
-// through the records of the current one (on two cores: the reader's own work beside the page-cache copies
-// and the checks). Whatever goes wrong is left to the caller, which then reads that record itself and
-// reports it, in order.
-class DirectRecords::SampleVerifier {
- public:
-  static constexpr std::size_t kAhead = 4;  ///< blocks posted beyond the current one
-
-  SampleVerifier(const std::string& path, const GlobalHeaps& like, std::size_t recordBytes, std::size_t dataAt,
-                 int threads)
-      : recordBytes_(recordBytes), dataAt_(dataAt) {
-    for (int t = 0; t < threads; ++t) {
-      heaps_.push_back(std::make_unique<GlobalHeaps>(path, like.base(), like.lengthBytes()));
-      if (!heaps_.back()->usable()) throw Error(path + ": cannot open the file again");
-    }
-    gen_.assign(heaps_.size(), 0);
-    try {
-      for (int t = 1; t < threads; ++t) threads_.emplace_back([this, t] { helper(t); });
-    } catch (...) {
-      stop();
-      throw;
-    }
-  }
-  ~SampleVerifier() { stop(); }
-  SampleVerifier(const SampleVerifier&) = delete;
-  SampleVerifier& operator=(const SampleVerifier&) = delete;
-
-  /// Whether block `start` is the first one posted and not taken.
-  bool first(std::uint64_t start) {
-    std::lock_guard lock(mutex_);
-    return !pending_.empty() && pending_.front().block.start == start;
-  }
-  /// Blocks posted and not taken.
-  std::size_t queued() {
-    std::lock_guard lock(mutex_);
-    return pending_.size();
-  }
-  /// Where the last block posted ends (0: none posted).
-  std::uint64_t end() {
-    std::lock_guard lock(mutex_);
-    return pending_.empty() ? 0 : pending_.back().block.start + pending_.back().block.count;
-  }
-
-  /// Drops every block posted and not taken (the caller jumped); records being checked finish first.
-  void clear() {
-    std::unique_lock lock(mutex_);
-    for (auto& p : pending_) p.next = p.block.count;  // no more handed out
-    finished_.wait(lock, [&] { return inFlight_ == 0; });
-    pending_.clear();
-  }
-
-  /// Posts `b` after the blocks posted before (its vectors are moved in).
-  void post(Block&& b) {
-    std::lock_guard lock(mutex_);
-    Pending& p = pending_.emplace_back();
-    p.block = std::move(b);
-    p.results.assign(static_cast<std::size_t>(p.block.count), Prefetched{});
-    p.generation = ++generation_;
-    work_.notify_all();
-  }
-
-  /// The first block posted, once every record of it is checked (the caller helps): into `b`, its results
-  /// into `results`.
-  void take(Block& b, std::vector<Prefetched>& results) {
-    std::unique_lock lock(mutex_);
-    Pending& p = pending_.front();
-    while (p.done < p.block.count) {
-      if (p.next < p.block.count) {
-        runGrab(lock, p, 0);
-      } else {
-        finished_.wait(lock);
-      }
-    }
-    b = std::move(p.block);
-    results = std::move(p.results);
-    pending_.pop_front();
-  }
-
- private:
-  struct Pending {
-    Block block;
-    std::vector<Prefetched> results;
-    std::uint64_t next = 0, done = 0, generation = 0;
-  };
-  static constexpr std::uint64_t kGrab = 4;  ///< records taken at a time
-
-  Pending* withWork() {
-    for (auto& p : pending_)
-      if (p.next < p.block.count) return &p;
-    return nullptr;
-  }
-
-  void helper(int t) {
-    std::unique_lock lock(mutex_);
-    for (;;) {
-      Pending* p = nullptr;
-      work_.wait(lock, [&] { return stop_ || (p = withWork()) != nullptr; });
-      if (stop_) return;
-      runGrab(lock, *p, t);
-    }
-  }
-
-  // Takes the next few records of `p` (under the lock) and checks them (without it). A block is dropped or
-  // taken only when none of its records is being checked (inFlight_, done), so `p` outlives the check.
-  void runGrab(std::unique_lock<std::mutex>& lock, Pending& p, int t) {
-    const std::uint64_t from = p.next, to = std::min(p.block.count, p.next + kGrab);
-    p.next = to;
-    ++inFlight_;
-    GlobalHeaps& heaps = *heaps_[static_cast<std::size_t>(t)];
-    if (gen_[static_cast<std::size_t>(t)] != p.generation) {  // another block: forget the last one's collections
-      heaps.forget();
-      gen_[static_cast<std::size_t>(t)] = p.generation;
-    }
-    lock.unlock();
-    for (std::uint64_t k = from; k < to; ++k) check(heaps, p, k);
-    lock.lock();
-    p.done += to - from;
-    --inFlight_;
-    finished_.notify_all();
-  }
-
-  void check(GlobalHeaps& heaps, Pending& p, std::uint64_t k) const {
-    const auto r = static_cast<std::size_t>(k);
-    if (!p.block.stored[r]) return;
-    Prefetched& out = p.results[r];
-    try {
-      const VlenDescriptor d = decodeDescriptor(p.block.raw.data() + r * recordBytes_ + dataAt_);
-      const HeapObject o = heaps.object(d, sizeof(float), "samples");
-      if (o.size > 0) {
-        out.finite = firstNonFinite(reinterpret_cast<const float*>(heaps.bytes(o)), d.length) == d.length;
-        out.collection = heaps.known(d.address);
-      } else {
-        out.finite = true;
-      }
-      out.ok = true;
-    } catch (...) {
-      out = Prefetched{};  // the caller reads it itself
-    }
-  }
-
-  void stop() {
-    {
-      std::lock_guard lock(mutex_);
-      stop_ = true;
-    }
-    work_.notify_all();
-    for (auto& t : threads_) t.join();
-    threads_.clear();
-  }
-
-  const std::size_t recordBytes_, dataAt_;
-  std::vector<std::unique_ptr<GlobalHeaps>> heaps_;  ///< [0]: the caller's, [t]: helper t's
-  std::vector<std::uint64_t> gen_;                    ///< per GlobalHeaps: the block it last worked on
-  std::vector<std::thread> threads_;
-  std::mutex mutex_;
-  std::condition_variable work_, finished_;
-  std::deque<Pending> pending_;  ///< posted, not taken, in file order (references stay valid in a deque)
-  std::uint64_t generation_ = 0;
-  int inFlight_ = 0;  ///< grabs being checked
-  bool stop_ = false;
-};
-
 void DirectRecords::verifySamplesOnly() {
   const int threads = std::min(omp_get_max_threads(), kMaxHelpers);
   if (verifier_ || threads < 2) return;  // one thread: the helper's reads would be the reader's own
@@ -399,7 +229,7 @@ void DirectRecords::readBlock(std::uint64_t i) {
   const std::uint64_t start = chunkRecords_ == 0 ? i / kBlock * kBlock : i / chunkRecords_ * chunkRecords_;
   if (!verifier_->first(start)) {  // the first block, or a jump
     verifier_->clear();
-    Block b;
+    RecordBlock b;
     readRecords(i, b);
     verifier_->post(std::move(b));
   }
@@ -407,7 +237,7 @@ void DirectRecords::readBlock(std::uint64_t i) {
   // The blocks ahead are read (their chunks, through libhdf5: here, on this thread) and checked meanwhile.
   for (std::uint64_t next = std::max(verifier_->end(), block_.start + block_.count);
        verifier_->queued() < SampleVerifier::kAhead && next < count_;) {
-    Block ahead;
+    RecordBlock ahead;
     try {
       readRecords(next, ahead);
     } catch (const Error&) {
@@ -420,7 +250,7 @@ void DirectRecords::readBlock(std::uint64_t i) {
 
 DirectRecords::~DirectRecords() = default;
 
-void DirectRecords::readRecords(std::uint64_t i, Block& b) const {
+void DirectRecords::readRecords(std::uint64_t i, RecordBlock& b) const {
   if (chunkRecords_ == 0) {
     b.start = i / kBlock * kBlock;
     b.count = std::min(kBlock, count_ - b.start);
@@ -492,7 +322,7 @@ const AcqRecord& DirectRecords::get(std::uint64_t i) {
   record_.traj.p = t.length > 0 ? traj_.data() : nullptr;
   record_.data.len = d.length;
   if (verifier_ && !isFlag(h.flags, ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT)) {
-    const Prefetched& p = prefetched_[static_cast<std::size_t>(k)];
+    const SampleCheck& p = prefetched_[static_cast<std::size_t>(k)];
     if (p.ok && p.finite) {
       if (p.collection.size > 0) heaps_.adopt(d.address, p.collection, name + "'s samples");
       (void)heaps_.object(d, sizeof(float), name + "'s samples");  // the index and size, checked here again

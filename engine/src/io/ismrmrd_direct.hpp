@@ -8,6 +8,7 @@
 
 #include "hdf5_global_heap.hpp"
 #include "ismrmrd_records.hpp"
+#include "ismrmrd_sample_verifier.hpp"
 
 namespace larmor::io::detail {
 
@@ -37,8 +38,8 @@ class DirectRecords {
   void lookUpEveryChunk() const;
 
   /// For reads that only check the samples (structure-only reads of Cartesian data,
-  /// io::LoadOptions::structureOnly): from now on the samples of the next block of records are resolved,
-  /// read and checked by helper threads (SampleVerifier, one GlobalHeaps each) while the caller takes the
+  /// io::LoadOptions::structureOnly): from now on the samples of the blocks ahead are resolved, read and
+  /// checked by helper threads (SampleVerifier, ismrmrd_sample_verifier.hpp) while the caller takes the
   /// records of the current one, and get() leaves record.data.p null where every float of a record's samples
   /// is finite (samplesVerified()). A record with a non-finite float, one a helper could not read, and noise
   /// scans come with their samples as before, so that errors are the same, at the same record. Nothing
@@ -50,23 +51,10 @@ class DirectRecords {
   /// The verification's threads at most (the caller's included).
   static constexpr int kMaxHelpers = 16;
 
-  /// What a helper found for one record's samples.
-  struct Prefetched {
-    bool ok = false;      ///< the samples' heap object was resolved and read
-    bool finite = false;  ///< every float of it is finite
-    GlobalHeaps::Collection collection;  ///< as the helper parsed it (size 0: no object)
-  };
-  class SampleVerifier;
-
  private:
-  struct Block {
-    std::uint64_t start = 0, count = 0;
-    std::vector<unsigned char> raw;  ///< the records
-    std::vector<char> stored;        ///< per record: its chunk is stored
-  };
   bool chunkStored(std::uint64_t first) const;
   void readBlock(std::uint64_t i);
-  void readRecords(std::uint64_t i, Block& b) const;
+  void readRecords(std::uint64_t i, RecordBlock& b) const;
 
   hid_t dset_;
   std::string path_, name_;
@@ -74,12 +62,12 @@ class DirectRecords {
   GlobalHeaps heaps_;
   std::uint64_t count_ = 0, recordBytes_ = 0, chunkRecords_ = 0;  ///< chunkRecords_ 0: contiguous
   std::uint64_t contiguousAt_ = 0;
-  Block block_;  ///< the current block
+  RecordBlock block_;  ///< the current block
   std::vector<float> traj_;
   AcqRecord record_{};
   bool verified_ = false;
   std::unique_ptr<SampleVerifier> verifier_;  ///< verifySamplesOnly
-  std::vector<Prefetched> prefetched_;        ///< per record of the current block (verifySamplesOnly)
+  std::vector<SampleCheck> prefetched_;       ///< per record of the current block (verifySamplesOnly)
 };
 
 }  // namespace larmor::io::detail
