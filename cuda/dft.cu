@@ -10,7 +10,8 @@
 // registers. Three trigonometry modes (DftOptions::trig):
 //  - Accurate: sincospif on the phase in cycles, whose argument reduction is exact;
 //  - Fast: __sincosf, the special-function units (Stone's GPU.FastTrig), on the phase reduced to one turn;
-//  - Recurrence: one sincospif per sample and run of voxels along x, then a complex rotation by
+//  - Recurrence: one phasor per sample and run of voxels along x (F^H d: __sincosf on the exactly reduced
+//    phase, kRunStart), then a complex rotation by
 //    exp(2 pi i k_x / N_x) per voxel (F^H d: V voxels per thread; F d: Horner's rule along each image row,
 //    sum_x rho_x s^x = rho_0 + s (rho_1 + s (...)), 4 FMA per voxel). GPU.md measured this at 130 ms for
 //    128^3 voxels x 284,592 samples on the H100 with 1.5e-5 relative error.
@@ -69,6 +70,11 @@ __device__ __forceinline__ float2 phasor(float phase) {
   return make_float2(c, s);
 }
 
+/// The trigonometry of a run's first phasor in the recurrence mode of F^H d: the special-function units on
+/// the exactly reduced phase (|phase| <= 1/2 turn, error ~4e-7; sincospif's polynomial was ~20 % of the
+/// kernel's instructions: docs/perf.md session 10).
+constexpr TrigMode kRunStart = TrigMode::Fast;
+
 /// F^H d: thread = run of V voxels of one row, CB coils; block y = part of the samples, z = coil group.
 template <TrigMode MODE, int V, int CB>
 __global__ void __launch_bounds__(kDftThreads, 2) dftAdjointKernel(DftArgs a) {
@@ -113,9 +119,9 @@ __global__ void __launch_bounds__(kDftThreads, 2) dftAdjointKernel(DftArgs a) {
       // threads). Each voxel still adds sample s, then s + 1: the same sums in the same order, the same bits.
       for (; s + 1 < count; s += 2) {
         const float4 qa0 = sa[s], qb0 = sb[s], qa1 = sa[s + 1], qb1 = sb[s + 1];
-        float2 z0 = phasor<TrigMode::Accurate>(
+        float2 z0 = phasor<kRunStart>(
             nc::reducedPhase(fmaf(qa0.x, X0, fmaf(qa0.y, Y, qa0.z * Z)), fmaf(qa0.w, X0, fmaf(qb0.x, Y, qb0.y * Z))));
-        float2 z1 = phasor<TrigMode::Accurate>(
+        float2 z1 = phasor<kRunStart>(
             nc::reducedPhase(fmaf(qa1.x, X0, fmaf(qa1.y, Y, qa1.z * Z)), fmaf(qa1.w, X0, fmaf(qb1.x, Y, qb1.y * Z))));
         z0 = cmulf(sd[0][s], z0);
         z1 = cmulf(sd[0][s + 1], z1);
@@ -137,7 +143,7 @@ __global__ void __launch_bounds__(kDftThreads, 2) dftAdjointKernel(DftArgs a) {
       const float hi = fmaf(qa.x, X0, fmaf(qa.y, Y, qa.z * Z));
       const float lo = fmaf(qa.w, X0, fmaf(qb.x, Y, qb.y * Z));
       if constexpr (MODE == TrigMode::Recurrence) {
-        float2 z = phasor<TrigMode::Accurate>(nc::reducedPhase(hi, lo));
+        float2 z = phasor<kRunStart>(nc::reducedPhase(hi, lo));
         const float2 step = make_float2(qb.z, qb.w);
         if constexpr (CB == 1) {
           z = cmulf(sd[0][s], z);  // fold the datum into the rotation: 6 flops per voxel
