@@ -22,6 +22,7 @@
 #include "larmor/io/ismrmrd.hpp"
 #include "support/expect_error.hpp"
 #include "test_io_export_util.hpp"
+#include "test_io_ismrmrd_file.hpp"
 
 namespace fs = std::filesystem;
 using namespace larmor;
@@ -32,21 +33,10 @@ namespace {
 // A fresh directory per test (test_io_export_util.hpp).
 std::string testDir() { return larmor::testing::exportTestDir("io-frames"); }
 
-// A Cartesian ISMRMRD file of `ny` lines x `nx` samples, built acquisition by acquisition.
-struct File {
-  ISMRMRD::IsmrmrdHeader header;
-  std::vector<ISMRMRD::Acquisition> acquisitions;
-  ISMRMRD::Encoding& enc() { return header.encoding[0]; }
-  File(unsigned short nx, unsigned short ny) {
-    header.version = ISMRMRD_XMLHDR_VERSION;
-    ISMRMRD::Encoding e;
-    e.encodedSpace.matrixSize = ISMRMRD::MatrixSize(nx, ny, 1);
-    e.encodedSpace.fieldOfView_mm = {256, 256, 5};
-    e.reconSpace = e.encodedSpace;
-    e.encodingLimits.kspace_encoding_step_1 = ISMRMRD::Limit(0, ny - 1, ny / 2);
-    e.trajectory = ISMRMRD::TrajectoryType::CARTESIAN;
-    header.encoding.push_back(e);
-  }
+// A Cartesian ISMRMRD file of `ny` lines x `nx` samples, built acquisition by acquisition
+// (test_io_ismrmrd_file.hpp), with lines of known values.
+struct File : larmor::testing::IsmrmrdFile {
+  File(unsigned short nx, unsigned short ny) : IsmrmrdFile(nx, ny, ISMRMRD::Limit(0, ny - 1, ny / 2)) {}
   // A line whose every sample of coil c is value + 1000 c.
   ISMRMRD::Acquisition& line(unsigned short pe1, float value, unsigned short coils = 2) {
     ISMRMRD::Acquisition a(header.encoding[0].encodedSpace.matrixSize.x, coils);
@@ -56,15 +46,6 @@ struct File {
       for (unsigned short s = 0; s < a.number_of_samples(); ++s) a.data(s, c) = std::complex<float>(value + 1000.f * c, 0);
     acquisitions.push_back(a);
     return acquisitions.back();
-  }
-  std::string write(const std::string& path) {
-    fs::remove(path);
-    ISMRMRD::Dataset ds(path.c_str(), "dataset", true);
-    std::ostringstream xml;
-    ISMRMRD::serialize(header, xml);
-    ds.writeHeader(xml.str());
-    for (auto& a : acquisitions) ds.appendAcquisition(a);
-    return path;
   }
 };
 
