@@ -114,6 +114,10 @@ __global__ void __launch_bounds__(kDftThreads, 3) dftAdjointKernel(DftArgs a) {
     }
     __syncthreads();
     if (!active) continue;
+    // Exact fixed-point part (x) and small remainder (y) of a sample's phase at the run's first voxel.
+    const auto phaseAt = [&](const float4& qa, const float4& qb) {
+      return make_float2(fmaf(qa.x, X0, fmaf(qa.y, Y, qa.z * Z)), fmaf(qa.w, X0, fmaf(qb.x, Y, qb.y * Z)));
+    };
     int s = 0;
     if constexpr (MODE == TrigMode::Recurrence && CB == 1) {
       // Two samples at a time: two start phasors and two rotations in flight per thread, where one sample's
@@ -121,12 +125,9 @@ __global__ void __launch_bounds__(kDftThreads, 3) dftAdjointKernel(DftArgs a) {
       // threads). Each voxel still adds sample s, then s + 1: the same sums in the same order, the same bits.
       for (; s + 1 < count; s += 2) {
         const float4 qa0 = sa[s], qb0 = sb[s], qa1 = sa[s + 1], qb1 = sb[s + 1];
-        float2 z0 = phasor<kRunStart>(
-            nc::reducedPhase(fmaf(qa0.x, X0, fmaf(qa0.y, Y, qa0.z * Z)), fmaf(qa0.w, X0, fmaf(qb0.x, Y, qb0.y * Z))));
-        float2 z1 = phasor<kRunStart>(
-            nc::reducedPhase(fmaf(qa1.x, X0, fmaf(qa1.y, Y, qa1.z * Z)), fmaf(qa1.w, X0, fmaf(qb1.x, Y, qb1.y * Z))));
-        z0 = cmulf(sd[0][s], z0);
-        z1 = cmulf(sd[0][s + 1], z1);
+        const float2 p0 = phaseAt(qa0, qb0), p1 = phaseAt(qa1, qb1);
+        float2 z0 = cmulf(sd[0][s], phasor<kRunStart>(nc::reducedPhase(p0.x, p0.y)));
+        float2 z1 = cmulf(sd[0][s + 1], phasor<kRunStart>(nc::reducedPhase(p1.x, p1.y)));
         const float2 step0 = make_float2(qb0.z, qb0.w), step1 = make_float2(qb1.z, qb1.w);
 #pragma unroll
         for (int v = 0; v < V; ++v) {
@@ -141,9 +142,8 @@ __global__ void __launch_bounds__(kDftThreads, 3) dftAdjointKernel(DftArgs a) {
     }
     for (; s < count; ++s) {
       const float4 qa = sa[s], qb = sb[s];
-      // Exact fixed-point part and small remainder of the phase at the run's first voxel.
-      const float hi = fmaf(qa.x, X0, fmaf(qa.y, Y, qa.z * Z));
-      const float lo = fmaf(qa.w, X0, fmaf(qb.x, Y, qb.y * Z));
+      const float2 phase = phaseAt(qa, qb);
+      const float hi = phase.x, lo = phase.y;
       if constexpr (MODE == TrigMode::Recurrence) {
         float2 z = phasor<kRunStart>(nc::reducedPhase(hi, lo));
         const float2 step = make_float2(qb.z, qb.w);
