@@ -71,8 +71,9 @@ Samples checkedSamples(const AcqRecord& record, std::uint64_t i, const std::stri
                        " samples");
   s.n = s.samples - s.pre - post;
   // Every kept sample, once, here (the reader's Dataset::validateStructure does not look again).
+  if (verified) return s;
   const auto floats = static_cast<std::size_t>(2 * s.n);
-  for (index_t c = 0; c < (verified ? 0 : s.channels); ++c) {
+  for (index_t c = 0; c < s.channels; ++c) {
     const cfloat* kept = s.data + c * s.samples + s.pre;
     const std::size_t bad = firstNonFinite(reinterpret_cast<const float*>(kept), floats);
     if (bad == floats) continue;

@@ -226,8 +226,7 @@ void DirectRecords::readBlock(std::uint64_t i) {
     readRecords(i, block_);
     return;
   }
-  const std::uint64_t start = chunkRecords_ == 0 ? i / kBlock * kBlock : i / chunkRecords_ * chunkRecords_;
-  if (!verifier_->first(start)) {  // the first block, or a jump
+  if (!verifier_->first(blockStart(i))) {  // the first block, or a jump
     verifier_->clear();
     RecordBlock b;
     readRecords(i, b);
@@ -250,9 +249,13 @@ void DirectRecords::readBlock(std::uint64_t i) {
 
 DirectRecords::~DirectRecords() = default;
 
+std::uint64_t DirectRecords::blockStart(std::uint64_t i) const {
+  return chunkRecords_ == 0 ? i / kBlock * kBlock : i / chunkRecords_ * chunkRecords_;
+}
+
 void DirectRecords::readRecords(std::uint64_t i, RecordBlock& b) const {
+  b.start = blockStart(i);
   if (chunkRecords_ == 0) {
-    b.start = i / kBlock * kBlock;
     b.count = std::min(kBlock, count_ - b.start);
     b.raw.resize(b.count * recordBytes_);
     b.stored.assign(b.count, 1);
@@ -261,7 +264,6 @@ void DirectRecords::readRecords(std::uint64_t i, RecordBlock& b) const {
     return;
   }
   const std::uint64_t chunks = std::max<std::uint64_t>(1, kBlock / chunkRecords_);
-  b.start = i / chunkRecords_ * chunkRecords_;
   b.count = std::min(chunks * chunkRecords_, count_ - b.start);
   const std::uint64_t nominal = chunkRecords_ * recordBytes_;
   const std::uint64_t used = (b.count + chunkRecords_ - 1) / chunkRecords_;

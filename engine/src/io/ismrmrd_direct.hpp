@@ -54,6 +54,7 @@ class DirectRecords {
  private:
   bool chunkStored(std::uint64_t first) const;
   void readBlock(std::uint64_t i);
+  std::uint64_t blockStart(std::uint64_t i) const;  ///< the first record of the block that holds record i
   void readRecords(std::uint64_t i, RecordBlock& b) const;
 
   hid_t dset_;
