@@ -11,10 +11,20 @@
 //  - Accurate: sincospif on the phase in cycles, whose argument reduction is exact;
 //  - Fast: __sincosf, the special-function units (Stone's GPU.FastTrig), on the phase reduced to one turn;
 //  - Recurrence: one phasor per sample and run of voxels along x (F^H d: __sincosf on the exactly reduced
-//    phase, kRunStart), then a complex rotation by
-//    exp(2 pi i k_x / N_x) per voxel (F^H d: V voxels per thread; F d: Horner's rule along each image row,
-//    sum_x rho_x s^x = rho_0 + s (rho_1 + s (...)), 4 FMA per voxel). GPU.md measured this at 130 ms for
-//    128^3 voxels x 284,592 samples on the H100 with 1.5e-5 relative error.
+//    phase, kRunStart), then along the run (F^H d: V voxels per thread) z_{v+1} = z_v exp(i theta),
+//    theta = 2 pi k_x / N_x, a complex rotation (4 flops), or where |sin theta| >= kThreeTermMinSin the
+//    three-term (Chebyshev) recurrence z_{v+1} = 2 cos(theta) z_v - z_{v-1} (2 FMA; the recurrence of
+//    Goertzel, Amer Math Monthly 65:34, 1958, on a complex sequence): with the datum folded into z, 4 flops per voxel-sample pair instead of 6. A perturbation of z_k reaches z_v scaled by
+//    sin((v-k) theta) / sin theta, and a rounding of cos theta moves theta by ~eps / sin theta, so the three-term
+//    form is used only away from theta = 0 and pi: |sin theta| >= 0.1, 94 % of uniformly spread theta (float
+//    emulation of 32-voxel runs: relative RMS error per term 3.9e-7 by rotations alone, 8.2e-7 mixed, largest
+//    1.1e-5; Stone's 128^3 F^H d against float64 at 64 voxels 9.3e-6 -> 8.4e-6, the float sums over the
+//    samples dominating; 140 -> 117 ms on an H200, docs/perf.md session 11). The samples are ordered once
+//    per plan, three-term ones first (one loop per kind: ptxas spilled the accumulators when both bodies sat
+//    behind a per-sample branch). The CPU twin rotates along whole rows, where the three-term form's error
+//    growth (up to the row's length / |sin theta|) would be too large. F d: Horner's rule along each image row, sum_x rho_x s^x = rho_0 + s (rho_1 + s
+//    (...)), 4 FMA per voxel. GPU.md measured the rotations at 130 ms for 128^3 voxels x 284,592 samples on
+//    the H100 with 1.5e-5 relative error.
 // Phases: k.r_n = q.X with q = k/N (cycles per voxel) and integer X = n - c; q is split into a fixed-point
 // part whose products with X are exact in float and a small remainder (nufft_math.hpp), so the phase keeps
 // ~3e-8 cycles for any |k r|. Without it the float rounding of phases of ~100 cycles (7.6e-6 cycles, 5e-5
@@ -49,6 +59,8 @@ struct DftArgs {
   int coils;     ///< coils in this call
   const float4* qa;  ///< per sample {qhi_x, qhi_y, qhi_z, qlo_x}
   const float4* qb;  ///< per sample {qlo_y, qlo_z, cos 2 pi q_x, sin 2 pi q_x}
+  const int* order;  ///< sample j of qa/qb is sample order[j] of the data (recurrence: three-term ones first)
+  i64 threeTerm;     ///< recurrence: samples [0, threeTerm) of qa/qb take the three-term recurrence
   // F^H d
   int segments;      ///< runs of V voxels per image row
   i64 rows;          ///< N1 N2
@@ -74,6 +86,104 @@ __device__ __forceinline__ float2 phasor(float phase) {
 /// the exactly reduced phase (|phase| <= 1/2 turn, error ~4e-7; sincospif's polynomial was ~20 % of the
 /// kernel's instructions: docs/perf.md session 10).
 constexpr TrigMode kRunStart = TrigMode::Fast;
+
+/// Smallest |sin theta| of a sample whose run uses the three-term recurrence (see the top of the file).
+constexpr float kThreeTermMinSin = 0.1f;
+
+/// The phasors z_v = z_0 exp(i v theta) of one sample along a run, step = exp(i theta): by rotations, or
+/// (THREE) by z_{v+1} = 2 cos(theta) z_v - z_{v-1}, started from z_{-1} = z_0 conj(step).
+template <bool THREE>
+struct RunPhasor {
+  float2 z, prev, step;
+  float twoCos;
+  __device__ __forceinline__ RunPhasor(float2 z0, float2 st) : z(z0), step(st) {
+    if constexpr (THREE) {
+      twoCos = st.x + st.x;
+      prev = cmulf(z0, make_float2(st.x, -st.y));
+    }
+  }
+  __device__ __forceinline__ void next() {
+    if constexpr (THREE) {
+      const float2 n = make_float2(fmaf(twoCos, z.x, -prev.x), fmaf(twoCos, z.y, -prev.y));
+      prev = z;
+      z = n;
+    } else {
+      z = cmulf(z, step);
+    }
+  }
+};
+
+/// acc[v] += z0_v, then += z1_v: two samples' runs of the single-coil adjoint, data folded into z.
+template <bool THREE, int V>
+__device__ __forceinline__ void addTwoRuns(float2 (&acc)[V][1], float2 z0, float2 step0, float2 z1, float2 step1) {
+  RunPhasor<THREE> r0(z0, step0);
+  RunPhasor<THREE> r1(z1, step1);
+#pragma unroll
+  for (int v = 0; v < V; ++v) {
+    acc[v][0].x += r0.z.x;
+    acc[v][0].y += r0.z.y;
+    acc[v][0].x += r1.z.x;
+    acc[v][0].y += r1.z.y;
+    r0.next();
+    r1.next();
+  }
+}
+
+/// acc[v][c] += d[c] z_v for one sample's run (CB == 1: d folded into z0 by the caller, d unused).
+template <bool THREE, int V, int CB>
+__device__ __forceinline__ void addRun(float2 (&acc)[V][CB], const float2 (&d)[CB], float2 z0, float2 step) {
+  RunPhasor<THREE> r(z0, step);
+#pragma unroll
+  for (int v = 0; v < V; ++v) {
+    if constexpr (CB == 1) {
+      acc[v][0].x += r.z.x;
+      acc[v][0].y += r.z.y;
+    } else {
+#pragma unroll
+      for (int c = 0; c < CB; ++c) {
+        acc[v][c].x = fmaf(d[c].x, r.z.x, fmaf(-d[c].y, r.z.y, acc[v][c].x));
+        acc[v][c].y = fmaf(d[c].x, r.z.y, fmaf(d[c].y, r.z.x, acc[v][c].y));
+      }
+    }
+    r.next();
+  }
+}
+
+/// Exact fixed-point part (x) and small remainder (y) of a sample's phase at a run's first voxel (X0, Y, Z).
+__device__ __forceinline__ float2 phaseAt(float4 qa, float4 qb, float X0, float Y, float Z) {
+  return make_float2(fmaf(qa.x, X0, fmaf(qa.y, Y, qa.z * Z)), fmaf(qa.w, X0, fmaf(qb.x, Y, qb.y * Z)));
+}
+
+/// The recurrence mode's F^H d over the tile's samples [from, to), all of one kind (THREE or rotations).
+/// One kind per loop: with both bodies behind a per-sample branch ptxas spilled the accumulators (80 registers:
+/// 560 bytes of spill stores against 44). Single coil: two samples at a time, two start phasors and two chains in
+/// flight per thread (ncu: 16 % of issue cycles without an eligible warp at one); each voxel still adds sample s,
+/// then s + 1.
+template <bool THREE, int V, int CB>
+__device__ __forceinline__ void addRuns(float2 (&acc)[V][CB], const float4* sa, const float4* sb,
+                                        const float2 (&sd)[CB][kSampleTile], int from, int to, float X0, float Y,
+                                        float Z) {
+  int s = from;
+  if constexpr (CB == 1) {
+    for (; s + 1 < to; s += 2) {
+      const float4 qa0 = sa[s], qb0 = sb[s], qa1 = sa[s + 1], qb1 = sb[s + 1];
+      const float2 p0 = phaseAt(qa0, qb0, X0, Y, Z), p1 = phaseAt(qa1, qb1, X0, Y, Z);
+      const float2 z0 = cmulf(sd[0][s], phasor<kRunStart>(nc::reducedPhase(p0.x, p0.y)));
+      const float2 z1 = cmulf(sd[0][s + 1], phasor<kRunStart>(nc::reducedPhase(p1.x, p1.y)));
+      addTwoRuns<THREE>(acc, z0, make_float2(qb0.z, qb0.w), z1, make_float2(qb1.z, qb1.w));
+    }
+  }
+  for (; s < to; ++s) {
+    const float4 qa = sa[s], qb = sb[s];
+    const float2 p = phaseAt(qa, qb, X0, Y, Z);
+    float2 z = phasor<kRunStart>(nc::reducedPhase(p.x, p.y));
+    float2 d[CB];
+#pragma unroll
+    for (int c = 0; c < CB; ++c) d[c] = sd[c][s];
+    if constexpr (CB == 1) z = cmulf(d[0], z);  // fold the datum into the run: 4 or 6 flops per voxel
+    addRun<THREE>(acc, d, z, make_float2(qb.z, qb.w));
+  }
+}
 
 /// F^H d: thread = run of V voxels of one row, CB coils; block y = part of the samples, z = coil group.
 /// Three blocks of 256 threads per multiprocessor (80 registers): 146 -> 140 ms against two (128 registers) for
@@ -108,68 +218,22 @@ __global__ void __launch_bounds__(kDftThreads, 3) dftAdjointKernel(DftArgs a) {
     for (int i = threadIdx.x; i < count; i += blockDim.x) {
       sa[i] = __ldg(a.qa + tile + i);
       sb[i] = __ldg(a.qb + tile + i);
+      const i64 j = __ldg(a.order + tile + i);
 #pragma unroll
       for (int c = 0; c < CB; ++c)
-        sd[c][i] = c < nc ? __ldg(a.in + tile + i + static_cast<i64>(coil0 + c) * a.m) : make_float2(0.f, 0.f);
+        sd[c][i] = c < nc ? __ldg(a.in + j + static_cast<i64>(coil0 + c) * a.m) : make_float2(0.f, 0.f);
     }
     __syncthreads();
     if (!active) continue;
-    // Exact fixed-point part (x) and small remainder (y) of a sample's phase at the run's first voxel.
-    const auto phaseAt = [&](const float4& qa, const float4& qb) {
-      return make_float2(fmaf(qa.x, X0, fmaf(qa.y, Y, qa.z * Z)), fmaf(qa.w, X0, fmaf(qb.x, Y, qb.y * Z)));
-    };
-    int s = 0;
-    if constexpr (MODE == TrigMode::Recurrence && CB == 1) {
-      // Two samples at a time: two start phasors and two rotations in flight per thread, where one sample's
-      // are one dependent chain each (ncu: 16 % of issue cycles without an eligible warp at 2 blocks of 256
-      // threads). Each voxel still adds sample s, then s + 1: the same sums in the same order, the same bits.
-      for (; s + 1 < count; s += 2) {
-        const float4 qa0 = sa[s], qb0 = sb[s], qa1 = sa[s + 1], qb1 = sb[s + 1];
-        const float2 p0 = phaseAt(qa0, qb0), p1 = phaseAt(qa1, qb1);
-        float2 z0 = cmulf(sd[0][s], phasor<kRunStart>(nc::reducedPhase(p0.x, p0.y)));
-        float2 z1 = cmulf(sd[0][s + 1], phasor<kRunStart>(nc::reducedPhase(p1.x, p1.y)));
-        const float2 step0 = make_float2(qb0.z, qb0.w), step1 = make_float2(qb1.z, qb1.w);
-#pragma unroll
-        for (int v = 0; v < V; ++v) {
-          acc[v][0].x += z0.x;
-          acc[v][0].y += z0.y;
-          acc[v][0].x += z1.x;
-          acc[v][0].y += z1.y;
-          z0 = cmulf(z0, step0);
-          z1 = cmulf(z1, step1);
-        }
-      }
-    }
-    for (; s < count; ++s) {
-      const float4 qa = sa[s], qb = sb[s];
-      const float2 phase = phaseAt(qa, qb);
-      const float hi = phase.x, lo = phase.y;
-      if constexpr (MODE == TrigMode::Recurrence) {
-        float2 z = phasor<kRunStart>(nc::reducedPhase(hi, lo));
-        const float2 step = make_float2(qb.z, qb.w);
-        if constexpr (CB == 1) {
-          z = cmulf(sd[0][s], z);  // fold the datum into the rotation: 6 flops per voxel
-#pragma unroll
-          for (int v = 0; v < V; ++v) {
-            acc[v][0].x += z.x;
-            acc[v][0].y += z.y;
-            z = cmulf(z, step);
-          }
-        } else {
-          float2 d[CB];
-#pragma unroll
-          for (int c = 0; c < CB; ++c) d[c] = sd[c][s];
-#pragma unroll
-          for (int v = 0; v < V; ++v) {
-#pragma unroll
-            for (int c = 0; c < CB; ++c) {
-              acc[v][c].x = fmaf(d[c].x, z.x, fmaf(-d[c].y, z.y, acc[v][c].x));
-              acc[v][c].y = fmaf(d[c].x, z.y, fmaf(d[c].y, z.x, acc[v][c].y));
-            }
-            z = cmulf(z, step);
-          }
-        }
-      } else {
+    if constexpr (MODE == TrigMode::Recurrence) {
+      const int split = static_cast<int>(min(static_cast<i64>(count), max(static_cast<i64>(0), a.threeTerm - tile)));
+      addRuns<true>(acc, sa, sb, sd, 0, split, X0, Y, Z);
+      addRuns<false>(acc, sa, sb, sd, split, count, X0, Y, Z);
+    } else {
+      for (int s = 0; s < count; ++s) {
+        const float4 qa = sa[s], qb = sb[s];
+        const float2 phase = phaseAt(qa, qb, X0, Y, Z);
+        const float hi = phase.x, lo = phase.y;
         float2 d[CB];
 #pragma unroll
         for (int c = 0; c < CB; ++c) d[c] = sd[c][s];
@@ -269,7 +333,7 @@ __global__ void __launch_bounds__(kDftThreads) dftForwardKernel(DftArgs a, int t
       }
     }
   }
-  if (active) a.out[(static_cast<i64>(blockIdx.y) * a.coils + coil) * a.m + j] = acc;
+  if (active) a.out[(static_cast<i64>(blockIdx.y) * a.coils + coil) * a.m + __ldg(a.order + j)] = acc;
 }
 
 /// out[i] = sum_p partial[p][i], p in order.
@@ -333,7 +397,8 @@ class CudaDftPlan final : public NufftPlan {
       bound = std::max(bound, b);
     }
     const int e = nc::phaseExponent(bound);
-    std::vector<float4> qa(static_cast<std::size_t>(m_)), qb(static_cast<std::size_t>(m_));
+    const std::size_t m = static_cast<std::size_t>(m_);
+    std::vector<float4> qa(m), qb(m);
     for (index_t j = 0; j < m_; ++j) {
       float hi[3] = {0, 0, 0}, lo[3] = {0, 0, 0};
       for (int d = 0; d < geo.dims; ++d) nc::splitPhase(static_cast<double>(k[3 * j + d]) / n_[d], e, &hi[d], &lo[d]);
@@ -343,8 +408,24 @@ class CudaDftPlan final : public NufftPlan {
       qb[static_cast<std::size_t>(j)] = make_float4(lo[1], lo[2], static_cast<float>(std::cos(kTwoPi * turn)),
                                                     static_cast<float>(std::sin(kTwoPi * turn)));
     }
+    // The recurrence takes the samples of each kind in a loop of their own: those with |sin theta| >=
+    // kThreeTermMinSin first, each kind in the trajectory's order (a fixed order: deterministic sums).
+    std::vector<int> order(m);
+    for (std::size_t j = 0; j < m; ++j) order[j] = static_cast<int>(j);
+    if (trig_ == TrigMode::Recurrence) {
+      const auto three = [&](int j) { return std::fabs(qb[static_cast<std::size_t>(j)].w) >= kThreeTermMinSin; };
+      threeTerm_ = std::stable_partition(order.begin(), order.end(), three) - order.begin();
+      std::vector<float4> pa(m), pb(m);
+      for (std::size_t j = 0; j < m; ++j) {
+        pa[j] = qa[static_cast<std::size_t>(order[j])];
+        pb[j] = qb[static_cast<std::size_t>(order[j])];
+      }
+      qa.swap(pa);
+      qb.swap(pb);
+    }
     qa_.upload(be_, qa);
     qb_.upload(be_, qb);
+    order_.upload(be_, order);
   }
 
   index_t samples() const override { return m_; }
@@ -406,6 +487,8 @@ class CudaDftPlan final : public NufftPlan {
     a.coils = coils;
     a.qa = qa_.data();
     a.qb = qb_.data();
+    a.order = order_.data();
+    a.threeTerm = threeTerm_;
     a.rows = static_cast<i64>(n_[1]) * n_[2];
     return a;
   }
@@ -486,7 +569,9 @@ class CudaDftPlan final : public NufftPlan {
   i64 voxels_ = 1;
   index_t m_ = 0;
   int multiprocessors_ = 1;
+  i64 threeTerm_ = 0;  ///< samples [0, threeTerm_) of qa_/qb_ take the three-term recurrence
   nc::DeviceVector<float4> qa_, qb_;
+  nc::DeviceVector<int> order_;  ///< the data's sample index of each entry of qa_/qb_
   nc::DeviceVector<float2> scratch_, image_;
 };
 

@@ -101,6 +101,30 @@ TEST_P(ExactDftPlan, OddSizesAnd3D) {
   }
 }
 
+// The recurrence at every step angle theta = 2 pi k_x / N_x, in the trajectory's order one sample of each kind:
+// near 0 and near pi (where the GPU rotates) and away from them (where it takes the three-term recurrence, its
+// samples first: the forward results must still land on their samples), around the GPU's switch at
+// |sin theta| = 0.1, an odd count (a single sample after the pairs), one coil and a batch of three. Bound 2e-5
+// against float64 on both devices (the recurrence's bound above).
+TEST_P(ExactDftPlan, RecurrenceAtEveryStepAngle) {
+  const double angles[] = {1e-5, 0.5, -3e-3, 3.1415, 0.0999, -1.6, 0.1002, 2.9, -3.14159, 0.101, -0.0998, 1.0};
+  Problem p = randomProblem(2, 64, 24, 1, 1201, 41);
+  for (index_t j = 0; j < p.m; ++j) {
+    const double theta = angles[static_cast<std::size_t>(j) % std::size(angles)] * (1.0 + 1e-3 * static_cast<double>(j % 7));
+    p.k[3 * j] = static_cast<float>(theta / (2 * 3.141592653589793) * static_cast<double>(p.n[0]));
+  }
+  for (index_t batch : {index_t{1}, index_t{3}}) {
+    const auto img = randomComplex(p.voxels() * batch, 21), data = randomComplex(p.m * batch, 22);
+    const ExactDft exact(p.geometry());
+    const PlanRun r = run(p, TrigMode::Recurrence, img, data, batch);
+    const double ef = relL2Error(r.forward, exact.forward(img, batch)), ea = relL2Error(r.adjoint, exact.adjoint(data, batch));
+    std::printf("%s DFT recurrence at every step angle, batch %lld: forward %.2e adjoint %.2e\n", GetParam().c_str(),
+                static_cast<long long>(batch), ef, ea);
+    EXPECT_LE(ef, 2e-5) << "batch " << batch;
+    EXPECT_LE(ea, 2e-5) << "batch " << batch;
+  }
+}
+
 // <F x, y> = <x, F^H y>: normalised by |F x| |y| (2e-5 on both devices), and on the CPU's own case also by
 // |<F x, y>| (1e-6 accurate, 2e-5 the others; the CPU bound of that measure).
 TEST_P(ExactDftPlan, Adjointness) {

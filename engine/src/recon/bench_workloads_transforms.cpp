@@ -3,13 +3,16 @@
 //    memory-bound floor below uses, and the link's;
 //  - fft3d-128 / fft3d-256: the centred unitary FFT (backend.hpp's convention) in place, against cuFFT alone;
 //  - fhd-exact: Stone et al. 2008's F^H d (Kirk & Hwu ch. 14), 128^3 voxels x 284,592 samples, phase
-//    recurrence (GPU.md), uniform random k in the band;
+//    recurrence (GPU.md), uniform random k in the band; its error against float64 sums at 64 voxels;
 //  - nufft2d-adjoint(-sector): golden-angle radial 512 readout x 512 spokes -> 256^2, 8 coils, W 4, sigma 2
 //    (TRON's output-parallel spreader on CUDA, Gregerson's sector spreader as the -sector variant);
 //  - nufft3d-adjoint: 128^3 image, 2 M uniform random samples (cuFINUFFT's benchmark case).
 // Floors (docs/perf.md "How limits are derived"): bytes that must be read and written once at the memory
 // bandwidth, or FMAs at the FP32 FMA rate; host-to-host floors add what crosses the link at its rate.
 #include <chrono>
+#include <cmath>
+#include <complex>
+#include <numbers>
 #include <memory>
 #include <random>
 #include <string>
@@ -127,17 +130,53 @@ Prepared fftWorkload(const Context& c, index_t full) {
   return p;
 }
 
-/// One plan's 3D adjoint of m random samples into an n^3 image, as a workload: the samples and image buffers
-/// on the device (device-resident run) and the host round trip around the same call (host to host).
-void bindAdjoint3D(Prepared& p, const Context& c, std::unique_ptr<NufftPlan> plan, index_t m, index_t n,
-                   unsigned seed) {
+/// Relative error of an adjoint's image against the exact sums rho_r = sum_j d_j exp(+2 pi i k_j . r / N) in
+/// float64 (ops/nufft.hpp's convention, r = index - floor(N/2)) at 64 fixed voxels of the n^3 image: what the
+/// issue's accuracy figures measure, for the last host-to-host run's image.
+double adjointErrorAt64Voxels(const RArray& k, const CArray& samples, const CArray& image, index_t n) {
+  constexpr int kVoxels = 64;
+  const index_t m = samples.size();
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<index_t> pick(0, n * n * n - 1);
+  std::vector<index_t> at(kVoxels);
+  for (auto& v : at) v = pick(rng);
+  std::vector<std::complex<double>> exact(kVoxels);
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int i = 0; i < kVoxels; ++i) {
+    const index_t v = at[static_cast<std::size_t>(i)];
+    const double r[3] = {static_cast<double>(v % n - n / 2), static_cast<double>((v / n) % n - n / 2),
+                         static_cast<double>(v / (n * n) - n / 2)};
+    std::complex<double> sum = 0;
+    for (index_t j = 0; j < m; ++j) {
+      double cycles = 0;
+      for (int d = 0; d < 3; ++d) cycles += static_cast<double>(k[3 * j + d]) / static_cast<double>(n) * r[d];
+      const double turn = 2 * std::numbers::pi * (cycles - std::nearbyint(cycles));
+      sum += std::complex<double>(samples[j]) * std::complex<double>(std::cos(turn), std::sin(turn));
+    }
+    exact[static_cast<std::size_t>(i)] = sum;
+  }
+  double err = 0, norm = 0;
+  for (int i = 0; i < kVoxels; ++i) {
+    err += std::norm(std::complex<double>(image[at[static_cast<std::size_t>(i)]]) - exact[static_cast<std::size_t>(i)]);
+    norm += std::norm(exact[static_cast<std::size_t>(i)]);
+  }
+  return std::sqrt(err / norm);
+}
+
+/// One plan's 3D adjoint of m random samples at `k` into an n^3 image, as a workload: the samples and image
+/// buffers on the device (device-resident run) and the host round trip around the same call (host to host);
+/// `report` adds the image's error at 64 voxels (`rel_error_64_voxels`).
+void bindAdjoint3D(Prepared& p, const Context& c, std::unique_ptr<NufftPlan> plan, const RArray& k, index_t m,
+                   index_t n, unsigned seed) {
   struct State {
     std::unique_ptr<NufftPlan> plan;
+    RArray k;
     CArray samples, image;
     std::unique_ptr<Buffer> d, rho;
   };
   auto s = std::make_shared<State>();
   s->plan = std::move(plan);
+  s->k = k;
   s->samples = randomComplex(Shape{m}, seed);
   s->image = CArray(Shape{n, n, n});
   s->d = c.be.allocate(static_cast<std::size_t>(m) * sizeof(cfloat));
@@ -148,6 +187,9 @@ void bindAdjoint3D(Prepared& p, const Context& c, std::unique_ptr<NufftPlan> pla
   p.host = [s, &be] {
     HostRoundTrip{be, s->samples, s->image, *s->d, *s->rho}([&] { s->plan->adjoint(*s->d, *s->rho, 1); });
     return kNaN;
+  };
+  p.report = [s, n](nlohmann::json& e, double, double) {
+    e["rel_error_64_voxels"] = adjointErrorAt64Voxels(s->k, s->samples, s->image, n);
   };
 }
 
@@ -163,18 +205,21 @@ Prepared fhdWorkload(const Context& c) {
   DftOptions o;
   o.trig = TrigMode::Recurrence;
   Prepared p;
-  bindAdjoint3D(p, c, c.be.makeDftPlan(g, o), m, n, 6);
+  bindAdjoint3D(p, c, c.be.makeDftPlan(g, o), g.trajectory, m, n, 6);
   p.size = cube(n) + " x " + grouped(m) + " samples, phase recurrence";
   p.scaled = scaledNote(c.gpu, c.quick, cube(n) + " x " + grouped(m), "128^3 x 284,592");
   p.reps = c.gpu ? 5 : 3;
   const double pairs = static_cast<double>(n * n * n) * static_cast<double>(m);
   p.hostBytesIn = static_cast<double>(m) * kC;
   p.hostBytesOut = static_cast<double>(n * n * n) * kC;
-  p.deviceLimitMs = fmaMs(6 * pairs, c.limits);
+  p.deviceLimitMs = fmaMs(4 * pairs, c.limits);
   p.hostLimitMs = p.deviceLimitMs + bytesMs(p.hostBytesIn + p.hostBytesOut, c.limits.linkBandwidth);
-  p.limitBasis = "6 FP32 FMAs per voxel-sample pair (a complex rotation of the phasor, 4, and a complex accumulate, "
-                 "2) at the FP32 FMA rate; host to host: plus samples up and image down the link";
-  p.report = [pairs](nlohmann::json& e, double deviceMs, double) { e["g_pairs_per_s"] = pairs / deviceMs * 1e-6; };
+  p.limitBasis = "4 FP32 operations per voxel-sample pair (the next phasor by the three-term recurrence, 2 FMA, and a "
+                 "complex accumulate, 2) at the FP32 FMA rate; host to host: plus samples up and image down the link";
+  p.report = [pairs, error = p.report](nlohmann::json& e, double deviceMs, double hostMs) {
+    error(e, deviceMs, hostMs);
+    e["g_pairs_per_s"] = pairs / deviceMs * 1e-6;
+  };
   return p;
 }
 
@@ -242,7 +287,7 @@ Prepared nufft3dWorkload(const Context& c) {
   g.image[0] = g.image[1] = g.image[2] = n;
   g.trajectory = uniformTrajectory(3, g.image, m, 3);
   Prepared p;
-  bindAdjoint3D(p, c, c.be.makeNufftPlan(g, NufftOptions{}), m, n, 4);
+  bindAdjoint3D(p, c, c.be.makeNufftPlan(g, NufftOptions{}), g.trajectory, m, n, 4);
   p.size = cube(n) + ", " + grouped(m) + " uniform random samples, W 4";
   p.scaled = scaledNote(c.gpu, c.quick, cube(n) + " x " + grouped(m), "128^3 x 2,000,000");
   p.reps = c.gpu ? 20 : 3;
