@@ -112,6 +112,9 @@ class CudaBackend final : public Backend {
   };
 
   void activate() const;
+  /// choleskySolveBatched by the shared-memory kernels of linalg.cu when the matrices fit (under the lock);
+  /// false when they do not (then cuSOLVER does it).
+  bool choleskySolveInSharedMemory(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b, index_t batch);
   /// cuSOLVER zheevd (double) of an n x n Hermitian matrix on the device (linalg.cu), shared by hermitianEigen
   /// and gramKernels: under the backend's lock `load` fills the matrix at the device pointer it is given and
   /// `store` takes the eigenvectors from it; the eigenvalues (ascending) go to `values`.

@@ -9,9 +9,16 @@
 //    as cublasZgemmStridedBatched: their rounding is amplified by the ill-conditioned solve (Schneider
 //    2008, sec. 5.3.3). On Hopper FP64 tensor cores make ZGEMM about as fast as CGEMM; the conversions
 //    touch the operands once.
-//  - the Cholesky factorisation and solves in double (cusolverDnZpotrfBatched, cublasZtrsmBatched or
-//    cusolverDnZpotrsBatched for one right-hand side): with float products and a float Cholesky the
-//    weights were 7e-5 from the float64 reference on the Table 5.1 case, 1.2e-5 with these choices.
+//  - the Cholesky factorisation and solves in double: with float products and a float Cholesky the
+//    weights were 7e-5 from the float64 reference on the Table 5.1 case, 1.2e-5 with these choices. Matrices
+//    whose packed lower triangle fits in a block's shared memory (n <= 128 on Hopper: GRAPPA's basic kernel
+//    at 32 coils), a few per call (kSharedMemoryBatchMax), are factored by one block each (right-looking, column by column,
+//    the factor kept as doubles in shared memory) and solved by a warp per right-hand side (forward, then
+//    backward substitution against the factor in shared memory); larger ones by cuSOLVER (cusolverDnZpotrf /
+//    ZpotrfBatched, cublasZtrsmBatched or cusolverDnZpotrsBatched for one right-hand side). cuSOLVER's
+//    batched factorisation and cuBLAS's batched triangular solves took ~0.3 ms of the 1 ms Table 5.1
+//    slice for four 128 x 128 systems of 96 right-hand sides (ncu, docs/perf.md session 11); the kernels
+//    here save ~0.05 ms of it.
 #include <cublas_v2.h>
 #include <cusolverDn.h>
 
@@ -176,6 +183,129 @@ void toDouble(const Launch& l, double2* out, const float2* in, index_t n) {
   LARMOR_CUDA_CHECK_LAUNCH();
 }
 
+// --- Cholesky factorisation and solves in shared memory (see the file comment) -------------------------------
+
+constexpr int kCholeskyThreads = 512;
+constexpr int kSolveWarps = 8;
+/// Most systems per call taken by the shared-memory kernels: one block factors each matrix, which beats
+/// cuSOLVER's batched factorisation for a few (the Table 5.1 slice's four 128 x 128 systems: 0.88 -> 0.83 ms
+/// a slice on an H200) and loses for many (a 32-slice batch's 128: 11.6 -> 12.2 ms), session 11.
+constexpr index_t kSharedMemoryBatchMax = 16;
+
+/// Position of (i, j), i >= j, in the packed lower triangle of an n x n matrix, column by column.
+__device__ __forceinline__ int packedAt(int i, int j, int n) { return j * n - (j * (j - 1)) / 2 + (i - j); }
+__host__ __device__ constexpr index_t packedSize(index_t n) { return n * (n + 1) / 2; }
+
+/// One block per matrix e: its lower triangle (float, column-major, ld) to doubles in shared memory, then for
+/// k = 0..n-1: l_kk = sqrt(a_kk), l_ik = a_ik / l_kk, a_ij -= l_ik conj(l_jk) (k < j <= i). The factor goes
+/// back to A's lower triangle (float) and to `factor` (packed doubles, for the solve); info[e] = k + 1 when
+/// the leading minor of order k + 1 is not positive definite (cuSOLVER's convention), else 0.
+__global__ void __launch_bounds__(kCholeskyThreads) choleskyFactorKernel(float2* A, index_t ld, index_t stride, int n,
+                                                                         double2* factor, int* info) {
+  extern __shared__ double2 shared[];
+  double2* m = shared;
+  double* diag = reinterpret_cast<double*>(m + packedSize(n));
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  float2* a = A + static_cast<index_t>(blockIdx.x) * stride;
+  for (int j = warp; j < n; j += warps)
+    for (int i = j + lane; i < n; i += 32) {
+      const float2 v = a[i + j * ld];
+      m[packedAt(i, j, n)] = double2{v.x, v.y};
+    }
+  __syncthreads();
+  int bad = 0;
+  for (int k = 0; k < n; ++k) {
+    const double akk = m[packedAt(k, k, n)].x;  // every thread reads the same value: the exit is uniform
+    if (!(akk > 0.0) || !isfinite(akk)) {
+      bad = k + 1;
+      break;
+    }
+    const double d = sqrt(akk), inv = 1.0 / d;
+    for (int i = k + 1 + static_cast<int>(threadIdx.x); i < n; i += blockDim.x) {
+      double2& v = m[packedAt(i, k, n)];
+      v = double2{v.x * inv, v.y * inv};
+    }
+    if (threadIdx.x == 0) diag[k] = d;  // a_kk itself is read by this step's threads; it is replaced at the end
+    __syncthreads();
+    for (int j = k + 1 + warp; j < n; j += warps) {
+      const double2 ljk = m[packedAt(j, k, n)];
+      for (int i = j + lane; i < n; i += 32) {
+        const double2 lik = m[packedAt(i, k, n)];
+        double2& v = m[packedAt(i, j, n)];
+        v.x -= lik.x * ljk.x + lik.y * ljk.y;  // a_ij -= l_ik conj(l_jk)
+        v.y -= lik.y * ljk.x - lik.x * ljk.y;
+      }
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) info[blockIdx.x] = bad;
+  if (bad) return;
+  for (int k = threadIdx.x; k < n; k += blockDim.x) m[packedAt(k, k, n)] = double2{diag[k], 0.0};
+  __syncthreads();
+  double2* f = factor + static_cast<index_t>(blockIdx.x) * packedSize(n);
+  for (int j = warp; j < n; j += warps)
+    for (int i = j + lane; i < n; i += 32) {
+      const double2 v = m[packedAt(i, j, n)];
+      f[packedAt(i, j, n)] = v;
+      a[i + j * ld] = float2{static_cast<float>(v.x), static_cast<float>(v.y)};
+    }
+}
+
+/// Block (e, g): matrix e's factor into shared memory, then warp w solves L L^H x = b for right-hand side
+/// c = g kSolveWarps + w (column c of B_e, in place): L y = b column by column (y_i = b_i / l_ii, then
+/// b_r -= l_ri y_i below it), then L^H x = y from the last row up (x_i = y_i / l_ii, then
+/// y_r -= conj(l_ir) x_i above it). Nothing for an entry whose factorisation failed.
+__global__ void __launch_bounds__(kSolveWarps * 32) choleskySolveKernel(const double2* factor, const int* info,
+                                                                        float2* B, index_t ld, index_t stride, int n,
+                                                                        int nrhs) {
+  const int e = blockIdx.x;
+  if (info[e] != 0) return;
+  extern __shared__ double2 shared[];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int total = static_cast<int>(packedSize(n));
+  double2* L = shared;
+  double2* v = shared + total + warp * n;
+  const double2* f = factor + static_cast<index_t>(e) * total;
+  for (int q = threadIdx.x; q < total; q += blockDim.x) L[q] = f[q];
+  __syncthreads();
+  const int c = blockIdx.y * kSolveWarps + warp;
+  if (c >= nrhs) return;
+  float2* b = B + static_cast<index_t>(e) * stride + static_cast<index_t>(c) * ld;
+  for (int i = lane; i < n; i += 32) v[i] = double2{b[i].x, b[i].y};
+  __syncwarp();
+  for (int i = 0; i < n; ++i) {
+    const double inv = 1.0 / L[packedAt(i, i, n)].x;
+    const double2 y = double2{v[i].x * inv, v[i].y * inv};
+    for (int r = i + 1 + lane; r < n; r += 32) {
+      const double2 l = L[packedAt(r, i, n)];
+      v[r].x -= l.x * y.x - l.y * y.y;
+      v[r].y -= l.x * y.y + l.y * y.x;
+    }
+    __syncwarp();
+    if (lane == 0) v[i] = y;
+    __syncwarp();
+  }
+  for (int i = n - 1; i >= 0; --i) {
+    const double inv = 1.0 / L[packedAt(i, i, n)].x;
+    const double2 x = double2{v[i].x * inv, v[i].y * inv};
+    for (int r = lane; r < i; r += 32) {
+      const double2 l = L[packedAt(i, r, n)];
+      v[r].x -= l.x * x.x + l.y * x.y;  // y_r -= conj(l_ir) x_i
+      v[r].y -= l.x * x.y - l.y * x.x;
+    }
+    __syncwarp();
+    if (lane == 0) v[i] = x;
+    __syncwarp();
+  }
+  for (int i = lane; i < n; i += 32) b[i] = float2{static_cast<float>(v[i].x), static_cast<float>(v[i].y)};
+}
+
+/// Shared-memory bytes of the factor and solve kernels for n x n matrices.
+std::size_t factorBytes(index_t n) { return static_cast<std::size_t>(packedSize(n)) * sizeof(double2) + static_cast<std::size_t>(n) * sizeof(double); }
+std::size_t solveBytes(index_t n) {
+  return static_cast<std::size_t>(packedSize(n) + kSolveWarps * n) * sizeof(double2);
+}
+
 /// out[e + n i] = conj(in[e + n (n - 1 - i)]) as float: an n x n matrix's columns reversed and conjugated.
 __global__ void conjugateReversedColumnsKernel(float2* out, const double2* in, index_t n) {
   for (index_t j = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < n * n;
@@ -289,6 +419,7 @@ void CudaBackend::choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& 
 
   std::lock_guard lock(mutex_);
   activate();
+  if (choleskySolveInSharedMemory(A, a, B, b, batch)) return;
   LinalgState& st = stateOf(linalgState, device_, stream_.handle, allocator_);
   const index_t ea = extentOf(a, batch), eb = extentOf(b, batch);
   Scratch da(*allocator_, static_cast<std::size_t>(ea) * sizeof(double2));
@@ -347,6 +478,43 @@ void CudaBackend::choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& 
       throw Error("cuda backend: choleskySolveBatched: matrix " + str(e) + " of the batch of " + str(batch) +
                   " is not positive definite (leading minor " + std::to_string(host[static_cast<std::size_t>(e)]) +
                   ")");
+}
+
+bool CudaBackend::choleskySolveInSharedMemory(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b,
+                                              index_t batch) {
+  const index_t n = a.rows, nrhs = b.cols;
+  int optin = 0;
+  LARMOR_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device_));
+  const std::size_t fb = factorBytes(n), sb = solveBytes(n);
+  const index_t groups = (nrhs + kSolveWarps - 1) / kSolveWarps;
+  if (batch > kSharedMemoryBatchMax || std::max(fb, sb) > static_cast<std::size_t>(optin) || groups > 65535) return false;
+  // Per call, as the sector spreader does: cheap, idempotent, and right on every device.
+  LARMOR_CUDA_CHECK(cudaFuncSetAttribute(choleskyFactorKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(fb)));
+  LARMOR_CUDA_CHECK(cudaFuncSetAttribute(choleskySolveKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(sb)));
+  Scratch factor(*allocator_, static_cast<std::size_t>(batch * packedSize(n)) * sizeof(double2));
+  Scratch info(*allocator_, static_cast<std::size_t>(batch) * sizeof(int));
+  const int ni = static_cast<int>(n);
+  choleskyFactorKernel<<<static_cast<unsigned>(batch), kCholeskyThreads, fb, stream_.handle>>>(
+      static_cast<float2*>(A.ptr()), a.ld, a.stride, ni, factor.as<double2>(), info.as<int>());
+  LARMOR_CUDA_CHECK_LAUNCH();
+  if (nrhs > 0) {
+    choleskySolveKernel<<<dim3(static_cast<unsigned>(batch), static_cast<unsigned>(groups)), kSolveWarps * 32, sb,
+                          stream_.handle>>>(factor.as<double2>(), info.as<int>(), static_cast<float2*>(B.ptr()), b.ld,
+                                            b.stride, ni, static_cast<int>(nrhs));
+    LARMOR_CUDA_CHECK_LAUNCH();
+  }
+  std::vector<int> host(static_cast<std::size_t>(batch));
+  LARMOR_CUDA_CHECK(cudaMemcpyAsync(host.data(), info.as<int>(), host.size() * sizeof(int), cudaMemcpyDeviceToHost,
+                                    stream_.handle));
+  LARMOR_CUDA_CHECK(cudaStreamSynchronize(stream_.handle));
+  for (index_t e = 0; e < batch; ++e)
+    if (host[static_cast<std::size_t>(e)] != 0)
+      throw Error("cuda backend: choleskySolveBatched: matrix " + str(e) + " of the batch of " + str(batch) +
+                  " is not positive definite (leading minor " + std::to_string(host[static_cast<std::size_t>(e)]) +
+                  ")");
+  return true;
 }
 
 void CudaBackend::zheevd(index_t n, std::vector<double>& values, const std::function<void(void*)>& load,

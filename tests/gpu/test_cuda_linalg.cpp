@@ -1,8 +1,8 @@
 // CudaBackend's batched linear algebra and index moves against CpuBackend on the same inputs: gemmBatched
 // for every op pair (float and double-accumulating paths, strided and interleaved batches, the Hermitian
-// case), the batched Cholesky solve (batched and one-at-a-time factorisations, one and several right-hand
-// sides, the error naming the entry that is not positive definite), gather and scatter. Skipped without a
-// CUDA device.
+// case), the batched Cholesky solve (the shared-memory kernels, cuSOLVER's batched and one-at-a-time
+// factorisations, one and several right-hand sides, the error naming the entry that is not positive
+// definite), gather and scatter. Skipped without a CUDA device.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "larmor/backend/registry.hpp"
@@ -108,11 +109,12 @@ TEST_F(CudaLinalg, GemmBatchedRejectsWhatTheCpuRejects) {
 }
 
 TEST_F(CudaLinalg, CholeskySolveBatchedMatchesCpu) {
-  // n = 40 and 128 use the batched factorisation, n = 300 the one-at-a-time one; nrhs = 1 uses potrs, more
-  // the two triangular solves.
-  for (index_t n : {40, 128, 300})
+  // Up to 16 systems of n <= 128 go to the shared-memory kernels (n = 40, 128 with 6), more to cuSOLVER's batched
+  // factorisation (n = 40 with 20), n = 300 to its one-at-a-time one; there nrhs = 1 uses potrs, more the two
+  // triangular solves.
+  const std::pair<index_t, index_t> sizes[] = {{40, 6}, {40, 20}, {128, 6}, {300, 2}};
+  for (const auto& [n, batch] : sizes)
     for (index_t nrhs : {1, 7}) {
-      const index_t batch = n > 256 ? 2 : 6;
       const auto r = larmor::test::randomComplex(n * 2 * n * batch, static_cast<unsigned>(n + nrhs));
       std::vector<cfloat> a(static_cast<std::size_t>(n * n * batch));
       for (index_t e = 0; e < batch; ++e)
