@@ -212,7 +212,7 @@ Prepared fhdWorkload(const Context& c) {
   const double pairs = static_cast<double>(n * n * n) * static_cast<double>(m);
   p.hostBytesIn = static_cast<double>(m) * kC;
   p.hostBytesOut = static_cast<double>(n * n * n) * kC;
-  p.deviceLimitMs = fmaMs(4 * pairs, c.limits);
+  p.deviceLimitMs = fmaMs(kFhdOpsPerPair * pairs, c.limits);
   p.hostLimitMs = p.deviceLimitMs + bytesMs(p.hostBytesIn + p.hostBytesOut, c.limits.linkBandwidth);
   p.limitBasis = "4 FP32 operations per voxel-sample pair (the next phasor by the three-term recurrence, 2 FMA, and a "
                  "complex accumulate, 2) at the FP32 FMA rate; host to host: plus samples up and image down the link";
