@@ -488,11 +488,10 @@ bool CudaBackend::choleskySolveInSharedMemory(Buffer& A, const MatrixBatch& a, B
   const std::size_t fb = factorBytes(n), sb = solveBytes(n);
   const index_t groups = (nrhs + kSolveWarps - 1) / kSolveWarps;
   if (batch > kSharedMemoryBatchMax || std::max(fb, sb) > static_cast<std::size_t>(optin) || groups > 65535) return false;
-  // Per call, as the sector spreader does: cheap, idempotent, and right on every device.
-  LARMOR_CUDA_CHECK(cudaFuncSetAttribute(choleskyFactorKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(fb)));
-  LARMOR_CUDA_CHECK(cudaFuncSetAttribute(choleskySolveKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(sb)));
+  // Per call (cheap, idempotent, right on every device), to the device's largest: another backend's call can
+  // then never leave a smaller limit between this one's setting and its launch.
+  LARMOR_CUDA_CHECK(cudaFuncSetAttribute(choleskyFactorKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+  LARMOR_CUDA_CHECK(cudaFuncSetAttribute(choleskySolveKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
   Scratch factor(*allocator_, static_cast<std::size_t>(batch * packedSize(n)) * sizeof(double2));
   Scratch info(*allocator_, static_cast<std::size_t>(batch) * sizeof(int));
   const int ni = static_cast<int>(n);

@@ -1,7 +1,7 @@
 // The plain-text table of `larmor-cli bench` (larmor/recon/bench.hpp): one row per workload with the
 // device-resident median (min-max), host in -> host out median, the limits and the ratios time / limit, peak
-// host and device memory; under each row its size (and what was scaled down), and the peer / paper figure and
-// target where the workload ran at their size.
+// host and device memory; under each row its size (and what was scaled down), the error against float64 where
+// the workload measures it, and the peer / paper figure and target where the workload ran at their size.
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -58,6 +58,8 @@ std::string formatBenchTable(const nlohmann::json& r) {
     o << "    " << w.value("size", "");
     if (w["scaled"].is_string()) o << "  [" << w["scaled"].get<std::string>() << "]";
     o << "\n";
+    if (const auto& x = w["extra"]; x.is_object() && x.contains("rel_error_64_voxels"))
+      o << "    error against float64 sums at 64 voxels: " << fmt("%.2g", num(x["rel_error_64_voxels"])) << "\n";
     if (w["reference"].is_object()) {
       const auto& ref = w["reference"];
       o << "    reference: " << ref.value("what", "") << ": " << ms(num(ref["ms"])) << " ms (" << ref.value("kind", "")
