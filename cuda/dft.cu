@@ -14,17 +14,18 @@
 //    phase, kRunStart), then along the run (F^H d: V voxels per thread) z_{v+1} = z_v exp(i theta),
 //    theta = 2 pi k_x / N_x, a complex rotation (4 flops), or where |sin theta| >= kThreeTermMinSin the
 //    three-term (Chebyshev) recurrence z_{v+1} = 2 cos(theta) z_v - z_{v-1} (2 FMA; the recurrence of
-//    Goertzel, Amer Math Monthly 65:34, 1958, on a complex sequence): with the datum folded into z, 4 flops per voxel-sample pair instead of 6. A perturbation of z_k reaches z_v scaled by
-//    sin((v-k) theta) / sin theta, and a rounding of cos theta moves theta by ~eps / sin theta, so the three-term
-//    form is used only away from theta = 0 and pi: |sin theta| >= 0.1, 94 % of uniformly spread theta (float
-//    emulation of 32-voxel runs: relative RMS error per term 3.9e-7 by rotations alone, 8.2e-7 mixed, largest
-//    1.1e-5; Stone's 128^3 F^H d against float64 at 64 voxels 9.3e-6 -> 8.4e-6, the float sums over the
-//    samples dominating; 140 -> 117 ms on an H200, docs/perf.md session 11). The samples are ordered once
-//    per plan, three-term ones first (one loop per kind: ptxas spilled the accumulators when both bodies sat
-//    behind a per-sample branch). The CPU twin rotates along whole rows, where the three-term form's error
-//    growth (up to the row's length / |sin theta|) would be too large. F d: Horner's rule along each image row, sum_x rho_x s^x = rho_0 + s (rho_1 + s
-//    (...)), 4 FMA per voxel. GPU.md measured the rotations at 130 ms for 128^3 voxels x 284,592 samples on
-//    the H100 with 1.5e-5 relative error.
+//    Goertzel, Amer Math Monthly 65:34, 1958, on a complex sequence): with the datum folded into z, 4 flops
+//    per voxel-sample pair instead of 6. A perturbation of z_k reaches z_v scaled by
+//    sin((v-k) theta) / sin theta, and a rounding of cos theta moves theta by ~eps / sin theta, so the
+//    three-term form is used only away from theta = 0 and pi: |sin theta| >= 0.1, 94 % of uniformly spread
+//    theta (float emulation of 32-voxel runs: relative RMS error per term 3.9e-7 by rotations alone, 8.2e-7
+//    mixed, largest 1.1e-5; Stone's 128^3 F^H d against float64 at 64 voxels 9.3e-6 -> 8.4e-6, the float sums
+//    over the samples dominating; 140 -> 117 ms on the H100, docs/perf.md session 11). The samples are ordered
+//    once per plan, three-term ones first (one loop per kind: ptxas spilled the accumulators when both bodies
+//    sat behind a per-sample branch). The CPU twin rotates along whole rows, where the three-term form's
+//    error growth (up to the row's length / |sin theta|) would be too large. F d: Horner's rule along each
+//    image row, sum_x rho_x s^x = rho_0 + s (rho_1 + s (...)), 4 FMA per voxel. GPU.md measured the rotations
+//    at 130 ms for 128^3 voxels x 284,592 samples on the H100 with 1.5e-5 relative error.
 // Phases: k.r_n = q.X with q = k/N (cycles per voxel) and integer X = n - c; q is split into a fixed-point
 // part whose products with X are exact in float and a small remainder (nufft_math.hpp), so the phase keeps
 // ~3e-8 cycles for any |k r|. Without it the float rounding of phases of ~100 cycles (7.6e-6 cycles, 5e-5

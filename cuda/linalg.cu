@@ -10,15 +10,15 @@
 //    2008, sec. 5.3.3). On Hopper FP64 tensor cores make ZGEMM about as fast as CGEMM; the conversions
 //    touch the operands once.
 //  - the Cholesky factorisation and solves in double: with float products and a float Cholesky the
-//    weights were 7e-5 from the float64 reference on the Table 5.1 case, 1.2e-5 with these choices. Matrices
-//    whose packed lower triangle fits in a block's shared memory (n <= 128 on Hopper: GRAPPA's basic kernel
-//    at 32 coils), a few per call (kSharedMemoryBatchMax), are factored by one block each (right-looking, column by column,
-//    the factor kept as doubles in shared memory) and solved by a warp per right-hand side (forward, then
-//    backward substitution against the factor in shared memory); larger ones by cuSOLVER (cusolverDnZpotrf /
-//    ZpotrfBatched, cublasZtrsmBatched or cusolverDnZpotrsBatched for one right-hand side). cuSOLVER's
-//    batched factorisation and cuBLAS's batched triangular solves took ~0.3 ms of the 1 ms Table 5.1
-//    slice for four 128 x 128 systems of 96 right-hand sides (ncu, docs/perf.md session 11); the kernels
-//    here save ~0.05 ms of it.
+//    weights were 7e-5 from the float64 reference on the Table 5.1 case, 1.2e-5 with these choices. A few
+//    matrices per call (kSharedMemoryBatchMax) whose packed lower triangle fits in a block's shared memory
+//    (n <= 128 on Hopper: GRAPPA's basic kernel at 32 coils) are factored by one block each (right-looking,
+//    column by column, the factor kept as doubles in shared memory) and solved by a warp per right-hand side
+//    (forward, then backward substitution against the factor in shared memory); the others by cuSOLVER
+//    (cusolverDnZpotrf / ZpotrfBatched, cublasZtrsmBatched or cusolverDnZpotrsBatched for one right-hand
+//    side). cuSOLVER's batched factorisation and cuBLAS's batched triangular solves took ~0.3 ms of the 1 ms
+//    Table 5.1 slice for four 128 x 128 systems of 96 right-hand sides (ncu, docs/perf.md session 11); the
+//    kernels here save ~0.05 ms of it.
 #include <cublas_v2.h>
 #include <cusolverDn.h>
 
@@ -301,7 +301,9 @@ __global__ void __launch_bounds__(kSolveWarps * 32) choleskySolveKernel(const do
 }
 
 /// Shared-memory bytes of the factor and solve kernels for n x n matrices.
-std::size_t factorBytes(index_t n) { return static_cast<std::size_t>(packedSize(n)) * sizeof(double2) + static_cast<std::size_t>(n) * sizeof(double); }
+std::size_t factorBytes(index_t n) {
+  return static_cast<std::size_t>(packedSize(n)) * sizeof(double2) + static_cast<std::size_t>(n) * sizeof(double);
+}
 std::size_t solveBytes(index_t n) {
   return static_cast<std::size_t>(packedSize(n) + kSolveWarps * n) * sizeof(double2);
 }
@@ -487,7 +489,8 @@ bool CudaBackend::choleskySolveInSharedMemory(Buffer& A, const MatrixBatch& a, B
   LARMOR_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device_));
   const std::size_t fb = factorBytes(n), sb = solveBytes(n);
   const index_t groups = (nrhs + kSolveWarps - 1) / kSolveWarps;
-  if (batch > kSharedMemoryBatchMax || std::max(fb, sb) > static_cast<std::size_t>(optin) || groups > 65535) return false;
+  if (batch > kSharedMemoryBatchMax || std::max(fb, sb) > static_cast<std::size_t>(optin) || groups > 65535)
+    return false;
   // Per call (cheap, idempotent, right on every device), to the device's largest: another backend's call can
   // then never leave a smaller limit between this one's setting and its launch.
   LARMOR_CUDA_CHECK(cudaFuncSetAttribute(choleskyFactorKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
