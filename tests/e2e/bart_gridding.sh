@@ -5,7 +5,10 @@
 # `bart phantom -k -s 8 -x 128`, root sum of squares). Peer: BART's adjoint NUFFT with the same ramp density
 # compensation (weights |k|), root sum of squares. Both scored by `bart nrmse -s` (least-squares scale, so the
 # tools' normalisations do not count; a flipped or transposed image would score badly). Larmor must be at
-# least as close to the truth as BART, and it must read BART's .cfl k-space and trajectory as BART means them.
+# least as close to the truth as BART, and it must read BART's .cfl k-space and trajectory as BART means them:
+# its gridding and its exact DFT (conjugate phase, the phase recurrence of Stone's F^H d) with the same DCF, on
+# the CPU, and where a CUDA device is present also on it (gridding by TRON's spreader, the DFT by the GPU's
+# recurrence kernels).
 set -euo pipefail
 cli=$1 dir=$2
 command -v bart >/dev/null || { echo "bart_gridding: bart is not installed (installer/install-deps.sh installs it)" >&2; exit 1; }
@@ -22,9 +25,27 @@ q bart rss 1 traj ramp                        # |k| per sample: the ramp density
 q bart fmac ksp ramp kspw
 q bart nufft -a -d 128:128:1 traj kspw bartcoils
 q bart rss 8 bartcoils bart_gridding
-"$cli" recon ksp.cfl --traj traj.cfl --method gridding --dcf ramp --matrix 128 --device cpu --output larmor.cfl >/dev/null
 score() { bart nrmse -s truth "$1" | tail -n 1; }
-larmor=$(score larmor) peer=$(score bart_gridding)
-echo "NRMSE vs BART's band-limited truth: Larmor gridding $larmor, BART nufft -a (ramp DCF) $peer"
-python3 -c "import sys; l, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if l <= b else 1)" "$larmor" "$peer" ||
-  { echo "bart_gridding: Larmor ($larmor) is further from the truth than BART ($peer)" >&2; exit 1; }
+peer=$(score bart_gridding)
+devices=cpu
+if "$cli" devices | grep -q "^no GPU"; then echo "no CUDA device: the CPU only"; else devices="cpu cuda"; fi
+fail=0
+for dev in $devices; do
+  for method in gridding dft; do
+    case $method/$dev in
+      gridding/cpu) opts=() ;;
+      gridding/cuda) opts=(--spreader tron) ;;
+      dft/*) opts=(--trig recurrence) ;;
+    esac
+    "$cli" recon ksp.cfl --traj traj.cfl --method $method "${opts[@]}" --dcf ramp --matrix 128 --device $dev \
+      --output larmor_${method}_$dev.cfl > run_${method}_$dev.log
+    if [[ $dev == cuda ]] && ! grep -q "on cuda" run_${method}_$dev.log; then
+      cat run_${method}_$dev.log; echo "bart_gridding: $method did not run on cuda" >&2; exit 1
+    fi
+    larmor=$(score larmor_${method}_$dev)
+    echo "NRMSE vs BART's band-limited truth: Larmor $method ($dev) $larmor, BART nufft -a (ramp DCF) $peer"
+    python3 -c "import sys; l, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if l <= b else 1)" "$larmor" "$peer" ||
+      { echo "bart_gridding: Larmor $method on $dev ($larmor) is further from the truth than BART ($peer)" >&2; fail=1; }
+  done
+done
+exit $fail
