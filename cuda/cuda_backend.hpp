@@ -112,9 +112,13 @@ class CudaBackend final : public Backend {
   };
 
   void activate() const;
-  /// choleskySolveBatched by the shared-memory kernels of linalg.cu when the matrices fit (under the lock);
-  /// false when they do not (then cuSOLVER does it).
-  bool choleskySolveInSharedMemory(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b, index_t batch);
+  /// choleskySolveBatched's work, queued under the lock, each entry's factorisation result in dInfo[e]: by the
+  /// shared-memory kernels of linalg.cu when the matrices fit (false when they do not), else by cuSOLVER (which
+  /// also sets dInfo[batch] when it rejects an argument).
+  bool choleskySolveInSharedMemory(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b, index_t batch,
+                                   int* dInfo);
+  void choleskySolveByCusolver(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b, index_t batch,
+                               int* dInfo);
   /// cuSOLVER zheevd (double) of an n x n Hermitian matrix on the device (linalg.cu), shared by hermitianEigen
   /// and gramKernels: under the backend's lock `load` fills the matrix at the device pointer it is given and
   /// `store` takes the eigenvectors from it; the eigenvalues (ascending) go to `values`.

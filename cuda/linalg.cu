@@ -421,22 +421,40 @@ void CudaBackend::choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& 
 
   std::lock_guard lock(mutex_);
   activate();
-  if (choleskySolveInSharedMemory(A, a, B, b, batch)) return;
+  // info[e]: the factorisation of entry e (0, or the order of the first leading minor that is not positive
+  // definite); info[batch]: an argument cuSOLVER rejected. One host read (a synchronisation) per solve, after
+  // everything is queued.
+  Scratch info(*allocator_, static_cast<std::size_t>(batch + 1) * sizeof(int));
+  int* dInfo = info.as<int>();
+  LARMOR_CUDA_CHECK(cudaMemsetAsync(dInfo, 0, static_cast<std::size_t>(batch + 1) * sizeof(int), stream_.handle));
+  if (!choleskySolveInSharedMemory(A, a, B, b, batch, dInfo)) choleskySolveByCusolver(A, a, B, b, batch, dInfo);
+  std::vector<int> host(static_cast<std::size_t>(batch + 1));
+  LARMOR_CUDA_CHECK(cudaMemcpyAsync(host.data(), dInfo, host.size() * sizeof(int), cudaMemcpyDeviceToHost, stream_.handle));
+  LARMOR_CUDA_CHECK(cudaStreamSynchronize(stream_.handle));
+  require(host[static_cast<std::size_t>(batch)] == 0, "cuda backend: choleskySolveBatched: cuSOLVER rejected argument " +
+                                                          std::to_string(-host[static_cast<std::size_t>(batch)]));
+  for (index_t e = 0; e < batch; ++e)
+    if (host[static_cast<std::size_t>(e)] != 0)
+      throw Error("cuda backend: choleskySolveBatched: matrix " + str(e) + " of the batch of " + str(batch) +
+                  " is not positive definite (leading minor " + std::to_string(host[static_cast<std::size_t>(e)]) +
+                  ")");
+}
+
+void CudaBackend::choleskySolveByCusolver(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b,
+                                          index_t batch, int* dInfo) {
+  const index_t n = a.rows, nrhs = b.cols;
   LinalgState& st = stateOf(linalgState, device_, stream_.handle, allocator_);
   const index_t ea = extentOf(a, batch), eb = extentOf(b, batch);
   Scratch da(*allocator_, static_cast<std::size_t>(ea) * sizeof(double2));
   Scratch db(*allocator_, static_cast<std::size_t>(eb) * sizeof(double2));
   Scratch ptrA(*allocator_, static_cast<std::size_t>(batch) * sizeof(double2*));
   Scratch ptrB(*allocator_, static_cast<std::size_t>(batch) * sizeof(double2*));
-  Scratch info(*allocator_, static_cast<std::size_t>(batch + 1) * sizeof(int));
   toDouble(launch_, da.as<double2>(), static_cast<const float2*>(A.ptr()), ea);
   toDouble(launch_, db.as<double2>(), static_cast<const float2*>(B.ptr()), eb);
   pointers(launch_, ptrA.as<double2*>(), da.as<double2>(), a.stride, batch);
   pointers(launch_, ptrB.as<double2*>(), db.as<double2>(), b.stride, batch);
   auto** za = reinterpret_cast<cuDoubleComplex**>(ptrA.as<double2*>());
   auto** zb = reinterpret_cast<cuDoubleComplex**>(ptrB.as<double2*>());
-  int* dInfo = info.as<int>();
-  LARMOR_CUDA_CHECK(cudaMemsetAsync(dInfo, 0, static_cast<std::size_t>(batch + 1) * sizeof(int), stream_.handle));
   const int ni = static_cast<int>(n), lda = static_cast<int>(a.ld), ldb = static_cast<int>(b.ld);
   const int bi = static_cast<int>(batch);
 
@@ -468,22 +486,10 @@ void CudaBackend::choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& 
   }
   toFloat(launch_, static_cast<float2*>(A.ptr()), da.as<double2>(), ea);
   toFloat(launch_, static_cast<float2*>(B.ptr()), db.as<double2>(), eb);
-
-  // The info array: one host read (a synchronisation) per solve, after everything is queued.
-  std::vector<int> host(static_cast<std::size_t>(batch + 1));
-  LARMOR_CUDA_CHECK(cudaMemcpyAsync(host.data(), dInfo, host.size() * sizeof(int), cudaMemcpyDeviceToHost, stream_.handle));
-  LARMOR_CUDA_CHECK(cudaStreamSynchronize(stream_.handle));
-  require(host[static_cast<std::size_t>(batch)] == 0, "cuda backend: choleskySolveBatched: cuSOLVER rejected argument " +
-                                                          std::to_string(-host[static_cast<std::size_t>(batch)]));
-  for (index_t e = 0; e < batch; ++e)
-    if (host[static_cast<std::size_t>(e)] != 0)
-      throw Error("cuda backend: choleskySolveBatched: matrix " + str(e) + " of the batch of " + str(batch) +
-                  " is not positive definite (leading minor " + std::to_string(host[static_cast<std::size_t>(e)]) +
-                  ")");
 }
 
 bool CudaBackend::choleskySolveInSharedMemory(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b,
-                                              index_t batch) {
+                                              index_t batch, int* dInfo) {
   const index_t n = a.rows, nrhs = b.cols;
   int optin = 0;
   LARMOR_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device_));
@@ -496,26 +502,16 @@ bool CudaBackend::choleskySolveInSharedMemory(Buffer& A, const MatrixBatch& a, B
   LARMOR_CUDA_CHECK(cudaFuncSetAttribute(choleskyFactorKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
   LARMOR_CUDA_CHECK(cudaFuncSetAttribute(choleskySolveKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
   Scratch factor(*allocator_, static_cast<std::size_t>(batch * packedSize(n)) * sizeof(double2));
-  Scratch info(*allocator_, static_cast<std::size_t>(batch) * sizeof(int));
   const int ni = static_cast<int>(n);
   choleskyFactorKernel<<<static_cast<unsigned>(batch), kCholeskyThreads, fb, stream_.handle>>>(
-      static_cast<float2*>(A.ptr()), a.ld, a.stride, ni, factor.as<double2>(), info.as<int>());
+      static_cast<float2*>(A.ptr()), a.ld, a.stride, ni, factor.as<double2>(), dInfo);
   LARMOR_CUDA_CHECK_LAUNCH();
   if (nrhs > 0) {
     choleskySolveKernel<<<dim3(static_cast<unsigned>(batch), static_cast<unsigned>(groups)), kSolveWarps * 32, sb,
-                          stream_.handle>>>(factor.as<double2>(), info.as<int>(), static_cast<float2*>(B.ptr()), b.ld,
+                          stream_.handle>>>(factor.as<double2>(), dInfo, static_cast<float2*>(B.ptr()), b.ld,
                                             b.stride, ni, static_cast<int>(nrhs));
     LARMOR_CUDA_CHECK_LAUNCH();
   }
-  std::vector<int> host(static_cast<std::size_t>(batch));
-  LARMOR_CUDA_CHECK(cudaMemcpyAsync(host.data(), info.as<int>(), host.size() * sizeof(int), cudaMemcpyDeviceToHost,
-                                    stream_.handle));
-  LARMOR_CUDA_CHECK(cudaStreamSynchronize(stream_.handle));
-  for (index_t e = 0; e < batch; ++e)
-    if (host[static_cast<std::size_t>(e)] != 0)
-      throw Error("cuda backend: choleskySolveBatched: matrix " + str(e) + " of the batch of " + str(batch) +
-                  " is not positive definite (leading minor " + std::to_string(host[static_cast<std::size_t>(e)]) +
-                  ")");
   return true;
 }
 

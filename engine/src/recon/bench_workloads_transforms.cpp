@@ -12,8 +12,8 @@
 #include <chrono>
 #include <cmath>
 #include <complex>
-#include <numbers>
 #include <memory>
+#include <numbers>
 #include <random>
 #include <string>
 
