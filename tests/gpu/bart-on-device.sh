@@ -5,9 +5,9 @@
 #
 #   run carry=[build/bart-pack]: tests/gpu/bart-on-device.sh OUTDIR
 #
-# Builds larmor-cli and the CUDA plugin with the device preset, puts the packed bart on PATH and writes each
-# script's log and a summary (every claim's line, rc and seconds) into OUTDIR. Exit status: non-zero when a
-# comparison fails.
+# Builds larmor-cli and the CUDA plugin with the device preset (or takes LARMOR_CLI: tests/gpu/run-on-device.sh's
+# bart step passes the one it built), puts the packed bart on PATH and writes each script's log and a summary
+# (every claim's line, rc and seconds) into OUTDIR. Exit status: non-zero when a comparison fails.
 set -u -o pipefail
 OUT=${1:?usage: tests/gpu/bart-on-device.sh OUTDIR}
 mkdir -p "$OUT"
@@ -16,9 +16,12 @@ cd "$ROOT"
 [[ -x build/bart-pack/bin/bart ]] || { echo "bart-on-device: build/bart-pack is missing (tests/gpu/bart-pack.sh, then carry it)" >&2; exit 2; }
 export PATH=$ROOT/build/bart-pack/bin:$PATH LD_LIBRARY_PATH=$ROOT/build/bart-pack/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 bart version > /dev/null || { echo "bart-on-device: the packed bart does not start here" >&2; exit 2; }
-(cmake --preset device > /dev/null && cmake --build build/device -j"$(nproc)" --target larmor-cli larmor_cuda) > "$OUT/build.log" 2>&1 ||
-  { tail -30 "$OUT/build.log" >&2; exit 2; }
-CLI=$ROOT/build/device/bin/larmor-cli
+CLI=${LARMOR_CLI:-}
+if [[ -z $CLI ]]; then  # run-on-device.sh passes the CLI it built
+  (cmake --preset device > /dev/null && cmake --build build/device -j"$(nproc)" --target larmor-cli larmor_cuda) > "$OUT/build.log" 2>&1 ||
+    { tail -30 "$OUT/build.log" >&2; exit 2; }
+  CLI=$ROOT/build/device/bin/larmor-cli
+fi
 "$CLI" devices | tee "$OUT/summary.txt"
 echo "bart $(bart version)" | tee -a "$OUT/summary.txt"
 status=0

@@ -5,7 +5,8 @@
 #   tests/gpu/run-on-device.sh OUTDIR
 #
 # Time there is short (10 minutes a command), so every step has a time limit and the steps can be chosen:
-#   STEPS=build,test,memcheck,racecheck,bench,cli   (the default: all of them, in this order)
+#   STEPS=build,test,memcheck,racecheck,bench,cli,bart   (the default: all of them, in this order; bart runs the
+#   BART comparisons on CPU and CUDA where build/bart-pack was carried: tests/gpu/bart-pack.sh, else it says so)
 #   e.g. STEPS=build first, then STEPS=test,memcheck,racecheck,bench,cli: build outputs stay on a warm machine.
 # Other knobs: CTEST_JOBS (4), TEST_TIMEOUT (240 s), MEMCHECK_TIMEOUT (180 s), RACECHECK_TIMEOUT (90 s),
 #   BENCH_TIMEOUT (180 s), BENCH_FILTER (all), CLI_TIMEOUT (300 s).
@@ -14,7 +15,7 @@
 # benchmark errored (larmor_bench or larmor-cli bench exited non-zero or timed out, a benchmark reported an
 # error, or a requested one was not built), 5 a benchmark more than 15 % (BENCH_MAX_REGRESSION) slower than its
 # baseline in docs/perf.md's bench-baseline block (tests/gpu/bench_gate.py; BENCH_GATE=0 reports without failing),
-# 0 otherwise
+# 6 a BART comparison failed (tests/gpu/bart-on-device.sh), 0 otherwise
 # (racecheck hazards are reported, not fatal: cuFFT's own kernels are outside our control).
 set -u -o pipefail
 
@@ -24,7 +25,7 @@ OUT=$(cd "$OUT" && pwd)
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT" || exit 2
 
-STEPS=",${STEPS:-build,test,memcheck,racecheck,bench,cli},"
+STEPS=",${STEPS:-build,test,memcheck,racecheck,bench,cli,bart},"
 BUILD=build/device
 BIN=$BUILD/bin
 JOBS=$(nproc)
@@ -184,6 +185,24 @@ if want cli; then
   fi
 fi
 
+if want bart; then
+  if [[ -x build/bart-pack/bin/bart ]]; then
+    t=$(date +%s)
+    # Both BART comparisons with this build's CLI on the CPU and the GPU (tests/e2e/bart_gridding.sh, bart_pics.sh).
+    LARMOR_CLI=$ROOT/$BIN/larmor-cli timeout "${BART_TIMEOUT:-400}" tests/gpu/bart-on-device.sh "$OUT/bart" >"$OUT/bart.log" 2>&1
+    rc=$?
+    if [[ $rc -ne 0 ]]; then
+      note bart "FAILED: rc $rc in $(secs "$t") s (bart.log)"
+      [[ $status -eq 0 ]] && status=6
+    else
+      note bart "claims hold on cpu and cuda, $(secs "$t") s (bart.log)"
+    fi
+    cp "$OUT/bart/summary.txt" "$OUT/bart-summary.txt" 2>/dev/null
+  else
+    note bart "not run: build/bart-pack was not carried (tests/gpu/bart-pack.sh)"
+  fi
+fi
+
 # --- summary (last, so it survives a truncated output tail) --------------------------------------------------------
 echo
 echo "================ larmor GPU summary ================"
@@ -227,6 +246,7 @@ fi
 echo "exit status $status (logs in $OUT)"
 # The device tool brings back at most 8 files: the logs travel as one archive.
 if [[ -n ${PACK_LOGS:-1} ]]; then
-  (cd "$OUT" && tar czf logs.tgz ./*.log ./*.txt 2>/dev/null && rm -f ./*.log failed-tests.txt) || true
+  (cd "$OUT" && tar czf logs.tgz ./*.log ./*.txt $([[ -d bart ]] && echo ./bart) 2>/dev/null &&
+    rm -rf ./*.log failed-tests.txt ./bart) || true
 fi
 exit $status
