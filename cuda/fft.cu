@@ -1,5 +1,11 @@
-// Centred unitary FFTs on the GPU: cuFFT plans cached by shape, between two in-place modulation passes
-// (device_math.hpp derives them). Twin: engine/src/cpu/fft.cpp (FFTW between two circular shifts).
+// Centred unitary FFTs on the GPU: cuFFT plans cached by shape. Twin: engine/src/cpu/fft.cpp (FFTW between two
+// circular shifts, C = S F S with S the shift by floor(N/2) per dimension).
+//  - Every transformed length even: S F S = S D F with D = diag((-1)^k), because F S = D F (shifting the input
+//    by N/2 multiplies output k by e^{-+ i pi k}). So the plain DFT first, then ONE in-place pass that swaps
+//    each element k with k + N/2 (along every transformed dimension at once: an involution) and multiplies
+//    by (-1)^{coordinate sum of the element it takes} and N^{-1/2}: the array is read and written once
+//    besides cuFFT's own passes, not twice (halfSwapKernel).
+//  - Otherwise: two in-place modulation passes around the plain DFT (device_math.hpp derives them).
 #include "fft.hpp"
 
 #include <algorithm>
@@ -115,6 +121,96 @@ void modulateAny(const Launch& l, float2* data, index_t total, const Shape& shap
     modulate<std::uint64_t>(l, data, total, shape, rank, sign, post);
 }
 
+/// The transformed dimensions of length > 1 (at most 3), fastest first, every one even: halfSwapKernel's view.
+/// U: the index type (32 bits where the array allows: fast division by the extents).
+template <class U>
+struct HalfSwap {
+  int lower = 0;               ///< transformed dimensions below the slowest one, of length > 1
+  DividerFor<U> n[2];          ///< their lengths
+  U stride[2] = {0, 0};
+  DividerFor<U> low;           ///< elements below the slowest transformed dimension (its stride)
+  DividerFor<U> perPlane;      ///< pairs in one transform: low x half
+  U half = 0;                  ///< half the slowest transformed length
+  U plane = 1;                 ///< elements of one transform
+  U pairs = 0;                 ///< pairs in the whole batch
+  float scale = 1.f;
+};
+
+/// out[k] = (-1)^{|k'|} N^{-1/2} z[k'] and out[k'] = (-1)^{|k|} N^{-1/2} z[k] for k' = k + N/2 (mod N, every
+/// transformed dimension), |k| the sum of k's coordinates along them; one thread per pair, the pair's
+/// representative k below the half along the slowest dimension. Consecutive threads take consecutive k along
+/// dimension 0 and their partners form at most two consecutive runs: coalesced.
+template <class U>
+__global__ void halfSwapKernel(float2* data, HalfSwap<U> h) {
+  for (U q = static_cast<U>(blockIdx.x * blockDim.x + threadIdx.x); q < h.pairs;
+       q += static_cast<U>(gridDim.x * blockDim.x)) {
+    const U b = static_cast<U>(h.perPlane.div(q)), r = q - b * static_cast<U>(h.perPlane.divisor);
+    const U j = static_cast<U>(h.low.div(r));
+    U rest = r - j * static_cast<U>(h.low.divisor);
+    U at = b * h.plane + j * static_cast<U>(h.low.divisor), partner = at + h.half * static_cast<U>(h.low.divisor);
+    U parity = j, partnerParity = j + h.half;
+#pragma unroll
+    for (int d = 0; d < 2; ++d) {
+      if (d >= h.lower) break;
+      const U n = static_cast<U>(h.n[d].divisor), next = static_cast<U>(h.n[d].div(rest)), k = rest - next * n;
+      rest = next;
+      const U kp = k + n / 2 < n ? k + n / 2 : k - n / 2;
+      at += k * h.stride[d];
+      partner += kp * h.stride[d];
+      parity += k;
+      partnerParity += kp;
+    }
+    const float2 z = data[at], zp = data[partner];
+    const float s = (partnerParity & 1) ? -h.scale : h.scale, sp = (parity & 1) ? -h.scale : h.scale;
+    data[at] = float2{s * zp.x, s * zp.y};
+    data[partner] = float2{sp * z.x, sp * z.y};
+  }
+}
+
+/// The half-swap pass of a transform over the first `rank` dimensions; false (nothing queued) when a
+/// transformed length is odd or every one is 1.
+template <class U>
+bool halfSwap(const Launch& l, float2* data, const Shape& shape, int rank) {
+  int dims[3], count = 0;
+  index_t stride[3], st = 1;
+  for (int d = 0; d < rank; ++d) {
+    const index_t n = shape[d];
+    if (n > 1) {
+      if (n % 2) return false;
+      dims[count] = d;
+      stride[count++] = st;
+    }
+    st *= n;
+  }
+  if (count == 0) return false;
+  HalfSwap<U> h;
+  h.lower = count - 1;
+  for (int i = 0; i < h.lower; ++i) {
+    h.n[i] = DividerFor<U>(static_cast<U>(shape[dims[i]]));
+    h.stride[i] = static_cast<U>(stride[i]);
+  }
+  const index_t half = shape[dims[count - 1]] / 2;
+  h.low = DividerFor<U>(static_cast<U>(stride[count - 1]));
+  h.perPlane = DividerFor<U>(static_cast<U>(stride[count - 1] * half));
+  h.half = static_cast<U>(half);
+  h.plane = static_cast<U>(st);
+  h.pairs = static_cast<U>(shape.size() / 2);
+  h.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(st)));
+  halfSwapKernel<U><<<gridFor(shape.size() / 2, l), kThreads, 0, l.stream>>>(data, h);
+  LARMOR_CUDA_CHECK_LAUNCH();
+  return true;
+}
+
+/// Whether every transformed length is even (and one is > 1): the one-pass centring applies.
+bool allEven(const Shape& shape, int rank) {
+  bool any = false;
+  for (int d = 0; d < rank; ++d) {
+    if (shape[d] % 2 && shape[d] > 1) return false;
+    any = any || shape[d] > 1;
+  }
+  return any;
+}
+
 }  // namespace
 
 FftEngine::FftEngine(std::shared_ptr<DeviceAllocator> allocator, const Launch& launch)
@@ -212,10 +308,18 @@ bool FftEngine::prepare(const Shape& shape, int rank, Plan*& plan) {
 void FftEngine::transform(float2* data, const Shape& shape, int rank, FftDirection dir) {
   Plan* plan = nullptr;
   if (!prepare(shape, rank, plan)) return;
+  auto* z = reinterpret_cast<cufftComplex*>(data);
+  const int cufftDir = dir == FftDirection::Forward ? CUFFT_FORWARD : CUFFT_INVERSE;
+  if (allEven(shape, rank)) {  // S D F: one pass after cuFFT
+    LARMOR_CUFFT_CHECK(cufftExecC2C(plan->handle, z, z, cufftDir));
+    // The grid-stride loop's index stays below 2 x pairs < 2^32 with 32-bit indices.
+    if (shape.size() < (index_t{1} << 32)) halfSwap<std::uint32_t>(launch_, data, shape, rank);
+    else halfSwap<std::uint64_t>(launch_, data, shape, rank);
+    return;
+  }
   const int sign = dir == FftDirection::Forward ? 1 : -1;
   modulateAny(launch_, data, shape.size(), shape, rank, sign, false);
-  auto* z = reinterpret_cast<cufftComplex*>(data);
-  LARMOR_CUFFT_CHECK(cufftExecC2C(plan->handle, z, z, dir == FftDirection::Forward ? CUFFT_FORWARD : CUFFT_INVERSE));
+  LARMOR_CUFFT_CHECK(cufftExecC2C(plan->handle, z, z, cufftDir));
   modulateAny(launch_, data, shape.size(), shape, rank, sign, true);
 }
 

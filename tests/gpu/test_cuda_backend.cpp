@@ -351,11 +351,13 @@ INSTANTIATE_TEST_SUITE_P(
         // 1D: even, odd, lengths 1..3, primes (cuFFT's Bluestein path), mixed radix, long, batched
         FftCase{{64}, 1}, FftCase{{63}, 1}, FftCase{{1}, 1}, FftCase{{2}, 1}, FftCase{{3}, 1}, FftCase{{1021}, 1},
         FftCase{{2310}, 1}, FftCase{{1 << 20}, 1}, FftCase{{128, 10}, 1}, FftCase{{127, 9}, 1},
-        // 2D: even, odd, mixed, a length-1 dimension first or batched behind, coil batches
+        // 2D: even, odd, mixed, a length-1 dimension first or batched behind, coil batches, lengths 2 mod 4
+        // (even lengths take the one-pass half swap of cuda/fft.cu, the others the two modulation passes)
         FftCase{{64, 64}, 2}, FftCase{{65, 63}, 2}, FftCase{{64, 63}, 2}, FftCase{{1, 64}, 2}, FftCase{{64, 1, 5}, 2},
-        FftCase{{17, 12, 10}, 2}, FftCase{{256, 256, 8}, 2}, FftCase{{96, 80, 4, 3}, 2},
+        FftCase{{17, 12, 10}, 2}, FftCase{{256, 256, 8}, 2}, FftCase{{96, 80, 4, 3}, 2}, FftCase{{6, 10, 3}, 2},
         // 3D: even, odd, mixed, a length-1 dimension in the middle, all length 1, batched
-        FftCase{{32, 32, 32}, 3}, FftCase{{33, 31, 29}, 3}, FftCase{{30, 31, 7}, 3}, FftCase{{16, 1, 9, 3}, 3},
+        FftCase{{32, 32, 32}, 3}, FftCase{{33, 31, 29}, 3}, FftCase{{30, 14, 6}, 3}, FftCase{{2, 1, 6, 2}, 3},
+        FftCase{{10, 1, 1, 4}, 3}, FftCase{{30, 31, 7}, 3}, FftCase{{16, 1, 9, 3}, 3},
         FftCase{{1, 1, 1}, 3}, FftCase{{64, 64, 64, 2}, 3}, FftCase{{5, 4, 3, 2, 2}, 3}, FftCase{{128, 128, 128}, 3}),
     fftCaseName);
 
