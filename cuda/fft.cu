@@ -167,10 +167,10 @@ __global__ void halfSwapKernel(float2* data, HalfSwap<U> h) {
   }
 }
 
-/// The half-swap pass of a transform over the first `rank` dimensions; false (nothing queued) when a
-/// transformed length is odd or every one is 1.
+/// The half-swap view of a transform over the first `rank` dimensions; false when a transformed length is odd
+/// or every one is 1.
 template <class U>
-bool halfSwap(const Launch& l, float2* data, const Shape& shape, int rank) {
+bool halfSwapView(const Shape& shape, int rank, HalfSwap<U>& h) {
   int dims[3], count = 0;
   index_t stride[3], st = 1;
   for (int d = 0; d < rank; ++d) {
@@ -183,7 +183,6 @@ bool halfSwap(const Launch& l, float2* data, const Shape& shape, int rank) {
     st *= n;
   }
   if (count == 0) return false;
-  HalfSwap<U> h;
   h.lower = count - 1;
   for (int i = 0; i < h.lower; ++i) {
     h.n[i] = DividerFor<U>(static_cast<U>(shape[dims[i]]));
@@ -196,9 +195,46 @@ bool halfSwap(const Launch& l, float2* data, const Shape& shape, int rank) {
   h.plane = static_cast<U>(st);
   h.pairs = static_cast<U>(shape.size() / 2);
   h.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(st)));
+  return true;
+}
+
+template <class U>
+void halfSwap(const Launch& l, float2* data, const Shape& shape, int rank) {
+  HalfSwap<U> h;
+  if (!halfSwapView(shape, rank, h)) return;
   halfSwapKernel<U><<<gridFor(shape.size() / 2, l), kThreads, 0, l.stream>>>(data, h);
   LARMOR_CUDA_CHECK_LAUNCH();
-  return true;
+}
+
+template <class U>
+void multiplyShifted(const Launch& l, float2* data, const float2* d, const Shape& shape, int rank) {
+  HalfSwap<U> h;
+  if (!halfSwapView(shape, rank, h)) return;
+  h.scale = static_cast<float>(1.0 / static_cast<double>(h.plane));  // the unnormalised DFT pair's N
+  multiplyShiftedKernel<U><<<gridFor(shape.size(), l), kThreads, 0, l.stream>>>(data, d, h, static_cast<U>(shape.size()));
+  LARMOR_CUDA_CHECK_LAUNCH();
+}
+
+/// data[i] *= scale d[S(i mod plane)], S the shift by half of every transformed (even) length: fftGram's
+/// diagonal in uncentred frequency order.
+template <class U>
+__global__ void multiplyShiftedKernel(float2* data, const float2* __restrict__ d, HalfSwap<U> h, U total) {
+  for (U i = static_cast<U>(blockIdx.x * blockDim.x + threadIdx.x); i < total;
+       i += static_cast<U>(gridDim.x * blockDim.x)) {
+    const U b = static_cast<U>(h.perPlane.div(i >> 1)), pos = i - b * h.plane;  // perPlane = plane / 2
+    const U j = static_cast<U>(h.low.div(pos));
+    U rest = pos - j * static_cast<U>(h.low.divisor);
+    U at = (j + h.half < 2 * h.half ? j + h.half : j - h.half) * static_cast<U>(h.low.divisor);
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+      if (k >= h.lower) break;
+      const U n = static_cast<U>(h.n[k].divisor), next = static_cast<U>(h.n[k].div(rest)), c = rest - next * n;
+      rest = next;
+      at += (c + n / 2 < n ? c + n / 2 : c - n / 2) * h.stride[k];
+    }
+    const float2 f = d[at];
+    data[i] = cmul(data[i], float2{h.scale * f.x, h.scale * f.y});
+  }
 }
 
 /// Whether every transformed length is even (and one is > 1): the one-pass centring applies.
@@ -333,8 +369,18 @@ void FftEngine::gram(float2* data, const Shape& shape, int rank, const float2* d
     multiplyScaled(launch_, data, diagonal, plane, total, 1.f);
     return;
   }
-  modulateAny(launch_, data, total, shape, rank, 1, false);
   auto* z = reinterpret_cast<cufftComplex*>(data);
+  if (allEven(shape, rank)) {
+    // F = S D F0 / sqrt(N) (the file comment; F0 the plain DFT), S and D symmetric involutions, so
+    // F^H M F = F0^H D (S M S) D F0 / N = F0^H (S M S) F0 / N: the diagonal read half a period away, and no
+    // pass besides the two cuFFTs and the multiply.
+    LARMOR_CUFFT_CHECK(cufftExecC2C(plan->handle, z, z, CUFFT_FORWARD));
+    if (total < (index_t{1} << 32)) multiplyShifted<std::uint32_t>(launch_, data, diagonal, shape, rank);
+    else multiplyShifted<std::uint64_t>(launch_, data, diagonal, shape, rank);
+    LARMOR_CUFFT_CHECK(cufftExecC2C(plan->handle, z, z, CUFFT_INVERSE));
+    return;
+  }
+  modulateAny(launch_, data, total, shape, rank, 1, false);
   LARMOR_CUFFT_CHECK(cufftExecC2C(plan->handle, z, z, CUFFT_FORWARD));
   multiplyScaled(launch_, data, diagonal, plane, total, static_cast<float>(1.0 / static_cast<double>(plane)));
   LARMOR_CUFFT_CHECK(cufftExecC2C(plan->handle, z, z, CUFFT_INVERSE));
