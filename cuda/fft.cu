@@ -121,8 +121,18 @@ void modulateAny(const Launch& l, float2* data, index_t total, const Shape& shap
     modulate<std::uint64_t>(l, data, total, shape, rank, sign, post);
 }
 
-/// The transformed dimensions of length > 1 (at most 3), fastest first, every one even: halfSwapKernel's view.
-/// U: the index type (32 bits where the array allows: fast division by the extents).
+/// Whether every transformed length is even (and one is > 1): the half-swap forms apply.
+bool allEven(const Shape& shape, int rank) {
+  bool any = false;
+  for (int d = 0; d < rank; ++d) {
+    if (shape[d] % 2 && shape[d] > 1) return false;
+    any = any || shape[d] > 1;
+  }
+  return any;
+}
+
+/// The transformed dimensions of length > 1 (at most 3), fastest first, every one even, as the half-swap
+/// kernels see them. U: the index type (32 bits where the array allows: fast division by the extents).
 template <class U>
 struct HalfSwap {
   int lower = 0;               ///< transformed dimensions below the slowest one, of length > 1
@@ -133,56 +143,22 @@ struct HalfSwap {
   U half = 0;                  ///< half the slowest transformed length
   U plane = 1;                 ///< elements of one transform
   U pairs = 0;                 ///< pairs in the whole batch
-  float scale = 1.f;
+  float scale = 1.f;           ///< N^{-1/2} (the transform), 1/N (fftGram's DFT pair)
 };
 
-/// out[k] = (-1)^{|k'|} N^{-1/2} z[k'] and out[k'] = (-1)^{|k|} N^{-1/2} z[k] for k' = k + N/2 (mod N, every
-/// transformed dimension), |k| the sum of k's coordinates along them; one thread per pair, the pair's
-/// representative k below the half along the slowest dimension. Consecutive threads take consecutive k along
-/// dimension 0 and their partners form at most two consecutive runs: coalesced.
+/// For allEven shapes.
 template <class U>
-__global__ void halfSwapKernel(float2* data, HalfSwap<U> h) {
-  for (U q = static_cast<U>(blockIdx.x * blockDim.x + threadIdx.x); q < h.pairs;
-       q += static_cast<U>(gridDim.x * blockDim.x)) {
-    const U b = static_cast<U>(h.perPlane.div(q)), r = q - b * static_cast<U>(h.perPlane.divisor);
-    const U j = static_cast<U>(h.low.div(r));
-    U rest = r - j * static_cast<U>(h.low.divisor);
-    U at = b * h.plane + j * static_cast<U>(h.low.divisor), partner = at + h.half * static_cast<U>(h.low.divisor);
-    U parity = j, partnerParity = j + h.half;
-#pragma unroll
-    for (int d = 0; d < 2; ++d) {
-      if (d >= h.lower) break;
-      const U n = static_cast<U>(h.n[d].divisor), next = static_cast<U>(h.n[d].div(rest)), k = rest - next * n;
-      rest = next;
-      const U kp = k + n / 2 < n ? k + n / 2 : k - n / 2;
-      at += k * h.stride[d];
-      partner += kp * h.stride[d];
-      parity += k;
-      partnerParity += kp;
-    }
-    const float2 z = data[at], zp = data[partner];
-    const float s = (partnerParity & 1) ? -h.scale : h.scale, sp = (parity & 1) ? -h.scale : h.scale;
-    data[at] = float2{s * zp.x, s * zp.y};
-    data[partner] = float2{sp * z.x, sp * z.y};
-  }
-}
-
-/// The half-swap view of a transform over the first `rank` dimensions; false when a transformed length is odd
-/// or every one is 1.
-template <class U>
-bool halfSwapView(const Shape& shape, int rank, HalfSwap<U>& h) {
+HalfSwap<U> halfSwapView(const Shape& shape, int rank) {
+  HalfSwap<U> h;
   int dims[3], count = 0;
   index_t stride[3], st = 1;
   for (int d = 0; d < rank; ++d) {
-    const index_t n = shape[d];
-    if (n > 1) {
-      if (n % 2) return false;
+    if (shape[d] > 1) {
       dims[count] = d;
       stride[count++] = st;
     }
-    st *= n;
+    st *= shape[d];
   }
-  if (count == 0) return false;
   h.lower = count - 1;
   for (int i = 0; i < h.lower; ++i) {
     h.n[i] = DividerFor<U>(static_cast<U>(shape[dims[i]]));
@@ -195,56 +171,83 @@ bool halfSwapView(const Shape& shape, int rank, HalfSwap<U>& h) {
   h.plane = static_cast<U>(st);
   h.pairs = static_cast<U>(shape.size() / 2);
   h.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(st)));
-  return true;
+  return h;
 }
 
+/// The element half a period away from element `pos` of one transform (k -> k + N/2 mod N along every
+/// transformed dimension); `parity` gets pos's coordinate sum along them, `shiftedParity` the result's.
 template <class U>
-void halfSwap(const Launch& l, float2* data, const Shape& shape, int rank) {
-  HalfSwap<U> h;
-  if (!halfSwapView(shape, rank, h)) return;
-  halfSwapKernel<U><<<gridFor(shape.size() / 2, l), kThreads, 0, l.stream>>>(data, h);
-  LARMOR_CUDA_CHECK_LAUNCH();
+__device__ __forceinline__ U halfShift(const HalfSwap<U>& h, U pos, U& parity, U& shiftedParity) {
+  const U low = static_cast<U>(h.low.divisor);
+  const U j = static_cast<U>(h.low.div(pos)), js = j < h.half ? j + h.half : j - h.half;
+  U rest = pos - j * low, at = js * low;
+  parity = j;
+  shiftedParity = js;
+#pragma unroll
+  for (int d = 0; d < 2; ++d) {
+    if (d >= h.lower) break;
+    const U n = static_cast<U>(h.n[d].divisor), next = static_cast<U>(h.n[d].div(rest)), k = rest - next * n;
+    const U ks = k + n / 2 < n ? k + n / 2 : k - n / 2;
+    rest = next;
+    at += ks * h.stride[d];
+    parity += k;
+    shiftedParity += ks;
+  }
+  return at;
 }
 
+/// out[k] = (-1)^{|k'|} N^{-1/2} z[k'] and out[k'] = (-1)^{|k|} N^{-1/2} z[k] for k' = k + N/2 (mod N, every
+/// transformed dimension), |k| the sum of k's coordinates along them; one thread per pair, the pair's
+/// representative k below the half along the slowest dimension. Consecutive threads take consecutive k along
+/// dimension 0 and their partners form at most two consecutive runs: coalesced.
 template <class U>
-void multiplyShifted(const Launch& l, float2* data, const float2* d, const Shape& shape, int rank) {
-  HalfSwap<U> h;
-  if (!halfSwapView(shape, rank, h)) return;
-  h.scale = static_cast<float>(1.0 / static_cast<double>(h.plane));  // the unnormalised DFT pair's N
-  multiplyShiftedKernel<U><<<gridFor(shape.size(), l), kThreads, 0, l.stream>>>(data, d, h, static_cast<U>(shape.size()));
-  LARMOR_CUDA_CHECK_LAUNCH();
+__global__ void halfSwapKernel(float2* data, HalfSwap<U> h) {
+  for (U q = static_cast<U>(blockIdx.x * blockDim.x + threadIdx.x); q < h.pairs;
+       q += static_cast<U>(gridDim.x * blockDim.x)) {
+    const U b = static_cast<U>(h.perPlane.div(q)), r = q - b * static_cast<U>(h.perPlane.divisor);
+    U parity, partnerParity;
+    const U at = b * h.plane + r, partner = b * h.plane + halfShift(h, r, parity, partnerParity);
+    const float2 z = data[at], zp = data[partner];
+    const float s = (partnerParity & 1) ? -h.scale : h.scale, sp = (parity & 1) ? -h.scale : h.scale;
+    data[at] = float2{s * zp.x, s * zp.y};
+    data[partner] = float2{sp * z.x, sp * z.y};
+  }
 }
 
-/// data[i] *= scale d[S(i mod plane)], S the shift by half of every transformed (even) length: fftGram's
-/// diagonal in uncentred frequency order.
+/// data[i] *= scale d[S(i mod plane)], S the shift by half of every transformed length: fftGram's diagonal
+/// in uncentred frequency order.
 template <class U>
 __global__ void multiplyShiftedKernel(float2* data, const float2* __restrict__ d, HalfSwap<U> h, U total) {
   for (U i = static_cast<U>(blockIdx.x * blockDim.x + threadIdx.x); i < total;
        i += static_cast<U>(gridDim.x * blockDim.x)) {
-    const U b = static_cast<U>(h.perPlane.div(i >> 1)), pos = i - b * h.plane;  // perPlane = plane / 2
-    const U j = static_cast<U>(h.low.div(pos));
-    U rest = pos - j * static_cast<U>(h.low.divisor);
-    U at = (j + h.half < 2 * h.half ? j + h.half : j - h.half) * static_cast<U>(h.low.divisor);
-#pragma unroll
-    for (int k = 0; k < 2; ++k) {
-      if (k >= h.lower) break;
-      const U n = static_cast<U>(h.n[k].divisor), next = static_cast<U>(h.n[k].div(rest)), c = rest - next * n;
-      rest = next;
-      at += (c + n / 2 < n ? c + n / 2 : c - n / 2) * h.stride[k];
-    }
-    const float2 f = d[at];
+    const U b = static_cast<U>(h.perPlane.div(i >> 1));  // perPlane = plane / 2
+    U parity, shiftedParity;
+    const float2 f = d[halfShift(h, i - b * h.plane, parity, shiftedParity)];
     data[i] = cmul(data[i], float2{h.scale * f.x, h.scale * f.y});
   }
 }
 
-/// Whether every transformed length is even (and one is > 1): the one-pass centring applies.
-bool allEven(const Shape& shape, int rank) {
-  bool any = false;
-  for (int d = 0; d < rank; ++d) {
-    if (shape[d] % 2 && shape[d] > 1) return false;
-    any = any || shape[d] > 1;
-  }
-  return any;
+// Launchers for allEven shapes; 32-bit indices where the grid-stride loops' indices (below 2 x total) fit.
+template <class U>
+void launchHalfSwap(const Launch& l, float2* data, const Shape& shape, int rank) {
+  halfSwapKernel<U><<<gridFor(shape.size() / 2, l), kThreads, 0, l.stream>>>(data, halfSwapView<U>(shape, rank));
+  LARMOR_CUDA_CHECK_LAUNCH();
+}
+void halfSwap(const Launch& l, float2* data, const Shape& shape, int rank) {
+  if (shape.size() < (index_t{1} << 31)) launchHalfSwap<std::uint32_t>(l, data, shape, rank);
+  else launchHalfSwap<std::uint64_t>(l, data, shape, rank);
+}
+
+template <class U>
+void launchMultiplyShifted(const Launch& l, float2* data, const float2* d, const Shape& shape, int rank) {
+  HalfSwap<U> h = halfSwapView<U>(shape, rank);
+  h.scale = static_cast<float>(1.0 / static_cast<double>(h.plane));  // the unnormalised DFT pair's N
+  multiplyShiftedKernel<U><<<gridFor(shape.size(), l), kThreads, 0, l.stream>>>(data, d, h, static_cast<U>(shape.size()));
+  LARMOR_CUDA_CHECK_LAUNCH();
+}
+void multiplyShifted(const Launch& l, float2* data, const float2* d, const Shape& shape, int rank) {
+  if (shape.size() < (index_t{1} << 31)) launchMultiplyShifted<std::uint32_t>(l, data, d, shape, rank);
+  else launchMultiplyShifted<std::uint64_t>(l, data, d, shape, rank);
 }
 
 }  // namespace
@@ -348,9 +351,7 @@ void FftEngine::transform(float2* data, const Shape& shape, int rank, FftDirecti
   const int cufftDir = dir == FftDirection::Forward ? CUFFT_FORWARD : CUFFT_INVERSE;
   if (allEven(shape, rank)) {  // S D F: one pass after cuFFT
     LARMOR_CUFFT_CHECK(cufftExecC2C(plan->handle, z, z, cufftDir));
-    // The grid-stride loop's index stays below 2 x pairs < 2^32 with 32-bit indices.
-    if (shape.size() < (index_t{1} << 32)) halfSwap<std::uint32_t>(launch_, data, shape, rank);
-    else halfSwap<std::uint64_t>(launch_, data, shape, rank);
+    halfSwap(launch_, data, shape, rank);
     return;
   }
   const int sign = dir == FftDirection::Forward ? 1 : -1;
@@ -375,8 +376,7 @@ void FftEngine::gram(float2* data, const Shape& shape, int rank, const float2* d
     // F^H M F = F0^H D (S M S) D F0 / N = F0^H (S M S) F0 / N: the diagonal read half a period away, and no
     // pass besides the two cuFFTs and the multiply.
     LARMOR_CUFFT_CHECK(cufftExecC2C(plan->handle, z, z, CUFFT_FORWARD));
-    if (total < (index_t{1} << 32)) multiplyShifted<std::uint32_t>(launch_, data, diagonal, shape, rank);
-    else multiplyShifted<std::uint64_t>(launch_, data, diagonal, shape, rank);
+    multiplyShifted(launch_, data, diagonal, shape, rank);
     LARMOR_CUFFT_CHECK(cufftExecC2C(plan->handle, z, z, CUFFT_INVERSE));
     return;
   }
