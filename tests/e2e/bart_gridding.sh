@@ -10,7 +10,8 @@
 # the CPU, and where a CUDA device is present also on it (gridding by TRON's spreader, the DFT by the GPU's
 # recurrence kernels).
 set -euo pipefail
-cli=$1 dir=$2
+cli=$1 dir=$2 name=bart_gridding
+here=$(cd "$(dirname "$0")" && pwd)
 command -v bart >/dev/null || { echo "bart_gridding: bart is not installed (installer/install-deps.sh installs it)" >&2; exit 1; }
 rm -rf "$dir"; mkdir -p "$dir"; cd "$dir"
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
@@ -27,8 +28,7 @@ q bart nufft -a -d 128:128:1 traj kspw bartcoils
 q bart rss 8 bartcoils bart_gridding
 score() { bart nrmse -s truth "$1" | tail -n 1; }
 peer=$(score bart_gridding)
-devices=cpu
-if "$cli" devices | grep -q "^no GPU"; then echo "no CUDA device: the CPU only"; else devices="cpu cuda"; fi
+source "$here/lib/devices.sh"
 fail=0
 for dev in $devices; do
   for method in gridding dft; do
@@ -37,11 +37,7 @@ for dev in $devices; do
       gridding/cuda) opts=(--spreader tron) ;;
       dft/*) opts=(--trig recurrence) ;;
     esac
-    "$cli" recon ksp.cfl --traj traj.cfl --method $method "${opts[@]}" --dcf ramp --matrix 128 --device $dev \
-      --output larmor_${method}_$dev.cfl > run_${method}_$dev.log
-    if [[ $dev == cuda ]] && ! grep -q "on cuda" run_${method}_$dev.log; then
-      cat run_${method}_$dev.log; echo "bart_gridding: $method did not run on cuda" >&2; exit 1
-    fi
+    recon_on $dev larmor_${method}_$dev ksp.cfl --traj traj.cfl --method $method "${opts[@]}" --dcf ramp --matrix 128
     larmor=$(score larmor_${method}_$dev)
     echo "NRMSE vs BART's band-limited truth: Larmor $method ($dev) $larmor, BART nufft -a (ramp DCF) $peer"
     python3 -c "import sys; l, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if l <= b else 1)" "$larmor" "$peer" ||

@@ -12,7 +12,8 @@
 # data also cg with the paper's exact F^H d (--fhd dft, phase recurrence) against `pics -l2`. Larmor runs on the
 # CPU and, where a CUDA device is present, on it too, with the same claims.
 set -euo pipefail
-cli=$1 dir=$2
+cli=$1 dir=$2 name=bart_pics
+here=$(cd "$(dirname "$0")" && pwd)
 command -v bart >/dev/null || { echo "bart_pics: bart is not installed (installer/install-deps.sh installs it)" >&2; exit 1; }
 rm -rf "$dir"; mkdir -p "$dir"; cd "$dir"
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
@@ -26,13 +27,7 @@ check() {  # name value bound factor
   if le "$2" "$3" "$4"; then echo "  ok: $1 $2 <= $4 x $3"; else echo "bart_pics: $1 $2 > $4 x $3" >&2; fail=1; fi
 }
 
-devices=cpu
-if "$cli" devices | grep -q "^no GPU"; then echo "no CUDA device: the CPU only"; else devices="cpu cuda"; fi
-recon() {  # device output input [options]: a Larmor reconstruction that must run on the device asked for
-  local dev=$1 out=$2; shift 2
-  "$cli" recon "$@" --device "$dev" --output "$out.cfl" > "$out.log"
-  grep -q " on $dev" "$out.log" || { cat "$out.log"; echo "bart_pics: $out did not run on $dev" >&2; exit 1; }
-}
+source "$here/lib/devices.sh"
 
 q bart phantom -k -s 8 -x 128 kc
 q bart fft -i 3 kc coils
@@ -50,9 +45,9 @@ bt=(); for l in $lambdas; do q bart pics -S -R T:6:0:$l -i 100 ku maps bt_$l; bt
 bl2=$(score bl2) bbest=$(min "${bt[@]}")
 echo "  BART pics -l2 $bl2, -R T over lambda {$lambdas}: ${bt[*]} (best $bbest)"
 for dev in $devices; do
-  recon $dev lcg_$dev ku.cfl --method cg
-  recon $dev lcs_$dev ku.cfl --method cs
-  lt=(); for l in $lambdas; do recon $dev lcs_${l}_$dev ku.cfl --method cs --lambda "$l"; lt+=("$(score lcs_${l}_$dev)"); done
+  recon_on $dev lcg_$dev ku.cfl --method cg
+  recon_on $dev lcs_$dev ku.cfl --method cs
+  lt=(); for l in $lambdas; do recon_on $dev lcs_${l}_$dev ku.cfl --method cs --lambda "$l"; lt+=("$(score lcs_${l}_$dev)"); done
   lcg=$(score lcg_$dev) lcs=$(score lcs_$dev) lbest=$(min "${lt[@]}")
   echo "  Larmor on $dev: cg $lcg, cs (defaults) $lcs, cs over lambda: ${lt[*]} (best $lbest)"
   check "A ($dev): Larmor cg defaults vs pics -l2" "$lcg" "$bl2" 1
@@ -74,10 +69,10 @@ bl2=$(score rbl2) bbest=$(min "${bt[@]}")
 echo "  BART pics -l2 $bl2, -R T over lambda {$lambdas}: ${bt[*]} (best $bbest)"
 radial=(ksp.cfl --traj traj.cfl --matrix 128)
 for dev in $devices; do
-  recon $dev rlcg_$dev "${radial[@]}" --method cg
-  recon $dev rlcgd_$dev "${radial[@]}" --method cg --fhd dft --trig recurrence
-  recon $dev rlcs_$dev "${radial[@]}" --method cs
-  lt=(); for l in $lambdas; do recon $dev rlcs_${l}_$dev "${radial[@]}" --method cs --lambda "$l"; lt+=("$(score rlcs_${l}_$dev)"); done
+  recon_on $dev rlcg_$dev "${radial[@]}" --method cg
+  recon_on $dev rlcgd_$dev "${radial[@]}" --method cg --fhd dft --trig recurrence
+  recon_on $dev rlcs_$dev "${radial[@]}" --method cs
+  lt=(); for l in $lambdas; do recon_on $dev rlcs_${l}_$dev "${radial[@]}" --method cs --lambda "$l"; lt+=("$(score rlcs_${l}_$dev)"); done
   lcg=$(score rlcg_$dev) lcgd=$(score rlcgd_$dev) lcs=$(score rlcs_$dev) lbest=$(min "${lt[@]}")
   echo "  Larmor on $dev: cg $lcg, cg with the exact F^H d $lcgd, cs (defaults) $lcs, cs over lambda: ${lt[*]} (best $lbest)"
   check "B ($dev): Larmor cg defaults vs pics -l2" "$lcg" "$bl2" 1
