@@ -74,8 +74,10 @@ class CudaBackend final : public Backend {
                    const MatrixBatch& a, const Buffer& B, const MatrixBatch& b, cfloat beta, Buffer& C,
                    const MatrixBatch& c, index_t batch) override;
   void choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b, index_t batch) override;
-  void gather(Buffer& out, const Buffer& src, const Buffer& index, index_t n) override;
-  void scatter(Buffer& out, const Buffer& src, const Buffer& index, index_t n) override;
+  void gather(Buffer& out, const Buffer& src, const Buffer& index, index_t n, index_t batch = 1,
+              index_t stride = 0) override;
+  void scatter(Buffer& out, const Buffer& src, const Buffer& index, index_t n, index_t batch = 1,
+               index_t stride = 0) override;
   /// EspiritOps::hermitianEigen on this device (linalg.cu: cuSOLVER zheevd in double).
   void hermitianEigen(std::vector<cdouble>& a, std::vector<double>& values, index_t n);
   /// EspiritOps::gramKernels on this device (linalg.cu): the Gram to double, zheevd, conjugated eigenvectors
@@ -200,6 +202,8 @@ class CudaEspiritOps final : public EspiritOps {
   explicit CudaEspiritOps(CudaBackend& backend) : be_(backend) {}
   void dominantEigenvectors(Buffer& maps, Buffer& values, const Buffer& cov, index_t voxels, index_t channels,
                             const std::vector<cfloat>& reference, float crop) override;
+  void smallGridMatrices(Buffer& cov, const Buffer& u, index_t points, index_t channels, index_t kept,
+                         double scale) override;
   void hermitianEigen(std::vector<cdouble>& a, std::vector<double>& values, index_t n) override;
   void gramKernels(const Buffer& gram, index_t n, std::vector<double>& values, Buffer& kernels) override;
 

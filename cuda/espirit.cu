@@ -197,7 +197,38 @@ void launchGroups(const EspiritArgs& a, cudaStream_t s) {
   LARMOR_CUDA_CHECK_LAUNCH();
 }
 
+// One thread per entry (x, l) of the small grid's packed matrices; the kernels' sum in double as on the CPU.
+__global__ void smallGridKernel(float2* cov, const float* u, long long points, int C, long long kept, int packed,
+                                double scale) {
+  const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= points * packed) return;
+  const long long x = t % points;
+  const int l = static_cast<int>(t / points);
+  int a = 0, b = 0;
+  kernels::espiritPackedPair(l, a, b);
+  double re = 0, im = 0;
+  kernels::espiritSmallGridEntry(points, C, kept, x, a, b, scale, u, re, im);
+  cov[t] = make_float2(static_cast<float>(re), static_cast<float>(im));
+}
+
 }  // namespace
+
+void CudaEspiritOps::smallGridMatrices(Buffer& cov, const Buffer& u, index_t points, index_t channels, index_t kept,
+                                       double scale) {
+  require(channels >= 1 && kept >= 0 && points >= 0, "ESPIRiT: small-grid matrices of " + std::to_string(channels) +
+                                                          " channels and " + std::to_string(kept) + " kernels");
+  const index_t packed = channels * (channels + 1) / 2;
+  const auto* pu = reinterpret_cast<const float*>(be_.elements(u, points * channels * kept, "ESPIRiT small grid"));
+  float2* out = be_.elements(cov, points * packed, "ESPIRiT small grid");
+  if (points == 0) return;
+  std::lock_guard lock(be_.mutex_);
+  be_.activate();
+  const long long total = points * packed;
+  constexpr int threads = 128;
+  smallGridKernel<<<static_cast<unsigned>((total + threads - 1) / threads), threads, 0, be_.stream_.handle>>>(
+      out, pu, points, static_cast<int>(channels), kept, static_cast<int>(packed), scale);
+  LARMOR_CUDA_CHECK_LAUNCH();
+}
 
 void CudaEspiritOps::hermitianEigen(std::vector<cdouble>& a, std::vector<double>& values, index_t n) {
   be_.hermitianEigen(a, values, n);

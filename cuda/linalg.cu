@@ -161,19 +161,27 @@ __global__ void pointersKernel(double2** out, double2* base, index_t stride, ind
 
 /// Out-of-range indices are skipped like negative ones (no fault); the CPU backend, which the tests run on
 /// the same tables, reports them as errors.
-__global__ void gatherKernel(float2* out, const float2* src, index_t srcCount, const long long* index, index_t n) {
-  for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += static_cast<index_t>(gridDim.x) * blockDim.x) {
-    const long long j = index[i];
-    out[i] = (j >= 0 && j < srcCount) ? src[j] : float2{0.f, 0.f};
+// Batched gather/scatter (Backend::gather): element i + n b of the batch uses index[i] + stride b; the
+// entry's index is read once per element (the batch shares the n-entry index).
+__global__ void gatherKernel(float2* out, const float2* src, index_t srcCount, const long long* index, index_t n,
+                             index_t total, index_t stride) {
+  for (index_t e = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
+       e += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    const index_t b = e / n;
+    const long long j = index[e - b * n];
+    const long long at = j + stride * b;
+    out[e] = (j >= 0 && at < srcCount) ? src[at] : float2{0.f, 0.f};
   }
 }
 
-__global__ void scatterKernel(float2* out, index_t outCount, const float2* src, const long long* index, index_t n) {
-  for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += static_cast<index_t>(gridDim.x) * blockDim.x) {
-    const long long j = index[i];
-    if (j >= 0 && j < outCount) out[j] = src[i];
+__global__ void scatterKernel(float2* out, index_t outCount, const float2* src, const long long* index, index_t n,
+                              index_t total, index_t stride) {
+  for (index_t e = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
+       e += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    const index_t b = e / n;
+    const long long j = index[e - b * n];
+    const long long at = j + stride * b;
+    if (j >= 0 && at < outCount) out[at] = src[e];
   }
 }
 
@@ -565,39 +573,45 @@ void CudaBackend::gramKernels(const float2* gram, index_t n, std::vector<double>
   zheevd(n, values, load, store, "gramKernels");
 }
 
-void CudaBackend::gather(Buffer& out, const Buffer& src, const Buffer& index, index_t n) {
+void CudaBackend::gather(Buffer& out, const Buffer& src, const Buffer& index, index_t n, index_t batch,
+                         index_t stride) {
   checked(out, "gather");
   checked(src, "gather");
   checked(index, "gather");
   require(n >= 0 && static_cast<std::size_t>(n) * sizeof(long long) <= index.bytes(),
           "cuda backend: gather of " + str(n) + " elements needs " + str(n) + " indices, the index buffer holds " +
               str(static_cast<index_t>(index.bytes() / sizeof(long long))));
-  float2* po = elements(out, n, "gather");
+  require(batch >= 1 && stride >= 0,
+          "cuda backend: gather: batch " + str(batch) + " and stride " + str(stride) + " (batch >= 1, stride >= 0)");
+  float2* po = elements(out, n * batch, "gather");
   require(out.ptr() != src.ptr() || n == 0, "cuda backend: gather cannot gather a buffer into itself");
   if (n == 0) return;
   std::lock_guard lock(mutex_);
   activate();
-  gatherKernel<<<gridFor(n, launch_), kThreads, 0, launch_.stream>>>(
+  gatherKernel<<<gridFor(n * batch, launch_), kThreads, 0, launch_.stream>>>(
       po, static_cast<const float2*>(src.ptr()), static_cast<index_t>(src.bytes() / sizeof(float2)),
-      static_cast<const long long*>(index.ptr()), n);
+      static_cast<const long long*>(index.ptr()), n, n * batch, stride);
   LARMOR_CUDA_CHECK_LAUNCH();
 }
 
-void CudaBackend::scatter(Buffer& out, const Buffer& src, const Buffer& index, index_t n) {
+void CudaBackend::scatter(Buffer& out, const Buffer& src, const Buffer& index, index_t n, index_t batch,
+                          index_t stride) {
   checked(out, "scatter");
   checked(src, "scatter");
   checked(index, "scatter");
   require(n >= 0 && static_cast<std::size_t>(n) * sizeof(long long) <= index.bytes(),
           "cuda backend: scatter of " + str(n) + " elements needs " + str(n) + " indices, the index buffer holds " +
               str(static_cast<index_t>(index.bytes() / sizeof(long long))));
-  const float2* ps = elements(src, n, "scatter");
+  require(batch >= 1 && stride >= 0,
+          "cuda backend: scatter: batch " + str(batch) + " and stride " + str(stride) + " (batch >= 1, stride >= 0)");
+  const float2* ps = elements(src, n * batch, "scatter");
   require(out.ptr() != src.ptr() || n == 0, "cuda backend: scatter cannot scatter a buffer into itself");
   if (n == 0) return;
   std::lock_guard lock(mutex_);
   activate();
-  scatterKernel<<<gridFor(n, launch_), kThreads, 0, launch_.stream>>>(
+  scatterKernel<<<gridFor(n * batch, launch_), kThreads, 0, launch_.stream>>>(
       static_cast<float2*>(out.ptr()), static_cast<index_t>(out.bytes() / sizeof(float2)), ps,
-      static_cast<const long long*>(index.ptr()), n);
+      static_cast<const long long*>(index.ptr()), n, n * batch, stride);
   LARMOR_CUDA_CHECK_LAUNCH();
 }
 

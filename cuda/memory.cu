@@ -176,6 +176,7 @@ void parallelMemcpy(void* dst, const void* src, std::size_t bytes) {
 }  // namespace
 
 HostStaging::~HostStaging() {
+  if (direct_) (void)cudaEventDestroy(direct_);
   for (int i = 0; i < 2; ++i) {
     if (done_[i]) {
       (void)cudaEventSynchronize(done_[i]);
@@ -209,6 +210,17 @@ bool HostStaging::ensurePinned() {
 
 void HostStaging::upload(void* deviceDst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
+  // Direct only onto an idle stream: cudaErrorNotReady (work queued) is an answer, not an error.
+  const cudaError_t idle = bytes >= kDirectBytes ? cudaStreamQuery(stream_) : cudaErrorNotReady;
+  if (idle == cudaErrorNotReady) (void)cudaGetLastError();  // the runtime may record it; launches are checked at launch
+  else LARMOR_CUDA_CHECK(idle);
+  if (idle == cudaSuccess && pinHostBlock(src, bytes)) {
+    if (!direct_) LARMOR_CUDA_CHECK(cudaEventCreateWithFlags(&direct_, cudaEventDisableTiming));
+    LARMOR_CUDA_CHECK(cudaMemcpyAsync(deviceDst, src, bytes, cudaMemcpyHostToDevice, stream_));
+    LARMOR_CUDA_CHECK(cudaEventRecord(direct_, stream_));
+    LARMOR_CUDA_CHECK(cudaEventSynchronize(direct_));  // the source has been read
+    return;
+  }
   if (!ensurePinned()) {
     // From pageable memory the call returns once `src` has been staged by the driver.
     LARMOR_CUDA_CHECK(cudaMemcpyAsync(deviceDst, src, bytes, cudaMemcpyHostToDevice, stream_));
@@ -232,7 +244,7 @@ void HostStaging::download(void* dst, const void* deviceSrc, std::size_t bytes) 
     LARMOR_CUDA_CHECK(cudaStreamSynchronize(stream_));
     return;
   }
-  if (!ensurePinned()) {
+  if (!ensurePinned() || (bytes >= kDirectBytes && pinHostBlock(dst, bytes))) {
     LARMOR_CUDA_CHECK(cudaMemcpyAsync(dst, deviceSrc, bytes, cudaMemcpyDeviceToHost, stream_));
     LARMOR_CUDA_CHECK(cudaStreamSynchronize(stream_));
     return;

@@ -83,6 +83,10 @@ class DeviceBuffer final : public Buffer {
 /// Two pinned chunks used in turn: the host copies chunk k into (or out of) pinned memory while the DMA
 /// engine moves chunk k-1, so a transfer runs at pinned speed without pinning the caller's memory. Where
 /// pinned memory cannot be had, transfers go straight from pageable memory (slower, same results).
+/// Host arrays of hostAllocate's large path are pinned themselves on first use (pinHostBlock, array.hpp):
+/// a download into one, and an upload from one while nothing is queued ahead of it on the stream, is one
+/// DMA at the link's rate with no staging copy (an upload waits for its DMA to have read the source: with
+/// work queued ahead that would hold the host back, so such an upload is staged as before).
 class HostStaging {
  public:
   explicit HostStaging(cudaStream_t stream) : stream_(stream) {}
@@ -102,7 +106,10 @@ class HostStaging {
 
  private:
   bool ensurePinned();
+  /// Uploads from a pinned block of at least this size go direct (smaller ones: staging is as fast).
+  static constexpr std::size_t kDirectBytes = std::size_t{1} << 20;
   cudaStream_t stream_;
+  cudaEvent_t direct_ = nullptr;
   void* chunk_[2] = {nullptr, nullptr};
   cudaEvent_t done_[2] = {nullptr, nullptr};
   bool used_[2] = {false, false};

@@ -50,11 +50,29 @@ class CudaProvider final : public BackendProvider {
 }  // namespace
 }  // namespace larmor::cuda
 
+namespace larmor::cuda {
+namespace {
+// Large host arrays pinned for DMA on first use (array.hpp, pinHostBlock; HostStaging in memory.cu).
+// Portable: the pinning holds for every device's context (GPU.Multi, batch workers).
+bool pinBlock(void* base, std::size_t bytes) {
+  if (cudaHostRegister(base, bytes, cudaHostRegisterPortable) == cudaSuccess) return true;
+  (void)cudaGetLastError();  // locked-memory limits, containers: the block stays staged
+  return false;
+}
+void unpinBlock(void* base) {
+  (void)cudaHostUnregister(base);
+  (void)cudaGetLastError();  // at exit the runtime may be gone: nothing to undo then
+}
+const HostPinning kPinning{pinBlock, unpinBlock};
+}  // namespace
+}  // namespace larmor::cuda
+
 extern "C" __attribute__((visibility("default"))) int larmor_plugin_register(larmor::BackendRegistry* registry,
                                                                               int abiVersion) {
   if (!registry || abiVersion != larmor::kPluginAbiVersion) return 1;
   try {
     registry->addProvider(std::make_shared<larmor::cuda::CudaProvider>());
+    larmor::setHostPinning(&larmor::cuda::kPinning);
   } catch (...) {
     return 2;
   }

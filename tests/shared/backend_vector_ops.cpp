@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <vector>
 
 #include "support/device.hpp"
 #include "support/random_data.hpp"
@@ -101,6 +103,38 @@ TEST_P(BackendOps, BoundsAreChecked) {
   EXPECT_THROW(be().fill(d.buffer(), 1.f, 5), Error);
   std::vector<cfloat> host(8);
   EXPECT_THROW(be().upload(d.buffer(), host.data(), 8 * sizeof(cfloat)), Error);
+}
+
+// A batch of grids gathered and scattered through one shared index (Cartesian SENSE's coils): element
+// i + n b uses index[i] + stride b, negative indices give 0 (gather) or are skipped (scatter).
+TEST_P(BackendOps, BatchedGatherAndScatterShareOneIndex) {
+  const index_t n = 5, batch = 3, stride = 10;
+  const std::vector<std::int64_t> idx = {7, -1, 0, 9, 4};
+  const CArray src = randomArray(Shape{stride * batch}, 5), vals = randomArray(Shape{n * batch}, 6);
+  auto I = be().allocate(idx.size() * sizeof(std::int64_t));
+  be().upload(*I, idx.data(), idx.size() * sizeof(std::int64_t));
+  CDeviceArray ds = CDeviceArray::upload(be(), src), dv = CDeviceArray::upload(be(), vals), out(be(), Shape{n * batch});
+  be().gather(out.buffer(), ds.buffer(), *I, n, batch, stride);
+  const CArray g = out.download();
+  for (index_t b = 0; b < batch; ++b)
+    for (index_t i = 0; i < n; ++i) {
+      const std::int64_t j = idx[static_cast<std::size_t>(i)];
+      EXPECT_EQ(g[i + n * b], j >= 0 ? src[j + stride * b] : cfloat(0)) << i << " " << b;
+    }
+  CArray base(Shape{stride * batch});
+  for (index_t e = 0; e < base.size(); ++e) base[e] = cfloat(5, 5);
+  CDeviceArray dout = CDeviceArray::upload(be(), base);
+  be().scatter(dout.buffer(), dv.buffer(), *I, n, batch, stride);
+  CArray expect = base;
+  for (index_t b = 0; b < batch; ++b)
+    for (index_t i = 0; i < n; ++i)
+      if (const std::int64_t j = idx[static_cast<std::size_t>(i)]; j >= 0) expect[j + stride * b] = vals[i + n * b];
+  const CArray s = dout.download();
+  for (index_t e = 0; e < s.size(); ++e) EXPECT_EQ(s[e], expect[e]) << e;
+
+  EXPECT_THROW(be().gather(out.buffer(), ds.buffer(), *I, n, 0, stride), Error);     // batch < 1
+  EXPECT_THROW(be().gather(out.buffer(), ds.buffer(), *I, n, batch + 1, stride), Error);  // output of n * batch
+  EXPECT_THROW(be().scatter(dout.buffer(), dv.buffer(), *I, n, batch + 1, stride), Error);  // source of n * batch
 }
 
 LARMOR_INSTANTIATE_ON_TEST_DEVICE(BackendOps);

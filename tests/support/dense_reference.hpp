@@ -114,8 +114,12 @@ class DenseBackend final : public Backend {
   void choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b, index_t n) override {
     cpu_->choleskySolveBatched(A, a, B, b, n);
   }
-  void gather(Buffer& o, const Buffer& s, const Buffer& i, index_t n) override { cpu_->gather(o, s, i, n); }
-  void scatter(Buffer& o, const Buffer& s, const Buffer& i, index_t n) override { cpu_->scatter(o, s, i, n); }
+  void gather(Buffer& o, const Buffer& s, const Buffer& i, index_t n, index_t batch, index_t stride) override {
+    cpu_->gather(o, s, i, n, batch, stride);
+  }
+  void scatter(Buffer& o, const Buffer& s, const Buffer& i, index_t n, index_t batch, index_t stride) override {
+    cpu_->scatter(o, s, i, n, batch, stride);
+  }
   int plansMade = 0;
 
  private:

@@ -258,4 +258,13 @@ TEST_F(CpuLinalg, GatherAndScatterFollowTheIndexTable) {
   EXPECT_THROW(be->scatter(*S, *V, *BI, 2), Error);  // index 10 past a 10-element output
   EXPECT_THROW(be->gather(*O, *S, *I, 7), Error);    // 6 indices only
   EXPECT_THROW(be->gather(*V, *S, *I, 6), Error);    // output of 4
+
+  // Batched (the CPU checks every index of every batch entry): {0, 10} + 5 b leaves a source of 10.
+  const std::vector<std::int64_t> two = {0, 4};
+  auto TI = be->allocate(two.size() * sizeof(std::int64_t));
+  be->upload(*TI, two.data(), two.size() * sizeof(std::int64_t));
+  auto O4 = be->allocate(4 * sizeof(cfloat));
+  be->gather(*O4, *S, *TI, 2, 2, 5);                    // 0, 4, 5, 9: inside
+  EXPECT_THROW(be->gather(*O4, *S, *TI, 2, 2, 6), Error);  // 4 + 6 = 10: past the end
+  EXPECT_THROW(be->scatter(*S, *O4, *TI, 2, 2, 4), Error);  // index 4 reaches the next grid 4 apart
 }

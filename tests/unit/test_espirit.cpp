@@ -113,6 +113,31 @@ TEST(Espirit, CalibrationMatrixMatchesBruteForce) {
   }
 }
 
+// Step 3's small-grid matrices (EspiritOps::smallGridMatrices) against a plain complex<double> loop over the
+// kernels, for 1, 3 and 8 channels: M(x)_ab = scale sum_i u_ia(x) conj(u_ib(x)), packed lower triangle.
+TEST(Espirit, SmallGridMatricesMatchThePlainSum) {
+  auto be = BackendRegistry::instance().select("cpu").backend;
+  for (const index_t C : {1, 3, 8}) {
+    const index_t S = 12 * 12, kept = 7, L = C * (C + 1) / 2;
+    const double scale = 4.0;
+    const CArray u = randomArray(Shape{S, C, kept}, static_cast<unsigned>(10 + C));
+    auto du = be->allocate(static_cast<std::size_t>(u.size()) * sizeof(cfloat));
+    be->upload(*du, u.data(), static_cast<std::size_t>(u.size()) * sizeof(cfloat));
+    auto dc = be->allocate(static_cast<std::size_t>(S * L) * sizeof(cfloat));
+    be->espiritOps().smallGridMatrices(*dc, *du, S, C, kept, scale);
+    CArray got(Shape{S * L});
+    be->download(got.data(), *dc, static_cast<std::size_t>(S * L) * sizeof(cfloat));
+    for (index_t x = 0; x < S; ++x)
+      for (index_t a = 0; a < C; ++a)
+        for (index_t b = 0; b <= a; ++b) {
+          cdouble s = 0;
+          for (index_t i = 0; i < kept; ++i) s += cdouble(u[x + S * (a + C * i)]) * std::conj(cdouble(u[x + S * (b + C * i)]));
+          const cfloat want(s * scale), g = got[x + S * (a * (a + 1) / 2 + b)];
+          ASSERT_LE(std::abs(g - want), 1e-5f * (1.f + std::abs(want))) << "C " << C << " x " << x << " (" << a << ", " << b << ")";
+        }
+  }
+}
+
 TEST(Espirit, PointwiseEigenMatchesEigen) {
   for (const index_t C : {1, 3, 8, 13}) {
     const index_t voxels = 40, L = C * (C + 1) / 2;

@@ -46,6 +46,25 @@ void CpuEspiritOps::dominantEigenvectors(Buffer& maps, Buffer& values, const Buf
   }
 }
 
+void CpuEspiritOps::smallGridMatrices(Buffer& cov, const Buffer& u, index_t points, index_t channels, index_t kept,
+                                      double scale) {
+  require(channels >= 1 && kept >= 0 && points >= 0, "ESPIRiT: small-grid matrices of " + std::to_string(channels) +
+                                                          " channels and " + std::to_string(kept) + " kernels");
+  const index_t packed = channels * (channels + 1) / 2;
+  const float* pu = reinterpret_cast<const float*>(elements(u, points * channels * kept, "ESPIRiT small grid"));
+  cfloat* out = elements(cov, points * packed, "ESPIRiT small grid");
+  const int C = static_cast<int>(channels);
+#pragma omp parallel for collapse(2) schedule(static) if (points * packed * kept * channels >= (1 << 16))
+  for (index_t l = 0; l < packed; ++l)
+    for (index_t x = 0; x < points; ++x) {
+      int a = 0, b = 0;
+      kernels::espiritPackedPair(static_cast<int>(l), a, b);
+      double re = 0, im = 0;
+      kernels::espiritSmallGridEntry(points, C, kept, x, a, b, scale, pu, re, im);
+      out[x + points * l] = cfloat(static_cast<float>(re), static_cast<float>(im));
+    }
+}
+
 void CpuEspiritOps::hermitianEigen(std::vector<cdouble>& a, std::vector<double>& values, index_t n) {
   require(n >= 0 && static_cast<index_t>(a.size()) == n * n, "ESPIRiT: the eigen-decomposition needs an n x n matrix");
   values.assign(static_cast<std::size_t>(n), 0.0);

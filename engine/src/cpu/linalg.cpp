@@ -217,33 +217,53 @@ void CpuBackend::choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B
                 " is not positive definite");
 }
 
-void CpuBackend::gather(Buffer& out, const Buffer& src, const Buffer& index, index_t n) {
+namespace {
+/// The index bound of a batched gather/scatter (Backend::gather): every index i >= 0 must have
+/// i + stride (batch - 1) < elements; "" when it holds, else the one-line error.
+std::string batchedIndexError(const index_t* idx, index_t n, index_t batch, index_t stride, index_t elements,
+                              const char* op, const char* what) {
+  require(batch >= 1 && stride >= 0, std::string("cpu backend: ") + op + ": batch " + str(batch) + " and stride " +
+                                         str(stride) + " (batch >= 1, stride >= 0)");
+  const index_t reach = stride * (batch - 1);
+  const index_t bad = firstIndexPastEnd(idx, n, elements - reach);
+  if (bad < 0) return {};
+  return std::string("cpu backend: ") + op + ": index " + str(idx[bad]) + " at position " + str(bad) +
+         (batch > 1 ? " (+ " + str(reach) + " for the last of " + str(batch) + " grids)" : std::string()) +
+         " is past the end of " + what + " of " + str(elements) + " elements";
+}
+}  // namespace
+
+void CpuBackend::gather(Buffer& out, const Buffer& src, const Buffer& index, index_t n, index_t batch, index_t stride) {
   const index_t* idx = indexPtr(index, n, "gather");
-  checkElements(out, n, "gather", "the output");
   require(out.ptr() != src.ptr() || n == 0, "cpu backend: gather cannot gather a buffer into itself");
-  const index_t limit = elementsOf(src);
-  if (const index_t bad = firstIndexPastEnd(idx, n, limit); bad >= 0)
-    throw Error("cpu backend: gather: index " + str(idx[bad]) + " at position " + str(bad) +
-                " is past the end of a source of " + str(limit) + " elements");
+  if (const std::string e = batchedIndexError(idx, n, batch, stride, elementsOf(src), "gather", "a source"); !e.empty())
+    throw Error(e);
+  checkElements(out, n * batch, "gather", "the output");
   cfloat* po = static_cast<cfloat*>(out.ptr());
   const cfloat* ps = static_cast<const cfloat*>(src.ptr());
-#pragma omp parallel for schedule(static) if (n > kParallelMoves)
-  for (index_t i = 0; i < n; ++i) po[i] = idx[i] >= 0 ? ps[idx[i]] : cfloat(0);
+#pragma omp parallel for collapse(2) schedule(static) if (n * batch > kParallelMoves)
+  for (index_t b = 0; b < batch; ++b)
+    for (index_t i = 0; i < n; ++i) po[i + n * b] = idx[i] >= 0 ? ps[idx[i] + stride * b] : cfloat(0);
 }
 
-void CpuBackend::scatter(Buffer& out, const Buffer& src, const Buffer& index, index_t n) {
+void CpuBackend::scatter(Buffer& out, const Buffer& src, const Buffer& index, index_t n, index_t batch, index_t stride) {
   const index_t* idx = indexPtr(index, n, "scatter");
-  checkElements(src, n, "scatter", "the source");
   require(out.ptr() != src.ptr() || n == 0, "cpu backend: scatter cannot scatter a buffer into itself");
-  const index_t limit = elementsOf(out);
-  if (const index_t bad = firstIndexPastEnd(idx, n, limit); bad >= 0)
-    throw Error("cpu backend: scatter: index " + str(idx[bad]) + " at position " + str(bad) +
-                " is past the end of an output of " + str(limit) + " elements");
+  if (const std::string e = batchedIndexError(idx, n, batch, stride, elementsOf(out), "scatter", "an output"); !e.empty())
+    throw Error(e);
+  if (batch > 1)
+    for (index_t i = 0; i < n; ++i)
+      require(idx[i] < stride, [&] {
+        return "cpu backend: scatter: index " + str(idx[i]) + " at position " + str(i) + " reaches the next of " +
+               str(batch) + " grids " + str(stride) + " elements apart";
+      });
+  checkElements(src, n * batch, "scatter", "the source");
   cfloat* po = static_cast<cfloat*>(out.ptr());
   const cfloat* ps = static_cast<const cfloat*>(src.ptr());
-#pragma omp parallel for schedule(static) if (n > kParallelMoves)
-  for (index_t i = 0; i < n; ++i)
-    if (idx[i] >= 0) po[idx[i]] = ps[i];
+#pragma omp parallel for collapse(2) schedule(static) if (n * batch > kParallelMoves)
+  for (index_t b = 0; b < batch; ++b)
+    for (index_t i = 0; i < n; ++i)
+      if (idx[i] >= 0) po[idx[i] + stride * b] = ps[i + n * b];
 }
 
 }  // namespace larmor::cpu

@@ -26,23 +26,18 @@ CartesianPlan::CartesianPlan(Backend& backend, const Shape& grid, std::vector<st
   }
 }
 
-const Buffer& CartesianPlan::indexFor(index_t batch) {
-  auto& slot = deviceIndex_[batch];
-  if (!slot) {
-    const index_t m = samples(), n = grid_.size();
-    std::vector<std::int64_t> all(static_cast<std::size_t>(m * batch));
-    for (index_t b = 0; b < batch; ++b)
-      for (index_t j = 0; j < m; ++j) all[static_cast<std::size_t>(b * m + j)] = index_[static_cast<std::size_t>(j)] + b * n;
-    slot = backend_.allocate(all.size() * sizeof(std::int64_t));
-    backend_.upload(*slot, all.data(), all.size() * sizeof(std::int64_t));
+const Buffer& CartesianPlan::deviceIndex() {
+  if (!deviceIndex_) {
+    deviceIndex_ = backend_.allocate(index_.size() * sizeof(std::int64_t));
+    backend_.upload(*deviceIndex_, index_.data(), index_.size() * sizeof(std::int64_t));
   }
-  return *slot;
+  return *deviceIndex_;
 }
 
 void CartesianPlan::adjoint(const Buffer& samples, Buffer& image, index_t batch) {
   const index_t n = grid_.size(), m = this->samples();
   backend_.fill(image, cfloat(0.f), n * batch);
-  backend_.scatter(image, samples, indexFor(batch), m * batch);
+  backend_.scatter(image, samples, deviceIndex(), m, batch, n);
   backend_.fft(image, Shape{grid_[0], grid_[1], grid_[2], batch}, rank_, FftDirection::Inverse);
   backend_.scale(image, cfloat(static_cast<float>(std::sqrt(static_cast<double>(n)))), n * batch);
 }
@@ -55,14 +50,14 @@ void CartesianPlan::forward(const Buffer& image, Buffer& samples, index_t batch)
   }
   backend_.copy(*work_, image, bytesOf(n * batch));
   backend_.fft(*work_, Shape{grid_[0], grid_[1], grid_[2], batch}, rank_, FftDirection::Forward);
-  backend_.gather(samples, *work_, indexFor(batch), m * batch);
+  backend_.gather(samples, *work_, deviceIndex(), m, batch, n);
   backend_.scale(samples, cfloat(static_cast<float>(std::sqrt(static_cast<double>(n)))), m * batch);
 }
 
-void CartesianPlan::sample(const Buffer& grid, Buffer& out) { backend_.gather(out, grid, indexFor(1), samples()); }
+void CartesianPlan::sample(const Buffer& grid, Buffer& out) { backend_.gather(out, grid, deviceIndex(), samples()); }
 
 void CartesianPlan::sample(const Buffer& grids, Buffer& out, index_t batch) {
-  backend_.gather(out, grids, indexFor(batch), samples() * batch);
+  backend_.gather(out, grids, deviceIndex(), samples(), batch, grid_.size());
 }
 
 void CartesianPlan::spreadInterpolate(const Buffer& weights, Buffer& out) {
@@ -71,19 +66,15 @@ void CartesianPlan::spreadInterpolate(const Buffer& weights, Buffer& out) {
   forward(*image, out, 1);
 }
 
-CartesianGram::CartesianGram(Backend& backend, const Shape& grid, const std::vector<std::int64_t>& index)
-    : backend_(backend), grid_(grid), rank_(cartesianRank(grid)) {
-  const index_t n = grid_.size();
-  std::vector<cfloat> mask(static_cast<std::size_t>(n), cfloat(0.f));
-  for (std::int64_t i : index) {
-    require(i >= 0 && i < n, [&] { return "cartesian gram: a sample lies outside the " + grid_.str() + " grid"; });
-    require(mask[static_cast<std::size_t>(i)] == 0.f,
-            [&] { return "cartesian gram: grid point " + std::to_string(i) + " is sampled twice"; });
-    mask[static_cast<std::size_t>(i)] = 1.f;
-  }
-  diagonal_ = static_cast<double>(index.size()) / static_cast<double>(n);
+CartesianGram::CartesianGram(Backend& backend, CartesianPlan& plan)
+    : backend_(backend), grid_(plan.imageShape()), rank_(cartesianRank(grid_)) {
+  const index_t n = grid_.size(), m = plan.samples();
+  diagonal_ = static_cast<double>(m) / static_cast<double>(n);
   mask_ = backend.allocate(bytesOf(n));
-  backend.upload(*mask_, mask.data(), bytesOf(n));
+  backend.fill(*mask_, cfloat(0.f), n);
+  auto ones = backend.allocate(bytesOf(m));
+  backend.fill(*ones, cfloat(1.f), m);
+  backend.scatter(*mask_, *ones, plan.deviceIndex(), m);
 }
 
 void CartesianGram::apply(const Buffer& x, Buffer& y, index_t batch) {

@@ -2,8 +2,8 @@
 // its Gram matrix, the signal subspace by BART's threshold rule, the image-domain matrices M(x) (small
 // grid, then sinc interpolation on the backend), and the pointwise eigenvectors (EspiritOps).
 // Backend-neutral: FFTs, resizes, the Gram GEMM, the K C x K C eigen-decomposition (EspiritOps::gramKernels,
-// double, the Gram never leaving the backend) and the pointwise kernel run on the backend; the small-grid
-// products run on the host.
+// double, the Gram never leaving the backend), the small grid's matrices and the pointwise kernel run on the
+// backend; only the eigenvalues and the calibration's principal component are on the host.
 #include "larmor/ops/espirit.hpp"
 
 #include <Eigen/Dense>
@@ -109,37 +109,23 @@ EspiritResult espirit(Backend& be, const CArray& cal, const index_t grid[3], con
   // first `kept` columns of the kernels are [k0, k1, k2, coils * kept].
   const index_t small[3] = {k[0] > 1 ? 2 * k[0] : 1, k[1] > 1 ? 2 * k[1] : 1, k[2] > 1 ? 2 * k[2] : 1};
   const index_t S = small[0] * small[1] * small[2];
-  CArray u(Shape{small[0], small[1], small[2], coils * kept});
-  {
-    auto du = be.allocate(bytesOf(u.size()));
-    be.resizeCentred(*du, u.shape(), *dkernels, Shape{k[0], k[1], k[2], coils * kept});
-    be.fft(*du, u.shape(), 3, FftDirection::Inverse);
-    be.download(u.data(), *du, bytesOf(u.size()));
-  }
-  // M on the small grid: (S / K) sum_i u_ia conj(u_ib) (S: the unitary FFT's 1/sqrt(S) per factor undone).
+  const Shape uShape{small[0], small[1], small[2], coils * kept};
+  auto du = be.allocate(bytesOf(uShape.size()));
+  be.resizeCentred(*du, uShape, *dkernels, Shape{k[0], k[1], k[2], coils * kept});
+  be.fft(*du, uShape, 3, FftDirection::Inverse);
+  // M on the small grid (EspiritOps, on the backend): (S / K) sum_i u_ia conj(u_ib) (S: the unitary FFT's
+  // 1/sqrt(S) per factor undone).
   const index_t L = coils * (coils + 1) / 2;
-  CArray covSmall(Shape{small[0], small[1], small[2], L});
-  const double scale = static_cast<double>(S) / static_cast<double>(K);
-#pragma omp parallel for schedule(static)
-  for (index_t x = 0; x < S; ++x) {
-    std::vector<cdouble> acc(static_cast<std::size_t>(L), cdouble(0));
-    for (index_t i = 0; i < kept; ++i) {
-      const cfloat* ui = u.data() + x + S * coils * i;
-      for (index_t ca = 0; ca < coils; ++ca) {
-        const cdouble va(ui[S * ca]);
-        for (index_t cb = 0; cb <= ca; ++cb) acc[static_cast<std::size_t>(ca * (ca + 1) / 2 + cb)] += va * std::conj(cdouble(ui[S * cb]));
-      }
-    }
-    for (index_t l = 0; l < L; ++l) covSmall[x + S * l] = cfloat(acc[static_cast<std::size_t>(l)] * scale);
-  }
+  const Shape smallShape{small[0], small[1], small[2], L};
+  auto dsmall = be.allocate(bytesOf(smallShape.size()));
+  be.espiritOps().smallGridMatrices(*dsmall, *du, S, coils, kept, static_cast<double>(S) / static_cast<double>(K));
+  du.reset();
   // Sinc interpolation to the image grid; values kept: the unitary pair scales by sqrt(S / N).
   const index_t N = grid[0] * grid[1] * grid[2];
   const Shape bigShape{grid[0], grid[1], grid[2], L};
-  auto dsmall = be.allocate(bytesOf(covSmall.size()));
-  be.upload(*dsmall, covSmall.data(), bytesOf(covSmall.size()));
-  be.fft(*dsmall, covSmall.shape(), 3, FftDirection::Forward);
+  be.fft(*dsmall, smallShape, 3, FftDirection::Forward);
   auto dcov = be.allocate(bytesOf(N * L));
-  be.resizeCentred(*dcov, bigShape, *dsmall, covSmall.shape());
+  be.resizeCentred(*dcov, bigShape, *dsmall, smallShape);
   dsmall.reset();
   be.fft(*dcov, bigShape, 3, FftDirection::Inverse);
   be.scale(*dcov, cfloat(static_cast<float>(std::sqrt(static_cast<double>(N) / static_cast<double>(S))), 0.f), N * L);

@@ -12,7 +12,7 @@ std::size_t bytesOf(index_t n) { return static_cast<std::size_t>(n) * sizeof(cfl
 }  // namespace
 
 CoilSensitivities::CoilSensitivities(Backend& backend, const CArray& maps, index_t voxels, index_t coils)
-    : voxels_(voxels), sos_(static_cast<std::size_t>(voxels), 0.0) {
+    : backend_(backend), voxels_(voxels), sos_(static_cast<std::size_t>(voxels), 0.0) {
   require(coils >= 1 && maps.size() == voxels * coils,
           "coil maps: " + std::to_string(maps.size()) + " values for " + std::to_string(voxels) + " voxels x " +
               std::to_string(coils) + " coils");
@@ -29,10 +29,28 @@ CoilSensitivities::CoilSensitivities(Backend& backend, const CArray& maps, index
     backend.upload(*b, maps.data() + c0 * voxels, bytesOf(voxels * m));
     groups_.push_back(std::move(b));
   }
+  uploadRoot();
+}
+
+void CoilSensitivities::uploadRoot() {
+  CArray root(Shape{voxels_});
+  for (index_t v = 0; v < voxels_; ++v) root[v] = cfloat(static_cast<float>(std::sqrt(sos_[static_cast<std::size_t>(v)])), 0.f);
+  rss_ = backend_.allocate(bytesOf(voxels_));
+  backend_.upload(*rss_, root.data(), bytesOf(voxels_));
+}
+
+const std::vector<double>& CoilSensitivities::sumOfSquares() const {
+  if (sos_.empty()) {
+    CArray host(Shape{voxels_});
+    backend_.download(host.data(), *rss_, bytesOf(voxels_));
+    sos_.resize(static_cast<std::size_t>(voxels_));
+    for (index_t v = 0; v < voxels_; ++v) sos_[static_cast<std::size_t>(v)] = static_cast<double>(host[v].real()) * host[v].real();
+  }
+  return sos_;
 }
 
 CoilSensitivities::CoilSensitivities(Backend& backend, std::unique_ptr<Buffer> maps, index_t voxels, index_t coils)
-    : voxels_(voxels), sos_(static_cast<std::size_t>(voxels), 0.0) {
+    : backend_(backend), voxels_(voxels) {
   require(coils >= 1 && maps && maps->bytes() >= bytesOf(voxels * coils),
           "coil maps: the device buffer holds fewer than " + std::to_string(voxels) + " voxels x " +
               std::to_string(coils) + " coils");
@@ -52,14 +70,21 @@ CoilSensitivities::CoilSensitivities(Backend& backend, std::unique_ptr<Buffer> m
     backend.copy(*b, *maps, bytesOf(voxels * m), 0, bytesOf(c0 * voxels));
     groups_.push_back(std::move(b));
   }
-  // sum_c |S_c|^2: each group's root sum of squares on the backend, squared and added here in double.
-  auto rss = backend.allocate(bytesOf(voxels));
+  // One group (a 2D slice): the root sum of squares is the backend's, and stays there. Several groups: each
+  // group's root sum of squares, squared and added here in double, and the root of that uploaded.
+  rss_ = backend.allocate(bytesOf(voxels));
+  if (groups() == 1) {
+    backend.sumOfSquares(*rss_, group(0), voxels, coils, 1);
+    return;
+  }
+  sos_.assign(static_cast<std::size_t>(voxels), 0.0);
   CArray host(Shape{voxels});
   for (index_t g = 0; g < groups(); ++g) {
-    backend.sumOfSquares(*rss, group(g), voxels, groupCoils(g), 1);
-    backend.download(host.data(), *rss, bytesOf(voxels));
-    for (index_t v = 0; v < voxels; ++v) sos_[v] += static_cast<double>(host[v].real()) * host[v].real();
+    backend.sumOfSquares(*rss_, group(g), voxels, groupCoils(g), 1);
+    backend.download(host.data(), *rss_, bytesOf(voxels));
+    for (index_t v = 0; v < voxels; ++v) sos_[static_cast<std::size_t>(v)] += static_cast<double>(host[v].real()) * host[v].real();
   }
+  uploadRoot();
 }
 
 CArray estimateCoilMaps(Backend& backend, const NufftGeometry& g, const CArray& kspace, index_t coils, double radius,

@@ -120,14 +120,14 @@ struct IterativeProblem::Impl {
   std::unique_ptr<Buffer> rhs, x;
   double dataNorm2 = 0;
   bool haveSolution = false;
-  std::vector<double> sos;                    ///< sum_c |S_c|^2 (empty for one coil: ones)
   /// diag(E^H E) and diag(W^H W) (real parts) for the Jacobi preconditioner, in the backend's memory.
   std::unique_ptr<Buffer> encodingDiagonal, priorDiagonal;
   // Compressed sensing: FISTA's step bound, max|E^H d| (the relative lambda's scale; < 0: not yet
   // computed) and the TV proximal map's dual field, kept between solves for warm starts.
   double lipschitz = 0, rhsMax = -1;
   std::unique_ptr<Buffer> tvDual;
-  double sumOfSquares(index_t i) const { return sos.empty() ? 1.0 : sos[static_cast<std::size_t>(i)]; }
+  /// sum_c |S_c|^2 at voxel i (1 for one coil): host values, for a warm start's scaling only.
+  double sumOfSquares(index_t i) const { return maps ? maps->sumOfSquares()[static_cast<std::size_t>(i)] : 1.0; }
   nlohmann::json info;
 
   // The constructor's steps, in order.
@@ -144,6 +144,8 @@ struct IterativeProblem::Impl {
   void buildPrior(const Dataset& d, index_t slice, Timings& timings);
   void buildEncodingDiagonal();
   CArray toOutput(CArray images, index_t batch) const;
+  /// The same from images on the backend (no round trip: crop and resampling there, one download).
+  CArray toOutput(const Buffer& images, index_t batch) const;
   /// x from `initial` (the combined-image convention rho sqrt(sum |S|^2), back to rho); false when null.
   bool loadInitial(const CArray* initial);
   void proxSparse(Buffer& x, double threshold, std::mt19937& shifts);
@@ -307,7 +309,6 @@ std::shared_ptr<IterativeProblem::TrajectoryOperators> IterativeProblem::Impl::b
   t.geometry.dims = g.rank;  // no trajectory: the Cartesian operators need none
   for (int i = 0; i < 3; ++i) t.geometry.image[i] = p.dims[i];
   const Shape grid{p.dims[0], p.dims[1], p.dims[2]};
-  t.gram = std::make_unique<ops::CartesianGram>(backend, grid, index);
   auto plan = std::make_unique<ops::CartesianPlan>(backend, grid, std::move(index));
 
   // The coils' encoded k-space to the device, the readout oversampling cropped there, the samples gathered: in
@@ -318,12 +319,15 @@ std::shared_ptr<IterativeProblem::TrajectoryOperators> IterativeProblem::Impl::b
   auto cropped = p.dims[0] == e0 ? nullptr : backend.allocate(bytesOf(p.n * group));
   auto gathered = group > 1 ? backend.allocate(bytesOf(p.m * group)) : nullptr;
   SolverOps& ops = backend.solverOps();
-  auto norms = ops.scalars(p.coils);
+  std::unique_ptr<Buffer> norms;
   const cfloat* src = d.kspace.data() + slice * encodedVoxels * p.coils;
   for (index_t c0 = 0; c0 < p.coils; c0 += group) {
     const index_t nc = std::min(group, p.coils - c0);
     const Shape from{e0, e1, e2, nc}, to{p.dims[0], e1, e2, nc};
+    // The first upload before any other work: onto an idle stream a pinned dataset's k-space goes straight
+    // from its own memory (HostStaging: no staging copy, ~1 ms of the 256^2 call on the GPU machine).
     backend.upload(*encoded, src + c0 * encodedVoxels, bytesOf(encodedVoxels * nc));
+    if (!norms) norms = ops.scalars(p.coils);
     if (cropped) {
       backend.fft(*encoded, from, 1, FftDirection::Inverse);
       backend.resizeCentred(*cropped, to, *encoded, from);
@@ -340,6 +344,7 @@ std::shared_ptr<IterativeProblem::TrajectoryOperators> IterativeProblem::Impl::b
       p.data.push_back(std::move(b));
     }
   }
+  t.gram = std::make_unique<ops::CartesianGram>(backend, *plan);
   std::vector<double> norm2(static_cast<std::size_t>(p.coils));
   ops.read(norm2.data(), *norms, 0, p.coils);
   for (double v : norm2) p.dataNorm2 += v;
@@ -381,7 +386,6 @@ void IterativeProblem::Impl::buildCoilMaps(const Dataset& d, const ReconSettings
         coilMapsForSliceOnBackend(backend, d, slice, dims, s, &p.info, &walshPlan,
                                   Progress::Sub(progress, 0.3, 0.4, "cg: coil maps: ")),
         p.n, p.coils);
-    p.sos = p.maps->sumOfSquares();
   } else {
     p.info["coil_maps"] = "none (one coil)";
   }
@@ -461,13 +465,12 @@ void IterativeProblem::Impl::buildEncodingDiagonal() {
   // diag(E^H E) = T's diagonal times sum_c |S_c|^2.
   p.encodingDiagonal = backend.allocate(bytesOf(p.n));
   const double td = t.gram->diagonal();
-  if (p.sos.empty()) {
+  if (!p.maps) {
     backend.fill(*p.encodingDiagonal, cfloat(static_cast<float>(td), 0.f), p.n);
   } else {
-    std::vector<cfloat> diag(static_cast<std::size_t>(p.n));
-#pragma omp parallel for schedule(static) if (p.n > (index_t{1} << 16))
-    for (index_t i = 0; i < p.n; ++i) diag[static_cast<std::size_t>(i)] = cfloat(static_cast<float>(td * p.sos[i]), 0.f);
-    backend.upload(*p.encodingDiagonal, diag.data(), bytesOf(p.n));
+    const Buffer& root = p.maps->rootSumOfSquares();  // on the backend: |root|^2 td there
+    backend.multiply(*p.encodingDiagonal, root, p.n, root, p.n, true);
+    backend.scale(*p.encodingDiagonal, cfloat(static_cast<float>(td), 0.f), p.n);
   }
 }
 
@@ -594,26 +597,37 @@ Shape IterativeProblem::imageShape() const { return Shape{impl_->out[0], impl_->
 /// Images on the solve grid [dims, batch] -> the output [out, batch]: the pe FOV crop and the resampling to
 /// the matrix of Cartesian data (the FFT pipeline's tail); nothing for non-Cartesian data.
 CArray IterativeProblem::Impl::toOutput(CArray images, index_t batch) const {
-  const Shape grid{dims[0], dims[1], dims[2], 1, batch}, cropped{fov[0], fov[1], fov[2], 1, batch},
-      target{out[0], out[1], out[2], 1, batch};
+  const Shape grid{dims[0], dims[1], dims[2], 1, batch}, target{out[0], out[1], out[2], 1, batch};
   if (grid == target) {
     images.reshape(Shape{out[0], out[1], out[2], batch});
     return images;
   }
   CDeviceArray a(backend, grid);
   backend.upload(a.buffer(), images.data(), a.bytes());
+  return toOutput(a.buffer(), batch);
+}
+
+CArray IterativeProblem::Impl::toOutput(const Buffer& images, index_t batch) const {
+  const Shape grid{dims[0], dims[1], dims[2], 1, batch}, cropped{fov[0], fov[1], fov[2], 1, batch},
+      target{out[0], out[1], out[2], 1, batch};
+  const Buffer* now = &images;
+  CDeviceArray c, r;
   if (cropped != grid) {
-    CDeviceArray c(backend, cropped);
-    backend.resizeCentred(c.buffer(), cropped, a.buffer(), grid);
-    a = std::move(c);
+    c = CDeviceArray(backend, cropped);
+    backend.resizeCentred(c.buffer(), cropped, *now, grid);
+    now = &c.buffer();
   }
   if (target != cropped) {
-    CDeviceArray r(backend, target);
-    resampleToMatrix(backend, a.buffer(), cropped, r.buffer(), target, rank);
-    a = std::move(r);
+    if (now == &images) {  // resampleToMatrix transforms its input in place: never the caller's images
+      c = CDeviceArray(backend, cropped);
+      backend.copy(c.buffer(), images, c.bytes());
+    }
+    r = CDeviceArray(backend, target);
+    resampleToMatrix(backend, c.buffer(), cropped, r.buffer(), target, rank);
+    now = &r.buffer();
   }
   CArray result(Shape{out[0], out[1], out[2], batch});
-  backend.download(result.data(), a.buffer(), a.bytes());
+  backend.download(result.data(), *now, bytesOf(target.size()));
   return result;
 }
 
@@ -624,10 +638,15 @@ CArray IterativeProblem::solution() const {
 }
 
 CArray IterativeProblem::combined() const {
-  CArray x = solution();
-  if (!impl_->sos.empty())
-    for (index_t i = 0; i < x.size(); ++i) x[i] *= static_cast<float>(std::sqrt(impl_->sos[i]));
-  CArray o = impl_->toOutput(std::move(x), 1);
+  const Impl& p = *impl_;
+  CArray o;
+  if (!p.maps) {
+    o = p.toOutput(*p.x, 1);
+  } else {  // x sqrt(sum_c |S_c|^2) on the backend, then the crop there
+    auto weighted = p.backend.allocate(bytesOf(p.n));
+    p.backend.multiply(*weighted, p.maps->rootSumOfSquares(), p.n, *p.x, p.n, false);
+    o = p.toOutput(*weighted, 1);
+  }
   o.reshape(imageShape());
   return o;
 }

@@ -25,6 +25,21 @@ using index_t = std::int64_t;
 void* hostAllocate(std::size_t bytes);
 void hostFree(void* p, std::size_t bytes) noexcept;
 
+/// Pinning of those large blocks for a device's DMA (host_memory.cpp). A GPU backend installs the two
+/// functions when its plugin loads; then `pinHostBlock` pins, on its first call for a block, the whole large
+/// block that holds [p, p + bytes), so that a block uploaded again and again (a dataset reconstructed with
+/// other settings, the benchmark's repetitions) moves at the link's rate without a staging copy; hostFree
+/// unpins a block before unmapping it. Pinned bytes are capped at a quarter of the physical memory.
+struct HostPinning {
+  bool (*pin)(void* base, std::size_t bytes);  ///< true when the block is now pinned
+  void (*unpin)(void* base);                   ///< must not throw
+};
+/// Installs `pinning` (nullptr: none) and returns the one it replaces.
+const HostPinning* setHostPinning(const HostPinning* pinning) noexcept;
+/// True when [p, p + bytes) lies in one large block that is pinned (pinning it now if need be); false for
+/// memory not from hostAllocate's large path, with no pinning installed, past the cap, or when pinning fails.
+bool pinHostBlock(const void* p, std::size_t bytes) noexcept;
+
 template <class T>
 struct HostAllocator {
   using value_type = T;

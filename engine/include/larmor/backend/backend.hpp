@@ -137,10 +137,15 @@ class Backend {
   /// its Cholesky factor). Throws Error naming the batch entry when one is not positive definite.
   virtual void choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b,
                                     index_t batch) = 0;
-  /// out[i] = src[index[i]] for i < n (index: int64 buffer on this backend; index < 0 gives 0).
-  virtual void gather(Buffer& out, const Buffer& src, const Buffer& index, index_t n) = 0;
-  /// out[index[i]] = src[i] for i < n (index < 0 skipped; indices must be distinct).
-  virtual void scatter(Buffer& out, const Buffer& src, const Buffer& index, index_t n) = 0;
+  /// out[i + n b] = src[index[i] + stride b] for i < n, b < batch (index: int64 buffer on this backend, n
+  /// entries, shared by the batch; index < 0 gives 0). A batch of grids sampled at the same points needs
+  /// one index of n entries, not n * batch.
+  virtual void gather(Buffer& out, const Buffer& src, const Buffer& index, index_t n, index_t batch = 1,
+                      index_t stride = 0) = 0;
+  /// out[index[i] + stride b] = src[i + n b] for i < n, b < batch (index < 0 skipped; indices must be
+  /// distinct, and stride >= the largest index + 1 when batch > 1, so that no two writes meet).
+  virtual void scatter(Buffer& out, const Buffer& src, const Buffer& index, index_t n, index_t batch = 1,
+                       index_t stride = 0) = 0;
 };
 
 /// An array living in a backend's memory.

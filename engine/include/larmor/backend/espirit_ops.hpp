@@ -23,6 +23,12 @@ class EspiritOps {
   virtual void dominantEigenvectors(Buffer& maps, Buffer& values, const Buffer& cov, index_t voxels,
                                     index_t channels, const std::vector<cfloat>& reference, float crop) = 0;
 
+  /// M on ESPIRiT's small grid from the kernels' images u [points, channels, kept] (this backend):
+  /// cov[x + points l] = scale sum_{i < kept} u_{a,i}(x) conj(u_{b,i}(x)) for l = a (a + 1) / 2 + b, b <= a,
+  /// summed in double (espirit_math.hpp, espiritSmallGridEntry). cov holds points * channels (channels + 1) / 2.
+  virtual void smallGridMatrices(Buffer& cov, const Buffer& u, index_t points, index_t channels, index_t kept,
+                                 double scale) = 0;
+
   /// The eigen-decomposition of the Hermitian n x n matrix `a` (host memory, column-major, double; both
   /// triangles filled): on return `values` holds its n eigenvalues in ascending order and column j of `a`
   /// (a[i + n j]) the unit eigenvector of values[j]. Double precision on every backend (CPU: Eigen's

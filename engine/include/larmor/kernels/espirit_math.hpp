@@ -118,4 +118,28 @@ LARMOR_HD LARMOR_INLINE void espiritPhaseAndCrop(int C, float* v, const float* r
   }
 }
 
+/// Step 3 of ops/espirit.hpp on the small grid: M's packed entry l = a (a + 1) / 2 + b (b <= a) at point x
+/// (of S) is scale * sum_{i < kept} u_{a,i}(x) conj(u_{b,i}(x)), where u_{c,i}(x) is at u[x + S (c + C i)]
+/// (interleaved re, im). Summed in double over i in order; re, im receive the entry.
+LARMOR_HD LARMOR_INLINE void espiritSmallGridEntry(long long S, int C, long long kept, long long x, int a, int b,
+                                                  double scale, const float* u, double& re, double& im) {
+  double sr = 0.0, si = 0.0;
+  for (long long i = 0; i < kept; ++i) {
+    const float* ua = u + 2 * (x + S * (a + C * i));
+    const float* ub = u + 2 * (x + S * (b + C * i));
+    const double ar = ua[0], ai = ua[1], br = ub[0], bi = ub[1];
+    sr += ar * br + ai * bi;  // u_a conj(u_b)
+    si += ai * br - ar * bi;
+  }
+  re = scale * sr;
+  im = scale * si;
+}
+
+/// Packed index l = a (a + 1) / 2 + b (b <= a) back to (a, b).
+LARMOR_HD LARMOR_INLINE void espiritPackedPair(int l, int& a, int& b) {
+  a = 0;
+  while ((a + 1) * (a + 2) / 2 <= l) ++a;
+  b = l - a * (a + 1) / 2;
+}
+
 }  // namespace larmor::kernels

@@ -10,7 +10,6 @@
 // Every step is a whole-buffer Backend op (FFT, gather, scatter, multiply), so one code serves the CPU
 // and the GPU.
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <vector>
 
@@ -34,14 +33,16 @@ class CartesianPlan final : public NufftPlan {
   void sample(const Buffer& grid, Buffer& out);
   /// The same for `batch` grids one after the other: out[j + M b] = grid[index[j] + N b].
   void sample(const Buffer& grids, Buffer& out, index_t batch);
+  /// The M indices on the backend (uploaded on first use), shared by every batch size: the backend's
+  /// gather and scatter add the batch entry's offset N b themselves.
+  const Buffer& deviceIndex();
 
  private:
-  const Buffer& indexFor(index_t batch);
   Backend& backend_;
   Shape grid_;
   int rank_;
   std::vector<std::int64_t> index_;
-  std::map<index_t, std::unique_ptr<Buffer>> deviceIndex_;  ///< per batch size: offsets b * N added
+  std::unique_ptr<Buffer> deviceIndex_;
   std::unique_ptr<Buffer> work_;
   index_t workBatch_ = 0;
 };
@@ -49,8 +50,8 @@ class CartesianPlan final : public NufftPlan {
 /// T = IFFT_u diag(m) FFT_u on images [N0, N1, N2, batch].
 class CartesianGram final : public FourierGram {
  public:
-  /// index: as CartesianPlan's (distinct).
-  CartesianGram(Backend& backend, const Shape& grid, const std::vector<std::int64_t>& index);
+  /// The mask of the plan's samples, made on the backend (the plan has checked the indices).
+  CartesianGram(Backend& backend, CartesianPlan& plan);
   index_t voxels() const override { return grid_.size(); }
   const Shape& imageShape() const override { return grid_; }
   void apply(const Buffer& x, Buffer& y, index_t batch = 1) override;

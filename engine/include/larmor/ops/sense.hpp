@@ -44,13 +44,20 @@ class CoilSensitivities {
   const Buffer& group(index_t g) const { return *groups_[static_cast<std::size_t>(g)]; }
   /// The most values a group buffer holds (unless one coil alone has more): 2^23 (64 MiB).
   static constexpr index_t kCoilGroupElements = index_t(1) << 23;
-  /// sum_c |S_c|^2 per voxel (host): the diagonal of sum_c S_c^H S_c.
-  const std::vector<double>& sumOfSquares() const { return sos_; }
+  /// sum_c |S_c|^2 per voxel (host): the diagonal of sum_c S_c^H S_c. For maps made on the backend in one
+  /// group, downloaded on the first call (a GPU reconstruction needs only rootSumOfSquares).
+  const std::vector<double>& sumOfSquares() const;
+  /// sqrt(sum_c |S_c|^2) per voxel on the backend (imaginary part 0): the coil-combined image's weight,
+  /// and squared the diagonal above, with no round trip through the host.
+  const Buffer& rootSumOfSquares() const { return *rss_; }
 
  private:
+  void uploadRoot();  ///< rss_ = sqrt(sos_)
+  Backend& backend_;
   index_t voxels_, groupSize_ = 1;
   std::vector<std::unique_ptr<Buffer>> maps_, groups_;
-  std::vector<double> sos_;
+  std::unique_ptr<Buffer> rss_;
+  mutable std::vector<double> sos_;
 };
 
 using PlanFactory = std::function<std::unique_ptr<NufftPlan>(const NufftGeometry&)>;
