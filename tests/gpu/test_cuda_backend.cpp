@@ -119,6 +119,37 @@ TEST_F(CudaBackendTest, UploadDownloadRoundTrip) {
   }
 }
 
+// Large host arrays (hostAllocate's large path) are pinned on first use and move by one DMA: an upload onto an
+// idle stream, a download into one; an upload with work queued ahead is staged. Every path: the same bits,
+// and an array freed (unpinned) right after its upload leaves the device copy intact.
+TEST_F(CudaBackendTest, PinnedLargeArraysMoveDirectAndStayExact) {
+  const index_t n = index_t{1} << 20;  // 8 MiB
+  const CArray in = randomArray(Shape{n}, 7);
+  auto dev = gpu().allocate(static_cast<std::size_t>(n) * sizeof(cfloat));
+  gpu().synchronize();
+  gpu().upload(*dev, in.data(), static_cast<std::size_t>(n) * sizeof(cfloat));  // idle stream: direct
+  EXPECT_TRUE(larmor::pinHostBlock(in.data(), 64)) << "the large array was not pinned by its upload";
+  CArray out(Shape{n});
+  gpu().download(out.data(), *dev, static_cast<std::size_t>(n) * sizeof(cfloat));  // into a pinned block
+  EXPECT_TRUE(bitwiseEqual(in, out));
+  // Work queued ahead (a long fill): the upload is staged, and still lands after that work.
+  auto big = gpu().allocate(std::size_t{256} << 20);
+  gpu().fill(*big, cfloat(1.f), (index_t{256} << 20) / static_cast<index_t>(sizeof(cfloat)));
+  gpu().fill(*dev, cfloat(0.f), n);
+  gpu().upload(*dev, in.data(), static_cast<std::size_t>(n) * sizeof(cfloat));
+  gpu().download(out.data(), *dev, static_cast<std::size_t>(n) * sizeof(cfloat));
+  EXPECT_TRUE(bitwiseEqual(in, out));
+  {
+    CArray temporary = randomArray(Shape{n}, 8);
+    gpu().synchronize();
+    gpu().upload(*dev, temporary.data(), static_cast<std::size_t>(n) * sizeof(cfloat));
+    out = temporary;
+  }  // freed (unpinned and unmapped) as soon as the upload returns
+  CArray back(Shape{n});
+  gpu().download(back.data(), *dev, static_cast<std::size_t>(n) * sizeof(cfloat));
+  EXPECT_TRUE(bitwiseEqual(out, back));
+}
+
 TEST_F(CudaBackendTest, UploadDownloadAtOffsets) {
   constexpr std::size_t kBytes = 4096;
   auto buf = gpu().allocate(kBytes);
