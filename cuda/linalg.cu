@@ -161,15 +161,22 @@ __global__ void pointersKernel(double2** out, double2* base, index_t stride, ind
 
 /// Out-of-range indices are skipped like negative ones (no fault); the CPU backend, which the tests run on
 /// the same tables, reports them as errors.
-// Batched gather/scatter (Backend::gather): element i + n b of the batch uses index[i] + stride b; the
-// entry's index is read once per element (the batch shares the n-entry index).
+// Batched gather/scatter (Backend::gather): element e = i + n b of the batch uses index[i] + stride b; the
+// entry's index is read once per element (the batch shares the n-entry index). Returns that position and sets
+// j = index[i] (negative: no sample).
+__device__ __forceinline__ long long batchedPosition(const long long* index, index_t n, index_t stride, index_t e,
+                                                    long long& j) {
+  const index_t b = e / n;
+  j = index[e - b * n];
+  return j + stride * b;
+}
+
 __global__ void gatherKernel(float2* out, const float2* src, index_t srcCount, const long long* index, index_t n,
                              index_t total, index_t stride) {
   for (index_t e = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
        e += static_cast<index_t>(gridDim.x) * blockDim.x) {
-    const index_t b = e / n;
-    const long long j = index[e - b * n];
-    const long long at = j + stride * b;
+    long long j;
+    const long long at = batchedPosition(index, n, stride, e, j);
     out[e] = (j >= 0 && at < srcCount) ? src[at] : float2{0.f, 0.f};
   }
 }
@@ -178,9 +185,8 @@ __global__ void scatterKernel(float2* out, index_t outCount, const float2* src, 
                               index_t total, index_t stride) {
   for (index_t e = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
        e += static_cast<index_t>(gridDim.x) * blockDim.x) {
-    const index_t b = e / n;
-    const long long j = index[e - b * n];
-    const long long at = j + stride * b;
+    long long j;
+    const long long at = batchedPosition(index, n, stride, e, j);
     if (j >= 0 && at < outCount) out[at] = src[e];
   }
 }
