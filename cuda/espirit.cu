@@ -211,7 +211,31 @@ __global__ void smallGridKernel(float2* cov, const float* u, long long points, i
   cov[t] = make_float2(static_cast<float>(re), static_cast<float>(im));
 }
 
+// One thread per entry of the calibration matrix, rows fastest (the writes coalesce).
+__global__ void calibrationKernel(float2* a, const float2* cal, long long rows, long long total, long long b0,
+                                  long long b1, long long b2, long long k0, long long k1, long long k2) {
+  const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= total) return;
+  const long long box[3] = {b0, b1, b2}, kernel[3] = {k0, k1, k2};
+  a[t] = cal[kernels::espiritCalibrationSource(t % rows, t / rows, box, kernel)];
+}
+
 }  // namespace
+
+void CudaEspiritOps::calibrationMatrix(Buffer& a, const Buffer& cal, const index_t box[4], const index_t kernel[3]) {
+  const index_t rows = (box[0] - kernel[0] + 1) * (box[1] - kernel[1] + 1) * (box[2] - kernel[2] + 1);
+  const index_t cols = kernel[0] * kernel[1] * kernel[2] * box[3];
+  require(rows >= 1 && cols >= 1, "ESPIRiT: the kernel does not fit the calibration region");
+  const float2* src = be_.elements(cal, box[0] * box[1] * box[2] * box[3], "ESPIRiT calibration");
+  float2* out = be_.elements(a, rows * cols, "ESPIRiT calibration matrix");
+  std::lock_guard lock(be_.mutex_);
+  be_.activate();
+  const long long total = rows * cols;
+  constexpr int threads = 256;
+  calibrationKernel<<<static_cast<unsigned>((total + threads - 1) / threads), threads, 0, be_.stream_.handle>>>(
+      out, src, rows, total, box[0], box[1], box[2], kernel[0], kernel[1], kernel[2]);
+  LARMOR_CUDA_CHECK_LAUNCH();
+}
 
 void CudaEspiritOps::smallGridMatrices(Buffer& cov, const Buffer& u, index_t points, index_t channels, index_t kept,
                                        double scale) {

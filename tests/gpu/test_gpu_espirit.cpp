@@ -4,6 +4,7 @@
 // phantom (256 x 256, 8 coils) and a small 3D one (32^3, 4 coils, kernel 4). Maps agree to float rounding
 // inside the mask; the masks (eigenvalue >= 0.8) agree except where the eigenvalue lies within 1e-4 of the
 // threshold.
+#include <array>
 #include <cmath>
 #include <random>
 
@@ -85,6 +86,28 @@ TEST_F(EspiritGpu, PointwiseKernelMatchesCpu) {
   }
   const std::vector<cfloat> one(40, cfloat(1.f));
   EXPECT_THROW(runKernel(*gpu_, std::vector<cfloat>(40 * 41 / 2), 1, 40, one, 0.f), larmor::Error);
+}
+
+// The calibration matrix made on the device (EspiritOps::calibrationMatrix): the CPU's, bit for bit, 2D and 3D.
+TEST_F(EspiritGpu, CalibrationMatrixMatchesCpu) {
+  for (const auto& c : {std::array<index_t, 7>{24, 24, 1, 8, 6, 6, 1}, std::array<index_t, 7>{12, 10, 9, 3, 5, 4, 3}}) {
+    const index_t cells = c[0] * c[1] * c[2] * c[3];
+    const index_t rows = (c[0] - c[4] + 1) * (c[1] - c[5] + 1) * (c[2] - c[6] + 1), cols = c[4] * c[5] * c[6] * c[3];
+    std::mt19937 rng(static_cast<unsigned>(cells));
+    std::normal_distribution<float> g;
+    std::vector<cfloat> cal(static_cast<std::size_t>(cells));
+    for (auto& x : cal) x = cfloat(g(rng), g(rng));
+    const index_t box[4] = {c[0], c[1], c[2], c[3]}, kernel[3] = {c[4], c[5], c[6]};
+    std::vector<cfloat> out[2];
+    Backend* bes[2] = {gpu_.get(), cpu_.get()};
+    for (int i = 0; i < 2; ++i) {
+      auto dc = toBuffer(*bes[i], cal);
+      auto da = poisoned(*bes[i], rows * cols);
+      bes[i]->espiritOps().calibrationMatrix(*da, *dc, box, kernel);
+      out[i] = fromBuffer(*bes[i], *da, rows * cols);
+    }
+    for (index_t e = 0; e < rows * cols; ++e) ASSERT_EQ(out[0][e], out[1][e]) << "entry " << e;
+  }
 }
 
 // The small grid's matrices (EspiritOps::smallGridMatrices): the same double sums on both devices.

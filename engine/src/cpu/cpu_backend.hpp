@@ -106,6 +106,7 @@ class CpuEspiritOps final : public EspiritOps {
                             const std::vector<cfloat>& reference, float crop) override;
   void smallGridMatrices(Buffer& cov, const Buffer& u, index_t points, index_t channels, index_t kept,
                          double scale) override;
+  void calibrationMatrix(Buffer& a, const Buffer& cal, const index_t box[4], const index_t kernel[3]) override;
   void hermitianEigen(std::vector<cdouble>& a, std::vector<double>& values, index_t n) override;
   void gramKernels(const Buffer& gram, index_t n, std::vector<double>& values, Buffer& kernels) override;
 };

@@ -65,6 +65,18 @@ void CpuEspiritOps::smallGridMatrices(Buffer& cov, const Buffer& u, index_t poin
     }
 }
 
+void CpuEspiritOps::calibrationMatrix(Buffer& a, const Buffer& cal, const index_t box[4], const index_t kernel[3]) {
+  const long long b[3] = {box[0], box[1], box[2]}, k[3] = {kernel[0], kernel[1], kernel[2]};
+  const index_t rows = (box[0] - kernel[0] + 1) * (box[1] - kernel[1] + 1) * (box[2] - kernel[2] + 1);
+  const index_t cols = kernel[0] * kernel[1] * kernel[2] * box[3];
+  require(rows >= 1 && cols >= 1, "ESPIRiT: the kernel does not fit the calibration region");
+  const cfloat* src = elements(cal, box[0] * box[1] * box[2] * box[3], "ESPIRiT calibration");
+  cfloat* out = elements(a, rows * cols, "ESPIRiT calibration matrix");
+#pragma omp parallel for schedule(static) if (rows * cols >= (1 << 20))
+  for (index_t col = 0; col < cols; ++col)
+    for (index_t row = 0; row < rows; ++row) out[row + rows * col] = src[kernels::espiritCalibrationSource(row, col, b, k)];
+}
+
 void CpuEspiritOps::hermitianEigen(std::vector<cdouble>& a, std::vector<double>& values, index_t n) {
   require(n >= 0 && static_cast<index_t>(a.size()) == n * n, "ESPIRiT: the eigen-decomposition needs an n x n matrix");
   values.assign(static_cast<std::size_t>(n), 0.0);

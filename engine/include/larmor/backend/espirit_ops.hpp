@@ -23,6 +23,11 @@ class EspiritOps {
   virtual void dominantEigenvectors(Buffer& maps, Buffer& values, const Buffer& cov, index_t voxels,
                                     index_t channels, const std::vector<cfloat>& reference, float crop) = 0;
 
+  /// ESPIRiT's calibration matrix on this backend: a [rows, K C] (column-major) from the calibration box
+  /// cal [b0, b1, b2, C] (this backend), rows = prod_d (b_d - kernel_d + 1), K = prod_d kernel_d; entry by
+  /// espirit_math.hpp's espiritCalibrationSource (ops/espirit.hpp, step 1).
+  virtual void calibrationMatrix(Buffer& a, const Buffer& cal, const index_t box[4], const index_t kernel[3]) = 0;
+
   /// M on ESPIRiT's small grid from the kernels' images u [points, channels, kept] (this backend):
   /// cov[x + points l] = scale sum_{i < kept} u_{a,i}(x) conj(u_{b,i}(x)) for l = a (a + 1) / 2 + b, b <= a,
   /// summed in double (espirit_math.hpp, espiritSmallGridEntry). cov holds points * channels (channels + 1) / 2.

@@ -118,6 +118,19 @@ LARMOR_HD LARMOR_INLINE void espiritPhaseAndCrop(int C, float* v, const float* r
   }
 }
 
+/// Step 1 of ops/espirit.hpp: the calibration matrix's entry (row, col) is calibration sample
+/// y_c(q + r) at the returned linear index of the box [b0, b1, b2, coils] (dimension 0 fastest): row is the
+/// kernel position q (q0 fastest, over (b_d - k_d + 1) positions per dimension), col the kernel offset r
+/// (r0 fastest) then the coil c.
+LARMOR_HD LARMOR_INLINE long long espiritCalibrationSource(long long row, long long col, const long long box[3],
+                                                          const long long kernel[3]) {
+  const long long p0 = box[0] - kernel[0] + 1, p1 = box[1] - kernel[1] + 1;
+  const long long q0 = row % p0, q1 = (row / p0) % p1, q2 = row / (p0 * p1);
+  const long long r0 = col % kernel[0], r1 = (col / kernel[0]) % kernel[1];
+  const long long r2 = (col / (kernel[0] * kernel[1])) % kernel[2], c = col / (kernel[0] * kernel[1] * kernel[2]);
+  return (q0 + r0) + box[0] * ((q1 + r1) + box[1] * ((q2 + r2) + box[2] * c));
+}
+
 /// Step 3 of ops/espirit.hpp on the small grid: M's packed entry l = a (a + 1) / 2 + b (b <= a) at point x
 /// (of S) is scale * sum_{i < kept} u_{a,i}(x) conj(u_{b,i}(x)), where u_{c,i}(x) is at u[x + S (c + C i)]
 /// (interleaved re, im). Summed in double over i in order; re, im receive the entry.
