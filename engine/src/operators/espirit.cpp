@@ -1,9 +1,10 @@
 // ESPIRiT coil sensitivities (ops/espirit.hpp; Uecker et al., MRM 71:990, 2014): calibration matrix and
 // its Gram matrix, the signal subspace by BART's threshold rule, the image-domain matrices M(x) (small
 // grid, then sinc interpolation on the backend), and the pointwise eigenvectors (EspiritOps).
-// Backend-neutral: the calibration matrix, FFTs, resizes, the Gram GEMM, the K C x K C eigen-decomposition (EspiritOps::gramKernels,
-// double, the Gram never leaving the backend), the small grid's matrices and the pointwise kernel run on the
-// backend; only the eigenvalues and the calibration's principal component are on the host.
+// Backend-neutral: the calibration matrix, FFTs, resizes, the Gram GEMM, the K C x K C eigen-decomposition
+// (EspiritOps::gramKernels, double, the Gram never leaving the backend), the small grid's matrices and the
+// pointwise kernel run on the backend; only the eigenvalues and the calibration's principal component are on
+// the host.
 #include "larmor/ops/espirit.hpp"
 
 #include <Eigen/Dense>
@@ -49,21 +50,6 @@ void espiritKernelSize(const index_t calibration[3], const index_t grid[3], int 
                 "x" + std::to_string(calibration[2]) + " is smaller than the kernel " + std::to_string(size) +
                 " along dimension " + std::to_string(d) + " (a larger fully sampled centre is needed)");
   }
-}
-
-CArray calibrationMatrix(const CArray& cal, const index_t kernel[3]) {
-  const Shape& s = cal.shape();
-  require(s.rank() >= 3, "ESPIRiT: calibration data must be [c0, c1, c2, coils]");
-  const index_t coils = s.rank() > 3 ? s[3] : 1;
-  const index_t p0 = s[0] - kernel[0] + 1, p1 = s[1] - kernel[1] + 1, p2 = s[2] - kernel[2] + 1;
-  require(p0 >= 1 && p1 >= 1 && p2 >= 1, "ESPIRiT: the kernel does not fit the calibration region");
-  const index_t rows = p0 * p1 * p2, cols = kernel[0] * kernel[1] * kernel[2] * coils;
-  const long long box[3] = {s[0], s[1], s[2]}, k[3] = {kernel[0], kernel[1], kernel[2]};
-  CArray a(Shape{rows, cols});
-#pragma omp parallel for schedule(static) if (rows * cols >= (1 << 20))
-  for (index_t col = 0; col < cols; ++col)
-    for (index_t row = 0; row < rows; ++row) a[row + rows * col] = cal[kernels::espiritCalibrationSource(row, col, box, k)];
-  return a;
 }
 
 EspiritResult espirit(Backend& be, const CArray& cal, const index_t grid[3], const EspiritOptions& o) {

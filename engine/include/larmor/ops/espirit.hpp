@@ -51,9 +51,6 @@ struct EspiritResult {
 /// larger than 1, else 1. Throws Error when the box is smaller than the kernel along such a dimension.
 void espiritKernelSize(const index_t calibration[3], const index_t grid[3], int size, index_t kernel[3]);
 
-/// Step 1: A column-major [positions, K C], as above.
-CArray calibrationMatrix(const CArray& calibration, const index_t kernel[3]);
-
 /// The whole pipeline: calibration k-space [c0, c1, c2, C] (unit spacing, the k-space centre at c_i / 2)
 /// -> maps on the image grid [N0, N1, N2] whose FOV is 1 / spacing of the calibration samples.
 EspiritResult espirit(Backend& backend, const CArray& calibration, const index_t grid[3],
