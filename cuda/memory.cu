@@ -211,9 +211,12 @@ bool HostStaging::ensurePinned() {
 void HostStaging::upload(void* deviceDst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
   // Direct only onto an idle stream: cudaErrorNotReady (work queued) is an answer, not an error.
-  const cudaError_t idle = bytes >= kDirectBytes ? cudaStreamQuery(stream_) : cudaErrorNotReady;
-  if (idle == cudaErrorNotReady) (void)cudaGetLastError();  // the runtime may record it; launches are checked at launch
-  else LARMOR_CUDA_CHECK(idle);
+  // Small uploads never ask (always staged); only a query's answer can leave an error to clear.
+  const bool asked = bytes >= kDirectBytes;
+  const cudaError_t idle = asked ? cudaStreamQuery(stream_) : cudaErrorNotReady;
+  // The runtime may record NotReady as its last error; launches are checked at launch.
+  if (asked && idle == cudaErrorNotReady) (void)cudaGetLastError();
+  else if (asked) LARMOR_CUDA_CHECK(idle);
   if (idle == cudaSuccess && pinHostBlock(src, bytes)) {
     if (!direct_) LARMOR_CUDA_CHECK(cudaEventCreateWithFlags(&direct_, cudaEventDisableTiming));
     LARMOR_CUDA_CHECK(cudaMemcpyAsync(deviceDst, src, bytes, cudaMemcpyHostToDevice, stream_));
