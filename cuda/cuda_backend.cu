@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <string>
 
 #include "check.hpp"
@@ -136,7 +137,13 @@ const float2* CudaBackend::elements(const Buffer& b, index_t n, const char* op) 
   return static_cast<const float2*>(b.ptr());
 }
 
+void CudaBackend::refuseWhileRecording(const char* what) const {
+  if (recorder_.load() == std::this_thread::get_id())
+    throw Error(std::string("cuda backend: ") + what + " cannot be recorded");
+}
+
 double2 CudaBackend::readResult() {
+  refuseWhileRecording("reading a result");
   auto* result = static_cast<double2*>(scratch_.ptr) + kMaxReduceBlocks;
   LARMOR_CUDA_CHECK(cudaMemcpyAsync(hostResult_.value, result, sizeof(double2), cudaMemcpyDeviceToHost, stream_.handle));
   LARMOR_CUDA_CHECK(cudaStreamSynchronize(stream_.handle));
@@ -146,6 +153,7 @@ double2 CudaBackend::readResult() {
 // --- memory ------------------------------------------------------------------------------------------------
 
 std::unique_ptr<Buffer> CudaBackend::allocate(std::size_t bytes) {
+  refuseWhileRecording("an allocation");
   activate();
   return std::make_unique<DeviceBuffer>(allocator_, bytes);
 }
@@ -155,6 +163,7 @@ void CudaBackend::upload(Buffer& dst, const void* src, std::size_t bytes, std::s
   require(bytes <= dst.bytes() && dstOffset <= dst.bytes() - bytes, "cuda backend: upload past the end of a buffer");
   if (bytes == 0) return;
   std::lock_guard lock(mutex_);
+  refuseWhileRecording("an upload");
   activate();
   staging_->upload(static_cast<char*>(dst.ptr()) + dstOffset, src, bytes);
 }
@@ -164,6 +173,7 @@ void CudaBackend::download(void* dst, const Buffer& src, std::size_t bytes, std:
   require(bytes <= src.bytes() && srcOffset <= src.bytes() - bytes,
           "cuda backend: download past the end of a buffer");
   std::lock_guard lock(mutex_);
+  refuseWhileRecording("a download");
   activate();
   staging_->download(dst, static_cast<const char*>(src.ptr()) + srcOffset, bytes);
 }
@@ -184,8 +194,75 @@ void CudaBackend::copy(Buffer& dst, const Buffer& src, std::size_t bytes, std::s
 
 void CudaBackend::synchronize() {
   std::lock_guard lock(mutex_);
+  refuseWhileRecording("a synchronisation");
   activate();
   LARMOR_CUDA_CHECK(cudaStreamSynchronize(stream_.handle));
+}
+
+// --- recorded work (Backend::record): a CUDA graph of the stream's work -----------------------------------
+
+namespace {
+class GraphRecording final : public Backend::Recording {
+ public:
+  GraphRecording(std::recursive_mutex& mutex, int device, cudaStream_t stream, cudaGraphExec_t exec)
+      : mutex_(mutex), device_(device), stream_(stream), exec_(exec) {}
+  ~GraphRecording() override {
+    std::lock_guard lock(mutex_);
+    (void)cudaSetDevice(device_);
+    (void)cudaGraphExecDestroy(exec_);  // a launch still queued finishes first
+    (void)cudaGetLastError();
+  }
+  void replay() override {
+    std::lock_guard lock(mutex_);
+    LARMOR_CUDA_CHECK(cudaSetDevice(device_));
+    LARMOR_CUDA_CHECK(cudaGraphLaunch(exec_, stream_));
+  }
+
+ private:
+  std::recursive_mutex& mutex_;
+  const int device_;
+  const cudaStream_t stream_;
+  const cudaGraphExec_t exec_;
+};
+}  // namespace
+
+std::unique_ptr<Backend::Recording> CudaBackend::record(const std::function<void()>& work) {
+  // The lock is held throughout: another thread's work would otherwise be captured into the graph (and not
+  // run). Work that transfers, synchronises or reads a result fails here (the runtime refuses a capturing
+  // stream's synchronisation; transfers refuse themselves), as does work that allocates or releases: its
+  // blocks' next owners would be written by the replays. Then nothing was run and the caller runs the work.
+  std::lock_guard lock(mutex_);
+  activate();
+  const std::uint64_t changes = allocator_->changes();
+  LARMOR_CUDA_CHECK(cudaStreamBeginCapture(stream_.handle, cudaStreamCaptureModeThreadLocal));
+  recorder_ = std::this_thread::get_id();
+  bool ok = true;
+  std::exception_ptr other;
+  try {
+    work();
+  } catch (const Error&) {
+    ok = false;
+  } catch (...) {
+    other = std::current_exception();
+  }
+  recorder_ = std::thread::id{};
+  cudaGraph_t graph = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(stream_.handle, &graph);
+  (void)cudaGetLastError();  // an invalidated capture leaves its error here
+  if (other) {
+    if (graph) (void)cudaGraphDestroy(graph);
+    std::rethrow_exception(other);
+  }
+  cudaGraphExec_t exec = nullptr;
+  ok = ok && ended == cudaSuccess && graph && allocator_->changes() == changes &&
+       cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess;
+  (void)cudaGetLastError();
+  if (graph) (void)cudaGraphDestroy(graph);
+  if (!ok) {
+    if (exec) (void)cudaGraphExecDestroy(exec);
+    return nullptr;
+  }
+  return std::make_unique<GraphRecording>(mutex_, device_, stream_.handle, exec);
 }
 
 // --- complex vectors ---------------------------------------------------------------------------------------

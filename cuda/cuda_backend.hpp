@@ -5,9 +5,11 @@
 // engine/src/cpu/cpu_backend.hpp: each op's body lives in the file named after its CPU twin.
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 #include "fft.hpp"
 #include "kernels.hpp"
@@ -42,6 +44,7 @@ class CudaBackend final : public Backend {
   void download(void* dst, const Buffer& src, std::size_t bytes, std::size_t srcOffset = 0) override;
   void copy(Buffer& dst, const Buffer& src, std::size_t bytes, std::size_t dstOffset = 0, std::size_t srcOffset = 0) override;
   void synchronize() override;
+  std::unique_ptr<Recording> record(const std::function<void()>& work) override;
   MemoryStats memoryStats() const override { return allocator_->stats(); }
   void resetPeakMemory() override { allocator_->resetPeak(); }
 
@@ -88,7 +91,7 @@ class CudaBackend final : public Backend {
   /// header needs no cuBLAS include.
   std::shared_ptr<void> linalgState;
   DeviceAllocator& allocator() { return *allocator_; }
-  std::mutex& mutex() const { return mutex_; }
+  std::recursive_mutex& mutex() const { return mutex_; }
 
   cudaStream_t stream() const { return stream_.handle; }
 
@@ -140,8 +143,13 @@ class CudaBackend final : public Backend {
   std::unique_ptr<HostStaging> staging_;
   std::unique_ptr<FftEngine> fft_;
   DeviceAllocator::Block scratch_;  ///< reduction partials, then the result
-  /// One caller at a time: the staging area, the plan cache and the scratch are shared state.
-  mutable std::mutex mutex_;
+  /// One caller at a time: the staging area, the plan cache and the scratch are shared state. Recursive: record()
+  /// holds it while the recorded work's own calls take it again (no other thread's work joins a recording).
+  mutable std::recursive_mutex mutex_;
+  /// The thread inside record(): its transfers, synchronisations, result reads and allocations refuse (before
+  /// the runtime is asked, which would refuse them on a capturing stream with an error of its own).
+  std::atomic<std::thread::id> recorder_{};
+  void refuseWhileRecording(const char* what) const;
   std::unique_ptr<CudaPriorOps> priorOps_;
   std::unique_ptr<CudaSparsityOps> sparsityOps_;
   std::unique_ptr<CudaCoilCombineOps> coilCombineOps_;
@@ -221,6 +229,7 @@ class CudaSolverOps final : public SolverOps {
   std::unique_ptr<Buffer> scalars(index_t count) override;
   void read(double* out, const Buffer& s, index_t first, index_t count) override;
   void dot(Buffer& s, index_t slot, const Buffer& a, const Buffer& b, index_t n) override;
+  void countNonFinite(Buffer& s, index_t slot, const Buffer& x, index_t n) override;
   void scaleByInverseRoot(Buffer& dst, const Buffer& src, const Buffer& s, index_t slot, index_t n) override;
   void cgCurvature(Buffer& s, const CgLayout& l, int k, const Buffer& p, const Buffer& q, index_t n) override;
   void cgUpdate(Buffer& s, const CgLayout& l, int k, Buffer& x, Buffer& r, const Buffer& p, const Buffer& q,

@@ -42,6 +42,7 @@ DeviceAllocator::Block DeviceAllocator::allocate(std::size_t bytes) {
   if (bytes == 0) return {};
   const std::size_t rounded = roundUp(bytes);
   std::lock_guard lock(mutex_);
+  ++changes_;
   if (auto it = cached_.find(rounded); it != cached_.end()) {
     Block b{it->second, rounded};
     cached_.erase(it);
@@ -100,6 +101,7 @@ void DeviceAllocator::resetPeak() noexcept {
 void DeviceAllocator::release(Block block) noexcept {
   if (!block.ptr) return;
   std::lock_guard lock(mutex_);
+  ++changes_;
   liveBytes_ -= std::min(liveBytes_, block.rounded);
   if (closed_ || block.rounded > cacheCap_) {
     freeBlockLocked(block.ptr);

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -41,6 +42,12 @@ class DeviceAllocator {
   /// resetPeak() (Backend::memoryStats).
   MemoryStats stats() const;
   void resetPeak() noexcept;
+  /// How many blocks have been handed out or given back so far (CudaBackend::record: work that allocates or
+  /// releases cannot be replayed, the block's next owner would be written by it).
+  std::uint64_t changes() const {
+    std::lock_guard lock(mutex_);
+    return changes_;
+  }
 
   /// The size class of a request: four classes per power of two, so at most 25% is wasted.
   static std::size_t roundUp(std::size_t bytes);
@@ -57,6 +64,7 @@ class DeviceAllocator {
   std::multimap<std::size_t, void*> cached_;
   std::size_t cachedBytes_ = 0;  ///< held in cached_, at most cacheCap_
   std::size_t liveBytes_ = 0, peakLive_ = 0, peakHeld_ = 0;  ///< stats(); rounded sizes
+  std::uint64_t changes_ = 0;                                ///< changes()
   bool closed_ = false;
 };
 

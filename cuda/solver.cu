@@ -204,6 +204,18 @@ __global__ void commitKernel(const double* s, FistaLayout l, int k, float2* x, f
   }
 }
 
+/// s[slot] += the count of elements with a non-finite part: one atomic per warp that found any (none on good
+/// data; an integer count, so the order of the additions does not matter).
+__global__ void countNonFiniteKernel(const float2* x, long long n, double* s, long long slot) {
+  unsigned bad = 0;
+  for (long long i = firstIndex(); i < n; i += gridStride()) {
+    const float2 v = x[i];
+    bad += (isfinite(v.x) && isfinite(v.y)) ? 0u : 1u;
+  }
+  bad = __reduce_add_sync(0xffffffffu, bad);
+  if (bad && (threadIdx.x & 31) == 0) atomicAdd(s + slot, static_cast<double>(bad));
+}
+
 __global__ void scaleByInverseRootKernel(float2* dst, const float2* src, const double* s, long long slot,
                                          long long n) {
   const double norm = sqrt(s[slot]);
@@ -252,6 +264,7 @@ void CudaSolverOps::read(double* out, const Buffer& s, index_t first, index_t co
   const double* p = slots(s, first + count, "solver scalars: read");
   if (count == 0) return;
   std::lock_guard lock(be_.mutex_);
+  be_.refuseWhileRecording("reading the solver's scalars");
   be_.activate();
   LARMOR_CUDA_CHECK(cudaMemcpyAsync(out, p + first, static_cast<std::size_t>(count) * sizeof(double),
                                     cudaMemcpyDeviceToHost, be_.stream_.handle));
@@ -267,6 +280,16 @@ void CudaSolverOps::dot(Buffer& s, index_t slot, const Buffer& a, const Buffer& 
   const cudaStream_t st = be_.stream_.handle;
   dotKernel<<<sparsity::reduceBlocks(n), kReduceThreads, 0, st>>>(pa, pb, n, ps, slot, false, CgLayout{}, 0,
                                                                    partialsAt(partialsArea()));
+  LARMOR_CUDA_CHECK_LAUNCH();
+}
+
+void CudaSolverOps::countNonFinite(Buffer& s, index_t slot, const Buffer& x, index_t n) {
+  double* ps = slots(s, slot + 1, "solver scalars: non-finite count");
+  const float2* px = be_.elements(x, n, "solver non-finite count");
+  if (n == 0) return;
+  std::lock_guard lock(be_.mutex_);
+  be_.activate();
+  countNonFiniteKernel<<<gridFor(n, be_.launch_), kThreads, 0, be_.stream_.handle>>>(px, n, ps, slot);
   LARMOR_CUDA_CHECK_LAUNCH();
 }
 

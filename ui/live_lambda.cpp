@@ -127,7 +127,8 @@ recon::ReconResult LiveLambdaEngine::solve(const ReconJob& job, const Progress& 
   const Dataset& d = *job.dataset;
   if (d.reference && d.reference->size() == result.image.size()) {
     try {
-      result.metrics = quality::toJson(quality::compareOn(*backend_, result.image, quality::comparisonTruth(d)));
+      const CDeviceArray truth = quality::comparisonTruthOn(*backend_, d);
+      result.metrics = quality::toJson(quality::compareOn(*backend_, result.image, truth));
     } catch (const Error& e) {
       result.metrics = {{"skipped", e.what()}};
     }

@@ -14,6 +14,7 @@
 #include <ostream>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "larmor/backend/backend.hpp"
@@ -184,6 +185,54 @@ TEST_F(CudaBackendTest, UploadDownloadAtOffsets) {
   gpu().upload(*large, data.data(), big, off);
   gpu().download(back.data(), *large, big, off);
   EXPECT_EQ(data, back);
+}
+
+// Backend::record: the recorded work (FFTs, the Gram of a diagonal, vector ops) queued again by replay() gives
+// the bits that running it directly gives, replay after replay; work that transfers, synchronises, reads a
+// result or allocates is refused (null) without running, and the backend stays usable after each refusal.
+TEST_F(CudaBackendTest, RecordedWorkReplaysTheSameBitsAndRefusesWhatItCannotReplay) {
+  const Shape shape{64, 48, 1, 3};
+  const CArray input = randomArray(shape, 301), diag = randomArray(Shape{64, 48}, 302);
+  CDeviceArray direct = CDeviceArray::upload(gpu(), input), replayed = CDeviceArray::upload(gpu(), input);
+  const CDeviceArray d = CDeviceArray::upload(gpu(), diag), other = CDeviceArray::upload(gpu(), input);
+  auto work = [&](CDeviceArray& x) {
+    gpu().fft(x.buffer(), shape, 2, FftDirection::Forward);
+    gpu().fftGram(x.buffer(), shape, 2, d.buffer());
+    gpu().axpby(x.buffer(), cfloat(0.5f, -0.25f), other.buffer(), cfloat(0.75f), x.size());
+    gpu().fft(x.buffer(), shape, 2, FftDirection::Inverse);
+  };
+  work(direct);  // the first run makes the plans and work areas, as CG's first iteration does
+  work(replayed);
+  auto rec = gpu().record([&] { work(replayed); });
+  ASSERT_NE(rec, nullptr) << "FFTs and vector ops must be recordable";
+  for (int i = 0; i < 3; ++i) {
+    work(direct);
+    rec->replay();
+    ASSERT_TRUE(bitwiseEqual(replayed.download(), direct.download())) << "replay " << i;
+  }
+  rec.reset();
+
+  std::vector<cfloat> host(16);
+  CDeviceArray small(gpu(), Shape{16});
+  const std::vector<std::pair<std::string, std::function<void()>>> refused = {
+      {"upload", [&] { gpu().upload(small.buffer(), host.data(), 16 * sizeof(cfloat)); }},
+      {"download", [&] { gpu().download(host.data(), small.buffer(), 16 * sizeof(cfloat)); }},
+      {"synchronize", [&] { gpu().synchronize(); }},
+      {"dot", [&] { (void)gpu().dot(small.buffer(), small.buffer(), 16); }},
+      {"allocate", [&] { (void)gpu().allocate(1024); }},
+  };
+  for (const auto& [name, body] : refused) {
+    const CArray before = replayed.download();
+    auto r = gpu().record([&] {
+      gpu().scale(replayed.buffer(), cfloat(2.f), replayed.size());
+      body();
+    });
+    EXPECT_EQ(r, nullptr) << name << " was recorded";
+    EXPECT_TRUE(bitwiseEqual(replayed.download(), before)) << name << ": a refused recording ran its work";
+    gpu().fill(small.buffer(), cfloat(3.f, 1.f), 16);
+    const CArray back = small.download();
+    EXPECT_EQ(back[15], cfloat(3.f, 1.f)) << "the backend is unusable after refusing " << name;
+  }
 }
 
 TEST_F(CudaBackendTest, CopyIsExactAndStaysWithinBytes) {

@@ -7,7 +7,9 @@
 #include <cmath>
 #include <limits>
 
+#include "larmor/quality/display.hpp"
 #include "larmor/quality/metrics.hpp"
+#include "larmor/recon/dataset.hpp"
 #include "support/device.hpp"
 #include "support/random_data.hpp"
 
@@ -73,3 +75,32 @@ TEST_P(QualityOnDevice, NonFiniteVoxelsAndAZeroReferenceAreErrors) {
 }
 
 LARMOR_INSTANTIATE_ON_TEST_DEVICE(QualityOnDevice);
+
+// recon::run's metrics compare against comparisonTruthOn (the true maps' root sum of squares made on the
+// backend): its magnitudes are comparisonTruth's (the host's, in double) to float rounding, for one and several
+// slices, and the metrics against it are the host metrics against comparisonTruth.
+TEST_P(QualityOnDevice, TruthOnTheBackendMatchesTheHostTruth) {
+  for (const index_t slices : {1, 3}) {
+    Dataset d;
+    d.source = "truth";
+    d.header.coils = 5;
+    d.header.slices = slices;
+    const Shape img{24, 20, 1, 1, slices};
+    d.reference = randomArray(img, 91);
+    d.coilMaps = randomArray(Shape{24, 20, 1, 5, slices}, 92);
+    const CArray host = quality::comparisonTruth(d);
+    const CArray dev = quality::comparisonTruthOn(be(), d).download();
+    ASSERT_EQ(dev.shape(), host.shape());
+    for (index_t i = 0; i < host.size(); ++i)
+      ASSERT_NEAR(std::abs(dev[i]), std::abs(host[i]), 1e-6 * std::abs(host[i]) + 1e-12) << i;
+    const CArray test = randomArray(img, 93);
+    const quality::Metrics a = quality::compare(test, host);
+    const quality::Metrics b = quality::compareOn(be(), test, quality::comparisonTruthOn(be(), d));
+    EXPECT_NEAR(b.nrmse, a.nrmse, 1e-6 * a.nrmse);
+    EXPECT_NEAR(b.ssim, a.ssim, 1e-6);
+    // One coil or no maps: the reference itself.
+    d.coilMaps.reset();
+    const CArray plain = quality::comparisonTruthOn(be(), d).download();
+    for (index_t i = 0; i < plain.size(); ++i) ASSERT_EQ(plain[i], (*d.reference)[i]) << i;
+  }
+}

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 
 #include "larmor/solve/cg.hpp"
 #include "larmor/solve/fista.hpp"
@@ -129,6 +130,7 @@ TEST_P(SolverScalars, CgCancelStopsWithinAWindow) {
   solve::CgOptions o;
   o.maxIterations = 200;
   o.readEvery = 4;
+  o.recordOperator = false;  // a replayed recording does not run apply() on the host, which this test counts
   int seen = 0;
   auto observer = [&](const solve::CgIterate& it) {
     seen = it.iteration;
@@ -138,6 +140,57 @@ TEST_P(SolverScalars, CgCancelStopsWithinAWindow) {
   const int window = solve::readWindow(be().solverOps(), kN, o.readEvery);
   EXPECT_EQ(seen, std::max(3, window));  // the observer sees the whole window that was read
   EXPECT_EQ(A.applications, seen);       // the next window never started
+}
+
+// q = A p recorded once and replayed (Backend::record, a CUDA graph on the GPU): the same iterate and history
+// bit for bit as applying A every iteration; on the GPU the operator's host code runs twice (the first
+// iteration, then the recording), so a recording that silently fell back would show here.
+TEST_P(SolverScalars, CgRecordedOperatorGivesTheSameBits) {
+  Spd direct(be(), 0.3), recorded(be(), 0.3);
+  auto b = upload(be(), randomComplex(kN, 76));
+  solve::DiagonalPreconditioner M(be(), direct.diagonal(), 1.0, nullptr, 0, kN);
+  std::vector<cfloat> xs[2];
+  solve::CgResult rs[2];
+  for (int i = 0; i < 2; ++i) {
+    Spd& A = i == 0 ? direct : recorded;
+    auto x = be().allocate(kN * sizeof(cfloat));
+    solve::CgOptions o;
+    o.maxIterations = 25;
+    o.readEvery = 7;
+    o.recordOperator = i == 1;
+    rs[i] = solve::conjugateGradient(be(), A, *b, *x, o, &M);
+    xs[i] = download(be(), *x, kN);
+  }
+  EXPECT_EQ(rs[1].iterations, 25);
+  EXPECT_TRUE(sameBits(xs[1], xs[0])) << "the recorded operator's iterate differs";
+  ASSERT_EQ(rs[1].history.size(), rs[0].history.size());
+  for (std::size_t k = 0; k < rs[0].history.size(); ++k) {
+    EXPECT_EQ(rs[1].history[k].relativeResidual, rs[0].history[k].relativeResidual) << "k = " << k;
+    EXPECT_EQ(rs[1].history[k].objective, rs[0].history[k].objective) << "k = " << k;
+  }
+  EXPECT_EQ(direct.applications, 25);
+  EXPECT_EQ(recorded.applications, be().isGpu() ? 2 : 25);
+}
+
+// SolverOps::countNonFinite: adds the number of elements with a NaN or infinite real or imaginary part.
+TEST_P(SolverScalars, CountNonFiniteAddsTheBadElements) {
+  std::vector<cfloat> v = randomComplex(kN, 77);
+  auto s = be().solverOps().scalars(3);
+  auto good = upload(be(), v);
+  be().solverOps().countNonFinite(*s, 1, *good, kN);
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  v[0] = cfloat(nan, 0.f);
+  v[17] = cfloat(0.f, -inf);
+  v[kN - 1] = cfloat(inf, nan);
+  v[1000] = cfloat(1e38f, -1e38f);  // large, finite
+  auto bad = upload(be(), v);
+  be().solverOps().countNonFinite(*s, 2, *bad, kN);
+  be().solverOps().countNonFinite(*s, 2, *bad, kN - 1);  // adds: the last one is outside this range
+  double out[3];
+  be().solverOps().read(out, *s, 0, 3);
+  EXPECT_EQ(out[0], 0.0);
+  EXPECT_EQ(out[1], 0.0);
+  EXPECT_EQ(out[2], 5.0);
 }
 
 TEST_P(SolverScalars, FistaGivesTheSameBitsForEveryWindow) {

@@ -120,6 +120,7 @@ class CpuSolverOps final : public SolverOps {
   std::unique_ptr<Buffer> scalars(index_t count) override;
   void read(double* out, const Buffer& s, index_t first, index_t count) override;
   void dot(Buffer& s, index_t slot, const Buffer& a, const Buffer& b, index_t n) override;
+  void countNonFinite(Buffer& s, index_t slot, const Buffer& x, index_t n) override;
   void scaleByInverseRoot(Buffer& dst, const Buffer& src, const Buffer& s, index_t slot, index_t n) override;
   void cgCurvature(Buffer& s, const CgLayout& l, int k, const Buffer& p, const Buffer& q, index_t n) override;
   void cgUpdate(Buffer& s, const CgLayout& l, int k, Buffer& x, Buffer& r, const Buffer& p, const Buffer& q,

@@ -2,10 +2,12 @@
 // the CPU backend's own vector op (axpby, dot), so a solve computes what the loop with host scalars computed
 // before, bit for bit. Twin of cuda/solver.cu, which fuses the same steps into kernels; the arithmetic both
 // share is larmor/kernels/solver_math.hpp.
+#include <cmath>
 #include <cstring>
 #include <string>
 
 #include "cpu_backend.hpp"
+#include "larmor/array/finite.hpp"
 #include "larmor/kernels/solver_math.hpp"
 
 namespace larmor::cpu {
@@ -40,6 +42,21 @@ void CpuSolverOps::read(double* out, const Buffer& s, index_t first, index_t cou
 
 void CpuSolverOps::dot(Buffer& s, index_t slot, const Buffer& a, const Buffer& b, index_t n) {
   slots(s, slot + 1, "solver scalars: dot")[slot] = be_.dot(a, b, n).real();
+}
+
+void CpuSolverOps::countNonFinite(Buffer& s, index_t slot, const Buffer& x, index_t n) {
+  double* v = slots(s, slot + 1, "solver scalars: non-finite count");
+  require(n >= 0 && static_cast<std::size_t>(n) * sizeof(cfloat) <= x.bytes(),
+          "solver scalars: non-finite count over " + std::to_string(n) + " elements of a smaller buffer");
+  const auto* f = static_cast<const float*>(x.ptr());
+  const std::size_t floats = 2 * static_cast<std::size_t>(n);
+  // The vectorised scan (array/finite.hpp) finds the first; only data that hold one are counted one by one.
+  const std::size_t at = firstNonFinite(f, floats);
+  if (at == floats) return;
+  index_t count = 0;
+  for (std::size_t i = at / 2; i < floats / 2; ++i)
+    count += (std::isfinite(f[2 * i]) && std::isfinite(f[2 * i + 1])) ? 0 : 1;
+  v[slot] += static_cast<double>(count);
 }
 
 void CpuSolverOps::scaleByInverseRoot(Buffer& dst, const Buffer& src, const Buffer& s, index_t slot, index_t n) {

@@ -128,6 +128,14 @@ Metrics compareOn(Backend& backend, const CArray& test, const CArray& reference,
   return backend.qualityOps().compare(t.buffer(), r.buffer(), reference.shape(), opt);
 }
 
+Metrics compareOn(Backend& backend, const CArray& test, const CDeviceArray& reference, const CompareOptions& opt) {
+  require(test.size() == reference.size() && test.size() > 0 && test.shape()[0] == reference.shape()[0] &&
+              test.shape()[1] == reference.shape()[1],
+          "compare: test " + test.shape().str() + " and reference " + reference.shape().str() + " differ in size");
+  const CDeviceArray t = CDeviceArray::upload(backend, test);
+  return backend.qualityOps().compare(t.buffer(), reference.buffer(), reference.shape(), opt);
+}
+
 Metrics compare(const cfloat* test, const cfloat* reference, const Shape& shape, const CompareOptions& opt) {
   require(shape.size() > 0, "compare: the images are empty");
   const index_t n = shape.size();

@@ -86,6 +86,10 @@ void requireFiniteKspace(const CArray& k, const std::string& name) {
 
 void Dataset::validate() const {
   validateStructure();
+  requireFiniteSamples();
+}
+
+void Dataset::requireFiniteSamples() const {
   requireFiniteKspace(kspace, source.empty() ? std::string("dataset") : source);
 }
 

@@ -319,7 +319,7 @@ std::shared_ptr<IterativeProblem::TrajectoryOperators> IterativeProblem::Impl::b
   auto cropped = p.dims[0] == e0 ? nullptr : backend.allocate(bytesOf(p.n * group));
   auto gathered = group > 1 ? backend.allocate(bytesOf(p.m * group)) : nullptr;
   SolverOps& ops = backend.solverOps();
-  std::unique_ptr<Buffer> norms;
+  std::unique_ptr<Buffer> norms;  // [||d_c||^2 for every coil, the count of non-finite samples uploaded]
   const cfloat* src = d.kspace.data() + slice * encodedVoxels * p.coils;
   for (index_t c0 = 0; c0 < p.coils; c0 += group) {
     const index_t nc = std::min(group, p.coils - c0);
@@ -327,7 +327,10 @@ std::shared_ptr<IterativeProblem::TrajectoryOperators> IterativeProblem::Impl::b
     // The first upload before any other work: onto an idle stream a pinned dataset's k-space goes straight
     // from its own memory (HostStaging: no staging copy, ~1 ms of the 256^2 call on the GPU machine).
     backend.upload(*encoded, src + c0 * encodedVoxels, bytesOf(encodedVoxels * nc));
-    if (!norms) norms = ops.scalars(p.coils);
+    if (!norms) norms = ops.scalars(p.coils + 1);
+    // Every sample of the group, sampled line or not, checked where it now is (samplesCheckedOnBackend):
+    // recon::run leaves this path's data to this count.
+    ops.countNonFinite(*norms, p.coils, *encoded, encodedVoxels * nc);
     if (cropped) {
       backend.fft(*encoded, from, 1, FftDirection::Inverse);
       backend.resizeCentred(*cropped, to, *encoded, from);
@@ -345,13 +348,22 @@ std::shared_ptr<IterativeProblem::TrajectoryOperators> IterativeProblem::Impl::b
     }
   }
   t.gram = std::make_unique<ops::CartesianGram>(backend, *plan);
-  std::vector<double> norm2(static_cast<std::size_t>(p.coils));
-  ops.read(norm2.data(), *norms, 0, p.coils);
+  std::vector<double> norm2(static_cast<std::size_t>(p.coils + 1));
+  ops.read(norm2.data(), *norms, 0, p.coils + 1);
+  if (norm2.back() > 0) {
+    d.requireFiniteSamples();  // names the first one (none in an earlier slice: each was counted)
+    throw Error(d.source + ": slice " + std::to_string(slice) + " holds non-finite samples");
+  }
+  norm2.pop_back();
   for (double v : norm2) p.dataNorm2 += v;
   t.plan = std::move(plan);
   t.info["encoding"] = "cartesian";
   t.info["sampled_fraction"] = static_cast<double>(p.m) / static_cast<double>(p.n);
   return shared;
+}
+
+bool samplesCheckedOnBackend(const Dataset& d, const ReconSettings& s) {
+  return (s.method == Method::Cg || s.method == Method::Cs) && d.header.trajectory == TrajectoryKind::Cartesian;
 }
 
 index_t cartesianPlanCoilGroup(index_t encodedVoxels, index_t coils) {

@@ -64,6 +64,15 @@ nlohmann::json CgResult::toJson() const {
           {"relative_residual", res}, {"objective", obj}};
 }
 
+void RecordedApplication::operator()() {
+  if (!recording_ && !tried_ && ++applications_ >= 2) {
+    tried_ = true;
+    recording_ = backend_.record([&] { a_.apply(x_, y_); });
+  }
+  if (recording_) recording_->replay();
+  else a_.apply(x_, y_);
+}
+
 int readWindow(const SolverOps& ops, index_t n, int requested) {
   if (ops.scalarsOnHost()) return 1;
   if (requested > 0) return requested;
@@ -146,6 +155,9 @@ CgResult conjugateGradient(Backend& backend, LinearOperator& A, const Buffer& b,
   // Iterations are queued in windows; the kernels stop themselves (breakdown, tolerance), the host reads
   // the scalars once per window and replays the history (backend/solver_ops.hpp).
   const int window = readWindow(ops, n, o.readEvery);
+  // q = A p, the bulk of an iteration's kernels, recorded and replayed where the backend can (on the GPU
+  // machine the host queues a launch more slowly than the kernels of a 256^2 SENSE iteration run, docs/perf.md).
+  RecordedApplication applyA(backend, A, *p, *q, o.recordOperator);
   for (int k = 1; k <= o.maxIterations;) {
     const int last = std::min(o.maxIterations, k + window - 1);
     for (int j = k; j <= last; ++j) {
@@ -154,7 +166,7 @@ CgResult conjugateGradient(Backend& backend, LinearOperator& A, const Buffer& b,
       const double span = o.progressTo - o.progressFrom;
       progress.report(o.progressFrom + span * (j - 1) / std::max(1, o.maxIterations),
                       o.stage + " iteration " + std::to_string(j) + "/" + std::to_string(o.maxIterations));
-      A.apply(*p, *q);
+      applyA();
       ops.cgCurvature(*state, l, j, *p, *q, n);
       ops.cgUpdate(*state, l, j, x, *r, *p, *q, objectiveRhs, o.tolerance, n);
       if (j == o.maxIterations) break;

@@ -46,13 +46,14 @@ FistaResult fista(Backend& backend, LinearOperator& A, const Buffer& b, Buffer& 
   double t = 1;
   result.stopReason = "iterations";
   const int window = readWindow(ops, n, options.readEvery);
+  RecordedApplication gradient(backend, A, *y, *g, options.recordOperator);  // g = A y (cg.hpp)
   for (int k = 1; k <= options.maxIterations;) {
     const int last = std::min(options.maxIterations, k + window - 1);
     for (int j = k; j <= last; ++j) {
       progress.report(static_cast<double>(j - 1) / options.maxIterations,
                       options.stage + ": iteration " + std::to_string(j) + "/" + std::to_string(options.maxIterations));
       // x_j = prox(y - (A y - b) / L)
-      A.apply(*y, *g);
+      gradient();
       ops.fistaGradientStep(*next, *y, *g, b, 1.0 / L, n);
       prox(*next, mu / L);
       // The relative change (and the stopping test), then the momentum step y = x_j + beta (x_j - x_{j-1}).

@@ -10,6 +10,7 @@
 // algorithm does not grow this class (docs/architecture.md).
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -74,6 +75,24 @@ class Backend {
   /// resetPeakMemory(). Defaults: not tracked.
   virtual MemoryStats memoryStats() const { return {}; }
   virtual void resetPeakMemory() {}
+
+  // --- recorded work ---------------------------------------------------------------------------------
+  /// Device work recorded once and queued again by replay() on the same buffers with the same arguments, for
+  /// one launch where the work makes many (the CUDA backend: a CUDA graph). Dies before the backend and the
+  /// buffers the work uses.
+  class Recording {
+   public:
+    virtual ~Recording() = default;
+    virtual void replay() = 0;
+  };
+  /// Records `work` without running it: calls of this backend's queued operations only (no transfer,
+  /// synchronisation, host read, allocation or release: each makes recording fail), whose arguments stay
+  /// valid for the recording's life. Null where this backend does not record (the CPU, whose calls cost
+  /// nothing to make) or `work` could not be recorded: the caller then runs `work` itself.
+  virtual std::unique_ptr<Recording> record(const std::function<void()>& work) {
+    (void)work;
+    return nullptr;
+  }
 
   // --- complex vectors of n elements ---------------------------------------------------------------
   virtual void fill(Buffer& x, cfloat value, index_t n) = 0;

@@ -49,6 +49,9 @@ class SolverOps {
   virtual void read(double* out, const Buffer& s, index_t first, index_t count) = 0;
   /// s[slot] = Re <a, b> over n complex elements (the backend's deterministic double sum).
   virtual void dot(Buffer& s, index_t slot, const Buffer& a, const Buffer& b, index_t n) = 0;
+  /// s[slot] += the number of the n complex elements of x with a NaN or infinite part: a check of data where
+  /// they already are, read back with the other scalars (the iterative Cartesian path's samples).
+  virtual void countNonFinite(Buffer& s, index_t slot, const Buffer& x, index_t n) = 0;
   /// dst = src / sqrt(s[slot]) (0 where s[slot] is 0): the power iteration's normalisation.
   virtual void scaleByInverseRoot(Buffer& dst, const Buffer& src, const Buffer& s, index_t slot, index_t n) = 0;
 

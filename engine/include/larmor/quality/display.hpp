@@ -5,6 +5,7 @@
 #include <string>
 
 #include "larmor/array/array.hpp"
+#include "larmor/backend/backend.hpp"
 #include "larmor/recon/dataset.hpp"
 
 namespace larmor::quality {
@@ -45,5 +46,9 @@ CArray plane(const CArray& volume, int normalAxis, index_t index);
 /// are several coils (a sum-of-squares image of s_c * rho is |rho| sqrt(sum |s_c|^2)), else the reference
 /// itself. Throws Error when `d` has no reference. recon::run's metrics compare against it.
 CArray comparisonTruth(const Dataset& d);
+/// The same made on `backend` (the true maps' root sum of squares by Backend::sumOfSquares there, instead of a
+/// pass over them at the host's memory speed), for compareOn: the reference's phase is kept, the magnitudes
+/// (all that the metrics read) are comparisonTruth's to float rounding.
+CDeviceArray comparisonTruthOn(Backend& backend, const Dataset& d);
 
 }  // namespace larmor::quality

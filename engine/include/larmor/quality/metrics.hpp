@@ -14,6 +14,8 @@
 
 namespace larmor {
 class Backend;
+template <class T>
+class DeviceArray;
 }
 
 namespace larmor::quality {
@@ -36,6 +38,9 @@ Metrics compare(const CArray& test, const CArray& reference, const CompareOption
 Metrics compare(const cfloat* test, const cfloat* reference, const Shape& shape, const CompareOptions& opt = {});
 /// compare() on `backend` (QualityOps): both images are uploaded there and the metrics computed there.
 Metrics compareOn(larmor::Backend& backend, const CArray& test, const CArray& reference, const CompareOptions& opt = {});
+/// The same against a reference already on `backend` (comparisonTruthOn).
+Metrics compareOn(larmor::Backend& backend, const CArray& test, const larmor::DeviceArray<cfloat>& reference,
+                  const CompareOptions& opt = {});
 nlohmann::json toJson(const Metrics& m);
 
 /// |scale*|test| - |ref||, same shape as the reference.

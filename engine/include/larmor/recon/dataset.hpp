@@ -92,6 +92,9 @@ struct Dataset {
   /// validate() without the pass over every k-space sample, for a reader that checked each sample as it
   /// read it (the ISMRMRD reader: a second pass over gigabytes costs as much as the read).
   void validateStructure() const;
+  /// validate()'s pass over the samples alone: throws Error naming the first NaN or infinite sample ("sample N of
+  /// coil C [in slice S] is NaN"), for a path that learnt elsewhere (on a device) that there is one.
+  void requireFiniteSamples() const;
 };
 
 }  // namespace larmor

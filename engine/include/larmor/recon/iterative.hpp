@@ -76,6 +76,11 @@ struct IterativeSettings {
   std::shared_ptr<const CArray> warmStart;
 };
 
+/// Whether reconstructIterative checks every sample of `d` for NaN and Inf on the backend as each slice's
+/// k-space arrives there (Cartesian data: a count read back with the data's norms, instead of recon::run's pass
+/// over the whole k-space on the host), with Dataset::validate's error.
+bool samplesCheckedOnBackend(const Dataset& d, const ReconSettings& s);
+
 /// Coils whose encoded k-space (encodedVoxels each) Cartesian SENSE's plan stage uploads, crops and samples
 /// together: as many as fit 16 MiB, at least one (iterative.cpp; the memory planner counts the same group).
 index_t cartesianPlanCoilGroup(index_t encodedVoxels, index_t coils);

@@ -29,6 +29,27 @@ class LinearOperator {
   virtual void apply(const Buffer& x, Buffer& y) = 0;
 };
 
+/// y = A x on fixed buffers, as the solvers apply it once per iteration: the first application runs directly
+/// (the operator makes its plans, work areas and caches then), the second is recorded (Backend::record: a CUDA
+/// graph, one launch instead of one per kernel, for a GPU whose host queues kernels more slowly than a small
+/// problem's kernels run) and every later one replays it. Where the backend does not record, or the operator's
+/// work cannot be recorded, or `enabled` is false, every application runs directly. The same bits either way.
+class RecordedApplication {
+ public:
+  RecordedApplication(Backend& backend, LinearOperator& A, const Buffer& x, Buffer& y, bool enabled = true)
+      : backend_(backend), a_(A), x_(x), y_(y), tried_(!enabled) {}
+  void operator()();
+
+ private:
+  Backend& backend_;
+  LinearOperator& a_;
+  const Buffer& x_;
+  Buffer& y_;
+  int applications_ = 0;
+  bool tried_;
+  std::unique_ptr<Backend::Recording> recording_;
+};
+
 /// z = M^{-1} r for a Hermitian positive definite M that approximates A.
 class Preconditioner {
  public:
@@ -72,6 +93,9 @@ struct CgOptions {
   /// rule of readWindow. The result does not depend on it (the kernels stop themselves); progress, the
   /// observer and a cancel then act per window. The CPU reads after every iteration.
   int readEvery = 0;
+  /// Record the operator application once and replay it (Backend::record: one CUDA graph launch instead of
+  /// one per kernel) from the second iteration on, where the backend can; the result is the same bits.
+  bool recordOperator = true;
 };
 
 struct CgIterate {

@@ -34,6 +34,8 @@ struct FistaOptions {
   std::string stage = "fista";
   /// Iterations queued between reads of the scalars on a GPU (solve/cg.hpp, readWindow); 0: its rule.
   int readEvery = 0;
+  /// Record the gradient's operator application and replay it (solve/cg.hpp, RecordedApplication).
+  bool recordOperator = true;
 };
 
 struct FistaIterate {
