@@ -204,12 +204,16 @@ void CudaBackend::synchronize() {
 namespace {
 class GraphRecording final : public Backend::Recording {
  public:
-  GraphRecording(std::recursive_mutex& mutex, int device, cudaStream_t stream, cudaGraphExec_t exec)
-      : mutex_(mutex), device_(device), stream_(stream), exec_(exec) {}
+  /// Holds `fft` (its plans and work area stay while the graph may replay their kernels).
+  GraphRecording(std::recursive_mutex& mutex, int device, cudaStream_t stream, cudaGraphExec_t exec, FftEngine& fft)
+      : mutex_(mutex), device_(device), stream_(stream), exec_(exec), fft_(fft) {
+    fft_.hold();
+  }
   ~GraphRecording() override {
     std::lock_guard lock(mutex_);
     (void)cudaSetDevice(device_);
     (void)cudaGraphExecDestroy(exec_);  // a launch still queued finishes first
+    fft_.release();
     (void)cudaGetLastError();
   }
   void replay() override {
@@ -223,6 +227,7 @@ class GraphRecording final : public Backend::Recording {
   const int device_;
   const cudaStream_t stream_;
   const cudaGraphExec_t exec_;
+  FftEngine& fft_;
 };
 }  // namespace
 
@@ -262,7 +267,7 @@ std::unique_ptr<Backend::Recording> CudaBackend::record(const std::function<void
     if (exec) (void)cudaGraphExecDestroy(exec);
     return nullptr;
   }
-  return std::make_unique<GraphRecording>(mutex_, device_, stream_.handle, exec);
+  return std::make_unique<GraphRecording>(mutex_, device_, stream_.handle, exec, *fft_);
 }
 
 // --- complex vectors ---------------------------------------------------------------------------------------

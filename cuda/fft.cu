@@ -260,13 +260,28 @@ FftEngine::~FftEngine() {
   (void)cudaStreamSynchronize(launch_.stream);
   for (auto& p : plans_) (void)cufftDestroy(p.handle);
   allocator_->release(work_);
+  holds_ = 0;
+  release();
   (void)cudaGetLastError();
+}
+
+void FftEngine::release() {
+  if (holds_ > 0 && --holds_ > 0) return;
+  if (retiredPlans_.empty() && retiredWork_.empty()) return;
+  // A replay still queued may use them (an in-flight graph finishes first).
+  (void)cudaStreamSynchronize(launch_.stream);
+  for (cufftHandle h : retiredPlans_) (void)cufftDestroy(h);
+  for (const auto& b : retiredWork_) allocator_->release(b);
+  retiredPlans_.clear();
+  retiredWork_.clear();
 }
 
 void FftEngine::ensureWorkArea(std::size_t bytes) {
   if (bytes <= workBytes_) return;
-  // The old area goes back to the allocator; transforms queued on it finish first in stream order.
-  allocator_->release(work_);
+  // The old area goes back to the allocator (kept while a recording may replay on it); transforms queued on it
+  // finish first in stream order.
+  if (holds_ > 0) retiredWork_.push_back(work_);
+  else allocator_->release(work_);
   work_ = {};
   workBytes_ = 0;
   work_ = allocator_->allocate(bytes);
@@ -281,8 +296,12 @@ FftEngine::Plan& FftEngine::planFor(const Key& key) {
     }
   }
   if (plans_.size() >= kMaxPlans) {
-    LARMOR_CUDA_CHECK(cudaStreamSynchronize(launch_.stream));
-    (void)cufftDestroy(plans_.back().handle);
+    if (holds_ > 0) {
+      retiredPlans_.push_back(plans_.back().handle);  // a recording may replay its kernels (their tables)
+    } else {
+      LARMOR_CUDA_CHECK(cudaStreamSynchronize(launch_.stream));
+      (void)cufftDestroy(plans_.back().handle);
+    }
     plans_.pop_back();
   }
   Plan plan;

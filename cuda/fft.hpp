@@ -29,6 +29,10 @@ class FftEngine {
   /// conjugate pre-modulation. d: shape.span(0, rank) elements (device), applied to every batch.
   void gram(float2* data, const Shape& shape, int rank, const float2* diagonal);
   std::size_t cachedPlans() const { return plans_.size(); }
+  /// While held (a recording that may replay these plans' kernels on this work area is alive: Backend::record),
+  /// evicted plans and outgrown work areas are kept, not destroyed; they go when the last hold ends.
+  void hold() { ++holds_; }
+  void release();
 
   static constexpr std::size_t kMaxPlans = 16;
 
@@ -54,6 +58,9 @@ class FftEngine {
   std::list<Plan> plans_;  ///< most recently used first
   DeviceAllocator::Block work_;
   std::size_t workBytes_ = 0;
+  int holds_ = 0;
+  std::vector<cufftHandle> retiredPlans_;             ///< evicted while held
+  std::vector<DeviceAllocator::Block> retiredWork_;  ///< outgrown while held
 };
 
 }  // namespace larmor::cuda
