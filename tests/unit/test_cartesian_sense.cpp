@@ -20,6 +20,7 @@
 #include "larmor/recon/settings_table.hpp"
 #include "../support/error_norms.hpp"
 #include "../support/exact_dft.hpp"
+#include "../support/grappa_problem.hpp"
 
 using namespace larmor;
 using larmor::test::relL2Error;
@@ -212,12 +213,7 @@ TEST(CartesianSense, UndersampledSenseReachesTheFullySampledImage) {
 // (recon::samplesCheckedOnBackend): the error is still Dataset::validate's, word for word, for a bad sample
 // on a line that is not sampled (which SENSE never reads), on a sampled one, in a later slice, and for CS.
 TEST(CartesianSense, NonFiniteSamplesGiveTheDatasetsError) {
-  phantom::SimulateSettings s;
-  s.matrix[0] = s.matrix[1] = 32;
-  s.coils = 4;
-  s.accel = 2;
-  s.slices = 2;
-  const Dataset clean = phantom::simulate(s);
+  const Dataset clean = phantom::simulate(test::grappaSim(32, 4, 2, 0.f, 2));  // R 2, 24 ACS lines, 2 slices
   const index_t e0 = clean.header.encoded[0], e1 = clean.header.encoded[1], coils = clean.header.coils;
   index_t unsampled = -1, sampled = -1;
   for (index_t p1 = 0; p1 < e1; ++p1) (clean.sampled(p1, 0, 0) ? sampled : unsampled) = p1;
