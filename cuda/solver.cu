@@ -212,7 +212,7 @@ __global__ void countNonFiniteKernel(const float2* x, long long n, double* s, lo
     const float2 v = x[i];
     bad += (isfinite(v.x) && isfinite(v.y)) ? 0u : 1u;
   }
-  bad = __reduce_add_sync(0xffffffffu, bad);
+  for (int offset = 16; offset > 0; offset /= 2) bad += __shfl_down_sync(0xffffffffu, bad, offset);  // any arch
   if (bad && (threadIdx.x & 31) == 0) atomicAdd(s + slot, static_cast<double>(bad));
 }
 
