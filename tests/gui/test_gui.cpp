@@ -22,6 +22,8 @@
 #include "image_viewer.hpp"
 #include "larmor/batch/settings_file.hpp"
 #include "larmor/io/cfl.hpp"
+#include "larmor/quality/display.hpp"
+#include "larmor/quality/metrics.hpp"
 #include "larmor/recon/settings_table.hpp"
 #include "main_window.hpp"
 #include "session.hpp"
@@ -269,6 +271,14 @@ class GuiTest : public QObject {
     QVERIFY2(std::abs(got - lambda) <= 1e-9 * lambda, qPrintable(QString::number(got)));
     QVERIFY(finished_ - f <= 4);
     qInfo("λ drag: %d of 4 positions finished", finished_ - f);
+    // The live path's metrics (ui/live_lambda.cpp: the truth made on the backend, quality::comparisonTruthOn)
+    // are the host's comparison with quality::comparisonTruth.
+    const auto& shown = *w_->model().shownResult();
+    QVERIFY2(shown.convergence.contains("live"), "the drag's result did not come from the live path");
+    const quality::Metrics host = quality::compare(shown.image, quality::comparisonTruth(*w_->model().dataset()));
+    const double gotError = shown.metrics["percent_error"].get<double>();
+    QVERIFY2(std::abs(gotError - host.percentError) <= 1e-6 * host.percentError,
+             qPrintable(QString("%1 vs %2").arg(gotError).arg(host.percentError)));
   }
 
   void exportFiles() {
