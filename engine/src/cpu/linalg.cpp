@@ -219,25 +219,24 @@ void CpuBackend::choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B
 
 namespace {
 /// The index bound of a batched gather/scatter (Backend::gather): every index i >= 0 must have
-/// i + stride (batch - 1) < elements; "" when it holds, else the one-line error.
-std::string batchedIndexError(const index_t* idx, index_t n, index_t batch, index_t stride, index_t elements,
-                              const char* op, const char* what) {
+/// i + stride (batch - 1) < elements; throws the one-line error otherwise.
+void requireBatchedIndices(const index_t* idx, index_t n, index_t batch, index_t stride, index_t elements,
+                           const char* op, const char* what) {
   require(batch >= 1 && stride >= 0, std::string("cpu backend: ") + op + ": batch " + str(batch) + " and stride " +
                                          str(stride) + " (batch >= 1, stride >= 0)");
   const index_t reach = stride * (batch - 1);
   const index_t bad = firstIndexPastEnd(idx, n, elements - reach);
-  if (bad < 0) return {};
-  return std::string("cpu backend: ") + op + ": index " + str(idx[bad]) + " at position " + str(bad) +
-         (batch > 1 ? " (+ " + str(reach) + " for the last of " + str(batch) + " grids)" : std::string()) +
-         " is past the end of " + what + " of " + str(elements) + " elements";
+  if (bad < 0) return;
+  throw Error(std::string("cpu backend: ") + op + ": index " + str(idx[bad]) + " at position " + str(bad) +
+              (batch > 1 ? " (+ " + str(reach) + " for the last of " + str(batch) + " grids)" : std::string()) +
+              " is past the end of " + what + " of " + str(elements) + " elements");
 }
 }  // namespace
 
 void CpuBackend::gather(Buffer& out, const Buffer& src, const Buffer& index, index_t n, index_t batch, index_t stride) {
   const index_t* idx = indexPtr(index, n, "gather");
   require(out.ptr() != src.ptr() || n == 0, "cpu backend: gather cannot gather a buffer into itself");
-  if (const std::string e = batchedIndexError(idx, n, batch, stride, elementsOf(src), "gather", "a source"); !e.empty())
-    throw Error(e);
+  requireBatchedIndices(idx, n, batch, stride, elementsOf(src), "gather", "a source");
   checkElements(out, n * batch, "gather", "the output");
   cfloat* po = static_cast<cfloat*>(out.ptr());
   const cfloat* ps = static_cast<const cfloat*>(src.ptr());
@@ -249,8 +248,7 @@ void CpuBackend::gather(Buffer& out, const Buffer& src, const Buffer& index, ind
 void CpuBackend::scatter(Buffer& out, const Buffer& src, const Buffer& index, index_t n, index_t batch, index_t stride) {
   const index_t* idx = indexPtr(index, n, "scatter");
   require(out.ptr() != src.ptr() || n == 0, "cpu backend: scatter cannot scatter a buffer into itself");
-  if (const std::string e = batchedIndexError(idx, n, batch, stride, elementsOf(out), "scatter", "an output"); !e.empty())
-    throw Error(e);
+  requireBatchedIndices(idx, n, batch, stride, elementsOf(out), "scatter", "an output");
   if (batch > 1)
     for (index_t i = 0; i < n; ++i)
       require(idx[i] < stride, [&] {
