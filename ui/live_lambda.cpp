@@ -127,8 +127,7 @@ recon::ReconResult LiveLambdaEngine::solve(const ReconJob& job, const Progress& 
   const Dataset& d = *job.dataset;
   if (d.reference && d.reference->size() == result.image.size()) {
     try {
-      const CDeviceArray truth = quality::comparisonTruthOn(*backend_, d);
-      result.metrics = quality::toJson(quality::compareOn(*backend_, result.image, truth));
+      result.metrics = quality::toJson(quality::compareWithTruthOn(*backend_, result.image, d));
     } catch (const Error& e) {
       result.metrics = {{"skipped", e.what()}};
     }

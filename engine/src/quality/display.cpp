@@ -166,4 +166,9 @@ CDeviceArray comparisonTruthOn(Backend& backend, const Dataset& d) {
   return truth;
 }
 
+Metrics compareWithTruthOn(Backend& backend, const CArray& image, const Dataset& d) {
+  const CDeviceArray truth = comparisonTruthOn(backend, d);
+  return compareOn(backend, image, truth);
+}
+
 }  // namespace larmor::quality

@@ -98,9 +98,7 @@ ReconResult run(const ReconRequest& request, const Progress& progress) {
     // image (issue 15, item 5).
     ScopedStage st(result.timings, "metrics");
     try {
-      // The truth made on the backend, where the image's metrics are computed (QualityOps).
-      const CDeviceArray truth = quality::comparisonTruthOn(backend, d);
-      result.metrics = quality::toJson(quality::compareOn(backend, result.image, truth));
+      result.metrics = quality::toJson(quality::compareWithTruthOn(backend, result.image, d));
     } catch (const Cancelled&) {
       throw;
     } catch (const Error& e) {

@@ -6,6 +6,7 @@
 
 #include "larmor/array/array.hpp"
 #include "larmor/backend/backend.hpp"
+#include "larmor/quality/metrics.hpp"
 #include "larmor/recon/dataset.hpp"
 
 namespace larmor::quality {
@@ -50,5 +51,8 @@ CArray comparisonTruth(const Dataset& d);
 /// pass over them at the host's memory speed), for compareOn: the reference's phase is kept, the magnitudes
 /// (all that the metrics read) are comparisonTruth's to float rounding.
 CDeviceArray comparisonTruthOn(Backend& backend, const Dataset& d);
+/// compareOn(backend, image, comparisonTruthOn(backend, d)): a reconstruction's metrics against its dataset's
+/// truth, both on `backend` (recon::run and the workstation's live λ).
+Metrics compareWithTruthOn(Backend& backend, const CArray& image, const Dataset& d);
 
 }  // namespace larmor::quality
