@@ -109,12 +109,13 @@ TEST_F(CudaLinalg, GemmBatchedRejectsWhatTheCpuRejects) {
 }
 
 TEST_F(CudaLinalg, CholeskySolveBatchedMatchesCpu) {
-  // Up to 16 systems of n <= 128 go to the shared-memory kernels (n = 40, 128 with 6), more to cuSOLVER's batched
-  // factorisation (n = 40 with 20), n = 300 to its one-at-a-time one; there nrhs = 1 uses potrs, more the two
-  // triangular solves.
-  const std::pair<index_t, index_t> sizes[] = {{40, 6}, {40, 20}, {128, 6}, {300, 2}};
+  // 1 x 1 systems go to their own kernel (n = 1 with 40), up to 16 systems of n <= 128 to the shared-memory
+  // kernels (n = 40, 77, 128: whole and partial panels of 8 columns, one to four rows per lane), more to
+  // cuSOLVER's batched factorisation (n = 40 with 20), n = 300 to its one-at-a-time one; there nrhs = 1 uses
+  // potrs, more the two triangular solves.
+  const std::pair<index_t, index_t> sizes[] = {{1, 40}, {40, 6}, {40, 20}, {77, 3}, {128, 6}, {300, 2}};
   for (const auto& [n, batch] : sizes)
-    for (index_t nrhs : {1, 7}) {
+    for (index_t nrhs : {1, 7, 96}) {
       const auto r = larmor::test::randomComplex(n * 2 * n * batch, static_cast<unsigned>(n + nrhs));
       std::vector<cfloat> a(static_cast<std::size_t>(n * n * batch));
       for (index_t e = 0; e < batch; ++e)
@@ -149,17 +150,22 @@ TEST_F(CudaLinalg, CholeskySolveBatchedMatchesCpu) {
 }
 
 TEST_F(CudaLinalg, CholeskySolveBatchedNamesTheEntryThatIsNotPositiveDefinite) {
-  for (index_t n : {3, 300}) {
-    const index_t batch = 4;
+  // Entry 3's diagonal turns negative at row min(13, n - 1): in the 1 x 1 kernel (n 1), in the first panel of
+  // the shared-memory kernel (n 3), in a later one (n 50), in cuSOLVER's factorisation (n 300).
+  for (index_t n : {1, 3, 50, 300}) {
+    const index_t batch = 4, badRow = std::min<index_t>(13, n - 1);
     std::vector<cfloat> a(static_cast<std::size_t>(n * n * batch), cfloat(0));
     for (index_t e = 0; e < batch; ++e)
-      for (index_t i = 0; i < n; ++i) a[static_cast<std::size_t>(e * n * n + i * (n + 1))] = e == 3 ? -1.f : 2.f;
+      for (index_t i = 0; i < n; ++i)
+        a[static_cast<std::size_t>(e * n * n + i * (n + 1))] = e == 3 && i == badRow ? -1.f : 2.f;
     auto A = put(*gpu, a), B = put(*gpu, std::vector<cfloat>(static_cast<std::size_t>(n * batch), cfloat(1)));
     try {
       gpu->choleskySolveBatched(*A, MatrixBatch{n, n, n, n * n}, *B, MatrixBatch{n, 1, n, n}, batch);
       ADD_FAILURE() << "no error for an indefinite matrix, n " << n;
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("matrix 3 "), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("(leading minor " + std::to_string(badRow + 1) + ")"), std::string::npos)
+          << e.what();
     }
   }
 }
