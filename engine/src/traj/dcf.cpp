@@ -11,26 +11,6 @@
 
 namespace larmor::traj {
 
-namespace {
-
-/// Signed positions of a radial profile along its line, and the line's direction u.
-bool profileLine(const float* k, index_t n, std::vector<double>& t, double u[3]) {
-  index_t far = 0;
-  double farNorm = 0;
-  for (index_t i = 0; i < n; ++i) {
-    const double r = std::sqrt(double(k[3 * i]) * k[3 * i] + double(k[3 * i + 1]) * k[3 * i + 1] +
-                               double(k[3 * i + 2]) * k[3 * i + 2]);
-    if (r > farNorm) farNorm = r, far = i;
-  }
-  if (farNorm == 0) return false;
-  for (int d = 0; d < 3; ++d) u[d] = k[3 * far + d] / farNorm;
-  t.resize(static_cast<std::size_t>(n));
-  for (index_t i = 0; i < n; ++i) t[static_cast<std::size_t>(i)] = k[3 * i] * u[0] + k[3 * i + 1] * u[1] + k[3 * i + 2] * u[2];
-  return true;
-}
-
-}  // namespace
-
 RArray rampWeights(const RArray& k, int dims) {
   require(dims == 2 || dims == 3, "ramp DCF: dims must be 2 or 3");
   require(!k.empty() && k.shape()[0] == 3, "ramp DCF: the trajectory is empty");
@@ -45,7 +25,7 @@ RArray rampWeights(const RArray& k, int dims) {
   std::vector<char> full(spacing.size());
   for (index_t p = 0; p < profiles; ++p) {
     double u[3];
-    profileLine(k.data() + 3 * n * p, n, t, u);
+    profileLine(k.data() + 3 * n * p, n, u, t);
     const auto [lo, hi] = std::minmax_element(t.begin(), t.end());
     const double dk = (*hi - *lo) / static_cast<double>(n - 1);
     spacing[static_cast<std::size_t>(p)] = dk;
@@ -78,7 +58,7 @@ RArray rampWeights(const RArray& k, int dims) {
   for (index_t p = 0; p < profiles; ++p) {
     const double dk = spacing[static_cast<std::size_t>(p)];
     double u[3];
-    profileLine(k.data() + 3 * n * p, n, t, u);
+    profileLine(k.data() + 3 * n * p, n, u, t);
     const double sPlus = share[static_cast<std::size_t>(2 * p)], sMinus = share[static_cast<std::size_t>(2 * p + 1)];
     for (index_t i = 0; i < n; ++i) {
       const double ti = t[static_cast<std::size_t>(i)], r = std::abs(ti);

@@ -52,11 +52,7 @@ double maxRadius(const RArray& k) {
   return std::sqrt(r2);
 }
 
-namespace {
-
-/// Direction (unit vector, pointing to increasing readout index) and signed positions of a profile
-/// lying on a line through k = 0; false when it does not.
-bool lineOfProfile(const float* k, index_t n, double tol, double u[3], std::vector<double>& t) {
+bool profileLine(const float* k, index_t n, double u[3], std::vector<double>& t, double* offLine) {
   index_t far = 0;
   double farNorm = 0;
   for (index_t i = 0; i < n; ++i) {
@@ -67,12 +63,25 @@ bool lineOfProfile(const float* k, index_t n, double tol, double u[3], std::vect
   if (farNorm == 0) return false;
   for (int d = 0; d < 3; ++d) u[d] = k[3 * far + d] / farNorm;
   t.resize(static_cast<std::size_t>(n));
+  double off = 0;
   for (index_t i = 0; i < n; ++i) {
     const double dot = k[3 * i] * u[0] + k[3 * i + 1] * u[1] + k[3 * i + 2] * u[2];
-    const double ox = k[3 * i] - dot * u[0], oy = k[3 * i + 1] - dot * u[1], oz = k[3 * i + 2] - dot * u[2];
-    if (std::sqrt(ox * ox + oy * oy + oz * oz) > tol) return false;
     t[static_cast<std::size_t>(i)] = dot;
+    if (offLine) {
+      const double ox = k[3 * i] - dot * u[0], oy = k[3 * i + 1] - dot * u[1], oz = k[3 * i + 2] - dot * u[2];
+      off = std::max(off, std::sqrt(ox * ox + oy * oy + oz * oz));
+    }
   }
+  if (offLine) *offLine = off;
+  return true;
+}
+
+namespace {
+
+/// profileLine for a profile within `tol` of its line, u turned to point to increasing readout index.
+bool lineOfProfile(const float* k, index_t n, double tol, double u[3], std::vector<double>& t) {
+  double off = 0;
+  if (!profileLine(k, n, u, t, &off) || off > tol) return false;
   if (n > 1 && t.back() < t.front()) {
     for (int d = 0; d < 3; ++d) u[d] = -u[d];
     for (double& v : t) v = -v;

@@ -38,6 +38,11 @@ void validate(const RArray& k, int dims, const index_t image[3], const std::stri
 /// Largest |k| (Euclidean, all three coordinates).
 double maxRadius(const RArray& k);
 
+/// The line through k = 0 of one profile of n samples (k: x, y, z of each): its direction u, a unit vector
+/// towards the sample farthest from k = 0, and each sample's signed position t_i = k_i . u along it. False when
+/// every sample is at k = 0. `offLine` (when given) gets the largest distance of a sample from that line.
+bool profileLine(const float* k, index_t n, double u[3], std::vector<double>& t, double* offLine = nullptr);
+
 /// Recognises 2D radial sampling: every profile a straight line through k = 0 with the same start
 /// (signed distance from the centre) and the same sample spacing, kz = 0. Returns TRON's description
 /// (angles of the direction of increasing readout index), or nothing. Tolerance: 1e-3 cycles/FOV
