@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_devices.hpp"
 #include "larmor/backend/backend.hpp"
 #include "larmor/backend/registry.hpp"
 
@@ -172,13 +173,8 @@ int main(int argc, char** argv) {
   for (const auto& m : reg.pluginMessages()) std::fprintf(stderr, "larmor: %s\n", m.c_str());
   if (const std::string why = reg.whyNoGpu(); !why.empty()) std::fprintf(stderr, "larmor: no GPU benchmarks: %s\n", why.c_str());
   // The backends live until the end of main: every registered case holds one.
-  for (const auto& d : reg.devices()) {
-    try {
-      registerFor(reg.select(d.id).backend);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "larmor: %s skipped: %s\n", d.id.c_str(), e.what());
-    }
-  }
+  larmor::bench::registerOnEveryDevice(
+      "backend", [](const larmor::DeviceInfo&, const std::shared_ptr<Backend>& be) { registerFor(be); });
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -19,6 +19,7 @@
 #include <mutex>
 #include <string>
 
+#include "bench_devices.hpp"
 #include "larmor/recon/settings_table.hpp"
 #include "larmor/backend/registry.hpp"
 #include "larmor/ops/toeplitz.hpp"
@@ -190,17 +191,7 @@ void registerFor(const std::shared_ptr<Backend>& be) {
 }
 
 /// Registration at static initialisation, one set per device the registry lists.
-const bool registered = [] {
-  auto& reg = BackendRegistry::instance();
-  reg.loadPlugins();
-  for (const auto& d : reg.devices()) {
-    try {
-      registerFor(reg.select(d.id).backend);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "larmor: iterative benchmarks on %s skipped: %s\n", d.id.c_str(), e.what());
-    }
-  }
-  return true;
-}();
+const bool registered = bench::registerOnEveryDevice(
+    "iterative", [](const DeviceInfo&, const std::shared_ptr<Backend>& be) { registerFor(be); });
 
 }  // namespace

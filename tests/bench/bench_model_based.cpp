@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 
+#include "bench_devices.hpp"
 #include "larmor/backend/registry.hpp"
 #include "larmor/phantom/simulate.hpp"
 #include "larmor/recon/recon.hpp"
@@ -99,17 +100,7 @@ void registerFor(const std::shared_ptr<Backend>& be) {
   if (be->isGpu()) add(be, "sense-30/cartesian-R2-128^3x8", "cart128cube", sense);
 }
 
-const bool registered = [] {
-  auto& reg = BackendRegistry::instance();
-  reg.loadPlugins();
-  for (const auto& d : reg.devices()) {
-    try {
-      registerFor(reg.select(d.id).backend);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "larmor: model-based benchmarks on %s skipped: %s\n", d.id.c_str(), e.what());
-    }
-  }
-  return true;
-}();
+const bool registered = bench::registerOnEveryDevice(
+    "model-based", [](const DeviceInfo&, const std::shared_ptr<Backend>& be) { registerFor(be); });
 
 }  // namespace

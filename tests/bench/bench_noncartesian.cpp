@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_devices.hpp"
 #include "larmor/backend/backend.hpp"
 #include "larmor/backend/registry.hpp"
 #include "larmor/ops/nufft.hpp"
@@ -186,21 +187,7 @@ void registerFor(const std::shared_ptr<Backend>& be) {
 }
 
 /// Registers the cases before main runs (bench_backend.cpp's main runs every registered benchmark).
-[[maybe_unused]] const bool registered = [] {
-  try {
-    auto& reg = larmor::BackendRegistry::instance();
-    reg.loadPlugins();
-    for (const auto& d : reg.devices()) {
-      try {
-        registerFor(reg.select(d.id).backend);
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "larmor: non-Cartesian benchmarks on %s skipped: %s\n", d.id.c_str(), e.what());
-      }
-    }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "larmor: non-Cartesian benchmarks not registered: %s\n", e.what());
-  }
-  return true;
-}();
+[[maybe_unused]] const bool registered = larmor::bench::registerOnEveryDevice(
+    "non-Cartesian", [](const larmor::DeviceInfo&, const std::shared_ptr<Backend>& be) { registerFor(be); });
 
 }  // namespace

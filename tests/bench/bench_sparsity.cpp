@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_devices.hpp"
 #include "larmor/backend/backend.hpp"
 #include "larmor/backend/registry.hpp"
 
@@ -94,16 +95,11 @@ void registerFor(const std::string& device, const std::shared_ptr<Backend>& be, 
 }
 
 const bool registered = [] {
-  auto& reg = BackendRegistry::instance();
-  reg.loadPlugins();
-  for (const auto& d : reg.devices()) {
-    try {
-      registerFor(d.id, reg.select(d.id).backend);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "larmor: sparsity benchmarks on %s skipped: %s\n", d.id.c_str(), e.what());
-    }
-  }
-  if (const std::string why = reg.whyNoGpu(); !why.empty()) registerFor("cuda", nullptr, "no CUDA device: " + why);
+  bench::registerOnEveryDevice("sparsity", [](const DeviceInfo& d, const std::shared_ptr<Backend>& be) {
+    registerFor(d.id, be);
+  });
+  const std::string why = BackendRegistry::instance().whyNoGpu();
+  if (!why.empty()) registerFor("cuda", nullptr, "no CUDA device: " + why);
   return true;
 }();
 
