@@ -13,6 +13,7 @@
 #include "larmor/io/dataset_io.hpp"
 #include "larmor/util/atomic_file.hpp"
 #include "support/expect_error.hpp"
+#include "support/test_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace larmor;
@@ -20,14 +21,7 @@ using larmor::test::expectError;
 
 namespace {
 
-// A fresh directory per test under LARMOR_TEST_TMP.
-std::string testDir() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const fs::path dir = fs::path(LARMOR_TEST_TMP) / (std::string("io-cfl-") + info->name());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
-}
+std::string testDir() { return larmor::testing::freshTestDir("io-cfl"); }
 
 CArray randomArray(const Shape& s, unsigned seed = 1) {
   CArray a(s);

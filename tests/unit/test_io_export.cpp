@@ -28,7 +28,7 @@ double dist(const io::Vec3& a, const std::array<double, 3>& b) {
 }  // namespace
 
 TEST(IoExport, OutputKindByPath) {
-  const std::string dir = exportTestDir("io-export");
+  const std::string dir = freshTestDir("io-export");
   EXPECT_EQ(io::outputKind("out/series/"), io::OutputKind::Dicom);
   EXPECT_EQ(io::outputKind(dir), io::OutputKind::Dicom);  // an existing directory, no slash
   EXPECT_EQ(io::outputKind("a/b.nii"), io::OutputKind::Nifti);
@@ -44,7 +44,7 @@ TEST(IoExport, OutputKindByPath) {
 }
 
 TEST(IoExport, CheckOutputPathFailsFast) {
-  const std::string dir = exportTestDir("io-export");
+  const std::string dir = freshTestDir("io-export");
   for (const char* name : {"/missing/out.nii", "/missing/out.cfl", "/missing/out.png"})
     expectError([&] { io::checkOutputPath(dir + name); }, "does not exist");
   expectError([&] { io::checkOutputPath(dir + "/out.tiff"); }, "unsupported output");
@@ -60,7 +60,7 @@ TEST(IoExport, CheckOutputPathFailsFast) {
 }
 
 TEST(IoExport, BartImageKeepsSlicesAtDimension13) {
-  const std::string dir = exportTestDir("io-export");
+  const std::string dir = freshTestDir("io-export");
   const auto rc = reconstructPhantom(16, 12, 1, 3);
   const auto report = io::writeImageOutput(dir + "/img.cfl", rc.r, rc.d);
   EXPECT_EQ(report.kind, io::OutputKind::Bart);
@@ -80,7 +80,7 @@ TEST(IoExport, BartImageKeepsSlicesAtDimension13) {
 }
 
 TEST(IoExport, PngMosaicForSlicesMiddlePartitionFor3D) {
-  const std::string dir = exportTestDir("io-export");
+  const std::string dir = freshTestDir("io-export");
   const auto ms = reconstructPhantom(16, 12, 1, 3);
   io::writeImageOutput(dir + "/ms.png", ms.r, ms.d);
   std::string png = slurpFile(dir + "/ms.png");
@@ -97,7 +97,7 @@ TEST(IoExport, PngMosaicForSlicesMiddlePartitionFor3D) {
 }
 
 TEST(IoExport, RefusesAnImageThatIsNotCombined) {
-  const std::string dir = exportTestDir("io-export");
+  const std::string dir = freshTestDir("io-export");
   auto rc = reconstructPhantom(8, 8, 1, 1);
   rc.r.image = CArray(Shape{8, 8, 1, 2, 1});
   expectError([&] { io::writeImageOutput(dir + "/x.nii", rc.r, rc.d); }, "expected a combined image");
@@ -105,7 +105,7 @@ TEST(IoExport, RefusesAnImageThatIsNotCombined) {
 }
 
 TEST(IoExport, CancelledExportWritesNothing) {
-  const std::string dir = exportTestDir("io-export");
+  const std::string dir = freshTestDir("io-export");
   const auto rc = reconstructPhantom(8, 8, 1, 1);
   CancelToken token;
   token.cancel();

@@ -13,6 +13,7 @@
 #include "larmor/recon/recon.hpp"
 
 #include "support/expect_error.hpp"
+#include "support/test_dir.hpp"
 
 namespace larmor::testing {
 
@@ -29,15 +30,6 @@ void editHead(Acquisition& a, Edit&& edit) {
   auto head = a.getHead();
   edit(head);
   a.setHead(head);
-}
-
-// A fresh directory per test under LARMOR_TEST_TMP.
-inline std::string exportTestDir(const std::string& prefix) {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const fs::path dir = fs::path(LARMOR_TEST_TMP) / (prefix + "-" + info->test_suite_name() + "-" + info->name());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
 }
 
 struct Reconstructed {

@@ -21,6 +21,7 @@
 #include "larmor/io/dataset_io.hpp"
 #include "larmor/io/ismrmrd.hpp"
 #include "support/expect_error.hpp"
+#include "support/test_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace larmor;
@@ -28,13 +29,7 @@ using larmor::test::expectError;
 
 namespace {
 
-std::string testDir() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const fs::path dir = fs::path(LARMOR_TEST_TMP) / (std::string("io-ismrmrd-") + info->name());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
-}
+std::string testDir() { return larmor::testing::freshTestDir("io-ismrmrd"); }
 
 
 void fillRandom(CArray& a, unsigned seed) {

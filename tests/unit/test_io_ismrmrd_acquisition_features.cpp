@@ -83,7 +83,7 @@ std::string slurp(const std::string& path) {
 // said in the JSON and on stderr); its image is closer to the fully sampled file's than zero-filling's
 // (measured: see the printout; bound 0.6 x).
 TEST(IsmrmrdAcquisitionFeatures, PartialFourierFileReconstructsEndToEnd) {
-  const std::string dir = larmor::testing::exportTestDir("io-acqfeat");
+  const std::string dir = larmor::testing::freshTestDir("io-acqfeat");
   const std::string full = partialFile(0, 0).write(dir + "/full.h5");
   const std::string pf = partialFile(48, 38).write(dir + "/pf.h5");
   const Dataset d = io::loadDataset(pf);
@@ -117,7 +117,7 @@ TEST(IsmrmrdAcquisitionFeatures, PartialFourierFileReconstructsEndToEnd) {
 // Limits that claim partial Fourier (80 steps, centre 16) but an acquisition beyond them: one line naming
 // the file, before any k-space is placed.
 TEST(IsmrmrdAcquisitionFeatures, PartialFourierClaimTheDataBreakIsAnError) {
-  const std::string dir = larmor::testing::exportTestDir("io-acqfeat");
+  const std::string dir = larmor::testing::freshTestDir("io-acqfeat");
   File f = partialFile(48, 0);
   f.acquisitions[10].idx().kspace_encode_step_1 = 85;
   const std::string bad = f.write(dir + "/bad.h5");
@@ -131,7 +131,7 @@ TEST(IsmrmrdAcquisitionFeatures, PartialFourierClaimTheDataBreakIsAnError) {
 // frame's trigger time is the mean x 2.5 = 100 p + 1.25 ms, in `info --json` and DICOM TriggerTime; a file
 // without stamps has none.
 TEST(IsmrmrdAcquisitionFeatures, TriggerTimesFromPhysiologyStamps) {
-  const std::string dir = larmor::testing::exportTestDir("io-acqfeat");
+  const std::string dir = larmor::testing::freshTestDir("io-acqfeat");
   File f(16, 8, ISMRMRD::Limit(0, 7, 4));
   f.enc().encodingLimits.phase = ISMRMRD::Limit(0, 2, 0);
   for (unsigned short p = 0; p < 3; ++p)
@@ -187,7 +187,7 @@ TEST(IsmrmrdAcquisitionFeatures, TriggerTimesFromPhysiologyStamps) {
 // docs/conventions.md gives: columns row x dx, column x dy, normal x thickness in RAS (LPS with x and y
 // negated), translation = the centre of pixel (0, 0) = position - floor(N/2) (dx row + dy column).
 TEST(IsmrmrdAcquisitionFeatures, ObliqueGeometryReachesTheNiftiAffine) {
-  const std::string dir = larmor::testing::exportTestDir("io-acqfeat");
+  const std::string dir = larmor::testing::freshTestDir("io-acqfeat");
   const double a = 0.3, b = -0.5;  // rotations about z then x
   const double read[3] = {std::cos(a), std::sin(a) * std::cos(b), std::sin(a) * std::sin(b)};
   const double ph0[3] = {-std::sin(a), std::cos(a), 0};

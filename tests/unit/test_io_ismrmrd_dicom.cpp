@@ -104,7 +104,7 @@ constexpr std::uint16_t G8 = 0x0008, G10 = 0x0010, G12 = 0x0012, G18 = 0x0018, G
 }  // namespace
 
 TEST(IoDicom, MultiSliceSeriesValidatesAndPixelsRoundTrip) {
-  const std::string dir = exportTestDir("io-dicom");
+  const std::string dir = freshTestDir("io-dicom");
   auto rc = reconstructPhantom(16, 12, 1, 3);
   addPhaseRamp(rc.r);
   const auto report = io::writeImageOutput(dir + "/series/", rc.r, rc.d, allComponents());
@@ -153,7 +153,7 @@ TEST(IoDicom, MultiSliceSeriesValidatesAndPixelsRoundTrip) {
 }
 
 TEST(IoDicom, VolumeAndAnonymizedSeriesValidate) {
-  const std::string dir = exportTestDir("io-dicom");
+  const std::string dir = freshTestDir("io-dicom");
   auto rc = reconstructPhantom(16, 12, 8, 1);
   rc.d.header.patientName = "Doe^Jane";
   rc.d.header.patientId = "MRN-0042";
@@ -191,7 +191,7 @@ TEST(IoDicom, VolumeAndAnonymizedSeriesValidate) {
 }
 
 TEST(IoDicom, GeometryRoundTripsObliqueMultiSlice) {
-  const std::string dir = exportTestDir("io-dicom");
+  const std::string dir = freshTestDir("io-dicom");
   auto rc = reconstructPhantom(16, 12, 1, 3);
   setObliqueGeometry(rc.d.header, 6.5);
   io::ExportOptions o;
@@ -229,7 +229,7 @@ TEST(IoDicom, GeometryRoundTripsObliqueMultiSlice) {
 }
 
 TEST(IoDicom, PatientStudyDataAndProvenance) {
-  const std::string dir = exportTestDir("io-dicom");
+  const std::string dir = freshTestDir("io-dicom");
   auto rc = reconstructPhantom(8, 8, 1, 1);
   io::ExportOptions o;
   o.printWarnings = false;
@@ -270,7 +270,7 @@ TEST(IoDicom, PatientStudyDataAndProvenance) {
 }
 
 TEST(IoDicom, NoGeometryWarnsAndStillValidates) {
-  const std::string dir = exportTestDir("io-dicom");
+  const std::string dir = freshTestDir("io-dicom");
   auto rc = reconstructPhantom(8, 8, 1, 2);
   rc.d.header.geometry.present = false;
   rc.d.header.deviceDescription.clear();
@@ -285,7 +285,7 @@ TEST(IoDicom, NoGeometryWarnsAndStillValidates) {
 }
 
 TEST(IoDicom, FailedExportLeavesNothing) {
-  const std::string dir = exportTestDir("io-dicom");
+  const std::string dir = freshTestDir("io-dicom");
   const auto rc = reconstructPhantom(8, 8, 1, 3);
   // A failure after some files were written (a throwing progress callback stands for a full disk).
   int calls = 0;
@@ -321,7 +321,7 @@ TEST(IoDicom, FailedExportLeavesNothing) {
 }
 
 TEST(IoDicom, ReplacesAPreviousExportButNeverForeignFiles) {
-  const std::string dir = exportTestDir("io-dicom");
+  const std::string dir = freshTestDir("io-dicom");
   const auto rc = reconstructPhantom(8, 8, 1, 2);
   io::ExportOptions o;
   o.printWarnings = false;

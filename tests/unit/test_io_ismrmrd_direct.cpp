@@ -128,7 +128,7 @@ std::string simulated(const std::string& dir, const std::string& name, const pha
 }  // namespace
 
 TEST(IoIsmrmrdDirect, CartesianFilesFromLarmorsWriter) {
-  const std::string dir = exportTestDir("ismrmrd-direct");
+  const std::string dir = freshTestDir("ismrmrd-direct");
   phantom::SimulateSettings s;  // 2D multi-slice, accelerated with calibration lines, noisy samples
   s.matrix[0] = 32, s.matrix[1] = 24;
   s.slices = 3;
@@ -144,7 +144,7 @@ TEST(IoIsmrmrdDirect, CartesianFilesFromLarmorsWriter) {
 }
 
 TEST(IoIsmrmrdDirect, NonCartesianFilesCarryTheirTrajectory) {
-  const std::string dir = exportTestDir("ismrmrd-direct");
+  const std::string dir = freshTestDir("ismrmrd-direct");
   for (TrajectoryKind kind : {TrajectoryKind::Radial, TrajectoryKind::GoldenAngle, TrajectoryKind::Spiral}) {
     SCOPED_TRACE(toString(kind));
     phantom::SimulateSettings s;
@@ -165,7 +165,7 @@ TEST(IoIsmrmrdDirect, NonCartesianFilesCarryTheirTrajectory) {
 // before, 1 after), physiology stamps, slice positions and an oblique orientation: every header member
 // the reader uses differs somewhere, so a member taken from the wrong offset shows.
 TEST(IoIsmrmrdDirect, MultiFrameFileFromLibismrmrd) {
-  const std::string path = exportTestDir("ismrmrd-direct") + "/frames.h5";
+  const std::string path = freshTestDir("ismrmrd-direct") + "/frames.h5";
   {
     larmor::testing::IsmrmrdFile f(16, 8, ISMRMRD::Limit(0, 7, 4));
     ISMRMRD::EncodingLimits& limits = f.enc().encodingLimits;
@@ -234,7 +234,7 @@ TEST(IoIsmrmrdDirect, MultiFrameFileFromLibismrmrd) {
 TEST(IoIsmrmrdDirect, GeneratorFiles) {
   if (std::system("command -v ismrmrd_generate_cartesian_shepp_logan >/dev/null 2>&1") != 0)
     GTEST_SKIP() << "ismrmrd_generate_cartesian_shepp_logan is not installed";
-  const std::string dir = exportTestDir("ismrmrd-direct");
+  const std::string dir = freshTestDir("ismrmrd-direct");
   // With noise scans (-C), and accelerated: shifted repetitions, each its own frame.
   for (const std::string& args : {std::string("-n 0.01 -m 32 -c 4 -C"), std::string("-n 0.01 -m 32 -c 4 -a 2 -w 8")}) {
     SCOPED_TRACE(args);
@@ -247,7 +247,7 @@ TEST(IoIsmrmrdDirect, GeneratorFiles) {
 }
 
 TEST(IoIsmrmrdDirect, OtherLayoutsTakeTheFallbackAndReadTheSame) {
-  const std::string dir = exportTestDir("ismrmrd-direct");
+  const std::string dir = freshTestDir("ismrmrd-direct");
   phantom::SimulateSettings cartesian;
   cartesian.matrix[0] = 24, cartesian.matrix[1] = 16;
   cartesian.slices = 2;
@@ -285,7 +285,7 @@ TEST(IoIsmrmrdDirect, OtherLayoutsTakeTheFallbackAndReadTheSame) {
 TEST(IoIsmrmrdDirect, AveragedLinesThatOverflowAreRefused) {
   // Every sample is checked once, as read; a line averaged from readouts near the float limit can still
   // sum to Inf, which the reader refuses (it does not pass over the k-space again).
-  const std::string path = exportTestDir("ismrmrd-direct") + "/overflow.h5";
+  const std::string path = freshTestDir("ismrmrd-direct") + "/overflow.h5";
   {
     larmor::testing::IsmrmrdFile f(8, 4, ISMRMRD::Limit(0, 3, 2));
     f.enc().encodingLimits.average = ISMRMRD::Limit(0, 1, 0);

@@ -31,7 +31,7 @@ using larmor::test::expectError;
 namespace {
 
 // A fresh directory per test (test_io_export_util.hpp).
-std::string testDir() { return larmor::testing::exportTestDir("io-frames"); }
+std::string testDir() { return larmor::testing::freshTestDir("io-frames"); }
 
 // A Cartesian ISMRMRD file of `ny` lines x `nx` samples, built acquisition by acquisition
 // (test_io_ismrmrd_file.hpp), with lines of known values.

@@ -32,7 +32,7 @@ bool replaceDataset(const std::string& path, const char* name, hid_t type, int r
 }  // namespace
 
 TEST(IoIsmrmrdHardening, AcquisitionCountWithoutStorage) {
-  const std::string dir = exportTestDir("ismrmrd-hardening");
+  const std::string dir = freshTestDir("ismrmrd-hardening");
   const std::string path = writeSmallFile(dir);
   {
     H5 f{H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose};
@@ -45,7 +45,7 @@ TEST(IoIsmrmrdHardening, AcquisitionCountWithoutStorage) {
 }
 
 TEST(IoIsmrmrdHardening, NDArrayDimensionsWithoutStorage) {
-  const std::string dir = exportTestDir("ismrmrd-hardening");
+  const std::string dir = freshTestDir("ismrmrd-hardening");
   const std::string path = writeSmallFile(dir);
   {
     H5 type{H5Tcreate(H5T_COMPOUND, 8), H5Tclose};
@@ -72,7 +72,7 @@ TEST(IoIsmrmrdHardening, NDArrayDimensionsWithoutStorage) {
 }
 
 TEST(IoIsmrmrdHardening, NewerAcquisitionVersion) {
-  const std::string dir = exportTestDir("ismrmrd-hardening");
+  const std::string dir = freshTestDir("ismrmrd-hardening");
   const std::string path = writeSmallFile(dir);
   {
     H5 f{H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose};
@@ -95,7 +95,7 @@ TEST(IoIsmrmrdHardening, NewerAcquisitionVersion) {
 TEST(IoIsmrmrdHardening, FailedLoadsLeaveNoHdf5ObjectOpen) {
   // fuzz_ismrmrd found libismrmrd leaving /dataset/xml open when reading it failed (the file then stays
   // open in HDF5 for the rest of the session); the reader now uses HDF5 directly and closes everything.
-  const std::string dir = exportTestDir("ismrmrd-hardening");
+  const std::string dir = freshTestDir("ismrmrd-hardening");
   const std::string path = writeSmallFile(dir);
   const hsize_t one[1] = {1};
   ASSERT_TRUE(replaceDataset(path, "/dataset/xml", H5T_NATIVE_INT, 1, one));
@@ -110,7 +110,7 @@ TEST(IoIsmrmrdHardening, FailedLoadsLeaveNoHdf5ObjectOpen) {
 TEST(IoIsmrmrdHardening, DamagedGlobalHeapIsRefusedNotParsed) {
   // libhdf5 1.10 loops forever on a free-space object of size 0 and over-reads an object larger than
   // its collection (fuzz_ismrmrd found both); the reader walks the collections first.
-  const std::string dir = exportTestDir("ismrmrd-hardening");
+  const std::string dir = freshTestDir("ismrmrd-hardening");
   const std::string path = writeSmallFile(dir);
   const std::string bytes = slurpFile(path);
   const std::size_t gcol = bytes.find("GCOL");
@@ -131,7 +131,7 @@ TEST(IoIsmrmrdHardening, DamagedGlobalHeapIsRefusedNotParsed) {
 
 TEST(IoIsmrmrdHardening, ChunkDimensionsLargerThanTheStoredChunk) {
   // A damaged chunk-dimensions message: libhdf5 would copy the nominal chunk out of the smaller stored one.
-  const std::string dir = exportTestDir("ismrmrd-hardening");
+  const std::string dir = freshTestDir("ismrmrd-hardening");
   const std::string path = writeSmallFile(dir);  // coil_maps: HDF5 dims {1, 1, 2, 1, 12, 16}, one chunk
   const std::string bytes = slurpFile(path);
   const std::string layout = le(1, 4) + le(1, 4) + le(2, 4) + le(1, 4) + le(12, 4) + le(16, 4) + le(8, 4);
@@ -145,7 +145,7 @@ TEST(IoIsmrmrdHardening, ChunkDimensionsLargerThanTheStoredChunk) {
 TEST(IoIsmrmrdHardening, SequenceLengthThatDisagreesWithTheHeader) {
   // A record whose data descriptor claims far more floats than its header (and the file) account for:
   // libhdf5 would zero a buffer that long before reading (7 GB for a 12 KB file, found by fuzz_ismrmrd).
-  const std::string dir = exportTestDir("ismrmrd-hardening");
+  const std::string dir = freshTestDir("ismrmrd-hardening");
   const std::string path = writeSmallFile(dir);
   const std::size_t chunkAt = acquisitionRecordAt(path, 2);
   ASSERT_NE(chunkAt, 0u);
@@ -156,7 +156,7 @@ TEST(IoIsmrmrdHardening, SequenceLengthThatDisagreesWithTheHeader) {
 
 TEST(IoIsmrmrdHardening, HeaderStringLengthBeyondTheFile) {
   // The XML header's descriptor claiming a 3 GB string in a small file (fuzz_ismrmrd).
-  const std::string dir = exportTestDir("ismrmrd-hardening");
+  const std::string dir = freshTestDir("ismrmrd-hardening");
   const std::string path = writeSmallFile(dir);
   const std::size_t at = xmlDescriptorAt(path);
   ASSERT_NE(at, 0u);
@@ -168,7 +168,7 @@ TEST(IoIsmrmrdHardening, HeaderStringLengthBeyondTheFile) {
 TEST(IoIsmrmrdHardening, AcquisitionTypeWithoutTheNeededMembers) {
   // HDF5 converts compound members by name and leaves missing ones 0; a record type without
   // active_channels (a damaged member name, found by fuzz_ismrmrd) must be refused, not read as 0 coils.
-  const std::string dir = exportTestDir("ismrmrd-hardening");
+  const std::string dir = freshTestDir("ismrmrd-hardening");
   const std::string path = writeSmallFile(dir);
   {
     H5 head{H5Tcreate(H5T_COMPOUND, 4), H5Tclose};
@@ -189,7 +189,7 @@ TEST(IoIsmrmrdHardening, AcquisitionTypeWithoutTheNeededMembers) {
 TEST(IoIsmrmrdHardening, RecordTypeLargerThanItsChunks) {
   // A damaged array length inside the record type (physiology_time_stamp [3] -> [768], fuzz_ismrmrd):
   // the type no longer matches the chunks the index records, which libhdf5 would over-read.
-  const std::string dir = exportTestDir("ismrmrd-hardening");
+  const std::string dir = freshTestDir("ismrmrd-hardening");
   const std::string path = writeSmallFile(dir);
   const std::string bytes = slurpFile(path);
   // The array datatype message of physiology_time_stamp: its dimension 3 follows the member's name.
@@ -207,7 +207,7 @@ TEST(IoIsmrmrdHardening, RecordTypeLargerThanItsChunks) {
 TEST(IoIsmrmrdHardening, DescriptorNamingAMissingHeapObject) {
   // libhdf5 1.10 reads the global heap object a variable-length descriptor names without checking that
   // it exists (a damaged index read past the collection's table: a crash found by fuzz_ismrmrd).
-  const std::string dir = exportTestDir("ismrmrd-hardening");
+  const std::string dir = freshTestDir("ismrmrd-hardening");
   std::string path = writeSmallFile(dir);
   const std::size_t chunkAt = acquisitionRecordAt(path, 1);
   ASSERT_NE(chunkAt, 0u);
@@ -243,7 +243,7 @@ TEST(IoIsmrmrdHardening, CrashInsideLibhdf5IsCaughtBySandbox) {
   const std::string path = std::string(LARMOR_TEST_DATA) + "/fuzz-ismrmrd-local-heap.h5";
   expectError([&] { io::loadDataset(path); }, "damaged HDF5 file (libhdf5 crashed reading it");
   // A good file passes the sandbox and loads.
-  const std::string dir = exportTestDir("ismrmrd-hardening");
+  const std::string dir = freshTestDir("ismrmrd-hardening");
   EXPECT_NO_THROW(io::loadDataset(writeSmallFile(dir)));
 }
 
@@ -251,7 +251,7 @@ TEST(IoIsmrmrdHardening, ComplexArrayTypeWithAMemberOutsideIt) {
   // The coil maps' compound {real, imag} with "imag" at byte 16,775,428 of an 8-byte type (fuzz_ismrmrd,
   // tests/unit/data/fuzz-ismrmrd-complex-offset.h5): libhdf5's conversion copied from far outside its buffer,
   // in this process (the sandbox reads no values). The type is refused before anything is read.
-  const std::string dir = exportTestDir("ismrmrd-hardening");
+  const std::string dir = freshTestDir("ismrmrd-hardening");
   const std::string path = writeSmallFile(dir);
   const std::string bytes = slurpFile(path);
   const std::string member = std::string("imag\0\0\0\0", 8) + le(4, 4);
@@ -266,7 +266,7 @@ TEST(IoIsmrmrdHardening, ComplexArrayTypeWithAMemberOutsideIt) {
 
 TEST(IoIsmrmrdHardening, ComplexDoubleArraysAreRead) {
   // libismrmrd's complex double NDArrays (ISMRMRD_CXDOUBLE: two little-endian doubles) are converted to float.
-  const std::string dir = exportTestDir("ismrmrd-hardening");
+  const std::string dir = freshTestDir("ismrmrd-hardening");
   const std::string path = writeSmallFile(dir);
   const Dataset before = io::loadDataset(path);
   ASSERT_TRUE(before.coilMaps.has_value());

@@ -64,14 +64,14 @@ std::size_t forgeCollection(const Record& r, hsize_t host, bool twice) {
 }  // namespace
 
 TEST(IoIsmrmrdHeaps, TheSmallFileIsReadDirectly) {
-  const Record r(writeSmallFile(exportTestDir("ismrmrd-heaps")), 3);
+  const Record r(writeSmallFile(freshTestDir("ismrmrd-heaps")), 3);
   EXPECT_EQ(io::ismrmrdAcquisitionRead(r.path), "direct");
   ASSERT_NE(r.object, 0u);
   EXPECT_EQ(leAt(r.bytes, r.object + 8, 8), r.length * 4);
 }
 
 TEST(IoIsmrmrdHeaps, DescriptorsNamingNothing) {
-  const std::string dir = exportTestDir("ismrmrd-heaps");
+  const std::string dir = freshTestDir("ismrmrd-heaps");
   {
     Record r(writeSmallFile(dir), 3);  // the free-space object
     patchFile(r.path, r.at + kDataDescriptor + 12, le(0, 4));
@@ -93,7 +93,7 @@ TEST(IoIsmrmrdHeaps, DescriptorsNamingNothing) {
 }
 
 TEST(IoIsmrmrdHeaps, SizesThatLie) {
-  const std::string dir = exportTestDir("ismrmrd-heaps");
+  const std::string dir = freshTestDir("ismrmrd-heaps");
   {
     Record r(writeSmallFile(dir), 3);  // the object holds 4 bytes fewer than the descriptor says (same padding)
     patchFile(r.path, r.object + 8, le(r.length * 4 - 4, 8));
@@ -121,7 +121,7 @@ TEST(IoIsmrmrdHeaps, SizesThatLie) {
 }
 
 TEST(IoIsmrmrdHeaps, ForgedCollections) {
-  const std::string dir = exportTestDir("ismrmrd-heaps");
+  const std::string dir = freshTestDir("ismrmrd-heaps");
   {
     // Inside the collection acquisition 0's samples lie in, which is parsed before acquisition 3.
     Record r(writeSmallFile(dir), 3);
@@ -148,7 +148,7 @@ TEST(IoIsmrmrdHeaps, ForgedCollections) {
 TEST(IoIsmrmrdHeaps, FreeSpaceOfSizeZero) {
   // The hang of libhdf5's parser (an endless loop on a free-space object of size 0), in the collection
   // of the last acquisitions.
-  const Record r(writeSmallFile(exportTestDir("ismrmrd-heaps")), 11);
+  const Record r(writeSmallFile(freshTestDir("ismrmrd-heaps")), 11);
   const std::size_t free = objectHeaderAt(r.bytes, static_cast<std::size_t>(r.heap), 0);
   if (free == 0) GTEST_SKIP() << "the last collection has no free space";
   patchFile(r.path, free + 8, le(0, 8));
@@ -158,7 +158,7 @@ TEST(IoIsmrmrdHeaps, FreeSpaceOfSizeZero) {
 TEST(IoIsmrmrdHeaps, TheFallbackStillWalksEveryCollection) {
   // Compressed records hide their descriptors, so libhdf5 converts them; every collection of the file is
   // walked first. The newest collection (the rewritten records' samples) is damaged.
-  const std::string dir = exportTestDir("ismrmrd-heaps");
+  const std::string dir = freshTestDir("ismrmrd-heaps");
   const std::string path = copyWithRecords(writeSmallFile(dir), dir + "/deflate.h5", true, false);
   EXPECT_EQ(io::ismrmrdAcquisitionRead(path), "libhdf5: filters (compressed chunks)");
   const std::string bytes = slurpFile(path);
@@ -172,7 +172,7 @@ TEST(IoIsmrmrdHeaps, ChunksNeverWrittenEndTheRead) {
   // An extent 1000 times the records stored (within what compression could explain): the chunks never
   // written hold zeros, so the first of them is a record without channels; neither the helper nor the
   // read looks further.
-  const std::string path = writeSmallFile(exportTestDir("ismrmrd-heaps"));
+  const std::string path = writeSmallFile(freshTestDir("ismrmrd-heaps"));
   {
     H5 f{H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose};
     H5 d{H5Dopen2(f.id, "/dataset/data", H5P_DEFAULT), H5Dclose};

@@ -102,7 +102,7 @@ TEST(Resources, RunRefusesUpFrontAndRecordsTheEstimate) {
 
 // A file on disk: the CLI's hook refuses after the header, before the samples are read.
 TEST(Resources, LoaderHookSeesTheHeaderBeforeTheSamples) {
-  const std::string dir = exportTestDir("limits");
+  const std::string dir = freshTestDir("limits");
   const Dataset d = phantom3d(32, 8, 4);
   io::writeIsmrmrd(d, dir + "/in3d.h5");
   io::LoadOptions lo;
@@ -124,7 +124,7 @@ TEST(Resources, LoaderHookSeesTheHeaderBeforeTheSamples) {
 
 // Item 5: a reference with a NaN (or of the wrong size) costs the metrics, not the reconstruction.
 TEST(BadReference, NanInTheEmbeddedReferenceIsAWarning) {
-  const std::string dir = exportTestDir("limits");
+  const std::string dir = freshTestDir("limits");
   Dataset d = phantom3d(16, 1, 2);
   ASSERT_TRUE(d.reference.has_value());
   (*d.reference)[5] = cfloat(std::numeric_limits<float>::quiet_NaN(), 0.f);
@@ -160,7 +160,7 @@ TEST(BadReference, AnAllZeroReferenceSkipsTheMetricsWithAWarning) {
 
 // Item 4: a z size in --matrix on 2D data, and --traj with an ISMRMRD file, are errors.
 TEST(OptionsThatDoNotApply, ZMatrixOn2dDataAndTrajWithIsmrmrd) {
-  const std::string dir = exportTestDir("limits");
+  const std::string dir = freshTestDir("limits");
   Dataset d = phantom3d(16, 1, 2);
   recon::ReconRequest req;
   req.dataset = &d;
@@ -182,7 +182,7 @@ TEST(SettingsMessages, NanIsNotANumber) {
 
 // Item 9: a FIFO (any loader) is refused at once instead of blocking in open().
 TEST(Inputs, FifoIsRefusedWithoutBlocking) {
-  const std::string dir = exportTestDir("limits");
+  const std::string dir = freshTestDir("limits");
   for (const std::string name : {"/f.h5", "/f.cfl", "/f.ra"}) {
     ASSERT_EQ(::mkfifo((dir + name).c_str(), 0600), 0);
     if (name == "/f.cfl") {
@@ -195,7 +195,7 @@ TEST(Inputs, FifoIsRefusedWithoutBlocking) {
 // Item 9: birth date, sex and study date from the header into DICOM; none of them, and no created_utc,
 // in an anonymized export.
 TEST(DicomFromHeader, BirthDateSexStudyDateAndAnonymizedProvenance) {
-  const std::string dir = exportTestDir("limits");
+  const std::string dir = freshTestDir("limits");
   Dataset d = phantom3d(16, 1, 2);
   d.header.patientName = "Doe^Jane";
   d.header.patientBirthDate = "19700214";

@@ -72,7 +72,7 @@ struct OmpThreads {
 }  // namespace
 
 TEST(IoIsmrmrdStructure, StructureOnlyKeepsEverythingButTheSamples) {
-  const std::string file = exportTestDir("structure") + "/acc.h5";
+  const std::string file = freshTestDir("structure") + "/acc.h5";
   io::writeIsmrmrd(accelerated(), file);
   const io::Series full = io::loadSeries(file);
   io::LoadOptions lo;
@@ -104,7 +104,7 @@ TEST(IoIsmrmrdStructure, StructureOnlyKeepsEverythingButTheSamples) {
 // The samples are still checked: a NaN is refused with or without them. (Our writer refuses NaN, so the
 // file is copied record by record with libismrmrd, copyIsmrmrd, and one sample spoiled.)
 TEST(IoIsmrmrdStructure, StructureOnlyStillChecksEverySample) {
-  const std::string dir = exportTestDir("structure");
+  const std::string dir = freshTestDir("structure");
   io::writeIsmrmrd(accelerated(), dir + "/good.h5");
   const std::string bad = copyIsmrmrd(dir + "/good.h5", dir + "/nan.h5", 0, [](std::uint32_t i, ISMRMRD::Acquisition& a) {
     if (i == 5) a.data(3, 1) = std::complex<float>(std::numeric_limits<float>::quiet_NaN(), 0.f);
@@ -124,7 +124,7 @@ TEST(IoIsmrmrdStructure, NonCartesianFilesAreReadWhole) {
   s.coils = 4;
   s.trajectory = TrajectoryKind::Radial;
   s.spokes = 16;
-  const std::string file = exportTestDir("structure") + "/radial.h5";
+  const std::string file = freshTestDir("structure") + "/radial.h5";
   io::writeIsmrmrd(phantom::simulate(s), file);
   io::LoadOptions lo;
   lo.structureOnly = true;
@@ -141,7 +141,7 @@ TEST(IoIsmrmrdStructure, NonCartesianFilesAreReadWhole) {
 // kept samples is not an error in either read; noise scans keep their samples.
 TEST(IoIsmrmrdStructure, StructureOnlyChecksEverySampleOnEveryThread) {
   const OmpThreads four(4);
-  const std::string dir = exportTestDir("structure");
+  const std::string dir = freshTestDir("structure");
   phantom::SimulateSettings s;
   s.matrix[0] = s.matrix[1] = 32;
   s.slices = 21;  // 672 acquisitions: three blocks of records

@@ -58,7 +58,7 @@ double dist(const std::array<double, 3>& a, const std::array<double, 3>& b) {
 }  // namespace
 
 TEST(IoNifti, HeaderFieldsAndMagnitudeVoxels) {
-  const std::string dir = exportTestDir("io-nifti");
+  const std::string dir = freshTestDir("io-nifti");
   const auto rc = reconstructPhantom(16, 12, 1, 3);
   io::ExportOptions o;
   o.windowCenter = 0.4f, o.windowWidth = 0.6f;
@@ -89,7 +89,7 @@ TEST(IoNifti, HeaderFieldsAndMagnitudeVoxels) {
 }
 
 TEST(IoNifti, AffineMapsSliceCentresObliqueInRas) {
-  const std::string dir = exportTestDir("io-nifti");
+  const std::string dir = freshTestDir("io-nifti");
   for (double gap : {6.0, -6.0}) {  // slices along +normal, and along -normal (left-handed voxel grid)
     auto rc = reconstructPhantom(16, 12, 1, 3);
     setObliqueGeometry(rc.d.header, gap);
@@ -110,7 +110,7 @@ TEST(IoNifti, AffineMapsSliceCentresObliqueInRas) {
 }
 
 TEST(IoNifti, VolumeAndComplex) {
-  const std::string dir = exportTestDir("io-nifti");
+  const std::string dir = freshTestDir("io-nifti");
   auto rc = reconstructPhantom(16, 12, 8, 1);
   addPhaseRamp(rc.r);
   io::ExportOptions o;
@@ -134,7 +134,7 @@ TEST(IoNifti, VolumeAndComplex) {
 }
 
 TEST(IoNifti, NoGeometryWarnsAndFailedWriteLeavesNothing) {
-  const std::string dir = exportTestDir("io-nifti");
+  const std::string dir = freshTestDir("io-nifti");
   auto rc = reconstructPhantom(8, 8, 1, 1);
   rc.d.header.geometry.present = false;
   io::ExportOptions o;

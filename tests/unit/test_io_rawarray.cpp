@@ -38,7 +38,7 @@ constexpr std::uint64_t M = io::kRawArrayMagic;
 }  // namespace
 
 TEST(IoRawArray, ByteLayoutAndRoundTrip) {
-  const std::string dir = exportTestDir("io-ra");
+  const std::string dir = freshTestDir("io-ra");
   const CArray a = randomArray(Shape{5, 3, 1, 2, 1, 1});
   io::writeRawArray(dir + "/k.ra", a);
   const std::string bytes = slurpFile(dir + "/k.ra");
@@ -60,7 +60,7 @@ TEST(IoRawArray, ByteLayoutAndRoundTrip) {
 }
 
 TEST(IoRawArray, BadHeadersAreOneClearError) {
-  const std::string dir = exportTestDir("io-ra");
+  const std::string dir = freshTestDir("io-ra");
   const std::string f = dir + "/bad.ra";
   expectError([&] { io::readRawArray(dir + "/missing.ra"); }, "missing.ra: no such file");
   writeRaw(f, {M, 0, 4}, 0);
@@ -105,7 +105,7 @@ TEST(IoRawArray, BadHeadersAreOneClearError) {
 }
 
 TEST(IoRawArray, CartesianKspaceLoadsLikeCfl) {
-  const std::string dir = exportTestDir("io-ra");
+  const std::string dir = freshTestDir("io-ra");
   const auto sim = phantom::simulate([] {
     phantom::SimulateSettings s;
     s.matrix[0] = 16, s.matrix[1] = 12;
@@ -132,7 +132,7 @@ TEST(IoRawArray, CartesianKspaceLoadsLikeCfl) {
 }
 
 TEST(IoRawArray, NonCartesianWithRawArrayTrajectory) {
-  const std::string dir = exportTestDir("io-ra");
+  const std::string dir = freshTestDir("io-ra");
   const index_t n = 32, spokes = 8;
   CArray t(Shape{3, n, spokes}, cfloat(0, 0));
   for (index_t p = 0; p < spokes; ++p)

@@ -88,7 +88,7 @@ TEST(TwixReal, VeGreHeaderAndSummary) {
 }
 
 TEST(TwixReal, VeGreKspaceEqualsBartTwixread) {
-  const std::string dir = exportTestDir("twix");
+  const std::string dir = freshTestDir("twix");
   const CArray bart = bartTwixread(dir, "-A", kGre);
   const Dataset d = io::loadDataset(kGre);
   ASSERT_EQ(bart.size(), d.kspace.size()) << bart.shape().str();
@@ -99,7 +99,7 @@ TEST(TwixReal, VeGreKspaceEqualsBartTwixread) {
 }
 
 TEST(TwixReal, VbRadialAsLinesEqualsBartTwixread) {
-  const std::string dir = exportTestDir("twix");
+  const std::string dir = freshTestDir("twix");
   const CArray bart = bartTwixread(dir, "-x 256 -y 256 -c 4", kRadial);
   const io::TwixRead r = io::readTwix(kRadial);
   EXPECT_EQ(r.summary.format, "VB");
@@ -129,7 +129,7 @@ TEST(TwixReal, VbRadialWithComputedTrajectory) {
       EXPECT_EQ(d.trajectory(2, n, p), 0.f);
     }
   // A trajectory file must match the readouts.
-  const std::string dir = exportTestDir("twix");
+  const std::string dir = freshTestDir("twix");
   io::writeCfl(dir + "/t.cfl", CArray(Shape{3, 256, 255}, cfloat(1, 0)));
   o.trajectoryPath = dir + "/t.cfl";
   expectError([&] { io::loadDataset(kRadial, o); }, "the trajectory " + dir + "/t.cfl [3, 256, 255] does not match");
@@ -147,7 +147,7 @@ TEST(TwixSynthetic, LinesPlacedByCentreCountersVbAndVd) {
       spec.scans.push_back(line(l, 16, 3, 10 + l));
       spec.scans.back().centreLine = 4;
     }
-    const std::string dir = exportTestDir("twix");
+    const std::string dir = freshTestDir("twix");
     writeBytes(dir + "/s.dat", test::twixBytes(spec));
     const Dataset d = io::loadDataset(dir + "/s.dat");
     EXPECT_EQ(d.kspace.shape(), (Shape{16, 8, 1, 3, 1}));
@@ -173,7 +173,7 @@ TEST(TwixSynthetic, AsymmetricEchoReadoutPlacedAtItsCentreColumn) {
     spec.scans.back().centreColumn = 4;  // k = 0 at sample 4: the readout starts at 16/2 - 4 = 4
     spec.scans.back().centreLine = 2;
   }
-  const std::string dir = exportTestDir("twix");
+  const std::string dir = freshTestDir("twix");
   writeBytes(dir + "/s.dat", test::twixBytes(spec));
   const Dataset d = io::loadDataset(dir + "/s.dat");
   ASSERT_EQ(d.kspace.shape(), (Shape{16, 4, 1, 1, 1}));
@@ -201,7 +201,7 @@ TEST(TwixSynthetic, NoiseApartReferenceLinesReflectSyncAndAverages) {
   spec.scans.back().ave = 1;
   spec.scans.push_back(line(0, 8, 2, 108, phascor));  // skipped
   for (auto& s : spec.scans) s.centreLine = 4;
-  const std::string dir = exportTestDir("twix");
+  const std::string dir = freshTestDir("twix");
   writeBytes(dir + "/s.dat", test::twixBytes(spec));
   const io::TwixRead r = io::readTwix(dir + "/s.dat");
   const Dataset& d = r.dataset;
@@ -245,7 +245,7 @@ TEST(TwixSynthetic, LastMeasurementSlicesPartitionsAndRepetitionFilter) {
           TwixScanSpec& s = spec.scans.back();
           s.par = par, s.sli = sli, s.rep = rep, s.centreLine = 1, s.centrePartition = 2;
         }
-  const std::string dir = exportTestDir("twix");
+  const std::string dir = freshTestDir("twix");
   writeBytes(dir + "/s.dat", test::twixBytes(spec));
   io::LoadOptions o;
   o.repetition = 1;

@@ -55,7 +55,7 @@ void poke(std::string& b, std::size_t at, T v) {
 }  // namespace
 
 TEST(TwixHardening, EveryTruncationIsAnErrorOrAShorterRead) {
-  const std::string dir = exportTestDir("twix");
+  const std::string dir = freshTestDir("twix");
   for (bool vd : {false, true}) {
     const std::string bytes = test::twixBytes(small(vd));
     const std::string path = dir + "/t.dat";
@@ -80,7 +80,7 @@ TEST(TwixHardening, EveryTruncationIsAnErrorOrAShorterRead) {
 }
 
 TEST(TwixHardening, LyingLengthsAndOffsets) {
-  const std::string dir = exportTestDir("twix");
+  const std::string dir = freshTestDir("twix");
   const std::string path = dir + "/t.dat";
   const std::string vd = test::twixBytes(small(true));
   std::string b = vd;
@@ -119,7 +119,7 @@ TEST(TwixHardening, LyingLengthsAndOffsets) {
 }
 
 TEST(TwixHardening, ZeroChannelsSamplesAndBadScans) {
-  const std::string dir = exportTestDir("twix");
+  const std::string dir = freshTestDir("twix");
   const std::string path = dir + "/t.dat";
   for (bool vd : {false, true}) {
     const std::string good = test::twixBytes(small(vd));
@@ -159,7 +159,7 @@ TEST(TwixHardening, ZeroChannelsSamplesAndBadScans) {
 }
 
 TEST(TwixHardening, ImagingReadoutsMustAgreeAndExist) {
-  const std::string dir = exportTestDir("twix");
+  const std::string dir = freshTestDir("twix");
   const std::string path = dir + "/t.dat";
   TwixSpec spec = small(true);
   spec.scans[2].channels = 3;

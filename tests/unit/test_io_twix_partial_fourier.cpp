@@ -13,7 +13,7 @@
 #include "test_io_export_util.hpp"
 
 using namespace larmor;
-using larmor::testing::exportTestDir;
+using larmor::testing::freshTestDir;
 
 namespace {
 
@@ -41,7 +41,7 @@ bool mentions(const std::vector<std::string>& lines, const std::string& needle) 
 }  // namespace
 
 TEST(TwixPartialFourier, FractionFromTheDataAndTheProtocolInTheSummary) {
-  const std::string dir = exportTestDir("twix-pf");
+  const std::string dir = freshTestDir("twix-pf");
   const std::string file = partialTwix(dir, "0x2");
   const Dataset d = io::loadDataset(file);
   EXPECT_FLOAT_EQ(d.header.acquiredFraction[1], 20.f / 32.f);
@@ -53,7 +53,7 @@ TEST(TwixPartialFourier, FractionFromTheDataAndTheProtocolInTheSummary) {
 }
 
 TEST(TwixPartialFourier, AProtocolClaimTheDataDoNotShowIsAWarning) {
-  const std::string dir = exportTestDir("twix-pf");
+  const std::string dir = freshTestDir("twix-pf");
   const Dataset d = io::loadDataset(partialTwix(dir, "0x1"));  // claims 4/8, holds 5/8
   ASSERT_TRUE(mentions(d.warnings, "the protocol says phase partial Fourier 4/8 but the data fill 0.625"))
       << (d.warnings.empty() ? "no warnings" : d.warnings[0]);

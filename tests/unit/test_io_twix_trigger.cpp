@@ -15,7 +15,7 @@
 #include "test_io_export_util.hpp"
 
 using namespace larmor;
-using larmor::testing::exportTestDir;
+using larmor::testing::freshTestDir;
 
 namespace {
 
@@ -47,7 +47,7 @@ std::string cineTwix(const std::string& dir, bool vd, bool stamped) {
 }  // namespace
 
 TEST(TwixTrigger, EachCardiacPhaseGetsItsMeanPmuStamp) {
-  const std::string dir = exportTestDir("twix-trigger");
+  const std::string dir = freshTestDir("twix-trigger");
   for (bool vd : {true, false}) {
     SCOPED_TRACE(vd ? "VD" : "VB");
     const io::Series s = io::loadSeries(cineTwix(dir, vd, true));
@@ -65,14 +65,14 @@ TEST(TwixTrigger, EachCardiacPhaseGetsItsMeanPmuStamp) {
 }
 
 TEST(TwixTrigger, NoStampsNoTriggerTime) {
-  const std::string dir = exportTestDir("twix-trigger");
+  const std::string dir = freshTestDir("twix-trigger");
   const io::Series s = io::loadSeries(cineTwix(dir, true, false));
   ASSERT_EQ(s.triggerTimeMs.size(), 3u);
   for (double t : s.triggerTimeMs) EXPECT_TRUE(std::isnan(t));
 }
 
 TEST(TwixTrigger, FreeRunningPmuClockIsNoTriggerTime) {
-  const std::string dir = exportTestDir("twix-trigger");
+  const std::string dir = freshTestDir("twix-trigger");
   for (const char* f : {"gre.dat", "meas_MID00118_FID33075_sol24.dat"}) {  // ungated: stamps ~1e7 ticks
     const io::Series s = io::loadSeries(std::string(LARMOR_TEST_DATA) + "/twix/" + f);
     ASSERT_EQ(s.triggerTimeMs.size(), 1u) << f;

@@ -38,7 +38,7 @@ std::vector<std::string> writeBoth(const std::string& dir, const std::string& na
 }  // namespace
 
 TEST(LoaderHardening, TruncatedData) {
-  const std::string dir = exportTestDir("hardening");
+  const std::string dir = freshTestDir("hardening");
   for (const auto& path : writeBoth(dir, "k", kspace(Shape{8, 6, 1, 2}))) {
     fs::resize_file(path, fs::file_size(path) - 5);
     expectError([&] { io::loadDataset(path); }, path);
@@ -55,7 +55,7 @@ TEST(LoaderHardening, TruncatedData) {
 }
 
 TEST(LoaderHardening, HugeOrWrongDimensionsAllocateNothing) {
-  const std::string dir = exportTestDir("hardening");
+  const std::string dir = freshTestDir("hardening");
   io::writeCfl(dir + "/k.cfl", kspace(Shape{8, 6}));
   // Dimensions whose product overflows, and dimensions a small file cannot hold.
   writeText(dir + "/k.hdr", "# Dimensions\n4294967296 4294967296 4294967296 1\n");
@@ -87,7 +87,7 @@ TEST(LoaderHardening, HugeOrWrongDimensionsAllocateNothing) {
 }
 
 TEST(LoaderHardening, NonFiniteSamples) {
-  const std::string dir = exportTestDir("hardening");
+  const std::string dir = freshTestDir("hardening");
   CArray k = kspace(Shape{8, 6, 1, 2});
   k[17] = cfloat(std::numeric_limits<float>::quiet_NaN(), 0);
   for (const auto& path : writeBoth(dir, "nan", k)) expectError([&] { io::loadDataset(path); }, "is NaN");
@@ -107,7 +107,7 @@ TEST(LoaderHardening, NonFiniteSamples) {
 }
 
 TEST(LoaderHardening, InconsistentCoilsAndTrajectories) {
-  const std::string dir = exportTestDir("hardening");
+  const std::string dir = freshTestDir("hardening");
   CArray t(Shape{3, 8, 4}, cfloat(0, 0));
   for (index_t i = 0; i < t.size(); i += 3) t[i] = cfloat(static_cast<float>(i % 7) - 3, 0);
   io::writeCfl(dir + "/t.cfl", t);
@@ -127,7 +127,7 @@ TEST(LoaderHardening, InconsistentCoilsAndTrajectories) {
 }
 
 TEST(LoaderHardening, UnknownVersionsAndTypes) {
-  const std::string dir = exportTestDir("hardening");
+  const std::string dir = freshTestDir("hardening");
   io::writeRawArray(dir + "/k.ra", kspace(Shape{8, 6, 1, 2}));
   std::string bytes = slurpFile(dir + "/k.ra");
   bytes[8] = 0x10;  // a flag bit this reader does not know
@@ -143,7 +143,7 @@ TEST(LoaderHardening, UnknownVersionsAndTypes) {
 
 TEST(LoaderHardening, FuzzCorpusRegressions) {
   // Inputs the fuzzers (tests/fuzz) found or that exercise the same paths; each must be an Error.
-  const std::string dir = exportTestDir("hardening");
+  const std::string dir = freshTestDir("hardening");
   // A dimensions line with a very long run of digits and spaces.
   writeText(dir + "/a.hdr", "# Dimensions\n" + std::string(5000, '1') + "\n");
   writeText(dir + "/a.cfl", "");

@@ -16,7 +16,7 @@
 
 using namespace larmor;
 using larmor::test::expectError;
-using larmor::testing::exportTestDir;
+using larmor::testing::freshTestDir;
 
 namespace {
 
@@ -38,7 +38,7 @@ SandboxJob job(const std::string& helper, const std::string& file) {
 }  // namespace
 
 TEST(Sandbox, HelperThatExitsZeroPasses) {
-  const std::string dir = exportTestDir("sandbox");
+  const std::string dir = freshTestDir("sandbox");
   // The file comes first, then the further arguments.
   const std::string helper = script(dir, "ok.sh", "[ \"$1\" = data.bin ] && [ \"$2\" = a ] && [ \"$3\" = 'b c' ]");
   SandboxJob j = job(helper, "data.bin");
@@ -47,7 +47,7 @@ TEST(Sandbox, HelperThatExitsZeroPasses) {
 }
 
 TEST(Sandbox, HelperKilledBySignalIsACrashOfTheFile) {
-  const std::string dir = exportTestDir("sandbox");
+  const std::string dir = freshTestDir("sandbox");
   const std::string helper = script(dir, "crash.sh", "echo partial output; kill -SEGV $$");
   SandboxJob j = job(helper, "scan.h5");
   const std::string what = expectError([&] { runSandboxed(j); }, "");
@@ -59,7 +59,7 @@ TEST(Sandbox, HelperKilledBySignalIsACrashOfTheFile) {
 }
 
 TEST(Sandbox, HelperThatFailsGivesItsOutputOnOneLine) {
-  const std::string dir = exportTestDir("sandbox");
+  const std::string dir = freshTestDir("sandbox");
   const std::string helper = script(dir, "fail.sh", "echo 'first line' >&2; echo '  second line'; exit 5");
   const std::string what = expectError([&] { runSandboxed(job(helper, "scan.h5")); }, "");
   EXPECT_EQ(what, "scan.h5: cannot be read (first line   second line)");
@@ -69,7 +69,7 @@ TEST(Sandbox, HelperThatFailsGivesItsOutputOnOneLine) {
 }
 
 TEST(Sandbox, HelperErrorAfterTheMarkerIsPassedOnVerbatim) {
-  const std::string dir = exportTestDir("sandbox");
+  const std::string dir = freshTestDir("sandbox");
   const std::string body = "echo 'HDF5-DIAG: noise from a library' >&2\n"
                            "printf '\\nMARK: scan.h5: no ISMRMRD group'; exit " + std::to_string(kSandboxErrorExit);
   SandboxJob j = job(script(dir, "error.sh", body), "scan.h5");
@@ -81,14 +81,14 @@ TEST(Sandbox, HelperErrorAfterTheMarkerIsPassedOnVerbatim) {
 }
 
 TEST(Sandbox, MissingHelperIsUnavailable) {
-  const std::string dir = exportTestDir("sandbox");
+  const std::string dir = freshTestDir("sandbox");
   EXPECT_EQ(runSandboxed(job(dir + "/no-such-helper", "scan.h5")), SandboxOutcome::HelperUnavailable);
   std::ofstream(dir + "/not-executable") << "#!/bin/sh\n";
   EXPECT_EQ(runSandboxed(job(dir + "/not-executable", "scan.h5")), SandboxOutcome::HelperUnavailable);
 }
 
 TEST(Sandbox, HelperSeesItsLimitAndKnowsItIsSandboxed) {
-  const std::string dir = exportTestDir("sandbox");
+  const std::string dir = freshTestDir("sandbox");
   const std::string helper = script(dir, "env.sh",
                                     "[ \"$LARMOR_SANDBOX_CHILD\" = 1 ] || exit 1\n"
                                     "[ \"$LARMOR_SANDBOX_ADDRESS_SPACE\" = 123456789 ] || exit 2");
@@ -103,7 +103,7 @@ TEST(Sandbox, HelperSeesItsLimitAndKnowsItIsSandboxed) {
 }
 
 TEST(Sandbox, CancelKillsTheHelper) {
-  const std::string dir = exportTestDir("sandbox");
+  const std::string dir = freshTestDir("sandbox");
   const std::string helper = script(dir, "slow.sh", "exec sleep 30");
   CancelToken token;
   const Progress progress([](double, const std::string&) {}, &token);
