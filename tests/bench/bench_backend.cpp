@@ -12,9 +12,10 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "bench_devices.hpp"
+#include "bench_support.hpp"
 #include "larmor/backend/backend.hpp"
 #include "larmor/backend/registry.hpp"
 
@@ -26,6 +27,7 @@ using larmor::cfloat;
 using larmor::FftDirection;
 using larmor::index_t;
 using larmor::Shape;
+using larmor::bench::timeSynchronized;
 
 /// Backend memory of n complex values filled with random normal values (a 1 Mi-element random tile repeated:
 /// generating gigabytes of random numbers on the host would take longer than the benchmarks).
@@ -44,40 +46,17 @@ std::unique_ptr<Buffer> randomBuffer(Backend& be, index_t n, unsigned seed) {
   return buf;
 }
 
-/// Times `op` per iteration, synchronizing the backend so that queued GPU work is included.
-void timeIterations(benchmark::State& state, Backend& be, const std::function<void()>& op, int warmup = 2) {
-  for (int i = 0; i < warmup; ++i) op();
-  be.synchronize();
-  for (auto _ : state) {
-    const auto t0 = std::chrono::steady_clock::now();
-    op();
-    be.synchronize();
-    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-}
-
-using Case = std::function<void(benchmark::State&, Backend&)>;
+using Case = larmor::bench::Body;
 
 void add(const std::shared_ptr<Backend>& be, const std::string& name, Case body, benchmark::TimeUnit unit) {
-  const std::string full = be->info().id + "/" + name;
-  benchmark::RegisterBenchmark(full.c_str(),
-                               [be, body](benchmark::State& state) {
-                                 try {
-                                   body(state, *be);
-                                 } catch (const std::exception& e) {
-                                   state.SkipWithError(e.what());
-                                 }
-                               })
-      ->UseManualTime()
-      ->Unit(unit)
-      ->MinTime(0.2);
+  larmor::bench::registerCase(be->info().id + "/" + name, be, std::move(body))->Unit(unit)->MinTime(0.2);
 }
 
 void fftCase(const std::shared_ptr<Backend>& be, const std::string& name, Shape shape, int rank) {
   add(be, name,
       [shape, rank](benchmark::State& state, Backend& b) {
         auto x = randomBuffer(b, shape.size(), 1);
-        timeIterations(state, b, [&] { b.fft(*x, shape, rank, FftDirection::Forward); });
+        timeSynchronized(state, b, 2, [&] { b.fft(*x, shape, rank, FftDirection::Forward); });
         // Read and written once: the floor of a memory-bound transform.
         state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * 2 * shape.size() *
                                 static_cast<std::int64_t>(sizeof(cfloat)));
@@ -99,7 +78,7 @@ void registerFor(const std::shared_ptr<Backend>& be) {
       [nVec](benchmark::State& state, Backend& b) {
         auto src = randomBuffer(b, nVec, 2);
         auto dst = b.allocate(src->bytes());
-        timeIterations(state, b, [&] { b.copy(*dst, *src, src->bytes()); });
+        timeSynchronized(state, b, 2, [&] { b.copy(*dst, *src, src->bytes()); });
         // Read + write, as the copy bandwidth in GPU.md is quoted.
         state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * 2 *
                                 static_cast<std::int64_t>(src->bytes()));
@@ -109,7 +88,7 @@ void registerFor(const std::shared_ptr<Backend>& be) {
       [nVec](benchmark::State& state, Backend& b) {
         auto x = randomBuffer(b, nVec, 3), y = randomBuffer(b, nVec, 4);
         // |a| + |b| < 1 keeps y bounded over any number of iterations.
-        timeIterations(state, b, [&] { b.axpby(*y, cfloat(0.5f, 0.1f), *x, cfloat(0.3f, -0.2f), nVec); });
+        timeSynchronized(state, b, 2, [&] { b.axpby(*y, cfloat(0.5f, 0.1f), *x, cfloat(0.3f, -0.2f), nVec); });
         state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * 3 * nVec *
                                 static_cast<std::int64_t>(sizeof(cfloat)));
       },
@@ -118,7 +97,7 @@ void registerFor(const std::shared_ptr<Backend>& be) {
       [nVec](benchmark::State& state, Backend& b) {
         auto x = randomBuffer(b, nVec, 5), y = randomBuffer(b, nVec, 6);
         larmor::cdouble sink = 0;
-        timeIterations(state, b, [&] { sink += b.dot(*x, *y, nVec); });
+        timeSynchronized(state, b, 2, [&] { sink += b.dot(*x, *y, nVec); });
         benchmark::DoNotOptimize(sink);
         state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * 2 * nVec *
                                 static_cast<std::int64_t>(sizeof(cfloat)));
@@ -136,7 +115,7 @@ void registerFor(const std::shared_ptr<Backend>& be) {
         const Shape src{512, 256, 1, 1, images}, dst{256, 256, 1, 1, images};
         auto s = randomBuffer(b, src.size(), 7);
         auto d = b.allocate(static_cast<std::size_t>(dst.size()) * sizeof(cfloat));
-        timeIterations(state, b, [&] { b.resizeCentred(*d, dst, *s, src); });
+        timeSynchronized(state, b, 2, [&] { b.resizeCentred(*d, dst, *s, src); });
         state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * 2 * dst.size() *
                                 static_cast<std::int64_t>(sizeof(cfloat)));
       },
@@ -146,7 +125,7 @@ void registerFor(const std::shared_ptr<Backend>& be) {
         const index_t voxels = 256 * 256;
         auto in = randomBuffer(b, voxels * coils * slices, 8);
         auto out = b.allocate(static_cast<std::size_t>(voxels * slices) * sizeof(cfloat));
-        timeIterations(state, b, [&] { b.sumOfSquares(*out, *in, voxels, coils, slices); });
+        timeSynchronized(state, b, 2, [&] { b.sumOfSquares(*out, *in, voxels, coils, slices); });
         state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * (coils + 1) * voxels * slices *
                                 static_cast<std::int64_t>(sizeof(cfloat)));
       },
@@ -156,7 +135,7 @@ void registerFor(const std::shared_ptr<Backend>& be) {
         const index_t voxels = 256 * 256;
         auto image = randomBuffer(b, voxels, 9), coilImages = randomBuffer(b, voxels * coils, 10);
         auto out = b.allocate(coilImages->bytes());
-        timeIterations(state, b, [&] { b.multiply(*out, *image, voxels, *coilImages, voxels * coils, true); });
+        timeSynchronized(state, b, 2, [&] { b.multiply(*out, *image, voxels, *coilImages, voxels * coils, true); });
         state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * (2 * coils + 1) * voxels *
                                 static_cast<std::int64_t>(sizeof(cfloat)));
       },

@@ -18,8 +18,9 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 
-#include "bench_devices.hpp"
+#include "bench_support.hpp"
 #include "larmor/recon/settings_table.hpp"
 #include "larmor/backend/registry.hpp"
 #include "larmor/ops/toeplitz.hpp"
@@ -78,28 +79,9 @@ recon::ReconSettings paperSettings(const std::string& trig) {
   return s;
 }
 
-void timeIt(benchmark::State& state, Backend& be, const std::function<void()>& op, int warmup = 1) {
-  for (int i = 0; i < warmup; ++i) op();
-  be.synchronize();
-  for (auto _ : state) {
-    const auto t0 = std::chrono::steady_clock::now();
-    op();
-    be.synchronize();
-    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-}
-
-void add(const std::shared_ptr<Backend>& be, const std::string& name, int iterations,
-         std::function<void(benchmark::State&, Backend&)> body) {
-  const std::string full = be->info().id + "/iterative/" + name;
-  auto* b = benchmark::RegisterBenchmark(full.c_str(), [be, body](benchmark::State& state) {
-    try {
-      body(state, *be);
-    } catch (const std::exception& e) {
-      state.SkipWithError(e.what());
-    }
-  });
-  b->UseManualTime()->Unit(benchmark::kMillisecond);
+void add(const std::shared_ptr<Backend>& be, const std::string& name, int iterations, bench::Body body) {
+  auto* b = bench::registerCase(be->info().id + "/iterative/" + name, be, std::move(body));
+  b->Unit(benchmark::kMillisecond);
   if (iterations > 0) b->Iterations(iterations);
   else b->MinTime(0.5);
 }
@@ -120,7 +102,7 @@ void registerFor(const std::shared_ptr<Backend>& be) {
         recon::IterativeProblem first(b, d, s, 0, t);
         auto shared = first.trajectoryOperators();
         Timings last;
-        timeIt(state, b, [&] {
+        bench::timeSynchronized(state, b, 1, [&] {
           Timings tt;
           {
             ScopedStage st(tt, "total", &b);
@@ -152,7 +134,8 @@ void registerFor(const std::shared_ptr<Backend>& be) {
         g.trajectory.reshape(Shape{3, d.trajectory.size() / 3});
         ops::PsfOptions po;
         po.dft.trig = trig == "recurrence" ? TrigMode::Recurrence : TrigMode::Accurate;
-        timeIt(state, b, [&] { benchmark::DoNotOptimize(ops::computePsf(b, g, nullptr, po)); }, n >= 128 ? 0 : 1);
+        bench::timeSynchronized(state, b, n >= 128 ? 0 : 1,
+                                [&] { benchmark::DoNotOptimize(ops::computePsf(b, g, nullptr, po)); });
       });
     }
     add(be, "toeplitz-apply/" + std::to_string(n) + "^3", 0, [n](benchmark::State& state, Backend& b) {
@@ -167,7 +150,7 @@ void registerFor(const std::shared_ptr<Backend>& be) {
       for (index_t i = 0; i < x.size(); ++i) x[i] = cfloat(std::sin(0.01f * i), 1.f);
       auto xb = CDeviceArray::upload(b, x);
       CDeviceArray yb(b, Shape{n * n * n});
-      timeIt(state, b, [&] { T.apply(xb.buffer(), yb.buffer()); }, 2);
+      bench::timeSynchronized(state, b, 2, [&] { T.apply(xb.buffer(), yb.buffer()); });
     });
   }
   const index_t n2 = gpu ? 256 : 128;
@@ -182,7 +165,7 @@ void registerFor(const std::shared_ptr<Backend>& be) {
     recon::IterativeProblem p(b, d, s, 0, t);
     p.solve(0.01, 60, 0, false);
     double lambda = 0.01;
-    timeIt(state, b, [&] {
+    bench::timeSynchronized(state, b, 1, [&] {
       lambda = lambda == 0.01 ? 0.012 : 0.01;  // the slider moves
       p.solve(lambda, 10, 0, true);
       benchmark::DoNotOptimize(p.combined());

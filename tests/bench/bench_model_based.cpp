@@ -14,7 +14,7 @@
 #include <memory>
 #include <mutex>
 
-#include "bench_devices.hpp"
+#include "bench_support.hpp"
 #include "larmor/backend/registry.hpp"
 #include "larmor/phantom/simulate.hpp"
 #include "larmor/recon/recon.hpp"
@@ -52,31 +52,28 @@ const Dataset& data(const std::string& key) {
 
 void add(const std::shared_ptr<Backend>& be, const std::string& name, const std::string& key,
          const std::function<void(recon::ReconSettings&)>& configure) {
-  const std::string full = be->info().id + "/model-based/" + name;
-  auto* b = benchmark::RegisterBenchmark(full.c_str(), [be, key, configure](benchmark::State& state) {
-    try {
-      recon::ReconRequest req;
-      req.dataset = &data(key);
-      req.backend = be;
-      configure(req.settings);
-      req.settings.keepCoilImages = false;
-      req.settings.iterative.cacheDirectory = "none";
-      recon::run(req);  // warm-up: plans, cuFFT handles
-      std::map<std::string, double> stageMs;  // the stage timers of the timed calls (where the time goes)
-      for (auto _ : state) {
-        const auto t0 = std::chrono::steady_clock::now();
-        const auto r = recon::run(req);
-        benchmark::DoNotOptimize(r.image.data());
-        state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-        for (const auto& st : r.timings.stages()) stageMs[st.stage] += st.milliseconds;
-      }
-      for (const auto& [stage, ms] : stageMs)
-        state.counters["ms:" + stage] = benchmark::Counter(ms / static_cast<double>(state.iterations()));
-    } catch (const std::exception& e) {
-      state.SkipWithError(e.what());
+  auto body = [be, key, configure](benchmark::State& state, Backend&) {
+    recon::ReconRequest req;
+    req.dataset = &data(key);
+    req.backend = be;
+    configure(req.settings);
+    req.settings.keepCoilImages = false;
+    req.settings.iterative.cacheDirectory = "none";
+    recon::run(req);  // warm-up: plans, cuFFT handles
+    std::map<std::string, double> stageMs;  // the stage timers of the timed calls (where the time goes)
+    for (auto _ : state) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const auto r = recon::run(req);
+      benchmark::DoNotOptimize(r.image.data());
+      state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      for (const auto& st : r.timings.stages()) stageMs[st.stage] += st.milliseconds;
     }
-  });
-  b->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(be->isGpu() ? 10 : 2);
+    for (const auto& [stage, ms] : stageMs)
+      state.counters["ms:" + stage] = benchmark::Counter(ms / static_cast<double>(state.iterations()));
+  };
+  bench::registerCase(be->info().id + "/model-based/" + name, be, body)
+      ->Unit(benchmark::kMillisecond)
+      ->Iterations(be->isGpu() ? 10 : 2);
 }
 
 void cs(recon::ReconSettings& s, ops::RegularizerKind prior) {

@@ -17,9 +17,10 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "bench_devices.hpp"
+#include "bench_support.hpp"
 #include "larmor/backend/backend.hpp"
 #include "larmor/backend/registry.hpp"
 #include "larmor/ops/nufft.hpp"
@@ -71,22 +72,11 @@ double timeIterations(benchmark::State& state, Backend& be, const std::function<
   return state.iterations() ? total / static_cast<double>(state.iterations()) : 0.0;
 }
 
-using Body = std::function<void(benchmark::State&, Backend&)>;
+using larmor::bench::Body;
 
 void add(const std::shared_ptr<Backend>& be, const std::string& name, Body body, benchmark::TimeUnit unit,
          double minTime) {
-  const std::string full = be->info().id + "/" + name;
-  benchmark::RegisterBenchmark(full.c_str(),
-                               [be, body](benchmark::State& state) {
-                                 try {
-                                   body(state, *be);
-                                 } catch (const std::exception& e) {
-                                   state.SkipWithError(e.what());
-                                 }
-                               })
-      ->UseManualTime()
-      ->Unit(unit)
-      ->MinTime(minTime);
+  larmor::bench::registerCase(be->info().id + "/" + name, be, std::move(body))->Unit(unit)->MinTime(minTime);
 }
 
 // --- the workloads -----------------------------------------------------------------------------------------

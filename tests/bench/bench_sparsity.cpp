@@ -12,9 +12,10 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "bench_devices.hpp"
+#include "bench_support.hpp"
 #include "larmor/backend/backend.hpp"
 #include "larmor/backend/registry.hpp"
 
@@ -33,35 +34,13 @@ std::unique_ptr<Buffer> randomImage(Backend& be, index_t n, unsigned seed) {
 }
 
 void timeIt(benchmark::State& state, Backend& be, const std::function<void()>& op) {
-  op();
-  be.synchronize();
-  for (auto _ : state) {
-    const auto t0 = std::chrono::steady_clock::now();
-    op();
-    be.synchronize();
-    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
+  bench::timeSynchronized(state, be, 1, op);
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
 }
 
-using Body = std::function<void(benchmark::State&, Backend&)>;
-
-void add(const std::string& device, const std::shared_ptr<Backend>& be, const std::string& name, Body body,
+void add(const std::string& device, const std::shared_ptr<Backend>& be, const std::string& name, bench::Body body,
          const std::string& skip = {}) {
-  const std::string full = device + "/sparsity/" + name;
-  benchmark::RegisterBenchmark(full.c_str(),
-                               [be, body, skip](benchmark::State& state) {
-                                 if (!skip.empty() || !be) {
-                                   state.SkipWithError(skip.c_str());
-                                   return;
-                                 }
-                                 try {
-                                   body(state, *be);
-                                 } catch (const std::exception& e) {
-                                   state.SkipWithError(e.what());
-                                 }
-                               })
-      ->UseManualTime()
+  bench::registerCase(device + "/sparsity/" + name, be, std::move(body), skip)
       ->Unit(benchmark::kMillisecond)
       ->MinTime(0.3);
 }
