@@ -2,7 +2,7 @@
 // Launchers of the batched Cholesky kernels (cholesky.cu): A_e = L_e L_e^H and A_e X_e = B_e for a few Hermitian
 // positive definite matrices of n <= 128 in shared memory, and for 1 x 1 systems. They queue work on
 // `l.stream` and return; info[e] = k + 1 when the leading minor of order k + 1 of A_e is not positive definite
-// (cuSOLVER's convention), else 0 (untouched for a solved entry: the caller zeroes it). Counts are validated
+// (cuSOLVER's convention), else 0; the caller zeroes `info` first. Counts are validated
 // by the caller (CudaBackend::choleskySolveBatched, linalg.cu); pointers are device pointers.
 #include <cstddef>
 

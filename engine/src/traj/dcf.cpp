@@ -21,10 +21,13 @@ RArray rampWeights(const RArray& k, int dims) {
   const double pi = std::numbers::pi;
   // Per profile: sample spacing, direction, and whether it has samples on both sides of k = 0 (a full
   // spoke: two rays) or one (centre-out: one ray).
-  std::vector<double> t, spacing(static_cast<std::size_t>(profiles)), angle(spacing.size());
+  // positions[p]: the samples' signed positions along profile p's line (profileLine), kept for the weights.
+  std::vector<std::vector<double>> positions(static_cast<std::size_t>(profiles));
+  std::vector<double> spacing(static_cast<std::size_t>(profiles)), angle(spacing.size());
   std::vector<char> full(spacing.size());
   for (index_t p = 0; p < profiles; ++p) {
     double u[3];
+    std::vector<double>& t = positions[static_cast<std::size_t>(p)];
     profileLine(k.data() + 3 * n * p, n, u, t);
     const auto [lo, hi] = std::minmax_element(t.begin(), t.end());
     const double dk = (*hi - *lo) / static_cast<double>(n - 1);
@@ -57,8 +60,7 @@ RArray rampWeights(const RArray& k, int dims) {
   RArray w(Shape{n * profiles});
   for (index_t p = 0; p < profiles; ++p) {
     const double dk = spacing[static_cast<std::size_t>(p)];
-    double u[3];
-    profileLine(k.data() + 3 * n * p, n, u, t);
+    const std::vector<double>& t = positions[static_cast<std::size_t>(p)];
     const double sPlus = share[static_cast<std::size_t>(2 * p)], sMinus = share[static_cast<std::size_t>(2 * p + 1)];
     for (index_t i = 0; i < n; ++i) {
       const double ti = t[static_cast<std::size_t>(i)], r = std::abs(ti);
