@@ -75,6 +75,8 @@ CudaBackend::CudaBackend(int device) : device_(device) {
   activate();
   info_ = describeDevice(device);
   LARMOR_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_.handle, cudaStreamNonBlocking));
+  LARMOR_CUDA_CHECK(cudaStreamCreateWithFlags(&upStream_.handle, cudaStreamNonBlocking));
+  LARMOR_CUDA_CHECK(cudaStreamCreateWithFlags(&downStream_.handle, cudaStreamNonBlocking));
   launch_ = Launch{stream_.handle, info_.multiprocessors};
   if (cudaMallocHost(&hostResult_.value, sizeof(double2)) == cudaSuccess) {
     hostResult_.pinned = true;
@@ -100,6 +102,8 @@ CudaBackend::~CudaBackend() {
   std::lock_guard lock(mutex_);
   (void)cudaSetDevice(device_);
   (void)cudaStreamSynchronize(stream_.handle);
+  (void)cudaStreamSynchronize(upStream_.handle);
+  (void)cudaStreamSynchronize(downStream_.handle);
   fft_.reset();
   allocator_->release(scratch_);
   staging_.reset();
@@ -197,6 +201,84 @@ void CudaBackend::synchronize() {
   refuseWhileRecording("a synchronisation");
   activate();
   LARMOR_CUDA_CHECK(cudaStreamSynchronize(stream_.handle));
+  LARMOR_CUDA_CHECK(cudaStreamSynchronize(upStream_.handle));
+  LARMOR_CUDA_CHECK(cudaStreamSynchronize(downStream_.handle));
+}
+
+// --- queued transfers (Backend::uploadQueued / downloadQueued) ---------------------------------------------
+
+namespace {
+
+/// A copy on a copy stream and the event after it.
+class QueuedTransfer final : public Backend::Transfer {
+ public:
+  QueuedTransfer(CudaBackend& backend, cudaEvent_t done) : backend_(backend), done_(done) {}
+  ~QueuedTransfer() override {
+    (void)cudaEventSynchronize(done_);
+    (void)cudaEventDestroy(done_);
+    (void)cudaGetLastError();
+  }
+  QueuedTransfer(const QueuedTransfer&) = delete;
+  QueuedTransfer& operator=(const QueuedTransfer&) = delete;
+  void join() override { backend_.waitFor(done_); }
+  void wait() override { LARMOR_CUDA_CHECK(cudaEventSynchronize(done_)); }
+
+ private:
+  CudaBackend& backend_;
+  cudaEvent_t done_;
+};
+
+}  // namespace
+
+void CudaBackend::waitFor(cudaEvent_t event) {
+  std::lock_guard lock(mutex_);
+  activate();
+  LARMOR_CUDA_CHECK(cudaStreamWaitEvent(stream_.handle, event, 0));
+}
+
+std::unique_ptr<Backend::Transfer> CudaBackend::queueCopy(cudaStream_t copyStream, void* to, const void* from,
+                                                          std::size_t bytes, cudaMemcpyKind kind) {
+  cudaEvent_t queued = nullptr, done = nullptr;
+  LARMOR_CUDA_CHECK(cudaEventCreateWithFlags(&queued, cudaEventDisableTiming));
+  if (cudaEventCreateWithFlags(&done, cudaEventDisableTiming) != cudaSuccess) {
+    (void)cudaEventDestroy(queued);
+    LARMOR_CUDA_CHECK(cudaGetLastError());
+  }
+  auto transfer = std::make_unique<QueuedTransfer>(*this, done);  // owns `done` from here
+  // The copy after everything queued so far (the work that last used the buffer), nothing later after it.
+  const cudaError_t e1 = cudaEventRecord(queued, stream_.handle);
+  const cudaError_t e2 = e1 == cudaSuccess ? cudaStreamWaitEvent(copyStream, queued, 0) : e1;
+  (void)cudaEventDestroy(queued);  // released once the wait is done
+  LARMOR_CUDA_CHECK(e2);
+  LARMOR_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, kind, copyStream));
+  LARMOR_CUDA_CHECK(cudaEventRecord(done, copyStream));
+  return transfer;
+}
+
+std::unique_ptr<Backend::Transfer> CudaBackend::uploadQueued(Buffer& dst, const void* src, std::size_t bytes,
+                                                             std::size_t dstOffset) {
+  checked(dst, "upload");
+  require(bytes <= dst.bytes() && dstOffset <= dst.bytes() - bytes, "cuda backend: upload past the end of a buffer");
+  // From memory that cannot be pinned the copy is staged, at once (pageable memory would make the host wait
+  // for the copy stream anyway).
+  if (bytes == 0 || !pinHostBlock(src, bytes)) return Backend::uploadQueued(dst, src, bytes, dstOffset);
+  std::lock_guard lock(mutex_);
+  refuseWhileRecording("an upload");
+  activate();
+  return queueCopy(upStream_.handle, static_cast<char*>(dst.ptr()) + dstOffset, src, bytes, cudaMemcpyHostToDevice);
+}
+
+std::unique_ptr<Backend::Transfer> CudaBackend::downloadQueued(void* dst, const Buffer& src, std::size_t bytes,
+                                                               std::size_t srcOffset) {
+  checked(src, "download");
+  require(bytes <= src.bytes() && srcOffset <= src.bytes() - bytes,
+          "cuda backend: download past the end of a buffer");
+  if (bytes == 0 || !pinHostBlock(dst, bytes)) return Backend::downloadQueued(dst, src, bytes, srcOffset);
+  std::lock_guard lock(mutex_);
+  refuseWhileRecording("a download");
+  activate();
+  return queueCopy(downStream_.handle, dst, static_cast<const char*>(src.ptr()) + srcOffset, bytes,
+                   cudaMemcpyDeviceToHost);
 }
 
 // --- recorded work (Backend::record): a CUDA graph of the stream's work -----------------------------------

@@ -44,6 +44,11 @@ class CudaBackend final : public Backend {
   void download(void* dst, const Buffer& src, std::size_t bytes, std::size_t srcOffset = 0) override;
   void copy(Buffer& dst, const Buffer& src, std::size_t bytes, std::size_t dstOffset = 0, std::size_t srcOffset = 0) override;
   void synchronize() override;
+  std::unique_ptr<Transfer> uploadQueued(Buffer& dst, const void* src, std::size_t bytes, std::size_t dstOffset = 0) override;
+  std::unique_ptr<Transfer> downloadQueued(void* dst, const Buffer& src, std::size_t bytes,
+                                           std::size_t srcOffset = 0) override;
+  /// Work queued on this backend from now on waits for `event` (a queued transfer's join()).
+  void waitFor(cudaEvent_t event);
   std::unique_ptr<Recording> record(const std::function<void()>& work) override;
   MemoryStats memoryStats() const override { return allocator_->stats(); }
   void resetPeakMemory() override { allocator_->resetPeak(); }
@@ -77,6 +82,8 @@ class CudaBackend final : public Backend {
                    const MatrixBatch& a, const Buffer& B, const MatrixBatch& b, cfloat beta, Buffer& C,
                    const MatrixBatch& c, index_t batch) override;
   void choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b, index_t batch) override;
+  SolveCheck choleskySolveBatchedQueued(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b,
+                                        index_t batch) override;
   void gather(Buffer& out, const Buffer& src, const Buffer& index, index_t n, index_t batch = 1,
               index_t stride = 0) override;
   void scatter(Buffer& out, const Buffer& src, const Buffer& index, index_t n, index_t batch = 1,
@@ -133,11 +140,15 @@ class CudaBackend final : public Backend {
   float2* elements(Buffer& b, index_t n, const char* op);
   const float2* elements(const Buffer& b, index_t n, const char* op) const;
   double2 readResult();
+  /// Queues a copy on `copyStream` after the work queued on the backend so far (uploadQueued, downloadQueued).
+  std::unique_ptr<Transfer> queueCopy(cudaStream_t copyStream, void* to, const void* from, std::size_t bytes,
+                                      cudaMemcpyKind kind);
 
   const int device_;
   DeviceInfo info_;
   Launch launch_;
   StreamHandle stream_;
+  StreamHandle upStream_, downStream_;  ///< the queued transfers' copy streams, one a direction
   HostResult hostResult_;
   std::shared_ptr<DeviceAllocator> allocator_;
   std::unique_ptr<HostStaging> staging_;

@@ -20,6 +20,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -53,6 +55,64 @@ std::string str(index_t v) { return std::to_string(v); }
     if (larmor_sol_st_ != CUSOLVER_STATUS_SUCCESS) throwCusolver(larmor_sol_st_, #call, __FILE__, __LINE__); \
   } while (0)
 
+/// Pinned host blocks for the factorisations' results of queued solves (choleskySolveBatchedQueued), kept for
+/// reuse: a copy from the device into pinned memory is queued and returns, into pageable memory it makes the
+/// host wait for the stream. Where pinned memory cannot be had, pageable blocks (correct, the copy waits).
+class ResultBlocks {
+ public:
+  struct Block {
+    int* p = nullptr;
+    std::size_t capacity = 0;
+    bool pinned = false;
+  };
+  explicit ResultBlocks(int device) : device_(device) {}
+  ~ResultBlocks() {
+    (void)cudaSetDevice(device_);
+    for (const Block& b : free_) release(b);
+    (void)cudaGetLastError();
+  }
+  ResultBlocks(const ResultBlocks&) = delete;
+  ResultBlocks& operator=(const ResultBlocks&) = delete;
+  /// A block of at least n ints.
+  Block take(std::size_t n) {
+    {
+      std::lock_guard lock(mutex_);
+      for (auto it = free_.begin(); it != free_.end(); ++it)
+        if (it->capacity >= n) {
+          const Block b = *it;
+          free_.erase(it);
+          return b;
+        }
+    }
+    Block b;
+    b.capacity = std::max<std::size_t>(n, 1024);
+    void* p = nullptr;
+    if (cudaMallocHost(&p, b.capacity * sizeof(int)) == cudaSuccess) {
+      b.p = static_cast<int*>(p);
+      b.pinned = true;
+    } else {
+      (void)cudaGetLastError();
+      b.p = new int[b.capacity];
+    }
+    return b;
+  }
+  void give(const Block& b) {
+    std::lock_guard lock(mutex_);
+    free_.push_back(b);
+  }
+
+ private:
+  static void release(const Block& b) {
+    if (b.pinned)
+      (void)cudaFreeHost(b.p);
+    else
+      delete[] b.p;
+  }
+  const int device_;
+  std::mutex mutex_;
+  std::vector<Block> free_;
+};
+
 /// The library handles of one backend. Destroyed with the backend (its last owner), after the backend's
 /// stream: cuBLAS is given its workspace from the backend's allocator (cublasSetWorkspace), so it owns no
 /// memory tied to that stream, and the deleter only makes the device current and releases the handles.
@@ -62,6 +122,7 @@ struct LinalgState {
   cusolverDnHandle_t solver = nullptr;
   std::shared_ptr<DeviceAllocator> allocator;
   DeviceAllocator::Block workspace;
+  std::shared_ptr<ResultBlocks> results;  ///< shared with the checks of queued solves, which may outlive a call
   ~LinalgState() {
     (void)cudaSetDevice(device);
     if (solver) (void)cusolverDnDestroy(solver);
@@ -225,6 +286,7 @@ LinalgState& stateOf(std::shared_ptr<void>& slot, int device, cudaStream_t strea
     auto st = std::make_shared<LinalgState>();
     st->device = device;
     st->allocator = allocator;
+    st->results = std::make_shared<ResultBlocks>(device);
     st->workspace = allocator->allocate(kCublasWorkspaceBytes);
     LARMOR_CUBLAS_CHECK(cublasCreate(&st->blas));
     LARMOR_CUBLAS_CHECK(cublasSetStream(st->blas, stream));
@@ -277,7 +339,9 @@ void CudaBackend::gemmBatched(MatOp opA, MatOp opB, index_t m, index_t n, index_
   Scratch dc(*allocator_, static_cast<std::size_t>(ec) * sizeof(double2));
   toDouble(launch_, da.as<double2>(), pa, ea);
   if (!sameAB) toDouble(launch_, db.as<double2>(), pb, eb);
-  toDouble(launch_, dc.as<double2>(), pc, ec);
+  // beta 0 with the entries packed (nothing between them to keep): C is only written.
+  const bool packedC = c.ld == m && (batch == 1 || c.stride == m * n);
+  if (!(beta == cfloat(0) && packedC)) toDouble(launch_, dc.as<double2>(), pc, ec);
   const cuDoubleComplex al{alpha.real(), alpha.imag()}, be{beta.real(), beta.imag()};
   const auto* zb = sameAB ? da.as<cuDoubleComplex>() : db.as<cuDoubleComplex>();
   LARMOR_CUBLAS_CHECK(cublasZgemmStridedBatched_64(st.blas, toCublas(opA), toCublas(opB), m, n, k, &al,
@@ -287,6 +351,40 @@ void CudaBackend::gemmBatched(MatOp opA, MatOp opB, index_t m, index_t n, index_
 }
 
 void CudaBackend::choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b, index_t batch) {
+  choleskySolveBatchedQueued(A, a, B, b, batch)();
+}
+
+namespace {
+
+/// A queued solve's outcome: its factorisations' results copied to a pinned block behind the solve, an event
+/// after the copy. Returns the block when the last copy of the check dies (a block handed out again is
+/// written only by work queued later on the same stream, so a check dropped unread is harmless).
+struct PendingSolve {
+  std::shared_ptr<ResultBlocks> blocks;
+  ResultBlocks::Block block;
+  cudaEvent_t copied = nullptr;
+  index_t batch = 0;
+  ~PendingSolve() {
+    if (copied) (void)cudaEventDestroy(copied);
+    if (block.p) blocks->give(block);
+    (void)cudaGetLastError();
+  }
+  void check() const {
+    LARMOR_CUDA_CHECK(cudaEventSynchronize(copied));
+    const int* info = block.p;
+    require(info[batch] == 0, "cuda backend: choleskySolveBatched: cuSOLVER rejected argument " +
+                                  std::to_string(-info[batch]));
+    for (index_t e = 0; e < batch; ++e)
+      if (info[e] != 0)
+        throw Error("cuda backend: choleskySolveBatched: matrix " + str(e) + " of the batch of " + str(batch) +
+                    " is not positive definite (leading minor " + std::to_string(info[e]) + ")");
+  }
+};
+
+}  // namespace
+
+Backend::SolveCheck CudaBackend::choleskySolveBatchedQueued(Buffer& A, const MatrixBatch& a, Buffer& B,
+                                                            const MatrixBatch& b, index_t batch) {
   const char* op = "choleskySolveBatched";
   require(batch >= 0, "cuda backend: choleskySolveBatched needs a non-negative batch, got " + str(batch));
   checked(A, op);
@@ -298,7 +396,7 @@ void CudaBackend::choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& 
   checkOutputEntriesDisjoint(op, "A", a, batch);
   checkOutputEntriesDisjoint(op, "B", b, batch);
   require(A.ptr() != B.ptr(), "cuda backend: choleskySolveBatched needs A and B in different buffers");
-  if (n == 0 || batch == 0) return;
+  if (n == 0 || batch == 0) return [] {};
   requireInt(n, "matrix size");
   requireInt(a.ld, "leading dimension");
   requireInt(b.ld, "leading dimension");
@@ -306,12 +404,19 @@ void CudaBackend::choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& 
 
   std::lock_guard lock(mutex_);
   activate();
+  refuseWhileRecording("a solve's outcome");
   // info[e]: the factorisation of entry e (0, or the order of the first leading minor that is not positive
-  // definite); info[batch]: an argument cuSOLVER rejected. One host read (a synchronisation) per solve, after
-  // everything is queued.
-  Scratch info(*allocator_, static_cast<std::size_t>(batch + 1) * sizeof(int));
+  // definite); info[batch]: an argument cuSOLVER rejected. Copied behind the solve to a pinned block that the
+  // check reads after the copy's event: the host waits only there.
+  auto pending = std::make_shared<PendingSolve>();
+  pending->blocks = stateOf(linalgState, device_, stream_.handle, allocator_).results;
+  pending->batch = batch;
+  const std::size_t infoBytes = static_cast<std::size_t>(batch + 1) * sizeof(int);
+  pending->block = pending->blocks->take(static_cast<std::size_t>(batch + 1));
+  LARMOR_CUDA_CHECK(cudaEventCreateWithFlags(&pending->copied, cudaEventDisableTiming));
+  Scratch info(*allocator_, infoBytes);
   int* dInfo = info.as<int>();
-  LARMOR_CUDA_CHECK(cudaMemsetAsync(dInfo, 0, static_cast<std::size_t>(batch + 1) * sizeof(int), stream_.handle));
+  LARMOR_CUDA_CHECK(cudaMemsetAsync(dInfo, 0, infoBytes, stream_.handle));
   if (n == 1) {
     requireInt(nrhs, "right-hand sides");
     choleskySolve1x1(launch_, static_cast<float2*>(A.ptr()), a.stride, static_cast<float2*>(B.ptr()), b.ld, b.stride,
@@ -319,16 +424,9 @@ void CudaBackend::choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& 
   } else if (!choleskySolveInSharedMemory(A, a, B, b, batch, dInfo)) {
     choleskySolveByCusolver(A, a, B, b, batch, dInfo);
   }
-  std::vector<int> host(static_cast<std::size_t>(batch + 1));
-  LARMOR_CUDA_CHECK(cudaMemcpyAsync(host.data(), dInfo, host.size() * sizeof(int), cudaMemcpyDeviceToHost, stream_.handle));
-  LARMOR_CUDA_CHECK(cudaStreamSynchronize(stream_.handle));
-  require(host[static_cast<std::size_t>(batch)] == 0, "cuda backend: choleskySolveBatched: cuSOLVER rejected argument " +
-                                                          std::to_string(-host[static_cast<std::size_t>(batch)]));
-  for (index_t e = 0; e < batch; ++e)
-    if (host[static_cast<std::size_t>(e)] != 0)
-      throw Error("cuda backend: choleskySolveBatched: matrix " + str(e) + " of the batch of " + str(batch) +
-                  " is not positive definite (leading minor " + std::to_string(host[static_cast<std::size_t>(e)]) +
-                  ")");
+  LARMOR_CUDA_CHECK(cudaMemcpyAsync(pending->block.p, dInfo, infoBytes, cudaMemcpyDeviceToHost, stream_.handle));
+  LARMOR_CUDA_CHECK(cudaEventRecord(pending->copied, stream_.handle));
+  return [pending] { pending->check(); };
 }
 
 void CudaBackend::choleskySolveByCusolver(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b,

@@ -170,6 +170,41 @@ TEST_F(CudaLinalg, CholeskySolveBatchedNamesTheEntryThatIsNotPositiveDefinite) {
   }
 }
 
+TEST_F(CudaLinalg, QueuedCholeskySolveReportsAtItsCheck) {
+  // Two solves queued back to back with more work behind them (GRAPPA's calibrations and fill): the good
+  // one's check returns and its solution is the immediate solve's, the bad one's names its entry; nothing is
+  // read before the checks.
+  const index_t n = 50, batch = 4;
+  std::vector<cfloat> good(static_cast<std::size_t>(n * n * batch), cfloat(0)), bad = good;
+  for (index_t e = 0; e < batch; ++e)
+    for (index_t i = 0; i < n; ++i) {
+      good[static_cast<std::size_t>(e * n * n + i * (n + 1))] = cfloat(2.f + static_cast<float>(i % 5));
+      bad[static_cast<std::size_t>(e * n * n + i * (n + 1))] = e == 2 && i == 30 ? -1.f : 2.f;
+    }
+  const auto rhs = larmor::test::randomComplex(n * batch, 9);
+  const MatrixBatch a{n, n, n, n * n}, b{n, 1, n, n};
+  auto A = put(*gpu, good), B = put(*gpu, rhs), A2 = put(*gpu, bad), B2 = put(*gpu, rhs);
+  Backend::SolveCheck first = gpu->choleskySolveBatchedQueued(*A, a, *B, b, batch);
+  Backend::SolveCheck second = gpu->choleskySolveBatchedQueued(*A2, a, *B2, b, batch);
+  auto C = gpu->allocate(static_cast<std::size_t>(n * n) * sizeof(cfloat));
+  gpu->gemmBatched(MatOp::None, MatOp::None, n, n, n, 1, *A, a, *A, a, 0, *C, a, 1);
+  EXPECT_NO_THROW(first());
+  try {
+    second();
+    ADD_FAILURE() << "no error for an indefinite matrix";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("matrix 2 "), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(leading minor 31)"), std::string::npos) << e.what();
+  }
+  auto Ai = put(*gpu, good), Bi = put(*gpu, rhs);
+  gpu->choleskySolveBatched(*Ai, a, *Bi, b, batch);
+  EXPECT_EQ(get(*gpu, *B, n * batch), get(*gpu, *Bi, n * batch));
+  // A check dropped unread gives its block back; the next solves still report correctly.
+  for (int i = 0; i < 3; ++i) (void)gpu->choleskySolveBatchedQueued(*A2, a, *B2, b, batch);
+  auto A3 = put(*gpu, bad), B3 = put(*gpu, rhs);
+  EXPECT_THROW(gpu->choleskySolveBatched(*A3, a, *B3, b, batch), Error);
+}
+
 TEST_F(CudaLinalg, GatherAndScatterMatchCpu) {
   const index_t n = 100000, src = 5000;
   std::mt19937 rng(3);

@@ -33,6 +33,7 @@ const std::map<std::string, Row>& table() {
       {"nufft2d-adjoint",
        {{0.683, "device", "cuFINUFFT 2.2 tol 1e-3, H100 (host to host 2.228 ms; GPU.md)", 8 * 0.040, "device"},
         {2030, "whole_process", "BART 0.8 nufft -a, 1 thread, 2-core machine (docs/perf.md)", kNaN, ""}}},
+      {"nufft2d-adjoint-batch64", {{kNaN, "", "", 64 * 8 * 0.060, "host_to_host"}, {}}},
       {"nufft2d-adjoint-sector", {{0.683, "device", "cuFINUFFT 2.2 tol 1e-3, H100 (GPU.md)", kNaN, ""}, {}}},
       {"nufft3d-adjoint", {{3.70, "device", "cuFINUFFT 2.2 tol 1e-3, H100 (GPU.md)", 5, "device"}, {}}},
       {"grappa-slice",

@@ -6,9 +6,12 @@
 //    recurrence (GPU.md), uniform random k in the band; its error against float64 sums at 64 voxels;
 //  - nufft2d-adjoint(-sector): golden-angle radial 512 readout x 512 spokes -> 256^2, 8 coils, W 4, sigma 2
 //    (TRON's output-parallel spreader on CUDA, Gregerson's sector spreader as the -sector variant);
+//  - nufft2d-adjoint-batch64: the same over 64 slices, host to host streamed (uploads, gridding and downloads
+//    overlapped: streamBatch);
 //  - nufft3d-adjoint: 128^3 image, 2 M uniform random samples (cuFINUFFT's benchmark case).
 // Floors (docs/perf.md "How limits are derived"): bytes that must be read and written once at the memory
 // bandwidth, or FMAs at the FP32 FMA rate; host-to-host floors add what crosses the link at its rate.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <complex>
@@ -18,6 +21,7 @@
 #include <string>
 
 #include "bench_internal.hpp"
+#include "larmor/backend/streamed_batch.hpp"
 #include "larmor/ops/nufft.hpp"
 #include "larmor/traj/radial.hpp"
 
@@ -279,6 +283,71 @@ Prepared radialWorkload(const Context& c, Spreader spreader) {
   return p;
 }
 
+/// The radial case over a batch of slices (issue 20: ≤ 60 µs per coil image host to host over 64 slices):
+/// device-resident, the adjoint of every slice's coils in one call; host to host, the slices streamed through
+/// the device (streamBatch: slice s + 1 uploaded while s is gridded and s - 1's coil images come down).
+Prepared radialBatchWorkload(const Context& c) {
+  const index_t readout = c.quick && !c.gpu ? 256 : 512, spokes = readout, matrix = readout / 2, coils = 8;
+  const index_t slices = c.gpu ? 64 : (c.quick ? 2 : 4);
+  const auto t = traj::radial2D(readout, spokes, matrix, traj::RadialOrder::GoldenAngle);
+  NufftGeometry g;
+  g.dims = 2;
+  g.image[0] = g.image[1] = matrix;
+  g.image[2] = 1;
+  g.trajectory = t.k;
+  g.radial = t.radial;
+  struct State {
+    std::unique_ptr<NufftPlan> plan;
+    CArray samples, images;
+    std::unique_ptr<Buffer> d, rho;
+  };
+  auto s = std::make_shared<State>();
+  s->plan = c.be.makeNufftPlan(g, NufftOptions{});
+  const index_t m = s->plan->samples(), perSlice = m * coils, imagePerSlice = matrix * matrix * coils;
+  s->samples = randomComplex(Shape{m, coils, slices}, 2);
+  s->images = CArray(Shape{matrix, matrix, 1, coils * slices});
+  s->d = c.be.allocate(static_cast<std::size_t>(s->samples.size()) * sizeof(cfloat));
+  s->rho = c.be.allocate(static_cast<std::size_t>(s->images.size()) * sizeof(cfloat));
+  c.be.upload(*s->d, s->samples.data(), static_cast<std::size_t>(s->samples.size()) * sizeof(cfloat));
+  Prepared p;
+  const std::string what = "golden " + std::to_string(readout) + " x " + std::to_string(spokes) + " -> " +
+                           square(matrix) + ", " + std::to_string(coils) + " coils x " + std::to_string(slices) +
+                           " slices";
+  p.size = what + ", W 4" + (c.gpu ? ", TRON spreader, slices streamed host to host" : "");
+  p.scaled = scaledNote(c.gpu, c.quick, what, "golden 512 x 512 -> 256^2, 8 coils x 64 slices");
+  p.reps = c.gpu ? 10 : 2;
+  Backend& be = c.be;
+  const index_t batch = coils * slices;
+  p.device = [s, batch] { s->plan->adjoint(*s->d, *s->rho, batch); };
+  p.host = [s, &be, slices, coils, perSlice, imagePerSlice] {
+    StreamedBatch b;
+    b.chunks = slices;
+    b.inBytes = static_cast<std::size_t>(perSlice) * sizeof(cfloat);
+    b.outBytes = static_cast<std::size_t>(imagePerSlice) * sizeof(cfloat);
+    b.input = [&](index_t i) { return HostSpan{s->samples.data() + i * perSlice, b.inBytes}; };
+    b.compute = [&](index_t, Buffer& in, Buffer* out) { s->plan->adjoint(in, *out, coils); };
+    b.output = [&](index_t i) { return MutableHostSpan{s->images.data() + i * imagePerSlice, b.outBytes}; };
+    streamBatch(be, b);
+    return kNaN;
+  };
+  const double grid = 4.0 * static_cast<double>(matrix * matrix) * static_cast<double>(batch);
+  const double img = static_cast<double>(s->images.size());
+  p.hostBytesIn = static_cast<double>(s->samples.size()) * kC;
+  p.hostBytesOut = img * kC;
+  p.deviceLimitMs = bytesMs(nufftAdjointBytes(static_cast<double>(s->samples.size()), grid, img), c.limits.memoryBandwidth);
+  // Streamed, the link's two directions and the device work side by side: the slowest of the three bounds it.
+  p.hostLimitMs = std::max({p.deviceLimitMs, bytesMs(p.hostBytesIn, c.limits.linkBandwidth),
+                            bytesMs(p.hostBytesOut, c.limits.linkBandwidth)});
+  p.limitBasis = "device: samples read once, the 2x grids written, FFT-ed and read once, the images written, at the "
+                 "memory bandwidth; host to host (streamed): the largest of that, the samples up and the images "
+                 "down the link";
+  p.report = [batch](nlohmann::json& e, double deviceMs, double hostMs) {
+    e["device_us_per_coil_image"] = 1e3 * deviceMs / static_cast<double>(batch);
+    e["host_to_host_us_per_coil_image"] = 1e3 * hostMs / static_cast<double>(batch);
+  };
+  return p;
+}
+
 Prepared nufft3dWorkload(const Context& c) {
   const index_t n = c.gpu ? 128 : (c.quick ? 32 : 64);
   const index_t m = c.gpu ? 2'000'000 : (c.quick ? 31'250 : 250'000);  // 2 M x (n/128)^3
@@ -315,6 +384,9 @@ void addTransformWorkloads(std::vector<Workload>& out) {
                  false, [](const Context& c) { return radialWorkload(c, Spreader::Auto); }});
   out.push_back({"nufft2d-adjoint-sector", "the same with the sector spreader (Gregerson)", true,
                  [](const Context& c) { return radialWorkload(c, Spreader::Sector); }});
+  out.push_back({"nufft2d-adjoint-batch64",
+                 "the radial case over 64 slices: device-resident, and streamed host to host (overlapped transfers)",
+                 false, radialBatchWorkload});
   out.push_back({"nufft3d-adjoint", "adjoint NUFFT 3D 128^3, 2 M uniform random samples", false, nufft3dWorkload});
 }
 

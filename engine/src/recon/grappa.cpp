@@ -337,6 +337,7 @@ CArray calibrationWeights(Backend& backend, const CArray& planes, const Sampling
   if (!plan.scalesOnDevice()) scales = equationScales(acsBlock(planes, smp), k, plan.calibrationGeometry(), smp, s, q);
   CDeviceArray data = CDeviceArray::upload(backend, planes);
   plan.calibrate(data.buffer(), &scales);
+  plan.checkCalibration();
   CArray w(Shape{k.rowsA(), k.rowsB(), plan.entries()});
   backend.download(w.data(), plan.weights(), static_cast<std::size_t>(w.size()) * sizeof(cfloat));
   return w;
@@ -606,6 +607,8 @@ void Pipeline::process(const Dataset& d, index_t first, index_t count, Timings* 
     Stage st(t, "combine " + toString(m.combine), &be);
     combineCoils(be, m.resample ? m.resampled : m.images, m.combined, m.outVoxels(), m.coils, B, m.combine);
   }
+  // Everything is queued: now wait for the calibrations' outcome (the first wait of the batch).
+  m.plan->checkCalibration();
   progress.report(1.0, "batch done");
 }
 

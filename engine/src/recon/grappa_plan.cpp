@@ -250,6 +250,8 @@ Plan::Plan(Backend& backend, const Kernel& kernel, const Sampling& sampling, con
     }
     groupNorm_ = alloc(cal_.shiftsPe * E);
     psi_ = alloc(cal_.shiftsPe * E);
+    onesGroups_ = alloc(cal_.shiftsPe * E);
+    be_.fill(*onesGroups_, cfloat(1), cal_.shiftsPe * E);
   }
   std::vector<index_t> diag(static_cast<std::size_t>(nA_ * E));
   for (index_t e = 0; e < E; ++e)
@@ -337,6 +339,15 @@ Plan::Plan(Backend& backend, const Kernel& kernel, const Sampling& sampling, con
   }
 }
 
+namespace {
+
+[[noreturn]] void throwCalibrationFailed(const Error& e) {
+  throw Error(std::string("GRAPPA calibration failed (is there signal in the calibration lines? a larger "
+                          "--chi regularizes more): ") + e.what());
+}
+
+}  // namespace
+
 void Plan::calibrate(const Buffer& data, const std::vector<float>* hostScales) {
   const index_t E = entries_, nA = nA_, nB = nB_, nCol = nCol_;
   require(deviceScales_ || (hostScales && static_cast<index_t>(hostScales->size()) == nCol * E),
@@ -351,8 +362,8 @@ void Plan::calibrate(const Buffer& data, const std::vector<float>* hostScales) {
   be_.gather(*GB_, data, *idxGB_, nCol * E * nB);
   if (deviceScales_) {
     // Step 2 with η = 1 on the device: sqrt(p) of each group as a root sum of squares of its columns' norms
-    // (basic: p = |B_group|^2; improved: p = Σ_j nRowB |a_j|^2 + nRowA |b_j|^2), then Ψ = 1/sqrt(p) as the
-    // solutions of 1 x 1 positive definite systems, spread to the group's columns by a gather.
+    // (basic: p = |B_group|^2; improved: p = Σ_j nRowB |a_j|^2 + nRowA |b_j|^2), then Ψ = 1/sqrt(p) by the
+    // backend's reciprocal, spread to the group's columns by a gather.
     const index_t n = nCol * E, groups = cal_.shiftsPe * E;
     be_.sumOfSquares(*colB_, *GB_, n, nB, 1);
     if (!kernel_.improved) {
@@ -365,10 +376,9 @@ void Plan::calibrate(const Buffer& data, const std::vector<float>* hostScales) {
       be_.scatter(*both_, *colB_, *idxBothB_, n);
       be_.sumOfSquares(*groupNorm_, *both_, 1, 2 * cal_.shiftsRo, groups);
     }
-    // A group without power (zero padding) gets a tiny floor: its equations are zero, Ψ does not matter.
-    be_.fill(*psi_, cfloat(1), groups);
-    be_.axpby(*groupNorm_, cfloat(kLambdaFloor), *psi_, cfloat(1), groups);
-    be_.choleskySolveBatched(*groupNorm_, MatrixBatch{1, 1, 1, 1}, *psi_, MatrixBatch{1, 1, 1, 1}, groups);
+    // Ψ = 1 / (sqrt(p) + floor): a group without power (zero padding) gets the tiny floor, its equations are
+    // zero and Ψ does not matter. One pass (summed in double).
+    be_.reciprocalDiagonal(*psi_, *groupNorm_, 1.0, onesGroups_.get(), kLambdaFloor, groups);
     be_.gather(*scales_, *psi_, *idxExpand_, n);
   }
   // Step 2: each equation scaled by Ψ (0 when clipped).
@@ -393,12 +403,25 @@ void Plan::calibrate(const Buffer& data, const std::vector<float>* hostScales) {
                   MatrixBatch{1, E, 1, 0}, cfloat(1), *diag_, MatrixBatch{nA, E, nA, 0}, 1);
   be_.scatter(*M_, *diag_, *idxDiag_, nA * E);
 
-  // Step 5 by Cholesky: (A A^H + λE)^T W^T = U^T. The thesis's V = (...)^{-1} is never formed.
+  // Step 5 by Cholesky: (A A^H + λE)^T W^T = U^T. The thesis's V = (...)^{-1} is never formed. Queued: the
+  // outcome is read by checkCalibration(), so that the host queues the fill and the transforms meanwhile.
+  // (A backend that solves at once, the CPU's, throws here.)
   try {
-    be_.choleskySolveBatched(*M_, m, *weights_, w, E);
+    pendingChecks_.push_back(be_.choleskySolveBatchedQueued(*M_, m, *weights_, w, E));
   } catch (const Error& e) {
-    throw Error(std::string("GRAPPA calibration failed (is there signal in the calibration lines? a larger "
-                            "--chi regularizes more): ") + e.what());
+    throwCalibrationFailed(e);
+  }
+}
+
+void Plan::checkCalibration() {
+  std::vector<Backend::SolveCheck> checks;
+  checks.swap(pendingChecks_);
+  for (const Backend::SolveCheck& check : checks) {
+    try {
+      check();
+    } catch (const Error& e) {
+      throwCalibrationFailed(e);
+    }
   }
 }
 

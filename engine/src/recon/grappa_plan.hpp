@@ -121,9 +121,13 @@ class Plan {
   /// the backend's primitives can form) and no clipping (κ = 0: clipping sorts, which stays on the host).
   /// Table 5.1's setting and the default.
   bool scalesOnDevice() const { return deviceScales_; }
-  /// Computes W^T of every entry from `data` (calibration domain); `hostScales` from equationScales()
-  /// unless scalesOnDevice().
+  /// Queues W^T of every entry from `data` (calibration domain); `hostScales` from equationScales()
+  /// unless scalesOnDevice(). Whether the systems could be solved is read by checkCalibration().
   void calibrate(const Buffer& data, const std::vector<float>* hostScales);
+  /// Waits for the calibrations queued since the last call and throws "GRAPPA calibration failed ..." when
+  /// a system was not positive definite (no signal in the calibration lines). Call it before the weights or
+  /// the filled data are used on the host: until then they may hold anything.
+  void checkCalibration();
   /// Writes the missing lines of `data` (which must be the buffer calibrate() read).
   void fill(Buffer& data);
   const Buffer& weights() const { return *weights_; }
@@ -147,7 +151,8 @@ class Plan {
   std::unique_ptr<Buffer> GA_, GB_, M_, weights_, diag_, lambda_, onesA_, scales_;
   std::unique_ptr<Buffer> F_, T_, alpha_, weightsPerColumn_;
   // Device-side normalization (scalesOnDevice): column norms, group norms, Ψ, and the tables between them.
-  std::unique_ptr<Buffer> idxExpand_, idxBothA_, idxBothB_, colA_, colB_, both_, groupNorm_, psi_;
+  std::unique_ptr<Buffer> idxExpand_, idxBothA_, idxBothB_, colA_, colB_, both_, groupNorm_, psi_, onesGroups_;
+  std::vector<Backend::SolveCheck> pendingChecks_;  ///< of the calibrations queued since checkCalibration()
 };
 
 }  // namespace larmor::recon::grappa

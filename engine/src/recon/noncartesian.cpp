@@ -9,11 +9,15 @@
 // intensities, on the same scale as the Cartesian reconstruction.
 //
 // Data stay on the backend from the k-space upload to the image download (TRON's lesson); the density
-// compensation is computed (or found in its cache) first and uploaded with the k-space.
+// compensation is computed (or found in its cache) first and uploaded with the k-space. Several 2D slices
+// are streamed in chunks (streamBatch): a chunk's upload runs beside the previous chunk's gridding.
 #include "larmor/recon/noncartesian.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 
+#include "larmor/backend/streamed_batch.hpp"
 #include "larmor/ops/nufft.hpp"
 #include "larmor/recon/cartesian.hpp"
 #include "larmor/recon/settings.hpp"
@@ -22,6 +26,11 @@
 #include "larmor/traj/trajectory.hpp"
 
 namespace larmor::recon {
+
+namespace {
+/// Streamed chunks hold at least this much k-space (a few chunk calls per batch cost microseconds each).
+constexpr std::size_t kStreamChunkBytes = std::size_t{4} << 20;
+}  // namespace
 
 int nonCartesianRank(const Dataset& d, index_t outputZ) {
   bool kz = false;
@@ -97,23 +106,31 @@ ImageSet reconstructNonCartesian(Backend& backend, const Dataset& d, const Recon
     }
   }
 
+  // Slices of 2D data in chunks of at least kStreamChunkBytes of k-space, streamed when there are several:
+  // chunk c + 1 uploaded while chunk c is gridded (streamBatch), and only two chunks' k-space on the device.
+  const std::size_t sliceBytes = static_cast<std::size_t>(m * coils) * sizeof(cfloat);
+  const index_t perChunk = std::min<index_t>(
+      slices, std::max<index_t>(1, static_cast<index_t>((kStreamChunkBytes + sliceBytes - 1) / sliceBytes)));
+  const index_t chunks = (slices + perChunk - 1) / perChunk;
+
   progress.report(0.15, "upload k-space");
   CDeviceArray kspace, dcfDevice;
   {
     ScopedStage st(timings, "upload", &backend);
-    kspace = CDeviceArray::upload(backend, d.kspace);
-    kspace.reshape(Shape{m, batch});
+    if (chunks == 1) {
+      kspace = CDeviceArray::upload(backend, d.kspace);
+      kspace.reshape(Shape{m, batch});
+    }
     if (!weights.empty()) {
       CArray w(Shape{m});
       for (index_t j = 0; j < m; ++j) w[j] = cfloat(weights[j], 0.f);
       dcfDevice = CDeviceArray::upload(backend, w);
     }
   }
-  if (!weights.empty()) {
+  if (chunks == 1 && !weights.empty()) {
     ScopedStage st(timings, "apply density compensation", &backend);
     backend.multiply(kspace.buffer(), dcfDevice.buffer(), m, kspace.buffer(), m * batch, false);
   }
-  dcfDevice = {};
 
   progress.report(0.25, "plan");
   std::unique_ptr<NufftPlan> plan;
@@ -135,11 +152,36 @@ ImageSet reconstructNonCartesian(Backend& backend, const Dataset& d, const Recon
     const std::string stage = s.method == Method::Dft    ? "adjoint dft (F^H d, " + settings::choiceName("nufft.trig", static_cast<int>(s.nufft.trig)) + ")"
                               : s.method == Method::Tron ? "adjoint nufft (tron)"
                                                          : "adjoint nufft";
-    ScopedStage st(timings, stage, &backend);
-    plan->adjoint(kspace.buffer(), images.buffer(), batch);
+    if (chunks == 1) {
+      ScopedStage st(timings, stage, &backend);
+      plan->adjoint(kspace.buffer(), images.buffer(), batch);
+    } else {
+      // Upload, density compensation and gridding of each chunk, the next chunk's upload beside them.
+      ScopedStage st(timings, "upload + density compensation + " + stage + " (" + std::to_string(chunks) +
+                                  " chunks of " + std::to_string(perChunk) + " slices, streamed)", &backend);
+      const index_t voxels = image[0] * image[1] * image[2];
+      auto chunkImages = backend.allocate(static_cast<std::size_t>(voxels * coils * perChunk) * sizeof(cfloat));
+      StreamedBatch b;
+      b.chunks = chunks;
+      b.inBytes = sliceBytes * static_cast<std::size_t>(perChunk);
+      auto slicesOf = [&](index_t c) { return std::min(perChunk, slices - c * perChunk); };
+      b.input = [&](index_t c) {
+        return HostSpan{d.kspace.data() + c * perChunk * m * coils,
+                        sliceBytes * static_cast<std::size_t>(slicesOf(c))};
+      };
+      b.compute = [&](index_t c, Buffer& in, Buffer*) {
+        const index_t n = slicesOf(c) * coils;
+        if (!weights.empty()) backend.multiply(in, dcfDevice.buffer(), m, in, m * n, false);
+        plan->adjoint(in, *chunkImages, n);
+        backend.copy(images.buffer(), *chunkImages, static_cast<std::size_t>(voxels * n) * sizeof(cfloat),
+                     static_cast<std::size_t>(voxels * coils * perChunk * c) * sizeof(cfloat));
+      };
+      streamBatch(backend, b);
+    }
   }
   plan.reset();
   kspace = {};
+  dcfDevice = {};
   {
     ScopedStage st(timings, "scale", &backend);
     const double voxels = static_cast<double>(image[0]) * static_cast<double>(image[1]) * static_cast<double>(image[2]);

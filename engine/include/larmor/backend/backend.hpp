@@ -69,8 +69,28 @@ class Backend {
   /// bytes from src + srcOffset to dst + dstOffset (both on this backend).
   virtual void copy(Buffer& dst, const Buffer& src, std::size_t bytes, std::size_t dstOffset = 0,
                     std::size_t srcOffset = 0) = 0;
-  /// Waits for all queued work (timing, before host reads).
+  /// Waits for all queued work, queued transfers included (timing, before host reads).
   virtual void synchronize() = 0;
+  /// A transfer queued by uploadQueued() or downloadQueued(). Its destructor waits for it (so that neither
+  /// memory is released under a copy); it dies before the backend.
+  class Transfer {
+   public:
+    virtual ~Transfer() = default;
+    /// The backend's work queued after this call starts after the transfer (an upload's buffer is ready).
+    virtual void join() = 0;
+    /// Returns when the transfer has finished (a download's host memory holds the data, an upload's may
+    /// change).
+    virtual void wait() = 0;
+  };
+  /// Transfers that overlap the backend's computation and each other (the CUDA backend: a copy stream for
+  /// each direction, from host memory pinned on first use, array.hpp). Each starts once the work queued
+  /// before the call has finished, so that it never overwrites or reads a buffer that work still uses; work
+  /// queued later does not wait for it until join(). The host memory stays valid (and an upload's unchanged)
+  /// until the transfer has finished. Defaults: upload() / download() at once, nothing left to join or wait for.
+  virtual std::unique_ptr<Transfer> uploadQueued(Buffer& dst, const void* src, std::size_t bytes,
+                                                 std::size_t dstOffset = 0);
+  virtual std::unique_ptr<Transfer> downloadQueued(void* dst, const Buffer& src, std::size_t bytes,
+                                                   std::size_t srcOffset = 0);
   /// What this backend's buffers hold (MemoryStats above); the peaks restart from the live figures at
   /// resetPeakMemory(). Defaults: not tracked.
   virtual MemoryStats memoryStats() const { return {}; }
@@ -156,6 +176,18 @@ class Backend {
   /// its Cholesky factor). Throws Error naming the batch entry when one is not positive definite.
   virtual void choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b,
                                     index_t batch) = 0;
+  /// A queued solve's outcome, read when called: waits for the solve and throws the Error that
+  /// choleskySolveBatched would have thrown. Called at most once; dies before the backend.
+  using SolveCheck = std::function<void()>;
+  /// choleskySolveBatched without waiting for the outcome, so that the host can queue further work while
+  /// the device factorises (the CUDA backend copies the factorisations' results to pinned host memory in
+  /// stream order and reads them in the check: one wait, when the caller chooses). A and B hold the
+  /// solution only if the check returns. Default: solves (and throws) at once, returns an empty check.
+  virtual SolveCheck choleskySolveBatchedQueued(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b,
+                                                index_t batch) {
+    choleskySolveBatched(A, a, B, b, batch);
+    return [] {};
+  }
   /// out[i + n b] = src[index[i] + stride b] for i < n, b < batch (index: int64 buffer on this backend, n
   /// entries, shared by the batch; index < 0 gives 0). A batch of grids sampled at the same points needs
   /// one index of n entries, not n * batch.

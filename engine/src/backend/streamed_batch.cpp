@@ -1,0 +1,72 @@
+// Backend's default queued transfers (at once) and streamBatch (larmor/backend/streamed_batch.hpp).
+//
+// streamBatch's order of calls, with buffers in[c % 2] and out[c % 2]:
+//   up(0)
+//   for c: up(c + 1)          starts after compute(c - 1), the last user of in[(c + 1) % 2]
+//          join up(c); join down(c - 2) (the last reader of out[c % 2]); compute(c); down(c)
+//   wait for the downloads
+// Each transfer starts once the work queued before it has finished (Backend::uploadQueued), so up(c + 1),
+// queued before compute(c), runs beside it; down(c), queued after compute(c), runs beside compute(c + 1).
+#include "larmor/backend/streamed_batch.hpp"
+
+#include <array>
+#include <memory>
+#include <string>
+
+namespace larmor {
+
+namespace {
+/// A transfer that happened at once.
+class DoneTransfer final : public Backend::Transfer {
+ public:
+  void join() override {}
+  void wait() override {}
+};
+}  // namespace
+
+std::unique_ptr<Backend::Transfer> Backend::uploadQueued(Buffer& dst, const void* src, std::size_t bytes,
+                                                         std::size_t dstOffset) {
+  upload(dst, src, bytes, dstOffset);
+  return std::make_unique<DoneTransfer>();
+}
+
+std::unique_ptr<Backend::Transfer> Backend::downloadQueued(void* dst, const Buffer& src, std::size_t bytes,
+                                                           std::size_t srcOffset) {
+  download(dst, src, bytes, srcOffset);
+  return std::make_unique<DoneTransfer>();
+}
+
+void streamBatch(Backend& be, const StreamedBatch& b) {
+  require(b.chunks >= 0, "streamBatch: a negative number of chunks");
+  if (b.chunks == 0) return;
+  require(b.input && b.compute && (b.outBytes == 0 || b.output), "streamBatch: input, compute and output are needed");
+  // Buffers first: the transfers below die (waiting for themselves) before the memory they use.
+  std::array<std::unique_ptr<Buffer>, 2> in, out;
+  for (int i = 0; i < 2 && i < b.chunks; ++i) {
+    in[static_cast<std::size_t>(i)] = be.allocate(b.inBytes);
+    if (b.outBytes > 0) out[static_cast<std::size_t>(i)] = be.allocate(b.outBytes);
+  }
+  std::array<std::unique_ptr<Backend::Transfer>, 2> up, down;
+  auto upload = [&](index_t c) {
+    const HostSpan h = b.input(c);
+    require(h.bytes <= b.inBytes, "streamBatch: chunk " + std::to_string(c) + "'s input exceeds the buffers");
+    up[static_cast<std::size_t>(c % 2)] = be.uploadQueued(*in[static_cast<std::size_t>(c % 2)], h.data, h.bytes);
+  };
+  upload(0);
+  for (index_t c = 0; c < b.chunks; ++c) {
+    const auto k = static_cast<std::size_t>(c % 2);
+    if (c + 1 < b.chunks) upload(c + 1);
+    up[k]->join();
+    if (down[k]) down[k]->join();
+    b.compute(c, *in[k], out[k].get());
+    if (b.outBytes > 0) {
+      const MutableHostSpan h = b.output(c);
+      require(h.bytes <= b.outBytes, "streamBatch: chunk " + std::to_string(c) + "'s output exceeds the buffers");
+      down[k] = be.downloadQueued(h.data, *out[k], h.bytes);
+    }
+  }
+  for (auto& d : down)
+    if (d) d->wait();
+}
+
+}  // namespace larmor
