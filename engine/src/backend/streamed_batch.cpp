@@ -9,6 +9,7 @@
 // queued before compute(c), runs beside it; down(c), queued after compute(c), runs beside compute(c + 1).
 #include "larmor/backend/streamed_batch.hpp"
 
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <string>
@@ -34,6 +35,13 @@ std::unique_ptr<Backend::Transfer> Backend::downloadQueued(void* dst, const Buff
                                                            std::size_t srcOffset) {
   download(dst, src, bytes, srcOffset);
   return std::make_unique<DoneTransfer>();
+}
+
+index_t slicesPerStreamedChunk(const Backend& be, index_t slices, std::size_t sliceBytes) {
+  constexpr std::size_t kMinChunkBytes = std::size_t{4} << 20;
+  if (!be.isGpu() || slices <= 1 || sliceBytes == 0) return std::max<index_t>(slices, 1);
+  const auto need = static_cast<index_t>((kMinChunkBytes + sliceBytes - 1) / sliceBytes);
+  return std::clamp<index_t>(need, 1, slices);
 }
 
 void streamBatch(Backend& be, const StreamedBatch& b) {

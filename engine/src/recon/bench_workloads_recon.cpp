@@ -346,12 +346,31 @@ Prepared cartesianWorkload(const Context& c) {
   p.size = "256^2 (readout 2x oversampled) x 32 coils x " + slicesText(slices) + ", FFT + SoS, whole call";
   p.scaled = scaledNote(c.gpu, c.quick, slicesText(slices), slicesText(fullSlices));
   p.reps = c.gpu ? 5 : 3;
+  // Device-resident: reconstructCartesian's device stages for these data (no partial Fourier, no resampling)
+  // on k-space uploaded beforehand; the transform works in place, so each run gets a fresh upload. (On a GPU
+  // the whole call streams its slices, upload and transforms overlapped: its stage timings cannot separate
+  // them, so this is the device figure.)
+  struct Device {
+    std::unique_ptr<Buffer> kspace, images, combined;
+  };
+  auto dv = std::make_shared<Device>();
+  const Shape enc{512, 256, 1, 1, coils * slices}, fov{256, 256, 1, 1, coils * slices};
+  dv->kspace = be.allocate(static_cast<std::size_t>(d.kspace.size()) * sizeof(cfloat));
+  dv->images = be.allocate(static_cast<std::size_t>(fov.size()) * sizeof(cfloat));
+  dv->combined = be.allocate(static_cast<std::size_t>(256 * 256 * slices) * sizeof(cfloat));
+  p.beforeDevice = [st, dv, &be] {
+    be.upload(*dv->kspace, st->d.kspace.data(), static_cast<std::size_t>(st->d.kspace.size()) * sizeof(cfloat));
+  };
+  p.device = [dv, &be, enc, fov, coils, slices] {
+    be.fft(*dv->kspace, enc, 2, FftDirection::Inverse);
+    be.resizeCentred(*dv->images, fov, *dv->kspace, enc);
+    be.sumOfSquares(*dv->combined, *dv->images, 256 * 256, coils, slices);
+  };
   p.host = [st, &be] {
     Timings t;
-    const auto t0 = Clock::now();
     const ImageSet out = reconstructCartesian(be, st->d, st->s, t, {});
     (void)out;
-    return msSince(t0) - (t.totalMilliseconds() - deviceStageMs(t));
+    return kNaN;
   };
   const double raw = static_cast<double>(d.kspace.size()) * kC;
   p.hostBytesIn = raw;

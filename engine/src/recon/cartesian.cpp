@@ -1,7 +1,10 @@
 #include "larmor/recon/cartesian.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 
+#include "larmor/backend/streamed_batch.hpp"
 #include "larmor/recon/partial_fourier.hpp"
 
 namespace larmor::recon {
@@ -91,38 +94,69 @@ ImageSet reconstructCartesian(Backend& backend, const Dataset& d, const ReconSet
   const int rank = g.rank;
   const index_t* fovPixels = g.fov;
 
-  progress.report(0.05, "upload k-space");
-  CDeviceArray kspace;
-  {
-    ScopedStage st(timings, "upload", &backend);
-    kspace = CDeviceArray::upload(backend, d.kspace);
-  }
   const Shape encodedShape{h.encoded[0], h.encoded[1], h.encoded[2], 1, batch};
-  kspace.reshape(encodedShape);
-
-  // Partial Fourier / asymmetric echo (partial_fourier.hpp): the missing edge filled per coil before the FFT.
+  const Shape fovShape{fovPixels[0], fovPixels[1], fovPixels[2], 1, batch};
   PartialFourierReport pf;
   pf.region = detectPartialFourier(d);
-  if (pf.region.any()) {
-    progress.report(0.1, "partial Fourier (" + toString(s.partialFourier) + ")");
-    ScopedStage st(timings, "partial Fourier (" + toString(s.partialFourier) + ")", &backend);
-    pf = fillPartialFourier(backend, kspace.buffer(), batch, rank, pf.region, s.partialFourier);
-  }
 
-  progress.report(0.2, "inverse FFT");
-  {
-    ScopedStage st(timings, "ifft", &backend);
-    backend.fft(kspace.buffer(), encodedShape, rank, FftDirection::Inverse);
-  }
-
-  progress.report(0.5, "crop to FOV");
-  const Shape fovShape{fovPixels[0], fovPixels[1], fovPixels[2], 1, batch};
+  // 2D slices in chunks streamed through a GPU when there are several (slicesPerStreamedChunk): chunk c + 1
+  // uploaded while chunk c is transformed and cropped (streamBatch), only two chunks' k-space on the device.
+  const index_t volume = h.encoded[0] * h.encoded[1] * h.encoded[2];
+  const std::size_t sliceBytes = static_cast<std::size_t>(volume * coils) * sizeof(cfloat);
+  const index_t perChunk = rank == 2 ? slicesPerStreamedChunk(backend, slices, sliceBytes) : slices;
+  const index_t chunks = (slices + perChunk - 1) / perChunk;
   CDeviceArray images(backend, fovShape);
-  {
-    ScopedStage st(timings, "crop oversampling", &backend);
-    backend.resizeCentred(images.buffer(), fovShape, kspace.buffer(), encodedShape);
-  }
-  kspace = {};  // free the k-space early: large 3D data sets
+  if (chunks > 1) {
+    progress.report(0.05, "upload k-space, inverse FFT, crop (streamed)");
+    ScopedStage st(timings, "upload + ifft + crop (" + std::to_string(chunks) + " chunks of " +
+                                std::to_string(perChunk) + " slices, streamed)", &backend);
+    const index_t fovVolume = fovShape.span(0, 3);
+    auto chunkImages = backend.allocate(static_cast<std::size_t>(fovVolume * coils * perChunk) * sizeof(cfloat));
+    StreamedBatch b;
+    b.chunks = chunks;
+    b.inBytes = sliceBytes * static_cast<std::size_t>(perChunk);
+    auto slicesOf = [&](index_t c) { return std::min(perChunk, slices - c * perChunk); };
+    b.input = [&](index_t c) {
+      return HostSpan{d.kspace.data() + c * perChunk * volume * coils, sliceBytes * static_cast<std::size_t>(slicesOf(c))};
+    };
+    b.compute = [&](index_t c, Buffer& in, Buffer*) {
+      const index_t n = slicesOf(c) * coils;
+      const Shape enc{h.encoded[0], h.encoded[1], h.encoded[2], 1, n}, fov{fovPixels[0], fovPixels[1], fovPixels[2], 1, n};
+      if (pf.region.any()) pf = fillPartialFourier(backend, in, n, rank, pf.region, s.partialFourier);
+      backend.fft(in, enc, rank, FftDirection::Inverse);
+      backend.resizeCentred(*chunkImages, fov, in, enc);
+      backend.copy(images.buffer(), *chunkImages, static_cast<std::size_t>(fovVolume * n) * sizeof(cfloat),
+                   static_cast<std::size_t>(fovVolume * coils * perChunk * c) * sizeof(cfloat));
+    };
+    streamBatch(backend, b);
+  } else {
+    progress.report(0.05, "upload k-space");
+    CDeviceArray kspace;
+    {
+      ScopedStage st(timings, "upload", &backend);
+      kspace = CDeviceArray::upload(backend, d.kspace);
+    }
+    kspace.reshape(encodedShape);
+
+    // Partial Fourier / asymmetric echo (partial_fourier.hpp): the missing edge filled per coil before the FFT.
+    if (pf.region.any()) {
+      progress.report(0.1, "partial Fourier (" + toString(s.partialFourier) + ")");
+      ScopedStage st(timings, "partial Fourier (" + toString(s.partialFourier) + ")", &backend);
+      pf = fillPartialFourier(backend, kspace.buffer(), batch, rank, pf.region, s.partialFourier);
+    }
+
+    progress.report(0.2, "inverse FFT");
+    {
+      ScopedStage st(timings, "ifft", &backend);
+      backend.fft(kspace.buffer(), encodedShape, rank, FftDirection::Inverse);
+    }
+
+    progress.report(0.5, "crop to FOV");
+    {
+      ScopedStage st(timings, "crop oversampling", &backend);
+      backend.resizeCentred(images.buffer(), fovShape, kspace.buffer(), encodedShape);
+    }
+  }  // the k-space freed early: large 3D data sets
 
   ImageSet result = finishCoilImages(backend, std::move(images), g.out, rank, coils, slices, s, timings, progress);
   if (pf.region.any()) {

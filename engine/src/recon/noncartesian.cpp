@@ -27,11 +27,6 @@
 
 namespace larmor::recon {
 
-namespace {
-/// Streamed chunks hold at least this much k-space (a few chunk calls per batch cost microseconds each).
-constexpr std::size_t kStreamChunkBytes = std::size_t{4} << 20;
-}  // namespace
-
 int nonCartesianRank(const Dataset& d, index_t outputZ) {
   bool kz = false;
   for (index_t i = 2; i < d.trajectory.size() && !kz; i += 3) kz = d.trajectory[i] != 0.f;
@@ -106,11 +101,10 @@ ImageSet reconstructNonCartesian(Backend& backend, const Dataset& d, const Recon
     }
   }
 
-  // Slices of 2D data in chunks of at least kStreamChunkBytes of k-space, streamed when there are several:
-  // chunk c + 1 uploaded while chunk c is gridded (streamBatch), and only two chunks' k-space on the device.
+  // Slices of 2D data in chunks streamed through a GPU when there are several (slicesPerStreamedChunk): chunk
+  // c + 1 uploaded while chunk c is gridded (streamBatch), only two chunks' k-space on the device.
   const std::size_t sliceBytes = static_cast<std::size_t>(m * coils) * sizeof(cfloat);
-  const index_t perChunk = std::min<index_t>(
-      slices, std::max<index_t>(1, static_cast<index_t>((kStreamChunkBytes + sliceBytes - 1) / sliceBytes)));
+  const index_t perChunk = slicesPerStreamedChunk(backend, slices, sliceBytes);
   const index_t chunks = (slices + perChunk - 1) / perChunk;
 
   progress.report(0.15, "upload k-space");

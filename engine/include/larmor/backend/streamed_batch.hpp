@@ -35,6 +35,11 @@ struct StreamedBatch {
   std::function<MutableHostSpan(index_t c)> output;
 };
 
+/// Slices per chunk when `slices` slices of `sliceBytes` each stream through `be`: enough for at least 4 MiB a
+/// chunk (each chunk's calls cost microseconds); all of them on a CPU, which has nothing to overlap (its
+/// upload is a copy within the same memory): one chunk there.
+index_t slicesPerStreamedChunk(const Backend& be, index_t slices, std::size_t sliceBytes);
+
 /// Runs the batch; returns when every output is on the host (the computation of the last chunk may still be
 /// queued when there are no outputs). Throws what compute throws, after the transfers in flight finished.
 void streamBatch(Backend& be, const StreamedBatch& batch);
