@@ -77,4 +77,21 @@ void streamBatch(Backend& be, const StreamedBatch& b) {
     if (d) d->wait();
 }
 
+void streamSlices(Backend& be, const cfloat* host, index_t slices, index_t inPerSlice, index_t perChunk, Buffer& out,
+                  index_t outPerSlice, const std::function<void(Buffer& in, index_t slices, Buffer& chunkOut)>& work) {
+  require(perChunk >= 1 && slices >= 0 && inPerSlice >= 0 && outPerSlice >= 0, "streamSlices: bad sizes");
+  const auto bytes = [](index_t n) { return static_cast<std::size_t>(n) * sizeof(cfloat); };
+  auto chunkOut = be.allocate(bytes(outPerSlice * perChunk));
+  const auto slicesOf = [&](index_t c) { return std::min(perChunk, slices - c * perChunk); };
+  StreamedBatch b;
+  b.chunks = (slices + perChunk - 1) / perChunk;
+  b.inBytes = bytes(inPerSlice * perChunk);
+  b.input = [&](index_t c) { return HostSpan{host + c * perChunk * inPerSlice, bytes(inPerSlice * slicesOf(c))}; };
+  b.compute = [&](index_t c, Buffer& in, Buffer*) {
+    work(in, slicesOf(c), *chunkOut);
+    be.copy(out, *chunkOut, bytes(outPerSlice * slicesOf(c)), bytes(outPerSlice * perChunk * c));
+  };
+  streamBatch(be, b);
+}
+
 }  // namespace larmor

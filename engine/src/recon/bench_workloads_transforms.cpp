@@ -233,15 +233,21 @@ double nufftAdjointBytes(double samples, double gridPoints, double imagePoints) 
   return kC * (samples + 4 * gridPoints + imagePoints);
 }
 
-Prepared radialWorkload(const Context& c, Spreader spreader) {
-  const index_t readout = c.quick && !c.gpu ? 256 : 512, spokes = readout, matrix = readout / 2, coils = 8;
-  const auto t = traj::radial2D(readout, spokes, matrix, traj::RadialOrder::GoldenAngle);
+/// The radial case's geometry: golden-angle, `readout` samples x `readout` spokes -> (readout / 2)^2.
+NufftGeometry goldenRadial(index_t readout) {
+  const auto t = traj::radial2D(readout, readout, readout / 2, traj::RadialOrder::GoldenAngle);
   NufftGeometry g;
   g.dims = 2;
-  g.image[0] = g.image[1] = matrix;
+  g.image[0] = g.image[1] = readout / 2;
   g.image[2] = 1;
   g.trajectory = t.k;
   g.radial = t.radial;
+  return g;
+}
+
+Prepared radialWorkload(const Context& c, Spreader spreader) {
+  const index_t readout = c.quick && !c.gpu ? 256 : 512, spokes = readout, matrix = readout / 2, coils = 8;
+  const NufftGeometry g = goldenRadial(readout);
   NufftOptions o;  // W 4, sigma 2, table
   o.spreader = spreader;
   struct State {
@@ -289,13 +295,7 @@ Prepared radialWorkload(const Context& c, Spreader spreader) {
 Prepared radialBatchWorkload(const Context& c) {
   const index_t readout = c.quick && !c.gpu ? 256 : 512, spokes = readout, matrix = readout / 2, coils = 8;
   const index_t slices = c.gpu ? 64 : (c.quick ? 2 : 4);
-  const auto t = traj::radial2D(readout, spokes, matrix, traj::RadialOrder::GoldenAngle);
-  NufftGeometry g;
-  g.dims = 2;
-  g.image[0] = g.image[1] = matrix;
-  g.image[2] = 1;
-  g.trajectory = t.k;
-  g.radial = t.radial;
+  const NufftGeometry g = goldenRadial(readout);
   struct State {
     std::unique_ptr<NufftPlan> plan;
     CArray samples, images;

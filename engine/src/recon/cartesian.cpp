@@ -110,25 +110,15 @@ ImageSet reconstructCartesian(Backend& backend, const Dataset& d, const ReconSet
     progress.report(0.05, "upload k-space, inverse FFT, crop (streamed)");
     ScopedStage st(timings, "upload + ifft + crop (" + std::to_string(chunks) + " chunks of " +
                                 std::to_string(perChunk) + " slices, streamed)", &backend);
-    const index_t fovVolume = fovShape.span(0, 3);
-    auto chunkImages = backend.allocate(static_cast<std::size_t>(fovVolume * coils * perChunk) * sizeof(cfloat));
-    StreamedBatch b;
-    b.chunks = chunks;
-    b.inBytes = sliceBytes * static_cast<std::size_t>(perChunk);
-    auto slicesOf = [&](index_t c) { return std::min(perChunk, slices - c * perChunk); };
-    b.input = [&](index_t c) {
-      return HostSpan{d.kspace.data() + c * perChunk * volume * coils, sliceBytes * static_cast<std::size_t>(slicesOf(c))};
-    };
-    b.compute = [&](index_t c, Buffer& in, Buffer*) {
-      const index_t n = slicesOf(c) * coils;
-      const Shape enc{h.encoded[0], h.encoded[1], h.encoded[2], 1, n}, fov{fovPixels[0], fovPixels[1], fovPixels[2], 1, n};
-      if (pf.region.any()) pf = fillPartialFourier(backend, in, n, rank, pf.region, s.partialFourier);
-      backend.fft(in, enc, rank, FftDirection::Inverse);
-      backend.resizeCentred(*chunkImages, fov, in, enc);
-      backend.copy(images.buffer(), *chunkImages, static_cast<std::size_t>(fovVolume * n) * sizeof(cfloat),
-                   static_cast<std::size_t>(fovVolume * coils * perChunk * c) * sizeof(cfloat));
-    };
-    streamBatch(backend, b);
+    streamSlices(backend, d.kspace.data(), slices, volume * coils, perChunk, images.buffer(), fovShape.span(0, 3) * coils,
+                 [&](Buffer& in, index_t n, Buffer& chunkImages) {
+                   const index_t b = n * coils;
+                   const Shape enc{h.encoded[0], h.encoded[1], h.encoded[2], 1, b};
+                   const Shape fov{fovPixels[0], fovPixels[1], fovPixels[2], 1, b};
+                   if (pf.region.any()) pf = fillPartialFourier(backend, in, b, rank, pf.region, s.partialFourier);
+                   backend.fft(in, enc, rank, FftDirection::Inverse);
+                   backend.resizeCentred(chunkImages, fov, in, enc);
+                 });
   } else {
     progress.report(0.05, "upload k-space");
     CDeviceArray kspace;

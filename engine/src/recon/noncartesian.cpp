@@ -153,24 +153,11 @@ ImageSet reconstructNonCartesian(Backend& backend, const Dataset& d, const Recon
       // Upload, density compensation and gridding of each chunk, the next chunk's upload beside them.
       ScopedStage st(timings, "upload + density compensation + " + stage + " (" + std::to_string(chunks) +
                                   " chunks of " + std::to_string(perChunk) + " slices, streamed)", &backend);
-      const index_t voxels = image[0] * image[1] * image[2];
-      auto chunkImages = backend.allocate(static_cast<std::size_t>(voxels * coils * perChunk) * sizeof(cfloat));
-      StreamedBatch b;
-      b.chunks = chunks;
-      b.inBytes = sliceBytes * static_cast<std::size_t>(perChunk);
-      auto slicesOf = [&](index_t c) { return std::min(perChunk, slices - c * perChunk); };
-      b.input = [&](index_t c) {
-        return HostSpan{d.kspace.data() + c * perChunk * m * coils,
-                        sliceBytes * static_cast<std::size_t>(slicesOf(c))};
-      };
-      b.compute = [&](index_t c, Buffer& in, Buffer*) {
-        const index_t n = slicesOf(c) * coils;
-        if (!weights.empty()) backend.multiply(in, dcfDevice.buffer(), m, in, m * n, false);
-        plan->adjoint(in, *chunkImages, n);
-        backend.copy(images.buffer(), *chunkImages, static_cast<std::size_t>(voxels * n) * sizeof(cfloat),
-                     static_cast<std::size_t>(voxels * coils * perChunk * c) * sizeof(cfloat));
-      };
-      streamBatch(backend, b);
+      streamSlices(backend, d.kspace.data(), slices, m * coils, perChunk, images.buffer(),
+                   image[0] * image[1] * image[2] * coils, [&](Buffer& in, index_t n, Buffer& chunkImages) {
+                     if (!weights.empty()) backend.multiply(in, dcfDevice.buffer(), m, in, m * n * coils, false);
+                     plan->adjoint(in, chunkImages, n * coils);
+                   });
     }
   }
   plan.reset();

@@ -40,6 +40,13 @@ struct StreamedBatch {
 /// upload is a copy within the same memory): one chunk there.
 index_t slicesPerStreamedChunk(const Backend& be, index_t slices, std::size_t sliceBytes);
 
+/// Slices of host data streamed in chunks of `perChunk` slices (the last chunk may hold fewer) into `out` on the
+/// device: chunk c + 1 uploaded while chunk c is computed. `work(in, slices, chunkOut)` queues a chunk's
+/// computation from its `slices` x `inPerSlice` elements in `in` to `slices` x `outPerSlice` elements in
+/// `chunkOut`, which then go to their place in `out`. The multi-slice reconstructions' use of streamBatch.
+void streamSlices(Backend& be, const cfloat* host, index_t slices, index_t inPerSlice, index_t perChunk, Buffer& out,
+                  index_t outPerSlice, const std::function<void(Buffer& in, index_t slices, Buffer& chunkOut)>& work);
+
 /// Runs the batch; returns when every output is on the host (the computation of the last chunk may still be
 /// queued when there are no outputs). Throws what compute throws, after the transfers in flight finished.
 void streamBatch(Backend& be, const StreamedBatch& batch);
