@@ -463,6 +463,17 @@ void CudaBackend::resizeCentred(Buffer& dst, const Shape& ds, const Buffer& src,
   cuda::resizeCentred(launch_, pd, dd, ps, sd, batch);
 }
 
+void CudaBackend::transpose(Buffer& dst, const Buffer& src, index_t n0, index_t n1, index_t batch) {
+  require(n0 >= 0 && n1 >= 0 && batch >= 0, "cuda backend: transpose needs non-negative sizes");
+  float2* pd = elements(dst, n0 * n1 * batch, "transpose");
+  const float2* ps = elements(src, n0 * n1 * batch, "transpose");
+  require(static_cast<const void*>(pd) != static_cast<const void*>(ps) || n0 * n1 * batch == 0,
+          "cuda backend: transpose cannot work in place");
+  std::lock_guard lock(mutex_);
+  activate();
+  cuda::transpose(launch_, pd, ps, n0, n1, batch);
+}
+
 void CudaBackend::sumOfSquares(Buffer& out, const Buffer& coilImages, index_t voxels, index_t coils, index_t batch) {
   float2* po = elements(out, voxels * batch, "sumOfSquares");
   const float2* pi = elements(coilImages, voxels * coils * batch, "sumOfSquares");

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <string>
 
 #include "check.hpp"
 #include "device_math.hpp"
@@ -283,6 +284,41 @@ void dot(const Launch& l, const float2* a, const float2* b, index_t n, double2* 
 
 void sumSquares(const Launch& l, const float2* x, index_t n, double2* partials, double2* result) {
   launchSum<false>(l, x, x, n, partials, result);
+}
+
+namespace {
+constexpr int kTransposeTile = 32, kTransposeRows = 8;
+
+/// One 32 x 32 tile of planes blockIdx.z, blockIdx.z + gridDim.z, ...: read along the source's rows into shared
+/// memory, written along the destination's rows (the padding column keeps the column reads off one bank).
+__global__ void transposeKernel(float2* dst, const float2* src, index_t n0, index_t n1, index_t batch) {
+  __shared__ float2 tile[kTransposeTile][kTransposeTile + 1];
+  const index_t i0 = static_cast<index_t>(blockIdx.x) * kTransposeTile, j0 = static_cast<index_t>(blockIdx.y) * kTransposeTile;
+  for (index_t b = blockIdx.z; b < batch; b += gridDim.z) {
+    const float2* s = src + n0 * n1 * b;
+    float2* d = dst + n0 * n1 * b;
+    for (int r = threadIdx.y; r < kTransposeTile; r += kTransposeRows) {
+      const index_t i = i0 + threadIdx.x, j = j0 + r;
+      if (i < n0 && j < n1) tile[r][threadIdx.x] = s[i + n0 * j];
+    }
+    __syncthreads();
+    for (int r = threadIdx.y; r < kTransposeTile; r += kTransposeRows) {
+      const index_t j = j0 + threadIdx.x, i = i0 + r;
+      if (i < n0 && j < n1) d[j + n1 * i] = tile[threadIdx.x][r];
+    }
+    __syncthreads();
+  }
+}
+}  // namespace
+
+void transpose(const Launch& l, float2* dst, const float2* src, index_t n0, index_t n1, index_t batch) {
+  if (n0 <= 0 || n1 <= 0 || batch <= 0) return;
+  const index_t tilesY = (n1 + kTransposeTile - 1) / kTransposeTile;
+  require(tilesY <= 65535, "cuda backend: transpose: a plane of " + std::to_string(n1) + " rows is too tall");
+  const dim3 grid(static_cast<unsigned>((n0 + kTransposeTile - 1) / kTransposeTile), static_cast<unsigned>(tilesY),
+                  static_cast<unsigned>(std::min<index_t>(batch, 65535)));
+  transposeKernel<<<grid, dim3(kTransposeTile, kTransposeRows), 0, l.stream>>>(dst, src, n0, n1, batch);
+  LARMOR_CUDA_CHECK_LAUNCH();
 }
 
 void resizeCentred(const Launch& l, float2* dst, const index_t dstDims[4], const float2* src,

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <tuple>
 #include <vector>
 
 #include "support/device.hpp"
@@ -96,6 +97,25 @@ TEST_P(BackendOps, SumOfSquares) {
       EXPECT_NEAR(out[b * voxels + v].real(), std::sqrt(s), 1e-5);
       EXPECT_EQ(out[b * voxels + v].imag(), 0.f);
     }
+}
+
+TEST_P(BackendOps, TransposeSwapsEachPlanesFirstTwoDimensions) {
+  // Sizes off the 32-element tiles (partial tiles on both sides), square and wide planes, several planes.
+  for (const auto& [n0, n1, batch] : {std::tuple<index_t, index_t, index_t>{33, 70, 3}, {64, 64, 2}, {1, 5, 4}, {300, 7, 1}}) {
+    const CArray in = randomArray(Shape{n0 * n1 * batch}, 11);
+    CDeviceArray din = CDeviceArray::upload(be(), in), dout(be(), Shape{n0 * n1 * batch});
+    be().transpose(dout.buffer(), din.buffer(), n0, n1, batch);
+    const CArray out = dout.download();
+    index_t bad = 0;
+    for (index_t b = 0; b < batch; ++b)
+      for (index_t j = 0; j < n1; ++j)
+        for (index_t i = 0; i < n0; ++i)
+          if (out[j + n1 * (i + n0 * b)] != in[i + n0 * (j + n1 * b)]) ++bad;
+    EXPECT_EQ(bad, 0) << n0 << " x " << n1 << " x " << batch;
+  }
+  CDeviceArray a(be(), Shape{12}), c(be(), Shape{12});
+  EXPECT_THROW(be().transpose(a.buffer(), a.buffer(), 3, 4, 1), Error);  // not in place
+  EXPECT_THROW(be().transpose(a.buffer(), c.buffer(), 3, 4, 2), Error);  // past the end
 }
 
 TEST_P(BackendOps, BoundsAreChecked) {

@@ -86,6 +86,7 @@ class DenseBackend final : public Backend {
   void resizeCentred(Buffer& d, const Shape& ds, const Buffer& s, const Shape& ss) override {
     cpu_->resizeCentred(d, ds, s, ss);
   }
+  void transpose(Buffer& d, const Buffer& s, index_t n0, index_t n1, index_t b) override { cpu_->transpose(d, s, n0, n1, b); }
   void sumOfSquares(Buffer& o, const Buffer& c, index_t v, index_t n, index_t b) override {
     cpu_->sumOfSquares(o, c, v, n, b);
   }

@@ -135,6 +135,27 @@ void CpuBackend::fftGram(Buffer& data, const Shape& shape, int rank, const Buffe
   fft(data, shape, rank, FftDirection::Inverse);
 }
 
+void CpuBackend::transpose(Buffer& dst, const Buffer& src, index_t n0, index_t n1, index_t batch) {
+  require(n0 >= 0 && n1 >= 0 && batch >= 0, "cpu backend: transpose needs non-negative sizes");
+  checkCount(dst, n0 * n1 * batch, "transpose");
+  checkCount(src, n0 * n1 * batch, "transpose");
+  require(dst.ptr() != src.ptr() || n0 * n1 * batch == 0, "cpu backend: transpose cannot work in place");
+  cfloat* pd = cptr(dst);
+  const cfloat* ps = cptr(src);
+  // Tiles of 32 x 32 elements: one tile's rows and columns stay in the cache while it is copied.
+  constexpr index_t kTile = 32;
+  const index_t ti = (n0 + kTile - 1) / kTile, tj = (n1 + kTile - 1) / kTile;
+#pragma omp parallel for collapse(3) schedule(static)
+  for (index_t b = 0; b < batch; ++b)
+    for (index_t bj = 0; bj < tj; ++bj)
+      for (index_t bi = 0; bi < ti; ++bi) {
+        const cfloat* s = ps + n0 * n1 * b;
+        cfloat* d = pd + n0 * n1 * b;
+        for (index_t j = bj * kTile; j < std::min(n1, (bj + 1) * kTile); ++j)
+          for (index_t i = bi * kTile; i < std::min(n0, (bi + 1) * kTile); ++i) d[j + n1 * i] = s[i + n0 * j];
+      }
+}
+
 void CpuBackend::resizeCentred(Buffer& dst, const Shape& ds, const Buffer& src, const Shape& ss) {
   require(ds.span(4, std::max<std::size_t>(ds.rank(), 4)) == ss.span(4, std::max<std::size_t>(ss.rank(), 4)),
           "cpu backend: resizeCentred needs equal batch sizes, " + ds.str() + " vs " + ss.str());
