@@ -124,6 +124,7 @@ ImageSet reconstructNonCartesian(Backend& backend, const Dataset& d, const Recon
   if (chunks == 1 && !weights.empty()) {
     ScopedStage st(timings, "apply density compensation", &backend);
     backend.multiply(kspace.buffer(), dcfDevice.buffer(), m, kspace.buffer(), m * batch, false);
+    dcfDevice = {};  // streamed chunks still need it
   }
 
   progress.report(0.25, "plan");
