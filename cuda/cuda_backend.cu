@@ -196,6 +196,60 @@ void CudaBackend::copy(Buffer& dst, const Buffer& src, std::size_t bytes, std::s
   LARMOR_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, stream_.handle));
 }
 
+bool CudaBackend::copyFromPeer(Buffer& dst, std::size_t dstOffset, Backend& source, const Buffer& src,
+                               std::size_t srcOffset, std::size_t bytes) {
+  auto* peer = dynamic_cast<CudaBackend*>(&source);
+  if (!peer) return false;
+  if (peer == this) {
+    copy(dst, src, bytes, dstOffset, srcOffset);
+    return true;
+  }
+  checked(dst, "peer copy");
+  peer->checked(src, "peer copy");
+  require(dstOffset <= dst.bytes() && bytes <= dst.bytes() - dstOffset && srcOffset <= src.bytes() &&
+              bytes <= src.bytes() - srcOffset,
+          "cuda backend: peer copy past the end of a buffer");
+  if (bytes == 0) return true;
+  refuseWhileRecording("a peer copy");
+  peer->refuseWhileRecording("a peer copy");
+  char* to = static_cast<char*>(dst.ptr()) + dstOffset;
+  const char* from = static_cast<const char*>(src.ptr()) + srcOffset;
+  std::scoped_lock lock(mutex_, peer->mutex_);  // both streams; std::lock's order: no deadlock either way round
+  // Direct access to the peer's memory where the devices have it (NVLink, PCIe P2P), once per pair; without it
+  // cudaMemcpyPeerAsync still works, staged by the driver.
+  {
+    static std::mutex enabling;
+    std::lock_guard e(enabling);
+    if (peersEnabled_.insert(peer->device_).second) {
+      int can = 0;
+      LARMOR_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, device_, peer->device_));
+      activate();
+      if (can) {
+        const cudaError_t err = cudaDeviceEnablePeerAccess(peer->device_, 0);
+        if (err != cudaSuccess && err != cudaErrorPeerAccessAlreadyEnabled) LARMOR_CUDA_CHECK(err);
+        (void)cudaGetLastError();  // "already enabled" is not an error here
+      }
+    }
+  }
+  // The copy on this stream after the peer's queued work (its event), and the peer's later work after the copy.
+  cudaEvent_t peerDone = nullptr, copied = nullptr;
+  peer->activate();
+  LARMOR_CUDA_CHECK(cudaEventCreateWithFlags(&peerDone, cudaEventDisableTiming));
+  LARMOR_CUDA_CHECK(cudaEventRecord(peerDone, peer->stream_.handle));
+  activate();
+  LARMOR_CUDA_CHECK(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming));
+  LARMOR_CUDA_CHECK(cudaStreamWaitEvent(stream_.handle, peerDone, 0));
+  LARMOR_CUDA_CHECK(cudaMemcpyPeerAsync(to, device_, from, peer->device_, bytes, stream_.handle));
+  LARMOR_CUDA_CHECK(cudaEventRecord(copied, stream_.handle));
+  peer->activate();
+  LARMOR_CUDA_CHECK(cudaStreamWaitEvent(peer->stream_.handle, copied, 0));
+  // Destroyed now, released by the driver once the work that uses them is done.
+  LARMOR_CUDA_CHECK(cudaEventDestroy(peerDone));
+  LARMOR_CUDA_CHECK(cudaEventDestroy(copied));
+  activate();
+  return true;
+}
+
 void CudaBackend::synchronize() {
   std::lock_guard lock(mutex_);
   refuseWhileRecording("a synchronisation");

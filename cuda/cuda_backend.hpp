@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "fft.hpp"
@@ -43,6 +44,8 @@ class CudaBackend final : public Backend {
   void upload(Buffer& dst, const void* src, std::size_t bytes, std::size_t dstOffset = 0) override;
   void download(void* dst, const Buffer& src, std::size_t bytes, std::size_t srcOffset = 0) override;
   void copy(Buffer& dst, const Buffer& src, std::size_t bytes, std::size_t dstOffset = 0, std::size_t srcOffset = 0) override;
+  bool copyFromPeer(Buffer& dst, std::size_t dstOffset, Backend& source, const Buffer& src, std::size_t srcOffset,
+                    std::size_t bytes) override;
   void synchronize() override;
   std::unique_ptr<Transfer> uploadQueued(Buffer& dst, const void* src, std::size_t bytes, std::size_t dstOffset = 0) override;
   std::unique_ptr<Transfer> downloadQueued(void* dst, const Buffer& src, std::size_t bytes,
@@ -161,6 +164,7 @@ class CudaBackend final : public Backend {
   /// The thread inside record(): its transfers, synchronisations, result reads and allocations refuse (before
   /// the runtime is asked, which would refuse them on a capturing stream with an error of its own).
   std::atomic<std::thread::id> recorder_{};
+  std::set<int> peersEnabled_;  ///< devices whose memory this one's context was given access to (copyFromPeer)
   void refuseWhileRecording(const char* what) const;
   std::unique_ptr<CudaPriorOps> priorOps_;
   std::unique_ptr<CudaSparsityOps> sparsityOps_;

@@ -231,7 +231,7 @@ __global__ void reciprocalKernel(float2* __restrict__ out, const float2* __restr
   for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<index_t>(gridDim.x) * blockDim.x) {
     // Explicitly rounded (no FMA contraction), so that every value has the CPU's bits.
-    const double s = __dadd_rn(__dmul_rn(alpha, a[i].x), b ? __dmul_rn(beta, b[i].x) : 0.0);
+    const double s = __dadd_rn(__dmul_rn(alpha, a[i].x), b ? __dmul_rn(beta, b[i].x) : beta);
     out[i] = make_float2(isfinite(s) && s > 0 ? static_cast<float>(1.0 / s) : 1.f, 0.f);
   }
 }

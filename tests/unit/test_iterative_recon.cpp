@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "larmor/backend/registry.hpp"
 #include "larmor/recon/settings_table.hpp"
 #include "larmor/ops/regularizer.hpp"
 #include "larmor/ops/sense.hpp"
@@ -302,6 +303,7 @@ TEST(IterativeRecon, ErrorsNameTheProblem) {
 TEST(IterativeRecon, SlabAdjointEqualsTheFullAdjoint) {
   // GPU.Multi's decomposition: slabs with a scaled trajectory and offset-phase-modulated samples.
   DenseBackend a, b;
+  const auto c0 = makeCpuBackend(), c1 = makeCpuBackend();
   for (const auto& dimsCase : {std::array<index_t, 4>{2, 7, 9, 1}, std::array<index_t, 4>{3, 5, 4, 7}}) {
     NufftGeometry g;
     g.dims = static_cast<int>(dimsCase[0]);
@@ -318,16 +320,30 @@ TEST(IterativeRecon, SlabAdjointEqualsTheFullAdjoint) {
     full.adjoint(*in, *out, batch);
     const auto expect = fromBuffer(a, *out, n * batch);
     auto factory = [](Backend& be, const NufftGeometry& gg) { return be.makeDftPlan(gg, {}); };
+    const auto error = [&](const CArray& got) {
+      double e = 0, r = 0;
+      for (index_t i = 0; i < got.size(); ++i) {
+        e += std::norm(cd(got[i]) - cd(expect[i]));
+        r += std::norm(cd(expect[i]));
+      }
+      return std::sqrt(e / r);
+    };
     for (int slabs : {1, 3}) {
-      for (const std::vector<Backend*>& list : {std::vector<Backend*>{&a}, std::vector<Backend*>{&a, &b}}) {
+      // Two dense backends (no peer path: the device output goes through the host) and two CPU backends (a
+      // peer copy between them, Backend::copyFromPeer).
+      for (const std::vector<Backend*>& list :
+           {std::vector<Backend*>{&a}, std::vector<Backend*>{&a, &b}, std::vector<Backend*>{c0.get(), c1.get()}}) {
         const CArray got = recon::slabAdjoint(list, g, s, batch, factory, slabs);
         ASSERT_EQ(got.size(), n * batch);
-        double e = 0, r = 0;
-        for (index_t i = 0; i < got.size(); ++i) {
-          e += std::norm(cd(got[i]) - cd(expect[i]));
-          r += std::norm(cd(expect[i]));
-        }
-        EXPECT_LT(std::sqrt(e / r), 1e-5) << g.dims << "D, " << list.size() << " backends, " << slabs << " slabs";
+        EXPECT_LT(error(got), 1e-5) << g.dims << "D, " << list.size() << " backends, " << slabs << " slabs";
+        // The same gathered into a buffer of the first backend.
+        Backend& primary = *list.front();
+        auto dev = primary.allocate(static_cast<std::size_t>(n * batch) * sizeof(cfloat));
+        recon::SlabAdjoint(list, g, factory, slabs).adjoint(s, batch, primary, *dev);
+        CArray onDevice(Shape{n * batch});
+        primary.download(onDevice.data(), *dev, static_cast<std::size_t>(n * batch) * sizeof(cfloat));
+        EXPECT_LT(error(onDevice), 1e-5) << g.dims << "D, " << list.size() << " backends, " << slabs
+                                         << " slabs, into a buffer";
       }
     }
   }

@@ -298,4 +298,8 @@ TEST(PriorOps, ReciprocalDiagonalInvertsPositiveSumsAndGuardsTheRest) {
   r = fromBuffer(*be, *out, 6);
   const float both[6] = {1.f / 8.f, 1.f, 1.f, 1.f, 1.f, 1.f};
   for (int i = 0; i < 6; ++i) EXPECT_EQ(r[i], cfloat(both[i], 0.f)) << i;
+  be->reciprocalDiagonal(*out, *ba, 1.0, nullptr, 0.5, 6);  // a + 0.5: no second array, a constant term
+  r = fromBuffer(*be, *out, 6);
+  const float floored[6] = {0.4f, 2.f, 1.f, 1.f, 1.f, 1.f};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(r[i], cfloat(floored[i], 0.f)) << i;
 }

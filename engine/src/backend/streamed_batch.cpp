@@ -37,6 +37,8 @@ std::unique_ptr<Backend::Transfer> Backend::downloadQueued(void* dst, const Buff
   return std::make_unique<DoneTransfer>();
 }
 
+bool Backend::copyFromPeer(Buffer&, std::size_t, Backend&, const Buffer&, std::size_t, std::size_t) { return false; }
+
 index_t slicesPerStreamedChunk(const Backend& be, index_t slices, std::size_t sliceBytes) {
   constexpr std::size_t kMinChunkBytes = std::size_t{4} << 20;
   if (!be.isGpu() || slices <= 1 || sliceBytes == 0) return std::max<index_t>(slices, 1);

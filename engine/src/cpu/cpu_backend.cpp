@@ -113,7 +113,7 @@ void CpuBackend::reciprocalDiagonal(Buffer& out, const Buffer& a, double alpha, 
   const cfloat* pb = b ? cptr(*b) : nullptr;
 #pragma omp parallel for schedule(static) if (n > (index_t{1} << 16))
   for (index_t i = 0; i < n; ++i) {
-    const double s = alpha * pa[i].real() + (pb ? beta * pb[i].real() : 0.0);
+    const double s = alpha * pa[i].real() + (pb ? beta * pb[i].real() : beta);
     po[i] = cfloat(std::isfinite(s) && s > 0 ? static_cast<float>(1.0 / s) : 1.f, 0.f);
   }
 }

@@ -155,6 +155,8 @@ class CpuBackend final : public Backend {
   void upload(Buffer& dst, const void* src, std::size_t bytes, std::size_t dstOffset = 0) override;
   void download(void* dst, const Buffer& src, std::size_t bytes, std::size_t srcOffset = 0) override;
   void copy(Buffer& dst, const Buffer& src, std::size_t bytes, std::size_t dstOffset = 0, std::size_t srcOffset = 0) override;
+  bool copyFromPeer(Buffer& dst, std::size_t dstOffset, Backend& source, const Buffer& src, std::size_t srcOffset,
+                    std::size_t bytes) override;
   void synchronize() override {}
   /// Bytes in HostBuffers of the process (every CPU backend's together); memory.cpp.
   MemoryStats memoryStats() const override;

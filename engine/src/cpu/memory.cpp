@@ -61,4 +61,12 @@ void CpuBackend::copy(Buffer& dst, const Buffer& src, std::size_t bytes, std::si
   std::memcpy(static_cast<char*>(dst.ptr()) + dstOffset, static_cast<const char*>(src.ptr()) + srcOffset, bytes);
 }
 
+bool CpuBackend::copyFromPeer(Buffer& dst, std::size_t dstOffset, Backend& source, const Buffer& src,
+                              std::size_t srcOffset, std::size_t bytes) {
+  // Every CPU backend's buffers are host memory, and their work is done when its call returns.
+  if (!dynamic_cast<CpuBackend*>(&source)) return false;
+  copy(dst, src, bytes, dstOffset, srcOffset);
+  return true;
+}
+
 }  // namespace larmor::cpu

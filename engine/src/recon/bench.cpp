@@ -3,7 +3,8 @@
 //  2. prepare (sizes, data, plans), one warm-up of each run, then `reps` timed device-resident runs and `reps`
 //     timed host-to-host runs, each ended by a backend synchronize; median, min and max (wall clock);
 //  3. peak host memory: the process's VmHWM after the runs minus VmRSS before (freed heap memory is first
-//     handed back with malloc_trim, so memory an earlier workload freed is not reused unseen; Linux resets VmHWM to the
+//     handed back with malloc_trim and the large blocks kept for reuse are released (array.hpp), so memory an
+//     earlier workload freed is not reused unseen; Linux resets VmHWM to the
 //     current RSS when "5" is written to /proc/self/clear_refs: so the peak is this workload's, not the
 //     process's); where clear_refs cannot be written, a thread samples VmRSS every millisecond instead
 //     (the JSON's "memory_method" says which). Peak device memory: the backend's peak of live buffer bytes
@@ -78,6 +79,7 @@ class HostPeak {
 #ifdef __GLIBC__
     malloc_trim(0);
 #endif
+    releaseKeptHostBlocks();
     return procStatusBytes("VmRSS");
   }
   std::size_t sat(std::size_t v) const { return v > start_ ? v - start_ : 0; }

@@ -5,7 +5,6 @@
 #include <string>
 
 #include "larmor/backend/streamed_batch.hpp"
-#include "larmor/recon/partial_fourier.hpp"
 
 namespace larmor::recon {
 
@@ -83,6 +82,26 @@ ImageSet finishCoilImages(Backend& backend, CDeviceArray images, const index_t o
   return result;
 }
 
+void kspaceToImages(Backend& backend, Buffer& kspace, Buffer& images, const Header& h, const CartesianGeometry& g,
+                    index_t volumes, PartialFourierMethod method, PartialFourierReport& pf, Timings* timings,
+                    const Progress& progress) {
+  // Each step a stage of its own when timed, else part of the caller's.
+  const auto step = [&](double at, const std::string& name, const auto& work) {
+    if (!timings) return work();
+    progress.report(at, name);
+    ScopedStage st(*timings, name, &backend);
+    work();
+  };
+  const Shape enc{h.encoded[0], h.encoded[1], h.encoded[2], 1, volumes};
+  const Shape fov{g.fov[0], g.fov[1], g.fov[2], 1, volumes};
+  // Partial Fourier / asymmetric echo (partial_fourier.hpp): the missing edge filled per coil before the FFT.
+  if (pf.region.any())
+    step(0.1, "partial Fourier (" + toString(method) + ")",
+         [&] { pf = fillPartialFourier(backend, kspace, volumes, g.rank, pf.region, method); });
+  step(0.2, "ifft", [&] { backend.fft(kspace, enc, g.rank, FftDirection::Inverse); });
+  step(0.5, "crop oversampling", [&] { backend.resizeCentred(images, fov, kspace, enc); });
+}
+
 ImageSet reconstructCartesian(Backend& backend, const Dataset& d, const ReconSettings& s, Timings& timings,
                               const Progress& progress) {
   require(d.header.trajectory == TrajectoryKind::Cartesian,
@@ -92,10 +111,7 @@ ImageSet reconstructCartesian(Backend& backend, const Dataset& d, const ReconSet
   const index_t coils = h.coils, slices = h.slices, batch = coils * slices;
   const CartesianGeometry g = cartesianGeometry(d, s);
   const int rank = g.rank;
-  const index_t* fovPixels = g.fov;
-
-  const Shape encodedShape{h.encoded[0], h.encoded[1], h.encoded[2], 1, batch};
-  const Shape fovShape{fovPixels[0], fovPixels[1], fovPixels[2], 1, batch};
+  const Shape fovShape{g.fov[0], g.fov[1], g.fov[2], 1, batch};
   PartialFourierReport pf;
   pf.region = detectPartialFourier(d);
 
@@ -112,12 +128,7 @@ ImageSet reconstructCartesian(Backend& backend, const Dataset& d, const ReconSet
                                 std::to_string(perChunk) + " slices, streamed)", &backend);
     streamSlices(backend, d.kspace.data(), slices, volume * coils, perChunk, images.buffer(), fovShape.span(0, 3) * coils,
                  [&](Buffer& in, index_t n, Buffer& chunkImages) {
-                   const index_t b = n * coils;
-                   const Shape enc{h.encoded[0], h.encoded[1], h.encoded[2], 1, b};
-                   const Shape fov{fovPixels[0], fovPixels[1], fovPixels[2], 1, b};
-                   if (pf.region.any()) pf = fillPartialFourier(backend, in, b, rank, pf.region, s.partialFourier);
-                   backend.fft(in, enc, rank, FftDirection::Inverse);
-                   backend.resizeCentred(chunkImages, fov, in, enc);
+                   kspaceToImages(backend, in, chunkImages, h, g, n * coils, s.partialFourier, pf);
                  });
   } else {
     progress.report(0.05, "upload k-space");
@@ -126,26 +137,7 @@ ImageSet reconstructCartesian(Backend& backend, const Dataset& d, const ReconSet
       ScopedStage st(timings, "upload", &backend);
       kspace = CDeviceArray::upload(backend, d.kspace);
     }
-    kspace.reshape(encodedShape);
-
-    // Partial Fourier / asymmetric echo (partial_fourier.hpp): the missing edge filled per coil before the FFT.
-    if (pf.region.any()) {
-      progress.report(0.1, "partial Fourier (" + toString(s.partialFourier) + ")");
-      ScopedStage st(timings, "partial Fourier (" + toString(s.partialFourier) + ")", &backend);
-      pf = fillPartialFourier(backend, kspace.buffer(), batch, rank, pf.region, s.partialFourier);
-    }
-
-    progress.report(0.2, "inverse FFT");
-    {
-      ScopedStage st(timings, "ifft", &backend);
-      backend.fft(kspace.buffer(), encodedShape, rank, FftDirection::Inverse);
-    }
-
-    progress.report(0.5, "crop to FOV");
-    {
-      ScopedStage st(timings, "crop oversampling", &backend);
-      backend.resizeCentred(images.buffer(), fovShape, kspace.buffer(), encodedShape);
-    }
+    kspaceToImages(backend, kspace.buffer(), images.buffer(), h, g, batch, s.partialFourier, pf, &timings, progress);
   }  // the k-space freed early: large 3D data sets
 
   ImageSet result = finishCoilImages(backend, std::move(images), g.out, rank, coils, slices, s, timings, progress);

@@ -577,8 +577,11 @@ void Pipeline::process(const Dataset& d, index_t first, index_t count, Timings* 
   }
   progress.report(0.9, "ifft, combine");
   const Shape fovShape{m.fov[0], m.fov[1], m.fov[2], 1, m.coils * B};
-  bool combined = false;
-  if (m.basic && !pfFill && m.n2 == 1 && m.fov[1] == m.n1 && m.fov[2] == 1) {
+  const bool basicY = m.basic && !pfFill && m.n2 == 1 && m.fov[1] == m.n1 && m.fov[2] == 1;
+  // Basic 2D slices summed of squares, no coil images kept and no resampling: combined in the y-leading layout.
+  const bool combineTransposed =
+      basicY && !m.resample && m.combine == Combine::SumOfSquares && !m.keepCoilImages;
+  if (basicY) {
     // Basic 2D slices are in (x, ky) after the fill, x already in image space: the readout's oversampling is
     // cropped first, and only the remaining y transform runs, on the cropped half: each plane transposed so
     // that y leads (the backend transforms leading dimensions; `work`, done with, holds it), one 1D inverse
@@ -590,7 +593,6 @@ void Pipeline::process(const Dataset& d, index_t first, index_t count, Timings* 
       Stage st(t, "crop oversampling", &be);
       be.resizeCentred(m.images.buffer(), fovShape, *work, encodedShape);
     }
-    const bool combineTransposed = !m.resample && m.combine == Combine::SumOfSquares && !m.keepCoilImages;
     {
       Stage st(t, "ifft", &be);
       be.transpose(*work, m.images.buffer(), nx, ny, planes);
@@ -601,7 +603,6 @@ void Pipeline::process(const Dataset& d, index_t first, index_t count, Timings* 
       Stage st(t, "combine " + toString(m.combine), &be);
       be.sumOfSquares(m.images.buffer(), *work, nx * ny, m.coils, B);
       be.transpose(m.combined.buffer(), m.images.buffer(), ny, nx, B);
-      combined = true;
     }
   } else {
     {
@@ -617,7 +618,7 @@ void Pipeline::process(const Dataset& d, index_t first, index_t count, Timings* 
     Stage st(t, "resample to matrix", &be);
     resampleToMatrix(be, m.images.buffer(), fovShape, m.resampled.buffer(), outShape, m.rank);
   }
-  if (!combined) {
+  if (!combineTransposed) {
     Stage st(t, "combine " + toString(m.combine), &be);
     combineCoils(be, m.resample ? m.resampled : m.images, m.combined, m.outVoxels(), m.coils, B, m.combine);
   }

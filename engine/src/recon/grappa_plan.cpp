@@ -250,8 +250,6 @@ Plan::Plan(Backend& backend, const Kernel& kernel, const Sampling& sampling, con
     }
     groupNorm_ = alloc(cal_.shiftsPe * E);
     psi_ = alloc(cal_.shiftsPe * E);
-    onesGroups_ = alloc(cal_.shiftsPe * E);
-    be_.fill(*onesGroups_, cfloat(1), cal_.shiftsPe * E);
   }
   std::vector<index_t> diag(static_cast<std::size_t>(nA_ * E));
   for (index_t e = 0; e < E; ++e)
@@ -378,7 +376,7 @@ void Plan::calibrate(const Buffer& data, const std::vector<float>* hostScales) {
     }
     // Ψ = 1 / (sqrt(p) + floor): a group without power (zero padding) gets the tiny floor, its equations are
     // zero and Ψ does not matter. One pass (summed in double).
-    be_.reciprocalDiagonal(*psi_, *groupNorm_, 1.0, onesGroups_.get(), kLambdaFloor, groups);
+    be_.reciprocalDiagonal(*psi_, *groupNorm_, 1.0, nullptr, kLambdaFloor, groups);
     be_.gather(*scales_, *psi_, *idxExpand_, n);
   }
   // Step 2: each equation scaled by Ψ (0 when clipped).

@@ -151,7 +151,7 @@ class Plan {
   std::unique_ptr<Buffer> GA_, GB_, M_, weights_, diag_, lambda_, onesA_, scales_;
   std::unique_ptr<Buffer> F_, T_, alpha_, weightsPerColumn_;
   // Device-side normalization (scalesOnDevice): column norms, group norms, Ψ, and the tables between them.
-  std::unique_ptr<Buffer> idxExpand_, idxBothA_, idxBothB_, colA_, colB_, both_, groupNorm_, psi_, onesGroups_;
+  std::unique_ptr<Buffer> idxExpand_, idxBothA_, idxBothB_, colA_, colB_, both_, groupNorm_, psi_;
   std::vector<Backend::SolveCheck> pendingChecks_;  ///< of the calibrations queued since checkCalibration()
 };
 

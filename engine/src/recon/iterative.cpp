@@ -414,19 +414,25 @@ void IterativeProblem::Impl::computeRhs(const ReconSettings& s, const CArray& sa
   ScopedStage st(timings, "F^H d", &backend);
   p.rhs = backend.allocate(bytesOf(p.n));
   if (exact && !t.extraGpus.empty()) {
-    // GPU.Multi: every coil's F^H d by slabs over every GPU, then S_c^H and the sum on this one.
+    // GPU.Multi: every coil's F^H d by slabs over every GPU (their planes gathered on this one by peer copies),
+    // then S_c^H and the sum here.
     if (!t.slabs) {
       std::vector<Backend*> all{&backend};
       for (auto& b : t.extraGpus) all.push_back(b.get());
       t.slabs = std::make_unique<SlabAdjoint>(all, t.geometry, fhdPlan);
     }
-    const CArray img = t.slabs->adjoint(samples, p.coils);
-    auto tmp = backend.allocate(bytesOf(p.n));
-    for (index_t c = 0; c < p.coils; ++c) {
-      Buffer& dst = c == 0 ? *p.rhs : *tmp;
-      backend.upload(dst, img.data() + c * p.n, bytesOf(p.n));
-      if (p.maps) backend.multiply(dst, p.maps->map(c), p.n, dst, p.n, true);
-      if (c > 0) backend.axpby(*p.rhs, cfloat(1.f), *tmp, cfloat(1.f), p.n);
+    if (p.coils == 1 && !p.maps) {
+      t.slabs->adjoint(samples, 1, backend, *p.rhs);
+    } else {
+      auto img = backend.allocate(bytesOf(p.n * p.coils));
+      t.slabs->adjoint(samples, p.coils, backend, *img);
+      auto tmp = backend.allocate(bytesOf(p.n));
+      for (index_t c = 0; c < p.coils; ++c) {
+        Buffer& dst = c == 0 ? *p.rhs : *tmp;
+        backend.copy(dst, *img, bytesOf(p.n), 0, bytesOf(c * p.n));
+        if (p.maps) backend.multiply(dst, p.maps->map(c), p.n, dst, p.n, true);
+        if (c > 0) backend.axpby(*p.rhs, cfloat(1.f), *tmp, cfloat(1.f), p.n);
+      }
     }
     backend.scale(*p.rhs, cfloat(static_cast<float>(p.scale), 0.f), p.n);
   } else {
@@ -497,7 +503,7 @@ solve::CgResult IterativeProblem::solve(double lambda, int iterations, double to
   std::unique_ptr<solve::DiagonalPreconditioner> M;
   if (p.settings.preconditioner) {
     M = std::make_unique<solve::DiagonalPreconditioner>(p.backend, *p.encodingDiagonal, 1.0, p.priorDiagonal.get(),
-                                                        lambda, p.n);
+                                                        p.priorDiagonal ? lambda : 0.0, p.n);
   }
   solve::CgOptions o;
   o.maxIterations = iterations;

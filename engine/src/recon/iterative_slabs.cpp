@@ -9,11 +9,16 @@
 // so the slab plan with that coordinate scaled by Ns/N (still within its own band |k'| <= Ns/2) and the
 // samples multiplied by exp(+2 pi i k (z0 - c + cs)/N) returns exactly the full adjoint on the slab's
 // planes. The other coordinates are unchanged. Work per device is O(M N / devices): the exact DFT's cost.
+// The phases live on each slab's device (the samples go up as they are and are modulated there); in 3D the
+// slabs' planes can go straight into an image on one device (peer copies between GPUs, Backend::copyFromPeer),
+// with no stop on the host.
 #include <cmath>
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "larmor/recon/iterative.hpp"
 
@@ -23,7 +28,7 @@ struct SlabAdjoint::Slab {
   Backend* backend = nullptr;
   index_t z0 = 0, ns = 0;
   std::unique_ptr<NufftPlan> plan;
-  std::vector<cfloat> phase;  ///< exp(+2 pi i k_z (z0 - c + cs) / N) per sample
+  std::unique_ptr<Buffer> phase;  ///< exp(+2 pi i k_z (z0 - c + cs) / N) per sample, on the slab's device
 };
 
 SlabAdjoint::SlabAdjoint(const std::vector<Backend*>& backends, const NufftGeometry& g, const PlanMaker& makePlan,
@@ -53,14 +58,16 @@ SlabAdjoint::SlabAdjoint(const std::vector<Backend*>& backends, const NufftGeome
       gs.trajectory = RArray(Shape{3, m_});
       const double ratio = static_cast<double>(slab->ns) / static_cast<double>(len);
       const double offset = static_cast<double>(slab->z0 - len / 2 + slab->ns / 2);
-      slab->phase.resize(static_cast<std::size_t>(m_));
+      std::vector<cfloat> phase(static_cast<std::size_t>(m_));
       for (index_t j = 0; j < m_; ++j) {
         for (int d = 0; d < 3; ++d) gs.trajectory[3 * j + d] = g.trajectory[3 * j + d];
         const double k = g.trajectory[3 * j + axis_];
         gs.trajectory[3 * j + axis_] = static_cast<float>(k * ratio);
-        const double phase = 2 * M_PI * k * offset / static_cast<double>(len);
-        slab->phase[static_cast<std::size_t>(j)] = cfloat(static_cast<float>(std::cos(phase)), static_cast<float>(std::sin(phase)));
+        const double angle = 2 * M_PI * k * offset / static_cast<double>(len);
+        phase[static_cast<std::size_t>(j)] = cfloat(static_cast<float>(std::cos(angle)), static_cast<float>(std::sin(angle)));
       }
+      slab->phase = slab->backend->allocate(phase.size() * sizeof(cfloat));
+      slab->backend->upload(*slab->phase, phase.data(), phase.size() * sizeof(cfloat));
       slab->plan = makePlan(*slab->backend, gs);
     }
   });
@@ -88,10 +95,31 @@ void SlabAdjoint::forEachBackend(const std::function<void(std::size_t)>& work) c
     if (e) std::rethrow_exception(e);
 }
 
-CArray SlabAdjoint::adjoint(const CArray& samples, index_t batch) const {
+std::unique_ptr<Buffer> SlabAdjoint::slabImage(const Slab& slab, const CArray& samples, index_t batch) const {
+  Backend& be = *slab.backend;
+  const std::size_t bytes = static_cast<std::size_t>(m_ * batch) * sizeof(cfloat);
+  auto in = be.allocate(bytes);
+  be.upload(*in, samples.data(), bytes);
+  be.multiply(*in, *slab.phase, m_, *in, m_ * batch, false);
+  auto img = be.allocate(static_cast<std::size_t>(slabVoxels(slab) * batch) * sizeof(cfloat));
+  slab.plan->adjoint(*in, *img, batch);
+  return img;
+}
+
+index_t SlabAdjoint::slabVoxels(const Slab& slab) const {
+  const NufftGeometry& g = geometry_;
+  const index_t voxels = g.image[0] * g.image[1] * (g.dims == 3 ? g.image[2] : 1);
+  return voxels / g.image[axis_] * slab.ns;
+}
+
+void SlabAdjoint::checkSamples(const CArray& samples, index_t batch) const {
   require(batch >= 1, "slab adjoint: batch must be >= 1");
   require(samples.size() == m_ * batch, "slab adjoint: " + std::to_string(samples.size()) + " samples for " +
                                             std::to_string(m_) + " x " + std::to_string(batch));
+}
+
+CArray SlabAdjoint::adjoint(const CArray& samples, index_t batch) const {
+  checkSamples(samples, batch);
   const NufftGeometry& g = geometry_;
   const index_t n0 = g.image[0], n1 = g.image[1], n2 = g.dims == 3 ? g.image[2] : 1;
   const index_t len = g.image[axis_];
@@ -103,33 +131,61 @@ CArray SlabAdjoint::adjoint(const CArray& samples, index_t batch) const {
     for (auto& slab : slabs_) {
       if (slab->backend != backends_[b]) continue;
       Backend& be = *slab->backend;
-      std::vector<cfloat> mod(static_cast<std::size_t>(m_ * batch));
-      for (index_t bt = 0; bt < batch; ++bt)
-        for (index_t j = 0; j < m_; ++j) mod[bt * m_ + j] = samples[bt * m_ + j] * slab->phase[static_cast<std::size_t>(j)];
-      auto in = be.allocate(mod.size() * sizeof(cfloat));
-      be.upload(*in, mod.data(), mod.size() * sizeof(cfloat));
-      const index_t slabVoxels = voxels / len * slab->ns;
-      auto img = be.allocate(static_cast<std::size_t>(slabVoxels * batch) * sizeof(cfloat));
-      slab->plan->adjoint(*in, *img, batch);
+      const auto img = slabImage(*slab, samples, batch);
+      const index_t slabVox = slabVoxels(*slab);
       // Straight into the output where the slab is contiguous there (3D, or one image of a 2D batch).
       if (outer == 1 && batch == 1) {
-        be.download(out.data() + slab->z0 * plane, *img, static_cast<std::size_t>(slabVoxels) * sizeof(cfloat));
+        be.download(out.data() + slab->z0 * plane, *img, static_cast<std::size_t>(slabVox) * sizeof(cfloat));
         continue;
       }
-      CArray host(Shape{slabVoxels * batch});
+      CArray host(Shape{slabVox * batch});
       be.download(host.data(), *img, static_cast<std::size_t>(host.size()) * sizeof(cfloat));
       // The slab [n0, ns, n2] (2D) or [n0, n1, ns] (3D) into its planes of the whole image (disjoint
       // destinations: no lock needed).
       for (index_t bt = 0; bt < batch; ++bt)
         for (index_t o = 0; o < outer; ++o)
           for (index_t z = 0; z < slab->ns; ++z) {
-            const cfloat* src = host.data() + bt * slabVoxels + (o * slab->ns + z) * plane;
+            const cfloat* src = host.data() + bt * slabVox + (o * slab->ns + z) * plane;
             cfloat* dst = out.data() + bt * voxels + (o * len + slab->z0 + z) * plane;
             std::copy_n(src, plane, dst);
           }
     }
   });
   return out;
+}
+
+void SlabAdjoint::adjoint(const CArray& samples, index_t batch, Backend& primary, Buffer& out) const {
+  checkSamples(samples, batch);
+  const NufftGeometry& g = geometry_;
+  const index_t voxels = g.image[0] * g.image[1] * (g.dims == 3 ? g.image[2] : 1);
+  const std::size_t bytes = static_cast<std::size_t>(voxels * batch) * sizeof(cfloat);
+  require(out.bytes() >= bytes, "slab adjoint: the output buffer is too small");
+  if (axis_ != 2) {  // 2D slabs are rows of every image: through the host
+    const CArray img = adjoint(samples, batch);
+    primary.upload(out, img.data(), bytes);
+    return;
+  }
+  const index_t plane = g.image[0] * g.image[1];
+  forEachBackend([&](std::size_t b) {
+    for (auto& slab : slabs_) {
+      if (slab->backend != backends_[b]) continue;
+      Backend& be = *slab->backend;
+      const auto img = slabImage(*slab, samples, batch);
+      const auto part = static_cast<std::size_t>(slabVoxels(*slab)) * sizeof(cfloat);
+      for (index_t bt = 0; bt < batch; ++bt) {
+        // The slab's planes of image bt: [n0, n1, ns] at plane z0 there.
+        const std::size_t to = static_cast<std::size_t>(bt * voxels + slab->z0 * plane) * sizeof(cfloat),
+                          from = static_cast<std::size_t>(bt) * part;
+        if (&be == &primary) {
+          primary.copy(out, *img, part, to, from);
+        } else if (!primary.copyFromPeer(out, to, be, *img, from, part)) {
+          std::vector<cfloat> host(part / sizeof(cfloat));
+          be.download(host.data(), *img, part, from);
+          primary.upload(out, host.data(), part, to);
+        }
+      }
+    }
+  });
 }
 
 CArray slabAdjoint(const std::vector<Backend*>& backends, const NufftGeometry& g, const CArray& samples, index_t batch,

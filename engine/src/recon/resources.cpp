@@ -276,7 +276,10 @@ MemoryEstimate estimateMemory(const Dataset& d, const ReconSettings& s, bool gpu
 }
 
 std::uint64_t availableHostBytes() {
+  // Large blocks kept for reuse (array.hpp) are ours to hand back: an allocation that does not reuse one
+  // releases them all first.
   std::uint64_t avail = statusField("/proc/meminfo", "MemAvailable");
+  if (avail > 0) avail += keptHostBytes();
   if (const char* cap = std::getenv("LARMOR_MEMORY_LIMIT"); cap && *cap) {
     char* end = nullptr;
     const unsigned long long v = std::strtoull(cap, &end, 10);

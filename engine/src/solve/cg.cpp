@@ -42,7 +42,7 @@ DiagonalPreconditioner::DiagonalPreconditioner(Backend& backend, const std::vect
   const auto da = uploadReal(backend, a);
   const auto db = b.empty() ? nullptr : uploadReal(backend, b);
   inverse_ = backend.allocate(a.size() * sizeof(cfloat));
-  backend.reciprocalDiagonal(*inverse_, *da, 1.0, db.get(), lambda, n_);
+  backend.reciprocalDiagonal(*inverse_, *da, 1.0, db.get(), db ? lambda : 0.0, n_);
 }
 
 DiagonalPreconditioner::DiagonalPreconditioner(Backend& backend, const Buffer& a, double alpha, const Buffer* b,

@@ -22,8 +22,13 @@ using index_t = std::int64_t;
 /// fresh 4 KiB pages runs at ~1.3 GB/s on the GPU machine (a VM) and is what a 134 MB download of 3D coil
 /// maps or k-space actually waits for; with huge pages 3.7 GB/s (measured, docs/perf.md). Smaller blocks come
 /// from operator new.
+/// Freed large blocks are kept (a few, up to an eighth of the physical memory) for the next allocation of the
+/// same rounded size; a miss releases them all before mapping anew (host_memory.cpp).
 void* hostAllocate(std::size_t bytes);
 void hostFree(void* p, std::size_t bytes) noexcept;
+/// The bytes of freed large blocks kept for reuse, and their release (unpinned and unmapped).
+std::size_t keptHostBytes() noexcept;
+void releaseKeptHostBlocks() noexcept;
 
 /// Pinning of those large blocks for a device's DMA (host_memory.cpp). A GPU backend installs the two
 /// functions when its plugin loads; then `pinHostBlock` pins, on its first call for a block, the whole large

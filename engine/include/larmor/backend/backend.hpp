@@ -69,6 +69,13 @@ class Backend {
   /// bytes from src + srcOffset to dst + dstOffset (both on this backend).
   virtual void copy(Buffer& dst, const Buffer& src, std::size_t bytes, std::size_t dstOffset = 0,
                     std::size_t srcOffset = 0) = 0;
+  /// bytes from `src`, a buffer of another backend `source`, + srcOffset to dst + dstOffset, without a stop on
+  /// the host: ordered after the work queued on both backends before the call and before the work queued on
+  /// either after it (the CUDA backend: a peer copy over NVLink or PCIe between two devices; CPU backends:
+  /// memcpy). False, with nothing done, where this backend cannot reach the other's memory (another kind of
+  /// backend): the caller then goes through the host. Default: false.
+  virtual bool copyFromPeer(Buffer& dst, std::size_t dstOffset, Backend& source, const Buffer& src,
+                            std::size_t srcOffset, std::size_t bytes);
   /// Waits for all queued work, queued transfers included (timing, before host reads).
   virtual void synchronize() = 0;
   /// A transfer queued by uploadQueued() or downloadQueued(). Its destructor waits for it (so that neither
@@ -128,8 +135,8 @@ class Backend {
   /// sqrt(sum_i |x[i]|^2), accumulated in double.
   virtual double norm2(const Buffer& x, index_t n) = 0;
   /// The inverse of a Jacobi preconditioner's diagonal (solve/cg.hpp): out[i] = float(1 / (alpha Re a[i] +
-  /// beta Re b[i])) (b null: no second term; sums in double) where that sum is finite and > 0, else 1;
-  /// imaginary 0.
+  /// beta Re b[i])), or 1 / (alpha Re a[i] + beta) where b is null (a constant term: a floor); sums in double;
+  /// 1 where that sum is not finite or not > 0; imaginary 0.
   virtual void reciprocalDiagonal(Buffer& out, const Buffer& a, double alpha, const Buffer* b, double beta,
                                   index_t n) = 0;
 

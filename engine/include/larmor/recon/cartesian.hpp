@@ -4,6 +4,7 @@
 // One upload of the k-space, one download of the images (TRON's lesson: no host round trips between stages).
 #include "larmor/backend/backend.hpp"
 #include "larmor/recon/dataset.hpp"
+#include "larmor/recon/partial_fourier.hpp"
 #include "larmor/recon/settings.hpp"
 #include "larmor/util/progress.hpp"
 #include "larmor/util/timer.hpp"
@@ -37,6 +38,16 @@ void resampleToMatrix(Backend& backend, Buffer& images, const Shape& from, Buffe
 
 ImageSet reconstructCartesian(Backend& backend, const Dataset& d, const ReconSettings& s, Timings& timings,
                               const Progress& progress);
+
+/// The FFT recon's device steps on k-space already in the backend's memory: `volumes` encoded volumes
+/// (coils x slices, [encoded, volumes] in `kspace`) get the partial-Fourier edge filled where `pf.region` has
+/// one (pf then reports what was done), the inverse FFT in place, and the crop to the FOV into `images`
+/// ([g.fov, volumes]). reconstructCartesian runs it once on the whole k-space (`timings` given: each step its
+/// stage, progress 0.1-0.5) or on each streamed chunk of slices (no timings: the streamed stage holds them);
+/// the benchmark's device-resident figure runs it on k-space uploaded beforehand.
+void kspaceToImages(Backend& backend, Buffer& kspace, Buffer& images, const Header& h, const CartesianGeometry& g,
+                    index_t volumes, PartialFourierMethod method, PartialFourierReport& pf,
+                    Timings* timings = nullptr, const Progress& progress = {});
 
 /// Coil images (device, [x,y,z,1,coils*slices] as [voxels, coils, slices]) -> combined image on device.
 void combineCoils(Backend& backend, const CDeviceArray& coilImages, CDeviceArray& combined, index_t voxels,

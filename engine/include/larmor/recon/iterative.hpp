@@ -172,10 +172,19 @@ class SlabAdjoint {
   SlabAdjoint& operator=(const SlabAdjoint&) = delete;
   /// samples [M, batch] (host) -> [N0, N1, N2, batch] (host).
   CArray adjoint(const CArray& samples, index_t batch) const;
+  /// The same into `out` ([N0, N1, N2, batch]) on `primary`, one of the backends: in 3D each slab's planes go
+  /// there from its device without a stop on the host where the devices reach each other
+  /// (Backend::copyFromPeer); 2D through the host.
+  void adjoint(const CArray& samples, index_t batch, Backend& primary, Buffer& out) const;
 
  private:
   struct Slab;
   void forEachBackend(const std::function<void(std::size_t)>& work) const;
+  void checkSamples(const CArray& samples, index_t batch) const;
+  index_t slabVoxels(const Slab& slab) const;
+  /// One slab's image [n0, n1, ns] (or [n0, ns, n2]) x batch on its device: the samples uploaded, modulated
+  /// by the slab's phases there, transformed by its plan.
+  std::unique_ptr<Buffer> slabImage(const Slab& slab, const CArray& samples, index_t batch) const;
   std::vector<Backend*> backends_;
   NufftGeometry geometry_;
   index_t m_ = 0;

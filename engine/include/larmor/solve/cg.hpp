@@ -65,7 +65,7 @@ class DiagonalPreconditioner final : public Preconditioner {
   /// M = diag(a + lambda b) without forming it on the host first (a, b of equal length).
   DiagonalPreconditioner(Backend& backend, const std::vector<double>& a, double lambda, const std::vector<double>& b);
   /// M = diag(alpha a + beta b) from diagonals already in the backend's memory (real parts of n elements;
-  /// b may be null): built there, nothing crosses to the host.
+  /// b null: beta is a constant term, as Backend::reciprocalDiagonal): built there, nothing crosses to the host.
   DiagonalPreconditioner(Backend& backend, const Buffer& a, double alpha, const Buffer* b, double beta, index_t n);
   void apply(const Buffer& r, Buffer& z) override;
   index_t size() const { return n_; }
