@@ -189,24 +189,35 @@ HostStaging::~HostStaging() {
   (void)cudaGetLastError();
 }
 
-bool HostStaging::ensurePinned() {
-  if (tried_) return pinnedOk_;
-  tried_ = true;
+bool HostStaging::ensurePinned(std::size_t bytes) {
+  std::size_t want = kFirstChunkBytes;
+  while (want < std::min(bytes, kChunkBytes)) want *= 2;
+  if (chunkBytes_ >= want || refused_) return pinnedOk_;
+  // Larger chunks: the old ones go once their last copies are done.
   for (int i = 0; i < 2; ++i) {
-    if (cudaMallocHost(&chunk_[i], kChunkBytes) != cudaSuccess ||
-        cudaEventCreateWithFlags(&done_[i], cudaEventDisableTiming) != cudaSuccess) {
-      // Pinned memory is a limited resource (containers, locked-memory limits): fall back, do not fail.
-      (void)cudaGetLastError();
-      for (int j = 0; j <= i; ++j) {
-        if (chunk_[j]) (void)cudaFreeHost(chunk_[j]);
-        if (done_[j]) (void)cudaEventDestroy(done_[j]);
-        chunk_[j] = nullptr;
-        done_[j] = nullptr;
-      }
-      (void)cudaGetLastError();
-      return pinnedOk_ = false;
-    }
+    if (used_[i]) LARMOR_CUDA_CHECK(cudaEventSynchronize(done_[i]));
+    used_[i] = false;
   }
+  void* fresh[2] = {nullptr, nullptr};
+  bool ok = true;
+  for (int i = 0; i < 2 && ok; ++i) ok = cudaMallocHost(&fresh[i], want) == cudaSuccess;
+  for (int i = 0; i < 2 && ok; ++i)
+    ok = done_[i] || cudaEventCreateWithFlags(&done_[i], cudaEventDisableTiming) == cudaSuccess;
+  if (!ok) {
+    // Pinned memory is a limited resource (containers, locked-memory limits): keep what there is (smaller
+    // chunks) or fall back to pageable transfers; do not fail, and do not ask again.
+    (void)cudaGetLastError();
+    for (void* f : fresh)
+      if (f) (void)cudaFreeHost(f);
+    (void)cudaGetLastError();
+    refused_ = true;
+    return pinnedOk_ = chunkBytes_ > 0 && done_[0] && done_[1];
+  }
+  for (int i = 0; i < 2; ++i) {
+    if (chunk_[i]) (void)cudaFreeHost(chunk_[i]);
+    chunk_[i] = fresh[i];
+  }
+  chunkBytes_ = want;
   return pinnedOk_ = true;
 }
 
@@ -226,16 +237,17 @@ void HostStaging::upload(void* deviceDst, const void* src, std::size_t bytes) {
     LARMOR_CUDA_CHECK(cudaEventSynchronize(direct_));  // the source has been read
     return;
   }
-  if (!ensurePinned()) {
+  if (!ensurePinned(bytes)) {
     // From pageable memory the call returns once `src` has been staged by the driver.
     LARMOR_CUDA_CHECK(cudaMemcpyAsync(deviceDst, src, bytes, cudaMemcpyHostToDevice, stream_));
     return;
   }
   auto* dst = static_cast<char*>(deviceDst);
   const auto* from = static_cast<const char*>(src);
-  for (std::size_t off = 0, k = 0; off < bytes; off += kChunkBytes, ++k) {
+  const std::size_t chunk = chunkBytes_;
+  for (std::size_t off = 0, k = 0; off < bytes; off += chunk, ++k) {
     const int slot = static_cast<int>(k & 1);
-    const std::size_t len = std::min(kChunkBytes, bytes - off);
+    const std::size_t len = std::min(chunk, bytes - off);
     if (used_[slot]) LARMOR_CUDA_CHECK(cudaEventSynchronize(done_[slot]));  // its last DMA has finished
     parallelMemcpy(chunk_[slot], from + off, len);
     LARMOR_CUDA_CHECK(cudaMemcpyAsync(dst + off, chunk_[slot], len, cudaMemcpyHostToDevice, stream_));
@@ -249,19 +261,19 @@ void HostStaging::download(void* dst, const void* deviceSrc, std::size_t bytes) 
     LARMOR_CUDA_CHECK(cudaStreamSynchronize(stream_));
     return;
   }
-  if (!ensurePinned() || (bytes >= kDirectBytes && pinHostBlock(dst, bytes))) {
+  if ((bytes >= kDirectBytes && pinHostBlock(dst, bytes)) || !ensurePinned(bytes)) {
     LARMOR_CUDA_CHECK(cudaMemcpyAsync(dst, deviceSrc, bytes, cudaMemcpyDeviceToHost, stream_));
     LARMOR_CUDA_CHECK(cudaStreamSynchronize(stream_));
     return;
   }
   const auto* from = static_cast<const char*>(deviceSrc);
   auto* to = static_cast<char*>(dst);
-  const std::size_t chunks = (bytes + kChunkBytes - 1) / kChunkBytes;
+  const std::size_t chunk = chunkBytes_, chunks = (bytes + chunk - 1) / chunk;
   // A device-to-host copy into a chunk is queued behind any earlier copy out of it on the same stream,
   // so no host wait is needed before queuing; the host waits only before reading a chunk.
   auto enqueue = [&](std::size_t k) {
     const int slot = static_cast<int>(k & 1);
-    const std::size_t off = k * kChunkBytes, len = std::min(kChunkBytes, bytes - off);
+    const std::size_t off = k * chunk, len = std::min(chunk, bytes - off);
     LARMOR_CUDA_CHECK(cudaMemcpyAsync(chunk_[slot], from + off, len, cudaMemcpyDeviceToHost, stream_));
     LARMOR_CUDA_CHECK(cudaEventRecord(done_[slot], stream_));
     used_[slot] = true;
@@ -270,7 +282,7 @@ void HostStaging::download(void* dst, const void* deviceSrc, std::size_t bytes) 
   if (chunks > 1) enqueue(1);
   for (std::size_t k = 0; k < chunks; ++k) {
     const int slot = static_cast<int>(k & 1);
-    const std::size_t off = k * kChunkBytes, len = std::min(kChunkBytes, bytes - off);
+    const std::size_t off = k * chunk, len = std::min(chunk, bytes - off);
     LARMOR_CUDA_CHECK(cudaEventSynchronize(done_[slot]));
     parallelMemcpy(to + off, chunk_[slot], len);
     if (k + 2 < chunks) enqueue(k + 2);

@@ -111,9 +111,15 @@ class HostStaging {
   /// Smaller chunks (8 or 4 MiB: more of a slice's upload overlapped) measured slower on the H100: each
   /// chunk's wait and fork of the copying threads cost more than the overlap gains (docs/perf.md, session 10).
   static constexpr std::size_t kChunkBytes = std::size_t{32} << 20;
+  /// The chunks start this small and grow (powers of two up to kChunkBytes) when a larger transfer is staged:
+  /// two 32 MiB pinned chunks take 27 ms to allocate on the H200 machine, the first reconstruction of a
+  /// process waited for them on its first small upload (session 17, docs/perf.md).
+  static constexpr std::size_t kFirstChunkBytes = std::size_t{2} << 20;
 
  private:
-  bool ensurePinned();
+  /// Pinned chunks of at least min(kChunkBytes, bytes) rounded up to a power of two (>= kFirstChunkBytes);
+  /// false when none can be had (transfers then go from pageable memory).
+  bool ensurePinned(std::size_t bytes);
   /// Uploads from a pinned block of at least this size go direct (smaller ones: staging is as fast).
   static constexpr std::size_t kDirectBytes = std::size_t{1} << 20;
   cudaStream_t stream_;
@@ -121,7 +127,8 @@ class HostStaging {
   void* chunk_[2] = {nullptr, nullptr};
   cudaEvent_t done_[2] = {nullptr, nullptr};
   bool used_[2] = {false, false};
-  bool tried_ = false, pinnedOk_ = false;
+  std::size_t chunkBytes_ = 0;  ///< the chunks' size now (0: none yet)
+  bool refused_ = false, pinnedOk_ = false;
 };
 
 }  // namespace larmor::cuda
