@@ -112,9 +112,9 @@ class HostStaging {
   /// chunk's wait and fork of the copying threads cost more than the overlap gains (docs/perf.md, session 10).
   static constexpr std::size_t kChunkBytes = std::size_t{32} << 20;
   /// The chunks start this small and grow (powers of two up to kChunkBytes) when a larger transfer is staged:
-  /// two 32 MiB pinned chunks take 27 ms to allocate on the H200 machine, the first reconstruction of a
-  /// process waited for them on its first small upload (session 17, docs/perf.md).
-  static constexpr std::size_t kFirstChunkBytes = std::size_t{2} << 20;
+  /// two 32 MiB pinned chunks take 27 ms to allocate on the H200 machine (two of 4 MiB: 5 ms), and the first
+  /// reconstruction of a process waited for them on its first small upload (session 17, docs/perf.md).
+  static constexpr std::size_t kFirstChunkBytes = std::size_t{4} << 20;
 
  private:
   /// Pinned chunks of at least min(kChunkBytes, bytes) rounded up to a power of two (>= kFirstChunkBytes);
