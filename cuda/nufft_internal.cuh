@@ -108,8 +108,9 @@ class SectorSpreader {
 /// the samples within W/2 of it, found from the radial geometry, and writes its own value.
 class TronSpreader {
  public:
-  /// Throws Error when the geometry does not suit TRON (not radial, 3D, samples off their spokes).
-  TronSpreader(CudaBackend& be, const GridGeometry& g, const NufftGeometry& geometry);
+  /// For a geometry that suits TRON: tronUnsuitable gave "" and `margin`, the samples' distance from their
+  /// spokes (the caller checks once; the check is a pass over every sample).
+  TronSpreader(CudaBackend& be, const GridGeometry& g, const NufftGeometry& geometry, double margin);
   void spread(CudaBackend& be, const KernelParams& k, const SpreadInput& in);
   i64 listEntries() const { return listEntries_; }
 

@@ -210,6 +210,7 @@ std::string tronUnsuitable(const GridGeometry& g, const NufftGeometry& geometry,
   const double sx = static_cast<double>(g.g[0]) / g.n[0], sy = static_cast<double>(g.g[1]) / g.n[1];
   const float* k = geometry.trajectory.data();
   double worst = 0;
+#pragma omp parallel for reduction(max : worst) schedule(static) if (r.spokes * r.readout > (index_t{1} << 15))
   for (index_t p = 0; p < r.spokes; ++p) {
     const double cx = std::cos(r.anglesRad[static_cast<std::size_t>(p)]), cy = std::sin(r.anglesRad[static_cast<std::size_t>(p)]);
     for (index_t i = 0; i < r.readout; ++i) {
@@ -225,10 +226,9 @@ std::string tronUnsuitable(const GridGeometry& g, const NufftGeometry& geometry,
   return {};
 }
 
-TronSpreader::TronSpreader(CudaBackend& be, const GridGeometry& g, const NufftGeometry& geometry) : g_(g) {
-  double margin = 0;
-  const std::string why = tronUnsuitable(g, geometry, &margin);
-  require(why.empty(), why);
+TronSpreader::TronSpreader(CudaBackend& be, const GridGeometry& g, const NufftGeometry& geometry, double margin)
+    : g_(g) {
+  require(geometry.radial.has_value(), "TRON: the geometry has no radial description");
   const RadialInfo& radial = *geometry.radial;
   rp_.readout = static_cast<int>(radial.readout);
   rp_.spokes = static_cast<int>(radial.spokes);
