@@ -347,8 +347,9 @@ class CudaNufftPlan final : public NufftPlan {
   /// CPU plan does.
   void encodeSamples(const RArray& k) {
     std::vector<float4> codes(static_cast<std::size_t>(m_));
-    // Each sample on its own (OpenMP: a 2D radial plan of 206k samples spent 7 ms here on one thread).
-#pragma omp parallel for schedule(static) if (m_ > (index_t{1} << 15))
+    // Each sample on its own; on every core from 128k samples (a 2D radial plan of 206k spent 7 ms here on one
+    // thread; at 51k the threads' wake-up cost more than they saved: session 17, docs/perf.md).
+#pragma omp parallel for schedule(static) if (m_ > (index_t{1} << 17))
     for (index_t j = 0; j < m_; ++j) {
       i64 b[3] = {0, 0, 0};
       float off[3] = {0.f, 0.f, 0.f};

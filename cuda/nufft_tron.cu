@@ -210,7 +210,7 @@ std::string tronUnsuitable(const GridGeometry& g, const NufftGeometry& geometry,
   const double sx = static_cast<double>(g.g[0]) / g.n[0], sy = static_cast<double>(g.g[1]) / g.n[1];
   const float* k = geometry.trajectory.data();
   double worst = 0;
-#pragma omp parallel for reduction(max : worst) schedule(static) if (r.spokes * r.readout > (index_t{1} << 15))
+#pragma omp parallel for reduction(max : worst) schedule(static) if (r.spokes * r.readout > (index_t{1} << 17))
   for (index_t p = 0; p < r.spokes; ++p) {
     const double cx = std::cos(r.anglesRad[static_cast<std::size_t>(p)]), cy = std::sin(r.anglesRad[static_cast<std::size_t>(p)]);
     for (index_t i = 0; i < r.readout; ++i) {
