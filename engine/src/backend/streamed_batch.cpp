@@ -37,7 +37,12 @@ std::unique_ptr<Backend::Transfer> Backend::downloadQueued(void* dst, const Buff
   return std::make_unique<DoneTransfer>();
 }
 
-bool Backend::copyFromPeer(Buffer&, std::size_t, Backend&, const Buffer&, std::size_t, std::size_t) { return false; }
+bool Backend::copyFromPeer(Buffer& dst, std::size_t dstOffset, Backend& source, const Buffer& src,
+                           std::size_t srcOffset, std::size_t bytes) {
+  if (&source != this) return false;
+  copy(dst, src, bytes, dstOffset, srcOffset);
+  return true;
+}
 
 index_t slicesPerStreamedChunk(const Backend& be, index_t slices, std::size_t sliceBytes) {
   constexpr std::size_t kMinChunkBytes = std::size_t{4} << 20;

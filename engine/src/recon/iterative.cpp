@@ -421,18 +421,15 @@ void IterativeProblem::Impl::computeRhs(const ReconSettings& s, const CArray& sa
       for (auto& b : t.extraGpus) all.push_back(b.get());
       t.slabs = std::make_unique<SlabAdjoint>(all, t.geometry, fhdPlan);
     }
-    if (p.coils == 1 && !p.maps) {
-      t.slabs->adjoint(samples, 1, backend, *p.rhs);
-    } else {
-      auto img = backend.allocate(bytesOf(p.n * p.coils));
-      t.slabs->adjoint(samples, p.coils, backend, *img);
-      auto tmp = backend.allocate(bytesOf(p.n));
-      for (index_t c = 0; c < p.coils; ++c) {
-        Buffer& dst = c == 0 ? *p.rhs : *tmp;
-        backend.copy(dst, *img, bytesOf(p.n), 0, bytesOf(c * p.n));
-        if (p.maps) backend.multiply(dst, p.maps->map(c), p.n, dst, p.n, true);
-        if (c > 0) backend.axpby(*p.rhs, cfloat(1.f), *tmp, cfloat(1.f), p.n);
-      }
+    // One coil: gathered straight into E^H d's buffer.
+    auto img = p.coils > 1 ? backend.allocate(bytesOf(p.n * p.coils)) : nullptr;
+    t.slabs->adjoint(samples, p.coils, backend, img ? *img : *p.rhs);
+    auto tmp = p.coils > 1 ? backend.allocate(bytesOf(p.n)) : nullptr;
+    for (index_t c = 0; c < p.coils; ++c) {
+      Buffer& dst = c == 0 ? *p.rhs : *tmp;
+      if (img) backend.copy(dst, *img, bytesOf(p.n), 0, bytesOf(c * p.n));
+      if (p.maps) backend.multiply(dst, p.maps->map(c), p.n, dst, p.n, true);
+      if (c > 0) backend.axpby(*p.rhs, cfloat(1.f), *tmp, cfloat(1.f), p.n);
     }
     backend.scale(*p.rhs, cfloat(static_cast<float>(p.scale), 0.f), p.n);
   } else {

@@ -106,11 +106,12 @@ std::unique_ptr<Buffer> SlabAdjoint::slabImage(const Slab& slab, const CArray& s
   return img;
 }
 
-index_t SlabAdjoint::slabVoxels(const Slab& slab) const {
+index_t SlabAdjoint::imageVoxels() const {
   const NufftGeometry& g = geometry_;
-  const index_t voxels = g.image[0] * g.image[1] * (g.dims == 3 ? g.image[2] : 1);
-  return voxels / g.image[axis_] * slab.ns;
+  return g.image[0] * g.image[1] * (g.dims == 3 ? g.image[2] : 1);
 }
+
+index_t SlabAdjoint::slabVoxels(const Slab& slab) const { return imageVoxels() / geometry_.image[axis_] * slab.ns; }
 
 void SlabAdjoint::checkSamples(const CArray& samples, index_t batch) const {
   require(batch >= 1, "slab adjoint: batch must be >= 1");
@@ -125,7 +126,7 @@ CArray SlabAdjoint::adjoint(const CArray& samples, index_t batch) const {
   const index_t len = g.image[axis_];
   const index_t plane = axis_ == 2 ? n0 * n1 : n0;  // elements of one plane/row of the split axis
   const index_t outer = axis_ == 2 ? 1 : n2;         // 2D: rows of each (unit) z plane
-  const index_t voxels = n0 * n1 * n2;
+  const index_t voxels = imageVoxels();
   CArray out(Shape{n0, n1, n2, batch});
   forEachBackend([&](std::size_t b) {
     for (auto& slab : slabs_) {
@@ -157,7 +158,7 @@ CArray SlabAdjoint::adjoint(const CArray& samples, index_t batch) const {
 void SlabAdjoint::adjoint(const CArray& samples, index_t batch, Backend& primary, Buffer& out) const {
   checkSamples(samples, batch);
   const NufftGeometry& g = geometry_;
-  const index_t voxels = g.image[0] * g.image[1] * (g.dims == 3 ? g.image[2] : 1);
+  const index_t voxels = imageVoxels();
   const std::size_t bytes = static_cast<std::size_t>(voxels * batch) * sizeof(cfloat);
   require(out.bytes() >= bytes, "slab adjoint: the output buffer is too small");
   if (axis_ != 2) {  // 2D slabs are rows of every image: through the host
@@ -176,9 +177,7 @@ void SlabAdjoint::adjoint(const CArray& samples, index_t batch, Backend& primary
         // The slab's planes of image bt: [n0, n1, ns] at plane z0 there.
         const std::size_t to = static_cast<std::size_t>(bt * voxels + slab->z0 * plane) * sizeof(cfloat),
                           from = static_cast<std::size_t>(bt) * part;
-        if (&be == &primary) {
-          primary.copy(out, *img, part, to, from);
-        } else if (!primary.copyFromPeer(out, to, be, *img, from, part)) {
+        if (!primary.copyFromPeer(out, to, be, *img, from, part)) {
           std::vector<cfloat> host(part / sizeof(cfloat));
           be.download(host.data(), *img, part, from);
           primary.upload(out, host.data(), part, to);

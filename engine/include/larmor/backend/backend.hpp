@@ -72,8 +72,9 @@ class Backend {
   /// bytes from `src`, a buffer of another backend `source`, + srcOffset to dst + dstOffset, without a stop on
   /// the host: ordered after the work queued on both backends before the call and before the work queued on
   /// either after it (the CUDA backend: a peer copy over NVLink or PCIe between two devices; CPU backends:
-  /// memcpy). False, with nothing done, where this backend cannot reach the other's memory (another kind of
-  /// backend): the caller then goes through the host. Default: false.
+  /// memcpy; `source` this backend itself: copy()). False, with nothing done, where this backend cannot reach
+  /// the other's memory (another kind of backend): the caller then goes through the host. Default: copy() for
+  /// this backend's own buffers, false for any other's.
   virtual bool copyFromPeer(Buffer& dst, std::size_t dstOffset, Backend& source, const Buffer& src,
                             std::size_t srcOffset, std::size_t bytes);
   /// Waits for all queued work, queued transfers included (timing, before host reads).

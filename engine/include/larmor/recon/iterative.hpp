@@ -181,6 +181,7 @@ class SlabAdjoint {
   struct Slab;
   void forEachBackend(const std::function<void(std::size_t)>& work) const;
   void checkSamples(const CArray& samples, index_t batch) const;
+  index_t imageVoxels() const;  ///< N0 N1 (N2 in 3D)
   index_t slabVoxels(const Slab& slab) const;
   /// One slab's image [n0, n1, ns] (or [n0, ns, n2]) x batch on its device: the samples uploaded, modulated
   /// by the slab's phases there, transformed by its plan.
