@@ -5,6 +5,9 @@
 //    each element k with k + N/2 (along every transformed dimension at once: an involution) and multiplies
 //    by (-1)^{coordinate sum of the element it takes} and N^{-1/2}: the array is read and written once
 //    besides cuFFT's own passes, not twice (halfSwapKernel).
+//    Where the last transformed length is a power of two from 32 to 512 (fft_last.cu), cuFFT transforms only the
+//    lower dimensions and one pass does the last one's DFT together with that swap: no pass besides cuFFT's;
+//    likewise fftGram's diagonal sits between the last dimension's two DFTs in one pass (fft_last.cu).
 //  - Otherwise: two in-place modulation passes around the plain DFT (device_math.hpp derives them).
 #include "fft.hpp"
 
@@ -15,6 +18,7 @@
 
 #include "check.hpp"
 #include "device_math.hpp"
+#include "fft_last.hpp"
 
 namespace larmor::cuda {
 
@@ -355,19 +359,31 @@ bool FftEngine::prepare(const Shape& shape, int rank, Plan*& plan) {
   key.batch = total / plane;
   // Dropping the length-1 dimensions leaves the memory layout unchanged: the remaining ones are still
   // contiguous, fastest first, and each transform still occupies `plane` consecutive elements.
-  plan = &planFor(key);
-  // Never a null area, even for plans that report needing none: with auto-allocation off, cuFFT may
-  // refuse to execute without one.
-  ensureWorkArea(std::max<std::size_t>(plan->workBytes, 1));
-  LARMOR_CUFFT_CHECK(cufftSetWorkArea(plan->handle, work_.ptr));  // every time: the area may have moved
+  plan = &prepared(key);
   return true;
 }
 
+FftEngine::Plan& FftEngine::prepared(const Key& key) {
+  Plan& plan = planFor(key);
+  // Never a null area, even for plans that report needing none: with auto-allocation off, cuFFT may
+  // refuse to execute without one.
+  ensureWorkArea(std::max<std::size_t>(plan.workBytes, 1));
+  LARMOR_CUFFT_CHECK(cufftSetWorkArea(plan.handle, work_.ptr));  // every time: the area may have moved
+  return plan;
+}
+
 void FftEngine::transform(float2* data, const Shape& shape, int rank, FftDirection dir) {
-  Plan* plan = nullptr;
-  if (!prepare(shape, rank, plan)) return;
   auto* z = reinterpret_cast<cufftComplex*>(data);
   const int cufftDir = dir == FftDirection::Forward ? CUFFT_FORWARD : CUFFT_INVERSE;
+  if (shape.size() == 0) return;
+  if (const auto pass = lastDimPass(shape, rank, LastDimUse::Centre)) {  // cuFFT over the lower dimensions, then one pass
+    const Plan& lower = prepared(Key{pass->lowerLengths, pass->lowerBatch});
+    LARMOR_CUFFT_CHECK(cufftExecC2C(lower.handle, z, z, cufftDir));
+    runLastDimPass(launch_, data, *pass, dir);
+    return;
+  }
+  Plan* plan = nullptr;
+  if (!prepare(shape, rank, plan)) return;
   if (allEven(shape, rank)) {  // S D F: one pass after cuFFT
     LARMOR_CUFFT_CHECK(cufftExecC2C(plan->handle, z, z, cufftDir));
     halfSwap(launch_, data, shape, rank);
@@ -384,12 +400,19 @@ void FftEngine::gram(float2* data, const Shape& shape, int rank, const float2* d
   // F^H D F = P1^H IDFT (D / N) DFT P1: of the four modulation passes of fft + fft only the outer two remain,
   // and P1^H is the pre-modulation of the opposite sign.
   const index_t total = shape.size(), plane = shape.span(0, static_cast<std::size_t>(rank));
+  auto* z = reinterpret_cast<cufftComplex*>(data);
+  if (const auto pass = lastDimPass(shape, rank, LastDimUse::Gram)) {  // the lower dimensions by cuFFT, one pass
+    const Plan& lower = prepared(Key{pass->lowerLengths, pass->lowerBatch});
+    LARMOR_CUFFT_CHECK(cufftExecC2C(lower.handle, z, z, CUFFT_FORWARD));
+    runLastDimGram(launch_, data, *pass, diagonal);
+    LARMOR_CUFFT_CHECK(cufftExecC2C(lower.handle, z, z, CUFFT_INVERSE));
+    return;
+  }
   Plan* plan = nullptr;
   if (!prepare(shape, rank, plan)) {  // every transformed length is 1: F is the identity
     multiplyScaled(launch_, data, diagonal, plane, total, 1.f);
     return;
   }
-  auto* z = reinterpret_cast<cufftComplex*>(data);
   if (allEven(shape, rank)) {
     // F = S D F0 / sqrt(N) (the file comment; F0 the plain DFT), S and D symmetric involutions, so
     // F^H M F = F0^H D (S M S) D F0 / N = F0^H (S M S) F0 / N: the diagonal read half a period away, and no

@@ -1,5 +1,5 @@
 #pragma once
-// Centred unitary FFTs on the GPU: cuFFT between two modulation passes (device_math.hpp derives them).
+// Centred unitary FFTs on the GPU: cuFFT and the centring passes (fft.cu, fft_last.cu derive them).
 #include <cufft.h>
 
 #include <list>
@@ -51,6 +51,8 @@ class FftEngine {
   Plan& planFor(const Key& key);
   /// The plan of `shape` over [0, rank), its work area ensured; false when every length is 1 (identity).
   bool prepare(const Shape& shape, int rank, Plan*& plan);
+  /// The plan of `key`, its work area ensured and set.
+  Plan& prepared(const Key& key);
   void ensureWorkArea(std::size_t bytes);
 
   std::shared_ptr<DeviceAllocator> allocator_;

@@ -422,7 +422,7 @@ std::string fftCaseName(const ::testing::TestParamInfo<FftCase>& info) {
 
 class CudaFft : public CudaBackendTest, public ::testing::WithParamInterface<FftCase> {};
 
-TEST_P(CudaFft, ForwardInverseAndRoundTripMatchCpu) {
+TEST_P(CudaFft, ForwardInverseRoundTripAndGramMatchCpu) {
   const Shape shape(GetParam().dims);
   const int rank = GetParam().rank;
   const CArray in = randomArray(shape, 20);
@@ -435,6 +435,13 @@ TEST_P(CudaFft, ForwardInverseAndRoundTripMatchCpu) {
     b.fft(x.buffer(), shape, rank, FftDirection::Inverse);
   });
   EXPECT_LT(relL2Error(back, in), kFftTol) << "round trip";
+  // fftGram = F^H diag(d) F, d one transform's elements (cuda/fft_last.cu's fused pass where the shape allows)
+  const CArray diagonal = randomArray(Shape{shape.span(0, static_cast<std::size_t>(rank))}, 21);
+  auto [cg, gg] = both(in, [&](Backend& b, CDeviceArray& x) {
+    CDeviceArray d = CDeviceArray::upload(b, diagonal);
+    b.fftGram(x.buffer(), shape, rank, d.buffer());
+  });
+  EXPECT_LT(relL2Error(gg, cg), kFftTol) << "gram";
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -450,7 +457,13 @@ INSTANTIATE_TEST_SUITE_P(
         // 3D: even, odd, mixed, a length-1 dimension in the middle, all length 1, batched
         FftCase{{32, 32, 32}, 3}, FftCase{{33, 31, 29}, 3}, FftCase{{30, 14, 6}, 3}, FftCase{{2, 1, 6, 2}, 3},
         FftCase{{10, 1, 1, 4}, 3}, FftCase{{30, 31, 7}, 3}, FftCase{{16, 1, 9, 3}, 3},
-        FftCase{{1, 1, 1}, 3}, FftCase{{64, 64, 64, 2}, 3}, FftCase{{5, 4, 3, 2, 2}, 3}, FftCase{{128, 128, 128}, 3}),
+        FftCase{{1, 1, 1}, 3}, FftCase{{64, 64, 64, 2}, 3}, FftCase{{5, 4, 3, 2, 2}, 3}, FftCase{{128, 128, 128}, 3},
+        // the fused last-dimension pass (cuda/fft_last.cu: last length a power of two 32..512, x's half a multiple
+        // of the tile) with every tile width, a length-1 dimension between, y not a power of two, batches; and
+        // shapes just outside it (x too short for the tile, last length 1024 or 16) that keep the swap pass
+        FftCase{{64, 1, 128}, 3}, FftCase{{32, 512, 2}, 2}, FftCase{{128, 48, 32}, 3}, FftCase{{256, 6, 64, 3}, 3},
+        FftCase{{512, 256, 3}, 2}, FftCase{{16, 256, 256}, 3}, FftCase{{1, 32, 32}, 3}, FftCase{{16, 64}, 2},
+        FftCase{{48, 64}, 2}, FftCase{{64, 1024}, 2}, FftCase{{64, 16}, 2}),
     fftCaseName);
 
 TEST_F(CudaBackendTest, FftPlanCacheEvictionKeepsResultsRight) {

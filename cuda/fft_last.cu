@@ -1,0 +1,313 @@
+// The last transformed dimension of a centred FFT fused with the centring. fft.cu's even-length form is
+// C = S D F N^{-1/2} (S the half-period swap along every transformed dimension, D = diag((-1)^{|k|}), F the
+// plain DFT); F is separable, F = F_last F_lower, so cuFFT transforms the lower dimensions (one or two, batched
+// over the last one) and this one pass does the rest: the plain DFT along the last dimension, then D, S and
+// N^{-1/2}. Against cuFFT's whole transform followed by fft.cu's swap pass, the swap's read and write of the
+// array replace cuFFT's own pass over the last dimension: the centred FFT costs what cuFFT alone does
+// (docs/perf.md, session 18: 128^3 1.45x -> 1.00x, 256^3 1.36x -> 1.01x on an H200).
+//
+// The DFT of length N = A B along the last dimension, Cooley-Tukey in two steps (n = B n1 + n2, k = k1 + A k2):
+//   X[k1 + A k2] = sum_{n2} W_B^{n2 k2} ( W_N^{n2 k1} sum_{n1} x[B n1 + n2] W_A^{n1 k1} ),  W_M = e^{s 2 pi i / M},
+// s = -1 forward, +1 inverse (cuFFT's exponent). Thread n2 (B per column) loads its A elements straight from
+// global memory, does the A-point DFT in registers (radix 2, twiddles from a table of W_N^j in shared memory,
+// sincospif: ~1 ulp), multiplies by W_N^{n2 k1} and stores to shared memory; after a barrier thread j does the
+// B-point DFTs of the rows k1 = j, j + B, ... and writes each result to its final place.
+//
+// In place without a race: a block owns a tile of TX neighbouring columns along x (x0 a multiple of TX, below
+// n0/2) and the partner tile half a period away along x and y; it reads both, and after the barrier writes only
+// into them (column c's results go to its partner's column). Each half-warp reads or writes TX consecutive
+// elements of one row: 128 bytes for TX = 16, 64 for TX = 8, 32 for TX = 4.
+#include "fft_last.hpp"
+
+#include <cmath>
+#include <utility>
+#include <string>
+
+#include "check.hpp"
+#include "device_math.hpp"
+
+namespace larmor::cuda {
+
+namespace {
+
+struct LastDimView {
+  long long low, plane;
+  int n0, n1, half0, tilesX;
+  float scale;  ///< N^{-1/2}, N the elements of one whole transform
+  float sign;   ///< the exponent's sign: -1 forward, +1 inverse
+};
+
+LARMOR_HD constexpr int log2Of(int n) { return n <= 1 ? 0 : 1 + log2Of(n / 2); }
+LARMOR_HD constexpr int bitReverse(int i, int bits) {
+  int r = 0;
+  for (int b = 0; b < bits; ++b)
+    if (i & (1 << b)) r |= 1 << (bits - 1 - b);
+  return r;
+}
+
+/// The radix-2 butterflies of span LEN and up, in registers; tw[j] = W_N^j (its conjugate where CONJ).
+template <int M, int N, int LEN, bool CONJ>
+__device__ __forceinline__ void butterflies(float2 (&v)[M], const float2* tw) {
+  if constexpr (LEN <= M) {
+#pragma unroll
+    for (int i = 0; i < M; i += LEN) {
+#pragma unroll
+      for (int j = 0; j < LEN / 2; ++j) {
+        float2 b = v[i + j + LEN / 2];
+        if (j != 0) {
+          const float2 w = tw[j * (N / LEN)];
+          b = cmul(b, float2{w.x, CONJ ? -w.y : w.y});
+        }
+        const float2 a = v[i + j];
+        v[i + j] = float2{a.x + b.x, a.y + b.y};
+        v[i + j + LEN / 2] = float2{a.x - b.x, a.y - b.y};
+      }
+    }
+    butterflies<M, N, 2 * LEN, CONJ>(v, tw);
+  }
+}
+
+/// v <- the M-point DFT of v (M a power of two dividing N), of the opposite exponent where CONJ. The bit
+/// reversal by an index sequence: a constant index for every element, so the array stays in registers.
+template <int M, int N, bool CONJ = false>
+__device__ __forceinline__ void registerDft(float2 (&v)[M], const float2* tw) {
+  float2 w[M];
+  [&]<int... I>(std::integer_sequence<int, I...>) {
+    ((w[I] = v[bitReverse(I, log2Of(M))]), ...);
+  }(std::make_integer_sequence<int, M>{});
+  butterflies<M, N, 2, CONJ>(w, tw);
+#pragma unroll
+  for (int i = 0; i < M; ++i) v[i] = w[i];
+}
+
+/// One block: TX columns and their partners, B threads per column (the file comment).
+template <int A, int B, int TX>
+__global__ void __launch_bounds__(2 * TX * B) lastDimKernel(float2* data, LastDimView p) {
+  constexpr int N = A * B;
+  static_assert(A % B == 0, "the second step gives each thread A / B rows");
+  __shared__ float2 tw[N];
+  __shared__ float2 rows[2 * N * TX];
+  for (int j = threadIdx.x; j < N; j += blockDim.x) {
+    float s, c;
+    sincospif(2.f * static_cast<float>(j) / static_cast<float>(N), &s, &c);
+    tw[j] = float2{c, p.sign * s};
+  }
+  const int tid = static_cast<int>(threadIdx.x), xi = tid % TX, t = (tid / TX) % B, side = tid / (TX * B);
+  long long bi = blockIdx.x;
+  const int tile = static_cast<int>(bi % p.tilesX);
+  bi /= p.tilesX;
+  const int y = static_cast<int>(bi % p.n1);
+  const long long batch = bi / p.n1;
+  const int yp = y + p.n1 / 2 < p.n1 ? y + p.n1 / 2 : y - p.n1 / 2;  // n1 even or 1
+  const int x0 = tile * TX;
+  // This thread's source column (side 0: the representative tile, 1: its partner) and where it goes.
+  const int xs = x0 + side * p.half0 + xi, ys = side ? yp : y;
+  const int xd = x0 + (1 - side) * p.half0 + xi, yd = side ? y : yp;
+  const long long base = batch * p.plane;
+  const float2* src = data + base + xs + static_cast<long long>(p.n0) * ys;
+
+  float2 v[A];
+#pragma unroll
+  for (int n1 = 0; n1 < A; ++n1) v[n1] = src[static_cast<long long>(B * n1 + t) * p.low];
+  __syncthreads();  // the twiddle table
+  registerDft<A, N>(v, tw);
+#pragma unroll
+  for (int k1 = 1; k1 < A; ++k1) v[k1] = cmul(v[k1], tw[(t * k1) % N]);
+  float2* mine = rows + side * N * TX;
+#pragma unroll
+  for (int k1 = 0; k1 < A; ++k1) mine[(k1 * B + t) * TX + xi] = v[k1];
+  __syncthreads();  // every read of both tiles is done: the writes below may land on them
+
+  float2* dst = data + base + xd + static_cast<long long>(p.n0) * yd;
+  const int parity = (xs + ys) & 1;
+  auto row = [&](int k1) {
+    float2 u[B];
+#pragma unroll
+    for (int n2 = 0; n2 < B; ++n2) u[n2] = mine[(k1 * B + n2) * TX + xi];
+    registerDft<B, N>(u, tw);
+#pragma unroll
+    for (int k2 = 0; k2 < B; ++k2) {
+      const int k = k1 + A * k2, to = k < N / 2 ? k + N / 2 : k - N / 2;
+      const float s = ((parity + k) & 1) ? -p.scale : p.scale;
+      dst[static_cast<long long>(to) * p.low] = float2{s * u[k2].x, s * u[k2].y};
+    }
+  };
+  // Unrolled by hand: a loop over them left u in local memory.
+  row(t);
+  if constexpr (A / B > 1) row(t + B);
+  if constexpr (A / B > 2) {
+    row(t + 2 * B);
+    row(t + 3 * B);
+  }
+  static_assert(A / B <= 4, "at most four rows a thread");
+}
+
+/// fftGram's middle (fft.cu: F^H M F = F0^H (S M S) F0 / N for even lengths) along the last dimension, after
+/// cuFFT's forward plain DFT of the lower ones and before their inverse: each column's forward DFT as in
+/// lastDimKernel, times d half a period away along every dimension and 1/N, then the inverse DFT by the same two
+/// steps mirrored (k = k1 + A k2, n = m1 + B m2: B-point inverse DFTs over k2 in the registers that hold them,
+/// twiddles W_N^{-m1 k1}, a transpose through shared memory, A-point inverse DFTs over k1), so thread n2 ends with
+/// the elements n = n2 + B m2 it loaded and writes them back: columns are independent, no partner tile.
+template <int A, int B, int TX>
+__global__ void __launch_bounds__(TX * B, 2) lastDimGramKernel(float2* data, const float2* __restrict__ diagonal,
+                                                                 LastDimView p) {
+  constexpr int N = A * B;
+  __shared__ float2 tw[N];
+  __shared__ float2 rows[N * TX];
+  for (int j = threadIdx.x; j < N; j += blockDim.x) {
+    float s, c;
+    sincospif(2.f * static_cast<float>(j) / static_cast<float>(N), &s, &c);
+    tw[j] = float2{c, -s};  // the forward exponent
+  }
+  const int tid = static_cast<int>(threadIdx.x), xi = tid % TX, t = tid / TX;
+  long long bi = blockIdx.x;
+  const int tile = static_cast<int>(bi % p.tilesX);
+  bi /= p.tilesX;
+  const int y = static_cast<int>(bi % p.n1);
+  const long long batch = bi / p.n1;
+  const int x = tile * TX + xi;
+  float2* column = data + batch * p.plane + x + static_cast<long long>(p.n0) * y;
+  const int xs = x < p.half0 ? x + p.half0 : x - p.half0, ys = y + p.n1 / 2 < p.n1 ? y + p.n1 / 2 : y - p.n1 / 2;
+  const float2* d = diagonal + xs + static_cast<long long>(p.n0) * ys;
+
+  float2 v[A];
+#pragma unroll
+  for (int n1 = 0; n1 < A; ++n1) v[n1] = column[static_cast<long long>(B * n1 + t) * p.low];
+  __syncthreads();  // the twiddle table
+  registerDft<A, N>(v, tw);
+#pragma unroll
+  for (int k1 = 1; k1 < A; ++k1) v[k1] = cmul(v[k1], tw[(t * k1) % N]);
+#pragma unroll
+  for (int k1 = 0; k1 < A; ++k1) rows[(k1 * B + t) * TX + xi] = v[k1];
+  __syncthreads();
+  // Row k1 = t + B i: forward B-point DFT (X[k1 + A k2]), the diagonal, inverse B-point DFT and twiddle; kept in
+  // v[i B ..] until every thread has read its rows.
+  auto row = [&](int i) {
+    const int k1 = t + B * i;
+    float2 u[B];
+#pragma unroll
+    for (int n2 = 0; n2 < B; ++n2) u[n2] = rows[(k1 * B + n2) * TX + xi];
+    registerDft<B, N>(u, tw);
+#pragma unroll
+    for (int k2 = 0; k2 < B; ++k2) {
+      const int k = k1 + A * k2, ks = k < N / 2 ? k + N / 2 : k - N / 2;
+      const float2 f = d[static_cast<long long>(ks) * p.low];
+      u[k2] = cmul(u[k2], float2{p.scale * f.x, p.scale * f.y});
+    }
+    registerDft<B, N, true>(u, tw);
+#pragma unroll
+    for (int m1 = 1; m1 < B; ++m1) u[m1] = cmulConj(tw[(m1 * k1) % N], u[m1]);
+#pragma unroll
+    for (int m1 = 0; m1 < B; ++m1) v[i * B + m1] = u[m1];
+  };
+  row(0);  // unrolled by hand (lastDimKernel)
+  if constexpr (A / B > 1) row(1);
+  if constexpr (A / B > 2) {
+    row(2);
+    row(3);
+  }
+  static_assert(A % B == 0 && A / B <= 4, "A / B rows a thread, at most four");
+  __syncthreads();  // every row read: the transpose may overwrite them
+#pragma unroll
+  for (int i = 0; i < A / B; ++i)
+#pragma unroll
+    for (int m1 = 0; m1 < B; ++m1) rows[(m1 * A + t + B * i) * TX + xi] = v[i * B + m1];
+  __syncthreads();
+#pragma unroll
+  for (int k1 = 0; k1 < A; ++k1) v[k1] = rows[(t * A + k1) * TX + xi];
+  registerDft<A, N, true>(v, tw);
+#pragma unroll
+  for (int m2 = 0; m2 < A; ++m2) column[static_cast<long long>(t + B * m2) * p.low] = v[m2];
+}
+
+/// Columns along x a block takes for a last length n: the centring kernel's tiles come in pairs, the Gram's alone;
+/// both keep a block's rows in ~32 KiB of shared memory.
+int tileWidth(LastDimUse use, int n) {
+  if (use == LastDimUse::Centre) return n <= 128 ? 16 : n == 256 ? 8 : 4;
+  return n <= 128 ? 32 : n == 256 ? 16 : 8;
+}
+
+LastDimView viewOf(const LastDimPass& pass, float scale, float sign) {
+  LastDimView v;
+  v.low = pass.low;
+  v.plane = pass.plane;
+  v.n0 = pass.n0;
+  v.n1 = pass.n1;
+  v.half0 = pass.n0 / 2;
+  v.tilesX = pass.tilesX;
+  v.scale = scale;
+  v.sign = sign;
+  return v;
+}
+
+template <int A, int B, int TX>
+void launchCentre(const Launch& l, float2* data, const LastDimView& v, long long blocks) {
+  lastDimKernel<A, B, TX><<<static_cast<unsigned>(blocks), 2 * TX * B, 0, l.stream>>>(data, v);
+  LARMOR_CUDA_CHECK_LAUNCH();
+}
+
+template <int A, int B, int TX>
+void launchGram(const Launch& l, float2* data, const float2* d, const LastDimView& v, long long blocks) {
+  lastDimGramKernel<A, B, TX><<<static_cast<unsigned>(blocks), TX * B, 0, l.stream>>>(data, d, v);
+  LARMOR_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+std::optional<LastDimPass> lastDimPass(const Shape& shape, int rank, LastDimUse use) {
+  int lengths[3], count = 0;
+  long long plane = 1;
+  for (int d = 0; d < rank; ++d) {
+    const index_t n = shape[d];
+    if (n % 2 && n > 1) return std::nullopt;
+    plane *= n;
+    if (n > 1) {
+      if (count == 3) return std::nullopt;
+      lengths[count++] = static_cast<int>(n);
+    }
+  }
+  if (count < 2) return std::nullopt;
+  LastDimPass p;
+  p.n = lengths[count - 1];
+  if (p.n < 32 || p.n > 512 || (p.n & (p.n - 1))) return std::nullopt;
+  p.n0 = lengths[0];
+  p.n1 = count == 3 ? lengths[1] : 1;
+  const int tile = tileWidth(use, p.n), columns = use == LastDimUse::Centre ? p.n0 / 2 : p.n0;
+  if (columns % tile != 0) return std::nullopt;
+  p.tilesX = columns / tile;
+  p.low = static_cast<long long>(p.n0) * p.n1;
+  p.plane = plane;
+  p.batch = static_cast<long long>(shape.size()) / plane;
+  p.blocks = static_cast<long long>(p.tilesX) * p.n1 * p.batch;
+  if (p.blocks > 0x7fffffffLL) return std::nullopt;
+  for (int i = count - 2; i >= 0; --i) p.lowerLengths.push_back(lengths[i]);
+  p.lowerBatch = static_cast<long long>(p.n) * p.batch;
+  return p;
+}
+
+void runLastDimPass(const Launch& l, float2* data, const LastDimPass& pass, FftDirection dir) {
+  const LastDimView v = viewOf(pass, static_cast<float>(1.0 / std::sqrt(static_cast<double>(pass.plane))),
+                               dir == FftDirection::Forward ? -1.f : 1.f);
+  switch (pass.n) {
+    case 32: launchCentre<8, 4, 16>(l, data, v, pass.blocks); break;
+    case 64: launchCentre<8, 8, 16>(l, data, v, pass.blocks); break;
+    case 128: launchCentre<16, 8, 16>(l, data, v, pass.blocks); break;
+    case 256: launchCentre<16, 16, 8>(l, data, v, pass.blocks); break;
+    case 512: launchCentre<32, 16, 4>(l, data, v, pass.blocks); break;
+    default: throw Error("cuda fft: no fused pass for a last length of " + std::to_string(pass.n));
+  }
+}
+
+void runLastDimGram(const Launch& l, float2* data, const LastDimPass& pass, const float2* diagonal) {
+  const LastDimView v = viewOf(pass, static_cast<float>(1.0 / static_cast<double>(pass.plane)), -1.f);
+  switch (pass.n) {
+    case 32: launchGram<8, 4, 32>(l, data, diagonal, v, pass.blocks); break;
+    case 64: launchGram<8, 8, 32>(l, data, diagonal, v, pass.blocks); break;
+    case 128: launchGram<16, 8, 32>(l, data, diagonal, v, pass.blocks); break;
+    case 256: launchGram<16, 16, 16>(l, data, diagonal, v, pass.blocks); break;
+    case 512: launchGram<32, 16, 8>(l, data, diagonal, v, pass.blocks); break;
+    default: throw Error("cuda fft: no fused Gram pass for a last length of " + std::to_string(pass.n));
+  }
+}
+
+}  // namespace larmor::cuda

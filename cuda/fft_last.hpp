@@ -1,0 +1,42 @@
+#pragma once
+// The slowest transformed dimension of a centred FFT and the centring in one pass (fft_last.cu derives it).
+#include <optional>
+#include <vector>
+
+#include "kernels.hpp"
+#include "larmor/backend/backend.hpp"
+
+namespace larmor::cuda {
+
+/// What the pass fuses with the last dimension's DFT: the centring (Backend::fft) or fftGram's diagonal.
+enum class LastDimUse { Centre, Gram };
+
+/// How the fused pass sees an array: the transformed dimensions of length > 1 are x (n0, stride 1), y (n1,
+/// stride n0; 1 when there is none) and the last one (n, stride low = n0 n1); `batch` transforms follow one
+/// another, `plane` = low n elements apart.
+struct LastDimPass {
+  long long low = 0, plane = 0, batch = 0;
+  int n0 = 1, n1 = 1, n = 1;
+  std::vector<long long> lowerLengths;  ///< cuFFT's order (slowest first): the transform left to cuFFT
+  long long lowerBatch = 0;             ///< n batch transforms of the lower dimensions
+  int tilesX = 0;                       ///< a block's columns along x: tiles (pairs of tiles for Centre)
+  long long blocks = 0;
+};
+
+/// The pass for a transform over dims [0, rank) of `shape` when it applies: every transformed length even,
+/// two or three of them > 1, the last a power of two in [32, 512], x a multiple of the pass's tile (4 to 32
+/// columns; for Centre the tiles pair with their partners half a period away, so n0 / 2 is what must divide) and
+/// the grid within CUDA's.
+std::optional<LastDimPass> lastDimPass(const Shape& shape, int rank, LastDimUse use);
+
+/// After cuFFT has transformed the lower dimensions in place (plain DFT, direction `dir`): the plain DFT
+/// along the last dimension, then every element swapped with its partner half a period away along every
+/// transformed dimension and multiplied by (-1)^{its coordinate sum} N^{-1/2}: the centred unitary FFT.
+void runLastDimPass(const Launch& l, float2* data, const LastDimPass& pass, FftDirection dir);
+
+/// Between cuFFT's forward and inverse plain DFTs of the lower dimensions: along the last dimension the forward
+/// DFT, d (one transform's elements, every batch) read half a period away along every dimension, 1/N, the inverse
+/// DFT: fftGram's F^H diag(d) F for even lengths (fft.cu) with no pass of its own besides cuFFT's.
+void runLastDimGram(const Launch& l, float2* data, const LastDimPass& pass, const float2* diagonal);
+
+}  // namespace larmor::cuda
