@@ -499,6 +499,19 @@ void CudaBackend::fftGram(Buffer& data, const Shape& shape, int rank, const Buff
   fft_->gram(p, shape, rank, d);
 }
 
+void CudaBackend::fftGramInBox(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal, const Shape& box) {
+  require(rank >= 1 && rank <= 3 && static_cast<std::size_t>(rank) <= std::max<std::size_t>(shape.rank(), 1),
+          "cuda backend: fft rank must be 1..3 and within the array's rank, got " + std::to_string(rank));
+  for (int d = 0; d < rank; ++d)
+    require(box[static_cast<std::size_t>(d)] >= 1 && box[static_cast<std::size_t>(d)] <= shape[static_cast<std::size_t>(d)],
+            "cuda backend: fftGramInBox's box " + box.str() + " does not fit in " + shape.str());
+  float2* p = elements(data, shape.size(), "fftGram");
+  const float2* d = elements(diagonal, shape.span(0, static_cast<std::size_t>(rank)), "fftGram");
+  std::lock_guard lock(mutex_);
+  activate();
+  fft_->gram(p, shape, rank, d, &box);
+}
+
 void CudaBackend::resizeCentred(Buffer& dst, const Shape& ds, const Buffer& src, const Shape& ss) {
   require(ds.span(4, std::max<std::size_t>(ds.rank(), 4)) == ss.span(4, std::max<std::size_t>(ss.rank(), 4)),
           "cuda backend: resizeCentred needs equal batch sizes, " + ds.str() + " vs " + ss.str());

@@ -65,6 +65,7 @@ class CudaBackend final : public Backend {
 
   void fft(Buffer& data, const Shape& shape, int rank, FftDirection dir) override;
   void fftGram(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal) override;
+  void fftGramInBox(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal, const Shape& box) override;
   void resizeCentred(Buffer& dst, const Shape& dstShape, const Buffer& src, const Shape& srcShape) override;
   void transpose(Buffer& dst, const Buffer& src, index_t n0, index_t n1, index_t batch) override;
   void sumOfSquares(Buffer& out, const Buffer& coilImages, index_t voxels, index_t coils, index_t batch) override;

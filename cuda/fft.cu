@@ -395,16 +395,34 @@ void FftEngine::transform(float2* data, const Shape& shape, int rank, FftDirecti
   modulateAny(launch_, data, shape.size(), shape, rank, sign, true);
 }
 
-void FftEngine::gram(float2* data, const Shape& shape, int rank, const float2* diagonal) {
+void FftEngine::gram(float2* data, const Shape& shape, int rank, const float2* diagonal, const Shape* box) {
   // F = P2 DFT P1 with P1 = the pre-modulation e^{2 pi i c n / N} (device_math.hpp) and |P2| = N^{-1/2}, so
   // F^H D F = P1^H IDFT (D / N) DFT P1: of the four modulation passes of fft + fft only the outer two remain,
   // and P1^H is the pre-modulation of the opposite sign.
   const index_t total = shape.size(), plane = shape.span(0, static_cast<std::size_t>(rank));
   auto* z = reinterpret_cast<cufftComplex*>(data);
   if (const auto pass = lastDimPass(shape, rank, LastDimUse::Gram)) {  // the lower dimensions by cuFFT, one pass
+    // With a box, the planes of the last dimension outside it are zero going in and unused coming out: cuFFT
+    // transforms only those it spans, one call a batch (few batches: more calls would cost more in launches
+    // than the half of the planes saves), and the pass reads and writes only them.
+    const int boxed = box ? static_cast<int>((*box)[static_cast<std::size_t>(pass->lastDim)]) : pass->n;
+    const int begin = pass->n / 2 - boxed / 2;
+    if (boxed < pass->n && pass->batch <= kMaxBoxBatches) {
+      const Plan& lower = prepared(Key{pass->lowerLengths, boxed});
+      for (long long b = 0; b < pass->batch; ++b) {
+        cufftComplex* slab = z + b * pass->plane + begin * pass->low;
+        LARMOR_CUFFT_CHECK(cufftExecC2C(lower.handle, slab, slab, CUFFT_FORWARD));
+      }
+      runLastDimGram(launch_, data, *pass, diagonal, begin, begin + boxed);
+      for (long long b = 0; b < pass->batch; ++b) {
+        cufftComplex* slab = z + b * pass->plane + begin * pass->low;
+        LARMOR_CUFFT_CHECK(cufftExecC2C(lower.handle, slab, slab, CUFFT_INVERSE));
+      }
+      return;
+    }
     const Plan& lower = prepared(Key{pass->lowerLengths, pass->lowerBatch});
     LARMOR_CUFFT_CHECK(cufftExecC2C(lower.handle, z, z, CUFFT_FORWARD));
-    runLastDimGram(launch_, data, *pass, diagonal);
+    runLastDimGram(launch_, data, *pass, diagonal, box ? begin : 0, box ? begin + boxed : pass->n);
     LARMOR_CUFFT_CHECK(cufftExecC2C(lower.handle, z, z, CUFFT_INVERSE));
     return;
   }

@@ -27,7 +27,9 @@ class FftEngine {
   void transform(float2* data, const Shape& shape, int rank, FftDirection dir);
   /// In place, data <- F^H diag(d) F data (Backend::fftGram): pre-modulation, DFT, d / N, inverse DFT,
   /// conjugate pre-modulation. d: shape.span(0, rank) elements (device), applied to every batch.
-  void gram(float2* data, const Shape& shape, int rank, const float2* diagonal);
+  /// box (optional, Backend::fftGramInBox): data is zero outside this centred box and only the box of the result
+  /// is used; the fused pass (fft_last.cu) then transforms only the planes of the last dimension that it spans.
+  void gram(float2* data, const Shape& shape, int rank, const float2* diagonal, const Shape* box = nullptr);
   std::size_t cachedPlans() const { return plans_.size(); }
   /// While held (a recording that may replay these plans' kernels on this work area is alive: Backend::record),
   /// evicted plans and outgrown work areas are kept, not destroyed; they go when the last hold ends.
@@ -35,6 +37,8 @@ class FftEngine {
   void release();
 
   static constexpr std::size_t kMaxPlans = 16;
+  /// gram with a box: per-batch cuFFT calls over the box's planes up to this many batches, all planes beyond.
+  static constexpr long long kMaxBoxBatches = 2;
 
  private:
   struct Key {

@@ -35,6 +35,7 @@ struct LastDimView {
   int n0, n1, half0, tilesX;
   float scale;  ///< N^{-1/2}, N the elements of one whole transform
   float sign;   ///< the exponent's sign: -1 forward, +1 inverse
+  int begin = 0, end = 0;  ///< Gram: the rows of the last dimension read (others zero) and written
 };
 
 LARMOR_HD constexpr int log2Of(int n) { return n <= 1 ? 0 : 1 + log2Of(n / 2); }
@@ -172,7 +173,10 @@ __global__ void __launch_bounds__(TX * B, 2) lastDimGramKernel(float2* data, con
 
   float2 v[A];
 #pragma unroll
-  for (int n1 = 0; n1 < A; ++n1) v[n1] = column[static_cast<long long>(B * n1 + t) * p.low];
+  for (int n1 = 0; n1 < A; ++n1) {
+    const int n = B * n1 + t;
+    v[n1] = n >= p.begin && n < p.end ? column[static_cast<long long>(n) * p.low] : float2{0.f, 0.f};
+  }
   __syncthreads();  // the twiddle table
   registerDft<A, N>(v, tw);
 #pragma unroll
@@ -217,7 +221,10 @@ __global__ void __launch_bounds__(TX * B, 2) lastDimGramKernel(float2* data, con
   for (int k1 = 0; k1 < A; ++k1) v[k1] = rows[(t * A + k1) * TX + xi];
   registerDft<A, N, true>(v, tw);
 #pragma unroll
-  for (int m2 = 0; m2 < A; ++m2) column[static_cast<long long>(t + B * m2) * p.low] = v[m2];
+  for (int m2 = 0; m2 < A; ++m2) {
+    const int n = t + B * m2;
+    if (n >= p.begin && n < p.end) column[static_cast<long long>(n) * p.low] = v[m2];
+  }
 }
 
 /// Columns along x a block takes for a last length n: the centring kernel's tiles come in pairs, the Gram's alone;
@@ -255,7 +262,7 @@ void launchGram(const Launch& l, float2* data, const float2* d, const LastDimVie
 }  // namespace
 
 std::optional<LastDimPass> lastDimPass(const Shape& shape, int rank, LastDimUse use) {
-  int lengths[3], count = 0;
+  int lengths[3], count = 0, last = 0;
   long long plane = 1;
   for (int d = 0; d < rank; ++d) {
     const index_t n = shape[d];
@@ -264,11 +271,13 @@ std::optional<LastDimPass> lastDimPass(const Shape& shape, int rank, LastDimUse 
     if (n > 1) {
       if (count == 3) return std::nullopt;
       lengths[count++] = static_cast<int>(n);
+      last = d;
     }
   }
   if (count < 2) return std::nullopt;
   LastDimPass p;
   p.n = lengths[count - 1];
+  p.lastDim = last;
   if (p.n < 32 || p.n > 512 || (p.n & (p.n - 1))) return std::nullopt;
   p.n0 = lengths[0];
   p.n1 = count == 3 ? lengths[1] : 1;
@@ -298,8 +307,11 @@ void runLastDimPass(const Launch& l, float2* data, const LastDimPass& pass, FftD
   }
 }
 
-void runLastDimGram(const Launch& l, float2* data, const LastDimPass& pass, const float2* diagonal) {
-  const LastDimView v = viewOf(pass, static_cast<float>(1.0 / static_cast<double>(pass.plane)), -1.f);
+void runLastDimGram(const Launch& l, float2* data, const LastDimPass& pass, const float2* diagonal, int begin,
+                    int end) {
+  LastDimView v = viewOf(pass, static_cast<float>(1.0 / static_cast<double>(pass.plane)), -1.f);
+  v.begin = begin;
+  v.end = end;
   switch (pass.n) {
     case 32: launchGram<8, 4, 32>(l, data, diagonal, v, pass.blocks); break;
     case 64: launchGram<8, 8, 32>(l, data, diagonal, v, pass.blocks); break;

@@ -19,6 +19,7 @@ struct LastDimPass {
   int n0 = 1, n1 = 1, n = 1;
   std::vector<long long> lowerLengths;  ///< cuFFT's order (slowest first): the transform left to cuFFT
   long long lowerBatch = 0;             ///< n batch transforms of the lower dimensions
+  int lastDim = 0;                      ///< the index in the shape of the last transformed dimension (n)
   int tilesX = 0;                       ///< a block's columns along x: tiles (pairs of tiles for Centre)
   long long blocks = 0;
 };
@@ -37,6 +38,7 @@ void runLastDimPass(const Launch& l, float2* data, const LastDimPass& pass, FftD
 /// Between cuFFT's forward and inverse plain DFTs of the lower dimensions: along the last dimension the forward
 /// DFT, d (one transform's elements, every batch) read half a period away along every dimension, 1/N, the inverse
 /// DFT: fftGram's F^H diag(d) F for even lengths (fft.cu) with no pass of its own besides cuFFT's.
-void runLastDimGram(const Launch& l, float2* data, const LastDimPass& pass, const float2* diagonal);
+/// Rows [begin, end) of the last dimension: the others are taken as zero and not written (fftGramInBox).
+void runLastDimGram(const Launch& l, float2* data, const LastDimPass& pass, const float2* diagonal, int begin, int end);
 
 }  // namespace larmor::cuda

@@ -149,6 +149,14 @@ class Backend {
   /// shape.span(0, rank) elements, applied to every batch. The same as fft, multiply, inverse fft; on a GPU
   /// the two inner modulations of the centred FFTs cancel (their product is 1/N) and are not made.
   virtual void fftGram(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal) = 0;
+  /// fftGram where `data` is zero outside the centred box `box` of each transform (box[d] <= shape[d] for d <
+  /// rank; centres floor(N/2) coinciding, as in resizeCentred) and only that box of the result is used: outside it
+  /// the result is unspecified. The Toeplitz operator's padded grid; a GPU then transforms only the planes the box
+  /// spans. By default fftGram itself.
+  virtual void fftGramInBox(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal, const Shape& box) {
+    (void)box;
+    fftGram(data, shape, rank, diagonal);
+  }
   /// Copies the centred region: dst (shape dstShape) from src (shape srcShape), both of the same
   /// rank <= 4 with equal batch (dims >= 4). Along each dimension the centres (floor(N/2)) coincide;
   /// where dst is larger the border is zero (zero-padding), where smaller src is cropped.
