@@ -7,7 +7,9 @@
 //    besides cuFFT's own passes, not twice (halfSwapKernel).
 //    Where the last transformed length is a power of two from 32 to 512 (fft_last.cu), cuFFT transforms only the
 //    lower dimensions and one pass does the last one's DFT together with that swap: no pass besides cuFFT's;
-//    likewise fftGram's diagonal sits between the last dimension's two DFTs in one pass (fft_last.cu).
+//    likewise fftGram's diagonal sits between the last dimension's two DFTs in one pass (fft_last.cu), and a
+//    single transformed dimension of such a length (contiguous rows) is transformed and centred in one pass
+//    without cuFFT.
 //  - Otherwise: two in-place modulation passes around the plain DFT (device_math.hpp derives them).
 #include "fft.hpp"
 
@@ -376,6 +378,10 @@ void FftEngine::transform(float2* data, const Shape& shape, int rank, FftDirecti
   auto* z = reinterpret_cast<cufftComplex*>(data);
   const int cufftDir = dir == FftDirection::Forward ? CUFFT_FORWARD : CUFFT_INVERSE;
   if (shape.size() == 0) return;
+  if (const auto rows = rowPass(shape, rank)) {  // one contiguous dimension: the whole transform in one pass
+    runRowPass(launch_, data, shape, *rows, dir);
+    return;
+  }
   if (const auto pass = lastDimPass(shape, rank, LastDimUse::Centre)) {  // cuFFT over the lower dimensions, then one pass
     const Plan& lower = prepared(Key{pass->lowerLengths, pass->lowerBatch});
     LARMOR_CUFFT_CHECK(cufftExecC2C(lower.handle, z, z, cufftDir));

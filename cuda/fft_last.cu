@@ -227,6 +227,67 @@ __global__ void __launch_bounds__(TX * B, 2) lastDimGramKernel(float2* data, con
   }
 }
 
+/// A transform of one dimension whose elements are contiguous (rank 1, or every other transformed length 1): no
+/// cuFFT at all. R rows a block, B threads a row; thread n2 loads n = B n1 + n2 (B consecutive elements a row per
+/// group of B threads), the two steps as in lastDimKernel with the transpose inside each row's span of shared
+/// memory, and k = k1 + A k2 goes straight to (k + N/2) mod N times (-1)^k N^{-1/2}: the swap stays in the
+/// row, so no partner.
+template <int A, int B, int R>
+__global__ void __launch_bounds__(R * B) rowKernel(float2* data, long long rows, float scale, float sign) {
+  // Y[k1, n2] at n2 (A + 1) + k1 of the row's span: an odd stride, so both the stores (n2 = thread) and the loads
+  // (k1 = thread) of a half-warp fall on distinct banks.
+  constexpr int N = A * B, kSpan = B * (A + 1);
+  __shared__ float2 tw[N];
+  __shared__ float2 span[R * kSpan];
+  for (int j = threadIdx.x; j < N; j += blockDim.x) {
+    float s, c;
+    sincospif(2.f * static_cast<float>(j) / static_cast<float>(N), &s, &c);
+    tw[j] = float2{c, sign * s};
+  }
+  const int t = static_cast<int>(threadIdx.x) % B, r = static_cast<int>(threadIdx.x) / B;
+  const long long row = static_cast<long long>(blockIdx.x) * R + r;
+  const bool live = row < rows;
+  float2* x = data + (live ? row : 0) * N;
+  float2* mine = span + r * kSpan;
+  float2 v[A];
+#pragma unroll
+  for (int n1 = 0; n1 < A; ++n1) v[n1] = live ? x[B * n1 + t] : float2{0.f, 0.f};
+  __syncthreads();  // the twiddle table
+  registerDft<A, N>(v, tw);
+#pragma unroll
+  for (int k1 = 1; k1 < A; ++k1) v[k1] = cmul(v[k1], tw[(t * k1) % N]);
+#pragma unroll
+  for (int k1 = 0; k1 < A; ++k1) mine[t * (A + 1) + k1] = v[k1];
+  __syncthreads();  // the row's every element is read below before any is written back
+  auto out = [&](int k1) {
+    float2 u[B];
+#pragma unroll
+    for (int n2 = 0; n2 < B; ++n2) u[n2] = mine[n2 * (A + 1) + k1];
+    registerDft<B, N>(u, tw);
+    if (!live) return;
+#pragma unroll
+    for (int k2 = 0; k2 < B; ++k2) {
+      const int k = k1 + A * k2, to = k < N / 2 ? k + N / 2 : k - N / 2;
+      const float f = (k & 1) ? -scale : scale;
+      x[to] = float2{f * u[k2].x, f * u[k2].y};
+    }
+  };
+  out(t);  // unrolled by hand (lastDimKernel)
+  if constexpr (A / B > 1) out(t + B);
+  if constexpr (A / B > 2) {
+    out(t + 2 * B);
+    out(t + 3 * B);
+  }
+  static_assert(A % B == 0 && A / B <= 4, "A / B rows a thread, at most four");
+}
+
+template <int A, int B, int R>
+void launchRows(const Launch& l, float2* data, long long rows, float scale, float sign) {
+  const long long blocks = (rows + R - 1) / R;
+  rowKernel<A, B, R><<<static_cast<unsigned>(blocks), R * B, 0, l.stream>>>(data, rows, scale, sign);
+  LARMOR_CUDA_CHECK_LAUNCH();
+}
+
 /// Columns along x a block takes for a last length n: the centring kernel's tiles come in pairs, the Gram's alone;
 /// both keep a block's rows in ~32 KiB of shared memory.
 int tileWidth(LastDimUse use, int n) {
@@ -319,6 +380,34 @@ void runLastDimGram(const Launch& l, float2* data, const LastDimPass& pass, cons
     case 256: launchGram<16, 16, 16>(l, data, diagonal, v, pass.blocks); break;
     case 512: launchGram<32, 16, 8>(l, data, diagonal, v, pass.blocks); break;
     default: throw Error("cuda fft: no fused Gram pass for a last length of " + std::to_string(pass.n));
+  }
+}
+
+std::optional<long long> rowPass(const Shape& shape, int rank) {
+  int n = 1, count = 0;
+  for (int d = 0; d < rank; ++d)
+    if (shape[static_cast<std::size_t>(d)] > 1) {
+      n = static_cast<int>(shape[static_cast<std::size_t>(d)]);
+      ++count;
+    }
+  if (count != 1 || n < 32 || n > 512 || (n & (n - 1))) return std::nullopt;
+  const long long rows = static_cast<long long>(shape.size()) / n;
+  const long long rowsPerBlock = n == 512 ? 8 : 256 / (n <= 32 ? 4 : n <= 128 ? 8 : 16);
+  if ((rows + rowsPerBlock - 1) / rowsPerBlock > 0x7fffffffLL) return std::nullopt;
+  return rows;
+}
+
+void runRowPass(const Launch& l, float2* data, const Shape& shape, long long rows, FftDirection dir) {
+  const int n = static_cast<int>(static_cast<long long>(shape.size()) / rows);
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(n)));
+  const float sign = dir == FftDirection::Forward ? -1.f : 1.f;
+  switch (n) {
+    case 32: launchRows<8, 4, 64>(l, data, rows, scale, sign); break;
+    case 64: launchRows<8, 8, 32>(l, data, rows, scale, sign); break;
+    case 128: launchRows<16, 8, 32>(l, data, rows, scale, sign); break;
+    case 256: launchRows<16, 16, 16>(l, data, rows, scale, sign); break;
+    case 512: launchRows<32, 16, 8>(l, data, rows, scale, sign); break;
+    default: throw Error("cuda fft: no row pass for a length of " + std::to_string(n));
   }
 }
 

@@ -41,4 +41,9 @@ void runLastDimPass(const Launch& l, float2* data, const LastDimPass& pass, FftD
 /// Rows [begin, end) of the last dimension: the others are taken as zero and not written (fftGramInBox).
 void runLastDimGram(const Launch& l, float2* data, const LastDimPass& pass, const float2* diagonal, int begin, int end);
 
+/// A transform of one dimension of contiguous elements (one transformed length > 1, a power of two in [32, 512]):
+/// the number of rows when it applies. runRowPass then does the whole centred FFT in one pass, no cuFFT.
+std::optional<long long> rowPass(const Shape& shape, int rank);
+void runRowPass(const Launch& l, float2* data, const Shape& shape, long long rows, FftDirection dir);
+
 }  // namespace larmor::cuda

@@ -490,7 +490,11 @@ INSTANTIATE_TEST_SUITE_P(
         // shapes just outside it (x too short for the tile, last length 1024 or 16) that keep the swap pass
         FftCase{{64, 1, 128}, 3}, FftCase{{32, 512, 2}, 2}, FftCase{{128, 48, 32}, 3}, FftCase{{256, 6, 64, 3}, 3},
         FftCase{{512, 256, 3}, 2}, FftCase{{16, 256, 256}, 3}, FftCase{{1, 32, 32}, 3}, FftCase{{16, 64}, 2},
-        FftCase{{48, 64}, 2}, FftCase{{64, 1024}, 2}, FftCase{{64, 16}, 2}),
+        FftCase{{48, 64}, 2}, FftCase{{64, 1024}, 2}, FftCase{{64, 16}, 2},
+        // one contiguous transformed dimension of 32..512 (the row pass, no cuFFT): rows not a multiple of a
+        // block's, a length-1 dimension first, GRAPPA's readout over many rows
+        FftCase{{256, 33}, 1}, FftCase{{512, 9}, 1}, FftCase{{32, 7, 3}, 1}, FftCase{{1, 256, 5}, 2},
+        FftCase{{512, 256, 2}, 1}),
     fftCaseName);
 
 TEST_F(CudaBackendTest, FftPlanCacheEvictionKeepsResultsRight) {

@@ -76,7 +76,7 @@ INSTANTIATE_TEST_SUITE_P(
                                          FftCase{{9, 1, 7}, 3}, FftCase{{5, 3, 4, 2}, 3}, FftCase{{3, 8, 2}, 2},
                                          FftCase{{6, 1, 10, 2}, 3},
                                          // the GPU's fused last-dimension passes (cuda/fft_last.cu)
-                                         FftCase{{32, 2, 32}, 3}, FftCase{{64, 32, 2}, 2})),
+                                         FftCase{{32, 2, 32}, 3}, FftCase{{64, 32, 2}, 2}, FftCase{{64, 3}, 1})),
     [](const auto& info) {
       std::string s = deviceParamName({std::get<0>(info.param), info.index}) + "_r" +
                       std::to_string(std::get<1>(info.param).rank) + "_";
