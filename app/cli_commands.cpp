@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iomanip>
 #include <iostream>
 #include <algorithm>
@@ -30,6 +31,7 @@
 #include "larmor/recon/recon.hpp"
 #include "larmor/recon/resources.hpp"
 #include "larmor/recon/settings_table.hpp"
+#include "larmor/recon/warm_up.hpp"
 #include "larmor/util/atomic_file.hpp"
 #include "larmor/util/provenance.hpp"
 #include "cli_pacs.hpp"
@@ -427,9 +429,34 @@ int recon(const ReconArgs& a) {
     (void)recon::planMemory(headerOnly, req.settings, sel.backend->info(), a.device == "auto", false);
   };
 
+  // A GPU's first reconstruction in a process loads its kernels, cuFFT's first plan and the libraries' handles
+  // (warm_up.hpp: 2.2x a warm gridding, 3.7x a warm CG-SENSE, docs/perf.md session 17): a tiny reconstruction of the
+  // same method runs beside the read, so that the read hides it. Its work is what the first reconstruction would
+  // do anyway; the recon waits for it rather than contend with it.
+  std::future<json> warm;
+  if (sel.backend->info().gpu && !a.noWarmUp) {
+    recon::WarmUpHint hint;
+    const recon::Method m = req.settings.method;
+    hint.nonCartesian = !a.traj.empty() || m == recon::Method::Gridding || m == recon::Method::Tron ||
+                        m == recon::Method::Dft;
+    hint.threeD = req.settings.matrix[2] > 1;
+    warm = std::async(std::launch::async, [backend = sel.backend, settings = req.settings, hint] {
+      std::string why;
+      const double ms = recon::warmUp(backend, settings, hint, &why);
+      json w = {{"ms", ms}};
+      if (!why.empty()) w["error"] = why;
+      return w;
+    });
+  }
   applyFrames(a.frames, lo);
   const auto loadStart = std::chrono::steady_clock::now();
   const io::Series series = io::loadSeries(a.input, lo);
+  json warmUp = nullptr;
+  if (warm.valid()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    warmUp = warm.get();
+    warmUp["wait_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
   // The read as its own stage (the recon's stages come from recon::run): its time and the process's peak
   // resident memory when it ends (the arrays read, before any reconstruction work).
   const json load = {{"ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - loadStart).count()},
@@ -488,6 +515,8 @@ int recon(const ReconArgs& a) {
   stats["frames"] = frames;
   stats["dims"] = series.describeDims();
   stats["load"] = load;
+  // The warm-up beside the read: its time, how long the recon waited for it beyond the read, why it failed.
+  if (!warmUp.is_null()) stats["warm_up"] = warmUp;
   if (!warnings.empty()) stats["warnings"] = warnings;
   if (!r.metrics.is_null()) stats["metrics"] = r.metrics;
   writeJson(a.json, stats);

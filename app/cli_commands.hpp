@@ -35,6 +35,7 @@ struct ReconArgs {
   // --send AET@host:port: C-STORE the DICOM series after the export (cli_pacs.hpp)
   std::string send, callingAet = "LARMOR";
   int sendTimeout = 10;
+  bool noWarmUp = false;  ///< --no-warm-up: no warm-up beside the read (timing a cold start)
 };
 
 struct MapsArgs {

@@ -95,6 +95,8 @@ int main(int argc, char** argv) {
   reconCmd->add_option("--send", rec.send, "Then send the DICOM series to a PACS: AET@host:port (C-STORE)");
   reconCmd->add_option("--calling-aet", rec.callingAet, "--send: our AE title (default LARMOR)");
   reconCmd->add_option("--send-timeout", rec.sendTimeout, "--send: seconds to wait for the PACS (default 10)");
+  reconCmd->add_flag("--no-warm-up", rec.noWarmUp,
+                     "GPU: no tiny reconstruction beside the read to load kernels and libraries (time a cold start)");
 
   PacsArgs pacs;  // DICOM network commands (cli_pacs.hpp)
   auto* echoCmd = app.add_subcommand("echo", "Check that a PACS answers (DICOM C-ECHO)");
