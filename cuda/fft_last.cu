@@ -81,6 +81,36 @@ __device__ __forceinline__ void registerDft(float2 (&v)[M], const float2* tw) {
   for (int i = 0; i < M; ++i) v[i] = w[i];
 }
 
+/// tw[j] = e^{sign 2 pi i j / N}, j < N, filled by the whole block (a barrier before its first use).
+template <int N>
+__device__ __forceinline__ void fillTwiddles(float2* tw, float sign) {
+  for (int j = threadIdx.x; j < N; j += blockDim.x) {
+    float s, c;
+    sincospif(2.f * static_cast<float>(j) / static_cast<float>(N), &s, &c);
+    tw[j] = float2{c, sign * s};
+  }
+}
+
+/// The split's first step on the A elements n = B n1 + t a thread holds: their A-point DFT times W_N^{t k1},
+/// stored to rows[slot(k1)] for the second step.
+template <int A, int B, class Slot>
+__device__ __forceinline__ void firstStep(float2 (&v)[A], const float2* tw, int t, float2* rows, Slot slot) {
+  constexpr int N = A * B;
+  registerDft<A, N>(v, tw);
+#pragma unroll
+  for (int k1 = 1; k1 < A; ++k1) v[k1] = cmul(v[k1], tw[(t * k1) % N]);
+#pragma unroll
+  for (int k1 = 0; k1 < A; ++k1) rows[slot(k1)] = v[k1];
+}
+
+/// The second step of one row k1: u[k2] = X[k1 + A k2], the B-point DFT of rows[slot(n2)], n2 < B.
+template <int A, int B, class Slot>
+__device__ __forceinline__ void secondStep(float2 (&u)[B], const float2* tw, const float2* rows, Slot slot) {
+#pragma unroll
+  for (int n2 = 0; n2 < B; ++n2) u[n2] = rows[slot(n2)];
+  registerDft<B, A * B>(u, tw);
+}
+
 /// One block: TX columns and their partners, B threads per column (the file comment).
 template <int A, int B, int TX>
 __global__ void __launch_bounds__(2 * TX * B) lastDimKernel(float2* data, LastDimView p) {
@@ -88,11 +118,7 @@ __global__ void __launch_bounds__(2 * TX * B) lastDimKernel(float2* data, LastDi
   static_assert(A % B == 0, "the second step gives each thread A / B rows");
   __shared__ float2 tw[N];
   __shared__ float2 rows[2 * N * TX];
-  for (int j = threadIdx.x; j < N; j += blockDim.x) {
-    float s, c;
-    sincospif(2.f * static_cast<float>(j) / static_cast<float>(N), &s, &c);
-    tw[j] = float2{c, p.sign * s};
-  }
+  fillTwiddles<N>(tw, p.sign);
   const int tid = static_cast<int>(threadIdx.x), xi = tid % TX, t = (tid / TX) % B, side = tid / (TX * B);
   long long bi = blockIdx.x;
   const int tile = static_cast<int>(bi % p.tilesX);
@@ -111,21 +137,16 @@ __global__ void __launch_bounds__(2 * TX * B) lastDimKernel(float2* data, LastDi
 #pragma unroll
   for (int n1 = 0; n1 < A; ++n1) v[n1] = src[static_cast<long long>(B * n1 + t) * p.low];
   __syncthreads();  // the twiddle table
-  registerDft<A, N>(v, tw);
-#pragma unroll
-  for (int k1 = 1; k1 < A; ++k1) v[k1] = cmul(v[k1], tw[(t * k1) % N]);
   float2* mine = rows + side * N * TX;
-#pragma unroll
-  for (int k1 = 0; k1 < A; ++k1) mine[(k1 * B + t) * TX + xi] = v[k1];
+  auto slot = [&](int row, int element) { return (row * B + element) * TX + xi; };  // element n2 of row k1
+  firstStep<A, B>(v, tw, t, mine, [&](int k1) { return slot(k1, t); });
   __syncthreads();  // every read of both tiles is done: the writes below may land on them
 
   float2* dst = data + base + xd + static_cast<long long>(p.n0) * yd;
   const int parity = (xs + ys) & 1;
   auto row = [&](int k1) {
     float2 u[B];
-#pragma unroll
-    for (int n2 = 0; n2 < B; ++n2) u[n2] = mine[(k1 * B + n2) * TX + xi];
-    registerDft<B, N>(u, tw);
+    secondStep<A, B>(u, tw, mine, [&](int n2) { return slot(k1, n2); });
 #pragma unroll
     for (int k2 = 0; k2 < B; ++k2) {
       const int k = k1 + A * k2, to = k < N / 2 ? k + N / 2 : k - N / 2;
@@ -155,11 +176,7 @@ __global__ void __launch_bounds__(TX * B, 2) lastDimGramKernel(float2* data, con
   constexpr int N = A * B;
   __shared__ float2 tw[N];
   __shared__ float2 rows[N * TX];
-  for (int j = threadIdx.x; j < N; j += blockDim.x) {
-    float s, c;
-    sincospif(2.f * static_cast<float>(j) / static_cast<float>(N), &s, &c);
-    tw[j] = float2{c, -s};  // the forward exponent
-  }
+  fillTwiddles<N>(tw, -1.f);  // the forward exponent
   const int tid = static_cast<int>(threadIdx.x), xi = tid % TX, t = tid / TX;
   long long bi = blockIdx.x;
   const int tile = static_cast<int>(bi % p.tilesX);
@@ -178,20 +195,15 @@ __global__ void __launch_bounds__(TX * B, 2) lastDimGramKernel(float2* data, con
     v[n1] = n >= p.begin && n < p.end ? column[static_cast<long long>(n) * p.low] : float2{0.f, 0.f};
   }
   __syncthreads();  // the twiddle table
-  registerDft<A, N>(v, tw);
-#pragma unroll
-  for (int k1 = 1; k1 < A; ++k1) v[k1] = cmul(v[k1], tw[(t * k1) % N]);
-#pragma unroll
-  for (int k1 = 0; k1 < A; ++k1) rows[(k1 * B + t) * TX + xi] = v[k1];
+  auto slot = [&](int row, int element) { return (row * B + element) * TX + xi; };  // element n2 of row k1
+  firstStep<A, B>(v, tw, t, rows, [&](int k1) { return slot(k1, t); });
   __syncthreads();
   // Row k1 = t + B i: forward B-point DFT (X[k1 + A k2]), the diagonal, inverse B-point DFT and twiddle; kept in
   // v[i B ..] until every thread has read its rows.
   auto row = [&](int i) {
     const int k1 = t + B * i;
     float2 u[B];
-#pragma unroll
-    for (int n2 = 0; n2 < B; ++n2) u[n2] = rows[(k1 * B + n2) * TX + xi];
-    registerDft<B, N>(u, tw);
+    secondStep<A, B>(u, tw, rows, [&](int n2) { return slot(k1, n2); });
 #pragma unroll
     for (int k2 = 0; k2 < B; ++k2) {
       const int k = k1 + A * k2, ks = k < N / 2 ? k + N / 2 : k - N / 2;
@@ -239,11 +251,7 @@ __global__ void __launch_bounds__(R * B) rowKernel(float2* data, long long rows,
   constexpr int N = A * B, kSpan = B * (A + 1);
   __shared__ float2 tw[N];
   __shared__ float2 span[R * kSpan];
-  for (int j = threadIdx.x; j < N; j += blockDim.x) {
-    float s, c;
-    sincospif(2.f * static_cast<float>(j) / static_cast<float>(N), &s, &c);
-    tw[j] = float2{c, sign * s};
-  }
+  fillTwiddles<N>(tw, sign);
   const int t = static_cast<int>(threadIdx.x) % B, r = static_cast<int>(threadIdx.x) / B;
   const long long row = static_cast<long long>(blockIdx.x) * R + r;
   const bool live = row < rows;
@@ -253,17 +261,11 @@ __global__ void __launch_bounds__(R * B) rowKernel(float2* data, long long rows,
 #pragma unroll
   for (int n1 = 0; n1 < A; ++n1) v[n1] = live ? x[B * n1 + t] : float2{0.f, 0.f};
   __syncthreads();  // the twiddle table
-  registerDft<A, N>(v, tw);
-#pragma unroll
-  for (int k1 = 1; k1 < A; ++k1) v[k1] = cmul(v[k1], tw[(t * k1) % N]);
-#pragma unroll
-  for (int k1 = 0; k1 < A; ++k1) mine[t * (A + 1) + k1] = v[k1];
+  firstStep<A, B>(v, tw, t, mine, [&](int k1) { return t * (A + 1) + k1; });
   __syncthreads();  // the row's every element is read below before any is written back
   auto out = [&](int k1) {
     float2 u[B];
-#pragma unroll
-    for (int n2 = 0; n2 < B; ++n2) u[n2] = mine[n2 * (A + 1) + k1];
-    registerDft<B, N>(u, tw);
+    secondStep<A, B>(u, tw, mine, [&](int n2) { return n2 * (A + 1) + k1; });
     if (!live) return;
 #pragma unroll
     for (int k2 = 0; k2 < B; ++k2) {
