@@ -408,11 +408,18 @@ void FftEngine::gram(float2* data, const Shape& shape, int rank, const float2* d
   const index_t total = shape.size(), plane = shape.span(0, static_cast<std::size_t>(rank));
   auto* z = reinterpret_cast<cufftComplex*>(data);
   if (const auto pass = lastDimPass(shape, rank, LastDimUse::Gram)) {  // the lower dimensions by cuFFT, one pass
-    // With a box, the planes of the last dimension outside it are zero going in and unused coming out: cuFFT
-    // transforms only those it spans, one call a batch (few batches: more calls would cost more in launches
-    // than the half of the planes saves), and the pass reads and writes only them.
+    // With a box, the planes of the last dimension outside it are zero going in and unused coming out: only
+    // those it spans are transformed (2D: by the row kernel, every batch in one launch; 3D: by cuFFT, one call a
+    // batch, for few batches: more calls would cost more in launches than the half of the planes saves), and
+    // the pass reads and writes only them.
     const int boxed = box ? static_cast<int>((*box)[static_cast<std::size_t>(pass->lastDim)]) : pass->n;
     const int begin = pass->n / 2 - boxed / 2;
+    if (boxed < pass->n && boxRowsFit(*pass, boxed)) {  // 2D: x's DFT of the box's rows by the row kernel
+      runBoxRows(launch_, data, *pass, begin, boxed, FftDirection::Forward);
+      runLastDimGram(launch_, data, *pass, diagonal, begin, begin + boxed);
+      runBoxRows(launch_, data, *pass, begin, boxed, FftDirection::Inverse);
+      return;
+    }
     if (boxed < pass->n && pass->batch <= kMaxBoxBatches) {
       const Plan& lower = prepared(Key{pass->lowerLengths, boxed});
       for (long long b = 0; b < pass->batch; ++b) {

@@ -239,13 +239,19 @@ __global__ void __launch_bounds__(TX * B, 2) lastDimGramKernel(float2* data, con
   }
 }
 
+/// Rows of N contiguous elements: row r < count is at g * groupStride + first + j * N, g = r / perGroup and
+/// j = r mod perGroup (a whole batch of rows: perGroup = count, first = 0; the rows of a box, group by group).
+struct RowSet {
+  long long count = 0, perGroup = 1, groupStride = 0, first = 0;
+};
+
 /// A transform of one dimension whose elements are contiguous (rank 1, or every other transformed length 1): no
 /// cuFFT at all. R rows a block, B threads a row; thread n2 loads n = B n1 + n2 (B consecutive elements a row per
 /// group of B threads), the two steps as in lastDimKernel with the transpose inside each row's span of shared
-/// memory, and k = k1 + A k2 goes straight to (k + N/2) mod N times (-1)^k N^{-1/2}: the swap stays in the
-/// row, so no partner.
-template <int A, int B, int R>
-__global__ void __launch_bounds__(R * B) rowKernel(float2* data, long long rows, float scale, float sign) {
+/// memory, and k = k1 + A k2 goes straight to (k + N/2) mod N times (-1)^k N^{-1/2} (CENTRED: the swap stays in the
+/// row, so no partner), or to k unscaled (the plain DFT fftGram's box needs along x).
+template <int A, int B, int R, bool CENTRED>
+__global__ void __launch_bounds__(R * B) rowKernel(float2* data, RowSet set, float scale, float sign) {
   // Y[k1, n2] at n2 (A + 1) + k1 of the row's span: an odd stride, so both the stores (n2 = thread) and the loads
   // (k1 = thread) of a half-warp fall on distinct banks.
   constexpr int N = A * B, kSpan = B * (A + 1);
@@ -254,8 +260,9 @@ __global__ void __launch_bounds__(R * B) rowKernel(float2* data, long long rows,
   fillTwiddles<N>(tw, sign);
   const int t = static_cast<int>(threadIdx.x) % B, r = static_cast<int>(threadIdx.x) / B;
   const long long row = static_cast<long long>(blockIdx.x) * R + r;
-  const bool live = row < rows;
-  float2* x = data + (live ? row : 0) * N;
+  const bool live = row < set.count;
+  const long long group = live ? row / set.perGroup : 0;
+  float2* x = data + (live ? group * set.groupStride + set.first + (row - group * set.perGroup) * N : 0);
   float2* mine = span + r * kSpan;
   float2 v[A];
 #pragma unroll
@@ -269,9 +276,13 @@ __global__ void __launch_bounds__(R * B) rowKernel(float2* data, long long rows,
     if (!live) return;
 #pragma unroll
     for (int k2 = 0; k2 < B; ++k2) {
-      const int k = k1 + A * k2, to = k < N / 2 ? k + N / 2 : k - N / 2;
-      const float f = (k & 1) ? -scale : scale;
-      x[to] = float2{f * u[k2].x, f * u[k2].y};
+      const int k = k1 + A * k2;
+      if constexpr (CENTRED) {
+        const float f = (k & 1) ? -scale : scale;
+        x[k < N / 2 ? k + N / 2 : k - N / 2] = float2{f * u[k2].x, f * u[k2].y};
+      } else {
+        x[k] = u[k2];
+      }
     }
   };
   out(t);  // unrolled by hand (lastDimKernel)
@@ -283,11 +294,30 @@ __global__ void __launch_bounds__(R * B) rowKernel(float2* data, long long rows,
   static_assert(A % B == 0 && A / B <= 4, "A / B rows a thread, at most four");
 }
 
-template <int A, int B, int R>
-void launchRows(const Launch& l, float2* data, long long rows, float scale, float sign) {
-  const long long blocks = (rows + R - 1) / R;
-  rowKernel<A, B, R><<<static_cast<unsigned>(blocks), R * B, 0, l.stream>>>(data, rows, scale, sign);
+template <int A, int B, int R, bool CENTRED>
+void launchRows(const Launch& l, float2* data, const RowSet& set, float scale, float sign) {
+  const long long blocks = (set.count + R - 1) / R;
+  rowKernel<A, B, R, CENTRED><<<static_cast<unsigned>(blocks), R * B, 0, l.stream>>>(data, set, scale, sign);
   LARMOR_CUDA_CHECK_LAUNCH();
+}
+
+template <bool CENTRED>
+void runRows(const Launch& l, float2* data, int n, const RowSet& set, float scale, float sign) {
+  switch (n) {
+    case 32: launchRows<8, 4, 64, CENTRED>(l, data, set, scale, sign); break;
+    case 64: launchRows<8, 8, 32, CENTRED>(l, data, set, scale, sign); break;
+    case 128: launchRows<16, 8, 32, CENTRED>(l, data, set, scale, sign); break;
+    case 256: launchRows<16, 16, 16, CENTRED>(l, data, set, scale, sign); break;
+    case 512: launchRows<32, 16, 8, CENTRED>(l, data, set, scale, sign); break;
+    default: throw Error("cuda fft: no row pass for a length of " + std::to_string(n));
+  }
+}
+
+/// Whether rows of length n fit the row kernel, and its blocks the grid.
+bool rowLengthFits(int n, long long rows) {
+  if (n < 32 || n > 512 || (n & (n - 1))) return false;
+  const long long perBlock = n == 512 ? 8 : 256 / (n <= 32 ? 4 : n <= 128 ? 8 : 16);
+  return (rows + perBlock - 1) / perBlock <= 0x7fffffffLL;
 }
 
 /// Columns along x a block takes for a last length n: the centring kernel's tiles come in pairs, the Gram's alone;
@@ -392,25 +422,30 @@ std::optional<long long> rowPass(const Shape& shape, int rank) {
       n = static_cast<int>(shape[static_cast<std::size_t>(d)]);
       ++count;
     }
-  if (count != 1 || n < 32 || n > 512 || (n & (n - 1))) return std::nullopt;
   const long long rows = static_cast<long long>(shape.size()) / n;
-  const long long rowsPerBlock = n == 512 ? 8 : 256 / (n <= 32 ? 4 : n <= 128 ? 8 : 16);
-  if ((rows + rowsPerBlock - 1) / rowsPerBlock > 0x7fffffffLL) return std::nullopt;
+  if (count != 1 || !rowLengthFits(n, rows)) return std::nullopt;
   return rows;
 }
 
 void runRowPass(const Launch& l, float2* data, const Shape& shape, long long rows, FftDirection dir) {
   const int n = static_cast<int>(static_cast<long long>(shape.size()) / rows);
-  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(n)));
-  const float sign = dir == FftDirection::Forward ? -1.f : 1.f;
-  switch (n) {
-    case 32: launchRows<8, 4, 64>(l, data, rows, scale, sign); break;
-    case 64: launchRows<8, 8, 32>(l, data, rows, scale, sign); break;
-    case 128: launchRows<16, 8, 32>(l, data, rows, scale, sign); break;
-    case 256: launchRows<16, 16, 16>(l, data, rows, scale, sign); break;
-    case 512: launchRows<32, 16, 8>(l, data, rows, scale, sign); break;
-    default: throw Error("cuda fft: no row pass for a length of " + std::to_string(n));
-  }
+  RowSet set;
+  set.count = set.perGroup = rows;
+  runRows<true>(l, data, n, set, static_cast<float>(1.0 / std::sqrt(static_cast<double>(n))),
+                dir == FftDirection::Forward ? -1.f : 1.f);
+}
+
+bool boxRowsFit(const LastDimPass& pass, int rows) {
+  return pass.lowerLengths.size() == 1 && rowLengthFits(pass.n0, rows * pass.batch);
+}
+
+void runBoxRows(const Launch& l, float2* data, const LastDimPass& pass, int begin, int rows, FftDirection dir) {
+  RowSet set;
+  set.count = static_cast<long long>(rows) * pass.batch;
+  set.perGroup = rows;
+  set.groupStride = pass.plane;
+  set.first = static_cast<long long>(begin) * pass.low;
+  runRows<false>(l, data, pass.n0, set, 1.f, dir == FftDirection::Forward ? -1.f : 1.f);
 }
 
 }  // namespace larmor::cuda

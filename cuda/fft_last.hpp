@@ -46,4 +46,10 @@ void runLastDimGram(const Launch& l, float2* data, const LastDimPass& pass, cons
 std::optional<long long> rowPass(const Shape& shape, int rank);
 void runRowPass(const Launch& l, float2* data, const Shape& shape, long long rows, FftDirection dir);
 
+/// For fftGramInBox on a 2D pass (x the only lower dimension): whether the row kernel takes x's plain DFT on
+/// `rows` rows of the last dimension in every batch, and that DFT (unscaled) on rows [begin, begin + rows) of each
+/// batch in one launch, where cuFFT would need a call a batch.
+bool boxRowsFit(const LastDimPass& pass, int rows);
+void runBoxRows(const Launch& l, float2* data, const LastDimPass& pass, int begin, int rows, FftDirection dir);
+
 }  // namespace larmor::cuda

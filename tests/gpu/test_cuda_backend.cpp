@@ -494,7 +494,7 @@ INSTANTIATE_TEST_SUITE_P(
         // one contiguous transformed dimension of 32..512 (the row pass, no cuFFT): rows not a multiple of a
         // block's, a length-1 dimension first, GRAPPA's readout over many rows
         FftCase{{256, 33}, 1}, FftCase{{512, 9}, 1}, FftCase{{32, 7, 3}, 1}, FftCase{{1, 256, 5}, 2},
-        FftCase{{512, 256, 2}, 1}),
+        FftCase{{512, 256, 2}, 1}, FftCase{{1024, 64}, 2}),
     fftCaseName);
 
 TEST_F(CudaBackendTest, FftPlanCacheEvictionKeepsResultsRight) {
