@@ -56,8 +56,12 @@ class FftEngine {
   FftEngine& operator=(const FftEngine&) = delete;
   /// The transform of `data` (shape.size() elements, checked by the caller) over dims [0, rank).
   void transform(cfloat* data, const Shape& shape, int rank, FftDirection dir);
+  /// data <- F^H diag(d) F data (Backend::fftGram), d one transform's elements applied to every batch.
+  void gram(cfloat* data, const Shape& shape, int rank, const cfloat* d);
 
  private:
+  /// FFTW's plain (uncentred, unscaled) DFT over dims [0, rank).
+  void plain(cfloat* data, const Shape& shape, int rank, FftDirection dir);
   using Key = std::tuple<std::vector<index_t>, int, index_t, int>;
   fftwf_plan planFor(const Shape& shape, int rank, index_t batch, FftDirection dir, cfloat* buffer);
   std::mutex planMutex_;  ///< FFTW's planner is not thread-safe

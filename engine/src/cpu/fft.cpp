@@ -1,5 +1,6 @@
 // Centred unitary FFTs on the CPU: FFTW (threaded, single precision) between two circular shifts. Twin of
-// cuda/fft.cu, which replaces the shifts by two in-place modulation passes around cuFFT.
+// cuda/fft.cu, which replaces the shifts by modulation or half-swap passes around cuFFT (and fuses them into its
+// own last-dimension pass, cuda/fft_last.cu). fftGram for even lengths needs no shift at all (gram below).
 //
 // The convention (backend.hpp): X[k] = N^{-1/2} sum_n x[n] exp(-2 pi i s (k - c)(n - c) / N), c = floor(N/2).
 // Shifting the input by -c (ifftshift) puts n = c at index 0, the plain DFT then gives k - c at index k - c
@@ -133,6 +134,42 @@ void FftEngine::transform(cfloat* data, const Shape& shape, int rank, FftDirecti
   fftwf_execute_dft(plan, reinterpret_cast<fftwf_complex*>(data), reinterpret_cast<fftwf_complex*>(data));
   const cfloat unitary(static_cast<float>(1.0 / std::sqrt(static_cast<double>(plane))));
   circularShiftInPlace(data, shape, rank, post, unitary);
+}
+
+void FftEngine::plain(cfloat* data, const Shape& shape, int rank, FftDirection dir) {
+  const index_t plane = shape.span(0, rank);
+  fftwf_plan plan = planFor(shape, rank, shape.size() / plane, dir, data);
+  fftwf_execute_dft(plan, reinterpret_cast<fftwf_complex*>(data), reinterpret_cast<fftwf_complex*>(data));
+}
+
+void FftEngine::gram(cfloat* data, const Shape& shape, int rank, const cfloat* d) {
+  const index_t total = shape.size();
+  if (total == 0) return;
+  const index_t plane = shape.span(0, rank), batch = total / plane;
+  bool even = true;
+  for (int d = 0; d < rank; ++d) even = even && (shape[d] % 2 == 0 || shape[d] == 1);
+  if (!even) {  // the shifts do not cancel: the composition itself
+    transform(data, shape, rank, FftDirection::Forward);
+#pragma omp parallel for schedule(static)
+    for (index_t i = 0; i < total; ++i) data[i] *= d[i % plane];
+    transform(data, shape, rank, FftDirection::Inverse);
+    return;
+  }
+  // Every length even (or 1): the centring shift S is by N/2 both ways, so F = S F0 S / sqrt(N) and F0 S = D F0
+  // (D = diag((-1)^k)); F^H M F = S F0^H S M S F0 S / N = F0^H D (S M S) D F0 / N = F0^H (S M S) F0 / N. FFTW's
+  // plain DFT pair around the diagonal read half a period away: no shift pass (cuda/fft.cu does the same).
+  plain(data, shape, rank, FftDirection::Forward);
+  const index_t n0 = shape[0], n1 = rank > 1 ? shape[1] : 1, n2 = rank > 2 ? shape[2] : 1;
+  const index_t h0 = n0 / 2, rows = plane / n0;
+  const float scale = static_cast<float>(1.0 / static_cast<double>(plane));
+#pragma omp parallel for schedule(static)
+  for (index_t r = 0; r < batch * rows; ++r) {
+    const index_t b = r / rows, row = r % rows, y = row % n1, z = row / n1;
+    const cfloat* dr = d + n0 * ((y + n1 / 2) % n1 + n1 * ((z + n2 / 2) % n2));
+    cfloat* x = data + b * plane + row * n0;
+    for (index_t i = 0; i < n0; ++i) x[i] *= dr[i < h0 ? i + h0 : i - h0] * scale;
+  }
+  plain(data, shape, rank, FftDirection::Inverse);
 }
 
 fftwf_plan FftEngine::planFor(const Shape& shape, int rank, index_t batch, FftDirection dir, cfloat* buffer) {
