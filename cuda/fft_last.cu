@@ -20,6 +20,7 @@
 #include "fft_last.hpp"
 
 #include <cmath>
+#include <type_traits>
 #include <utility>
 #include <string>
 
@@ -301,30 +302,43 @@ void launchRows(const Launch& l, float2* data, const RowSet& set, float scale, f
   LARMOR_CUDA_CHECK_LAUNCH();
 }
 
+/// Calls f(A, B) (std::integral_constants) with the split N = A B of a supported length n (32..512, a power of
+/// two): the one table of splits the three kernels share.
+template <class F>
+void withSplit(int n, const char* what, F&& f) {
+  using std::integral_constant;
+  switch (n) {
+    case 32: f(integral_constant<int, 8>{}, integral_constant<int, 4>{}); break;
+    case 64: f(integral_constant<int, 8>{}, integral_constant<int, 8>{}); break;
+    case 128: f(integral_constant<int, 16>{}, integral_constant<int, 8>{}); break;
+    case 256: f(integral_constant<int, 16>{}, integral_constant<int, 16>{}); break;
+    case 512: f(integral_constant<int, 32>{}, integral_constant<int, 16>{}); break;
+    default: throw Error(std::string("cuda fft: no ") + what + " for a length of " + std::to_string(n));
+  }
+}
+
+/// Rows a block of the row kernel takes for a length n: 256 threads (128 at 512, where the rows fill ~37 KiB).
+constexpr int rowsPerBlock(int n) { return n == 512 ? 8 : 256 / (n <= 32 ? 4 : n <= 128 ? 8 : 16); }
+
+/// Columns along x a block takes for a last length n: the centring kernel's tiles come in pairs, the Gram's alone;
+/// both keep a block's rows in ~32 KiB of shared memory.
+constexpr int tileWidth(LastDimUse use, int n) {
+  if (use == LastDimUse::Centre) return n <= 128 ? 16 : n == 256 ? 8 : 4;
+  return n <= 128 ? 32 : n == 256 ? 16 : 8;
+}
+
 template <bool CENTRED>
 void runRows(const Launch& l, float2* data, int n, const RowSet& set, float scale, float sign) {
-  switch (n) {
-    case 32: launchRows<8, 4, 64, CENTRED>(l, data, set, scale, sign); break;
-    case 64: launchRows<8, 8, 32, CENTRED>(l, data, set, scale, sign); break;
-    case 128: launchRows<16, 8, 32, CENTRED>(l, data, set, scale, sign); break;
-    case 256: launchRows<16, 16, 16, CENTRED>(l, data, set, scale, sign); break;
-    case 512: launchRows<32, 16, 8, CENTRED>(l, data, set, scale, sign); break;
-    default: throw Error("cuda fft: no row pass for a length of " + std::to_string(n));
-  }
+  withSplit(n, "row pass", [&](auto a, auto b) {
+    constexpr int A = decltype(a)::value, B = decltype(b)::value;
+    launchRows<A, B, rowsPerBlock(A * B), CENTRED>(l, data, set, scale, sign);
+  });
 }
 
 /// Whether rows of length n fit the row kernel, and its blocks the grid.
 bool rowLengthFits(int n, long long rows) {
   if (n < 32 || n > 512 || (n & (n - 1))) return false;
-  const long long perBlock = n == 512 ? 8 : 256 / (n <= 32 ? 4 : n <= 128 ? 8 : 16);
-  return (rows + perBlock - 1) / perBlock <= 0x7fffffffLL;
-}
-
-/// Columns along x a block takes for a last length n: the centring kernel's tiles come in pairs, the Gram's alone;
-/// both keep a block's rows in ~32 KiB of shared memory.
-int tileWidth(LastDimUse use, int n) {
-  if (use == LastDimUse::Centre) return n <= 128 ? 16 : n == 256 ? 8 : 4;
-  return n <= 128 ? 32 : n == 256 ? 16 : 8;
+  return (rows + rowsPerBlock(n) - 1) / rowsPerBlock(n) <= 0x7fffffffLL;
 }
 
 LastDimView viewOf(const LastDimPass& pass, float scale, float sign) {
@@ -390,14 +404,10 @@ std::optional<LastDimPass> lastDimPass(const Shape& shape, int rank, LastDimUse 
 void runLastDimPass(const Launch& l, float2* data, const LastDimPass& pass, FftDirection dir) {
   const LastDimView v = viewOf(pass, static_cast<float>(1.0 / std::sqrt(static_cast<double>(pass.plane))),
                                dir == FftDirection::Forward ? -1.f : 1.f);
-  switch (pass.n) {
-    case 32: launchCentre<8, 4, 16>(l, data, v, pass.blocks); break;
-    case 64: launchCentre<8, 8, 16>(l, data, v, pass.blocks); break;
-    case 128: launchCentre<16, 8, 16>(l, data, v, pass.blocks); break;
-    case 256: launchCentre<16, 16, 8>(l, data, v, pass.blocks); break;
-    case 512: launchCentre<32, 16, 4>(l, data, v, pass.blocks); break;
-    default: throw Error("cuda fft: no fused pass for a last length of " + std::to_string(pass.n));
-  }
+  withSplit(pass.n, "fused pass", [&](auto a, auto b) {
+    constexpr int A = decltype(a)::value, B = decltype(b)::value;
+    launchCentre<A, B, tileWidth(LastDimUse::Centre, A * B)>(l, data, v, pass.blocks);
+  });
 }
 
 void runLastDimGram(const Launch& l, float2* data, const LastDimPass& pass, const float2* diagonal, int begin,
@@ -405,14 +415,10 @@ void runLastDimGram(const Launch& l, float2* data, const LastDimPass& pass, cons
   LastDimView v = viewOf(pass, static_cast<float>(1.0 / static_cast<double>(pass.plane)), -1.f);
   v.begin = begin;
   v.end = end;
-  switch (pass.n) {
-    case 32: launchGram<8, 4, 32>(l, data, diagonal, v, pass.blocks); break;
-    case 64: launchGram<8, 8, 32>(l, data, diagonal, v, pass.blocks); break;
-    case 128: launchGram<16, 8, 32>(l, data, diagonal, v, pass.blocks); break;
-    case 256: launchGram<16, 16, 16>(l, data, diagonal, v, pass.blocks); break;
-    case 512: launchGram<32, 16, 8>(l, data, diagonal, v, pass.blocks); break;
-    default: throw Error("cuda fft: no fused Gram pass for a last length of " + std::to_string(pass.n));
-  }
+  withSplit(pass.n, "fused Gram pass", [&](auto a, auto b) {
+    constexpr int A = decltype(a)::value, B = decltype(b)::value;
+    launchGram<A, B, tileWidth(LastDimUse::Gram, A * B)>(l, data, diagonal, v, pass.blocks);
+  });
 }
 
 std::optional<long long> rowPass(const Shape& shape, int rank) {
