@@ -131,8 +131,13 @@ void CpuBackend::fftGram(Buffer& data, const Shape& shape, int rank, const Buffe
   require(rank >= 1 && rank <= 3 && static_cast<std::size_t>(rank) <= std::max<std::size_t>(shape.rank(), 1),
           "cpu backend: fft rank must be 1..3 and within the array's rank, got " + std::to_string(rank));
   checkCount(data, shape.size(), "fftGram");
-  checkCount(diagonal, shape.span(0, static_cast<std::size_t>(rank)), "fftGram");
-  fft_.gram(cptr(data), shape, rank, cptr(diagonal));
+  const index_t plane = shape.span(0, static_cast<std::size_t>(rank));
+  checkCount(diagonal, plane, "fftGram");
+  if (fft_.gramEven(cptr(data), shape, rank, cptr(diagonal))) return;
+  // Odd lengths: the shifts are copies, not modulations, and do not cancel: the composition itself.
+  fft(data, shape, rank, FftDirection::Forward);
+  multiply(data, diagonal, plane, data, shape.size(), false);
+  fft(data, shape, rank, FftDirection::Inverse);
 }
 
 void CpuBackend::transpose(Buffer& dst, const Buffer& src, index_t n0, index_t n1, index_t batch) {

@@ -56,8 +56,9 @@ class FftEngine {
   FftEngine& operator=(const FftEngine&) = delete;
   /// The transform of `data` (shape.size() elements, checked by the caller) over dims [0, rank).
   void transform(cfloat* data, const Shape& shape, int rank, FftDirection dir);
-  /// data <- F^H diag(d) F data (Backend::fftGram), d one transform's elements applied to every batch.
-  void gram(cfloat* data, const Shape& shape, int rank, const cfloat* d);
+  /// data <- F^H diag(d) F data (Backend::fftGram), d one transform's elements applied to every batch, when every
+  /// transformed length is even (or 1); false, with nothing done, otherwise.
+  bool gramEven(cfloat* data, const Shape& shape, int rank, const cfloat* d);
 
  private:
   /// FFTW's plain (uncentred, unscaled) DFT over dims [0, rank).

@@ -142,19 +142,12 @@ void FftEngine::plain(cfloat* data, const Shape& shape, int rank, FftDirection d
   fftwf_execute_dft(plan, reinterpret_cast<fftwf_complex*>(data), reinterpret_cast<fftwf_complex*>(data));
 }
 
-void FftEngine::gram(cfloat* data, const Shape& shape, int rank, const cfloat* d) {
+bool FftEngine::gramEven(cfloat* data, const Shape& shape, int rank, const cfloat* d) {
+  for (int k = 0; k < rank; ++k)
+    if (shape[k] % 2 != 0 && shape[k] != 1) return false;  // the shifts do not cancel
   const index_t total = shape.size();
-  if (total == 0) return;
+  if (total == 0) return true;
   const index_t plane = shape.span(0, rank), batch = total / plane;
-  bool even = true;
-  for (int d = 0; d < rank; ++d) even = even && (shape[d] % 2 == 0 || shape[d] == 1);
-  if (!even) {  // the shifts do not cancel: the composition itself
-    transform(data, shape, rank, FftDirection::Forward);
-#pragma omp parallel for schedule(static)
-    for (index_t i = 0; i < total; ++i) data[i] *= d[i % plane];
-    transform(data, shape, rank, FftDirection::Inverse);
-    return;
-  }
   // Every length even (or 1): the centring shift S is by N/2 both ways, so F = S F0 S / sqrt(N) and F0 S = D F0
   // (D = diag((-1)^k)); F^H M F = S F0^H S M S F0 S / N = F0^H D (S M S) D F0 / N = F0^H (S M S) F0 / N. FFTW's
   // plain DFT pair around the diagonal read half a period away: no shift pass (cuda/fft.cu does the same).
@@ -170,6 +163,7 @@ void FftEngine::gram(cfloat* data, const Shape& shape, int rank, const cfloat* d
     for (index_t i = 0; i < n0; ++i) x[i] *= dr[i < h0 ? i + h0 : i - h0] * scale;
   }
   plain(data, shape, rank, FftDirection::Inverse);
+  return true;
 }
 
 fftwf_plan FftEngine::planFor(const Shape& shape, int rank, index_t batch, FftDirection dir, cfloat* buffer) {
