@@ -125,6 +125,7 @@ class TronSpreader {
   DeviceVector<SpokeDir> spokes_;
   DeviceVector<int4> list_;       ///< per tile: {spoke, first readout index, last, periodic image bits}
   DeviceVector<int> listStart_;   ///< tiles + 1
+  DeviceVector<int> order_;       ///< tiles by list length, longest first: the launch order
 };
 
 /// Why a geometry is not one TRON can grid (empty when it is); `margin` returns the largest distance of a

@@ -207,6 +207,12 @@ TEST_F(NufftGpu, MatchesCpuPlan) {
                    "2D golden sector"});
   cases.push_back({radialProblem(48, 96, 60, RadialOrder::Linear360), options(6, 1.5, Spreader::Tron), 2,
                    "2D linear360 TRON"});
+  // Grids of 90 and 100 points: the last tiles of 8 x 4 stick out of the grid; W = 16 stages 32 weights per sample
+  // (above the 48 KB of shared memory a launch gets unasked with 8 coils); 3 coils run in a group of 4.
+  cases.push_back({radialProblem(45, 90, 70, RadialOrder::GoldenAngle), options(16, 2.0, Spreader::Tron), 8,
+                   "2D golden TRON W16 G90"});
+  cases.push_back({radialProblem(50, 100, 64, RadialOrder::Linear180), options(3, 2.0, Spreader::Tron), 3,
+                   "2D linear180 TRON W3 G100"});
   cases.push_back({randomProblem(3, 16, 12, 10, 3000, 54), options(4, 1.5), 2, "3D random W4 s1.5"});
   cases.push_back({randomProblem(3, 16, 16, 16, 3000, 55), options(7, 2.0), 1, "3D random W7 s2"});
   for (const Case& c : cases) {
