@@ -227,9 +227,10 @@ void launchTron(const TronArgs& a, const KernelParams& k, const SpreadInput& in,
   const dim3 grid(static_cast<unsigned>(a.tilesX * ((a.g.g[1] + TronSpreader::kTileY - 1) / TronSpreader::kTileY)),
                   static_cast<unsigned>((in.coils + CB - 1) / CB));
   const std::size_t shared = TronSpreader::kSlices * TronStage<CB>::bytes(a.g.width);
-  // Wide kernels with 8 coils stage more than the 48 KB a launch gets without asking (W = 16: 8 x 6.3 KB); the
-  // attribute is per device, and setting it is cheap and idempotent.
-  if (shared > 48 * 1024)
+  // Wide kernels with 8 coils need more than the 48 KB a block gets unasked, the partial sums' static 8 KB per
+  // 4 coils included (W 12: 43 + 16 KB; W 16: 50 + 16 KB); the attribute is per device, cheap and idempotent.
+  constexpr std::size_t staticBytes = sizeof(float2) * TronSpreader::kSlices * CB * 32;
+  if (shared + staticBytes > 48 * 1024)
     LARMOR_CUDA_CHECK(cudaFuncSetAttribute(tronSpreadKernel<CB>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
   tronSpreadKernel<CB><<<grid, kTronThreads, shared, s>>>(a, k, in, order);
   LARMOR_CUDA_CHECK_LAUNCH();

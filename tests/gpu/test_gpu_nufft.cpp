@@ -207,10 +207,13 @@ TEST_F(NufftGpu, MatchesCpuPlan) {
                    "2D golden sector"});
   cases.push_back({radialProblem(48, 96, 60, RadialOrder::Linear360), options(6, 1.5, Spreader::Tron), 2,
                    "2D linear360 TRON"});
-  // Grids of 90 and 100 points: the last tiles of 8 x 4 stick out of the grid; W = 16 stages 32 weights per sample
-  // (above the 48 KB of shared memory a launch gets unasked with 8 coils); 3 coils run in a group of 4.
+  // Grids of 90 and 100 points: the last tiles of 8 x 4 stick out of the grid; W = 12 and 16 stage 24 and 32 weights
+  // per sample (with 8 coils, the staging and the partial sums above the 48 KB of shared memory a block gets
+  // unasked); 3 coils run in a group of 4.
   cases.push_back({radialProblem(45, 90, 70, RadialOrder::GoldenAngle), options(16, 2.0, Spreader::Tron), 8,
                    "2D golden TRON W16 G90"});
+  cases.push_back({radialProblem(45, 90, 70, RadialOrder::GoldenAngle), options(12, 2.0, Spreader::Tron), 8,
+                   "2D golden TRON W12 G90"});
   cases.push_back({radialProblem(50, 100, 64, RadialOrder::Linear180), options(3, 2.0, Spreader::Tron), 3,
                    "2D linear180 TRON W3 G100"});
   cases.push_back({randomProblem(3, 16, 12, 10, 3000, 54), options(4, 1.5), 2, "3D random W4 s1.5"});
