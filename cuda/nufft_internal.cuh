@@ -113,19 +113,20 @@ class TronSpreader {
   TronSpreader(CudaBackend& be, const GridGeometry& g, const NufftGeometry& geometry, double margin);
   void spread(CudaBackend& be, const KernelParams& k, const SpreadInput& in);
   i64 listEntries() const { return listEntries_; }
+  i64 listSamples() const { return listSamples_; }
 
   static constexpr int kTileX = 8, kTileY = 4;  ///< grid points per block: one warp's worth
-  static constexpr int kSlices = 8;             ///< warps per block, each taking every 8th spoke of the list
+  static constexpr int kSlices = 8;             ///< warps per block, each taking every 8th round of 32 listed samples
 
  private:
   GridGeometry g_;
   RadialParams rp_;
   int tilesX_ = 1, tilesY_ = 1;
-  i64 listEntries_ = 0;
+  i64 listEntries_ = 0, listSamples_ = 0;
   DeviceVector<SpokeDir> spokes_;
-  DeviceVector<int4> list_;       ///< per tile: {spoke, first readout index, last, periodic image bits}
-  DeviceVector<int> listStart_;   ///< tiles + 1
   DeviceVector<int> order_;       ///< tiles by list length, longest first: the launch order
+  DeviceVector<std::uint32_t> samples_;  ///< the entries' samples, tile by tile: index | periodic image << 30
+  DeviceVector<i64> sampleStart_;        ///< tiles + 1
 };
 
 /// Why a geometry is not one TRON can grid (empty when it is); `margin` returns the largest distance of a

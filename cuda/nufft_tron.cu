@@ -6,20 +6,23 @@
 // the two adjoint spreaders of nufft.cu; GPU only (the CPU twin of the whole NUFFT is
 // engine/src/cpu/nufft.cpp).
 //
-// Two additions to the paper's scheme, both from the plan's geometry being fixed:
+// Three departures from the paper's scheme, all from the plan's geometry being fixed:
 //  - Golden-angle spokes cannot be found from the angle by inversion (the paper's modulo argument), so a
 //    search over spokes is needed. It is done once per plan (the plan is executed many times): for every
 //    tile of 8 x 4 grid points, the spokes whose samples reach the tile, with their readout range, are
-//    listed (count kernel, scan, fill kernel with a block scan, so the order is deterministic). At run time
-//    a thread visits only its tile's spokes and narrows each one's readout range to its own point. The
-//    same list serves linear angles, where it is what the direct formula would give.
+//    listed (count kernel, scan, fill kernel with a block scan, so the order is deterministic), and the
+//    entries' samples written out flat, tile by tile (index and periodic image in 32 bits). The same list
+//    serves linear angles, where it is what the direct formula would give.
+//  - The paper's thread walks its own samples one by one. Here a warp's 32 points (one tile) take the tile's
+//    samples 32 at a time: the lanes load them (neighbouring lanes, neighbouring samples) with their 2W kernel
+//    weights into the warp's shared memory, then every lane reads each staged sample by broadcast and keeps
+//    those whose footprint holds its point (the exact test on the stored footprint). No lane waits on its own
+//    loads, none idles on a shorter readout range, and every lane loads a sample in every round (session 19:
+//    0.39 -> 0.23 ms for 8 coils at 512^2 with one list entry a round, 0.18 ms with the samples flat).
 //  - Near the k-space centre every spoke passes every point (thousands of samples per point for 512
-//    spokes), so a point's work is split over the 8 warps of its block, each taking every 8th spoke of the
-//    list; the 8 partial sums are added in a fixed order through shared memory (deterministic, no atomics).
-//  - The paper's thread walks its own samples one by one; here a warp's 32 points walk one list entry's samples
-//    together: the lanes load up to 32 of them at once with their kernel weights into shared memory, and each
-//    lane reads every staged sample by broadcast and keeps those whose footprint holds it. No lane waits on its
-//    own loads and none idles on a shorter readout range (session 19: 0.39 -> 0.23 ms for 8 coils at 512^2).
+//    spokes), so a tile's rounds are split over the 8 warps of its block, each taking every 8th; the 8 partial
+//    sums are added in a fixed order through shared memory (deterministic, no atomics). Tiles are launched
+//    heaviest first.
 // Periodicity: spokes reaching |k| = N/2 at sigma = 2 touch the grid's edge, and their footprints wrap.
 // A tile is tested as itself and as its images shifted by -G along each axis; the samples' unwrapped first
 // footprint index (stored per sample) makes the exact test pick exactly one image per (point, sample).
@@ -51,7 +54,11 @@ struct TronArgs {
   const SpokeDir* spokes;
   const int4* list;
   const int* listStart;
+  const std::uint32_t* samples;  ///< per tile, the samples to visit: index | periodic image bits << 30
+  const i64* sampleStart;        ///< tiles + 1
 };
+
+constexpr int kImageShift = 30;  ///< a staged sample's periodic image bits sit above its 30-bit index
 
 /// Extent of tile `t` in grid index space: x in [x0, x1], y in [y0, y1].
 __device__ __forceinline__ void tileExtent(const TronArgs& a, int t, int* x0, int* x1, int* y0, int* y1) {
@@ -110,25 +117,44 @@ __global__ void __launch_bounds__(kTronThreads) fillListKernel(TronArgs a, const
   }
 }
 
-/// Per warp, in dynamic shared memory: up to 32 samples of one list entry, staged by the lane that loaded them.
-/// `corner` is the sample's first footprint point in the coordinates of the entry's periodic image (the image
-/// shift moved from the point to the sample, so one test serves every point); `values` the CB coils' values in
-/// pairs (one 16-byte broadcast read per two coils); `weights` the W kernel weights along x, then the W along y.
+/// Samples per list entry (its readout range), the last slot 0 so that the scan's last value is the total.
+__global__ void entryLengthKernel(const int4* list, int entries, i64* lengths) {
+  const int e = blockIdx.x * blockDim.x + threadIdx.x;
+  if (e < entries) lengths[e] = list[e].z - list[e].y + 1;
+  else if (e == entries) lengths[e] = 0;
+}
+
+/// The entries' samples in list order: entry e's readout range from offset[e] on.
+__global__ void fillSamplesKernel(const int4* list, int entries, const i64* offset, int readout, std::uint32_t* out) {
+  const int e = blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= entries) return;
+  const int4 entry = list[e];
+  const std::uint32_t image = static_cast<std::uint32_t>(entry.w) << kImageShift;
+  const std::uint32_t first = static_cast<std::uint32_t>(entry.x) * static_cast<std::uint32_t>(readout);
+  std::uint32_t* to = out + offset[e];
+  for (int i = entry.y; i <= entry.z; ++i) to[i - entry.y] = image | (first + static_cast<std::uint32_t>(i));
+}
+
+/// A tile's first sample: the offset of its first entry (tiles + 1 values).
+__global__ void tileSampleStartKernel(const int* listStart, const i64* offset, int tiles, i64* sampleStart) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t <= tiles) sampleStart[t] = offset[listStart[t]];
+}
+
+/// Per warp, in dynamic shared memory: one round's 32 samples, staged by the lanes that loaded them. `corner` is
+/// the sample's first footprint point in the coordinates of the periodic image its list entry found it in (the
+/// image shift moved from the point to the sample, so one test serves every point); `values` the CB coils' values
+/// in pairs (one 16-byte broadcast read per two coils); `weights` the W kernel weights along x, then the W along y.
 template <int CB>
 struct TronStage {
   static constexpr int kPairs = (CB + 1) / 2;
   __host__ __device__ static std::size_t bytes(int width) { return 32 * (sizeof(int2) + kPairs * sizeof(float4) + 2 * width * sizeof(float)); }
 };
 
-/// One block per tile of 8 x 4 points (heaviest tiles first) and group of CB coils; warp `slice` takes list
-/// entries slice, slice + 8, ...; lane = point. For each entry the warp's lanes load up to 32 of its samples at
-/// once (coalesced: neighbouring lanes, neighbouring samples), with their codes and their 2W kernel weights, into
-/// the warp's shared memory; then every lane walks the staged samples, reading each by broadcast, and adds
-/// those whose footprint holds its point (the exact test on the stored footprint). The samples are the entry's
-/// whole readout range, a superset of each point's narrowed one, so the test decides alone; the sum per point
-/// and its order (entries in list order, readout ascending) are what the per-point loop added.
-/// Before (session 11-18: each lane looped over its own readout range, loading a sample's code and values per
-/// iteration and then its weights from the table): 16 of 32 lanes active, the loop latency bound.
+/// One block per tile of 8 x 4 points (heaviest tiles first) and group of CB coils; lane = point, warp `slice`
+/// takes the tile's rounds of 32 listed samples slice, slice + 8, ... (file comment). The samples listed are the
+/// entries' whole readout ranges, a superset of each point's own, so the exact test decides alone; each warp adds
+/// its terms in list order and the 8 partial sums are added in a fixed order (the same bits every run).
 template <int CB>
 __global__ void __launch_bounds__(kTronThreads, 3) tronSpreadKernel(TronArgs a, KernelParams k, SpreadInput in,
                                                                     const int* order) {
@@ -157,52 +183,53 @@ __global__ void __launch_bounds__(kTronThreads, 3) tronSpreadKernel(TronArgs a, 
 #pragma unroll
   for (int c = 0; c < CB; ++c) acc[c] = make_float2(0.f, 0.f);
 
-  const int begin = __ldg(a.listStart + tile), end = __ldg(a.listStart + tile + 1);
-  for (int e = begin + slice; e < end; e += TronSpreader::kSlices) {
-    const int4 entry = __ldg(a.list + e);
-    const int shiftX = (entry.w & 1) ? g0 : 0, shiftY = (entry.w & 2) ? g1 : 0;
-    const i64 first = static_cast<i64>(entry.x) * a.rp.readout;
-    for (int from = entry.y; from <= entry.z; from += 32) {
-      const int count = min(32, entry.z - from + 1);
-      if (lane < count) {
-        const i64 j = first + from + lane;
-        const float4 code = __ldg(in.codes + j);
-        const std::uint32_t packed = __float_as_uint(code.w);
-        // Point (mx, my) is footprint point (mx - corner.x, my - corner.y) of this sample.
-        corner[lane] = make_int2(storedBase2(packed, 0) - g0 + shiftX, storedBase2(packed, 1) - g1 + shiftY);
+  // The tile's samples, 32 a round: warp `slice` takes rounds slice, slice + 8, ... Per point the samples come in
+  // list order (entries in list order, readout ascending), whichever warp adds them.
+  const i64 begin = __ldg(a.sampleStart + tile), end = __ldg(a.sampleStart + tile + 1);
+  for (i64 r = begin + slice * 32; r < end; r += TronSpreader::kSlices * 32) {
+    const int count = static_cast<int>(min(i64{32}, end - r));
+    if (lane < count) {
+      const std::uint32_t d = __ldg(a.samples + r + lane);
+      const i64 j = d & ((1u << kImageShift) - 1u);
+      const int image = static_cast<int>(d >> kImageShift);
+      const float4 code = __ldg(in.codes + j);
+      const std::uint32_t packed = __float_as_uint(code.w);
+      // Point (mx, my) is footprint point (mx - corner.x, my - corner.y) of this sample (in the periodic image of
+      // the grid the list found it in).
+      corner[lane] = make_int2(storedBase2(packed, 0) - g0 + ((image & 1) ? g0 : 0),
+                               storedBase2(packed, 1) - g1 + ((image & 2) ? g1 : 0));
+#pragma unroll
+      for (int q = 0; q < P; ++q) {
+        const float2 lo = 2 * q < nc ? __ldg(samples + static_cast<i64>(2 * q) * in.m + j) : make_float2(0.f, 0.f);
+        const float2 hi = 2 * q + 1 < nc ? __ldg(samples + static_cast<i64>(2 * q + 1) * in.m + j) : make_float2(0.f, 0.f);
+        values[q * 32 + lane] = make_float4(lo.x, lo.y, hi.x, hi.y);
+      }
+      float* wt = weights + lane * 2 * w;
+      for (int i = 0; i < w; ++i) {
+        wt[i] = kernelWeight(code.x + static_cast<float>(i), k);
+        wt[w + i] = kernelWeight(code.y + static_cast<float>(i), k);
+      }
+    }
+    __syncwarp();
+    for (int q0 = 0; q0 < count; ++q0) {
+      const int2 c0 = corner[q0];
+      const int dx = mx - c0.x, dy = my - c0.y;
+      if (active && static_cast<unsigned>(dx) < static_cast<unsigned>(w) && static_cast<unsigned>(dy) < static_cast<unsigned>(w)) {
+        const float* wt = weights + q0 * 2 * w;
+        const float weight = wt[dx] * wt[w + dy];
 #pragma unroll
         for (int q = 0; q < P; ++q) {
-          const float2 lo = 2 * q < nc ? __ldg(samples + static_cast<i64>(2 * q) * in.m + j) : make_float2(0.f, 0.f);
-          const float2 hi = 2 * q + 1 < nc ? __ldg(samples + static_cast<i64>(2 * q + 1) * in.m + j) : make_float2(0.f, 0.f);
-          values[q * 32 + lane] = make_float4(lo.x, lo.y, hi.x, hi.y);
-        }
-        float* wt = weights + lane * 2 * w;
-        for (int i = 0; i < w; ++i) {
-          wt[i] = kernelWeight(code.x + static_cast<float>(i), k);
-          wt[w + i] = kernelWeight(code.y + static_cast<float>(i), k);
-        }
-      }
-      __syncwarp();
-      for (int s = 0; s < count; ++s) {
-        const int2 c0 = corner[s];
-        const int dx = mx - c0.x, dy = my - c0.y;
-        if (active && static_cast<unsigned>(dx) < static_cast<unsigned>(w) && static_cast<unsigned>(dy) < static_cast<unsigned>(w)) {
-          const float* wt = weights + s * 2 * w;
-          const float weight = wt[dx] * wt[w + dy];
-#pragma unroll
-          for (int q = 0; q < P; ++q) {
-            const float4 v = values[q * 32 + s];
-            acc[2 * q].x += weight * v.x;
-            acc[2 * q].y += weight * v.y;
-            if (2 * q + 1 < CB) {
-              acc[2 * q + 1].x += weight * v.z;
-              acc[2 * q + 1].y += weight * v.w;
-            }
+          const float4 v = values[q * 32 + q0];
+          acc[2 * q].x += weight * v.x;
+          acc[2 * q].y += weight * v.y;
+          if (2 * q + 1 < CB) {
+            acc[2 * q + 1].x += weight * v.z;
+            acc[2 * q + 1].y += weight * v.w;
           }
         }
       }
-      __syncwarp();  // the stage is refilled next
     }
+    __syncwarp();  // the stage is refilled next
   }
 #pragma unroll
   for (int c = 0; c < CB; ++c) partial[slice][c][lane] = acc[c];
@@ -249,6 +276,8 @@ std::string tronUnsuitable(const GridGeometry& g, const NufftGeometry& geometry,
   if (static_cast<index_t>(r.anglesRad.size()) != r.spokes) return "TRON: the radial description lacks spoke angles";
   if (!(std::isfinite(r.kStep) && r.kStep != 0.f && std::isfinite(r.kStart))) return "TRON: invalid readout spacing";
   if (r.readout > (index_t{1} << 24) || r.spokes > (index_t{1} << 24)) return "TRON: too many samples per spoke";
+  if (geometry.samples() > (index_t{1} << kImageShift))
+    return "TRON: more than 2^30 samples (its tile lists keep 30-bit sample indices)";
   for (int d = 0; d < 2; ++d)
     if (2 * g.width > g.g[d])
       return "TRON needs the kernel width W <= G/2 (W = " + std::to_string(g.width) + ", G = " + std::to_string(g.g[d]) + ")";
@@ -297,7 +326,7 @@ TronSpreader::TronSpreader(CudaBackend& be, const GridGeometry& g, const NufftGe
   a.tilesX = tilesX_;
   a.spokes = spokes_.data();
   DeviceVector<int> counts(be, static_cast<std::size_t>(tiles) + 1);
-  listStart_.resize(be, static_cast<std::size_t>(tiles) + 1);
+  DeviceVector<int> listStart(be, static_cast<std::size_t>(tiles) + 1);
   DeviceVector<char> temp;
   cudaStream_t s = be.stream();
   {
@@ -307,11 +336,11 @@ TronSpreader::TronSpreader(CudaBackend& be, const GridGeometry& g, const NufftGe
     countListKernel<<<tiles, kTronThreads, 0, s>>>(a, counts.data());
     LARMOR_CUDA_CHECK_LAUNCH();
     std::size_t bytes = 0;
-    LARMOR_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, counts.data(), listStart_.data(), tiles + 1, s));
+    LARMOR_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, counts.data(), listStart.data(), tiles + 1, s));
     temp.reserve(be, bytes);
-    LARMOR_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, counts.data(), listStart_.data(), tiles + 1, s));
+    LARMOR_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, counts.data(), listStart.data(), tiles + 1, s));
     int total = 0;
-    LARMOR_CUDA_CHECK(cudaMemcpyAsync(&total, listStart_.data() + tiles, sizeof(int), cudaMemcpyDeviceToHost, s));
+    LARMOR_CUDA_CHECK(cudaMemcpyAsync(&total, listStart.data() + tiles, sizeof(int), cudaMemcpyDeviceToHost, s));
     LARMOR_CUDA_CHECK(cudaStreamSynchronize(s));
     listEntries_ = total;
     // Heaviest tiles first (the k-space centre's: every spoke passes), so that they do not start last.
@@ -323,11 +352,30 @@ TronSpreader::TronSpreader(CudaBackend& be, const GridGeometry& g, const NufftGe
     std::stable_sort(byWork.begin(), byWork.end(), [&](int x, int y) { return perTile[static_cast<std::size_t>(x)] > perTile[static_cast<std::size_t>(y)]; });
     order_.resize(be, byWork.size());
     LARMOR_CUDA_CHECK(cudaMemcpyAsync(order_.data(), byWork.data(), byWork.size() * sizeof(int), cudaMemcpyHostToDevice, s));
-    list_.resize(be, static_cast<std::size_t>(std::max(total, 1)));
-    a.listStart = listStart_.data();
-    fillListKernel<<<tiles, kTronThreads, 0, s>>>(a, listStart_.data(), list_.data());
+    DeviceVector<int4> list(be, static_cast<std::size_t>(std::max(total, 1)));
+    a.listStart = listStart.data();
+    fillListKernel<<<tiles, kTronThreads, 0, s>>>(a, listStart.data(), list.data());
     LARMOR_CUDA_CHECK_LAUNCH();
-    LARMOR_CUDA_CHECK(cudaStreamSynchronize(s));  // `counts` and `temp` go out of scope next
+    // The entries' samples, flat per tile (what the spreading kernel reads, 32 a round).
+    DeviceVector<i64> lengths(be, static_cast<std::size_t>(total) + 1), offset(be, static_cast<std::size_t>(total) + 1);
+    const unsigned perEntry = static_cast<unsigned>((total + 1 + kTronThreads - 1) / kTronThreads);
+    entryLengthKernel<<<perEntry, kTronThreads, 0, s>>>(list.data(), total, lengths.data());
+    LARMOR_CUDA_CHECK_LAUNCH();
+    LARMOR_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, lengths.data(), offset.data(), total + 1, s));
+    temp.reserve(be, bytes);
+    LARMOR_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, lengths.data(), offset.data(), total + 1, s));
+    i64 samples = 0;
+    LARMOR_CUDA_CHECK(cudaMemcpyAsync(&samples, offset.data() + total, sizeof(i64), cudaMemcpyDeviceToHost, s));
+    LARMOR_CUDA_CHECK(cudaStreamSynchronize(s));
+    listSamples_ = samples;
+    samples_.resize(be, static_cast<std::size_t>(std::max<i64>(samples, 1)));
+    sampleStart_.resize(be, static_cast<std::size_t>(tiles) + 1);
+    fillSamplesKernel<<<perEntry, kTronThreads, 0, s>>>(list.data(), total, offset.data(), rp_.readout, samples_.data());
+    LARMOR_CUDA_CHECK_LAUNCH();
+    tileSampleStartKernel<<<static_cast<unsigned>((tiles + 1 + kTronThreads - 1) / kTronThreads), kTronThreads, 0, s>>>(
+        listStart.data(), offset.data(), tiles, sampleStart_.data());
+    LARMOR_CUDA_CHECK_LAUNCH();
+    LARMOR_CUDA_CHECK(cudaStreamSynchronize(s));  // the plan-time lists go out of scope next
   }
 }
 
@@ -337,8 +385,8 @@ void TronSpreader::spread(CudaBackend& be, const KernelParams& k, const SpreadIn
   a.rp = rp_;
   a.tilesX = tilesX_;
   a.spokes = spokes_.data();
-  a.list = list_.data();
-  a.listStart = listStart_.data();
+  a.samples = samples_.data();
+  a.sampleStart = sampleStart_.data();
   cudaStream_t s = be.stream();
   // Coils per block: the accumulators live in registers, so CB is a compile-time count.
   if (in.coils >= 8) launchTron<8>(a, k, in, order_.data(), s);
