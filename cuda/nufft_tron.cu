@@ -18,7 +18,7 @@
 //    weights into the warp's shared memory, then every lane reads each staged sample by broadcast and keeps
 //    those whose footprint holds its point (the exact test on the stored footprint). No lane waits on its own
 //    loads, none idles on a shorter readout range, and every lane loads a sample in every round (session 19:
-//    0.39 -> 0.23 ms for 8 coils at 512^2 with one list entry a round, 0.18 ms with the samples flat).
+//    0.39 -> 0.23 ms for 8 coils at 512^2 with one list entry a round, 0.165 ms with the samples flat).
 //  - Near the k-space centre every spoke passes every point (thousands of samples per point for 512
 //    spokes), so a tile's rounds are split over the 8 warps of its block, each taking every 8th; the 8 partial
 //    sums are added in a fixed order through shared memory (deterministic, no atomics). Tiles are launched
