@@ -2,7 +2,8 @@
 // 10:473, 1991; beta of Beatty et al., IEEE TMI 24:799, 2005), cuFFT, and TRON's analytic deapodization
 // (kb::transform, Smith et al. 2019 eq. 2, shared with the CPU plan) fused with the crop / zero-pad.
 //
-//   adjoint: spread (TRON or sector, nufft_tron.cu / nufft_sector.cu) -> inverse cuFFT -> crop + deapodize
+//   adjoint: spread (2D: the gather, nufft_gather.cu, with TRON's radial lists, nufft_tron.cu, or the footprints';
+//   3D: sectors, nufft_sector.cu) -> inverse cuFFT -> crop + deapodize
 //   forward: zero-pad + deapodize -> forward cuFFT -> interpolate (sample-parallel)
 //
 // Twin: engine/src/cpu/nufft.cpp. The derivation and the conventions (grid size, footprint, kernel scale)
@@ -252,15 +253,20 @@ class CudaNufftPlan final : public NufftPlan {
     }
     encodeSamples(geo.trajectory);
 
-    // The adjoint's spreader: TRON where the trajectory is radial 2D and asked for (or Auto), otherwise
-    // the sector spreader, which works for any trajectory.
-    double margin = 0;
-    const std::string whyNotTron =
-        o.spreader == Spreader::Sector ? std::string("sector spreader asked for") : nc::tronUnsuitable(g_, geo, &margin);
-    const bool tron = o.spreader == Spreader::Tron || (o.spreader == Spreader::Auto && whyNotTron.empty());
-    if (tron) {
-      require(whyNotTron.empty(), "NUFFT: " + whyNotTron);
-      tron_ = std::make_unique<nc::TronSpreader>(be_, g_, geo, margin);
+    // The adjoint's spreader. 2D: the output-parallel gather (nufft_gather.cu) with TRON's radial lists where the
+    // trajectory is radial (or TRON is asked for), with lists from the footprints otherwise; 3D, or asked for: the
+    // sector spreader, which works for any trajectory.
+    if (o.spreader == Spreader::Tron) {
+      double margin = 0;
+      const std::string why = nc::tronUnsuitable(g_, geo, &margin);
+      require(why.empty(), "NUFFT: " + why);
+      gather_ = std::make_unique<nc::GatherSpreader>(be_, g_, geo, margin);
+    } else if (o.spreader == Spreader::Auto && g_.dims == 2 && nc::gatherUnsuitable(g_, m_).empty()) {
+      double margin = 0;
+      if (geo.radial && nc::tronUnsuitable(g_, geo, &margin).empty())
+        gather_ = std::make_unique<nc::GatherSpreader>(be_, g_, geo, margin);
+      else
+        gather_ = std::make_unique<nc::GatherSpreader>(be_, g_, codes_, m_);
     } else {
       sector_ = std::make_unique<nc::SectorSpreader>(be_, g_, codes_, m_);
     }
@@ -421,7 +427,7 @@ class CudaNufftPlan final : public NufftPlan {
     in.m = m_;
     in.coils = coils;
     in.grid = grid;
-    if (tron_) tron_->spread(be_, kernel_, in);
+    if (gather_) gather_->spread(be_, kernel_, in);
     else sector_->spread(be_, kernel_, in);
   }
 
@@ -429,8 +435,8 @@ class CudaNufftPlan final : public NufftPlan {
     InterpArgs a;
     a.g = g_;
     a.codes = codes_.data();
-    // TRON plans keep the trajectory's order: radial samples are already neighbours along their spokes.
-    a.order = sector_ ? sector_->localityOrder() : nullptr;
+    // Samples by home tile; TRON's plans keep the trajectory's order (radial samples are neighbours along their spokes).
+    a.order = sector_ ? sector_->localityOrder() : gather_->localityOrder();
     a.grid = grid;
     a.samples = samples;
     a.m = m_;
@@ -449,7 +455,7 @@ class CudaNufftPlan final : public NufftPlan {
   nc::DeviceVector<float4> codes_;
   nc::DeviceVector<float2> grid_;
   std::unique_ptr<nc::SectorSpreader> sector_;
-  std::unique_ptr<nc::TronSpreader> tron_;
+  std::unique_ptr<nc::GatherSpreader> gather_;
   std::vector<std::pair<int, cufftHandle>> ffts_;
 };
 

@@ -104,33 +104,55 @@ class SectorSpreader {
   int workItems_ = 0, mergeItems_ = 0, slots_ = 0;
 };
 
-/// TRON's output-parallel radial gridding (nufft_tron.cu): one thread per oversampled grid point gathers
-/// the samples within W/2 of it, found from the radial geometry, and writes its own value.
-class TronSpreader {
- public:
-  /// For a geometry that suits TRON: tronUnsuitable gave "" and `margin`, the samples' distance from their
-  /// spokes (the caller checks once; the check is a pass over every sample).
-  TronSpreader(CudaBackend& be, const GridGeometry& g, const NufftGeometry& geometry, double margin);
-  void spread(CudaBackend& be, const KernelParams& k, const SpreadInput& in);
-  i64 listEntries() const { return listEntries_; }
-  i64 listSamples() const { return listSamples_; }
+/// Per tile of GatherSpreader::kTileX x kTileY grid points, the samples its points gather, flat, tile by tile:
+/// each as its index | periodic image bits << kImageShift (bit 0: the tile stands for its points' x - G0, bit 1:
+/// y - G1; a sample whose footprint wraps is listed under each image it reaches, and the exact test on the stored
+/// footprint takes it for exactly the points it holds).
+struct GatherLists {
+  static constexpr int kImageShift = 30;
+  DeviceVector<std::uint32_t> samples;
+  DeviceVector<i64> start;  ///< tiles + 1
+  i64 count = 0;
+};
 
+/// The output-parallel gather (nufft_gather.cu; TRON's scheme, Smith et al. 2019): one thread per oversampled grid
+/// point adds the samples whose footprint holds it and writes its own value, so there are no atomics. 2D only. Its
+/// lists come from TRON's radial search (nufft_tron.cu) or, for any 2D trajectory, from the samples' footprints.
+class GatherSpreader {
+ public:
   static constexpr int kTileX = 8, kTileY = 4;  ///< grid points per block: one warp's worth
   static constexpr int kSlices = 8;             ///< warps per block, each taking every 8th round of 32 listed samples
 
+  /// TRON: a geometry tronUnsuitable accepted, `margin` its samples' distance from their spokes (the caller
+  /// checks once; the check is a pass over every sample).
+  GatherSpreader(CudaBackend& be, const GridGeometry& g, const NufftGeometry& geometry, double margin);
+  /// Any 2D trajectory gatherUnsuitable accepts: the lists from the samples' footprints (`codes`, m samples).
+  GatherSpreader(CudaBackend& be, const GridGeometry& g, const DeviceVector<float4>& codes, i64 m);
+  /// Caller holds the backend's mutex; queued on the backend's stream.
+  void spread(CudaBackend& be, const KernelParams& k, const SpreadInput& in);
+  /// The samples by home tile, for the interpolation (footprint lists); null for TRON's (spokes are local).
+  const int* localityOrder() const { return locality_.size() ? locality_.data() : nullptr; }
+  bool radial() const { return radial_; }
+  i64 listSamples() const { return lists_.count; }
+
  private:
+  void orderTiles(CudaBackend& be);
   GridGeometry g_;
-  RadialParams rp_;
   int tilesX_ = 1, tilesY_ = 1;
-  i64 listEntries_ = 0, listSamples_ = 0;
-  DeviceVector<SpokeDir> spokes_;
-  DeviceVector<int> order_;       ///< tiles by list length, longest first: the launch order
-  DeviceVector<std::uint32_t> samples_;  ///< the entries' samples, tile by tile: index | periodic image << 30
-  DeviceVector<i64> sampleStart_;        ///< tiles + 1
+  bool radial_ = false;
+  GatherLists lists_;
+  DeviceVector<int> tileOrder_;  ///< tiles by list length, longest first: the launch order
+  DeviceVector<int> locality_;
 };
+
+/// TRON's search (nufft_tron.cu): the lists of a radial geometry tronUnsuitable accepted.
+void tronLists(CudaBackend& be, const GridGeometry& g, const NufftGeometry& geometry, double margin, GatherLists& lists);
 
 /// Why a geometry is not one TRON can grid (empty when it is); `margin` returns the largest distance of a
 /// sample from its ideal radial position, in grid units.
 std::string tronUnsuitable(const GridGeometry& g, const NufftGeometry& geometry, double* margin);
+
+/// Why the gather cannot take a plan of m samples on grid g (empty when it can): 2D, W <= G/2, 30-bit indices.
+std::string gatherUnsuitable(const GridGeometry& g, i64 m);
 
 }  // namespace larmor::cuda::nc

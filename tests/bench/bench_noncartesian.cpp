@@ -25,6 +25,7 @@
 #include "larmor/backend/registry.hpp"
 #include "larmor/ops/nufft.hpp"
 #include "larmor/traj/radial.hpp"
+#include "larmor/traj/spiral.hpp"
 
 namespace {
 
@@ -123,6 +124,34 @@ void radialCase(const std::shared_ptr<Backend>& be, larmor::Spreader spreader, b
       benchmark::kMicrosecond, 0.3);
 }
 
+/// A variable-density spiral (256², 32 interleaves, readout 2x oversampled), 8 coils, W 4: the 2D gather with lists
+/// from the footprints (auto) against the sector spreader.
+void spiralCase(const std::shared_ptr<Backend>& be, larmor::Spreader spreader) {
+  const char* sname = spreader == larmor::Spreader::Sector ? "sector" : "auto";
+  add(be, std::string("nufft2d/adjoint/spiral256x32->256^2x8coils/") + sname,
+      [spreader](benchmark::State& state, Backend& b) {
+        larmor::traj::SpiralDesign d;
+        d.matrix = kRadialMatrix;
+        d.interleaves = 32;
+        const auto t = larmor::traj::spiral2D(d);
+        NufftGeometry g;
+        g.dims = 2;
+        g.image[0] = g.image[1] = kRadialMatrix;
+        g.image[2] = 1;
+        g.trajectory = t.k;
+        larmor::NufftOptions o;
+        o.spreader = spreader;
+        auto plan = b.makeNufftPlan(g, o);
+        const index_t m = plan->samples(), voxels = kRadialMatrix * kRadialMatrix;
+        auto samples = randomComplexBuffer(b, m * kRadialCoils, 1);
+        auto image = randomComplexBuffer(b, voxels * kRadialCoils, 2);
+        const double perCall = timeIterations(state, b, [&] { plan->adjoint(*samples, *image, kRadialCoils); }, 3);
+        state.counters["us_per_coil_image"] = perCall * 1e6 / static_cast<double>(kRadialCoils);
+        state.counters["samples"] = static_cast<double>(m);
+      },
+      benchmark::kMicrosecond, 0.3);
+}
+
 void nufft3dCase(const std::shared_ptr<Backend>& be) {
   add(be, "nufft3d/adjoint/128^3/2M-random",
       [](benchmark::State& state, Backend& b) {
@@ -169,6 +198,8 @@ void registerFor(const std::shared_ptr<Backend>& be) {
     radialCase(be, larmor::Spreader::Tron, true);
     radialCase(be, larmor::Spreader::Tron, true, 6);
     radialCase(be, larmor::Spreader::Sector, true);
+    spiralCase(be, larmor::Spreader::Auto);
+    spiralCase(be, larmor::Spreader::Sector);
   } else {
     radialCase(be, larmor::Spreader::Auto, true);  // the CPU has one (binned) spreader
   }

@@ -1,10 +1,11 @@
-// The CUDA NUFFT plan (cuda/nufft.cu, nufft_sector.cu, nufft_tron.cu)'s GPU-only checks: both adjoint spreaders
-// (Gregerson's sectors and TRON's radial gridding) on the same radial data against the float64 exact DFT
+// The CUDA NUFFT plan (cuda/nufft.cu, nufft_sector.cu, nufft_gather.cu, nufft_tron.cu)'s GPU-only checks: both
+// adjoint spreaders (Gregerson's sectors and the gather, with TRON's radial lists or the footprints') on the same radial data against the float64 exact DFT
 // (support/exact_dft.hpp), crowded sectors that are split into parts, radial adjointness, batches over the coil
 // groups, TRON's and the sector spreader's determinism, spreadInterpolate for both spreaders, the CPU plan on the same inputs (and on the
 // benchmark's workload), and the errors. Every output buffer is filled with NaN first. (The accuracy curve,
 // odd sizes, 3D, band edges, random-trajectory adjointness, table vs direct kernel: tests/shared/
 // nufft_vs_exact_dft.cpp, run here on "cuda".)
+#include "larmor/traj/spiral.hpp"
 #include "support/buffers.hpp"
 #include "support/device.hpp"
 #include "support/error_norms.hpp"
@@ -142,6 +143,47 @@ TEST_F(NufftGpu, TronIsDeterministic) {
   const PlanRun b = runPlan(*gpu_, *plan, img, data, 1);
   EXPECT_EQ(a.adjoint, b.adjoint);
   EXPECT_EQ(a.forward, b.forward);
+}
+
+// Any other 2D trajectory: Auto takes the gather with lists from the footprints (nufft_gather.cu). Random samples
+// over the whole band (footprints wrapping along x, y and both at its edge), a variable-density spiral,
+// W 2 to 16, grids of 90 and 100 points (partial tiles), 1 to 9 coils: the sector spreader's sums within float
+// rounding, the forward (its interpolation now in home-tile order) the same, and the same bits every run.
+TEST_F(NufftGpu, GatherOnAny2dTrajectory) {
+  struct Case {
+    Problem p;
+    int width;
+    double sigma;
+    index_t batch;
+    const char* what;
+  };
+  traj::SpiralDesign sd;
+  sd.matrix = 64;
+  sd.interleaves = 8;
+  const traj::Trajectory spiral = traj::spiral2D(sd);
+  Problem sp;
+  sp.dims = 2;
+  sp.n[0] = sp.n[1] = 64;
+  sp.k = spiral.k;
+  sp.m = spiral.samples();
+  std::vector<Case> cases;
+  cases.push_back({randomProblem(2, 48, 40, 1, 3000, 61), 4, 2.0, 3, "random W4"});
+  cases.push_back({randomProblem(2, 45, 50, 1, 2500, 62, 1.0), 16, 2.0, 8, "random W16 G90 x G100"});
+  cases.push_back({randomProblem(2, 32, 32, 1, 2000, 63, 1.0), 2, 1.25, 1, "random W2 s1.25"});
+  cases.push_back({randomProblem(2, 40, 36, 1, 2000, 64, 1.0), 7, 1.5, 9, "random W7 s1.5, 9 coils"});
+  cases.push_back({sp, 6, 2.0, 4, "spiral W6"});
+  for (const Case& c : cases) {
+    const auto img = randomComplex(c.p.voxels() * c.batch, 71), data = randomComplex(c.p.m * c.batch, 72);
+    auto gather = gpu_->makeNufftPlan(c.p.geometry(), options(c.width, c.sigma, Spreader::Auto));
+    const PlanRun a = runPlan(*gpu_, *gather, img, data, c.batch);
+    const PlanRun b = runPlan(*gpu_, *gather, img, data, c.batch);
+    const PlanRun sector = runOn(*gpu_, c.p, options(c.width, c.sigma, Spreader::Sector), img, data, c.batch);
+    const double ea = relL2Error(a.adjoint, sector.adjoint), ef = relL2Error(a.forward, sector.forward);
+    std::printf("gather vs sector %-26s adjoint %.2e forward %.2e\n", c.what, ea, ef);
+    EXPECT_LE(ea, 2e-6) << c.what;
+    EXPECT_LE(ef, 1e-6) << c.what;
+    EXPECT_EQ(a.adjoint, b.adjoint) << c.what;
+  }
 }
 
 // The sector spreader's tiles add in fixed point (nufft_sector.cu): the same input gives the same bits, however
