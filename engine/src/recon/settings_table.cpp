@@ -162,7 +162,7 @@ std::vector<Setting> build() {
                    "NUFFT: evaluate the kernel by table lookup (the flag --kernel-direct evaluates it directly)",
                    kNonCartesian, [](ReconSettings& s) -> bool& { return s.nufft.kernelTable; }));
   t.push_back(choice<Spreader>("nufft.spreader", "spreader", "GPU spreader", "nufft",
-                               "GPU adjoint gridding: Gregerson's sectors or TRON's output-parallel radial spreader",
+                               "GPU adjoint gridding: 2D the output-parallel gather (TRON's lists if radial), 3D Gregerson's sectors",
                                kNonCartesian, {{"auto", "auto"}, {"sector", "sector"}, {"tron", "tron"}},
                                [](ReconSettings& s) -> Spreader& { return s.nufft.spreader; }));
   t.push_back(choice<DensityCompensation>(
