@@ -50,7 +50,7 @@ struct GatherArgs {
 };
 
 /// Per warp, in dynamic shared memory: one round's 32 samples, staged by the lanes that loaded them. `corner` is
-/// the sample's first footprint point in the coordinates of the periodic image its list entry found it in (the
+/// the sample's first footprint point in the coordinates of the periodic image it was listed under (the
 /// image shift moved from the point to the sample, so one test serves every point); `values` the CB coils' values
 /// in pairs (one 16-byte broadcast read per two coils); `weights` the W kernel weights along x, then the W along y.
 template <int CB>
@@ -60,9 +60,10 @@ struct GatherStage {
 };
 
 /// One block per tile of 8 x 4 points (heaviest tiles first) and group of CB coils; lane = point, warp `slice`
-/// takes the tile's rounds of 32 listed samples slice, slice + 8, ... (file comment). The samples listed are the
-/// entries' whole readout ranges, a superset of each point's own, so the exact test decides alone; each warp adds
-/// its terms in list order and the 8 partial sums are added in a fixed order (the same bits every run).
+/// takes the tile's rounds of 32 listed samples slice, slice + 8, ... (file comment). A tile's list holds every
+/// sample whose footprint reaches it (TRON's: its spokes' readout ranges within reach, a superset), so the exact
+/// test decides alone; each warp adds its terms in list order and the 8 partial sums are added in a fixed order
+/// (the same bits every run).
 template <int CB>
 __global__ void __launch_bounds__(kGatherThreads, 3) gatherKernel(GatherArgs a, KernelParams k, SpreadInput in,
                                                                     const int* order) {
@@ -91,8 +92,7 @@ __global__ void __launch_bounds__(kGatherThreads, 3) gatherKernel(GatherArgs a, 
 #pragma unroll
   for (int c = 0; c < CB; ++c) acc[c] = make_float2(0.f, 0.f);
 
-  // The tile's samples, 32 a round: warp `slice` takes rounds slice, slice + 8, ... Per point the samples come in
-  // list order (entries in list order, readout ascending), whichever warp adds them.
+  // The tile's samples, 32 a round: warp `slice` takes rounds slice, slice + 8, ...
   const i64 begin = __ldg(a.start + tile), end = __ldg(a.start + tile + 1);
   for (i64 r = begin + slice * 32; r < end; r += GatherSpreader::kSlices * 32) {
     const int count = static_cast<int>(min(i64{32}, end - r));
