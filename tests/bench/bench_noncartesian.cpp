@@ -124,6 +124,38 @@ void radialCase(const std::shared_ptr<Backend>& be, larmor::Spreader spreader, b
       benchmark::kMicrosecond, 0.3);
 }
 
+/// The radial job without its radial description: the gather's lists from the footprints (exact) instead of
+/// TRON's search over the spokes (a superset: the spokes' readout ranges within reach).
+void radialFootprintsCase(const std::shared_ptr<Backend>& be) {
+  add(be, "nufft2d/adjoint/golden512x512->256^2x8coils/footprints",
+      [](benchmark::State& state, Backend& b) {
+        NufftGeometry g = radialGeometry();
+        g.radial.reset();
+        auto plan = b.makeNufftPlan(g, larmor::NufftOptions{});
+        const index_t m = plan->samples(), voxels = kRadialMatrix * kRadialMatrix;
+        auto samples = randomComplexBuffer(b, m * kRadialCoils, 1);
+        auto image = randomComplexBuffer(b, voxels * kRadialCoils, 2);
+        const double perCall = timeIterations(state, b, [&] { plan->adjoint(*samples, *image, kRadialCoils); }, 3);
+        state.counters["us_per_coil_image"] = perCall * 1e6 / static_cast<double>(kRadialCoils);
+      },
+      benchmark::kMicrosecond, 0.3);
+}
+
+/// Making the plan (its spreader's lists and sorts, the samples' codes; no cuFFT plan yet): what a one-shot
+/// reconstruction pays before its first adjoint. `what`: tron, footprints (the radial job undescribed) or sector.
+void radialPlanCase(const std::shared_ptr<Backend>& be, const std::string& what) {
+  add(be, "nufft2d/plan/golden512x512->256^2/" + what,
+      [what](benchmark::State& state, Backend& b) {
+        NufftGeometry g = radialGeometry();
+        larmor::NufftOptions o;
+        if (what == "tron") o.spreader = larmor::Spreader::Tron;
+        if (what == "sector") o.spreader = larmor::Spreader::Sector;
+        if (what == "footprints") g.radial.reset();
+        timeIterations(state, b, [&] { auto plan = b.makeNufftPlan(g, o); }, 1);
+      },
+      benchmark::kMillisecond, 0.3);
+}
+
 /// A variable-density spiral (256², 32 interleaves, readout 2x oversampled), 8 coils, W 4: the 2D gather with lists
 /// from the footprints (auto) against the sector spreader.
 void spiralCase(const std::shared_ptr<Backend>& be, larmor::Spreader spreader) {
@@ -198,6 +230,8 @@ void registerFor(const std::shared_ptr<Backend>& be) {
     radialCase(be, larmor::Spreader::Tron, true);
     radialCase(be, larmor::Spreader::Tron, true, 6);
     radialCase(be, larmor::Spreader::Sector, true);
+    radialFootprintsCase(be);
+    for (const char* what : {"tron", "footprints", "sector"}) radialPlanCase(be, what);
     spiralCase(be, larmor::Spreader::Auto);
     spiralCase(be, larmor::Spreader::Sector);
   } else {

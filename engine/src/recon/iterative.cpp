@@ -223,7 +223,7 @@ std::shared_ptr<IterativeProblem::TrajectoryOperators> IterativeProblem::Impl::b
     require(std::isfinite(v), [&] { return d.source + ": trajectory coordinate " + std::to_string(i) + " is not finite"; });
     t.geometry.trajectory[i] = v;
   }
-  // 2D radial spokes: the GPU's E^H d takes TRON's gather (nufft_tron.cu) instead of the sector spreader.
+  // 2D radial spokes: the GPU's gather for E^H d takes TRON's lists (nufft_tron.cu), as gridding's does.
   if (nd == 2) t.geometry.radial = traj::detectRadial(d.trajectory);
   if (it.multiGpu && (exactFhd(it) || exactQ(it))) t.extraGpus = otherGpus(backend);
   {
