@@ -51,6 +51,9 @@ struct Reference {
   std::string what;            ///< "cuFINUFFT 2.2, tol 1e-3, H100 (GPU.md)"
   double targetMs = kNaN;      ///< issue 20's target on the H100 for our time (NaN: none)
   std::string targetKind;      ///< "device" | "host_to_host"
+  /// A target that is a multiple of a peer's time on one GPU model (e.g. 1.15 x cuFFT alone on the H100) is judged
+  /// only on a device whose name holds this ("H100"); elsewhere it is shown, not judged. Empty: judged anywhere.
+  std::string judgedOn;
 };
 /// The figure for `workload` on a GPU (gpu) or the CPU; empty `what` when none is recorded.
 Reference referenceFor(const std::string& workload, bool gpu);

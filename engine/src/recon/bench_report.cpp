@@ -23,10 +23,10 @@ std::string fmt(const char* f, double v) {
   return b;
 }
 
-/// Milliseconds with 3 significant figures or more.
+/// Milliseconds with 3 significant figures or more (below 0.1 ms: 3, e.g. 0.0345).
 std::string ms(double v) {
   if (!std::isfinite(v)) return "-";
-  return fmt(v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : v >= 1 ? "%.2f" : "%.3f", v);
+  return fmt(v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : v >= 1 ? "%.2f" : v >= 0.1 ? "%.3f" : "%.3g", v);
 }
 
 std::string mib(const nlohmann::json& j) { return j.is_number() ? fmt("%.1f", j.get<double>() / 1048576.0) : "-"; }
@@ -67,8 +67,9 @@ std::string formatBenchTable(const nlohmann::json& r) {
     }
     if (w["target"].is_object()) {
       const auto& t = w["target"];
-      o << "    target: " << ms(num(t["ms"])) << " ms " << t.value("kind", "") << ": "
-        << (t.value("met", false) ? "met" : "NOT met") << "\n";
+      o << "    target: " << ms(num(t["ms"])) << " ms " << t.value("kind", "") << ": ";
+      if (t.contains("not_judged")) o << "not judged here (" << t.value("not_judged", "") << ")\n";
+      else o << (t.value("met", false) ? "met" : "NOT met") << "\n";
     }
   }
   for (const auto& n : r.value("not_applicable", nlohmann::json::array()))
