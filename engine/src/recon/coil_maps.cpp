@@ -127,8 +127,7 @@ CArray coilMapsForSlice(Backend& be, const Dataset& d, index_t slice, const inde
       if (h.trajectory != TrajectoryKind::Cartesian) {
         const int dims = nonCartesianRank(d, out[2]);
         const index_t image[3] = {out[0], out[1], dims == 3 ? out[2] : 1};
-        const NufftGeometry g =
-            traj::geometry(d.trajectory, dims, image, dims == 2 ? traj::detectRadial(d.trajectory) : std::nullopt);
+        const NufftGeometry g = traj::geometry(d.trajectory, dims, image);
         const index_t m = g.samples();
         CArray k(Shape{m, coils});
         std::copy_n(d.kspace.data() + slice * m * coils, m * coils, k.data());

@@ -20,7 +20,6 @@
 #include "larmor/recon/coil_maps.hpp"
 #include "larmor/recon/settings.hpp"
 #include "larmor/recon/settings_table.hpp"
-#include "larmor/traj/trajectory.hpp"
 
 namespace larmor::recon {
 
@@ -223,8 +222,6 @@ std::shared_ptr<IterativeProblem::TrajectoryOperators> IterativeProblem::Impl::b
     require(std::isfinite(v), [&] { return d.source + ": trajectory coordinate " + std::to_string(i) + " is not finite"; });
     t.geometry.trajectory[i] = v;
   }
-  // 2D radial spokes: the GPU's gather for E^H d takes TRON's lists (nufft_tron.cu), as gridding's does.
-  if (nd == 2) t.geometry.radial = traj::detectRadial(d.trajectory);
   if (it.multiGpu && (exactFhd(it) || exactQ(it))) t.extraGpus = otherGpus(backend);
   {
     progress.report(0.02, "cg: plan");
