@@ -263,7 +263,7 @@ class CudaNufftPlan final : public NufftPlan {
       gather_ = std::make_unique<nc::GatherSpreader>(be_, g_, geo, margin);
     } else if (o.spreader == Spreader::Auto && g_.dims == 2 && nc::gatherUnsuitable(g_, m_).empty()) {
       double margin = 0;
-      if (geo.radial && nc::tronUnsuitable(g_, geo, &margin).empty())
+      if (nc::tronUnsuitable(g_, geo, &margin).empty())
         gather_ = std::make_unique<nc::GatherSpreader>(be_, g_, geo, margin);
       else
         gather_ = std::make_unique<nc::GatherSpreader>(be_, g_, codes_, m_);

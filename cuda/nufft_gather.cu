@@ -46,7 +46,7 @@ struct GatherArgs {
   GridGeometry g;
   int tilesX;
   const std::uint32_t* samples;  ///< GatherLists::samples
-  const i64* start;              ///< tiles + 1
+  const long long* start;        ///< tiles + 1
 };
 
 /// Per warp, in dynamic shared memory: one round's 32 samples, staged by the lanes that loaded them. `corner` is
@@ -181,15 +181,13 @@ struct FootprintArgs {
 };
 
 /// The tiles along one dimension that footprint points [b, b + W) reach, per image: image 0 the points >= 0 as they
-/// are, image 1 the points < 0 shifted by +G (W <= G/2 keeps every point below G). Returns the tile ranges.
-__device__ __forceinline__ int tileRanges(int b, int w, int grid, int tile, int2 range[2]) {
-  int n = 0;
+/// are, image 1 the points < 0 shifted by +G (W <= G/2 keeps every point below G); an empty range is (1, 0).
+__device__ __forceinline__ void tileRanges(int b, int w, int grid, int tile, int2 range[2]) {
   const int last = b + w - 1;
   range[0] = make_int2(1, 0);
   range[1] = make_int2(1, 0);
-  if (last >= 0) range[0] = make_int2(max(b, 0) / tile, min(last, grid - 1) / tile), n = 1;
-  if (b < 0) range[1] = make_int2((b + grid) / tile, (min(last, -1) + grid) / tile), n = 2;
-  return n;
+  if (last >= 0) range[0] = make_int2(max(b, 0) / tile, min(last, grid - 1) / tile);
+  if (b < 0) range[1] = make_int2((b + grid) / tile, (min(last, -1) + grid) / tile);
 }
 
 /// The (tile, image) listings of sample j; `emit` gets (tile, image) for each, images in the order 0..3.
@@ -227,19 +225,6 @@ __global__ void emitListingsKernel(FootprintArgs a, const i64* inclusive, int* k
   }
 }
 
-/// start[t] = first position of tile t in the sorted keys (lower bound), t in [0, tiles].
-__global__ void listStartKernel(const int* sortedKeys, i64 total, int tiles, i64* start) {
-  for (int t = blockIdx.x * blockDim.x + threadIdx.x; t <= tiles; t += gridDim.x * blockDim.x) {
-    i64 lo = 0, hi = total;
-    while (lo < hi) {
-      const i64 mid = (lo + hi) / 2;
-      if (sortedKeys[mid] < t) lo = mid + 1;
-      else hi = mid;
-    }
-    start[t] = lo;
-  }
-}
-
 /// Home tile (that of the wrapped first footprint point) of each sample, and the identity permutation.
 __global__ void homeTileKernel(FootprintArgs a, int* keys, int* values) {
   for (i64 j = static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x; j < a.m; j += static_cast<i64>(gridDim.x) * blockDim.x) {
@@ -249,14 +234,6 @@ __global__ void homeTileKernel(FootprintArgs a, int* keys, int* values) {
     keys[j] = bx / GatherSpreader::kTileX + a.tilesX * (by / GatherSpreader::kTileY);
     values[j] = static_cast<int>(j);
   }
-}
-
-unsigned blocksFor(i64 n) { return static_cast<unsigned>(std::clamp<i64>((n + 255) / 256, 1, 65535 * 4)); }
-
-int keyBitsFor(int keys) {
-  int bits = 1;
-  while ((1 << bits) < keys + 1) ++bits;
-  return bits;
 }
 
 }  // namespace
@@ -275,7 +252,7 @@ std::string gatherUnsuitable(const GridGeometry& g, i64 m) {
 }
 
 GatherSpreader::GatherSpreader(CudaBackend& be, const GridGeometry& g, const NufftGeometry& geometry, double margin)
-    : g_(g), radial_(true) {
+    : g_(g) {
   tilesX_ = (g.g[0] + kTileX - 1) / kTileX;
   tilesY_ = (g.g[1] + kTileY - 1) / kTileY;
   tronLists(be, g, geometry, margin, lists_);
@@ -290,7 +267,7 @@ GatherSpreader::GatherSpreader(CudaBackend& be, const GridGeometry& g, const Dev
   const int tiles = tilesX_ * tilesY_;
   FootprintArgs a{g, tilesX_, codes.data(), m};
   cudaStream_t s = be.stream();
-  const unsigned blocks = blocksFor(m);
+  const unsigned blocks = listBlocks(m, 256);
   const int keyBits = keyBitsFor(tiles);
   DeviceVector<i64> inclusive(be, static_cast<std::size_t>(m));
   DeviceVector<char> temp;
@@ -308,7 +285,6 @@ GatherSpreader::GatherSpreader(CudaBackend& be, const GridGeometry& g, const Dev
   const i64 total = inclusive.element(be, static_cast<std::size_t>(m) - 1);  // waits for the scan
   require(total < (i64{1} << 31), "NUFFT on the GPU: too many tile listings (" + std::to_string(total) + ")");
   const int n = static_cast<int>(total);
-  lists_.count = total;
   {
     DeviceVector<int> keys(be, static_cast<std::size_t>(n)), sortedKeys(be, static_cast<std::size_t>(n));
     DeviceVector<std::uint32_t> values(be, static_cast<std::size_t>(n));
@@ -325,8 +301,7 @@ GatherSpreader::GatherSpreader(CudaBackend& be, const GridGeometry& g, const Dev
     temp.reserve(be, bytes);
     LARMOR_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, keys.data(), sortedKeys.data(), values.data(),
                                                       lists_.samples.data(), n, 0, keyBits, s));
-    listStartKernel<<<blocksFor(tiles + 1), 256, 0, s>>>(sortedKeys.data(), total, tiles, lists_.start.data());
-    LARMOR_CUDA_CHECK_LAUNCH();
+    launchKeyStarts(sortedKeys.data(), total, tiles, lists_.start.data(), s);
     // Locality order for the interpolation: samples sorted by home tile.
     DeviceVector<int> homeKeys(be, static_cast<std::size_t>(m)), identity(be, static_cast<std::size_t>(m)),
         sortedHome(be, static_cast<std::size_t>(m));
@@ -346,7 +321,7 @@ GatherSpreader::GatherSpreader(CudaBackend& be, const GridGeometry& g, const Dev
 void GatherSpreader::orderTiles(CudaBackend& be) {
   // Heaviest tiles first (the k-space centre's: every spoke passes), so that they do not start last.
   const std::size_t tiles = static_cast<std::size_t>(tilesX_) * static_cast<std::size_t>(tilesY_);
-  const std::vector<i64> start = lists_.start.download(be, tiles + 1);
+  const std::vector<long long> start = lists_.start.download(be, tiles + 1);
   std::vector<int> byWork(tiles);
   std::iota(byWork.begin(), byWork.end(), 0);
   std::stable_sort(byWork.begin(), byWork.end(), [&](int x, int y) {

@@ -3,6 +3,7 @@
 // nufft_sector.cu (Gregerson's sector spreader) and nufft_tron.cu (TRON's radial spreader).
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -72,6 +73,22 @@ struct SpreadInput {
   float2* grid = nullptr;
 };
 
+// --- pieces of the spreaders' plan-time lists (sorted by key with cub) --------------------------------------------
+
+/// Blocks of `threads` for a grid-stride pass over n items.
+inline unsigned listBlocks(i64 n, int threads) {
+  return static_cast<unsigned>(std::min<i64>(std::max<i64>((n + threads - 1) / threads, 1), 65535 * 4));
+}
+/// Bits cub's radix sort needs for the keys 0..keys.
+inline int keyBitsFor(int keys) {
+  int bits = 1;
+  while ((1 << bits) < keys + 1) ++bits;
+  return bits;
+}
+/// start[k] = the first position of key k in `sortedKeys` (total entries), k in [0, keys]: where each list begins
+/// after a sort by key (nufft_sector.cu; queued on `stream`).
+void launchKeyStarts(const int* sortedKeys, long long total, int keys, long long* start, cudaStream_t stream);
+
 /// Gregerson's sector-based output-driven gridding (nufft_sector.cu). The grid is cut into sectors (tiles
 /// of 32^2 in 2D, 16 x 16 x 8 in 3D); every sample is listed under each sector its footprint reaches (sorted on
 /// the device with a key sort at plan time), and one thread block per sector accumulates its own tile in
@@ -111,8 +128,7 @@ class SectorSpreader {
 struct GatherLists {
   static constexpr int kImageShift = 30;
   DeviceVector<std::uint32_t> samples;
-  DeviceVector<i64> start;  ///< tiles + 1
-  i64 count = 0;
+  DeviceVector<long long> start;  ///< tiles + 1
 };
 
 /// The output-parallel gather (nufft_gather.cu; TRON's scheme, Smith et al. 2019): one thread per oversampled grid
@@ -132,14 +148,11 @@ class GatherSpreader {
   void spread(CudaBackend& be, const KernelParams& k, const SpreadInput& in);
   /// The samples by home tile, for the interpolation (footprint lists); null for TRON's (spokes are local).
   const int* localityOrder() const { return locality_.size() ? locality_.data() : nullptr; }
-  bool radial() const { return radial_; }
-  i64 listSamples() const { return lists_.count; }
 
  private:
   void orderTiles(CudaBackend& be);
   GridGeometry g_;
   int tilesX_ = 1, tilesY_ = 1;
-  bool radial_ = false;
   GatherLists lists_;
   DeviceVector<int> tileOrder_;  ///< tiles by list length, longest first: the launch order
   DeviceVector<int> locality_;

@@ -151,9 +151,9 @@ __global__ void homeSectorKernel(SectorArgs a, int* keys, int* values) {
   }
 }
 
-/// start[s] = first position of key s in the sorted keys (lower bound), s in [0, sectors].
-__global__ void sectorStartKernel(const int* sortedKeys, long long total, int sectors, long long* start) {
-  for (int s = blockIdx.x * blockDim.x + threadIdx.x; s <= sectors; s += gridDim.x * blockDim.x) {
+/// start[k] = first position of key k in the sorted keys (lower bound), k in [0, keys].
+__global__ void keyStartKernel(const int* sortedKeys, long long total, int keys, long long* start) {
+  for (int s = blockIdx.x * blockDim.x + threadIdx.x; s <= keys; s += gridDim.x * blockDim.x) {
     long long lo = 0, hi = total;
     while (lo < hi) {
       const long long mid = (lo + hi) / 2;
@@ -322,10 +322,6 @@ __global__ void __launch_bounds__(kSectorThreads) sectorMergeKernel(SectorArgs a
   }
 }
 
-unsigned blocksFor(i64 n, int threads) {
-  return static_cast<unsigned>(std::clamp<i64>((n + threads - 1) / threads, 1, 65535 * 4));
-}
-
 /// Launches one instantiation, opting it in to `smem` bytes of dynamic shared memory (above the default 48
 /// KiB: cudaFuncSetAttribute per kernel, which is cheap and idempotent).
 template <int DIM, int MAXW>
@@ -348,6 +344,11 @@ void launchSpread(const SectorArgs& a, const KernelParams& k, dim3 grid, std::si
 }
 
 }  // namespace
+
+void launchKeyStarts(const int* sortedKeys, long long total, int keys, long long* start, cudaStream_t stream) {
+  keyStartKernel<<<listBlocks(i64{keys} + 1, 256), 256, 0, stream>>>(sortedKeys, total, keys, start);
+  LARMOR_CUDA_CHECK_LAUNCH();
+}
 
 SectorSpreader::SectorSpreader(CudaBackend& be, const GridGeometry& g, const DeviceVector<float4>& codes, i64 m)
     : g_(g) {
@@ -381,7 +382,7 @@ SectorSpreader::SectorSpreader(CudaBackend& be, const GridGeometry& g, const Dev
   a.in.codes = codes.data();
   a.in.m = m;
   cudaStream_t s = be.stream();
-  const unsigned blocks = blocksFor(m, 256);
+  const unsigned blocks = listBlocks(m, 256);
 
   // Pairs (sector, sample) for every sector each footprint reaches.
   DeviceVector<long long> inclusive(be, static_cast<std::size_t>(m));
@@ -403,8 +404,7 @@ SectorSpreader::SectorSpreader(CudaBackend& be, const GridGeometry& g, const Dev
                                             "); use fewer samples per plan");
   entries_ = total;
   const int n = static_cast<int>(total);
-  int keyBits = 1;
-  while ((1 << keyBits) < sectors_ + 1) ++keyBits;
+  const int keyBits = keyBitsFor(sectors_);
 
   std::vector<long long> start;
   {
@@ -422,9 +422,7 @@ SectorSpreader::SectorSpreader(CudaBackend& be, const GridGeometry& g, const Dev
     temp.reserve(be, bytes);
     LARMOR_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, keys.data(), sortedKeys.data(),
                                                       values.data(), entrySamples_.data(), n, 0, keyBits, s));
-    sectorStartKernel<<<blocksFor(sectors_ + 1, 256), 256, 0, s>>>(sortedKeys.data(), total, sectors_,
-                                                                    startDev.data());
-    LARMOR_CUDA_CHECK_LAUNCH();
+    launchKeyStarts(sortedKeys.data(), total, sectors_, startDev.data(), s);
     // Locality order for the interpolation: samples sorted by home sector.
     DeviceVector<int>& homeKeys = keys;  // reused: the sort above has consumed them
     if (static_cast<i64>(homeKeys.size()) < m) homeKeys.resize(be, static_cast<std::size_t>(m));

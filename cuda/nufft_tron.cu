@@ -118,7 +118,7 @@ __global__ void fillSamplesKernel(const int4* list, int entries, const i64* offs
 }
 
 /// A tile's first sample: the offset of its first entry (tiles + 1 values).
-__global__ void tileSampleStartKernel(const int* listStart, const i64* offset, int tiles, i64* sampleStart) {
+__global__ void tileSampleStartKernel(const int* listStart, const i64* offset, int tiles, long long* sampleStart) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t <= tiles) sampleStart[t] = offset[listStart[t]];
 }
@@ -216,7 +216,6 @@ void tronLists(CudaBackend& be, const GridGeometry& g, const NufftGeometry& geom
     i64 samples = 0;
     LARMOR_CUDA_CHECK(cudaMemcpyAsync(&samples, offset.data() + total, sizeof(i64), cudaMemcpyDeviceToHost, s));
     LARMOR_CUDA_CHECK(cudaStreamSynchronize(s));
-    lists.count = samples;
     lists.samples.resize(be, static_cast<std::size_t>(std::max<i64>(samples, 1)));
     lists.start.resize(be, static_cast<std::size_t>(tiles) + 1);
     fillSamplesKernel<<<perEntry, kListThreads, 0, s>>>(list.data(), total, offset.data(), rp.readout, lists.samples.data());
