@@ -96,17 +96,38 @@ NufftGeometry radialGeometry() {
   return g;
 }
 
-/// W 4 (relative error 5.5e-4 on this job) against cuFINUFFT at tol 1e-3; W 6 (6.6e-6) against tol 1e-5.
-void radialCase(const std::shared_ptr<Backend>& be, larmor::Spreader spreader, bool adjoint, int width = 4) {
-  const char* sname = spreader == larmor::Spreader::Tron ? "tron" : spreader == larmor::Spreader::Sector ? "sector" : "auto";
-  const std::string name = std::string("nufft2d/") + (adjoint ? "adjoint" : "forward") +
-                           "/golden512x512->256^2x8coils/" + sname + (width == 4 ? "" : "/W" + std::to_string(width));
+/// The spiral job: variable density, 256², 32 interleaves, readout 2x oversampled.
+NufftGeometry spiralGeometry() {
+  larmor::traj::SpiralDesign d;
+  d.matrix = kRadialMatrix;
+  d.interleaves = 32;
+  NufftGeometry g;
+  g.dims = 2;
+  g.image[0] = g.image[1] = kRadialMatrix;
+  g.image[2] = 1;
+  g.trajectory = larmor::traj::spiral2D(d).k;
+  return g;
+}
+
+/// The radial job without its radial description: the gather's lists from the footprints (exact) instead of
+/// TRON's search over the spokes (a superset: the spokes' readout ranges within reach).
+NufftGeometry radialUndescribed() {
+  NufftGeometry g = radialGeometry();
+  g.radial.reset();
+  return g;
+}
+
+const char* spreaderName(larmor::Spreader s) {
+  return s == larmor::Spreader::Tron ? "tron" : s == larmor::Spreader::Sector ? "sector" : "auto";
+}
+
+/// The 8-coil adjoint (or forward) of the plan of `geometry` with `o`, per call and per coil image (the issue's
+/// unit: target 40 us for the radial adjoint; TRON on a Titan V 572 us).
+void planCase(const std::shared_ptr<Backend>& be, const std::string& name, NufftGeometry (*geometry)(),
+              larmor::NufftOptions o, bool adjoint) {
   add(be, name,
-      [spreader, adjoint, width](benchmark::State& state, Backend& b) {
-        larmor::NufftOptions o;  // sigma = 2, table
-        o.width = width;
-        o.spreader = spreader;
-        auto plan = b.makeNufftPlan(radialGeometry(), o);
+      [geometry, o, adjoint](benchmark::State& state, Backend& b) {
+        auto plan = b.makeNufftPlan(geometry(), o);
         const index_t m = plan->samples(), voxels = kRadialMatrix * kRadialMatrix;
         auto samples = randomComplexBuffer(b, m * kRadialCoils, 1);
         auto image = randomComplexBuffer(b, voxels * kRadialCoils, 2);
@@ -117,28 +138,21 @@ void radialCase(const std::shared_ptr<Backend>& be, larmor::Spreader spreader, b
               else plan->forward(*image, *samples, kRadialCoils);
             },
             3);
-        // The unit: time per coil image (target 60 us; TRON on a Titan V: 572 us).
         state.counters["us_per_coil_image"] = perCall * 1e6 / static_cast<double>(kRadialCoils);
         state.counters["samples"] = static_cast<double>(m);
       },
       benchmark::kMicrosecond, 0.3);
 }
 
-/// The radial job without its radial description: the gather's lists from the footprints (exact) instead of
-/// TRON's search over the spokes (a superset: the spokes' readout ranges within reach).
-void radialFootprintsCase(const std::shared_ptr<Backend>& be) {
-  add(be, "nufft2d/adjoint/golden512x512->256^2x8coils/footprints",
-      [](benchmark::State& state, Backend& b) {
-        NufftGeometry g = radialGeometry();
-        g.radial.reset();
-        auto plan = b.makeNufftPlan(g, larmor::NufftOptions{});
-        const index_t m = plan->samples(), voxels = kRadialMatrix * kRadialMatrix;
-        auto samples = randomComplexBuffer(b, m * kRadialCoils, 1);
-        auto image = randomComplexBuffer(b, voxels * kRadialCoils, 2);
-        const double perCall = timeIterations(state, b, [&] { plan->adjoint(*samples, *image, kRadialCoils); }, 3);
-        state.counters["us_per_coil_image"] = perCall * 1e6 / static_cast<double>(kRadialCoils);
-      },
-      benchmark::kMicrosecond, 0.3);
+/// W 4 (relative error 5.5e-4 on this job) against cuFINUFFT at tol 1e-3; W 6 (6.6e-6) against tol 1e-5.
+void radialCase(const std::shared_ptr<Backend>& be, larmor::Spreader spreader, bool adjoint, int width = 4) {
+  larmor::NufftOptions o;  // sigma = 2, table
+  o.width = width;
+  o.spreader = spreader;
+  planCase(be,
+           std::string("nufft2d/") + (adjoint ? "adjoint" : "forward") + "/golden512x512->256^2x8coils/" +
+               spreaderName(spreader) + (width == 4 ? "" : "/W" + std::to_string(width)),
+           radialGeometry, o, adjoint);
 }
 
 /// Making the plan (its spreader's lists and sorts, the samples' codes; no cuFFT plan yet): what a one-shot
@@ -146,42 +160,13 @@ void radialFootprintsCase(const std::shared_ptr<Backend>& be) {
 void radialPlanCase(const std::shared_ptr<Backend>& be, const std::string& what) {
   add(be, "nufft2d/plan/golden512x512->256^2/" + what,
       [what](benchmark::State& state, Backend& b) {
-        NufftGeometry g = radialGeometry();
+        const NufftGeometry g = what == "footprints" ? radialUndescribed() : radialGeometry();
         larmor::NufftOptions o;
         if (what == "tron") o.spreader = larmor::Spreader::Tron;
         if (what == "sector") o.spreader = larmor::Spreader::Sector;
-        if (what == "footprints") g.radial.reset();
         timeIterations(state, b, [&] { auto plan = b.makeNufftPlan(g, o); }, 1);
       },
       benchmark::kMillisecond, 0.3);
-}
-
-/// A variable-density spiral (256², 32 interleaves, readout 2x oversampled), 8 coils, W 4: the 2D gather with lists
-/// from the footprints (auto) against the sector spreader.
-void spiralCase(const std::shared_ptr<Backend>& be, larmor::Spreader spreader) {
-  const char* sname = spreader == larmor::Spreader::Sector ? "sector" : "auto";
-  add(be, std::string("nufft2d/adjoint/spiral256x32->256^2x8coils/") + sname,
-      [spreader](benchmark::State& state, Backend& b) {
-        larmor::traj::SpiralDesign d;
-        d.matrix = kRadialMatrix;
-        d.interleaves = 32;
-        const auto t = larmor::traj::spiral2D(d);
-        NufftGeometry g;
-        g.dims = 2;
-        g.image[0] = g.image[1] = kRadialMatrix;
-        g.image[2] = 1;
-        g.trajectory = t.k;
-        larmor::NufftOptions o;
-        o.spreader = spreader;
-        auto plan = b.makeNufftPlan(g, o);
-        const index_t m = plan->samples(), voxels = kRadialMatrix * kRadialMatrix;
-        auto samples = randomComplexBuffer(b, m * kRadialCoils, 1);
-        auto image = randomComplexBuffer(b, voxels * kRadialCoils, 2);
-        const double perCall = timeIterations(state, b, [&] { plan->adjoint(*samples, *image, kRadialCoils); }, 3);
-        state.counters["us_per_coil_image"] = perCall * 1e6 / static_cast<double>(kRadialCoils);
-        state.counters["samples"] = static_cast<double>(m);
-      },
-      benchmark::kMicrosecond, 0.3);
 }
 
 void nufft3dCase(const std::shared_ptr<Backend>& be) {
@@ -230,10 +215,13 @@ void registerFor(const std::shared_ptr<Backend>& be) {
     radialCase(be, larmor::Spreader::Tron, true);
     radialCase(be, larmor::Spreader::Tron, true, 6);
     radialCase(be, larmor::Spreader::Sector, true);
-    radialFootprintsCase(be);
+    planCase(be, "nufft2d/adjoint/golden512x512->256^2x8coils/footprints", radialUndescribed, {}, true);
     for (const char* what : {"tron", "footprints", "sector"}) radialPlanCase(be, what);
-    spiralCase(be, larmor::Spreader::Auto);
-    spiralCase(be, larmor::Spreader::Sector);
+    for (larmor::Spreader sp : {larmor::Spreader::Auto, larmor::Spreader::Sector}) {
+      larmor::NufftOptions o;
+      o.spreader = sp;
+      planCase(be, std::string("nufft2d/adjoint/spiral256x32->256^2x8coils/") + spreaderName(sp), spiralGeometry, o, true);
+    }
   } else {
     radialCase(be, larmor::Spreader::Auto, true);  // the CPU has one (binned) spreader
   }
