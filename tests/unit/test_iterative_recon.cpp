@@ -13,6 +13,7 @@
 #include "larmor/ops/regularizer.hpp"
 #include "larmor/ops/sense.hpp"
 #include "larmor/recon/cartesian.hpp"
+#include "larmor/recon/coil_maps.hpp"
 #include "larmor/recon/iterative.hpp"
 #include "larmor/recon/recon.hpp"
 #include "larmor/recon/settings.hpp"
@@ -235,8 +236,10 @@ TEST(IterativeRecon, EstimatedCoilMapsAreNormalisedRelativeSensitivities) {
 
 TEST(IterativeRecon, EstimatedMapsPipelineRunsAndRecoversTheCombinedObject) {
   // Noise-free data of a smooth object with several coils: CG-SENSE with estimated maps should give
-  // the object weighted by sqrt(sum |s_c|^2) (docs/conventions.md), up to a global phase.
-  DenseBackend be;
+  // the object weighted by sqrt(sum |s_c|^2) (docs/conventions.md), up to a global phase. The CPU backend: the
+  // maps' density compensation (Pipe-Menon for these scattered points) needs a real NUFFT plan.
+  auto cpu = makeCpuBackend();
+  Backend& be = *cpu;
   const index_t n = 12, coils = 3, m = 400;
   Dataset d = makeDataset(2, n, n, 1, m, coils, 1, 21);
   CArray object(Shape{n, n, 1});
@@ -275,6 +278,75 @@ TEST(IterativeRecon, EstimatedMapsPipelineRunsAndRecoversTheCombinedObject) {
     r += truth * truth;
   }
   EXPECT_LT(std::sqrt(e / r), 0.05);
+}
+
+TEST(IterativeRecon, WalshMapsOfRadialDataAreDensityCompensated) {
+  // Radial spokes sample the k-space centre ~1/|k| more densely, so the Walsh estimate's low-resolution coil
+  // images must carry the calibration's density compensation (recon::calibrationWeights: the ramp here);
+  // unweighted, they are a far wider blur than the taper's and the maps go wrong where the object's magnitude
+  // changes (BART's radial phantom: CG-SENSE NRMSE 0.47 -> 0.07, docs/iterative.md). Exact data of a disc with
+  // a soft edge, 4 coils, 48 full spokes of 64 samples; the estimate against S_c / ||S|| inside the disc.
+  auto cpu = makeCpuBackend();
+  Backend& be = *cpu;
+  const index_t n = 32, coils = 4, readout = 64, spokes = 48, m = readout * spokes;
+  Dataset d = makeDataset(2, n, n, 1, m, coils, 1, 31);  // its smooth maps; trajectory and data replaced
+  d.header.trajectory = TrajectoryKind::Radial;
+  d.trajectory = RArray(Shape{3, readout, spokes});
+  for (index_t p = 0; p < spokes; ++p)
+    for (index_t j = 0; j < readout; ++j) {
+      const double a = M_PI * static_cast<double>(p) / static_cast<double>(spokes), k = 0.5 * static_cast<double>(j - readout / 2);
+      float* kj = d.trajectory.data() + 3 * (j + readout * p);
+      kj[0] = static_cast<float>(k * std::cos(a));
+      kj[1] = static_cast<float>(k * std::sin(a));
+      kj[2] = 0.f;
+    }
+  CArray object(Shape{n, n, 1});
+  for (index_t y = 0; y < n; ++y)
+    for (index_t x = 0; x < n; ++x) {
+      const double r = std::hypot(pixelPos(x, n), pixelPos(y, n));
+      object(x, y, 0) = cfloat(static_cast<float>(1.0 / (1.0 + std::exp((r - 0.32) / 0.02))), 0.f);
+    }
+  NufftGeometry g;
+  g.dims = 2;
+  g.image[0] = g.image[1] = n;
+  g.trajectory = d.trajectory;
+  g.trajectory.reshape(Shape{3, m});
+  DenseDftPlan plan(g);
+  d.kspace = CArray(Shape{readout, spokes, 1, coils, 1});
+  auto img = be.allocate(n * n * sizeof(cfloat)), smp = be.allocate(m * sizeof(cfloat));
+  std::vector<cfloat> sc(static_cast<std::size_t>(n * n));
+  for (index_t c = 0; c < coils; ++c) {
+    for (index_t v = 0; v < n * n; ++v) sc[v] = (*d.coilMaps)[c * n * n + v] * object[v];
+    be.upload(*img, sc.data(), n * n * sizeof(cfloat));
+    plan.forward(*img, *smp, 1);
+    be.download(d.kspace.data() + c * m, *smp, m * sizeof(cfloat));
+  }
+  d.validate();
+  auto error = [&](recon::DensityCompensation dcf) {  // relative error of |S_c| / ||S|| inside the disc
+    auto s = cgSettings("tikhonov", 0);
+    s.iterative.coilMaps = recon::CoilMapSource::Walsh;
+    s.iterative.calibrationRadius = 6;
+    s.nufft.dcf = dcf;
+    const index_t out[3] = {n, n, 1};
+    const CArray maps = recon::coilMapsForSlice(be, d, 0, out, s);
+    double e = 0, r = 0;
+    for (index_t v = 0; v < n * n; ++v) {
+      if (std::abs(object[v]) < 0.5) continue;
+      double trueSos = 0;
+      for (index_t c = 0; c < coils; ++c) trueSos += std::norm(cd((*d.coilMaps)[c * n * n + v]));
+      for (index_t c = 0; c < coils; ++c) {
+        const double expect = std::abs((*d.coilMaps)[c * n * n + v]) / std::sqrt(trueSos);
+        e += std::pow(std::abs(maps[c * n * n + v]) - expect, 2);
+        r += expect * expect;
+      }
+    }
+    return std::sqrt(e / r);
+  };
+  const double weighted = error(recon::DensityCompensation::Auto), unweighted = error(recon::DensityCompensation::None);
+  RecordProperty("weighted", std::to_string(weighted));
+  RecordProperty("unweighted", std::to_string(unweighted));
+  EXPECT_LT(weighted, 0.03) << "unweighted " << unweighted;
+  EXPECT_LT(weighted, 0.5 * unweighted);
 }
 
 TEST(IterativeRecon, ErrorsNameTheProblem) {

@@ -88,10 +88,12 @@ CoilSensitivities::CoilSensitivities(Backend& backend, std::unique_ptr<Buffer> m
 }
 
 CArray estimateCoilMaps(Backend& backend, const NufftGeometry& g, const CArray& kspace, index_t coils, double radius,
-                        const PlanFactory& makePlan) {
+                        const PlanFactory& makePlan, const RArray* weights) {
   const index_t m = g.samples();
   require(kspace.size() == m * coils, "coil maps: k-space has " + std::to_string(kspace.size()) + " samples, " +
                                           std::to_string(m) + " x " + std::to_string(coils) + " coils expected");
+  require(!weights || weights->size() == m, "coil maps: " + std::to_string(weights ? weights->size() : 0) +
+                                                " density weights for " + std::to_string(m) + " samples");
   require(radius > 0, "coil maps: the calibration radius must be > 0");
   std::vector<index_t> keep;
   std::vector<float> taper;
@@ -102,7 +104,7 @@ CArray estimateCoilMaps(Backend& backend, const NufftGeometry& g, const CArray& 
     if (r > radius) continue;
     const double c = std::cos(M_PI * r / (2 * radius));  // Hann: smooth low-pass, no ringing of the maps
     keep.push_back(j);
-    taper.push_back(static_cast<float>(c * c));
+    taper.push_back(static_cast<float>(c * c * (weights ? (*weights)[j] : 1.0)));
   }
   const index_t mc = static_cast<index_t>(keep.size());
   require(mc >= 2, "coil maps: only " + std::to_string(mc) + " samples lie within the calibration radius " +

@@ -32,6 +32,23 @@ bool fullySampled(const Dataset& d, index_t slice, const index_t n[3], const ind
   return true;
 }
 
+}  // namespace
+
+RArray calibrationWeights(Backend& be, const Dataset& d, const NufftGeometry& full, const NufftSettings& ns,
+                          const Progress& progress) {
+  DensityCompensation dcf = ns.dcf;
+  const bool radialLines =
+      full.dims == 2 ? traj::detectRadial(d.trajectory).has_value() : traj::isRadialLines(d.trajectory);
+  if (dcf == DensityCompensation::Auto) dcf = radialLines ? DensityCompensation::Ramp : DensityCompensation::PipeMenon;
+  if (dcf == DensityCompensation::None) return {};
+  traj::DcfOptions o;
+  o.method = dcf == DensityCompensation::Ramp ? traj::DcfMethod::Ramp : traj::DcfMethod::PipeMenon;
+  o.iterations = ns.dcfIterations;
+  o.nufft = nufftOptions(ns);
+  return traj::densityCompensation(be, full, o, Progress::Sub(progress, 0, 1, "density compensation: "));
+}
+
+namespace {
 CalibrationRegion gridded(Backend& be, const Dataset& d, index_t slice, index_t size, const NufftSettings& ns,
                            const Progress& progress) {
   const Header& h = d.header;
@@ -54,17 +71,7 @@ CalibrationRegion gridded(Backend& be, const Dataset& d, index_t slice, index_t 
   const index_t image[3] = {h.recon[0], h.recon[1], dims == 3 ? h.recon[2] : 1};
   const NufftGeometry full = traj::geometry(d.trajectory, dims, image, dims == 2 ? traj::detectRadial(d.trajectory)
                                                                                   : std::nullopt);
-  DensityCompensation dcf = ns.dcf;
-  const bool radialLines = dims == 2 ? traj::detectRadial(d.trajectory).has_value() : traj::isRadialLines(d.trajectory);
-  if (dcf == DensityCompensation::Auto) dcf = radialLines ? DensityCompensation::Ramp : DensityCompensation::PipeMenon;
-  RArray w;
-  if (dcf != DensityCompensation::None) {
-    traj::DcfOptions o;
-    o.method = dcf == DensityCompensation::Ramp ? traj::DcfMethod::Ramp : traj::DcfMethod::PipeMenon;
-    o.iterations = ns.dcfIterations;
-    o.nufft = nufftOptions(ns);
-    w = traj::densityCompensation(be, full, o, Progress::Sub(progress, 0, 1, "density compensation: "));
-  }
+  const RArray w = calibrationWeights(be, d, full, ns, progress);
 
   // The samples inside the band of the 2c grid, weighted.
   const float* k = full.trajectory.data();

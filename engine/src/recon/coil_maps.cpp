@@ -133,7 +133,9 @@ CArray coilMapsForSlice(Backend& be, const Dataset& d, index_t slice, const inde
         std::copy_n(d.kspace.data() + slice * m * coils, m * coils, k.data());
         const NufftOptions no = nufftOptions(s.nufft);
         const ops::PlanFactory nufft = [&](const NufftGeometry& gg) { return be.makeNufftPlan(gg, no); };
-        CArray maps = ops::estimateCoilMaps(be, g, k, coils, it.calibrationRadius, makePlan ? *makePlan : nufft);
+        const RArray w = calibrationWeights(be, d, g, s.nufft, progress);  // the calibration's density compensation
+        CArray maps = ops::estimateCoilMaps(be, g, k, coils, it.calibrationRadius, makePlan ? *makePlan : nufft,
+                                            w.empty() ? nullptr : &w);
         maps.reshape(Shape{out[0], out[1], out[2], coils});
         j["coil_maps"] = "walsh";
         j["calibration_radius"] = it.calibrationRadius;
