@@ -167,24 +167,30 @@ void SlabAdjoint::adjoint(const CArray& samples, index_t batch, Backend& primary
     return;
   }
   const index_t plane = g.image[0] * g.image[1];
+  // Two phases. First every device queues its slabs' transforms (in parallel: uploads and plan calls are host
+  // work). Only then are the copies into `out` queued: a copy from another device runs on the primary's queue
+  // after an event of the other's, so queued while the primary's own slab was not yet queued, it would hold that
+  // slab back until the other device had finished (the primary then took twice as long: session 20, run B).
+  std::vector<std::unique_ptr<Buffer>> images(slabs_.size());
   forEachBackend([&](std::size_t b) {
-    for (auto& slab : slabs_) {
-      if (slab->backend != backends_[b]) continue;
-      Backend& be = *slab->backend;
-      const auto img = slabImage(*slab, samples, batch);
-      const auto part = static_cast<std::size_t>(slabVoxels(*slab)) * sizeof(cfloat);
-      for (index_t bt = 0; bt < batch; ++bt) {
-        // The slab's planes of image bt: [n0, n1, ns] at plane z0 there.
-        const std::size_t to = static_cast<std::size_t>(bt * voxels + slab->z0 * plane) * sizeof(cfloat),
-                          from = static_cast<std::size_t>(bt) * part;
-        if (!primary.copyFromPeer(out, to, be, *img, from, part)) {
-          std::vector<cfloat> host(part / sizeof(cfloat));
-          be.download(host.data(), *img, part, from);
-          primary.upload(out, host.data(), part, to);
-        }
+    for (std::size_t i = 0; i < slabs_.size(); ++i)
+      if (slabs_[i]->backend == backends_[b]) images[i] = slabImage(*slabs_[i], samples, batch);
+  });
+  for (std::size_t i = 0; i < slabs_.size(); ++i) {
+    const Slab& slab = *slabs_[i];
+    Backend& be = *slab.backend;
+    const auto part = static_cast<std::size_t>(slabVoxels(slab)) * sizeof(cfloat);
+    for (index_t bt = 0; bt < batch; ++bt) {
+      // The slab's planes of image bt: [n0, n1, ns] at plane z0 there.
+      const std::size_t to = static_cast<std::size_t>(bt * voxels + slab.z0 * plane) * sizeof(cfloat),
+                        from = static_cast<std::size_t>(bt) * part;
+      if (!primary.copyFromPeer(out, to, be, *images[i], from, part)) {
+        std::vector<cfloat> host(part / sizeof(cfloat));
+        be.download(host.data(), *images[i], part, from);
+        primary.upload(out, host.data(), part, to);
       }
     }
-  });
+  }
 }
 
 CArray slabAdjoint(const std::vector<Backend*>& backends, const NufftGeometry& g, const CArray& samples, index_t batch,
