@@ -3,6 +3,7 @@
 // coil_combine.cu, prior.cu, finite_difference.cu, sparsity.cu and wavelet.cu have the rest, each named
 // after its CPU twin.
 #include "cuda_backend.hpp"
+#include "fft_last.hpp"
 
 #include <cufft.h>
 
@@ -215,17 +216,60 @@ bool CudaBackend::copyFromPeer(Buffer& dst, std::size_t dstOffset, Backend& sour
   char* to = static_cast<char*>(dst.ptr()) + dstOffset;
   const char* from = static_cast<const char*>(src.ptr()) + srcOffset;
   std::scoped_lock lock(mutex_, peer->mutex_);  // both streams; std::lock's order: no deadlock either way round
+  orderedPeerCopy(*peer, [&](cudaStream_t s) {
+    LARMOR_CUDA_CHECK(cudaMemcpyPeerAsync(to, device_, from, peer->device_, bytes, s));
+  });
+  return true;
+}
+
+bool CudaBackend::copyFromPeer2D(Buffer& dst, std::size_t dstOffset, std::size_t dstPitch, Backend& source,
+                                 const Buffer& src, std::size_t srcOffset, std::size_t srcPitch, std::size_t width,
+                                 std::size_t height) {
+  auto* peer = dynamic_cast<CudaBackend*>(&source);
+  if (!peer) return false;
+  checked(dst, "peer copy");
+  peer->checked(src, "peer copy");
+  if (width == 0 || height == 0) return true;
+  require(width <= dstPitch && width <= srcPitch, "cuda backend: a 2D copy's width exceeds its pitch");
+  const std::size_t dstEnd = dstOffset + (height - 1) * dstPitch + width,
+                    srcEnd = srcOffset + (height - 1) * srcPitch + width;
+  require(dstEnd <= dst.bytes() && srcEnd <= src.bytes(), "cuda backend: 2D peer copy past the end of a buffer");
+  refuseWhileRecording("a peer copy");
+  char* to = static_cast<char*>(dst.ptr()) + dstOffset;
+  const char* from = static_cast<const char*>(src.ptr()) + srcOffset;
+  if (peer == this) {
+    std::lock_guard lock(mutex_);
+    activate();
+    LARMOR_CUDA_CHECK(cudaMemcpy2DAsync(to, dstPitch, from, srcPitch, width, height, cudaMemcpyDeviceToDevice,
+                                        stream_.handle));
+    return true;
+  }
+  peer->refuseWhileRecording("a peer copy");
+  std::scoped_lock lock(mutex_, peer->mutex_);
+  orderedPeerCopy(*peer, [&](cudaStream_t s) {
+    cudaMemcpy3DPeerParms p{};
+    p.srcPtr = make_cudaPitchedPtr(const_cast<char*>(from), srcPitch, width, height);
+    p.srcDevice = peer->device_;
+    p.dstPtr = make_cudaPitchedPtr(to, dstPitch, width, height);
+    p.dstDevice = device_;
+    p.extent = make_cudaExtent(width, height, 1);
+    LARMOR_CUDA_CHECK(cudaMemcpy3DPeerAsync(&p, s));
+  });
+  return true;
+}
+
+void CudaBackend::orderedPeerCopy(CudaBackend& peer, const std::function<void(cudaStream_t)>& copy) {
   // Direct access to the peer's memory where the devices have it (NVLink, PCIe P2P), once per pair; without it
-  // cudaMemcpyPeerAsync still works, staged by the driver.
+  // the peer copies still work, staged by the driver.
   {
     static std::mutex enabling;
     std::lock_guard e(enabling);
-    if (peersEnabled_.insert(peer->device_).second) {
+    if (peer.device_ != device_ && peersEnabled_.insert(peer.device_).second) {
       int can = 0;
-      LARMOR_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, device_, peer->device_));
+      LARMOR_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, device_, peer.device_));
       activate();
       if (can) {
-        const cudaError_t err = cudaDeviceEnablePeerAccess(peer->device_, 0);
+        const cudaError_t err = cudaDeviceEnablePeerAccess(peer.device_, 0);
         if (err != cudaSuccess && err != cudaErrorPeerAccessAlreadyEnabled) LARMOR_CUDA_CHECK(err);
         (void)cudaGetLastError();  // "already enabled" is not an error here
       }
@@ -233,21 +277,20 @@ bool CudaBackend::copyFromPeer(Buffer& dst, std::size_t dstOffset, Backend& sour
   }
   // The copy on this stream after the peer's queued work (its event), and the peer's later work after the copy.
   cudaEvent_t peerDone = nullptr, copied = nullptr;
-  peer->activate();
+  peer.activate();
   LARMOR_CUDA_CHECK(cudaEventCreateWithFlags(&peerDone, cudaEventDisableTiming));
-  LARMOR_CUDA_CHECK(cudaEventRecord(peerDone, peer->stream_.handle));
+  LARMOR_CUDA_CHECK(cudaEventRecord(peerDone, peer.stream_.handle));
   activate();
   LARMOR_CUDA_CHECK(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming));
   LARMOR_CUDA_CHECK(cudaStreamWaitEvent(stream_.handle, peerDone, 0));
-  LARMOR_CUDA_CHECK(cudaMemcpyPeerAsync(to, device_, from, peer->device_, bytes, stream_.handle));
+  copy(stream_.handle);
   LARMOR_CUDA_CHECK(cudaEventRecord(copied, stream_.handle));
-  peer->activate();
-  LARMOR_CUDA_CHECK(cudaStreamWaitEvent(peer->stream_.handle, copied, 0));
+  peer.activate();
+  LARMOR_CUDA_CHECK(cudaStreamWaitEvent(peer.stream_.handle, copied, 0));
   // Destroyed now, released by the driver once the work that uses them is done.
   LARMOR_CUDA_CHECK(cudaEventDestroy(peerDone));
   LARMOR_CUDA_CHECK(cudaEventDestroy(copied));
   activate();
-  return true;
 }
 
 void CudaBackend::synchronize() {
@@ -510,6 +553,22 @@ void CudaBackend::fftGramInBox(Buffer& data, const Shape& shape, int rank, const
   std::lock_guard lock(mutex_);
   activate();
   fft_->gram(p, shape, rank, d, &box);
+}
+
+bool CudaBackend::canFftGramLast(index_t n0, index_t nz) const { return gramLastFits(n0, nz); }
+
+void CudaBackend::fftGramLast(Buffer& data, index_t n0, index_t n1, index_t nz, index_t begin, index_t rows,
+                              const Buffer& diagonal, index_t dn1, index_t y0) {
+  require(n1 >= 1 && begin >= 0 && rows >= 1 && begin + rows <= nz && y0 >= 0 && y0 + n1 <= dn1,
+          "cuda backend: fftGramLast's rows or band do not fit");
+  require(gramLastFits(n0, nz), "cuda backend: no split Gram pass for columns of " + std::to_string(nz) +
+                                    " on rows of " + std::to_string(n0));
+  float2* p = elements(data, n0 * n1 * rows, "fftGramLast");
+  const float2* d = elements(diagonal, n0 * dn1 * nz, "fftGramLast");
+  std::lock_guard lock(mutex_);
+  activate();
+  runGramLast(launch_, p, static_cast<int>(n0), static_cast<int>(n1), static_cast<int>(nz), static_cast<int>(begin),
+              static_cast<int>(rows), d, static_cast<int>(dn1), static_cast<int>(y0));
 }
 
 void CudaBackend::resizeCentred(Buffer& dst, const Shape& ds, const Buffer& src, const Shape& ss) {

@@ -46,6 +46,8 @@ class CudaBackend final : public Backend {
   void copy(Buffer& dst, const Buffer& src, std::size_t bytes, std::size_t dstOffset = 0, std::size_t srcOffset = 0) override;
   bool copyFromPeer(Buffer& dst, std::size_t dstOffset, Backend& source, const Buffer& src, std::size_t srcOffset,
                     std::size_t bytes) override;
+  bool copyFromPeer2D(Buffer& dst, std::size_t dstOffset, std::size_t dstPitch, Backend& source, const Buffer& src,
+                      std::size_t srcOffset, std::size_t srcPitch, std::size_t width, std::size_t height) override;
   void synchronize() override;
   std::unique_ptr<Transfer> uploadQueued(Buffer& dst, const void* src, std::size_t bytes, std::size_t dstOffset = 0) override;
   std::unique_ptr<Transfer> downloadQueued(void* dst, const Buffer& src, std::size_t bytes,
@@ -66,6 +68,9 @@ class CudaBackend final : public Backend {
   void fft(Buffer& data, const Shape& shape, int rank, FftDirection dir) override;
   void fftGram(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal) override;
   void fftGramInBox(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal, const Shape& box) override;
+  void fftGramLast(Buffer& data, index_t n0, index_t n1, index_t nz, index_t begin, index_t rows,
+                   const Buffer& diagonal, index_t dn1, index_t y0) override;
+  bool canFftGramLast(index_t n0, index_t nz) const override;
   void resizeCentred(Buffer& dst, const Shape& dstShape, const Buffer& src, const Shape& srcShape) override;
   void transpose(Buffer& dst, const Buffer& src, index_t n0, index_t n1, index_t batch) override;
   void sumOfSquares(Buffer& out, const Buffer& coilImages, index_t voxels, index_t coils, index_t batch) override;
@@ -167,6 +172,9 @@ class CudaBackend final : public Backend {
   std::atomic<std::thread::id> recorder_{};
   std::set<int> peersEnabled_;  ///< devices whose memory this one's context was given access to (copyFromPeer)
   void refuseWhileRecording(const char* what) const;
+  /// `copy` queued on this stream after the work queued on `peer` (another backend) and before its later work; peer
+  /// access enabled once per pair where the devices have it. Called with both backends' locks held.
+  void orderedPeerCopy(CudaBackend& peer, const std::function<void(cudaStream_t)>& copy);
   std::unique_ptr<CudaPriorOps> priorOps_;
   std::unique_ptr<CudaSparsityOps> sparsityOps_;
   std::unique_ptr<CudaCoilCombineOps> coilCombineOps_;

@@ -37,6 +37,13 @@ struct LastDimView {
   float scale;  ///< N^{-1/2}, N the elements of one whole transform
   float sign;   ///< the exponent's sign: -1 forward, +1 inverse
   int begin = 0, end = 0;  ///< Gram: the rows of the last dimension read (others zero) and written
+  // Gram: where d is read. The whole grid's pass: d has the data's layout and is read half a period away along
+  // every dimension. A band's (Backend::fftGramLast): d is [n0, dn1, n] read from row y0, shifted along the last
+  // dimension only (the lower ones were transformed centred), and the data hold only rows [stored, ...).
+  long long dLow = 0;      ///< d's stride along the last dimension
+  int dn1 = 0, y0 = 0;     ///< d's rows along y, and the band's first
+  int stored = 0;          ///< the last dimension's first row held in the data
+  bool centreLower = true; ///< d shifted along x and y too
 };
 
 LARMOR_HD constexpr int log2Of(int n) { return n <= 1 ? 0 : 1 + log2Of(n / 2); }
@@ -185,8 +192,10 @@ __global__ void __launch_bounds__(TX * B, 2) lastDimGramKernel(float2* data, con
   const int y = static_cast<int>(bi % p.n1);
   const long long batch = bi / p.n1;
   const int x = tile * TX + xi;
-  float2* column = data + batch * p.plane + x + static_cast<long long>(p.n0) * y;
-  const int xs = x < p.half0 ? x + p.half0 : x - p.half0, ys = y + p.n1 / 2 < p.n1 ? y + p.n1 / 2 : y - p.n1 / 2;
+  float2* column = data + batch * p.plane + x + static_cast<long long>(p.n0) * y - static_cast<long long>(p.stored) * p.low;
+  const int yg = y + p.y0;
+  const int xs = !p.centreLower ? x : x < p.half0 ? x + p.half0 : x - p.half0,
+            ys = !p.centreLower ? yg : yg + p.dn1 / 2 < p.dn1 ? yg + p.dn1 / 2 : yg - p.dn1 / 2;
   const float2* d = diagonal + xs + static_cast<long long>(p.n0) * ys;
 
   float2 v[A];
@@ -208,7 +217,7 @@ __global__ void __launch_bounds__(TX * B, 2) lastDimGramKernel(float2* data, con
 #pragma unroll
     for (int k2 = 0; k2 < B; ++k2) {
       const int k = k1 + A * k2, ks = k < N / 2 ? k + N / 2 : k - N / 2;
-      const float2 f = d[static_cast<long long>(ks) * p.low];
+      const float2 f = d[static_cast<long long>(ks) * p.dLow];
       u[k2] = cmul(u[k2], float2{p.scale * f.x, p.scale * f.y});
     }
     registerDft<B, N, true>(u, tw);
@@ -415,9 +424,44 @@ void runLastDimGram(const Launch& l, float2* data, const LastDimPass& pass, cons
   LastDimView v = viewOf(pass, static_cast<float>(1.0 / static_cast<double>(pass.plane)), -1.f);
   v.begin = begin;
   v.end = end;
+  v.dLow = v.low;
+  v.dn1 = v.n1;
   withSplit(pass.n, "fused Gram pass", [&](auto a, auto b) {
     constexpr int A = decltype(a)::value, B = decltype(b)::value;
     launchGram<A, B, tileWidth(LastDimUse::Gram, A * B)>(l, data, diagonal, v, pass.blocks);
+  });
+}
+
+bool gramLastFits(long long n0, long long nz) {
+  if (nz < 32 || nz > 512 || (nz & (nz - 1)) || n0 < 1) return false;
+  return n0 % tileWidth(LastDimUse::Gram, static_cast<int>(nz)) == 0;
+}
+
+void runGramLast(const Launch& l, float2* data, int n0, int n1, int nz, int begin, int rows, const float2* diagonal,
+                 int dn1, int y0) {
+  // F_z^H D F_z = F0^H (S D S) F0 / nz along z for an even length (fft.cu): the pass's forward and inverse plain
+  // DFTs with d read half a period away along z alone, 1/nz.
+  LastDimView v;
+  v.low = static_cast<long long>(n0) * n1;
+  v.plane = v.low * rows;
+  v.n0 = n0;
+  v.n1 = n1;
+  v.half0 = n0 / 2;
+  v.tilesX = n0 / tileWidth(LastDimUse::Gram, nz);
+  v.scale = static_cast<float>(1.0 / static_cast<double>(nz));
+  v.sign = -1.f;
+  v.begin = begin;
+  v.end = begin + rows;
+  v.stored = begin;
+  v.dLow = static_cast<long long>(n0) * dn1;
+  v.dn1 = dn1;
+  v.y0 = y0;
+  v.centreLower = false;
+  const long long blocks = static_cast<long long>(v.tilesX) * n1;
+  require(blocks <= 0x7fffffffLL, "cuda fft: too many columns for the split Gram pass");
+  withSplit(nz, "split Gram pass", [&](auto a, auto b) {
+    constexpr int A = decltype(a)::value, B = decltype(b)::value;
+    launchGram<A, B, tileWidth(LastDimUse::Gram, A * B)>(l, data, diagonal, v, blocks);
   });
 }
 

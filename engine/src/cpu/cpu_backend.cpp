@@ -140,6 +140,34 @@ void CpuBackend::fftGram(Buffer& data, const Shape& shape, int rank, const Buffe
   fft(data, shape, rank, FftDirection::Inverse);
 }
 
+void CpuBackend::fftGramLast(Buffer& data, index_t n0, index_t n1, index_t nz, index_t begin, index_t rows,
+                             const Buffer& diagonal, index_t dn1, index_t y0) {
+  require(n0 >= 1 && n1 >= 1 && nz >= 1 && begin >= 0 && rows >= 0 && begin + rows <= nz && y0 >= 0 &&
+              y0 + n1 <= dn1,
+          "cpu backend: fftGramLast's rows or band do not fit");
+  const index_t cols = n0 * n1;
+  checkCount(data, cols * rows, "fftGramLast");
+  checkCount(diagonal, n0 * dn1 * nz, "fftGramLast");
+  // The columns gathered z-fastest (zero outside the rows), the centred FFT along z batched over them, the
+  // diagonal, the inverse, the rows scattered back.
+  CArray t(Shape{nz, cols});
+  cfloat* pd = cptr(data);
+  const cfloat* d = cptr(diagonal);
+#pragma omp parallel for schedule(static)
+  for (index_t c = 0; c < cols; ++c)
+    for (index_t r = 0; r < rows; ++r) t[begin + r + nz * c] = pd[c + cols * r];
+  fft_.transform(t.data(), t.shape(), 1, FftDirection::Forward);
+#pragma omp parallel for schedule(static)
+  for (index_t c = 0; c < cols; ++c) {
+    const index_t x = c % n0, y = c / n0;
+    for (index_t k = 0; k < nz; ++k) t[k + nz * c] *= d[x + n0 * (y0 + y) + n0 * dn1 * k];
+  }
+  fft_.transform(t.data(), t.shape(), 1, FftDirection::Inverse);
+#pragma omp parallel for schedule(static)
+  for (index_t c = 0; c < cols; ++c)
+    for (index_t r = 0; r < rows; ++r) pd[c + cols * r] = t[begin + r + nz * c];
+}
+
 void CpuBackend::transpose(Buffer& dst, const Buffer& src, index_t n0, index_t n1, index_t batch) {
   require(n0 >= 0 && n1 >= 0 && batch >= 0, "cpu backend: transpose needs non-negative sizes");
   checkCount(dst, n0 * n1 * batch, "transpose");

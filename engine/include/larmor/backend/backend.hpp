@@ -157,6 +157,24 @@ class Backend {
     (void)box;
     fftGram(data, shape, rank, diagonal);
   }
+  /// The middle of a Gram split along its last dimension, for a Gram spread over devices (recon/split_cg.hpp):
+  /// F^H D F = F_lo^H (F_z^H D F_z) F_lo, F_lo the centred unitary FFT over the lower two dimensions (fft), F_z
+  /// the one of length nz along the last. `data` [n0, n1, rows] holds, for each of its n0 x n1 columns, the rows
+  /// [begin, begin + rows) of a column of length nz (zero outside them); in place, those rows of
+  /// F_z^H diag(d) F_z applied to the column, d[k] = diagonal[x + n0 (y0 + y) + n0 dn1 k] (a [n0, dn1, nz] array
+  /// read from row y0: the columns are a band of a larger grid's). On a GPU one pass (cuda/fft_last.cu), where
+  /// canFftGramLast says so. Default (a backend without it): throws Error.
+  virtual void fftGramLast(Buffer& data, index_t n0, index_t n1, index_t nz, index_t begin, index_t rows,
+                           const Buffer& diagonal, index_t dn1, index_t y0);
+  /// Whether fftGramLast runs for columns of length nz on rows of n0 (the CPU: always; the CUDA pass: nz a power of
+  /// two in 32..512 and n0 a multiple of its tile).
+  virtual bool canFftGramLast(index_t n0, index_t nz) const;
+  /// copyFromPeer of `height` blocks of `width` bytes, block i from src + srcOffset + i srcPitch to dst + dstOffset
+  /// + i dstPitch (the rows of a band of planes): one transfer on a GPU. Ordering and the false return as
+  /// copyFromPeer; the default makes one copyFromPeer a block.
+  virtual bool copyFromPeer2D(Buffer& dst, std::size_t dstOffset, std::size_t dstPitch, Backend& source,
+                              const Buffer& src, std::size_t srcOffset, std::size_t srcPitch, std::size_t width,
+                              std::size_t height);
   /// Copies the centred region: dst (shape dstShape) from src (shape srcShape), both of the same
   /// rank <= 4 with equal batch (dims >= 4). Along each dimension the centres (floor(N/2)) coincide;
   /// where dst is larger the border is zero (zero-padding), where smaller src is cropped.

@@ -1,0 +1,311 @@
+// The PCG of a 3D Toeplitz problem spread over devices by z slabs (recon/split_cg.hpp derives the split).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "larmor/backend/solver_ops.hpp"
+#include "larmor/recon/split_cg.hpp"
+#include "larmor/util/error.hpp"
+
+namespace larmor::recon {
+
+namespace {
+constexpr std::size_t kC = sizeof(cfloat);
+
+/// height blocks of width bytes from src (on srcBe) to dst (on dstBe): a peer copy where the devices reach each
+/// other, else through the host.
+void copyBlocks(Backend& dstBe, Buffer& dst, std::size_t dstOffset, std::size_t dstPitch, Backend& srcBe,
+                const Buffer& src, std::size_t srcOffset, std::size_t srcPitch, std::size_t width, std::size_t height) {
+  if (dstBe.copyFromPeer2D(dst, dstOffset, dstPitch, srcBe, src, srcOffset, srcPitch, width, height)) return;
+  std::vector<char> host(width);
+  for (std::size_t i = 0; i < height; ++i) {
+    srcBe.download(host.data(), src, width, srcOffset + i * srcPitch);
+    dstBe.upload(dst, host.data(), width, dstOffset + i * dstPitch);
+  }
+}
+
+void copyBytes(Backend& dstBe, Buffer& dst, std::size_t dstOffset, Backend& srcBe, const Buffer& src,
+               std::size_t srcOffset, std::size_t bytes) {
+  copyBlocks(dstBe, dst, dstOffset, bytes, srcBe, src, srcOffset, bytes, bytes, 1);
+}
+}  // namespace
+
+struct SplitToeplitzCg::Part {
+  Backend* be = nullptr;
+  index_t z0 = 0, nz = 0;  ///< its image planes
+  index_t e0 = 0, ne = 0;  ///< the planes of its prior: its own and a halo plane on each side where one exists
+  index_t y0 = 0, ny = 0;  ///< its band of the grid's y rows for the z pass
+  std::unique_ptr<Buffer> qband;  ///< [G0, ny, G2]: its rows of the kernel
+  std::unique_ptr<Buffer> a;      ///< [G0, G1, nz]: its planes padded
+  std::unique_ptr<Buffer> band;   ///< [G0, ny, N2]: its rows of every plane of the box
+  std::unique_ptr<ops::Regularizer> prior;  ///< on [N0, N1, ne]
+  std::unique_ptr<Buffer> priorDiagonal;    ///< diag(W^H W) on its planes
+  std::unique_ptr<Buffer> pe, ye;           ///< p with its halos, W^H W of it
+  std::unique_ptr<Buffer> x, r, p, q, z, b, inverse, tmp, state;
+  index_t n(const index_t* dims) const { return dims[0] * dims[1] * nz; }
+};
+
+bool SplitToeplitzCg::applies(const std::vector<Backend*>& backends, const index_t dims[3], const Shape& grid,
+                              ops::RegularizerKind prior) {
+  const auto devices = static_cast<index_t>(backends.size());
+  if (devices < 1 || grid.rank() < 3 || dims[2] < std::max<index_t>(2, devices) || grid[1] < devices) return false;
+  if (prior != ops::RegularizerKind::Tikhonov && prior != ops::RegularizerKind::FiniteDifference &&
+      prior != ops::RegularizerKind::Anatomical)
+    return false;
+  if (grid[2] < dims[2] || grid[0] < dims[0] || grid[1] < dims[1]) return false;
+  return std::all_of(backends.begin(), backends.end(), [&](Backend* b) { return b->canFftGramLast(grid[0], grid[2]); });
+}
+
+SplitToeplitzCg::SplitToeplitzCg(const std::vector<Backend*>& backends, const index_t dims[3], const Buffer& kernel,
+                                 const Shape& grid, double gramDiagonal, const Prior& prior)
+    : dims_{dims[0], dims[1], dims[2]}, grid_(grid), gramDiagonal_(gramDiagonal), prior_(prior.kind) {
+  require(applies(backends, dims, grid, prior.kind), "split CG: this problem does not split over these devices");
+  require(prior.kind != ops::RegularizerKind::Anatomical || (prior.reference && prior.delta > 0 &&
+                                                             prior.reference->size() == dims[0] * dims[1] * dims[2]),
+          "split CG: the anatomical prior needs the reference image and its edge scale");
+  const auto devices = static_cast<index_t>(backends.size());
+  const index_t plane = dims[0] * dims[1], g0 = grid[0], g1 = grid[1], g2 = grid[2];
+  box0_ = g2 / 2 - dims[2] / 2;
+  Backend& primary = *backends[0];
+  for (index_t d = 0; d < devices; ++d) {
+    auto part = std::make_unique<Part>();
+    Part& t = *part;
+    Backend& be = *backends[static_cast<std::size_t>(d)];
+    t.be = &be;
+    t.z0 = d * dims[2] / devices;
+    t.nz = (d + 1) * dims[2] / devices - t.z0;
+    t.e0 = std::max<index_t>(0, t.z0 - 1);
+    t.ne = std::min(dims[2], t.z0 + t.nz + 1) - t.e0;
+    t.y0 = d * g1 / devices;
+    t.ny = (d + 1) * g1 / devices - t.y0;
+    const index_t n = t.n(dims_), ne = plane * t.ne;
+    t.qband = be.allocate(static_cast<std::size_t>(g0 * t.ny * g2) * kC);
+    copyBlocks(be, *t.qband, 0, static_cast<std::size_t>(g0 * t.ny) * kC, primary, kernel,
+               static_cast<std::size_t>(t.y0 * g0) * kC, static_cast<std::size_t>(g0 * g1) * kC,
+               static_cast<std::size_t>(g0 * t.ny) * kC, static_cast<std::size_t>(g2));
+    t.a = be.allocate(static_cast<std::size_t>(g0 * g1 * t.nz) * kC);
+    t.band = be.allocate(static_cast<std::size_t>(g0 * t.ny * dims[2]) * kC);
+    const index_t ext[3] = {dims[0], dims[1], t.ne};
+    if (prior.kind == ops::RegularizerKind::Tikhonov) {
+      t.prior = ops::makeTikhonov(be, ext);
+    } else if (prior.kind == ops::RegularizerKind::FiniteDifference) {
+      t.prior = ops::makeFiniteDifference(be, ext);
+    } else {
+      auto ref = be.allocate(static_cast<std::size_t>(ne) * kC);
+      be.upload(*ref, prior.reference->data() + t.e0 * plane, static_cast<std::size_t>(ne) * kC);
+      t.prior = ops::makeAnatomical(be, ext, *ref, prior.delta);
+    }
+    t.pe = be.allocate(static_cast<std::size_t>(ne) * kC);
+    t.ye = be.allocate(static_cast<std::size_t>(ne) * kC);
+    t.prior->diagonal(*t.ye);
+    t.priorDiagonal = be.allocate(static_cast<std::size_t>(n) * kC);
+    be.copy(*t.priorDiagonal, *t.ye, static_cast<std::size_t>(n) * kC, 0,
+            static_cast<std::size_t>((t.z0 - t.e0) * plane) * kC);
+    for (auto* v : {&t.x, &t.r, &t.p, &t.q, &t.z, &t.b, &t.inverse, &t.tmp})
+      *v = be.allocate(static_cast<std::size_t>(n) * kC);
+    t.state = be.solverOps().scalars(8);
+    parts_.push_back(std::move(part));
+  }
+}
+
+SplitToeplitzCg::~SplitToeplitzCg() = default;
+
+void SplitToeplitzCg::scatter(const Buffer& from, std::unique_ptr<Buffer> Part::*to) {
+  Backend& primary = *parts_[0]->be;
+  const index_t plane = dims_[0] * dims_[1];
+  for (auto& t : parts_)
+    copyBytes(*t->be, *((*t).*to), 0, primary, from, static_cast<std::size_t>(t->z0 * plane) * kC,
+              static_cast<std::size_t>(t->n(dims_)) * kC);
+}
+
+void SplitToeplitzCg::gather(std::unique_ptr<Buffer> Part::*from, Buffer& to) {
+  Backend& primary = *parts_[0]->be;
+  const index_t plane = dims_[0] * dims_[1];
+  for (auto& t : parts_)
+    copyBytes(primary, to, static_cast<std::size_t>(t->z0 * plane) * kC, *t->be, *((*t).*from), 0,
+              static_cast<std::size_t>(t->n(dims_)) * kC);
+}
+
+void SplitToeplitzCg::applyParts(double lambda) {
+  const index_t g0 = grid_[0], g1 = grid_[1], g2 = grid_[2], plane = dims_[0] * dims_[1];
+  const std::size_t rowBytes = static_cast<std::size_t>(g0) * kC, planeBytes = static_cast<std::size_t>(g0 * g1) * kC;
+  // Every device's forward transforms are queued before any exchange, so that no copy holds a device's own work
+  // back behind another's (copyFromPeer's ordering).
+  for (auto& t : parts_) {
+    const Shape padded{g0, g1, t->nz}, image{dims_[0], dims_[1], t->nz};
+    t->be->resizeCentred(*t->a, padded, *t->p, image);
+    t->be->fft(*t->a, padded, 2, FftDirection::Forward);
+  }
+  for (auto& t : parts_)  // t takes its rows of every device's planes
+    for (auto& h : parts_)
+      copyBlocks(*t->be, *t->band, static_cast<std::size_t>(h->z0 * t->ny) * rowBytes,
+                 static_cast<std::size_t>(t->ny) * rowBytes, *h->be, *h->a, static_cast<std::size_t>(t->y0) * rowBytes,
+                 planeBytes, static_cast<std::size_t>(t->ny) * rowBytes, static_cast<std::size_t>(h->nz));
+  for (auto& t : parts_) t->be->fftGramLast(*t->band, g0, t->ny, g2, box0_, dims_[2], *t->qband, t->ny, 0);
+  for (auto& h : parts_)  // h takes its planes' rows back from every band
+    for (auto& t : parts_)
+      copyBlocks(*h->be, *h->a, static_cast<std::size_t>(t->y0) * rowBytes, planeBytes, *t->be, *t->band,
+                 static_cast<std::size_t>(h->z0 * t->ny) * rowBytes, static_cast<std::size_t>(t->ny) * rowBytes,
+                 static_cast<std::size_t>(t->ny) * rowBytes, static_cast<std::size_t>(h->nz));
+  for (auto& t : parts_) {
+    const Shape padded{g0, g1, t->nz}, image{dims_[0], dims_[1], t->nz};
+    t->be->fft(*t->a, padded, 2, FftDirection::Inverse);
+    t->be->resizeCentred(*t->q, image, *t->a, padded);
+  }
+  if (lambda == 0) return;
+  const std::size_t pb = static_cast<std::size_t>(plane) * kC;
+  for (std::size_t i = 0; i < parts_.size(); ++i) {  // p with its halos
+    Part& t = *parts_[i];
+    t.be->copy(*t.pe, *t.p, static_cast<std::size_t>(t.n(dims_)) * kC, static_cast<std::size_t>(t.z0 - t.e0) * pb, 0);
+    if (t.e0 < t.z0) {
+      const Part& below = *parts_[i - 1];
+      copyBytes(*t.be, *t.pe, 0, *below.be, *below.p, static_cast<std::size_t>(below.nz - 1) * pb, pb);
+    }
+    if (t.e0 + t.ne > t.z0 + t.nz) {
+      const Part& above = *parts_[i + 1];
+      copyBytes(*t.be, *t.pe, static_cast<std::size_t>(t.ne - 1) * pb, *above.be, *above.p, 0, pb);
+    }
+  }
+  for (auto& t : parts_) {
+    const index_t n = t->n(dims_);
+    t->prior->applyNormal(*t->pe, *t->ye);
+    t->be->copy(*t->tmp, *t->ye, static_cast<std::size_t>(n) * kC, 0, static_cast<std::size_t>(t->z0 - t->e0) * pb);
+    t->be->axpby(*t->q, cfloat(static_cast<float>(lambda)), *t->tmp, cfloat(1.f), n);
+  }
+}
+
+std::vector<double> SplitToeplitzCg::dots(
+    const std::vector<std::pair<std::unique_ptr<Buffer> Part::*, std::unique_ptr<Buffer> Part::*>>& pairs) {
+  const auto k = static_cast<index_t>(pairs.size());
+  for (auto& t : parts_)
+    for (index_t i = 0; i < k; ++i) {
+      const auto& [u, v] = pairs[static_cast<std::size_t>(i)];
+      t->be->solverOps().dot(*t->state, i, *((*t).*u), *((*t).*v), t->n(dims_));
+    }
+  std::vector<double> sum(static_cast<std::size_t>(k), 0.0), one(static_cast<std::size_t>(k));
+  for (auto& t : parts_) {  // in the parts' order: the same sums every run
+    t->be->solverOps().read(one.data(), *t->state, 0, k);
+    for (index_t i = 0; i < k; ++i) sum[static_cast<std::size_t>(i)] += one[static_cast<std::size_t>(i)];
+  }
+  return sum;
+}
+
+void SplitToeplitzCg::apply(double lambda, const Buffer& x, Buffer& y) {
+  scatter(x, &Part::p);
+  applyParts(lambda);
+  gather(&Part::q, y);
+}
+
+solve::CgResult SplitToeplitzCg::solve(double lambda, const Buffer& b, Buffer& x, const solve::CgOptions& o,
+                                       bool precondition, const Progress& progress, const solve::CgObserver& observer) {
+  require(o.maxIterations >= 0, "CG: the iteration count must be >= 0");
+  require(o.tolerance >= 0 && std::isfinite(o.tolerance), "CG: the tolerance must be >= 0");
+  require(std::isfinite(lambda) && lambda >= 0, "cg: lambda must be >= 0");
+  const std::size_t bytes = static_cast<std::size_t>(dims_[0] * dims_[1] * dims_[2]) * kC;
+  require(b.bytes() >= bytes && x.bytes() >= bytes, "CG: the right-hand side or the solution is too small");
+  using P = std::unique_ptr<Buffer> Part::*;
+  solve::CgResult result;
+  scatter(b, &Part::b);
+  const double bb = dots({{&Part::b, &Part::b}})[0], bnorm = std::sqrt(bb);
+  auto record = [&](int k, double rr, double xb, double xr) {
+    const double objective = o.trackObjective ? o.objectiveOffset - (xb + xr) : std::numeric_limits<double>::quiet_NaN();
+    const solve::CgIterate it{k, bnorm > 0 ? std::sqrt(rr) / bnorm : 0.0, objective};
+    result.history.push_back(it);
+    if (observer) observer(it);
+  };
+  if (!(bnorm > 0)) {
+    parts_[0]->be->fill(x, cfloat(0.f), dims_[0] * dims_[1] * dims_[2]);
+    result.stopReason = "zero right-hand side";
+    result.converged = true;
+    record(0, 0, 0, 0);
+    return result;
+  }
+  for (auto& t : parts_) {  // the Jacobi preconditioner: 1 / (diag(T) + lambda diag(W^H W))
+    const index_t n = t->n(dims_);
+    if (precondition) t->be->reciprocalDiagonal(*t->inverse, *t->priorDiagonal, lambda, nullptr, gramDiagonal_, n);
+  }
+  if (o.warmStart) {
+    scatter(x, &Part::x);
+    for (auto& t : parts_) t->be->copy(*t->p, *t->x, static_cast<std::size_t>(t->n(dims_)) * kC);
+    applyParts(lambda);
+    for (auto& t : parts_) {
+      t->be->copy(*t->r, *t->b, static_cast<std::size_t>(t->n(dims_)) * kC);
+      t->be->axpby(*t->r, cfloat(-1.f), *t->q, cfloat(1.f), t->n(dims_));
+    }
+  } else {
+    for (auto& t : parts_) {
+      t->be->fill(*t->x, cfloat(0.f), t->n(dims_));
+      t->be->copy(*t->r, *t->b, static_cast<std::size_t>(t->n(dims_)) * kC);
+    }
+  }
+  // z = M^{-1} r, and the scalars of an iterate: rr, rz, xb, xr (the objective's, when tracked).
+  const P zOf = precondition ? &Part::z : &Part::r;
+  auto precondition_ = [&] {
+    if (!precondition) return;
+    for (auto& t : parts_) t->be->multiply(*t->z, *t->inverse, t->n(dims_), *t->r, t->n(dims_), false);
+  };
+  auto scalars = [&] {
+    std::vector<std::pair<P, P>> pairs{{&Part::r, &Part::r}, {&Part::r, zOf}};
+    if (o.trackObjective) {
+      pairs.push_back({&Part::x, &Part::b});
+      pairs.push_back({&Part::x, &Part::r});
+    }
+    auto v = dots(pairs);
+    v.resize(4, 0.0);
+    return v;
+  };
+  precondition_();
+  auto v = scalars();
+  double rz = v[1];
+  record(0, v[0], v[2], v[3]);
+  auto converged = [&](double rr) { return o.tolerance > 0 && rr <= o.tolerance * o.tolerance * bb; };
+  if (converged(v[0])) {
+    result.converged = true;
+    result.stopReason = "tolerance";
+    gather(&Part::x, x);
+    return result;
+  }
+  for (auto& t : parts_) t->be->copy(*t->p, *((*t).*zOf), static_cast<std::size_t>(t->n(dims_)) * kC);
+  result.stopReason = "iterations";
+  try {
+    for (int k = 1; k <= o.maxIterations; ++k) {
+      const double span = o.progressTo - o.progressFrom;
+      progress.report(o.progressFrom + span * (k - 1) / std::max(1, o.maxIterations),
+                      o.stage + " iteration " + std::to_string(k) + "/" + std::to_string(o.maxIterations));
+      applyParts(lambda);
+      const double pq = dots({{&Part::p, &Part::q}})[0];
+      if (!(pq > 0) || !(rz > 0)) {  // A not positive definite on p, or p vanished (solve/cg.cpp)
+        result.stopReason = "breakdown";
+        break;
+      }
+      const double alpha = rz / pq;
+      for (auto& t : parts_) {
+        t->be->axpby(*t->x, cfloat(static_cast<float>(alpha)), *t->p, cfloat(1.f), t->n(dims_));
+        t->be->axpby(*t->r, cfloat(static_cast<float>(-alpha)), *t->q, cfloat(1.f), t->n(dims_));
+      }
+      precondition_();
+      v = scalars();
+      result.iterations = k;
+      record(k, v[0], v[2], v[3]);
+      if (converged(v[0])) {
+        result.converged = true;
+        result.stopReason = "tolerance";
+        break;
+      }
+      if (k == o.maxIterations) break;
+      const double beta = v[1] / rz;
+      rz = v[1];
+      for (auto& t : parts_)
+        t->be->axpby(*t->p, cfloat(1.f), *((*t).*zOf), cfloat(static_cast<float>(beta)), t->n(dims_));
+    }
+  } catch (...) {
+    gather(&Part::x, x);  // the last completed iterate, as solve::conjugateGradient leaves it
+    throw;
+  }
+  gather(&Part::x, x);
+  return result;
+}
+
+}  // namespace larmor::recon
