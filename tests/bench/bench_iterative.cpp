@@ -27,6 +27,10 @@
 #include "larmor/phantom/simulate.hpp"
 #include "larmor/recon/iterative.hpp"
 #include "larmor/recon/settings.hpp"
+#include "larmor/recon/split_cg.hpp"
+#include "larmor/ops/regularizer.hpp"
+#include "larmor/ops/sense.hpp"
+#include "larmor/solve/cg.hpp"
 
 namespace {
 
@@ -92,11 +96,14 @@ void registerFor(const std::shared_ptr<Backend>& be) {
     const std::string tag = std::to_string(n) + "^3-radial3d";
     // The paper's fastest single-GPU configuration used fast trigonometry (GPU.Tune); the phase recurrence
     // is as fast and more accurate (GPU.md); accurate sincospif is the reference.
-    for (const std::string trig : gpu ? std::vector<std::string>{"fast", "recurrence", "accurate"}
+    // "+split": --split-pcg (the PCG over every GPU too, recon/split_cg.hpp; with one GPU the same as without).
+    for (const std::string trig : gpu ? std::vector<std::string>{"fast", "recurrence", "accurate", "recurrence+split"}
                                       : std::vector<std::string>{"accurate"}) {
       add(be, "recon-fhd+60pcg/" + tag + "/" + trig, n >= 128 ? 5 : 0, [n, trig](benchmark::State& state, Backend& b) {
         const Dataset& d = paperData(n);
-        const auto s = paperSettings(trig);
+        const bool split = trig.find("+split") != std::string::npos;
+        auto s = paperSettings(split ? trig.substr(0, trig.find('+')) : trig);
+        s.iterative.splitPcg = split;
         Timings t;
         // Q once, outside the timed loop (the paper's "Q is not on the reconstruction's critical path").
         recon::IterativeProblem first(b, d, s, 0, t);
@@ -152,6 +159,57 @@ void registerFor(const std::shared_ptr<Backend>& be) {
       CDeviceArray yb(b, Shape{n * n * n});
       bench::timeSynchronized(state, b, 2, [&] { T.apply(xb.buffer(), yb.buffer()); });
     });
+    // The 60 PCG iterations alone (finite-difference prior, Jacobi), on this device and split by z slabs over
+    // `devices` (recon/split_cg.hpp: the other GPUs, or this one again where there are fewer: then the figure is
+    // the split's own overhead, not a speed-up).
+    for (int devices : gpu && n == 128 ? std::vector<int>{0, 1, 2} : std::vector<int>{}) {
+      const std::string what = devices == 0 ? "pcg60/" : "pcg60-split" + std::to_string(devices) + "/";
+      add(be, what + std::to_string(n) + "^3", 3, [n, devices](benchmark::State& state, Backend& b) {
+        NufftGeometry g;
+        g.dims = 3;
+        g.image[0] = g.image[1] = g.image[2] = n;
+        g.trajectory = RArray(Shape{3, 1}, 0.f);
+        CArray q(ops::psfShape(g));
+        const index_t G = 2 * n;
+        for (index_t z = 0; z < G; ++z)  // a Gaussian point spread: a positive spectrum, A positive definite
+          for (index_t y = 0; y < G; ++y)
+            for (index_t x = 0; x < G; ++x) {
+              const double r2 = std::pow(x - G / 2, 2) + std::pow(y - G / 2, 2) + std::pow(z - G / 2, 2);
+              q[x + G * (y + G * z)] = cfloat(static_cast<float>(std::exp(-r2 / 8.0)), 0.f);
+            }
+        ops::ToeplitzOperator T(b, g, q, 1.0 / (n * n * n));
+        const index_t dims[3] = {n, n, n}, voxels = n * n * n;
+        CArray rhs(Shape{voxels});
+        for (index_t i = 0; i < voxels; ++i) rhs[i] = cfloat(std::sin(0.01f * i), 1.f);
+        auto bb = CDeviceArray::upload(b, rhs);
+        CDeviceArray xb(b, Shape{voxels});
+        solve::CgOptions o;
+        o.maxIterations = 60;
+        const double lambda = 0.1;
+        std::vector<std::shared_ptr<Backend>> owned;
+        std::vector<Backend*> all{&b};
+        std::vector<std::string> gpus;
+        for (const DeviceInfo& dev : BackendRegistry::instance().devices())
+          if (dev.gpu && dev.id != b.info().id) gpus.push_back(dev.id);
+        for (int i = 1; i < devices; ++i) {
+          owned.push_back(BackendRegistry::instance().select(gpus.empty() ? b.info().id : gpus[(i - 1) % gpus.size()]).backend);
+          all.push_back(owned.back().get());
+        }
+        if (devices == 0) {
+          auto prior = ops::makeFiniteDifference(b, dims);
+          ops::NormalOperator A(b, T, nullptr, prior.get(), lambda);
+          CDeviceArray enc(b, Shape{voxels}), pd(b, Shape{voxels});
+          b.fill(enc.buffer(), cfloat(static_cast<float>(T.diagonal()), 0.f), voxels);
+          prior->diagonal(pd.buffer());
+          solve::DiagonalPreconditioner M(b, enc.buffer(), 1.0, &pd.buffer(), lambda, voxels);
+          bench::timeSynchronized(state, b, 1, [&] { solve::conjugateGradient(b, A, bb.buffer(), xb.buffer(), o, &M); });
+        } else {
+          recon::SplitToeplitzCg split(all, dims, T.kernel(), T.gridShape(), T.diagonal(),
+                                       {ops::RegularizerKind::FiniteDifference, nullptr, 0});
+          bench::timeSynchronized(state, b, 1, [&] { split.solve(lambda, bb.buffer(), xb.buffer(), o, true); });
+        }
+      });
+    }
   }
   const index_t n2 = gpu ? 256 : 128;
   add(be, "lambda-change-warm10/" + std::to_string(n2) + "^2x8coils", 0, [n2](benchmark::State& state, Backend& b) {

@@ -476,7 +476,7 @@ void IterativeProblem::Impl::buildPrior(const Dataset& d, index_t slice, Timings
     p.regularizer = ops::makeAnatomical(backend, p.dims, *refBuffer, it.anatomicalDelta, &delta);
     p.info["anatomical_delta"] = delta;
     p.anatomicalDelta = delta;
-    if (!p.traj->extraGpus.empty() && p.rank == 3 && !p.maps)  // the split PCG builds its slabs' priors from it
+    if (it.splitPcg && !p.traj->extraGpus.empty() && p.rank == 3 && !p.maps)  // the split PCG's slab priors
     {
       p.splitReference = CArray(Shape{p.n});
       std::copy_n(ref.data() + (perSlice ? slice * p.n : 0), p.n, p.splitReference.data());
@@ -538,7 +538,7 @@ SplitToeplitzCg* IterativeProblem::Impl::splitSolver() {
   splitTried = true;
   TrajectoryOperators& t = *traj;
   const auto* toeplitz = dynamic_cast<const ops::ToeplitzOperator*>(t.gram.get());
-  if (t.extraGpus.empty() || rank != 3 || maps || !toeplitz || !regularizer) return nullptr;
+  if (!settings.splitPcg || t.extraGpus.empty() || rank != 3 || maps || !toeplitz || !regularizer) return nullptr;
   std::vector<Backend*> all{&backend};
   for (auto& b : t.extraGpus) all.push_back(b.get());
   const ops::RegularizerKind kind = regularizer->kind();

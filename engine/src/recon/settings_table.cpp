@@ -329,6 +329,10 @@ std::vector<Setting> build() {
   t.push_back(flag("iterative.multi_gpu", "single-gpu", false, "split over every GPU", "iterative",
                    "CG: split the exact F^H d and Q over every visible GPU (Stone's GPU.Multi; --single-gpu: one)",
                    kCg, [](ReconSettings& s) -> bool& { return s.iterative.multiGpu; }));
+  t.push_back(flag("iterative.split_pcg", "split-pcg", true, "PCG over every GPU", "iterative",
+                   "CG with GPU.Multi, 3D, one coil: also spread the PCG over every GPU by z slabs (off by default: "
+                   "not yet measured faster than one GPU's PCG, docs/perf.md)",
+                   kCgOnly, [](ReconSettings& s) -> bool& { return s.iterative.splitPcg; }));
 
   // --- GRAPPA ---------------------------------------------------------------------------------------
   const auto basic = [](const ReconSettings& s) { return s.grappa.calibration == GrappaCalibration::Basic; };

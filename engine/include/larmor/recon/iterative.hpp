@@ -70,6 +70,9 @@ struct IterativeSettings {
   /// Split the exact F^H d and Q by voxel slabs over every visible GPU (Stone's GPU.Multi) when the
   /// backend is a GPU and more than one is visible.
   bool multiGpu = true;
+  /// With GPU.Multi on (multiGpu and the exact F^H d or Q), 3D and one coil: the PCG spread over the GPUs too
+  /// (recon/split_cg.hpp). Off by default until it is measured faster than one GPU's PCG on two GPUs.
+  bool splitPcg = false;
   /// The previous result's combined image [x, y, z, 1, slices] to start from (warm start: the GUI's lambda
   /// slider). Ignored (with a note in the convergence record) when its size does not match. Not a setting:
   /// state of a session, so not in the settings table.
