@@ -258,23 +258,28 @@ bool CudaBackend::copyFromPeer2D(Buffer& dst, std::size_t dstOffset, std::size_t
   return true;
 }
 
-void CudaBackend::orderedPeerCopy(CudaBackend& peer, const std::function<void(cudaStream_t)>& copy) {
-  // Direct access to the peer's memory where the devices have it (NVLink, PCIe P2P), once per pair; without it
-  // the peer copies still work, staged by the driver.
-  {
-    static std::mutex enabling;
-    std::lock_guard e(enabling);
-    if (peer.device_ != device_ && peersEnabled_.insert(peer.device_).second) {
-      int can = 0;
-      LARMOR_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, device_, peer.device_));
-      activate();
-      if (can) {
-        const cudaError_t err = cudaDeviceEnablePeerAccess(peer.device_, 0);
-        if (err != cudaSuccess && err != cudaErrorPeerAccessAlreadyEnabled) LARMOR_CUDA_CHECK(err);
-        (void)cudaGetLastError();  // "already enabled" is not an error here
-      }
+bool CudaBackend::enablePeer(CudaBackend& peer) {
+  if (peer.device_ == device_) return true;
+  static std::mutex enabling;
+  std::lock_guard e(enabling);
+  if (peersEnabled_.insert(peer.device_).second) {
+    int can = 0;
+    LARMOR_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, device_, peer.device_));
+    activate();
+    if (can) {
+      const cudaError_t err = cudaDeviceEnablePeerAccess(peer.device_, 0);
+      if (err != cudaSuccess && err != cudaErrorPeerAccessAlreadyEnabled) LARMOR_CUDA_CHECK(err);
+      (void)cudaGetLastError();  // "already enabled" is not an error here
+      peersReachable_.insert(peer.device_);
     }
   }
+  return peersReachable_.count(peer.device_) > 0;
+}
+
+void CudaBackend::orderedPeerCopy(CudaBackend& peer, const std::function<void(cudaStream_t)>& copy) {
+  // Direct access to the peer's memory where the devices have it (NVLink, PCIe P2P); without it the peer copies
+  // still work, staged by the driver.
+  (void)enablePeer(peer);
   // The copy on this stream after the peer's queued work (its event), and the peer's later work after the copy.
   cudaEvent_t peerDone = nullptr, copied = nullptr;
   peer.activate();
@@ -555,20 +560,58 @@ void CudaBackend::fftGramInBox(Buffer& data, const Shape& shape, int rank, const
   fft_->gram(p, shape, rank, d, &box);
 }
 
-bool CudaBackend::canFftGramLast(index_t n0, index_t nz) const { return gramLastFits(n0, nz); }
+bool CudaBackend::canFftGramColumns(index_t n0, index_t nz) const { return gramColumnsFit(n0, nz); }
 
-void CudaBackend::fftGramLast(Buffer& data, index_t n0, index_t n1, index_t nz, index_t begin, index_t rows,
-                              const Buffer& diagonal, index_t dn1, index_t y0) {
-  require(n1 >= 1 && begin >= 0 && rows >= 1 && begin + rows <= nz && y0 >= 0 && y0 + n1 <= dn1,
-          "cuda backend: fftGramLast's rows or band do not fit");
-  require(gramLastFits(n0, nz), "cuda backend: no split Gram pass for columns of " + std::to_string(nz) +
-                                    " on rows of " + std::to_string(n0));
-  float2* p = elements(data, n0 * n1 * rows, "fftGramLast");
-  const float2* d = elements(diagonal, n0 * dn1 * nz, "fftGramLast");
+bool CudaBackend::canReadPeer(Backend& other) {
+  auto* peer = dynamic_cast<CudaBackend*>(&other);
+  if (!peer) return false;
+  std::lock_guard lock(mutex_);
+  return enablePeer(*peer);
+}
+
+void CudaBackend::waitForPeer(Backend& other) {
+  if (&other == this) return;
+  auto* peer = dynamic_cast<CudaBackend*>(&other);
+  require(peer != nullptr, "cuda backend: cannot order its work after a backend of another kind");
+  refuseWhileRecording("a wait for another backend");
+  std::scoped_lock lock(mutex_, peer->mutex_);
+  cudaEvent_t done = nullptr;
+  peer->activate();
+  LARMOR_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+  LARMOR_CUDA_CHECK(cudaEventRecord(done, peer->stream_.handle));
+  activate();
+  LARMOR_CUDA_CHECK(cudaStreamWaitEvent(stream_.handle, done, 0));
+  LARMOR_CUDA_CHECK(cudaEventDestroy(done));  // released by the driver once the wait is done
+}
+
+void CudaBackend::fftGramColumns(const std::vector<GramColumns>& pieces, index_t n0, index_t n1, index_t low,
+                                 index_t nz, const Buffer& diagonal, index_t dn1, index_t y0) {
+  require(!pieces.empty() && n1 >= 1 && low >= n0 * n1 && y0 >= 0 && y0 + n1 <= dn1,
+          "cuda backend: fftGramColumns' columns or band do not fit");
+  require(gramColumnsFit(n0, nz), "cuda backend: no split Gram pass for columns of " + std::to_string(nz) +
+                                      " on rows of " + std::to_string(n0));
+  std::vector<float2*> ptrs;
+  std::vector<int> first;
+  const index_t begin = pieces.front().firstRow;
+  index_t end = begin;
+  for (const GramColumns& c : pieces) {
+    auto* owner = dynamic_cast<CudaBackend*>(c.owner);
+    require(owner && c.data && c.firstRow == end && c.rows >= 1 && c.offset >= 0,
+            "cuda backend: fftGramColumns' pieces must be CUDA buffers of consecutive rows");
+    require(owner == this || canReadPeer(*owner), "cuda backend: fftGramColumns cannot reach " + owner->info().id);
+    const index_t need = c.offset + low * (c.rows - 1) + n0 * n1;
+    float2* base = owner == this ? elements(*c.data, need, "fftGramColumns")
+                                 : owner->elements(*c.data, need, "fftGramColumns");
+    ptrs.push_back(base + c.offset);
+    first.push_back(static_cast<int>(c.firstRow));
+    end += c.rows;
+  }
+  require(end <= nz, "cuda backend: fftGramColumns' rows exceed the column");
+  const float2* d = elements(diagonal, n0 * dn1 * nz, "fftGramColumns");
   std::lock_guard lock(mutex_);
   activate();
-  runGramLast(launch_, p, static_cast<int>(n0), static_cast<int>(n1), static_cast<int>(nz), static_cast<int>(begin),
-              static_cast<int>(rows), d, static_cast<int>(dn1), static_cast<int>(y0));
+  runGramColumns(launch_, ptrs, first, static_cast<int>(n0), static_cast<int>(n1), low, static_cast<int>(nz),
+                 static_cast<int>(begin), static_cast<int>(end), d, static_cast<int>(dn1), static_cast<int>(y0));
 }
 
 void CudaBackend::resizeCentred(Buffer& dst, const Shape& ds, const Buffer& src, const Shape& ss) {

@@ -68,9 +68,11 @@ class CudaBackend final : public Backend {
   void fft(Buffer& data, const Shape& shape, int rank, FftDirection dir) override;
   void fftGram(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal) override;
   void fftGramInBox(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal, const Shape& box) override;
-  void fftGramLast(Buffer& data, index_t n0, index_t n1, index_t nz, index_t begin, index_t rows,
-                   const Buffer& diagonal, index_t dn1, index_t y0) override;
-  bool canFftGramLast(index_t n0, index_t nz) const override;
+  void fftGramColumns(const std::vector<GramColumns>& pieces, index_t n0, index_t n1, index_t low, index_t nz,
+                      const Buffer& diagonal, index_t dn1, index_t y0) override;
+  bool canFftGramColumns(index_t n0, index_t nz) const override;
+  bool canReadPeer(Backend& other) override;
+  void waitForPeer(Backend& other) override;
   void resizeCentred(Buffer& dst, const Shape& dstShape, const Buffer& src, const Shape& srcShape) override;
   void transpose(Buffer& dst, const Buffer& src, index_t n0, index_t n1, index_t batch) override;
   void sumOfSquares(Buffer& out, const Buffer& coilImages, index_t voxels, index_t coils, index_t batch) override;
@@ -170,11 +172,15 @@ class CudaBackend final : public Backend {
   /// The thread inside record(): its transfers, synchronisations, result reads and allocations refuse (before
   /// the runtime is asked, which would refuse them on a capturing stream with an error of its own).
   std::atomic<std::thread::id> recorder_{};
-  std::set<int> peersEnabled_;  ///< devices whose memory this one's context was given access to (copyFromPeer)
+  std::set<int> peersEnabled_;    ///< devices whose access this context has asked for (copyFromPeer, canReadPeer)
+  std::set<int> peersReachable_;  ///< those of them it reaches directly
   void refuseWhileRecording(const char* what) const;
   /// `copy` queued on this stream after the work queued on `peer` (another backend) and before its later work; peer
   /// access enabled once per pair where the devices have it. Called with both backends' locks held.
   void orderedPeerCopy(CudaBackend& peer, const std::function<void(cudaStream_t)>& copy);
+  /// This context's direct access to the peer's memory, enabled once per pair where the devices have it; true for
+  /// the same device.
+  bool enablePeer(CudaBackend& peer);
   std::unique_ptr<CudaPriorOps> priorOps_;
   std::unique_ptr<CudaSparsityOps> sparsityOps_;
   std::unique_ptr<CudaCoilCombineOps> coilCombineOps_;

@@ -38,12 +38,17 @@ struct LastDimView {
   float sign;   ///< the exponent's sign: -1 forward, +1 inverse
   int begin = 0, end = 0;  ///< Gram: the rows of the last dimension read (others zero) and written
   // Gram: where d is read. The whole grid's pass: d has the data's layout and is read half a period away along
-  // every dimension. A band's (Backend::fftGramLast): d is [n0, dn1, n] read from row y0, shifted along the last
-  // dimension only (the lower ones were transformed centred), and the data hold only rows [stored, ...).
+  // every dimension. A band's (Backend::fftGramColumns): d is [n0, dn1, n] read from row y0, shifted along the last
+  // dimension only (the lower ones were transformed centred).
   long long dLow = 0;      ///< d's stride along the last dimension
   int dn1 = 0, y0 = 0;     ///< d's rows along y, and the band's first
-  int stored = 0;          ///< the last dimension's first row held in the data
   bool centreLower = true; ///< d shifted along x and y too
+  // Backend::fftGramColumns: the rows in pieces (0: in `data` as above), piece s holding rows [first[s], first[s+1])
+  // at src[s] + x + n0 y + low (row - first[s]); other devices' pieces are read and written over NVLink.
+  static constexpr int kMaxPieces = 8;
+  int pieces = 0;
+  float2* src[kMaxPieces] = {};
+  int first[kMaxPieces] = {};
 };
 
 LARMOR_HD constexpr int log2Of(int n) { return n <= 1 ? 0 : 1 + log2Of(n / 2); }
@@ -192,7 +197,15 @@ __global__ void __launch_bounds__(TX * B, 2) lastDimGramKernel(float2* data, con
   const int y = static_cast<int>(bi % p.n1);
   const long long batch = bi / p.n1;
   const int x = tile * TX + xi;
-  float2* column = data + batch * p.plane + x + static_cast<long long>(p.n0) * y - static_cast<long long>(p.stored) * p.low;
+  float2* column = data + batch * p.plane + x + static_cast<long long>(p.n0) * y;
+  auto element = [&](int n) -> float2* {  // row n of this column
+    if (p.pieces == 0) return column + static_cast<long long>(n) * p.low;
+    int s = 0;
+#pragma unroll
+    for (int i = 1; i < LastDimView::kMaxPieces; ++i)
+      if (i < p.pieces && n >= p.first[i]) s = i;
+    return p.src[s] + x + static_cast<long long>(p.n0) * y + static_cast<long long>(n - p.first[s]) * p.low;
+  };
   const int yg = y + p.y0;
   const int xs = !p.centreLower ? x : x < p.half0 ? x + p.half0 : x - p.half0,
             ys = !p.centreLower ? yg : yg + p.dn1 / 2 < p.dn1 ? yg + p.dn1 / 2 : yg - p.dn1 / 2;
@@ -202,7 +215,7 @@ __global__ void __launch_bounds__(TX * B, 2) lastDimGramKernel(float2* data, con
 #pragma unroll
   for (int n1 = 0; n1 < A; ++n1) {
     const int n = B * n1 + t;
-    v[n1] = n >= p.begin && n < p.end ? column[static_cast<long long>(n) * p.low] : float2{0.f, 0.f};
+    v[n1] = n >= p.begin && n < p.end ? *element(n) : float2{0.f, 0.f};
   }
   __syncthreads();  // the twiddle table
   auto slot = [&](int row, int element) { return (row * B + element) * TX + xi; };  // element n2 of row k1
@@ -245,7 +258,7 @@ __global__ void __launch_bounds__(TX * B, 2) lastDimGramKernel(float2* data, con
 #pragma unroll
   for (int m2 = 0; m2 < A; ++m2) {
     const int n = t + B * m2;
-    if (n >= p.begin && n < p.end) column[static_cast<long long>(n) * p.low] = v[m2];
+    if (n >= p.begin && n < p.end) *element(n) = v[m2];
   }
 }
 
@@ -432,18 +445,21 @@ void runLastDimGram(const Launch& l, float2* data, const LastDimPass& pass, cons
   });
 }
 
-bool gramLastFits(long long n0, long long nz) {
+bool gramColumnsFit(long long n0, long long nz) {
   if (nz < 32 || nz > 512 || (nz & (nz - 1)) || n0 < 1) return false;
   return n0 % tileWidth(LastDimUse::Gram, static_cast<int>(nz)) == 0;
 }
 
-void runGramLast(const Launch& l, float2* data, int n0, int n1, int nz, int begin, int rows, const float2* diagonal,
-                 int dn1, int y0) {
+void runGramColumns(const Launch& l, const std::vector<float2*>& pieces, const std::vector<int>& first, int n0, int n1,
+                    long long low, int nz, int begin, int end, const float2* diagonal, int dn1, int y0) {
+  require(!pieces.empty() && pieces.size() <= static_cast<std::size_t>(LastDimView::kMaxPieces) &&
+              first.size() == pieces.size(),
+          "cuda fft: the split Gram pass takes 1 to " + std::to_string(LastDimView::kMaxPieces) + " pieces");
   // F_z^H D F_z = F0^H (S D S) F0 / nz along z for an even length (fft.cu): the pass's forward and inverse plain
   // DFTs with d read half a period away along z alone, 1/nz.
   LastDimView v;
-  v.low = static_cast<long long>(n0) * n1;
-  v.plane = v.low * rows;
+  v.low = low;
+  v.plane = 0;
   v.n0 = n0;
   v.n1 = n1;
   v.half0 = n0 / 2;
@@ -451,17 +467,21 @@ void runGramLast(const Launch& l, float2* data, int n0, int n1, int nz, int begi
   v.scale = static_cast<float>(1.0 / static_cast<double>(nz));
   v.sign = -1.f;
   v.begin = begin;
-  v.end = begin + rows;
-  v.stored = begin;
+  v.end = end;
   v.dLow = static_cast<long long>(n0) * dn1;
   v.dn1 = dn1;
   v.y0 = y0;
   v.centreLower = false;
+  v.pieces = static_cast<int>(pieces.size());
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    v.src[i] = pieces[i];
+    v.first[i] = first[i];
+  }
   const long long blocks = static_cast<long long>(v.tilesX) * n1;
   require(blocks <= 0x7fffffffLL, "cuda fft: too many columns for the split Gram pass");
   withSplit(nz, "split Gram pass", [&](auto a, auto b) {
     constexpr int A = decltype(a)::value, B = decltype(b)::value;
-    launchGram<A, B, tileWidth(LastDimUse::Gram, A * B)>(l, data, diagonal, v, blocks);
+    launchGram<A, B, tileWidth(LastDimUse::Gram, A * B)>(l, pieces[0], diagonal, v, blocks);
   });
 }
 

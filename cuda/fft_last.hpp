@@ -41,12 +41,14 @@ void runLastDimPass(const Launch& l, float2* data, const LastDimPass& pass, FftD
 /// Rows [begin, end) of the last dimension: the others are taken as zero and not written (fftGramInBox).
 void runLastDimGram(const Launch& l, float2* data, const LastDimPass& pass, const float2* diagonal, int begin, int end);
 
-/// Backend::fftGramLast's pass (the middle of a Gram split along z over devices): whether it runs for columns of
-/// length nz on rows of n0, and the pass on data [n0, n1, rows] holding rows [begin, begin + rows) of each column,
-/// d a [n0, dn1, nz] array read from row y0 (shifted along z only: the lower dimensions were transformed centred).
-bool gramLastFits(long long n0, long long nz);
-void runGramLast(const Launch& l, float2* data, int n0, int n1, int nz, int begin, int rows, const float2* diagonal,
-                 int dn1, int y0);
+/// Backend::fftGramColumns' pass (the middle of a Gram split along z over devices): whether it runs for columns of
+/// length nz on rows of n0, and the pass on n0 x n1 columns whose rows [first[i], first[i + 1]) (the last piece's up
+/// to end) are at pieces[i] + x + n0 y + low (row - first[i]) (device pointers, any device's this one can reach),
+/// rows [begin, end) read (others zero) and written, d a [n0, dn1, nz] array read from row y0 (shifted along z
+/// only: the lower dimensions were transformed centred).
+bool gramColumnsFit(long long n0, long long nz);
+void runGramColumns(const Launch& l, const std::vector<float2*>& pieces, const std::vector<int>& first, int n0, int n1,
+                    long long low, int nz, int begin, int end, const float2* diagonal, int dn1, int y0);
 
 /// A transform of one dimension of contiguous elements (one transformed length > 1, a power of two in [32, 512]):
 /// the number of rows when it applies. runRowPass then does the whole centred FFT in one pass, no cuFFT.

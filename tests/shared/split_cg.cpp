@@ -66,7 +66,7 @@ TEST_P(SplitCg, MatchesTheOneDeviceOperatorAndSolve) {
   po.method = ops::PsfMethod::Nufft;
   const CArray psf = ops::computePsf(b0, g, nullptr, po);
   ops::ToeplitzOperator toeplitz(b0, g, psf, 1.0 / static_cast<double>(voxels));
-  ASSERT_TRUE(b0.canFftGramLast(toeplitz.gridShape()[0], toeplitz.gridShape()[2]));
+  ASSERT_TRUE(b0.canFftGramColumns(toeplitz.gridShape()[0], toeplitz.gridShape()[2]));
 
   auto up = [&](const std::vector<cfloat>& v) {
     auto buf = b0.allocate(v.size() * sizeof(cfloat));

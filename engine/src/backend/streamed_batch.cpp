@@ -55,11 +55,18 @@ bool Backend::copyFromPeer2D(Buffer& dst, std::size_t dstOffset, std::size_t dst
   return true;
 }
 
-void Backend::fftGramLast(Buffer&, index_t, index_t, index_t, index_t, index_t, const Buffer&, index_t, index_t) {
-  throw Error(info().id + ": no split Gram (fftGramLast) on this backend");
+void Backend::fftGramColumns(const std::vector<GramColumns>&, index_t, index_t, index_t, index_t, const Buffer&,
+                             index_t, index_t) {
+  throw Error(info().id + ": no split Gram (fftGramColumns) on this backend");
 }
 
-bool Backend::canFftGramLast(index_t, index_t) const { return false; }
+bool Backend::canFftGramColumns(index_t, index_t) const { return false; }
+
+bool Backend::canReadPeer(Backend& other) { return &other == this; }
+
+void Backend::waitForPeer(Backend& other) {
+  require(&other == this, info().id + ": cannot order its work after another backend's");
+}
 
 index_t slicesPerStreamedChunk(const Backend& be, index_t slices, std::size_t sliceBytes) {
   constexpr std::size_t kMinChunkBytes = std::size_t{4} << 20;

@@ -178,9 +178,11 @@ class CpuBackend final : public Backend {
                           index_t n) override;
   void fft(Buffer& data, const Shape& shape, int rank, FftDirection dir) override;
   void fftGram(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal) override;
-  void fftGramLast(Buffer& data, index_t n0, index_t n1, index_t nz, index_t begin, index_t rows,
-                   const Buffer& diagonal, index_t dn1, index_t y0) override;
-  bool canFftGramLast(index_t, index_t) const override { return true; }
+  void fftGramColumns(const std::vector<GramColumns>& pieces, index_t n0, index_t n1, index_t low, index_t nz,
+                      const Buffer& diagonal, index_t dn1, index_t y0) override;
+  bool canFftGramColumns(index_t, index_t) const override { return true; }
+  bool canReadPeer(Backend& other) override;
+  void waitForPeer(Backend&) override {}  // every CPU backend's work is done when its call returns
   void resizeCentred(Buffer& dst, const Shape& dstShape, const Buffer& src, const Shape& srcShape) override;
   void transpose(Buffer& dst, const Buffer& src, index_t n0, index_t n1, index_t batch) override;
   void sumOfSquares(Buffer& out, const Buffer& coilImages, index_t voxels, index_t coils, index_t batch) override;

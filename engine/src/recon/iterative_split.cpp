@@ -38,8 +38,7 @@ struct SplitToeplitzCg::Part {
   index_t e0 = 0, ne = 0;  ///< the planes of its prior: its own and a halo plane on each side where one exists
   index_t y0 = 0, ny = 0;  ///< its band of the grid's y rows for the z pass
   std::unique_ptr<Buffer> qband;  ///< [G0, ny, G2]: its rows of the kernel
-  std::unique_ptr<Buffer> a;      ///< [G0, G1, nz]: its planes padded
-  std::unique_ptr<Buffer> band;   ///< [G0, ny, N2]: its rows of every plane of the box
+  std::unique_ptr<Buffer> a;      ///< [G0, G1, nz]: its planes padded (every device's z pass reads its band of rows)
   std::unique_ptr<ops::Regularizer> prior;  ///< on [N0, N1, ne]
   std::unique_ptr<Buffer> priorDiagonal;    ///< diag(W^H W) on its planes
   std::unique_ptr<Buffer> pe, ye;           ///< p with its halos, W^H W of it
@@ -55,7 +54,12 @@ bool SplitToeplitzCg::applies(const std::vector<Backend*>& backends, const index
       prior != ops::RegularizerKind::Anatomical)
     return false;
   if (grid[2] < dims[2] || grid[0] < dims[0] || grid[1] < dims[1]) return false;
-  return std::all_of(backends.begin(), backends.end(), [&](Backend* b) { return b->canFftGramLast(grid[0], grid[2]); });
+  for (Backend* t : backends) {
+    if (!t->canFftGramColumns(grid[0], grid[2])) return false;
+    for (Backend* h : backends)  // t's z pass reads and writes h's planes where they are
+      if (!t->canReadPeer(*h)) return false;
+  }
+  return true;
 }
 
 SplitToeplitzCg::SplitToeplitzCg(const std::vector<Backend*>& backends, const index_t dims[3], const Buffer& kernel,
@@ -86,7 +90,6 @@ SplitToeplitzCg::SplitToeplitzCg(const std::vector<Backend*>& backends, const in
                static_cast<std::size_t>(t.y0 * g0) * kC, static_cast<std::size_t>(g0 * g1) * kC,
                static_cast<std::size_t>(g0 * t.ny) * kC, static_cast<std::size_t>(g2));
     t.a = be.allocate(static_cast<std::size_t>(g0 * g1 * t.nz) * kC);
-    t.band = be.allocate(static_cast<std::size_t>(g0 * t.ny * dims[2]) * kC);
     const index_t ext[3] = {dims[0], dims[1], t.ne};
     if (prior.kind == ops::RegularizerKind::Tikhonov) {
       t.prior = ops::makeTikhonov(be, ext);
@@ -130,25 +133,22 @@ void SplitToeplitzCg::gather(std::unique_ptr<Buffer> Part::*from, Buffer& to) {
 
 void SplitToeplitzCg::applyParts(double lambda) {
   const index_t g0 = grid_[0], g1 = grid_[1], g2 = grid_[2], plane = dims_[0] * dims_[1];
-  const std::size_t rowBytes = static_cast<std::size_t>(g0) * kC, planeBytes = static_cast<std::size_t>(g0 * g1) * kC;
-  // Every device's forward transforms are queued before any exchange, so that no copy holds a device's own work
-  // back behind another's (copyFromPeer's ordering).
   for (auto& t : parts_) {
     const Shape padded{g0, g1, t->nz}, image{dims_[0], dims_[1], t->nz};
     t->be->resizeCentred(*t->a, padded, *t->p, image);
     t->be->fft(*t->a, padded, 2, FftDirection::Forward);
   }
-  for (auto& t : parts_)  // t takes its rows of every device's planes
-    for (auto& h : parts_)
-      copyBlocks(*t->be, *t->band, static_cast<std::size_t>(h->z0 * t->ny) * rowBytes,
-                 static_cast<std::size_t>(t->ny) * rowBytes, *h->be, *h->a, static_cast<std::size_t>(t->y0) * rowBytes,
-                 planeBytes, static_cast<std::size_t>(t->ny) * rowBytes, static_cast<std::size_t>(h->nz));
-  for (auto& t : parts_) t->be->fftGramLast(*t->band, g0, t->ny, g2, box0_, dims_[2], *t->qband, t->ny, 0);
-  for (auto& h : parts_)  // h takes its planes' rows back from every band
-    for (auto& t : parts_)
-      copyBlocks(*h->be, *h->a, static_cast<std::size_t>(t->y0) * rowBytes, planeBytes, *t->be, *t->band,
-                 static_cast<std::size_t>(h->z0 * t->ny) * rowBytes, static_cast<std::size_t>(t->ny) * rowBytes,
-                 static_cast<std::size_t>(t->ny) * rowBytes, static_cast<std::size_t>(h->nz));
+  // Device t's z pass takes its band of rows of every device's planes where they are: after every device's forward
+  // transform, and before any device's inverse one.
+  for (auto& t : parts_)
+    for (auto& h : parts_) t->be->waitForPeer(*h->be);
+  for (auto& t : parts_) {
+    std::vector<Backend::GramColumns> pieces;
+    for (auto& h : parts_) pieces.push_back({h->be, h->a.get(), g0 * t->y0, box0_ + h->z0, h->nz});
+    t->be->fftGramColumns(pieces, g0, t->ny, g0 * g1, g2, *t->qband, t->ny, 0);
+  }
+  for (auto& h : parts_)
+    for (auto& t : parts_) h->be->waitForPeer(*t->be);
   for (auto& t : parts_) {
     const Shape padded{g0, g1, t->nz}, image{dims_[0], dims_[1], t->nz};
     t->be->fft(*t->a, padded, 2, FftDirection::Inverse);

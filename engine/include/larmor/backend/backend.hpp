@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "larmor/array/array.hpp"
 #include "larmor/backend/buffer.hpp"
@@ -157,18 +158,32 @@ class Backend {
     (void)box;
     fftGram(data, shape, rank, diagonal);
   }
-  /// The middle of a Gram split along its last dimension, for a Gram spread over devices (recon/split_cg.hpp):
-  /// F^H D F = F_lo^H (F_z^H D F_z) F_lo, F_lo the centred unitary FFT over the lower two dimensions (fft), F_z
-  /// the one of length nz along the last. `data` [n0, n1, rows] holds, for each of its n0 x n1 columns, the rows
-  /// [begin, begin + rows) of a column of length nz (zero outside them); in place, those rows of
-  /// F_z^H diag(d) F_z applied to the column, d[k] = diagonal[x + n0 (y0 + y) + n0 dn1 k] (a [n0, dn1, nz] array
-  /// read from row y0: the columns are a band of a larger grid's). On a GPU one pass (cuda/fft_last.cu), where
-  /// canFftGramLast says so. Default (a backend without it): throws Error.
-  virtual void fftGramLast(Buffer& data, index_t n0, index_t n1, index_t nz, index_t begin, index_t rows,
-                           const Buffer& diagonal, index_t dn1, index_t y0);
-  /// Whether fftGramLast runs for columns of length nz on rows of n0 (the CPU: always; the CUDA pass: nz a power of
-  /// two in 32..512 and n0 a multiple of its tile).
-  virtual bool canFftGramLast(index_t n0, index_t nz) const;
+  /// One piece of the columns that fftGramColumns transforms: rows [firstRow, firstRow + rows) of the last dimension,
+  /// held by `owner` in `data`, column (x, y)'s row r at element offset + x + n0 y + low (r - firstRow).
+  struct GramColumns {
+    Backend* owner = nullptr;
+    Buffer* data = nullptr;
+    index_t offset = 0, firstRow = 0, rows = 0;
+  };
+  /// The middle of a Gram split along its last dimension over devices (recon/split_cg.hpp): F^H D F =
+  /// F_lo^H (F_z^H D F_z) F_lo, F_lo the centred unitary FFT over the lower two dimensions (fft), F_z the one of
+  /// length nz along the last. For n0 x n1 columns whose rows are held in `pieces` (consecutive rows, in order; zero
+  /// outside them), in place and on those rows only: F_z^H diag(d) F_z of each column, d[k] = diagonal[x + n0 (y0 +
+  /// y) + n0 dn1 k] (a [n0, dn1, nz] array read from row y0: the columns are a band of a larger grid's). Pieces of
+  /// other backends are read and written where they are (a GPU's over NVLink: canReadPeer must hold); the caller
+  /// orders this against their owners' work (waitForPeer). On a GPU one pass (cuda/fft_last.cu), where
+  /// canFftGramColumns says so. Default: throws Error.
+  virtual void fftGramColumns(const std::vector<GramColumns>& pieces, index_t n0, index_t n1, index_t low, index_t nz,
+                              const Buffer& diagonal, index_t dn1, index_t y0);
+  /// Whether fftGramColumns runs for columns of length nz on rows of n0 (the CPU: always; the CUDA pass: nz a power
+  /// of two in 32..512 and n0 a multiple of its tile). Default: false.
+  virtual bool canFftGramColumns(index_t n0, index_t nz) const;
+  /// Whether this backend's kernels can read and write `other`'s buffers (CPU backends: any CPU backend's; GPUs: the
+  /// same device's, or a peer's where the devices have direct access, which is then enabled). Default: itself only.
+  virtual bool canReadPeer(Backend& other);
+  /// Work queued on this backend from now on starts after the work queued on `other` so far (a GPU: an event).
+  /// Default: nothing for itself, Error for another backend.
+  virtual void waitForPeer(Backend& other);
   /// copyFromPeer of `height` blocks of `width` bytes, block i from src + srcOffset + i srcPitch to dst + dstOffset
   /// + i dstPitch (the rows of a band of planes): one transfer on a GPU. Ordering and the false return as
   /// copyFromPeer; the default makes one copyFromPeer a block.

@@ -10,13 +10,12 @@
 // T on slabs. F is separable: F = F_z F_xy (each centred and unitary), so
 //   F^H D F = F_xy^H (F_z^H D F_z) F_xy.
 // Each device pads its planes to G0 x G1 and transforms them over x and y (Backend::fft, rank 2). Along z a
-// column needs every device's planes, so the transform's y rows are shared out in bands: device d takes the
-// rows [yb_d, yb_d + ny_d) of G1 from every device (one strided peer copy each, Backend::copyFromPeer2D: NVLink
-// between GPUs), holding [G0, ny_d, N2] (the N2 planes of the image's box of the z transform: the others are
-// zero going in and unused coming out), and applies F_z^H D F_z to them with its band of q (Backend::fftGramLast,
-// one pass on a GPU); the bands go back the same way, and each device transforms back and crops its planes.
-// Exchanged per application: (1 - 1/D) of the padded planes' rows each way, twice (2 x 16.8 MB per GPU at 128^3
-// on two GPUs).
+// column needs every device's planes, so the columns are shared out by bands of y rows: device d applies
+// F_z^H D F_z to the rows [yb_d, yb_d + ny_d) of G1 of every device's planes, reading and writing them where they
+// are (Backend::fftGramColumns: over NVLink for another GPU's; only the N2 planes of the image's box, the others
+// being zero going in and unused coming out) with its band of q; then each device transforms back and crops its
+// planes. Per application each GPU reads and writes (1 - 1/D) of its band's rows on the other devices (2 x 16.8 MB
+// at 128^3 on two GPUs), inside the z pass: no copies.
 //
 // W^H W on slabs. The priors' forward differences (ops/regularizer.hpp) couple a plane with its neighbours only,
 // and their weights depend only on the two voxels of a pair; a device builds its prior on its planes with one
@@ -44,7 +43,8 @@ class SplitToeplitzCg {
     double delta = 0;
   };
   /// Whether the split runs: three dimensions, at least as many planes as devices, every device able to run
-  /// the z pass for the grid (Backend::canFftGramLast), a grid row band per device, and a prior it knows.
+  /// the z pass for the grid (Backend::canFftGramColumns) and reaching every other's memory (canReadPeer), a grid
+  /// row band per device, and a prior it knows.
   static bool applies(const std::vector<Backend*>& backends, const index_t dims[3], const Shape& grid,
                       ops::RegularizerKind prior);
   /// backends[0] is the primary, where `kernel` (ToeplitzOperator::kernel(): the diagonal of the 2N grid `grid`,
