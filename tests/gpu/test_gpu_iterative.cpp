@@ -306,41 +306,6 @@ TEST_F(GpuIterative, SlabSplitOverEveryGpuMatchesOneDevice) {
   std::printf("GPU.Multi slab split checked on %zu GPU(s)\n", all.size());
 }
 
-TEST_F(GpuIterative, SplitPcgThroughTheProblemMatchesOneGpu) {
-  // --split-pcg: with more than one GPU the 3D one-coil PCG runs over all of them (recon/split_cg.hpp; with one
-  // GPU the same call stays on it). The paper's problem at 32^3: exact F^H d, anatomical prior, 20 iterations.
-  phantom::SimulateSettings sim;
-  sim.matrix[0] = sim.matrix[1] = sim.matrix[2] = 32;
-  sim.coils = 1;
-  sim.trajectory = TrajectoryKind::Radial3D;
-  sim.readout = 33;
-  sim.spokes = 135;
-  sim.noiseSigma = 0.05f;
-  const Dataset d = phantom::simulate(sim);
-  recon::ReconSettings rs;
-  rs.method = recon::Method::Cg;
-  rs.iterative.regularizer = ops::RegularizerKind::Anatomical;
-  rs.iterative.lambda = 10;
-  rs.iterative.cacheDirectory = "none";
-  recon::settings::set(rs, recon::settings::find("iterative.fhd"), "dft");
-  auto solveWith = [&](bool multi, bool split, nlohmann::json* info) {
-    recon::ReconSettings s = rs;
-    s.iterative.multiGpu = multi;
-    s.iterative.splitPcg = split;
-    Timings t;
-    recon::IterativeProblem p(*gpu, d, s, 0, t);
-    p.solve(s.iterative.lambda, 20, 0, false);
-    if (info) *info = p.describe();
-    return p.combined();
-  };
-  const CArray one = solveWith(false, false, nullptr);
-  nlohmann::json info;
-  const CArray split = solveWith(true, true, &info);
-  const int devices = info.contains("pcg_devices") ? info["pcg_devices"].get<int>() : 1;
-  EXPECT_LT(larmor::test::relL2Error(split, one), 1e-4) << devices << " GPUs";
-  std::printf("PCG split checked on %d GPU(s)\n", devices);
-}
-
 // --- the paper's experiment ----------------------------------------------------------------------------------
 
 namespace {
@@ -397,6 +362,34 @@ double mean(const std::vector<double>& v) {
 }
 
 }  // namespace
+
+TEST_F(GpuIterative, SplitPcgThroughTheProblemMatchesOneGpu) {
+  // --split-pcg: with more than one GPU the 3D one-coil PCG runs over all of them (recon/split_cg.hpp; with one
+  // GPU the same call stays on it). The paper's problem at 32^3: exact F^H d, anatomical prior, 20 iterations.
+  const Dataset d = phantom::simulate(paperSimulation(32, 0.05f));
+  recon::ReconSettings rs;
+  rs.method = recon::Method::Cg;
+  rs.iterative.regularizer = ops::RegularizerKind::Anatomical;
+  rs.iterative.lambda = 10;
+  rs.iterative.cacheDirectory = "none";
+  recon::settings::set(rs, recon::settings::find("iterative.fhd"), "dft");
+  auto solveWith = [&](bool multi, bool split, nlohmann::json* info) {
+    recon::ReconSettings s = rs;
+    s.iterative.multiGpu = multi;
+    s.iterative.splitPcg = split;
+    Timings t;
+    recon::IterativeProblem p(*gpu, d, s, 0, t);
+    p.solve(s.iterative.lambda, 20, 0, false);
+    if (info) *info = p.describe();
+    return p.combined();
+  };
+  const CArray one = solveWith(false, false, nullptr);
+  nlohmann::json info;
+  const CArray split = solveWith(true, true, &info);
+  const int devices = info.contains("pcg_devices") ? info["pcg_devices"].get<int>() : 1;
+  EXPECT_LT(larmor::test::relL2Error(split, one), 1e-4) << devices << " GPUs";
+  std::printf("PCG split checked on %d GPU(s)\n", devices);
+}
 
 TEST_F(GpuIterative, PaperReproduction) {
   // As the paper did ("we manually balanced the resolution and the noise ... by adjusting a regularization

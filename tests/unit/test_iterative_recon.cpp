@@ -234,6 +234,22 @@ TEST(IterativeRecon, EstimatedCoilMapsAreNormalisedRelativeSensitivities) {
                Error);
 }
 
+namespace {
+/// d.kspace's coils (M samples each, in order) = the exact DFT (g) of the dataset's map c times `object`, scaled.
+void exactCoilSamples(Backend& be, const NufftGeometry& g, Dataset& d, const CArray& object, float scale) {
+  const index_t n = object.size(), m = g.samples(), coils = d.header.coils;
+  DenseDftPlan plan(g);
+  auto img = be.allocate(static_cast<std::size_t>(n) * sizeof(cfloat)), smp = be.allocate(static_cast<std::size_t>(m) * sizeof(cfloat));
+  std::vector<cfloat> sc(static_cast<std::size_t>(n));
+  for (index_t c = 0; c < coils; ++c) {
+    for (index_t v = 0; v < n; ++v) sc[v] = (*d.coilMaps)[c * n + v] * object[v] * scale;
+    be.upload(*img, sc.data(), static_cast<std::size_t>(n) * sizeof(cfloat));
+    plan.forward(*img, *smp, 1);
+    be.download(d.kspace.data() + c * m, *smp, static_cast<std::size_t>(m) * sizeof(cfloat));
+  }
+}
+}  // namespace
+
 TEST(IterativeRecon, EstimatedMapsPipelineRunsAndRecoversTheCombinedObject) {
   // Noise-free data of a smooth object with several coils: CG-SENSE with estimated maps should give
   // the object weighted by sqrt(sum |s_c|^2) (docs/conventions.md), up to a global phase. The CPU backend: the
@@ -253,15 +269,7 @@ TEST(IterativeRecon, EstimatedMapsPipelineRunsAndRecoversTheCombinedObject) {
   g.image[0] = g.image[1] = n;
   g.trajectory = d.trajectory;
   g.trajectory.reshape(Shape{3, m});
-  DenseDftPlan plan(g);
-  auto img = be.allocate(n * n * sizeof(cfloat)), smp = be.allocate(m * sizeof(cfloat));
-  std::vector<cfloat> sc(static_cast<std::size_t>(n * n));
-  for (index_t c = 0; c < coils; ++c) {
-    for (index_t v = 0; v < n * n; ++v) sc[v] = (*d.coilMaps)[c * n * n + v] * object[v] / static_cast<float>(n);
-    be.upload(*img, sc.data(), n * n * sizeof(cfloat));
-    plan.forward(*img, *smp, 1);
-    be.download(d.kspace.data() + c * m, *smp, m * sizeof(cfloat));
-  }
+  exactCoilSamples(be, g, d, object, 1.f / static_cast<float>(n));
   auto s = cgSettings("tikhonov", 1e-4);
   s.iterative.coilMaps = recon::CoilMapSource::Walsh;
   s.iterative.calibrationRadius = 4;
@@ -311,16 +319,8 @@ TEST(IterativeRecon, WalshMapsOfRadialDataAreDensityCompensated) {
   g.image[0] = g.image[1] = n;
   g.trajectory = d.trajectory;
   g.trajectory.reshape(Shape{3, m});
-  DenseDftPlan plan(g);
   d.kspace = CArray(Shape{readout, spokes, 1, coils, 1});
-  auto img = be.allocate(n * n * sizeof(cfloat)), smp = be.allocate(m * sizeof(cfloat));
-  std::vector<cfloat> sc(static_cast<std::size_t>(n * n));
-  for (index_t c = 0; c < coils; ++c) {
-    for (index_t v = 0; v < n * n; ++v) sc[v] = (*d.coilMaps)[c * n * n + v] * object[v];
-    be.upload(*img, sc.data(), n * n * sizeof(cfloat));
-    plan.forward(*img, *smp, 1);
-    be.download(d.kspace.data() + c * m, *smp, m * sizeof(cfloat));
-  }
+  exactCoilSamples(be, g, d, object, 1.f);
   d.validate();
   auto error = [&](recon::DensityCompensation dcf) {  // relative error of |S_c| / ||S|| inside the disc
     auto s = cgSettings("tikhonov", 0);
