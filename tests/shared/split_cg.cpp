@@ -13,6 +13,7 @@
 #include "larmor/ops/toeplitz.hpp"
 #include "larmor/recon/split_cg.hpp"
 #include "larmor/solve/cg.hpp"
+#include "larmor/util/progress.hpp"
 #include "support/device.hpp"
 #include "support/nc_problem.hpp"
 #include "support/random_data.hpp"
@@ -135,6 +136,54 @@ TEST_P(SplitCg, MatchesTheOneDeviceOperatorAndSolve) {
                   1e-3 * res.history.back().relativeResidual + 1e-6);
     }
   }
+}
+
+TEST_P(SplitCg, CancelToleranceAndZeroRightHandSide) {
+  Backend& b0 = be();
+  const index_t n = 16, dims[3] = {n, n, n}, voxels = n * n * n;
+  NufftGeometry g;
+  g.dims = 3;
+  g.image[0] = g.image[1] = g.image[2] = n;
+  g.trajectory = larmor::test::randomTrajectory(6000, dims, 3, 5);
+  ops::PsfOptions po;
+  po.method = ops::PsfMethod::Nufft;
+  ops::ToeplitzOperator toeplitz(b0, g, ops::computePsf(b0, g, nullptr, po), 1.0 / static_cast<double>(voxels));
+  recon::SplitToeplitzCg split(devices(2), dims, toeplitz.kernel(), toeplitz.gridShape(), toeplitz.diagonal(),
+                               {ops::RegularizerKind::FiniteDifference, nullptr, 0});
+  const auto rhs = larmor::test::randomComplex(voxels, 21);
+  auto b = b0.allocate(static_cast<std::size_t>(voxels) * sizeof(cfloat)),
+       x = b0.allocate(static_cast<std::size_t>(voxels) * sizeof(cfloat));
+  b0.upload(*b, rhs.data(), b->bytes());
+  // Cancel: the solve stops at the next iteration's start, x the last completed iterate (as solve/cg.cpp).
+  CancelToken token;
+  Progress progress([](double, const std::string&) {}, &token);
+  solve::CgOptions o;
+  o.maxIterations = 50;
+  int seen = 0;
+  auto observer = [&](const solve::CgIterate& it) {
+    seen = it.iteration;
+    if (it.iteration == 3) token.cancel();
+  };
+  EXPECT_THROW(split.solve(0.1, *b, *x, o, true, progress, observer), Cancelled);
+  EXPECT_EQ(seen, 3);
+  const auto cancelled = download(b0, *x, voxels);
+  solve::CgOptions three = o;
+  three.maxIterations = 3;
+  split.solve(0.1, *b, *x, three, true);
+  EXPECT_EQ(download(b0, *x, voxels), cancelled);
+  // Tolerance: stops at the first iterate whose relative residual is within it.
+  solve::CgOptions tol = o;
+  tol.tolerance = 1e-2;
+  const solve::CgResult r = split.solve(0.1, *b, *x, tol, true);
+  EXPECT_TRUE(r.converged);
+  EXPECT_EQ(r.stopReason, "tolerance");
+  EXPECT_LE(r.history.back().relativeResidual, 1e-2);
+  EXPECT_GT(r.history[r.history.size() - 2].relativeResidual, 1e-2);
+  // A zero right-hand side: x = 0 whatever it held.
+  b0.fill(*b, cfloat(0.f), voxels);
+  const solve::CgResult z = split.solve(0.1, *b, *x, o, true);
+  EXPECT_EQ(z.stopReason, "zero right-hand side");
+  EXPECT_EQ(download(b0, *x, voxels), std::vector<cfloat>(static_cast<std::size_t>(voxels), cfloat(0.f)));
 }
 
 TEST_P(SplitCg, RefusesWhatItCannotSplit) {
