@@ -37,18 +37,19 @@ struct LastDimView {
   float scale;  ///< N^{-1/2}, N the elements of one whole transform
   float sign;   ///< the exponent's sign: -1 forward, +1 inverse
   int begin = 0, end = 0;  ///< Gram: the rows of the last dimension read (others zero) and written
-  // Gram: where d is read. The whole grid's pass: d has the data's layout and is read half a period away along
-  // every dimension. A band's (Backend::fftGramColumns): d is [n0, dn1, n] read from row y0, shifted along the last
-  // dimension only (the lower ones were transformed centred).
-  long long dLow = 0;      ///< d's stride along the last dimension
-  int dn1 = 0, y0 = 0;     ///< d's rows along y, and the band's first
-  bool centreLower = true; ///< d shifted along x and y too
-  // Backend::fftGramColumns: the rows in pieces (0: in `data` as above), piece s holding rows [first[s], first[s+1])
-  // at src[s] + x + n0 y + low (row - first[s]); other devices' pieces are read and written over NVLink.
-  static constexpr int kMaxPieces = 8;
-  int pieces = 0;
-  float2* src[kMaxPieces] = {};
-  int first[kMaxPieces] = {};
+};
+
+/// Backend::fftGramColumns' view on top of LastDimView (a kernel of its own, so that the whole grid's pass keeps its
+/// parameters): d is [n0, dn1, n] read from row y0 (stride dLow along z) and shifted along z only (the lower
+/// dimensions were transformed centred); the rows are in pieces, piece s holding rows [first[s], first[s+1]) at
+/// src[s] + x + n0 y + low (row - first[s]) (other devices' pieces are read and written over NVLink).
+struct GramPieces {
+  static constexpr int kMax = 8;
+  long long dLow = 0;
+  int y0 = 0;
+  int count = 0;
+  float2* src[kMax] = {};
+  int first[kMax] = {};
 };
 
 LARMOR_HD constexpr int log2Of(int n) { return n <= 1 ? 0 : 1 + log2Of(n / 2); }
@@ -183,9 +184,10 @@ __global__ void __launch_bounds__(2 * TX * B) lastDimKernel(float2* data, LastDi
 /// steps mirrored (k = k1 + A k2, n = m1 + B m2: B-point inverse DFTs over k2 in the registers that hold them,
 /// twiddles W_N^{-m1 k1}, a transpose through shared memory, A-point inverse DFTs over k1), so thread n2 ends with
 /// the elements n = n2 + B m2 it loaded and writes them back: columns are independent, no partner tile.
-template <int A, int B, int TX>
-__global__ void __launch_bounds__(TX * B, 2) lastDimGramKernel(float2* data, const float2* __restrict__ diagonal,
-                                                                 LastDimView p) {
+/// PIECES: Backend::fftGramColumns' form (GramPieces); otherwise the whole grid's, compiled without any of that.
+template <int A, int B, int TX, bool PIECES>
+__device__ __forceinline__ void gramColumns(float2* data, const float2* __restrict__ diagonal, const LastDimView& p,
+                                            const GramPieces& q) {
   constexpr int N = A * B;
   __shared__ float2 tw[N];
   __shared__ float2 rows[N * TX];
@@ -197,18 +199,30 @@ __global__ void __launch_bounds__(TX * B, 2) lastDimGramKernel(float2* data, con
   const int y = static_cast<int>(bi % p.n1);
   const long long batch = bi / p.n1;
   const int x = tile * TX + xi;
-  float2* column = data + batch * p.plane + x + static_cast<long long>(p.n0) * y;
+  float2* column = nullptr;  // the whole grid's: this column's first row
+  if constexpr (!PIECES) column = data + batch * p.plane + x + static_cast<long long>(p.n0) * y;
   auto element = [&](int n) -> float2* {  // row n of this column
-    if (p.pieces == 0) return column + static_cast<long long>(n) * p.low;
-    int s = 0;
+    if constexpr (!PIECES) {
+      return column + static_cast<long long>(n) * p.low;
+    } else {
+      int s = 0;
 #pragma unroll
-    for (int i = 1; i < LastDimView::kMaxPieces; ++i)
-      if (i < p.pieces && n >= p.first[i]) s = i;
-    return p.src[s] + x + static_cast<long long>(p.n0) * y + static_cast<long long>(n - p.first[s]) * p.low;
+      for (int i = 1; i < GramPieces::kMax; ++i)
+        if (i < q.count && n >= q.first[i]) s = i;
+      return q.src[s] + x + static_cast<long long>(p.n0) * y + static_cast<long long>(n - q.first[s]) * p.low;
+    }
   };
-  const int yg = y + p.y0;
-  const int xs = !p.centreLower ? x : x < p.half0 ? x + p.half0 : x - p.half0,
-            ys = !p.centreLower ? yg : yg + p.dn1 / 2 < p.dn1 ? yg + p.dn1 / 2 : yg - p.dn1 / 2;
+  int xs, ys;
+  long long dLow;
+  if constexpr (PIECES) {
+    xs = x;
+    ys = y + q.y0;
+    dLow = q.dLow;
+  } else {
+    xs = x < p.half0 ? x + p.half0 : x - p.half0;
+    ys = y + p.n1 / 2 < p.n1 ? y + p.n1 / 2 : y - p.n1 / 2;
+    dLow = p.low;
+  }
   const float2* d = diagonal + xs + static_cast<long long>(p.n0) * ys;
 
   float2 v[A];
@@ -230,7 +244,7 @@ __global__ void __launch_bounds__(TX * B, 2) lastDimGramKernel(float2* data, con
 #pragma unroll
     for (int k2 = 0; k2 < B; ++k2) {
       const int k = k1 + A * k2, ks = k < N / 2 ? k + N / 2 : k - N / 2;
-      const float2 f = d[static_cast<long long>(ks) * p.dLow];
+      const float2 f = d[static_cast<long long>(ks) * dLow];
       u[k2] = cmul(u[k2], float2{p.scale * f.x, p.scale * f.y});
     }
     registerDft<B, N, true>(u, tw);
@@ -260,6 +274,18 @@ __global__ void __launch_bounds__(TX * B, 2) lastDimGramKernel(float2* data, con
     const int n = t + B * m2;
     if (n >= p.begin && n < p.end) *element(n) = v[m2];
   }
+}
+
+template <int A, int B, int TX>
+__global__ void __launch_bounds__(TX * B, 2) lastDimGramKernel(float2* data, const float2* __restrict__ diagonal,
+                                                                 LastDimView p) {
+  gramColumns<A, B, TX, false>(data, diagonal, p, GramPieces{});
+}
+
+template <int A, int B, int TX>
+__global__ void __launch_bounds__(TX * B, 2) gramPiecesKernel(const float2* __restrict__ diagonal, LastDimView p,
+                                                                GramPieces q) {
+  gramColumns<A, B, TX, true>(nullptr, diagonal, p, q);
 }
 
 /// Rows of N contiguous elements: row r < count is at g * groupStride + first + j * N, g = r / perGroup and
@@ -388,6 +414,12 @@ void launchGram(const Launch& l, float2* data, const float2* d, const LastDimVie
   LARMOR_CUDA_CHECK_LAUNCH();
 }
 
+template <int A, int B, int TX>
+void launchGramPieces(const Launch& l, const float2* d, const LastDimView& v, const GramPieces& q, long long blocks) {
+  gramPiecesKernel<A, B, TX><<<static_cast<unsigned>(blocks), TX * B, 0, l.stream>>>(d, v, q);
+  LARMOR_CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace
 
 std::optional<LastDimPass> lastDimPass(const Shape& shape, int rank, LastDimUse use) {
@@ -437,8 +469,6 @@ void runLastDimGram(const Launch& l, float2* data, const LastDimPass& pass, cons
   LastDimView v = viewOf(pass, static_cast<float>(1.0 / static_cast<double>(pass.plane)), -1.f);
   v.begin = begin;
   v.end = end;
-  v.dLow = v.low;
-  v.dn1 = v.n1;
   withSplit(pass.n, "fused Gram pass", [&](auto a, auto b) {
     constexpr int A = decltype(a)::value, B = decltype(b)::value;
     launchGram<A, B, tileWidth(LastDimUse::Gram, A * B)>(l, data, diagonal, v, pass.blocks);
@@ -452,9 +482,8 @@ bool gramColumnsFit(long long n0, long long nz) {
 
 void runGramColumns(const Launch& l, const std::vector<float2*>& pieces, const std::vector<int>& first, int n0, int n1,
                     long long low, int nz, int begin, int end, const float2* diagonal, int dn1, int y0) {
-  require(!pieces.empty() && pieces.size() <= static_cast<std::size_t>(LastDimView::kMaxPieces) &&
-              first.size() == pieces.size(),
-          "cuda fft: the split Gram pass takes 1 to " + std::to_string(LastDimView::kMaxPieces) + " pieces");
+  require(!pieces.empty() && pieces.size() <= static_cast<std::size_t>(GramPieces::kMax) && first.size() == pieces.size(),
+          "cuda fft: the split Gram pass takes 1 to " + std::to_string(GramPieces::kMax) + " pieces");
   // F_z^H D F_z = F0^H (S D S) F0 / nz along z for an even length (fft.cu): the pass's forward and inverse plain
   // DFTs with d read half a period away along z alone, 1/nz.
   LastDimView v;
@@ -468,20 +497,19 @@ void runGramColumns(const Launch& l, const std::vector<float2*>& pieces, const s
   v.sign = -1.f;
   v.begin = begin;
   v.end = end;
-  v.dLow = static_cast<long long>(n0) * dn1;
-  v.dn1 = dn1;
-  v.y0 = y0;
-  v.centreLower = false;
-  v.pieces = static_cast<int>(pieces.size());
+  GramPieces q;
+  q.dLow = static_cast<long long>(n0) * dn1;
+  q.y0 = y0;
+  q.count = static_cast<int>(pieces.size());
   for (std::size_t i = 0; i < pieces.size(); ++i) {
-    v.src[i] = pieces[i];
-    v.first[i] = first[i];
+    q.src[i] = pieces[i];
+    q.first[i] = first[i];
   }
   const long long blocks = static_cast<long long>(v.tilesX) * n1;
   require(blocks <= 0x7fffffffLL, "cuda fft: too many columns for the split Gram pass");
   withSplit(nz, "split Gram pass", [&](auto a, auto b) {
     constexpr int A = decltype(a)::value, B = decltype(b)::value;
-    launchGram<A, B, tileWidth(LastDimUse::Gram, A * B)>(l, pieces[0], diagonal, v, blocks);
+    launchGramPieces<A, B, tileWidth(LastDimUse::Gram, A * B)>(l, diagonal, v, q, blocks);
   });
 }
 
