@@ -280,21 +280,9 @@ void CudaBackend::orderedPeerCopy(CudaBackend& peer, const std::function<void(cu
   // Direct access to the peer's memory where the devices have it (NVLink, PCIe P2P); without it the peer copies
   // still work, staged by the driver.
   (void)enablePeer(peer);
-  // The copy on this stream after the peer's queued work (its event), and the peer's later work after the copy.
-  cudaEvent_t peerDone = nullptr, copied = nullptr;
-  peer.activate();
-  LARMOR_CUDA_CHECK(cudaEventCreateWithFlags(&peerDone, cudaEventDisableTiming));
-  LARMOR_CUDA_CHECK(cudaEventRecord(peerDone, peer.stream_.handle));
-  activate();
-  LARMOR_CUDA_CHECK(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming));
-  LARMOR_CUDA_CHECK(cudaStreamWaitEvent(stream_.handle, peerDone, 0));
+  waitForPeer(peer);         // the copy on this stream after the peer's queued work
   copy(stream_.handle);
-  LARMOR_CUDA_CHECK(cudaEventRecord(copied, stream_.handle));
-  peer.activate();
-  LARMOR_CUDA_CHECK(cudaStreamWaitEvent(peer.stream_.handle, copied, 0));
-  // Destroyed now, released by the driver once the work that uses them is done.
-  LARMOR_CUDA_CHECK(cudaEventDestroy(peerDone));
-  LARMOR_CUDA_CHECK(cudaEventDestroy(copied));
+  peer.waitForPeer(*this);   // and the peer's later work after the copy
   activate();
 }
 
