@@ -581,6 +581,8 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
       try {
         recon::ReconRequest req;
         req.settings = job.is.settings;
+        // Each worker owns its device: an item's slices (or GPU.Multi's slabs) stay there.
+        if (workers.size() > 1) req.settings.iterative.multiGpu = false;
         req.backend = w.backend;
         const auto tRecon = std::chrono::steady_clock::now();
         job.atRecon = msSince(t0);

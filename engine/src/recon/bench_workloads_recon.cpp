@@ -10,6 +10,8 @@
 //  - sense-cg: Cartesian SENSE, 256^2 x 8 coils, R 2, 30 CG iterations, ESPIRiT maps, a whole recon::run;
 //  - cs-tv / cs-wavelet: compressed sensing, golden-angle radial 256^2 x 8 coils, 101 spokes, 100 FISTA
 //    iterations, a whole recon::run;
+//  - cg-slices64: CG-SENSE, golden-angle radial 128^2 x 8 coils x 64 slices, 96 spokes, 30 iterations, a whole
+//    recon::run with the slices spread over every visible GPU (issue 20's batched slices);
 //  - espirit: ESPIRiT maps of a 256^2 x 8-coil slice (calibration 24^2, kernel 6), the whole call;
 //  - cartesian: FFT recon 256^2 (readout 2x oversampled) x 32 coils x 64 slices, host k-space in, image out.
 // Data are simulated phantoms (recon workloads) or random (GRAPPA, as the thesis), never zeros. Floors are
@@ -199,8 +201,10 @@ Prepared iterativeWorkload(const Context& c) {
 
 // --- whole recon::run calls (SENSE, CS) -------------------------------------------------------------------------
 
+/// seen (optional): each run's result, after its timing.
 Prepared wholeRun(const Context& c, const phantom::SimulateSettings& sim, const std::function<void(ReconSettings&)>& configure,
-                  double deviceLimitMs, double bytesIn, double bytesOut, const std::string& basis) {
+                  double deviceLimitMs, double bytesIn, double bytesOut, const std::string& basis,
+                  const std::function<void(const ReconResult&)>& seen = {}) {
   struct State {
     Dataset d;
     ReconRequest req;
@@ -215,10 +219,11 @@ Prepared wholeRun(const Context& c, const phantom::SimulateSettings& sim, const 
   st->req.settings.iterative.cacheDirectory = "none";
   Prepared p;
   p.reps = c.gpu ? 10 : (c.quick ? 2 : 3);
-  p.host = [st] {
+  p.host = [st, seen] {
     const auto t0 = Clock::now();
     const ReconResult r = run(st->req);
     const double wall = msSince(t0);
+    if (seen) seen(r);
     // The wall time less what the stages say crossed the link (upload/download stages).
     return wall - (r.timings.totalMilliseconds() - deviceStageMs(r.timings));
   };
@@ -284,6 +289,44 @@ Prepared csWorkload(const Context& c, ops::RegularizerKind prior) {
   p.size = square(n) + " x 8 coils, golden-angle radial, " + std::to_string(spokes) + " spokes, 100 FISTA iterations, " +
            (prior == ops::RegularizerKind::Tv ? "TV" : "wavelet") + ", whole recon::run";
   p.scaled = scaledNote(c.gpu, c.quick, square(n) + ", " + std::to_string(spokes) + " spokes", "256^2, 101 spokes");
+  return p;
+}
+
+Prepared cgSlicesWorkload(const Context& c) {
+  // Issue 20's batched slices: many independent slices of one call, spread over every visible GPU
+  // (recon::reconstructIterativeOn; one GPU: CUDA_VISIBLE_DEVICES=0). The limit is one device's.
+  const index_t n = c.gpu ? 128 : (c.quick ? 64 : 128), coils = 8;
+  const index_t slices = c.gpu ? 64 : (c.quick ? 4 : 8), spokes = c.gpu ? 96 : (c.quick ? 48 : 96);
+  phantom::SimulateSettings sim;
+  sim.coils = static_cast<int>(coils);
+  sim.noiseSigma = 0.002f;
+  sim.matrix[0] = sim.matrix[1] = n;
+  sim.slices = slices;
+  sim.trajectory = TrajectoryKind::GoldenAngle;
+  sim.spokes = spokes;
+  const double grid = 4.0 * static_cast<double>(n * n);
+  const double limit = static_cast<double>(slices) * 30 *
+                       bytesMs(2 * fftBytes(grid) * static_cast<double>(coils), c.limits.memoryBandwidth);
+  const double samples = 2.0 * static_cast<double>(n * spokes * coils * slices);
+  auto devices = std::make_shared<int>(1);  // how many the last call used
+  Prepared p = wholeRun(
+      c, sim,
+      [](ReconSettings& s) {
+        s.method = Method::Cg;
+        settings::applyMethodDefaults(s);
+        s.iterative.iterations = 30;
+      },
+      limit, samples * kC, static_cast<double>(n * n * slices) * kC,
+      "per slice 30 iterations x one Toeplitz FFT pair on the 2N grid per coil at one device's memory bandwidth; "
+      "ESPIRiT and set-up not counted; host to host: plus samples up and the images down the link",
+      [devices](const ReconResult& r) {
+        *devices = r.convergence.contains("devices") ? static_cast<int>(r.convergence["devices"].size()) : 1;
+      });
+  p.report = [devices](nlohmann::json& extra, double, double) { extra["devices"] = *devices; };
+  p.size = square(n) + " x 8 coils x " + std::to_string(slices) + " slices, golden-angle radial, " +
+           std::to_string(spokes) + " spokes, CG-SENSE 30 iterations, ESPIRiT maps, whole recon::run, the slices over "
+           "every visible GPU";
+  p.scaled = scaledNote(c.gpu, c.quick, square(n) + " x " + std::to_string(slices) + " slices", "128^2 x 64 slices");
   return p;
 }
 
@@ -397,6 +440,8 @@ void addReconWorkloads(std::vector<Workload>& out) {
                  [](const Context& c) { return csWorkload(c, ops::RegularizerKind::Tv); }});
   out.push_back({"cs-wavelet", "compressed sensing, wavelet, FISTA 100 iterations, radial 256^2 x 8 coils", false,
                  [](const Context& c) { return csWorkload(c, ops::RegularizerKind::Wavelet); }});
+  out.push_back({"cg-slices64", "CG-SENSE radial 128^2 x 8 coils x 64 slices, the slices over every GPU", false,
+                 cgSlicesWorkload});
   out.push_back({"espirit", "ESPIRiT coil maps 256^2 x 8 coils", false, espiritWorkload});
   out.push_back({"cartesian", "Cartesian FFT recon 256^2 x 32 coils x 64 slices, host in / out", false,
                  cartesianWorkload});

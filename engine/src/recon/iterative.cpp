@@ -72,14 +72,16 @@ const CArray& loadReference(const IterativeSettings& it, const Dataset& d, std::
   return *d.reference;
 }
 
-/// The other GPUs for Stone's GPU.Multi, besides `primary`: every visible CUDA device (created anew).
-std::vector<std::shared_ptr<Backend>> otherGpus(Backend& primary) {
+/// The other GPUs for Stone's GPU.Multi, besides `primary`: every visible CUDA device (created anew), at most
+/// `most` of them.
+std::vector<std::shared_ptr<Backend>> otherGpus(Backend& primary, std::size_t most = SIZE_MAX) {
   std::vector<std::shared_ptr<Backend>> out;
   if (!primary.isGpu()) return out;
   auto& reg = BackendRegistry::instance();
   const std::string self = primary.info().id;
   for (const DeviceInfo& dev : reg.devices()) {
     if (!dev.gpu || dev.id == self) continue;
+    if (out.size() >= most) break;
     try {
       out.push_back(reg.select(dev.id).backend);
     } catch (const std::exception&) {
@@ -744,78 +746,13 @@ std::shared_ptr<IterativeProblem::TrajectoryOperators> IterativeProblem::traject
 
 ImageSet reconstructIterative(Backend& backend, const Dataset& d, const ReconSettings& s, Timings& timings,
                               const Progress& progress) {
-  const IterativeSettings& it = s.iterative;
+  // A multi-slice dataset on a GPU with GPU.Multi on: the slices over every visible GPU (iterative_slices.cpp).
   const index_t slices = std::max<index_t>(1, d.header.slices);
-  ImageSet result;
-  std::shared_ptr<IterativeProblem::TrajectoryOperators> shared;
-  nlohmann::json perSlice = nlohmann::json::array();
-  std::string warmNote;
-
-  for (index_t sl = 0; sl < slices; ++sl) {
-    const double from = static_cast<double>(sl) / slices, to = static_cast<double>(sl + 1) / slices;
-    // Setup takes the first fifth of a slice's share, the iterations the rest.
-    const Progress::Sub setup(progress, from, from + 0.2 * (to - from));
-    const Progress iterations([&](double f, const std::string& st) {
-      progress.report(from + (to - from) * (0.2 + 0.8 * f), st + (slices > 1 ? " (slice " + std::to_string(sl + 1) + ")" : ""));
-    });
-    IterativeProblem problem(backend, d, s, sl, timings, setup, shared);
-    shared = problem.trajectoryOperators();
-    const Shape img = problem.imageShape();
-    const index_t n = img.size();
-    if (sl == 0) {
-      result.combined = CArray(Shape{img[0], img[1], img[2], 1, slices});
-      if (s.keepCoilImages) result.coilImages = CArray(Shape{img[0], img[1], img[2], problem.coils(), slices});
-    }
-
-    CArray initial;
-    const CArray* init = nullptr;
-    if (it.warmStart) {
-      if (it.warmStart->size() == n * slices && n == problem.voxels()) {
-        initial = CArray(img);
-        std::copy_n(it.warmStart->data() + sl * n, n, initial.data());
-        init = &initial;
-        warmNote = "used";
-      } else {
-        warmNote = "ignored: the previous image " + it.warmStart->shape().str() + " does not match " +
-                   result.combined.shape().str();
-      }
-    }
-    nlohmann::json j;
-    if (s.method == Method::Cs) {
-      ScopedStage st(timings, "FISTA", &backend);
-      const solve::FistaResult r = problem.solveSparse(it.lambda, it.iterations, it.tolerance, false, init, iterations);
-      j = r.toJson();
-      j["solver"] = "FISTA";
-      j["lambda_absolute"] = problem.sparsityWeight(it.lambda);
-      j["lipschitz"] = problem.lipschitz();
-    } else {
-      ScopedStage st(timings, "CG", &backend);
-      j = problem.solve(it.lambda, it.iterations, it.tolerance, false, init, iterations).toJson();
-      j["solver"] = "CG";
-    }
-    {
-      ScopedStage st(timings, "download", &backend);
-      const CArray c = problem.combined();
-      std::copy_n(c.data(), n, result.combined.data() + sl * n);
-      if (s.keepCoilImages) {
-        const CArray ci = problem.coilImages();
-        std::copy_n(ci.data(), ci.size(), result.coilImages.data() + sl * ci.size());
-      }
-    }
-    j["lambda"] = it.lambda;
-    j["data_norm_squared"] = problem.dataNormSquared();
-    const nlohmann::json described = problem.describe();  // named: a temporary would die before the loop
-    for (auto& [k, v] : described.items()) j[k] = v;
-    perSlice.push_back(std::move(j));
-  }
-  if (slices == 1) {
-    result.convergence = perSlice[0];
-  } else {
-    result.convergence = {{"slices", perSlice}};
-  }
-  if (!warmNote.empty()) result.convergence["warm_start"] = warmNote;
-  progress.report(1.0, s.method == Method::Cs ? "cs: done" : "cg: done");
-  return result;
+  std::vector<std::shared_ptr<Backend>> others;
+  if (s.iterative.multiGpu && slices > 1) others = otherGpus(backend, static_cast<std::size_t>(slices - 1));
+  std::vector<Backend*> devices{&backend};
+  for (auto& b : others) devices.push_back(b.get());
+  return reconstructIterativeOn(devices, d, s, timings, progress);
 }
 
 std::vector<LCurvePoint> lcurve(Backend& backend, const Dataset& d, const ReconSettings& s,

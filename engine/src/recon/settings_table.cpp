@@ -327,7 +327,8 @@ std::vector<Setting> build() {
     t.push_back(std::move(v));
   }
   t.push_back(flag("iterative.multi_gpu", "single-gpu", false, "split over every GPU", "iterative",
-                   "CG: split the exact F^H d and Q over every visible GPU (Stone's GPU.Multi; --single-gpu: one)",
+                   "CG/CS: a multi-slice dataset's slices over every visible GPU; one slice: the exact F^H d and Q split over them "
+                   "(Stone's GPU.Multi; --single-gpu: one GPU)",
                    kCg, [](ReconSettings& s) -> bool& { return s.iterative.multiGpu; }));
   t.push_back(flag("iterative.split_pcg", "split-pcg", true, "PCG over every GPU", "iterative",
                    "CG with GPU.Multi, 3D, one coil: also spread the PCG over every GPU by z slabs (off by default: "

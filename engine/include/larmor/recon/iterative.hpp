@@ -67,8 +67,9 @@ struct IterativeSettings {
   bool preconditioner = true;            ///< Jacobi (diagonal) preconditioner
   /// Q cache folder; "" = $XDG_CACHE_HOME/larmor or ~/.cache/larmor; "none" disables the cache.
   std::string cacheDirectory;
-  /// Split the exact F^H d and Q by voxel slabs over every visible GPU (Stone's GPU.Multi) when the
-  /// backend is a GPU and more than one is visible.
+  /// When the backend is a GPU and more than one is visible: a multi-slice dataset's slices spread over every
+  /// GPU (reconstructIterativeOn); within a slice, the exact F^H d and Q split by voxel slabs over them
+  /// (Stone's GPU.Multi).
   bool multiGpu = true;
   /// With GPU.Multi on (multiGpu and the exact F^H d or Q), 3D and one coil: the PCG spread over the GPUs too
   /// (recon/split_cg.hpp). Off by default until it is measured faster than one GPU's PCG on two GPUs.
@@ -88,8 +89,17 @@ bool samplesCheckedOnBackend(const Dataset& d, const ReconSettings& s);
 /// together: as many as fit 16 MiB, at least one (iterative.cpp; the memory planner counts the same group).
 index_t cartesianPlanCoilGroup(index_t encodedVoxels, index_t coils);
 
+/// Every slice of `d` (recon::run's --method cg / cs): on `backend`, or, for a multi-slice dataset on a GPU with
+/// multiGpu on, spread over every visible GPU by reconstructIterativeOn.
 ImageSet reconstructIterative(Backend& backend, const Dataset& d, const ReconSettings& s, Timings& timings,
                               const Progress& progress);
+
+/// The slices of `d` on `devices` (iterative_slices.cpp): one device works through them in the calling thread;
+/// several take contiguous blocks of slices, a thread each, every slice solved on one device alone (so the images
+/// are those of one device, bit for bit where the devices are alike). Progress and cancellation as one call; the
+/// timings then hold one wall-clock stage for the devices' work and the convergence record each device's stages.
+ImageSet reconstructIterativeOn(const std::vector<Backend*>& devices, const Dataset& d, const ReconSettings& s,
+                                Timings& timings, const Progress& progress);
 
 /// Everything of one slice that does not depend on lambda: the plan, E^H d, the coil maps, Q (Toeplitz) and
 /// W, all in the backend's memory; solve() then runs PCG for any lambda, warm-starting from the previous

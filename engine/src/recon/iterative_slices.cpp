@@ -1,0 +1,244 @@
+// The slices of a multi-slice --method cg / cs reconstruction, on one device or spread over several
+// (recon/iterative.hpp: reconstructIterativeOn). Each slice is an IterativeProblem of its own (E^H d, maps, W;
+// the trajectory's operators, the plan and Q, shared by the slices of one device), solved by PCG or FISTA and
+// downloaded into its place of the result.
+//
+// Several devices (the slices of a multi-slice file over every GPU, issue 20's "batched slices"): device k of D
+// takes the contiguous block of slices [k S / D, (k + 1) S / D) and works through it in a thread of its own,
+// building its own trajectory operators; the slices are independent, so each slice's image is the one its device
+// makes alone (bit for bit where the devices are alike) and the split changes no result. The calling thread only
+// watches: it reports the slices' combined progress every 50 ms and the devices see a cancellation at their
+// next step (Progress::checkCancelled); an error of any device is rethrown after every thread has stopped.
+// Timings: the devices' stages ran side by side, so the call's timings carry one wall-clock stage for the
+// whole block and each device's own stages (summed over its slices) go to the convergence record.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <omp.h>
+
+#include "larmor/recon/cartesian.hpp"
+#include "larmor/recon/iterative.hpp"
+#include "larmor/recon/settings.hpp"
+
+namespace larmor::recon {
+
+namespace {
+
+/// What the slices write: the images, each slice's convergence record, the warm start's note.
+struct SliceOutputs {
+  std::mutex mutex;
+  ImageSet result;
+  std::vector<nlohmann::json> perSlice;
+  std::string warmNote;
+};
+
+/// One slice on `backend`: its problem (the trajectory's operators from `shared`, kept there for the next
+/// slice), the solve, the images into `out`.
+void solveSlice(Backend& backend, const Dataset& d, const ReconSettings& s, index_t sl, index_t slices,
+                Timings& timings, const Progress& setup, const Progress& iterations,
+                std::shared_ptr<IterativeProblem::TrajectoryOperators>& shared, SliceOutputs& out) {
+  const IterativeSettings& it = s.iterative;
+  IterativeProblem problem(backend, d, s, sl, timings, setup, shared);
+  shared = problem.trajectoryOperators();
+  const Shape img = problem.imageShape();
+  const index_t n = img.size();
+  {
+    std::lock_guard lock(out.mutex);
+    if (out.result.combined.size() == 0) {
+      out.result.combined = CArray(Shape{img[0], img[1], img[2], 1, slices});
+      if (s.keepCoilImages) out.result.coilImages = CArray(Shape{img[0], img[1], img[2], problem.coils(), slices});
+    }
+  }
+
+  CArray initial;
+  const CArray* init = nullptr;
+  if (it.warmStart) {
+    std::lock_guard lock(out.mutex);
+    if (it.warmStart->size() == n * slices && n == problem.voxels()) {
+      initial = CArray(img);
+      std::copy_n(it.warmStart->data() + sl * n, n, initial.data());
+      init = &initial;
+      out.warmNote = "used";
+    } else {
+      out.warmNote = "ignored: the previous image " + it.warmStart->shape().str() + " does not match " +
+                     out.result.combined.shape().str();
+    }
+  }
+  nlohmann::json j;
+  if (s.method == Method::Cs) {
+    ScopedStage st(timings, "FISTA", &backend);
+    const solve::FistaResult r = problem.solveSparse(it.lambda, it.iterations, it.tolerance, false, init, iterations);
+    j = r.toJson();
+    j["solver"] = "FISTA";
+    j["lambda_absolute"] = problem.sparsityWeight(it.lambda);
+    j["lipschitz"] = problem.lipschitz();
+  } else {
+    ScopedStage st(timings, "CG", &backend);
+    j = problem.solve(it.lambda, it.iterations, it.tolerance, false, init, iterations).toJson();
+    j["solver"] = "CG";
+  }
+  {
+    ScopedStage st(timings, "download", &backend);
+    const CArray c = problem.combined();
+    std::copy_n(c.data(), n, out.result.combined.data() + sl * n);  // this slice's part: no other writer
+    if (s.keepCoilImages) {
+      const CArray ci = problem.coilImages();
+      std::copy_n(ci.data(), ci.size(), out.result.coilImages.data() + sl * ci.size());
+    }
+  }
+  j["lambda"] = it.lambda;
+  j["data_norm_squared"] = problem.dataNormSquared();
+  const nlohmann::json described = problem.describe();  // named: a temporary would die before the loop
+  for (auto& [k, v] : described.items()) j[k] = v;
+  std::lock_guard lock(out.mutex);
+  out.perSlice[static_cast<std::size_t>(sl)] = std::move(j);
+}
+
+/// The slices over several devices, a thread each; see the top of the file.
+void solveOnDevices(const std::vector<Backend*>& devices, const Dataset& d, const ReconSettings& s, index_t slices,
+                    Timings& timings, const Progress& progress, SliceOutputs& out) {
+  const std::size_t nd = devices.size();
+  // Each device solves its slices alone: no GPU.Multi helpers inside a slice.
+  ReconSettings own = s;
+  own.iterative.multiGpu = false;
+  std::vector<std::atomic<double>> fraction(nd);  // of each device's block
+  std::vector<Timings> deviceTimings(nd);
+  std::vector<std::exception_ptr> errors(nd);
+  std::mutex doneMutex;
+  std::condition_variable doneSignal;
+  std::size_t running = nd;
+  const int ompThreads = std::max(1, omp_get_max_threads() / static_cast<int>(nd));
+  auto block = [&](std::size_t k) { return static_cast<index_t>(k) * slices / static_cast<index_t>(nd); };
+
+  auto work = [&](std::size_t k) {
+    try {
+      omp_set_num_threads(ompThreads);  // the host's cores shared by the devices' threads
+      const index_t first = block(k), count = block(k + 1) - first;
+      std::shared_ptr<IterativeProblem::TrajectoryOperators> shared;
+      for (index_t sl = first; sl < first + count; ++sl) {
+        const double done = static_cast<double>(sl - first);
+        const Progress setup([&](double f, const std::string&) {
+          progress.checkCancelled();
+          fraction[k] = (done + 0.2 * std::clamp(f, 0.0, 1.0)) / static_cast<double>(count);
+        });
+        const Progress iterations([&](double f, const std::string&) {
+          progress.checkCancelled();
+          fraction[k] = (done + 0.2 + 0.8 * std::clamp(f, 0.0, 1.0)) / static_cast<double>(count);
+        });
+        solveSlice(*devices[k], d, own, sl, slices, deviceTimings[k], setup, iterations, shared, out);
+        std::lock_guard lock(out.mutex);
+        out.perSlice[static_cast<std::size_t>(sl)]["device"] = devices[k]->info().id;
+      }
+      fraction[k] = 1.0;
+    } catch (...) {
+      errors[k] = std::current_exception();
+    }
+    std::lock_guard lock(doneMutex);
+    --running;
+    doneSignal.notify_all();
+  };
+
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::thread> threads;
+  threads.reserve(nd);
+  for (std::size_t k = 0; k < nd; ++k) threads.emplace_back(work, k);
+  const std::string what = std::string(s.method == Method::Cs ? "cs" : "cg") + ": " + std::to_string(slices) +
+                           " slices on " + std::to_string(nd) + " devices";
+  std::exception_ptr watchError;  // the progress callback's own (Cancelled, or the caller's)
+  for (;;) {
+    {
+      std::unique_lock lock(doneMutex);
+      if (doneSignal.wait_for(lock, std::chrono::milliseconds(50), [&] { return running == 0; })) break;
+    }
+    if (watchError) continue;  // cancelled: the devices stop at their next step
+    double f = 0;
+    for (std::size_t k = 0; k < nd; ++k)
+      f += fraction[k].load() * static_cast<double>(block(k + 1) - block(k)) / static_cast<double>(slices);
+    try {
+      progress.report(f, what);
+    } catch (...) {
+      watchError = std::current_exception();
+    }
+  }
+  for (auto& t : threads) t.join();
+  const double wallMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+
+  // A device's error before a cancellation (Cancelled is what the others throw after the first stopped).
+  std::exception_ptr first;
+  for (const auto& e : errors) {
+    if (!e) continue;
+    try {
+      std::rethrow_exception(e);
+    } catch (const Cancelled&) {
+      if (!first) first = e;
+    } catch (...) {
+      first = e;
+      break;
+    }
+  }
+  if (first) std::rethrow_exception(first);
+  if (watchError) std::rethrow_exception(watchError);
+
+  timings.add(what, wallMs, devices[0]->info().id);
+  nlohmann::json perDevice = nlohmann::json::array();
+  for (std::size_t k = 0; k < nd; ++k) {
+    std::map<std::string, double> stages;
+    for (const auto& st : deviceTimings[k].stages()) stages[st.stage] += st.milliseconds;
+    perDevice.push_back({{"device", devices[k]->info().id},
+                         {"slices", {block(k) + 1, block(k + 1)}},
+                         {"stages_ms", stages}});
+  }
+  out.result.convergence["devices"] = std::move(perDevice);
+}
+
+}  // namespace
+
+ImageSet reconstructIterativeOn(const std::vector<Backend*>& devices, const Dataset& d, const ReconSettings& s,
+                                Timings& timings, const Progress& progress) {
+  require(!devices.empty() && std::all_of(devices.begin(), devices.end(), [](Backend* b) { return b != nullptr; }),
+          "cg: no device to reconstruct on");
+  const index_t slices = std::max<index_t>(1, d.header.slices);
+  SliceOutputs out;
+  out.perSlice.resize(static_cast<std::size_t>(slices));
+  const std::size_t nd = std::min(devices.size(), static_cast<std::size_t>(slices));
+
+  if (nd == 1) {
+    Backend& backend = *devices[0];
+    std::shared_ptr<IterativeProblem::TrajectoryOperators> shared;
+    for (index_t sl = 0; sl < slices; ++sl) {
+      const double from = static_cast<double>(sl) / slices, to = static_cast<double>(sl + 1) / slices;
+      // Setup takes the first fifth of a slice's share, the iterations the rest.
+      const Progress::Sub setup(progress, from, from + 0.2 * (to - from));
+      const Progress iterations([&](double f, const std::string& st) {
+        progress.report(from + (to - from) * (0.2 + 0.8 * f),
+                        st + (slices > 1 ? " (slice " + std::to_string(sl + 1) + ")" : ""));
+      });
+      solveSlice(backend, d, s, sl, slices, timings, setup, iterations, shared, out);
+    }
+  } else {
+    solveOnDevices(std::vector<Backend*>(devices.begin(), devices.begin() + static_cast<std::ptrdiff_t>(nd)), d, s,
+                   slices, timings, progress, out);
+  }
+
+  ImageSet result = std::move(out.result);
+  nlohmann::json devicesRecord = result.convergence.is_object() && result.convergence.contains("devices")
+                                     ? result.convergence["devices"]
+                                     : nlohmann::json();
+  if (slices == 1) {
+    result.convergence = out.perSlice[0];
+  } else {
+    result.convergence = {{"slices", out.perSlice}};
+  }
+  if (!devicesRecord.is_null()) result.convergence["devices"] = std::move(devicesRecord);
+  if (!out.warmNote.empty()) result.convergence["warm_start"] = out.warmNote;
+  progress.report(1.0, s.method == Method::Cs ? "cs: done" : "cg: done");
+  return result;
+}
+
+}  // namespace larmor::recon

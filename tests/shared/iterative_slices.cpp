@@ -1,0 +1,192 @@
+// Shared by the unit (cpu) and GPU (cuda) binaries: a multi-slice --method cg / cs reconstruction spread over
+// several devices (recon::reconstructIterativeOn, iterative_slices.cpp) against the same slices on one device.
+// On the CPU the further devices are further CPU backends; on a GPU the other GPUs, and with one GPU further
+// backends of the same one (their own streams, caches and plans), so the split runs on any machine. Checked: the
+// images are the one device's bit for bit (the slices are independent), the convergence record names each slice's
+// device, progress reaches the caller on its own thread only and rises to 1, a cancellation stops every device,
+// and an error on one device (a NaN in its slice's k-space) reaches the caller after the threads have stopped.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <thread>
+
+#include "larmor/backend/registry.hpp"
+#include "larmor/phantom/simulate.hpp"
+#include "larmor/recon/cartesian.hpp"
+#include "larmor/recon/iterative.hpp"
+#include "larmor/recon/settings.hpp"
+#include "larmor/recon/settings_table.hpp"
+#include "larmor/util/progress.hpp"
+#include "support/device.hpp"
+
+using namespace larmor;
+
+namespace {
+
+class IterativeSlices : public larmor::test::DeviceTest {
+ protected:
+  /// `count` backends, be() first: further CPU backends, or the GPUs in turn (the same one again where there is one).
+  std::vector<Backend*> devices(int count) {
+    std::vector<Backend*> out{&be()};
+    std::vector<std::string> gpus;
+    if (onGpu())
+      for (const DeviceInfo& d : BackendRegistry::instance().devices())
+        if (d.gpu) gpus.push_back(d.id);
+    for (int i = 1; i < count; ++i) {
+      owned_.push_back(onGpu() ? BackendRegistry::instance().select(gpus[static_cast<std::size_t>(i) % gpus.size()]).backend
+                               : makeCpuBackend());
+      out.push_back(owned_.back().get());
+    }
+    return out;
+  }
+  std::vector<std::shared_ptr<Backend>> owned_;
+};
+
+Dataset radialSlices(index_t slices) {
+  phantom::SimulateSettings sim;
+  sim.matrix[0] = sim.matrix[1] = 32;
+  sim.slices = slices;
+  sim.coils = 4;
+  sim.trajectory = TrajectoryKind::GoldenAngle;
+  sim.spokes = 24;
+  sim.noiseSigma = 0.002f;
+  return phantom::simulate(sim);
+}
+
+Dataset cartesianSlices(index_t slices) {
+  phantom::SimulateSettings sim;
+  sim.matrix[0] = sim.matrix[1] = 32;
+  sim.slices = slices;
+  sim.coils = 4;
+  sim.accel = 2;
+  sim.acs = 12;
+  sim.noiseSigma = 0.002f;
+  return phantom::simulate(sim);
+}
+
+recon::ReconSettings settingsOf(recon::Method method) {
+  recon::ReconSettings s;
+  s.method = method;
+  recon::settings::applyMethodDefaults(s);
+  s.iterative.iterations = method == recon::Method::Cs ? 15 : 10;
+  s.iterative.tolerance = 0;
+  s.iterative.calibrationSize = 12;
+  s.iterative.cacheDirectory = "none";
+  s.keepCoilImages = true;
+  return s;
+}
+
+/// JSON equal but for the last digits of numbers (host sums over the cores: a device's thread has fewer of them).
+void expectSameRecord(const nlohmann::json& a, const nlohmann::json& b, const std::string& at) {
+  if (a.is_number_float() || b.is_number_float()) {
+    ASSERT_TRUE(a.is_number() && b.is_number()) << at;
+    const double x = a.get<double>(), y = b.get<double>();
+    EXPECT_LE(std::abs(x - y), 1e-12 * std::max(std::abs(x), std::abs(y))) << at << ": " << x << " vs " << y;
+  } else if (a.is_object() || a.is_array()) {
+    ASSERT_EQ(a.type(), b.type()) << at;
+    ASSERT_EQ(a.size(), b.size()) << at;
+    if (a.is_array()) {
+      for (std::size_t i = 0; i < a.size(); ++i) expectSameRecord(a[i], b[i], at + "[" + std::to_string(i) + "]");
+    } else {
+      for (auto it = a.begin(); it != a.end(); ++it) {
+        ASSERT_TRUE(b.contains(it.key())) << at << "." << it.key();
+        expectSameRecord(it.value(), b[it.key()], at + "." + it.key());
+      }
+    }
+  } else {
+    EXPECT_EQ(a, b) << at;
+  }
+}
+
+bool sameBits(const CArray& a, const CArray& b) {
+  return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), static_cast<std::size_t>(a.size()) * sizeof(cfloat)) == 0;
+}
+
+TEST_P(IterativeSlices, EveryDeviceCountGivesTheOneDeviceImages) {
+  for (const recon::Method method : {recon::Method::Cg, recon::Method::Cs}) {
+    const Dataset d = method == recon::Method::Cg ? radialSlices(5) : cartesianSlices(3);
+    const recon::ReconSettings s = settingsOf(method);
+    Timings t1;
+    const recon::ImageSet one = recon::reconstructIterativeOn(devices(1), d, s, t1, {});
+    ASSERT_EQ(one.combined.shape()[4], d.header.slices);
+    ASSERT_FALSE(one.convergence.contains("devices"));
+    for (int count : {2, 3}) {
+      SCOPED_TRACE(std::string(method == recon::Method::Cg ? "cg" : "cs") + " over " + std::to_string(count));
+      Timings t;
+      const recon::ImageSet many = recon::reconstructIterativeOn(devices(count), d, s, t, {});
+      EXPECT_TRUE(sameBits(many.combined, one.combined));
+      EXPECT_TRUE(sameBits(many.coilImages, one.coilImages));
+      const index_t used = std::min<index_t>(count, d.header.slices);
+      ASSERT_TRUE(many.convergence.contains("devices"));
+      ASSERT_EQ(many.convergence["devices"].size(), static_cast<std::size_t>(used));
+      // Contiguous blocks, in order, covering every slice once; each slice's record names its block's device.
+      index_t next = 1;
+      for (const auto& dev : many.convergence["devices"]) {
+        const index_t first = dev["slices"][0].get<index_t>(), last = dev["slices"][1].get<index_t>();
+        EXPECT_EQ(first, next);
+        EXPECT_GE(last, first);
+        for (index_t sl = first; sl <= last; ++sl)
+          EXPECT_EQ(many.convergence["slices"][static_cast<std::size_t>(sl - 1)]["device"], dev["device"]);
+        EXPECT_TRUE(dev["stages_ms"].contains(method == recon::Method::Cs ? "FISTA" : "CG"));
+        next = last + 1;
+      }
+      EXPECT_EQ(next, d.header.slices + 1);
+      ASSERT_EQ(t.stages().size(), 1u);
+      EXPECT_NE(t.stages()[0].stage.find("slices on " + std::to_string(used) + " devices"), std::string::npos)
+          << t.stages()[0].stage;
+      // The per-slice records as one device's, but for the device named (numbers to 1e-12: the host's sums).
+      for (std::size_t sl = 0; sl < static_cast<std::size_t>(d.header.slices); ++sl) {
+        nlohmann::json a = many.convergence["slices"][sl];
+        a.erase("device");
+        expectSameRecord(a, one.convergence["slices"][sl], "slice " + std::to_string(sl));
+      }
+    }
+  }
+}
+
+TEST_P(IterativeSlices, ProgressOnTheCallersThreadAndCancel) {
+  const Dataset d = radialSlices(4);
+  recon::ReconSettings s = settingsOf(recon::Method::Cg);
+  s.iterative.iterations = 40;
+  const auto caller = std::this_thread::get_id();
+  std::vector<double> seen;
+  bool otherThread = false;
+  Timings t;
+  (void)recon::reconstructIterativeOn(devices(2), d, s, t, Progress([&](double f, const std::string&) {
+                                        otherThread = otherThread || std::this_thread::get_id() != caller;
+                                        seen.push_back(f);
+                                      }));
+  EXPECT_FALSE(otherThread);
+  ASSERT_FALSE(seen.empty());
+  EXPECT_DOUBLE_EQ(seen.back(), 1.0);
+  for (std::size_t i = 1; i < seen.size(); ++i) EXPECT_GE(seen[i], seen[i - 1]) << i;
+
+  CancelToken token;
+  token.cancel();  // cancelled before the devices start: every one stops at its first step
+  Timings tc;
+  EXPECT_THROW(recon::reconstructIterativeOn(devices(2), d, s, tc, Progress({}, &token)), Cancelled);
+}
+
+TEST_P(IterativeSlices, AnErrorOnOneDeviceReachesTheCaller) {
+  Dataset d = cartesianSlices(4);
+  // A NaN in the last slice's k-space: found where that slice's samples arrive (the second device's block).
+  const index_t perSlice = d.kspace.size() / d.header.slices;
+  index_t at = 3 * perSlice;
+  while (std::abs(d.kspace[at]) == 0.f) ++at;
+  d.kspace[at] = cfloat(std::numeric_limits<float>::quiet_NaN(), 0.f);
+  const recon::ReconSettings s = settingsOf(recon::Method::Cg);
+  ASSERT_TRUE(recon::samplesCheckedOnBackend(d, s));
+  Timings t;
+  try {
+    (void)recon::reconstructIterativeOn(devices(2), d, s, t, {});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("slice 3"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+
+LARMOR_INSTANTIATE_ON_TEST_DEVICE(IterativeSlices);
