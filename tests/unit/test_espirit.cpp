@@ -7,6 +7,7 @@
 
 #include <Eigen/Dense>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <random>
 
@@ -317,6 +318,34 @@ TEST(Espirit, PhantomRadial2DMatchesTrueMaps) {
   EXPECT_GT(a.voxels, 5000);
   EXPECT_GE(a.minimum, 0.99);
   EXPECT_GE(a.mean, 0.999);
+}
+
+TEST(Espirit, OneCalibrationGriddingServesEverySlice) {
+  // The gridded calibration planned once (CalibrationGridding, reused by the slices of a multi-slice call) gives
+  // each slice the box that a plan of its own gives, bit for bit; a dataset of another trajectory is refused.
+  phantom::SimulateSettings ss;
+  ss.matrix[0] = ss.matrix[1] = 64;
+  ss.slices = 3;
+  ss.coils = 4;
+  ss.trajectory = TrajectoryKind::GoldenAngle;
+  ss.spokes = 60;
+  ss.noiseSigma = 0.002f;
+  const Dataset d = phantom::simulate(ss);
+  std::shared_ptr<const recon::CalibrationGridding> kept;
+  for (index_t sl = 0; sl < 3; ++sl) {
+    const recon::CalibrationRegion alone = recon::calibrationRegion(cpu(), d, sl, 24, 6);
+    const recon::CalibrationRegion shared = recon::calibrationRegion(cpu(), d, sl, 24, 6, {}, {}, &kept);
+    ASSERT_TRUE(kept);
+    ASSERT_EQ(shared.data.shape(), alone.data.shape());
+    EXPECT_TRUE(alone.gridded && shared.gridded);
+    EXPECT_EQ(shared.box.str(), alone.box.str());
+    EXPECT_EQ(std::memcmp(shared.data.data(), alone.data.data(), alone.data.size() * sizeof(cfloat)), 0) << sl;
+    if (sl > 0) EXPECT_FALSE(std::equal(shared.data.data(), shared.data.data() + shared.data.size(),
+                                        recon::calibrationRegion(cpu(), d, 0, 24, 6).data.data()));
+  }
+  ss.spokes = 40;
+  const Dataset other = phantom::simulate(ss);
+  EXPECT_THROW((void)kept->region(other, 0), Error);
 }
 
 TEST(Espirit, ErrorsAndSettings) {

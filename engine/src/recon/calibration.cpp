@@ -48,64 +48,79 @@ RArray calibrationWeights(Backend& be, const Dataset& d, const NufftGeometry& fu
   return traj::densityCompensation(be, full, o, Progress::Sub(progress, 0, 1, "density compensation: "));
 }
 
-namespace {
-CalibrationRegion gridded(Backend& be, const Dataset& d, index_t slice, index_t size, const NufftSettings& ns,
-                           const Progress& progress) {
+CalibrationGridding::CalibrationGridding(Backend& be, const Dataset& d, index_t size, const NufftSettings& ns,
+                                         const Progress& progress)
+    : be_(be), samplesPerSlice_(d.trajectory.size() / 3), coils_(std::max<index_t>(1, d.header.coils)) {
   const Header& h = d.header;
-  const int dims = nonCartesianRank(d, h.recon[2]);
-  const index_t coils = std::max<index_t>(1, h.coils), m = d.trajectory.size() / 3;
-  require(slice >= 0 && slice < h.slices, d.source + ": slice " + std::to_string(slice) + " does not exist");
-  require(d.kspace.size() == m * coils * h.slices, d.source + ": k-space does not match the trajectory");
+  require(!d.trajectory.empty(), d.source + ": non-Cartesian data without a trajectory");
+  dims_ = nonCartesianRank(d, h.recon[2]);
+  const index_t m = samplesPerSlice_;
+  require(d.kspace.size() == m * coils_ * h.slices, d.source + ": k-space does not match the trajectory");
 
   // Radial spokes: the box corner must lie where the spokes are Nyquist-dense.
   index_t half = size / 2;
-  if (dims == 2)
-    if (const auto radial = traj::detectRadial(d.trajectory)) {
-      const bool full = radial->kStart < -0.25 * std::abs(radial->kStep) * static_cast<float>(radial->readout);
-      const double nyquist = static_cast<double>(radial->spokes) / (full ? M_PI : 2 * M_PI);
-      half = std::min<index_t>(half, static_cast<index_t>(std::floor(nyquist / std::sqrt(2.0))));
-    }
-  const index_t c = std::max<index_t>(1, 2 * half);
+  const auto radial = dims_ == 2 ? traj::detectRadial(d.trajectory) : std::nullopt;
+  if (radial) {
+    const bool full = radial->kStart < -0.25 * std::abs(radial->kStep) * static_cast<float>(radial->readout);
+    const double nyquist = static_cast<double>(radial->spokes) / (full ? M_PI : 2 * M_PI);
+    half = std::min<index_t>(half, static_cast<index_t>(std::floor(nyquist / std::sqrt(2.0))));
+  }
+  c_ = std::max<index_t>(1, 2 * half);
 
   // Density compensation of the whole trajectory on the recon grid (cached), as gridding uses it.
-  const index_t image[3] = {h.recon[0], h.recon[1], dims == 3 ? h.recon[2] : 1};
-  const NufftGeometry full = traj::geometry(d.trajectory, dims, image, dims == 2 ? traj::detectRadial(d.trajectory)
-                                                                                  : std::nullopt);
+  const index_t image[3] = {h.recon[0], h.recon[1], dims_ == 3 ? h.recon[2] : 1};
+  const NufftGeometry full = traj::geometry(d.trajectory, dims_, image, radial);
   const RArray w = calibrationWeights(be, d, full, ns, progress);
 
-  // The samples inside the band of the 2c grid, weighted.
+  // The samples inside the band of the 2c grid, and their weights.
   const float* k = full.trajectory.data();
-  std::vector<index_t> keep;
   for (index_t j = 0; j < m; ++j) {
     bool in = true;
-    for (int a = 0; a < dims; ++a) in = in && std::abs(k[3 * j + a]) < static_cast<float>(c);
-    if (in) keep.push_back(j);
+    for (int a = 0; a < dims_; ++a) in = in && std::abs(k[3 * j + a]) < static_cast<float>(c_);
+    if (in) keep_.push_back(j);
   }
-  const index_t mk = static_cast<index_t>(keep.size());
+  const index_t mk = static_cast<index_t>(keep_.size());
   require(mk >= 1, d.source + ": no samples near the k-space centre to calibrate from");
   NufftGeometry g;
-  g.dims = dims;
-  g.image[0] = g.image[1] = 2 * c;
-  g.image[2] = dims == 3 ? 2 * c : 1;
+  g.dims = dims_;
+  g.image[0] = g.image[1] = 2 * c_;
+  g.image[2] = dims_ == 3 ? 2 * c_ : 1;
   g.trajectory = RArray(Shape{3, mk});
-  CArray samples(Shape{mk, coils});
+  weights_.resize(keep_.size());
   for (index_t i = 0; i < mk; ++i) {
-    const index_t j = keep[static_cast<std::size_t>(i)];
-    for (int a = 0; a < 3; ++a) g.trajectory[3 * i + a] = a < dims ? k[3 * j + a] : 0.f;
-    const float wj = w.empty() ? 1.f : w[j];
-    for (index_t cc = 0; cc < coils; ++cc) samples[i + mk * cc] = d.kspace[j + m * (cc + coils * slice)] * wj;
+    const index_t j = keep_[static_cast<std::size_t>(i)];
+    for (int a = 0; a < 3; ++a) g.trajectory[3 * i + a] = a < dims_ ? k[3 * j + a] : 0.f;
+    weights_[static_cast<std::size_t>(i)] = w.empty() ? 1.f : w[j];
   }
-  auto plan = be.makeNufftPlan(g, nufftOptions(ns));
-  const Shape imgShape{g.image[0], g.image[1], g.image[2], coils};
+  for (int i = 0; i < 3; ++i) grid_[i] = g.image[i];
+  plan_ = be.makeNufftPlan(g, nufftOptions(ns));
+}
+
+CalibrationGridding::~CalibrationGridding() = default;
+
+CalibrationRegion CalibrationGridding::region(const Dataset& d, index_t slice) const {
+  const index_t m = samplesPerSlice_, coils = coils_, mk = static_cast<index_t>(keep_.size());
+  require(slice >= 0 && slice < d.header.slices, d.source + ": slice " + std::to_string(slice) + " does not exist");
+  require(d.trajectory.size() / 3 == m && std::max<index_t>(1, d.header.coils) == coils &&
+              d.kspace.size() == m * coils * d.header.slices,
+          d.source + ": not the dataset this calibration was planned for");
+  CArray samples(Shape{mk, coils});
+  for (index_t cc = 0; cc < coils; ++cc) {
+    const cfloat* from = d.kspace.data() + m * (cc + coils * slice);
+    cfloat* to = samples.data() + mk * cc;
+    for (index_t i = 0; i < mk; ++i) to[i] = from[keep_[static_cast<std::size_t>(i)]] * weights_[static_cast<std::size_t>(i)];
+  }
+  Backend& be = be_;
+  const Shape imgShape{grid_[0], grid_[1], grid_[2], coils};
   auto ds = be.allocate(bytesOf(samples.size()));
   be.upload(*ds, samples.data(), bytesOf(samples.size()));
   auto di = be.allocate(bytesOf(imgShape.size()));
-  plan->adjoint(*ds, *di, coils);
-  be.fft(*di, imgShape, dims, FftDirection::Forward);
+  plan_->adjoint(*ds, *di, coils);
+  be.fft(*di, imgShape, dims_, FftDirection::Forward);
   CalibrationRegion r;
   r.gridded = true;
-  r.box.extent[0] = r.box.extent[1] = c;
-  r.box.extent[2] = dims == 3 ? c : 1;
+  r.box.extent[0] = r.box.extent[1] = c_;
+  r.box.extent[2] = dims_ == 3 ? c_ : 1;
   const Shape boxShape{r.box.extent[0], r.box.extent[1], r.box.extent[2], coils};
   auto db = be.allocate(bytesOf(boxShape.size()));
   be.resizeCentred(*db, boxShape, *di, imgShape);
@@ -113,7 +128,6 @@ CalibrationRegion gridded(Backend& be, const Dataset& d, index_t slice, index_t 
   be.download(r.data.data(), *db, bytesOf(boxShape.size()));
   return r;
 }
-}  // namespace
 
 std::string CalibrationBox::str() const {
   return std::to_string(extent[0]) + "x" + std::to_string(extent[1]) + "x" + std::to_string(extent[2]);
@@ -163,7 +177,8 @@ CArray extractCalibration(const Dataset& d, index_t slice, const CalibrationBox&
 }
 
 CalibrationRegion calibrationRegion(Backend& be, const Dataset& d, index_t slice, index_t size, index_t minimum,
-                                    const NufftSettings& nufft, const Progress& progress) {
+                                    const NufftSettings& nufft, const Progress& progress,
+                                    std::shared_ptr<const CalibrationGridding>* gridding) {
   const Header& h = d.header;
   CalibrationRegion r;
   index_t extent[3] = {1, 1, 1};
@@ -175,8 +190,10 @@ CalibrationRegion calibrationRegion(Backend& be, const Dataset& d, index_t slice
       if (h.encodedFovMm[i] > 0 && h.reconFovMm[i] > 0) r.fov[i] = h.encodedFovMm[i] / h.reconFovMm[i];
     }
   } else {
-    require(!d.trajectory.empty(), d.source + ": non-Cartesian data without a trajectory");
-    r = gridded(be, d, slice, size, nufft, progress);
+    std::shared_ptr<const CalibrationGridding> local;
+    std::shared_ptr<const CalibrationGridding>& plan = gridding ? *gridding : local;
+    if (!plan) plan = std::make_shared<const CalibrationGridding>(be, d, size, nufft, progress);
+    r = plan->region(d, slice);
     for (int i = 0; i < 3; ++i) extent[i] = r.box.extent[i] > 1 ? 2 : 1;
   }
   for (int i = 0; i < 3; ++i)

@@ -164,14 +164,16 @@ CArray coilMapsForSlice(Backend& be, const Dataset& d, index_t slice, const inde
 
 std::unique_ptr<Buffer> coilMapsForSliceOnBackend(Backend& be, const Dataset& d, index_t slice, const index_t out[3],
                                                   const ReconSettings& s, nlohmann::json* info,
-                                                  const ops::PlanFactory* makePlan, const Progress& progress) {
+                                                  const ops::PlanFactory* makePlan, const Progress& progress,
+                                                  std::shared_ptr<const CalibrationGridding>* gridding) {
   const index_t coils = std::max<index_t>(1, d.header.coils), n = out[0] * out[1] * out[2];
   if (s.iterative.coilMaps == CoilMapSource::Espirit) {
     nlohmann::json local;
     nlohmann::json& j = info ? *info : local;
     ops::EspiritOptions eo{6, 0.001, s.iterative.espiritCrop};
     eo.keepOnDevice = true;
-    const CalibrationRegion r = calibrationRegion(be, d, slice, s.iterative.calibrationSize, eo.kernel, s.nufft, progress);
+    const CalibrationRegion r =
+        calibrationRegion(be, d, slice, s.iterative.calibrationSize, eo.kernel, s.nufft, progress, gridding);
     index_t grid[3];
     calibrationGrid(r, out, grid);
     j["calibration_region"] = r.box.str();

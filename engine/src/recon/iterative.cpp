@@ -17,6 +17,7 @@
 #include "larmor/ops/regularizer.hpp"
 #include "larmor/ops/sense.hpp"
 #include "larmor/ops/toeplitz.hpp"
+#include "larmor/recon/calibration.hpp"
 #include "larmor/recon/cartesian.hpp"
 #include "larmor/recon/coil_maps.hpp"
 #include "larmor/recon/settings.hpp"
@@ -101,6 +102,8 @@ struct IterativeProblem::TrajectoryOperators {
   std::unique_ptr<ops::FourierGram> gram;           ///< N^{-1} F^H F (Toeplitz, or the Cartesian mask)
   std::vector<std::shared_ptr<Backend>> extraGpus;  ///< GPU.Multi helpers (exact DFT only)
   std::unique_ptr<SlabAdjoint> slabs;               ///< GPU.Multi's F^H d plans, made at the first use
+  /// ESPIRiT of non-Cartesian data: the calibration box's gridding, made at the first slice's maps.
+  std::shared_ptr<const CalibrationGridding> calibration;
   nlohmann::json info;
 };
 
@@ -406,7 +409,7 @@ void IterativeProblem::Impl::buildCoilMaps(const Dataset& d, const ReconSettings
     p.maps = std::make_unique<ops::CoilSensitivities>(
         backend,
         coilMapsForSliceOnBackend(backend, d, slice, dims, s, &p.info, &walshPlan,
-                                  Progress::Sub(progress, 0.3, 0.4, "cg: coil maps: ")),
+                                  Progress::Sub(progress, 0.3, 0.4, "cg: coil maps: "), &p.traj->calibration),
         p.n, p.coils);
   } else {
     p.info["coil_maps"] = "none (one coil)";

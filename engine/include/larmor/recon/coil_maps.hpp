@@ -14,6 +14,7 @@
 
 #include "larmor/backend/backend.hpp"
 #include "larmor/ops/sense.hpp"
+#include "larmor/recon/calibration.hpp"
 #include "larmor/recon/dataset.hpp"
 #include "larmor/recon/settings.hpp"
 #include "larmor/util/progress.hpp"
@@ -29,12 +30,14 @@ CArray coilMapsForSlice(Backend& backend, const Dataset& d, index_t slice, const
 
 /// The same maps on the backend ([out0, out1, out2, coils] in one buffer), for SENSE: ESPIRiT's are left
 /// where they were computed and cropped there (no 2 x 134 MB round trip for 128³ x 8 coils); the other
-/// sources are computed as coilMapsForSlice does and uploaded.
+/// sources are computed as coilMapsForSlice does and uploaded. gridding (optional): ESPIRiT's gridded
+/// calibration of non-Cartesian data planned there at the first call and reused by the next slice's.
 std::unique_ptr<Buffer> coilMapsForSliceOnBackend(Backend& backend, const Dataset& d, index_t slice,
                                                   const index_t out[3], const ReconSettings& s,
                                                   nlohmann::json* info = nullptr,
                                                   const ops::PlanFactory* makePlan = nullptr,
-                                                  const Progress& progress = {});
+                                                  const Progress& progress = {},
+                                                  std::shared_ptr<const CalibrationGridding>* gridding = nullptr);
 
 /// The maps of every slice, [out0, out1, out2, coils, slices] (`larmor-cli maps`).
 CArray coilMaps(Backend& backend, const Dataset& d, const index_t out[3], const ReconSettings& s,
