@@ -16,6 +16,7 @@
 #include "larmor/phantom/simulate.hpp"
 #include "larmor/recon/cartesian.hpp"
 #include "larmor/recon/iterative.hpp"
+#include "larmor/recon/operator_cache.hpp"
 #include "larmor/recon/settings.hpp"
 #include "larmor/recon/settings_table.hpp"
 #include "larmor/util/progress.hpp"
@@ -143,6 +144,40 @@ TEST_P(IterativeSlices, EveryDeviceCountGivesTheOneDeviceImages) {
         expectSameRecord(a, one.convergence["slices"][sl], "slice " + std::to_string(sl));
       }
     }
+  }
+}
+
+TEST_P(IterativeSlices, OperatorsKeptForTheNextCallOfTheSameTrajectory) {
+  // recon::OperatorCache (a batch worker's): the second call of the same trajectory and settings takes the first's
+  // plan, Q and calibration gridding, on every device, and gives the same bits; other settings or another
+  // trajectory build their own.
+  const Dataset d = radialSlices(3);
+  const recon::ReconSettings s = settingsOf(recon::Method::Cg);
+  auto kept = [](const recon::ImageSet& r) {
+    int n = 0;
+    for (const auto& sl : r.convergence["slices"]) n += sl.value("operators", "") == "kept from an earlier call";
+    return n;
+  };
+  for (int count : {1, 2}) {
+    SCOPED_TRACE(std::to_string(count) + " device(s)");
+    recon::OperatorCache cache;
+    const auto on = devices(count);
+    Timings t;
+    const recon::ImageSet plain = recon::reconstructIterativeOn(on, d, s, t, {});
+    const recon::ImageSet first = recon::reconstructIterativeOn(on, d, s, t, {}, &cache);
+    const recon::ImageSet second = recon::reconstructIterativeOn(on, d, s, t, {}, &cache);
+    EXPECT_EQ(kept(first), 0);
+    EXPECT_EQ(kept(second), 3);
+    EXPECT_TRUE(sameBits(first.combined, plain.combined));
+    EXPECT_TRUE(sameBits(second.combined, plain.combined));
+    EXPECT_TRUE(sameBits(second.coilImages, plain.coilImages));
+    recon::ReconSettings other = s;
+    other.iterative.lambda = 1e-3;
+    EXPECT_EQ(kept(recon::reconstructIterativeOn(on, d, other, t, {}, &cache)), 0);
+    EXPECT_EQ(kept(recon::reconstructIterativeOn(on, d, other, t, {}, &cache)), 3);
+    Dataset moved = d;
+    moved.trajectory[0] += 0.25f;  // one sample elsewhere: another trajectory
+    EXPECT_EQ(kept(recon::reconstructIterativeOn(on, moved, other, t, {}, &cache)), 0);
   }
 }
 

@@ -126,6 +126,10 @@ bool needsLoadLock(const std::string& path) {
 struct Worker {
   WorkerDevice device;
   std::shared_ptr<Backend> backend;
+  /// The last item's trajectory operators for the next item of the same trajectory and settings (a cohort's
+  /// slices): plan, Q and calibration gridding made once per worker, not per item. Declared after `backend`,
+  /// so destroyed before it.
+  std::shared_ptr<recon::OperatorCache> cache = std::make_shared<recon::OperatorCache>();
   std::string id;  ///< the backend's device id ("cpu", "cuda:0")
 };
 
@@ -584,6 +588,7 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
         // Each worker owns its device: an item's slices (or GPU.Multi's slabs) stay there.
         if (workers.size() > 1) req.settings.iterative.multiGpu = false;
         req.backend = w.backend;
+        req.cache = w.cache;
         const auto tRecon = std::chrono::steady_clock::now();
         job.atRecon = msSince(t0);
         for (const Dataset& frame : job.series.frames) {  // every frame with the same settings

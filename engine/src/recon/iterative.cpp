@@ -748,14 +748,14 @@ std::shared_ptr<IterativeProblem::TrajectoryOperators> IterativeProblem::traject
 // --- the pipeline --------------------------------------------------------------------------------------------
 
 ImageSet reconstructIterative(Backend& backend, const Dataset& d, const ReconSettings& s, Timings& timings,
-                              const Progress& progress) {
+                              const Progress& progress, OperatorCache* cache) {
   // A multi-slice dataset on a GPU with GPU.Multi on: the slices over every visible GPU (iterative_slices.cpp).
   const index_t slices = std::max<index_t>(1, d.header.slices);
   std::vector<std::shared_ptr<Backend>> others;
   if (s.iterative.multiGpu && slices > 1) others = otherGpus(backend, static_cast<std::size_t>(slices - 1));
   std::vector<Backend*> devices{&backend};
   for (auto& b : others) devices.push_back(b.get());
-  return reconstructIterativeOn(devices, d, s, timings, progress);
+  return reconstructIterativeOn(devices, d, s, timings, progress, cache);
 }
 
 std::vector<LCurvePoint> lcurve(Backend& backend, const Dataset& d, const ReconSettings& s,

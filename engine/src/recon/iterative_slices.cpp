@@ -11,10 +11,15 @@
 // next step (Progress::checkCancelled); an error of any device is rethrown after every thread has stopped.
 // Timings: the devices' stages ran side by side, so the call's timings carry one wall-clock stage for the
 // whole block and each device's own stages (summed over its slices) go to the convergence record.
+//
+// OperatorCache (recon/operator_cache.hpp): a device's trajectory operators are taken from the cache before its
+// first slice when an earlier call left ones of the same trajectory, geometry and settings there, and put back
+// after its last slice; each slice's record then says "operators": "kept from an earlier call".
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -24,11 +29,83 @@
 
 #include "larmor/recon/cartesian.hpp"
 #include "larmor/recon/iterative.hpp"
+#include "larmor/recon/operator_cache.hpp"
 #include "larmor/recon/settings.hpp"
 
 namespace larmor::recon {
 
+// --- OperatorCache (recon/operator_cache.hpp) ------------------------------------------------------------------
+
+struct OperatorCache::Impl {
+  struct Entry {
+    std::string settings;           ///< the call's whole canonical settings JSON
+    std::vector<float> trajectory;  ///< compared in full
+    index_t recon[3] = {0, 0, 0}, encoded[3] = {0, 0, 0}, coils = 0;
+    std::shared_ptr<IterativeProblem::TrajectoryOperators> operators;
+  };
+  std::mutex mutex;
+  std::map<const Backend*, Entry> entries;
+
+  static bool applies(const Dataset& d) { return d.header.trajectory != TrajectoryKind::Cartesian && !d.trajectory.empty(); }
+
+  /// The backend's operators if they were made for the same trajectory, geometry and settings; taken out (a
+  /// backend's operators serve one call at a time), else null.
+  std::shared_ptr<IterativeProblem::TrajectoryOperators> take(const Backend& be, const Dataset& d,
+                                                               const std::string& settings) {
+    if (!applies(d)) return nullptr;
+    std::lock_guard lock(mutex);
+    auto it = entries.find(&be);
+    if (it == entries.end()) return nullptr;
+    Entry& e = it->second;
+    const Header& h = d.header;
+    const bool same = e.settings == settings && e.coils == h.coils &&
+                      std::equal(h.recon, h.recon + 3, e.recon) && std::equal(h.encoded, h.encoded + 3, e.encoded) &&
+                      e.trajectory.size() == static_cast<std::size_t>(d.trajectory.size()) &&
+                      std::memcmp(e.trajectory.data(), d.trajectory.data(), e.trajectory.size() * sizeof(float)) == 0;
+    if (!same) return nullptr;
+    auto ops = std::move(e.operators);
+    entries.erase(it);
+    return ops;
+  }
+
+  /// Keeps `operators` as the backend's entry (replacing what it had).
+  void put(const Backend& be, const Dataset& d, const std::string& settings,
+           std::shared_ptr<IterativeProblem::TrajectoryOperators> operators) {
+    if (!applies(d) || !operators) return;
+    Entry e;
+    e.settings = settings;
+    e.trajectory.assign(d.trajectory.data(), d.trajectory.data() + d.trajectory.size());
+    std::copy_n(d.header.recon, 3, e.recon);
+    std::copy_n(d.header.encoded, 3, e.encoded);
+    e.coils = d.header.coils;
+    e.operators = std::move(operators);
+    std::lock_guard lock(mutex);
+    entries[&be] = std::move(e);
+  }
+};
+
+OperatorCache::OperatorCache() : impl_(std::make_unique<Impl>()) {}
+OperatorCache::~OperatorCache() = default;
+
 namespace {
+
+/// A device's run of slices with the cache: its operators taken before the first slice and kept after the last.
+struct CachedOperators {
+  OperatorCache* cache;
+  const Backend& be;
+  const Dataset& d;
+  std::string settings;
+  std::shared_ptr<IterativeProblem::TrajectoryOperators> operators;
+  bool reused = false;
+  CachedOperators(OperatorCache* c, const Backend& b, const Dataset& data, const ReconSettings& s)
+      : cache(c), be(b), d(data), settings(c ? toJson(s).dump() : std::string()) {
+    if (cache) operators = cache->impl().take(be, d, settings);
+    reused = operators != nullptr;
+  }
+  void keep() {
+    if (cache) cache->impl().put(be, d, settings, operators);
+  }
+};
 
 /// What the slices write: the images, each slice's convergence record, the warm start's note.
 struct SliceOutputs {
@@ -102,7 +179,7 @@ void solveSlice(Backend& backend, const Dataset& d, const ReconSettings& s, inde
 
 /// The slices over several devices, a thread each; see the top of the file.
 void solveOnDevices(const std::vector<Backend*>& devices, const Dataset& d, const ReconSettings& s, index_t slices,
-                    Timings& timings, const Progress& progress, SliceOutputs& out) {
+                    Timings& timings, const Progress& progress, SliceOutputs& out, OperatorCache* cache) {
   const std::size_t nd = devices.size();
   // Each device solves its slices alone: no GPU.Multi helpers inside a slice.
   ReconSettings own = s;
@@ -120,7 +197,8 @@ void solveOnDevices(const std::vector<Backend*>& devices, const Dataset& d, cons
     try {
       omp_set_num_threads(ompThreads);  // the host's cores shared by the devices' threads
       const index_t first = block(k), count = block(k + 1) - first;
-      std::shared_ptr<IterativeProblem::TrajectoryOperators> shared;
+      CachedOperators cached(cache, *devices[k], d, own);
+      std::shared_ptr<IterativeProblem::TrajectoryOperators>& shared = cached.operators;
       for (index_t sl = first; sl < first + count; ++sl) {
         const double done = static_cast<double>(sl - first);
         const Progress setup([&](double f, const std::string&) {
@@ -134,7 +212,9 @@ void solveOnDevices(const std::vector<Backend*>& devices, const Dataset& d, cons
         solveSlice(*devices[k], d, own, sl, slices, deviceTimings[k], setup, iterations, shared, out);
         std::lock_guard lock(out.mutex);
         out.perSlice[static_cast<std::size_t>(sl)]["device"] = devices[k]->info().id;
+        if (cached.reused) out.perSlice[static_cast<std::size_t>(sl)]["operators"] = "kept from an earlier call";
       }
+      cached.keep();
       fraction[k] = 1.0;
     } catch (...) {
       errors[k] = std::current_exception();
@@ -200,7 +280,7 @@ void solveOnDevices(const std::vector<Backend*>& devices, const Dataset& d, cons
 }  // namespace
 
 ImageSet reconstructIterativeOn(const std::vector<Backend*>& devices, const Dataset& d, const ReconSettings& s,
-                                Timings& timings, const Progress& progress) {
+                                Timings& timings, const Progress& progress, OperatorCache* cache) {
   require(!devices.empty() && std::all_of(devices.begin(), devices.end(), [](Backend* b) { return b != nullptr; }),
           "cg: no device to reconstruct on");
   const index_t slices = std::max<index_t>(1, d.header.slices);
@@ -210,7 +290,8 @@ ImageSet reconstructIterativeOn(const std::vector<Backend*>& devices, const Data
 
   if (nd == 1) {
     Backend& backend = *devices[0];
-    std::shared_ptr<IterativeProblem::TrajectoryOperators> shared;
+    CachedOperators cached(cache, backend, d, s);
+    std::shared_ptr<IterativeProblem::TrajectoryOperators>& shared = cached.operators;
     for (index_t sl = 0; sl < slices; ++sl) {
       const double from = static_cast<double>(sl) / slices, to = static_cast<double>(sl + 1) / slices;
       // Setup takes the first fifth of a slice's share, the iterations the rest.
@@ -220,10 +301,12 @@ ImageSet reconstructIterativeOn(const std::vector<Backend*>& devices, const Data
                         st + (slices > 1 ? " (slice " + std::to_string(sl + 1) + ")" : ""));
       });
       solveSlice(backend, d, s, sl, slices, timings, setup, iterations, shared, out);
+      if (cached.reused) out.perSlice[static_cast<std::size_t>(sl)]["operators"] = "kept from an earlier call";
     }
+    cached.keep();
   } else {
     solveOnDevices(std::vector<Backend*>(devices.begin(), devices.begin() + static_cast<std::ptrdiff_t>(nd)), d, s,
-                   slices, timings, progress, out);
+                   slices, timings, progress, out, cache);
   }
 
   ImageSet result = std::move(out.result);

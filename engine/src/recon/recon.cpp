@@ -82,7 +82,7 @@ ReconResult run(const ReconRequest& request, const Progress& progress) {
       break;
     case Method::Cg:
     case Method::Cs:
-      images = reconstructIterative(backend, d, request.settings, result.timings, progress);
+      images = reconstructIterative(backend, d, request.settings, result.timings, progress, request.cache.get());
       break;
     case Method::Grappa:
       images = reconstructGrappa(backend, d, request.settings, result.timings, progress);

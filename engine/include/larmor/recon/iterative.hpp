@@ -21,6 +21,7 @@
 #include "larmor/ops/nufft.hpp"
 #include "larmor/ops/regularizer.hpp"
 #include "larmor/recon/dataset.hpp"
+#include "larmor/recon/operator_cache.hpp"
 #include "larmor/solve/cg.hpp"
 #include "larmor/solve/fista.hpp"
 #include "larmor/util/progress.hpp"
@@ -91,15 +92,16 @@ index_t cartesianPlanCoilGroup(index_t encodedVoxels, index_t coils);
 
 /// Every slice of `d` (recon::run's --method cg / cs): on `backend`, or, for a multi-slice dataset on a GPU with
 /// multiGpu on, spread over every visible GPU by reconstructIterativeOn.
+/// cache (optional): operators of an earlier call to reuse, and this call's kept for the next.
 ImageSet reconstructIterative(Backend& backend, const Dataset& d, const ReconSettings& s, Timings& timings,
-                              const Progress& progress);
+                              const Progress& progress, OperatorCache* cache = nullptr);
 
 /// The slices of `d` on `devices` (iterative_slices.cpp): one device works through them in the calling thread;
 /// several take contiguous blocks of slices, a thread each, every slice solved on one device alone (so the images
 /// are those of one device, bit for bit where the devices are alike). Progress and cancellation as one call; the
 /// timings then hold one wall-clock stage for the devices' work and the convergence record each device's stages.
 ImageSet reconstructIterativeOn(const std::vector<Backend*>& devices, const Dataset& d, const ReconSettings& s,
-                                Timings& timings, const Progress& progress);
+                                Timings& timings, const Progress& progress, OperatorCache* cache = nullptr);
 
 /// Everything of one slice that does not depend on lambda: the plan, E^H d, the coil maps, Q (Toeplitz) and
 /// W, all in the backend's memory; solve() then runs PCG for any lambda, warm-starting from the previous

@@ -9,6 +9,7 @@
 
 #include "larmor/array/array.hpp"
 #include "larmor/recon/dataset.hpp"
+#include "larmor/recon/operator_cache.hpp"
 #include "larmor/recon/settings.hpp"
 #include "larmor/util/progress.hpp"
 #include "larmor/util/timer.hpp"
@@ -25,6 +26,8 @@ struct ReconRequest {
   std::string device = "auto";       ///< auto | cpu | cuda | cuda:N
   /// A backend already selected (the GUI keeps one, with its plan caches); overrides `device`.
   std::shared_ptr<Backend> backend;
+  /// Operators kept from an earlier call for the next (recon/operator_cache.hpp; a batch worker's), or null.
+  std::shared_ptr<OperatorCache> cache;
 };
 
 struct ReconResult {
