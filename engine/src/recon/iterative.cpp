@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <random>
 
 #include "larmor/backend/solver_ops.hpp"
@@ -73,21 +75,33 @@ const CArray& loadReference(const IterativeSettings& it, const Dataset& d, std::
   return *d.reference;
 }
 
-/// The other GPUs for Stone's GPU.Multi, besides `primary`: every visible CUDA device (created anew), at most
-/// `most` of them.
+/// The other GPUs for Stone's GPU.Multi and the slices' split, besides `primary`: every visible CUDA device, at
+/// most `most` of them. Each is made once per process and kept, as the GUI and the CLI keep their primary
+/// backend: a backend's stream, allocator and library handles are set up at its first use (with the libraries'
+/// first calls ~0.1-0.2 s on the H100s and H200s of docs/perf.md), which a call of tens of ms must not pay each
+/// time. Backends are thread-safe per call (their mutex), so concurrent calls may share one.
 std::vector<std::shared_ptr<Backend>> otherGpus(Backend& primary, std::size_t most = SIZE_MAX) {
   std::vector<std::shared_ptr<Backend>> out;
   if (!primary.isGpu()) return out;
+  static std::mutex mutex;
+  // Never destroyed: at exit the CUDA runtime may already be gone when a static's destructor would free.
+  static auto* kept = new std::map<std::string, std::shared_ptr<Backend>>;
   auto& reg = BackendRegistry::instance();
   const std::string self = primary.info().id;
   for (const DeviceInfo& dev : reg.devices()) {
     if (!dev.gpu || dev.id == self) continue;
     if (out.size() >= most) break;
-    try {
-      out.push_back(reg.select(dev.id).backend);
-    } catch (const std::exception&) {
-      // A device that cannot be used is left out; the others share its work.
+    std::lock_guard lock(mutex);
+    std::shared_ptr<Backend>& b = (*kept)[dev.id];
+    if (!b) {
+      try {
+        b = reg.select(dev.id).backend;
+      } catch (const std::exception&) {
+        kept->erase(dev.id);  // a device that cannot be used is left out; the others share its work
+        continue;
+      }
     }
+    out.push_back(b);
   }
   return out;
 }
