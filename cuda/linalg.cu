@@ -23,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "check.hpp"
@@ -537,6 +538,54 @@ void CudaBackend::gramKernels(const float2* gram, index_t n, std::vector<double>
     conjugateReversedColumns(launch_, kernels, static_cast<const double2*>(za), n);
   };
   zheevd(n, values, load, store, "gramKernels");
+}
+
+void CudaBackend::gramKernelsBatched(const std::vector<const float2*>& grams, index_t n,
+                                     std::vector<std::vector<double>>& values, const std::vector<float2*>& kernels) {
+  const std::size_t batch = grams.size();
+  values.assign(batch, std::vector<double>(static_cast<std::size_t>(n), 0.0));
+  if (batch == 0 || n == 0) return;
+#if CUSOLVER_VERSION >= 11701
+  requireInt(n, "matrix size");
+  const index_t nn = n * n;
+  std::lock_guard lock(mutex_);
+  activate();
+  LinalgState& st = stateOf(linalgState, device_, stream_.handle, allocator_);
+  Scratch da(*allocator_, static_cast<std::size_t>(nn) * batch * sizeof(cuDoubleComplex));
+  Scratch dw(*allocator_, static_cast<std::size_t>(n) * batch * sizeof(double));
+  Scratch info(*allocator_, batch * sizeof(int));
+  auto* za = da.as<double2>();
+  for (std::size_t b = 0; b < batch; ++b) toDouble(launch_, za + b * nn, grams[b], nn);
+  cusolverDnParams_t params = nullptr;
+  LARMOR_CUSOLVER_CHECK(cusolverDnCreateParams(&params));
+  std::unique_ptr<std::remove_pointer_t<cusolverDnParams_t>, void (*)(cusolverDnParams_t)> owned(
+      params, [](cusolverDnParams_t q) { (void)cusolverDnDestroyParams(q); });
+  std::size_t deviceBytes = 0, hostBytes = 0;
+  const auto bn = static_cast<int64_t>(batch);
+  LARMOR_CUSOLVER_CHECK(cusolverDnXsyevBatched_bufferSize(st.solver, params, CUSOLVER_EIG_MODE_VECTOR,
+                                                          CUBLAS_FILL_MODE_LOWER, n, CUDA_C_64F, za, n, CUDA_R_64F,
+                                                          dw.as<double>(), CUDA_C_64F, &deviceBytes, &hostBytes, bn));
+  Scratch work(*allocator_, std::max<std::size_t>(deviceBytes, 16));
+  std::vector<char> hostWork(std::max<std::size_t>(hostBytes, 16));
+  LARMOR_CUSOLVER_CHECK(cusolverDnXsyevBatched(st.solver, params, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n,
+                                               CUDA_C_64F, za, n, CUDA_R_64F, dw.as<double>(), CUDA_C_64F,
+                                               work.as<void>(), deviceBytes, hostWork.data(), hostBytes, info.as<int>(), bn));
+  for (std::size_t b = 0; b < batch; ++b) conjugateReversedColumns(launch_, kernels[b], za + b * nn, n);
+  std::vector<double> w(static_cast<std::size_t>(n) * batch);
+  std::vector<int> hostInfo(batch, 0);
+  LARMOR_CUDA_CHECK(cudaMemcpyAsync(w.data(), dw.as<double>(), w.size() * sizeof(double), cudaMemcpyDeviceToHost,
+                                    stream_.handle));
+  LARMOR_CUDA_CHECK(cudaMemcpyAsync(hostInfo.data(), info.as<int>(), batch * sizeof(int), cudaMemcpyDeviceToHost,
+                                    stream_.handle));
+  LARMOR_CUDA_CHECK(cudaStreamSynchronize(stream_.handle));  // also keeps hostWork alive until the solve is done
+  for (std::size_t b = 0; b < batch; ++b) {
+    require(hostInfo[b] == 0, "cuda backend: gramKernelsBatched: cuSOLVER Xsyev batched failed for matrix " +
+                                  std::to_string(b) + " (info " + std::to_string(hostInfo[b]) + ")");
+    std::copy_n(w.data() + b * static_cast<std::size_t>(n), n, values[b].data());
+  }
+#else
+  for (std::size_t b = 0; b < batch; ++b) gramKernels(grams[b], n, values[b], kernels[b]);
+#endif
 }
 
 void CudaBackend::gather(Buffer& out, const Buffer& src, const Buffer& index, index_t n, index_t batch,

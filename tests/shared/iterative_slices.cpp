@@ -181,6 +181,30 @@ TEST_P(IterativeSlices, OperatorsKeptForTheNextCallOfTheSameTrajectory) {
   }
 }
 
+TEST_P(IterativeSlices, EspiritGroupsOfSlicesWhereverTheDevicesSplit) {
+  // 34 slices: ESPIRiT's eigen-solves in the aligned groups [0, 32) and [32, 34) whichever device asks, so three
+  // devices (blocks of 11, 11, 12 slices) give one device's bits.
+  phantom::SimulateSettings sim;
+  sim.matrix[0] = sim.matrix[1] = 24;
+  sim.slices = 34;
+  sim.coils = 2;
+  sim.trajectory = TrajectoryKind::GoldenAngle;
+  sim.spokes = 40;
+  sim.noiseSigma = 0.002f;
+  const Dataset d = phantom::simulate(sim);
+  recon::ReconSettings s = settingsOf(recon::Method::Cg);
+  s.iterative.iterations = 3;
+  Timings t;
+  const recon::ImageSet one = recon::reconstructIterativeOn(devices(1), d, s, t, {});
+  const recon::ImageSet three = recon::reconstructIterativeOn(devices(3), d, s, t, {});
+  EXPECT_TRUE(sameBits(three.combined, one.combined));
+  for (const auto* r : {&one, &three}) {
+    EXPECT_EQ(r->convergence["slices"][0]["espirit_batch"], 32);
+    EXPECT_EQ(r->convergence["slices"][31]["espirit_batch"], 32);
+    EXPECT_EQ(r->convergence["slices"][33]["espirit_batch"], 2);
+  }
+}
+
 TEST_P(IterativeSlices, ProgressOnTheCallersThreadAndCancel) {
   const Dataset d = radialSlices(4);
   recon::ReconSettings s = settingsOf(recon::Method::Cg);

@@ -52,35 +52,50 @@ void espiritKernelSize(const index_t calibration[3], const index_t grid[3], int 
   }
 }
 
-EspiritResult espirit(Backend& be, const CArray& cal, const index_t grid[3], const EspiritOptions& o) {
+namespace {
+
+/// Step 1 and the Gram of step 2 on the backend: the box goes up (37 KB for 24^2 x 8 coils), A is made from it
+/// there (830 KB), and its Gram A^H A (n x n, n = K C) stays there.
+struct CalibrationGram {
+  index_t kernel[3] = {1, 1, 1};
+  index_t n = 0;
+  std::unique_ptr<Buffer> gram;
+};
+
+CalibrationGram calibrationGram(Backend& be, const CArray& cal, const index_t grid[3], const EspiritOptions& o) {
   const Shape& s = cal.shape();
   require(s.rank() >= 3 && s.rank() <= 4, "ESPIRiT: calibration data must be [c0, c1, c2, coils], got " + s.str());
   const index_t box[3] = {s[0], s[1], s[2]}, coils = s.rank() > 3 ? s[3] : 1;
   require(grid[0] >= 1 && grid[1] >= 1 && grid[2] >= 1, "ESPIRiT: the image grid must be positive");
   require(o.threshold >= 0 && o.threshold < 1, "ESPIRiT: the threshold must be in [0, 1)");
-  EspiritResult res;
-  espiritKernelSize(box, grid, o.kernel, res.kernel);
-  const index_t* k = res.kernel;
+  CalibrationGram g;
+  espiritKernelSize(box, grid, o.kernel, g.kernel);
+  const index_t* k = g.kernel;
   const index_t K = k[0] * k[1] * k[2], n = K * coils;
-
-  // 1-2: A, its Gram matrix and the Gram's eigen-decomposition (double) on the backend; only the eigenvalues
-  // come to the host. The kernels come back conjugated, largest eigenvalue first.
+  g.n = n;
   const index_t rows = (box[0] - k[0] + 1) * (box[1] - k[1] + 1) * (box[2] - k[2] + 1);
-  std::vector<double> ev;  // ascending
-  auto dkernels = be.allocate(bytesOf(n * n));
-  {
-    // The box goes up (37 KB for 24^2 x 8 coils), A is made from it on the backend (830 KB).
-    auto dcal = be.allocate(bytesOf(cal.size()));
-    be.upload(*dcal, cal.data(), bytesOf(cal.size()));
-    auto da = be.allocate(bytesOf(rows * n));
-    const index_t box4[4] = {box[0], box[1], box[2], coils};
-    be.espiritOps().calibrationMatrix(*da, *dcal, box4, k);
-    dcal.reset();
-    auto dg = be.allocate(bytesOf(n * n));
-    const MatrixBatch ma{rows, n, rows, 0}, mg{n, n, n, 0};
-    be.gemmBatched(MatOp::ConjTranspose, MatOp::None, n, n, rows, cfloat(1.f), *da, ma, *da, ma, cfloat(0.f), *dg, mg, 1);
-    be.espiritOps().gramKernels(*dg, n, ev, *dkernels);
-  }
+  auto dcal = be.allocate(bytesOf(cal.size()));
+  be.upload(*dcal, cal.data(), bytesOf(cal.size()));
+  auto da = be.allocate(bytesOf(rows * n));
+  const index_t box4[4] = {box[0], box[1], box[2], coils};
+  be.espiritOps().calibrationMatrix(*da, *dcal, box4, k);
+  dcal.reset();
+  g.gram = be.allocate(bytesOf(n * n));
+  const MatrixBatch ma{rows, n, rows, 0}, mg{n, n, n, 0};
+  be.gemmBatched(MatOp::ConjTranspose, MatOp::None, n, n, rows, cfloat(1.f), *da, ma, *da, ma, cfloat(0.f), *g.gram, mg, 1);
+  return g;
+}
+
+/// Steps 2 (the kept kernels) to 5 from the Gram's eigenvalues `ev` (ascending) and its kernels (conjugated
+/// eigenvectors, largest first) on the backend.
+EspiritResult mapsFromKernels(Backend& be, const CArray& cal, const index_t grid[3], const EspiritOptions& o,
+                              const CalibrationGram& g, const std::vector<double>& ev, const Buffer& dkernels) {
+  const Shape& s = cal.shape();
+  const index_t box[3] = {s[0], s[1], s[2]}, coils = s.rank() > 3 ? s[3] : 1;
+  EspiritResult res;
+  std::copy_n(g.kernel, 3, res.kernel);
+  const index_t* k = res.kernel;
+  const index_t K = k[0] * k[1] * k[2], n = g.n;
   const double top = ev[static_cast<std::size_t>(n - 1)];
   require(top > 0 && std::isfinite(top), "ESPIRiT: the calibration region holds no signal");
   index_t kept = 0;
@@ -94,7 +109,7 @@ EspiritResult espirit(Backend& be, const CArray& cal, const index_t grid[3], con
   const index_t S = small[0] * small[1] * small[2];
   const Shape uShape{small[0], small[1], small[2], coils * kept};
   auto du = be.allocate(bytesOf(uShape.size()));
-  be.resizeCentred(*du, uShape, *dkernels, Shape{k[0], k[1], k[2], coils * kept});
+  be.resizeCentred(*du, uShape, dkernels, Shape{k[0], k[1], k[2], coils * kept});
   be.fft(*du, uShape, 3, FftDirection::Inverse);
   // M on the small grid (EspiritOps, on the backend): (S / K) sum_i u_ia conj(u_ib) (S: the unitary FFT's
   // 1/sqrt(S) per factor undone).
@@ -129,6 +144,48 @@ EspiritResult espirit(Backend& be, const CArray& cal, const index_t grid[3], con
   res.eigenvalues = RArray(Shape{grid[0], grid[1], grid[2]});
   for (index_t x = 0; x < N; ++x) res.eigenvalues[x] = val[x].real();
   return res;
+}
+
+}  // namespace
+
+EspiritResult espirit(Backend& be, const CArray& cal, const index_t grid[3], const EspiritOptions& o) {
+  // 1-2: A, its Gram matrix and the Gram's eigen-decomposition (double) on the backend; only the eigenvalues
+  // come to the host. The kernels come back conjugated, largest eigenvalue first.
+  const CalibrationGram g = calibrationGram(be, cal, grid, o);
+  std::vector<double> ev;  // ascending
+  auto dkernels = be.allocate(bytesOf(g.n * g.n));
+  be.espiritOps().gramKernels(*g.gram, g.n, ev, *dkernels);
+  return mapsFromKernels(be, cal, grid, o, g, ev, *dkernels);
+}
+
+std::vector<EspiritResult> espiritBatch(Backend& be, const std::vector<CArray>& cals, const index_t grid[3],
+                                        const EspiritOptions& o) {
+  std::vector<CalibrationGram> grams;
+  for (const CArray& cal : cals) grams.push_back(calibrationGram(be, cal, grid, o));
+  std::vector<EspiritResult> out;
+  if (grams.empty()) return out;
+  const index_t n = grams.front().n;
+  const bool same = std::all_of(grams.begin(), grams.end(), [n](const CalibrationGram& g) { return g.n == n; });
+  std::vector<std::vector<double>> ev(grams.size());
+  std::vector<std::unique_ptr<Buffer>> kernels;
+  for (std::size_t b = 0; b < grams.size(); ++b) kernels.push_back(be.allocate(bytesOf(grams[b].n * grams[b].n)));
+  if (same) {
+    std::vector<const Buffer*> g;
+    std::vector<Buffer*> k;
+    for (std::size_t b = 0; b < grams.size(); ++b) {
+      g.push_back(grams[b].gram.get());
+      k.push_back(kernels[b].get());
+    }
+    be.espiritOps().gramKernelsBatched(g, n, ev, k);
+  } else {  // Grams of different sizes (calibration boxes that differ between slices): one at a time
+    for (std::size_t b = 0; b < grams.size(); ++b) be.espiritOps().gramKernels(*grams[b].gram, grams[b].n, ev[b], *kernels[b]);
+  }
+  for (std::size_t b = 0; b < grams.size(); ++b) {
+    grams[b].gram.reset();
+    out.push_back(mapsFromKernels(be, cals[b], grid, o, grams[b], ev[b], *kernels[b]));
+    kernels[b].reset();
+  }
+  return out;
 }
 
 }  // namespace larmor::ops

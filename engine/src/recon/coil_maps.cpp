@@ -191,6 +191,59 @@ std::unique_ptr<Buffer> coilMapsForSliceOnBackend(Backend& be, const Dataset& d,
   return b;
 }
 
+std::vector<std::unique_ptr<Buffer>> espiritMapsForSlices(Backend& be, const Dataset& d, const std::vector<index_t>& slices,
+                                                          const index_t out[3], const ReconSettings& s,
+                                                          std::vector<nlohmann::json>* infos,
+                                                          std::shared_ptr<const CalibrationGridding>* gridding,
+                                                          const Progress& progress) {
+  require(s.iterative.coilMaps == CoilMapSource::Espirit, "coil maps: batched slices are ESPIRiT's");
+  const index_t coils = std::max<index_t>(1, d.header.coils), n = out[0] * out[1] * out[2];
+  ops::EspiritOptions eo{6, 0.001, s.iterative.espiritCrop};
+  eo.keepOnDevice = true;
+  std::shared_ptr<const CalibrationGridding> local;
+  std::vector<CArray> cals;
+  std::vector<std::string> boxes;
+  index_t grid[3] = {1, 1, 1};
+  bool sameGrid = true;
+  for (std::size_t i = 0; i < slices.size(); ++i) {
+    progress.report(static_cast<double>(i) / static_cast<double>(slices.size()), "calibration");
+    CalibrationRegion r = calibrationRegion(be, d, slices[i], s.iterative.calibrationSize, eo.kernel, s.nufft, progress,
+                                            gridding ? gridding : &local);
+    index_t g[3];
+    calibrationGrid(r, out, g);
+    if (i == 0) std::copy_n(g, 3, grid);
+    sameGrid = sameGrid && std::equal(g, g + 3, grid);
+    boxes.push_back(r.box.str());
+    cals.push_back(std::move(r.data));
+  }
+  std::vector<std::unique_ptr<Buffer>> maps;
+  if (!sameGrid) {  // calibration regions of different FOVs: each slice as coilMapsForSliceOnBackend makes it
+    for (std::size_t i = 0; i < slices.size(); ++i) {
+      nlohmann::json j;
+      maps.push_back(coilMapsForSliceOnBackend(be, d, slices[i], out, s, &j, nullptr, progress, gridding));
+      if (infos) infos->push_back(std::move(j));
+    }
+    return maps;
+  }
+  std::vector<ops::EspiritResult> e = ops::espiritBatch(be, cals, grid, eo);
+  for (std::size_t i = 0; i < slices.size(); ++i) {
+    if (infos)
+      infos->push_back({{"calibration_region", boxes[i]},
+                        {"coil_maps", "espirit"},
+                        {"espirit_kernels", std::to_string(e[i].kernelsKept) + "/" + std::to_string(e[i].kernelsTotal)},
+                        {"espirit_batch", slices.size()}});
+    if (grid[0] == out[0] && grid[1] == out[1] && grid[2] == out[2]) {
+      maps.push_back(std::move(e[i].deviceMaps));
+      continue;
+    }
+    auto cropped = be.allocate(static_cast<std::size_t>(n * coils) * sizeof(cfloat));
+    be.resizeCentred(*cropped, Shape{out[0], out[1], out[2], coils}, *e[i].deviceMaps,
+                     Shape{grid[0], grid[1], grid[2], coils});
+    maps.push_back(std::move(cropped));
+  }
+  return maps;
+}
+
 CArray coilMaps(Backend& be, const Dataset& d, const index_t out[3], const ReconSettings& s, nlohmann::json* info) {
   const index_t coils = std::max<index_t>(1, d.header.coils), slices = std::max<index_t>(1, d.header.slices);
   const index_t n = out[0] * out[1] * out[2] * coils;

@@ -126,6 +126,7 @@ struct IterativeProblem::Impl {
   Backend& backend;
   IterativeSettings settings;
   std::shared_ptr<TrajectoryOperators> traj;
+  const CoilMapsSource* mapsSource = nullptr;  ///< the constructor's maps (only during it)
   index_t n = 0, m = 0, coils = 1;
   index_t dims[3] = {1, 1, 1};  ///< the solve grid
   /// Cartesian data are solved on [recon FOV along the readout, encoded pe1, encoded pe2]; the pe FOV crop
@@ -180,9 +181,10 @@ struct IterativeProblem::Impl {
 
 IterativeProblem::IterativeProblem(Backend& backend, const Dataset& d, const ReconSettings& s, index_t slice,
                                    Timings& timings, const Progress& progress,
-                                   std::shared_ptr<TrajectoryOperators> shared)
+                                   std::shared_ptr<TrajectoryOperators> shared, const CoilMapsSource* maps)
     : impl_(std::make_unique<Impl>(backend)) {
   Impl& p = *impl_;
+  p.mapsSource = maps;
   const IterativeSettings& it = s.iterative;
   p.settings = it;
   const Header& h = d.header;
@@ -222,6 +224,7 @@ IterativeProblem::IterativeProblem(Backend& backend, const Dataset& d, const Rec
   p.x = backend.allocate(bytesOf(p.n));
   backend.fill(*p.x, cfloat(0.f), p.n);
   p.info["fhd"] = settings::choiceName("iterative.fhd", static_cast<int>(it.fhd));
+  p.mapsSource = nullptr;
 }
 
 // --- the constructor's steps --------------------------------------------------------------------------------
@@ -418,6 +421,10 @@ void IterativeProblem::Impl::buildCoilMaps(const Dataset& d, const ReconSettings
   if (p.coils > 1) {
     progress.report(0.3, "cg: coil maps");
     ScopedStage st(timings, "coil maps", &backend);
+    if (p.mapsSource && *p.mapsSource) {
+      p.maps = std::make_unique<ops::CoilSensitivities>(backend, (*p.mapsSource)(slice, dims, p.info), p.n, p.coils);
+      return;
+    }
     const BackendPlanFactory fhdPlan = planFactory(s, exactFhd(s.iterative));
     const ops::PlanFactory walshPlan = [&](const NufftGeometry& g) { return fhdPlan(backend, g); };
     p.maps = std::make_unique<ops::CoilSensitivities>(

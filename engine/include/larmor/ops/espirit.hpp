@@ -25,6 +25,9 @@
 //    made real and >= 0 (u's own phase: its largest component real and positive).
 // 3D data use 3D kernels (k0 k1 k2 = 6^3); BART loops its eigen-decomposition over planes only to save
 // memory, with the same 3D kernels, so the result is the same.
+#include <memory>
+#include <vector>
+
 #include "larmor/array/array.hpp"
 #include "larmor/backend/backend.hpp"
 
@@ -55,5 +58,11 @@ void espiritKernelSize(const index_t calibration[3], const index_t grid[3], int 
 /// -> maps on the image grid [N0, N1, N2] whose FOV is 1 / spacing of the calibration samples.
 EspiritResult espirit(Backend& backend, const CArray& calibration, const index_t grid[3],
                       const EspiritOptions& options = {});
+
+/// espirit() for several calibration boxes onto the same grid (the slices of a multi-slice dataset): their Grams'
+/// eigen-decompositions in one batch (EspiritOps::gramKernelsBatched; one at a time where the Grams' sizes
+/// differ), the rest per box. Each result is espirit()'s for its box up to the eigen-solver's rounding.
+std::vector<EspiritResult> espiritBatch(Backend& backend, const std::vector<CArray>& calibrations, const index_t grid[3],
+                                        const EspiritOptions& options = {});
 
 }  // namespace larmor::ops

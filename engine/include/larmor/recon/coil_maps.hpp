@@ -39,6 +39,16 @@ std::unique_ptr<Buffer> coilMapsForSliceOnBackend(Backend& backend, const Datase
                                                   const Progress& progress = {},
                                                   std::shared_ptr<const CalibrationGridding>* gridding = nullptr);
 
+/// ESPIRiT maps of several slices on the backend, as coilMapsForSliceOnBackend makes each, with the Grams'
+/// eigen-decompositions in one batch (ops::espiritBatch; the slices of a multi-slice CG/CS call,
+/// iterative_slices.cpp). infos (optional) gets each slice's record; gridding as coilMapsForSliceOnBackend's.
+std::vector<std::unique_ptr<Buffer>> espiritMapsForSlices(Backend& backend, const Dataset& d,
+                                                          const std::vector<index_t>& slices, const index_t out[3],
+                                                          const ReconSettings& s,
+                                                          std::vector<nlohmann::json>* infos = nullptr,
+                                                          std::shared_ptr<const CalibrationGridding>* gridding = nullptr,
+                                                          const Progress& progress = {});
+
 /// The maps of every slice, [out0, out1, out2, coils, slices] (`larmor-cli maps`).
 CArray coilMaps(Backend& backend, const Dataset& d, const index_t out[3], const ReconSettings& s,
                 nlohmann::json* info = nullptr);

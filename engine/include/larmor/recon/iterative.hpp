@@ -112,9 +112,17 @@ class IterativeProblem {
   /// multi-slice dataset. Opaque.
   struct TrajectoryOperators;
 
-  /// shared: from another slice's trajectoryOperators() (null: build them).
+  /// Coil maps made elsewhere (the slices' ESPIRiT eigen-solves batched, iterative_slices.cpp): called with the
+  /// slice and the problem's grid [N0, N1, N2], returns that slice's maps on the backend ([N0, N1, N2, coils])
+  /// and adds their record (calibration region, kernels kept) to `info`.
+  using CoilMapsSource =
+      std::function<std::unique_ptr<Buffer>(index_t slice, const index_t dims[3], nlohmann::json& info)>;
+
+  /// shared: from another slice's trajectoryOperators() (null: build them). maps (optional): where the coil
+  /// maps come from instead of coilMapsForSliceOnBackend (several coils only).
   IterativeProblem(Backend& backend, const Dataset& d, const ReconSettings& s, index_t slice, Timings& timings,
-                   const Progress& progress = {}, std::shared_ptr<TrajectoryOperators> shared = nullptr);
+                   const Progress& progress = {}, std::shared_ptr<TrajectoryOperators> shared = nullptr,
+                   const CoilMapsSource* maps = nullptr);
   ~IterativeProblem();
   IterativeProblem(const IterativeProblem&) = delete;
   IterativeProblem& operator=(const IterativeProblem&) = delete;
