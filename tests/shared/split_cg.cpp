@@ -24,20 +24,8 @@ namespace {
 
 class SplitCg : public larmor::test::DeviceTest {
  protected:
-  /// `count` backends, be() first: further CPU backends, or the GPUs in turn (the same one again where there is one).
-  std::vector<Backend*> devices(int count) {
-    std::vector<Backend*> out{&be()};
-    std::vector<std::string> gpus;
-    if (onGpu())
-      for (const DeviceInfo& d : BackendRegistry::instance().devices())
-        if (d.gpu) gpus.push_back(d.id);
-    for (int i = 1; i < count; ++i) {
-      owned_.push_back(onGpu() ? BackendRegistry::instance().select(gpus[static_cast<std::size_t>(i) % gpus.size()]).backend
-                               : makeCpuBackend());
-      out.push_back(owned_.back().get());
-    }
-    return out;
-  }
+  /// `count` backends, be() first (support/device.hpp: splitDevices).
+  std::vector<Backend*> devices(int count) { return larmor::test::splitDevices(be(), count, owned_); }
   std::vector<std::shared_ptr<Backend>> owned_;
 };
 

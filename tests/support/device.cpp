@@ -28,6 +28,20 @@ bool machineHasGpu(std::string* evidence) {
   return !found.empty();
 }
 
+std::vector<Backend*> splitDevices(Backend& first, int count, std::vector<std::shared_ptr<Backend>>& owned) {
+  std::vector<Backend*> out{&first};
+  std::vector<std::string> gpus;
+  if (first.isGpu())
+    for (const DeviceInfo& d : BackendRegistry::instance().devices())
+      if (d.gpu) gpus.push_back(d.id);
+  for (int i = 1; i < count; ++i) {
+    owned.push_back(first.isGpu() ? BackendRegistry::instance().select(gpus[static_cast<std::size_t>(i) % gpus.size()]).backend
+                                  : makeCpuBackend());
+    out.push_back(owned.back().get());
+  }
+  return out;
+}
+
 std::shared_ptr<Backend> backendNamed(const std::string& name) {
   static std::mutex mutex;
   static std::map<std::string, std::shared_ptr<Backend>> cache;
