@@ -114,7 +114,7 @@ struct CachedOperators {
 
 /// The slices' ESPIRiT maps a group at a time, the Grams' eigen-decompositions batched (ops::espiritBatch: on a
 /// GPU one batched cuSOLVER call, ~0.5 against ~3 ms a slice for 288^2 Grams). A slice's group is its aligned run
-/// of groupSize() slices of the dataset whichever device asks, so that its maps, and its image, do not depend on
+/// of up to 32 slices of the dataset whichever device asks, so that its maps, and its image, do not depend on
 /// how the slices were split over devices; a device computes a whole group and keeps the maps of its own block.
 /// A group is at most 32 slices and its maps at most 256 MiB (128^2 x 8 coils: 32 slices of 1 MiB; a 2x readout
 /// grid of 256 x 512 x 32 coils: 7 of 32 MiB), so a large dataset's group holds no more than a few slices' memory.
