@@ -2,7 +2,6 @@
 // each with its own backend reused across items; the journal records every item's start and end.
 #include "larmor/batch/runner.hpp"
 
-#include <fftw3.h>
 #include <omp.h>
 #include <unistd.h>
 
@@ -407,8 +406,6 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
     }
     workers = std::move(b.workers);
     workers.resize(std::min(workers.size(), queue.size()));
-    // FFTW's planner is not thread-safe: CPU backends of several workers plan at the same time.
-    if (workers.size() > 1) fftwf_make_planner_thread_safe();
   }
 
   std::atomic<std::size_t> next{0};

@@ -106,6 +106,16 @@ void circularShiftInPlace(cfloat* data, const Shape& shape, int rank, const inde
   }
 }
 
+/// FFTW's planner is process-wide state, not thread-safe: every engine plans and destroys under this one lock, so
+/// that backends planning in threads of their own (the batch's workers, slices or slabs split over several CPU
+/// backends) do not meet in it. (fftwf_make_planner_thread_safe, which the batch runner used to call, did not
+/// stop heap corruption with Debian's libfftw3f_omp: IterativeSlices crashed within 4 repeats; with this lock
+/// 20 repeats pass, session 21.)
+std::mutex& fftwPlanner() {
+  static std::mutex m;
+  return m;
+}
+
 }  // namespace
 
 FftEngine::FftEngine() {
@@ -114,6 +124,7 @@ FftEngine::FftEngine() {
 }
 
 FftEngine::~FftEngine() {
+  std::lock_guard global(fftwPlanner());
   std::lock_guard lock(planMutex_);
   for (auto& [key, plan] : plans_) fftwf_destroy_plan(plan);
 }
@@ -172,6 +183,7 @@ fftwf_plan FftEngine::planFor(const Shape& shape, int rank, index_t batch, FftDi
   std::lock_guard lock(planMutex_);
   auto it = plans_.find(key);
   if (it != plans_.end()) return it->second;
+  std::lock_guard global(fftwPlanner());
   int n[3];
   for (int d = 0; d < rank; ++d) n[d] = static_cast<int>(shape[rank - 1 - d]);  // FFTW: last dim fastest
   const int dist = static_cast<int>(shape.span(0, rank));
