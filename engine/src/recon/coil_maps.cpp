@@ -3,6 +3,7 @@
 #include "larmor/recon/coil_maps.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "larmor/io/cfl.hpp"
@@ -162,28 +163,41 @@ CArray coilMapsForSlice(Backend& be, const Dataset& d, index_t slice, const inde
   throw Error("coil maps: unknown source");
 }
 
+namespace {
+/// ESPIRiT's options for SENSE: BART's kernel and threshold, the settings' crop, the maps left on the backend.
+ops::EspiritOptions senseEspiritOptions(const ReconSettings& s) {
+  ops::EspiritOptions eo{6, 0.001, s.iterative.espiritCrop};
+  eo.keepOnDevice = true;
+  return eo;
+}
+
+/// ESPIRiT's maps on the calibration's grid brought to the output matrix (cropped there where the grid is larger,
+/// e.g. a 2x oversampled readout), and their record.
+std::unique_ptr<Buffer> espiritOnOutput(Backend& be, ops::EspiritResult& e, const index_t grid[3], const index_t out[3],
+                                        index_t coils, const std::string& box, nlohmann::json& j) {
+  j["calibration_region"] = box;
+  j["coil_maps"] = "espirit";
+  j["espirit_kernels"] = std::to_string(e.kernelsKept) + "/" + std::to_string(e.kernelsTotal);
+  if (grid[0] == out[0] && grid[1] == out[1] && grid[2] == out[2]) return std::move(e.deviceMaps);
+  auto cropped = be.allocate(static_cast<std::size_t>(out[0] * out[1] * out[2] * coils) * sizeof(cfloat));
+  be.resizeCentred(*cropped, Shape{out[0], out[1], out[2], coils}, *e.deviceMaps, Shape{grid[0], grid[1], grid[2], coils});
+  return cropped;
+}
+}  // namespace
+
 std::unique_ptr<Buffer> coilMapsForSliceOnBackend(Backend& be, const Dataset& d, index_t slice, const index_t out[3],
                                                   const ReconSettings& s, nlohmann::json* info,
                                                   const ops::PlanFactory* makePlan, const Progress& progress,
                                                   std::shared_ptr<const CalibrationGridding>* gridding) {
-  const index_t coils = std::max<index_t>(1, d.header.coils), n = out[0] * out[1] * out[2];
   if (s.iterative.coilMaps == CoilMapSource::Espirit) {
     nlohmann::json local;
-    nlohmann::json& j = info ? *info : local;
-    ops::EspiritOptions eo{6, 0.001, s.iterative.espiritCrop};
-    eo.keepOnDevice = true;
+    const ops::EspiritOptions eo = senseEspiritOptions(s);
     const CalibrationRegion r =
         calibrationRegion(be, d, slice, s.iterative.calibrationSize, eo.kernel, s.nufft, progress, gridding);
     index_t grid[3];
     calibrationGrid(r, out, grid);
-    j["calibration_region"] = r.box.str();
     ops::EspiritResult e = ops::espirit(be, r.data, grid, eo);
-    j["coil_maps"] = "espirit";
-    j["espirit_kernels"] = std::to_string(e.kernelsKept) + "/" + std::to_string(e.kernelsTotal);
-    if (grid[0] == out[0] && grid[1] == out[1] && grid[2] == out[2]) return std::move(e.deviceMaps);
-    auto cropped = be.allocate(static_cast<std::size_t>(n * coils) * sizeof(cfloat));
-    be.resizeCentred(*cropped, Shape{out[0], out[1], out[2], coils}, *e.deviceMaps, Shape{grid[0], grid[1], grid[2], coils});
-    return cropped;
+    return espiritOnOutput(be, e, grid, out, std::max<index_t>(1, d.header.coils), r.box.str(), info ? *info : local);
   }
   const CArray maps = coilMapsForSlice(be, d, slice, out, s, info, makePlan, progress);
   auto b = be.allocate(static_cast<std::size_t>(maps.size()) * sizeof(cfloat));
@@ -197,49 +211,35 @@ std::vector<std::unique_ptr<Buffer>> espiritMapsForSlices(Backend& be, const Dat
                                                           std::shared_ptr<const CalibrationGridding>* gridding,
                                                           const Progress& progress) {
   require(s.iterative.coilMaps == CoilMapSource::Espirit, "coil maps: batched slices are ESPIRiT's");
-  const index_t coils = std::max<index_t>(1, d.header.coils), n = out[0] * out[1] * out[2];
-  ops::EspiritOptions eo{6, 0.001, s.iterative.espiritCrop};
-  eo.keepOnDevice = true;
+  const index_t coils = std::max<index_t>(1, d.header.coils);
+  const ops::EspiritOptions eo = senseEspiritOptions(s);
   std::shared_ptr<const CalibrationGridding> local;
   std::vector<CArray> cals;
   std::vector<std::string> boxes;
-  index_t grid[3] = {1, 1, 1};
-  bool sameGrid = true;
+  std::vector<std::array<index_t, 3>> grids;
   for (std::size_t i = 0; i < slices.size(); ++i) {
     progress.report(static_cast<double>(i) / static_cast<double>(slices.size()), "calibration");
     CalibrationRegion r = calibrationRegion(be, d, slices[i], s.iterative.calibrationSize, eo.kernel, s.nufft, progress,
                                             gridding ? gridding : &local);
-    index_t g[3];
-    calibrationGrid(r, out, g);
-    if (i == 0) std::copy_n(g, 3, grid);
-    sameGrid = sameGrid && std::equal(g, g + 3, grid);
+    grids.emplace_back();
+    calibrationGrid(r, out, grids.back().data());
     boxes.push_back(r.box.str());
     cals.push_back(std::move(r.data));
   }
-  std::vector<std::unique_ptr<Buffer>> maps;
-  if (!sameGrid) {  // calibration regions of different FOVs: each slice as coilMapsForSliceOnBackend makes it
-    for (std::size_t i = 0; i < slices.size(); ++i) {
-      nlohmann::json j;
-      maps.push_back(coilMapsForSliceOnBackend(be, d, slices[i], out, s, &j, nullptr, progress, gridding));
-      if (infos) infos->push_back(std::move(j));
-    }
-    return maps;
+  // One batch where every slice's calibration has the same grid; else (regions of different FOVs) one at a time.
+  const bool sameGrid = std::all_of(grids.begin(), grids.end(), [&](const auto& g) { return g == grids.front(); });
+  std::vector<ops::EspiritResult> e;
+  if (sameGrid && !cals.empty()) {
+    e = ops::espiritBatch(be, cals, grids.front().data(), eo);
+  } else {
+    for (std::size_t i = 0; i < cals.size(); ++i) e.push_back(ops::espirit(be, cals[i], grids[i].data(), eo));
   }
-  std::vector<ops::EspiritResult> e = ops::espiritBatch(be, cals, grid, eo);
+  std::vector<std::unique_ptr<Buffer>> maps;
   for (std::size_t i = 0; i < slices.size(); ++i) {
-    if (infos)
-      infos->push_back({{"calibration_region", boxes[i]},
-                        {"coil_maps", "espirit"},
-                        {"espirit_kernels", std::to_string(e[i].kernelsKept) + "/" + std::to_string(e[i].kernelsTotal)},
-                        {"espirit_batch", slices.size()}});
-    if (grid[0] == out[0] && grid[1] == out[1] && grid[2] == out[2]) {
-      maps.push_back(std::move(e[i].deviceMaps));
-      continue;
-    }
-    auto cropped = be.allocate(static_cast<std::size_t>(n * coils) * sizeof(cfloat));
-    be.resizeCentred(*cropped, Shape{out[0], out[1], out[2], coils}, *e[i].deviceMaps,
-                     Shape{grid[0], grid[1], grid[2], coils});
-    maps.push_back(std::move(cropped));
+    nlohmann::json j;
+    maps.push_back(espiritOnOutput(be, e[i], grids[i].data(), out, coils, boxes[i], j));
+    j["espirit_batch"] = sameGrid ? slices.size() : 1;
+    if (infos) infos->push_back(std::move(j));
   }
   return maps;
 }

@@ -233,8 +233,9 @@ void solveSlice(Backend& backend, const Dataset& d, const ReconSettings& s, inde
   out.perSlice[static_cast<std::size_t>(sl)] = std::move(j);
 }
 
-/// The slices over several devices, a thread each; see the top of the file.
-void solveOnDevices(const std::vector<Backend*>& devices, const Dataset& d, const ReconSettings& s, index_t slices,
+/// The slices over several devices, a thread each; see the top of the file. Returns each device's record (its
+/// slices and its stages).
+nlohmann::json solveOnDevices(const std::vector<Backend*>& devices, const Dataset& d, const ReconSettings& s, index_t slices,
                     Timings& timings, const Progress& progress, SliceOutputs& out, OperatorCache* cache) {
   const std::size_t nd = devices.size();
   // Each device solves its slices alone: no GPU.Multi helpers inside a slice.
@@ -333,7 +334,7 @@ void solveOnDevices(const std::vector<Backend*>& devices, const Dataset& d, cons
                          {"slices", {block(k) + 1, block(k + 1)}},
                          {"stages_ms", stages}});
   }
-  out.result.convergence["devices"] = std::move(perDevice);
+  return perDevice;
 }
 
 }  // namespace
@@ -347,6 +348,7 @@ ImageSet reconstructIterativeOn(const std::vector<Backend*>& devices, const Data
   out.perSlice.resize(static_cast<std::size_t>(slices));
   const std::size_t nd = std::min(devices.size(), static_cast<std::size_t>(slices));
 
+  nlohmann::json devicesRecord;  // several devices: each one's slices and stages
   if (nd == 1) {
     Backend& backend = *devices[0];
     CachedOperators cached(cache, backend, d, s);
@@ -367,14 +369,11 @@ ImageSet reconstructIterativeOn(const std::vector<Backend*>& devices, const Data
     }
     cached.keep();
   } else {
-    solveOnDevices(std::vector<Backend*>(devices.begin(), devices.begin() + static_cast<std::ptrdiff_t>(nd)), d, s,
-                   slices, timings, progress, out, cache);
+    devicesRecord = solveOnDevices(std::vector<Backend*>(devices.begin(), devices.begin() + static_cast<std::ptrdiff_t>(nd)),
+                                   d, s, slices, timings, progress, out, cache);
   }
 
   ImageSet result = std::move(out.result);
-  nlohmann::json devicesRecord = result.convergence.is_object() && result.convergence.contains("devices")
-                                     ? result.convergence["devices"]
-                                     : nlohmann::json();
   if (slices == 1) {
     result.convergence = out.perSlice[0];
   } else {
