@@ -105,10 +105,16 @@ class CudaBackend final : public Backend {
   /// EspiritOps::gramKernels on this device (linalg.cu): the Gram to double, zheevd, conjugated eigenvectors
   /// largest first back to float, all on the device; the eigenvalues to the host.
   void gramKernels(const float2* gram, index_t n, std::vector<double>& values, float2* kernels);
-  /// EspiritOps::gramKernelsBatched on this device (linalg.cu): the Grams to double side by side, one
-  /// cusolverDnXsyevBatched (CUDA 12.6.2 and later; before, zheevd one by one), the kernels as gramKernels's.
-  void gramKernelsBatched(const std::vector<const float2*>& grams, index_t n, std::vector<std::vector<double>>& values,
-                          const std::vector<float2*>& kernels);
+  /// EspiritOps::gramKernelsBatched on this device (linalg.cu): the Grams to double side by side in chunks of
+  /// eigenBatch(n), the last padded, one cusolverDnXsyevBatched a chunk (CUDA 12.6.2 and later; before, zheevd
+  /// one by one), the kernels as gramKernels's. Returns the chunk size (1: zheevd one by one).
+  index_t gramKernelsBatched(const std::vector<const float2*>& grams, index_t n,
+                             std::vector<std::vector<double>>& values, const std::vector<float2*>& kernels);
+  /// The batched eigen-solver's chunk for n x n Grams, fixed by n alone: kEigenBatch, fewer where that many
+  /// double Grams would pass kEigenBatchBytes (1: zheevd).
+  static index_t eigenBatch(index_t n);
+  static constexpr index_t kEigenBatch = 32;
+  static constexpr std::size_t kEigenBatchBytes = std::size_t{256} << 20;
   int device() const { return device_; }
   /// Library handles of linalg.cu (cuBLAS, cuSOLVER), created there on first use; type-erased so this
   /// header needs no cuBLAS include.
@@ -250,8 +256,8 @@ class CudaEspiritOps final : public EspiritOps {
   void calibrationMatrix(Buffer& a, const Buffer& cal, const index_t box[4], const index_t kernel[3]) override;
   void hermitianEigen(std::vector<cdouble>& a, std::vector<double>& values, index_t n) override;
   void gramKernels(const Buffer& gram, index_t n, std::vector<double>& values, Buffer& kernels) override;
-  void gramKernelsBatched(const std::vector<const Buffer*>& grams, index_t n, std::vector<std::vector<double>>& values,
-                          const std::vector<Buffer*>& kernels) override;
+  index_t gramKernelsBatched(const std::vector<const Buffer*>& grams, index_t n,
+                             std::vector<std::vector<double>>& values, const std::vector<Buffer*>& kernels) override;
 
  private:
   CudaBackend& be_;

@@ -264,8 +264,9 @@ void CudaEspiritOps::gramKernels(const Buffer& gram, index_t n, std::vector<doub
   be_.gramKernels(g, n, values, k);
 }
 
-void CudaEspiritOps::gramKernelsBatched(const std::vector<const Buffer*>& grams, index_t n,
-                                        std::vector<std::vector<double>>& values, const std::vector<Buffer*>& kernels) {
+index_t CudaEspiritOps::gramKernelsBatched(const std::vector<const Buffer*>& grams, index_t n,
+                                           std::vector<std::vector<double>>& values,
+                                           const std::vector<Buffer*>& kernels) {
   require(grams.size() == kernels.size(), "ESPIRiT: as many kernel buffers as Grams");
   std::vector<const float2*> g;
   std::vector<float2*> k;
@@ -273,7 +274,7 @@ void CudaEspiritOps::gramKernelsBatched(const std::vector<const Buffer*>& grams,
     g.push_back(be_.elements(*grams[b], n * n, "ESPIRiT gram"));
     k.push_back(be_.elements(*kernels[b], n * n, "ESPIRiT kernels"));
   }
-  be_.gramKernelsBatched(g, n, values, k);
+  return be_.gramKernelsBatched(g, n, values, k);
 }
 
 void CudaEspiritOps::dominantEigenvectors(Buffer& maps, Buffer& values, const Buffer& cov, index_t voxels,

@@ -540,52 +540,76 @@ void CudaBackend::gramKernels(const float2* gram, index_t n, std::vector<double>
   zheevd(n, values, load, store, "gramKernels");
 }
 
-void CudaBackend::gramKernelsBatched(const std::vector<const float2*>& grams, index_t n,
-                                     std::vector<std::vector<double>>& values, const std::vector<float2*>& kernels) {
-  const std::size_t batch = grams.size();
-  values.assign(batch, std::vector<double>(static_cast<std::size_t>(n), 0.0));
-  if (batch == 0 || n == 0) return;
+index_t CudaBackend::eigenBatch(index_t n) {
+  const std::size_t gram = static_cast<std::size_t>(std::max<index_t>(n, 1) * std::max<index_t>(n, 1)) * sizeof(cuDoubleComplex);
+  return std::clamp<index_t>(static_cast<index_t>(kEigenBatchBytes / gram), 1, kEigenBatch);
+}
+
+index_t CudaBackend::gramKernelsBatched(const std::vector<const float2*>& grams, index_t n,
+                                        std::vector<std::vector<double>>& values, const std::vector<float2*>& kernels) {
+  const std::size_t count = grams.size();
+  values.assign(count, std::vector<double>(static_cast<std::size_t>(n), 0.0));
+  if (count == 0 || n == 0) return 1;
 #if CUSOLVER_VERSION >= 11701
+  const index_t batch = eigenBatch(n);
+#else
+  const index_t batch = 1;
+#endif
+  if (batch == 1) {  // zheevd one by one (a batch of one: the batched routine's own path is no faster)
+    for (std::size_t b = 0; b < count; ++b) gramKernels(grams[b], n, values[b], kernels[b]);
+    return 1;
+  }
+#if CUSOLVER_VERSION >= 11701
+  // Chunks of exactly `batch` matrices, the last padded with copies of its last Gram: cusolverDnXsyevBatched
+  // gives a matrix the same bits whatever the other matrices of its batch and its place there, but other bits
+  // for another batch size (probe, docs/perf.md session 22), so a fixed size makes a slice's maps independent of
+  // the slices that share its call (and of how a call's slices were split over devices). The batched routine
+  // costs about the same from 2 to 64 matrices of 288^2 (19-22 ms on an H200): the padding is nearly free.
   requireInt(n, "matrix size");
   const index_t nn = n * n;
+  const auto bn = static_cast<int64_t>(batch);
   std::lock_guard lock(mutex_);
   activate();
   LinalgState& st = stateOf(linalgState, device_, stream_.handle, allocator_);
-  Scratch da(*allocator_, static_cast<std::size_t>(nn) * batch * sizeof(cuDoubleComplex));
-  Scratch dw(*allocator_, static_cast<std::size_t>(n) * batch * sizeof(double));
-  Scratch info(*allocator_, batch * sizeof(int));
+  Scratch da(*allocator_, static_cast<std::size_t>(nn * batch) * sizeof(cuDoubleComplex));
+  Scratch dw(*allocator_, static_cast<std::size_t>(n * batch) * sizeof(double));
+  Scratch info(*allocator_, static_cast<std::size_t>(batch) * sizeof(int));
   auto* za = da.as<double2>();
-  for (std::size_t b = 0; b < batch; ++b) toDouble(launch_, za + b * nn, grams[b], nn);
   cusolverDnParams_t params = nullptr;
   LARMOR_CUSOLVER_CHECK(cusolverDnCreateParams(&params));
   std::unique_ptr<std::remove_pointer_t<cusolverDnParams_t>, void (*)(cusolverDnParams_t)> owned(
       params, [](cusolverDnParams_t q) { (void)cusolverDnDestroyParams(q); });
   std::size_t deviceBytes = 0, hostBytes = 0;
-  const auto bn = static_cast<int64_t>(batch);
   LARMOR_CUSOLVER_CHECK(cusolverDnXsyevBatched_bufferSize(st.solver, params, CUSOLVER_EIG_MODE_VECTOR,
                                                           CUBLAS_FILL_MODE_LOWER, n, CUDA_C_64F, za, n, CUDA_R_64F,
                                                           dw.as<double>(), CUDA_C_64F, &deviceBytes, &hostBytes, bn));
   Scratch work(*allocator_, std::max<std::size_t>(deviceBytes, 16));
   std::vector<char> hostWork(std::max<std::size_t>(hostBytes, 16));
-  LARMOR_CUSOLVER_CHECK(cusolverDnXsyevBatched(st.solver, params, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n,
-                                               CUDA_C_64F, za, n, CUDA_R_64F, dw.as<double>(), CUDA_C_64F,
-                                               work.as<void>(), deviceBytes, hostWork.data(), hostBytes, info.as<int>(), bn));
-  for (std::size_t b = 0; b < batch; ++b) conjugateReversedColumns(launch_, kernels[b], za + b * nn, n);
-  std::vector<double> w(static_cast<std::size_t>(n) * batch);
-  std::vector<int> hostInfo(batch, 0);
-  LARMOR_CUDA_CHECK(cudaMemcpyAsync(w.data(), dw.as<double>(), w.size() * sizeof(double), cudaMemcpyDeviceToHost,
-                                    stream_.handle));
-  LARMOR_CUDA_CHECK(cudaMemcpyAsync(hostInfo.data(), info.as<int>(), batch * sizeof(int), cudaMemcpyDeviceToHost,
-                                    stream_.handle));
-  LARMOR_CUDA_CHECK(cudaStreamSynchronize(stream_.handle));  // also keeps hostWork alive until the solve is done
-  for (std::size_t b = 0; b < batch; ++b) {
-    require(hostInfo[b] == 0, "cuda backend: gramKernelsBatched: cuSOLVER Xsyev batched failed for matrix " +
-                                  std::to_string(b) + " (info " + std::to_string(hostInfo[b]) + ")");
-    std::copy_n(w.data() + b * static_cast<std::size_t>(n), n, values[b].data());
+  std::vector<double> w(static_cast<std::size_t>(n * batch));
+  std::vector<int> hostInfo(static_cast<std::size_t>(batch), 0);
+  for (std::size_t c = 0; c < count; c += static_cast<std::size_t>(batch)) {
+    const std::size_t real = std::min(count - c, static_cast<std::size_t>(batch));
+    for (std::size_t b = 0; b < static_cast<std::size_t>(batch); ++b)
+      toDouble(launch_, za + b * nn, grams[c + std::min(b, real - 1)], nn);
+    LARMOR_CUSOLVER_CHECK(cusolverDnXsyevBatched(st.solver, params, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER,
+                                                 n, CUDA_C_64F, za, n, CUDA_R_64F, dw.as<double>(), CUDA_C_64F,
+                                                 work.as<void>(), deviceBytes, hostWork.data(), hostBytes,
+                                                 info.as<int>(), bn));
+    for (std::size_t b = 0; b < real; ++b) conjugateReversedColumns(launch_, kernels[c + b], za + b * nn, n);
+    LARMOR_CUDA_CHECK(cudaMemcpyAsync(w.data(), dw.as<double>(), w.size() * sizeof(double), cudaMemcpyDeviceToHost,
+                                      stream_.handle));
+    LARMOR_CUDA_CHECK(cudaMemcpyAsync(hostInfo.data(), info.as<int>(), hostInfo.size() * sizeof(int),
+                                      cudaMemcpyDeviceToHost, stream_.handle));
+    // Also keeps hostWork alive until the solve is done, and the next chunk's Grams from overwriting these.
+    LARMOR_CUDA_CHECK(cudaStreamSynchronize(stream_.handle));
+    for (std::size_t b = 0; b < real; ++b) {
+      require(hostInfo[b] == 0, "cuda backend: gramKernelsBatched: cuSOLVER Xsyev batched failed for matrix " +
+                                    std::to_string(c + b) + " (info " + std::to_string(hostInfo[b]) + ")");
+      std::copy_n(w.data() + b * static_cast<std::size_t>(n), n, values[c + b].data());
+    }
   }
-#else
-  for (std::size_t b = 0; b < batch; ++b) gramKernels(grams[b], n, values[b], kernels[b]);
 #endif
+  return batch;
 }
 
 void CudaBackend::gather(Buffer& out, const Buffer& src, const Buffer& index, index_t n, index_t batch,

@@ -1,4 +1,4 @@
-// Backend's default queued transfers (at once) and streamBatch (larmor/backend/streamed_batch.hpp).
+// Backend's defaults (its serial, queued transfers at once, peer copies) and streamBatch (larmor/backend/streamed_batch.hpp).
 //
 // streamBatch's order of calls, with buffers in[c % 2] and out[c % 2]:
 //   up(0)
@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -35,6 +36,11 @@ std::unique_ptr<Backend::Transfer> Backend::downloadQueued(void* dst, const Buff
                                                            std::size_t srcOffset) {
   download(dst, src, bytes, srcOffset);
   return std::make_unique<DoneTransfer>();
+}
+
+std::uint64_t Backend::nextSerial() {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1);
 }
 
 bool Backend::copyFromPeer(Buffer& dst, std::size_t dstOffset, Backend& source, const Buffer& src,

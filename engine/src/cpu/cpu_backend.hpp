@@ -65,7 +65,7 @@ class FftEngine {
   void plain(cfloat* data, const Shape& shape, int rank, FftDirection dir);
   using Key = std::tuple<std::vector<index_t>, int, index_t, int>;
   fftwf_plan planFor(const Shape& shape, int rank, index_t batch, FftDirection dir, cfloat* buffer);
-  std::mutex planMutex_;  ///< this engine's plan map (FFTW's planner itself is made thread-safe in the constructor)
+  std::mutex planMutex_;  ///< this engine's plan map (FFTW's planner itself: one process-wide lock, fft.cpp)
   std::map<Key, fftwf_plan> plans_;
 };
 

@@ -124,8 +124,8 @@ FftEngine::FftEngine() {
 }
 
 FftEngine::~FftEngine() {
+  std::lock_guard lock(planMutex_);  // the engine's lock before the global one, as planFor takes them
   std::lock_guard global(fftwPlanner());
-  std::lock_guard lock(planMutex_);
   for (auto& [key, plan] : plans_) fftwf_destroy_plan(plan);
 }
 

@@ -162,27 +162,38 @@ std::vector<EspiritResult> espiritBatch(Backend& be, const std::vector<CArray>& 
                                         const EspiritOptions& o) {
   std::vector<CalibrationGram> grams;
   for (const CArray& cal : cals) grams.push_back(calibrationGram(be, cal, grid, o));
-  std::vector<EspiritResult> out;
-  if (grams.empty()) return out;
-  const index_t n = grams.front().n;
-  const bool same = std::all_of(grams.begin(), grams.end(), [n](const CalibrationGram& g) { return g.n == n; });
+  // The eigen-solves batched over the Grams of each size (calibration boxes that differ between slices can give
+  // Grams of other sizes); a Gram's result depends only on itself (EspiritOps::gramKernelsBatched).
   std::vector<std::vector<double>> ev(grams.size());
   std::vector<std::unique_ptr<Buffer>> kernels;
   for (std::size_t b = 0; b < grams.size(); ++b) kernels.push_back(be.allocate(bytesOf(grams[b].n * grams[b].n)));
-  if (same) {
+  std::vector<index_t> batch(grams.size(), 1);
+  std::vector<bool> done(grams.size(), false);
+  for (std::size_t b0 = 0; b0 < grams.size(); ++b0) {
+    if (done[b0]) continue;
+    const index_t n = grams[b0].n;
+    std::vector<std::size_t> members;
     std::vector<const Buffer*> g;
     std::vector<Buffer*> k;
-    for (std::size_t b = 0; b < grams.size(); ++b) {
-      g.push_back(grams[b].gram.get());
-      k.push_back(kernels[b].get());
+    for (std::size_t b = b0; b < grams.size(); ++b)
+      if (!done[b] && grams[b].n == n) {
+        members.push_back(b);
+        g.push_back(grams[b].gram.get());
+        k.push_back(kernels[b].get());
+        done[b] = true;
+      }
+    std::vector<std::vector<double>> values;
+    const index_t used = be.espiritOps().gramKernelsBatched(g, n, values, k);
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      ev[members[i]] = std::move(values[i]);
+      batch[members[i]] = used;
     }
-    be.espiritOps().gramKernelsBatched(g, n, ev, k);
-  } else {  // Grams of different sizes (calibration boxes that differ between slices): one at a time
-    for (std::size_t b = 0; b < grams.size(); ++b) be.espiritOps().gramKernels(*grams[b].gram, grams[b].n, ev[b], *kernels[b]);
   }
+  std::vector<EspiritResult> out;
   for (std::size_t b = 0; b < grams.size(); ++b) {
     grams[b].gram.reset();
     out.push_back(mapsFromKernels(be, cals[b], grid, o, grams[b], ev[b], *kernels[b]));
+    out.back().eigenBatch = batch[b];
     kernels[b].reset();
   }
   return out;

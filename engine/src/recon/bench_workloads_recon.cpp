@@ -324,8 +324,8 @@ Prepared cgSlicesWorkload(const Context& c) {
       });
   p.report = [devices](nlohmann::json& extra, double, double) { extra["devices"] = *devices; };
   p.size = square(n) + " x 8 coils x " + std::to_string(slices) + " slices, golden-angle radial, " +
-           std::to_string(spokes) + " spokes, CG-SENSE 30 iterations, ESPIRiT maps, whole recon::run, the slices over "
-           "every visible GPU";
+           std::to_string(spokes) + " spokes, CG-SENSE 30 iterations, ESPIRiT maps, whole recon::run" +
+           (c.gpu ? ", the slices over every visible GPU" : "");
   p.scaled = scaledNote(c.gpu, c.quick, square(n) + " x " + std::to_string(slices) + " slices", "128^2 x 64 slices");
   return p;
 }

@@ -226,19 +226,30 @@ std::vector<std::unique_ptr<Buffer>> espiritMapsForSlices(Backend& be, const Dat
     boxes.push_back(r.box.str());
     cals.push_back(std::move(r.data));
   }
-  // One batch where every slice's calibration has the same grid; else (regions of different FOVs) one at a time.
-  const bool sameGrid = std::all_of(grids.begin(), grids.end(), [&](const auto& g) { return g == grids.front(); });
-  std::vector<ops::EspiritResult> e;
-  if (sameGrid && !cals.empty()) {
-    e = ops::espiritBatch(be, cals, grids.front().data(), eo);
-  } else {
-    for (std::size_t i = 0; i < cals.size(); ++i) e.push_back(ops::espirit(be, cals[i], grids[i].data(), eo));
+  // The slices of each calibration grid together (regions of different FOVs make other grids): ESPIRiT's
+  // eigen-solves batched, each slice's result its own whatever shares its batch (ops::espiritBatch).
+  std::vector<ops::EspiritResult> e(slices.size());
+  std::vector<bool> done(slices.size(), false);
+  for (std::size_t i0 = 0; i0 < slices.size(); ++i0) {
+    if (done[i0]) continue;
+    std::vector<std::size_t> members;
+    std::vector<CArray> same;
+    for (std::size_t i = i0; i < slices.size(); ++i)
+      if (!done[i] && grids[i] == grids[i0]) {
+        members.push_back(i);
+        same.push_back(std::move(cals[i]));
+        done[i] = true;
+      }
+    auto results = ops::espiritBatch(be, same, grids[i0].data(), eo);
+    for (std::size_t m = 0; m < members.size(); ++m) e[members[m]] = std::move(results[m]);
   }
   std::vector<std::unique_ptr<Buffer>> maps;
   for (std::size_t i = 0; i < slices.size(); ++i) {
     nlohmann::json j;
     maps.push_back(espiritOnOutput(be, e[i], grids[i].data(), out, coils, boxes[i], j));
-    j["espirit_batch"] = sameGrid ? slices.size() : 1;
+    e[i].deviceMaps.reset();  // the calibration grid's maps, once brought to the output
+    j["espirit_group"] = slices.size();
+    j["espirit_eigen_batch"] = e[i].eigenBatch;
     if (infos) infos->push_back(std::move(j));
   }
   return maps;

@@ -8,12 +8,13 @@
 // building its own trajectory operators; the slices are independent, so each slice's image is the one its device
 // makes alone (bit for bit where the devices are alike) and the split changes no result. The calling thread only
 // watches: it reports the slices' combined progress every 50 ms and the devices see a cancellation at their
-// next step (Progress::checkCancelled); an error of any device is rethrown after every thread has stopped.
+// next step (Progress::checkCancelled); an error of any device stops the others at their next step too, and is
+// rethrown after every thread has stopped.
 // Timings: the devices' stages ran side by side, so the call's timings carry one wall-clock stage for the
 // whole block and each device's own stages (summed over its slices) go to the convergence record.
 //
-// Coil maps (ESPIRiT, several coils and slices): made a group of 32 slices at a time with the Grams'
-// eigen-decompositions batched (BatchedMaps below).
+// Coil maps (ESPIRiT, several coils and slices): each device makes its own slices' maps a group of up to 32 at a
+// time with the Grams' eigen-decompositions batched (BatchedMaps below).
 //
 // OperatorCache (recon/operator_cache.hpp): a device's trajectory operators are taken from the cache before its
 // first slice when an earlier call left ones of the same trajectory, geometry and settings there, and put back
@@ -49,7 +50,7 @@ struct OperatorCache::Impl {
     std::shared_ptr<IterativeProblem::TrajectoryOperators> operators;
   };
   std::mutex mutex;
-  std::map<const Backend*, Entry> entries;
+  std::map<std::uint64_t, Entry> entries;  ///< by Backend::serial(): a later backend at the same address is another
 
   static bool applies(const Dataset& d) { return d.header.trajectory != TrajectoryKind::Cartesian && !d.trajectory.empty(); }
 
@@ -59,7 +60,7 @@ struct OperatorCache::Impl {
                                                                const std::string& settings) {
     if (!applies(d)) return nullptr;
     std::lock_guard lock(mutex);
-    auto it = entries.find(&be);
+    auto it = entries.find(be.serial());
     if (it == entries.end()) return nullptr;
     Entry& e = it->second;
     const Header& h = d.header;
@@ -85,7 +86,7 @@ struct OperatorCache::Impl {
     e.coils = d.header.coils;
     e.operators = std::move(operators);
     std::lock_guard lock(mutex);
-    entries[&be] = std::move(e);
+    entries[be.serial()] = std::move(e);
   }
 };
 
@@ -112,40 +113,48 @@ struct CachedOperators {
   }
 };
 
-/// The slices' ESPIRiT maps a group at a time, the Grams' eigen-decompositions batched (ops::espiritBatch: on a
-/// GPU one batched cuSOLVER call, ~0.5 against ~3 ms a slice for 288^2 Grams). A slice's group is its aligned run
-/// of up to 32 slices of the dataset whichever device asks, so that its maps, and its image, do not depend on
-/// how the slices were split over devices; a device computes a whole group and keeps the maps of its own block.
-/// A group is at most 32 slices and its maps at most 256 MiB (128^2 x 8 coils: 32 slices of 1 MiB; a 2x readout
-/// grid of 256 x 512 x 32 coils: 7 of 32 MiB), so a large dataset's group holds no more than a few slices' memory.
+/// A device's slices' ESPIRiT maps a group at a time, the Grams' eigen-decompositions batched (ops::espiritBatch:
+/// on a GPU batched cuSOLVER calls, ~0.66 against ~2.9 ms a slice for 288^2 Grams). A group is the next run of its
+/// own block, up to kMapsGroup slices and kMapsGroupBytes of maps and Grams (128^2 x 8 coils: 32 slices of ~4
+/// MiB; a 2x readout grid of 256 x 512 x 32 coils: 2 of ~100 MiB), so a device computes only its own slices'
+/// maps and a large dataset's group holds no more than a few slices' memory. The backend batches the
+/// eigen-solves in chunks fixed by the Gram's size (EspiritOps::gramKernelsBatched), so a slice's maps, and its
+/// image, do not depend on how the slices were grouped or split over devices.
 constexpr index_t kMapsGroup = 32;
 constexpr std::size_t kMapsGroupBytes = std::size_t{256} << 20;
 
 class BatchedMaps {
  public:
-  BatchedMaps(Backend& be, const Dataset& d, const ReconSettings& s, index_t first, index_t end)
-      : be_(be), d_(d), s_(s), first_(first), end_(end) {}
+  /// `progress`: checked for cancellation while a group is made (its fractions are not the slice's).
+  BatchedMaps(Backend& be, const Dataset& d, const ReconSettings& s, index_t end, const Progress& progress)
+      : be_(be), d_(d), s_(s), end_(end), progress_(progress) {}
   static bool applies(const Dataset& d, const ReconSettings& s) {
     return s.iterative.coilMaps == CoilMapSource::Espirit && d.header.coils > 1 && d.header.slices > 1;
   }
   IterativeProblem::CoilMapsSource source() {
     return [this](index_t slice, const index_t dims[3], nlohmann::json& info) { return take(slice, dims, info); };
   }
+  /// Slices per group for maps of `dims` x `coils`: the maps on the output and on a calibration grid up to twice
+  /// as large (an oversampled readout), and the Gram and kernels of 6^k x coils rows (k the image's dimensions).
+  static index_t groupSize(const index_t dims[3], index_t coils) {
+    const index_t voxels = dims[0] * dims[1] * dims[2];
+    index_t rows = coils;
+    for (int a = 0; a < 3; ++a)
+      if (dims[a] > 1) rows *= 6;
+    const std::size_t bytes = static_cast<std::size_t>(3 * voxels * coils + 2 * rows * rows) * sizeof(cfloat);
+    return std::clamp<index_t>(static_cast<index_t>(kMapsGroupBytes / std::max<std::size_t>(bytes, 1)), 1, kMapsGroup);
+  }
 
  private:
   std::unique_ptr<Buffer> take(index_t slice, const index_t dims[3], nlohmann::json& info) {
     if (!ready_.count(slice)) {
-      const std::size_t mapBytes = static_cast<std::size_t>(dims[0] * dims[1] * dims[2] * d_.header.coils) * sizeof(cfloat);
-      const index_t size = std::clamp<index_t>(static_cast<index_t>(kMapsGroupBytes / std::max<std::size_t>(mapBytes, 1)),
-                                              1, kMapsGroup);
-      const index_t g0 = slice / size * size, g1 = std::min(d_.header.slices, g0 + size);
+      ready_.clear();
+      const index_t g1 = std::min(end_, slice + groupSize(dims, std::max<index_t>(1, d_.header.coils)));
       std::vector<index_t> group;
-      for (index_t sl = g0; sl < g1; ++sl) group.push_back(sl);
+      for (index_t sl = slice; sl < g1; ++sl) group.push_back(sl);
       std::vector<nlohmann::json> infos;
-      auto maps = espiritMapsForSlices(be_, d_, group, dims, s_, &infos, &gridding_);
-      for (std::size_t i = 0; i < group.size(); ++i)
-        if (group[i] >= first_ && group[i] < end_ && group[i] >= slice)
-          ready_[group[i]] = {std::move(maps[i]), std::move(infos[i])};
+      auto maps = espiritMapsForSlices(be_, d_, group, dims, s_, &infos, &gridding_, progress_);
+      for (std::size_t i = 0; i < group.size(); ++i) ready_[group[i]] = {std::move(maps[i]), std::move(infos[i])};
     }
     auto it = ready_.find(slice);
     require(it != ready_.end(), "cg: the coil maps of slice " + std::to_string(slice) + " were not made");
@@ -157,7 +166,8 @@ class BatchedMaps {
   Backend& be_;
   const Dataset& d_;
   const ReconSettings& s_;
-  index_t first_, end_;
+  index_t end_;
+  const Progress& progress_;
   std::shared_ptr<const CalibrationGridding> gridding_;
   std::map<index_t, std::pair<std::unique_ptr<Buffer>, nlohmann::json>> ready_;
 };
@@ -247,6 +257,13 @@ nlohmann::json solveOnDevices(const std::vector<Backend*>& devices, const Datase
   std::mutex doneMutex;
   std::condition_variable doneSignal;
   std::size_t running = nd;
+  // Set by the first device to fail and by the watcher when the caller's progress throws: every device stops at
+  // its next step (Cancelled), so an error on one GPU does not wait for the others' whole blocks.
+  std::atomic<bool> stop{false};
+  auto check = [&] {
+    if (stop.load()) throw Cancelled();
+    progress.checkCancelled();
+  };
   const int ompThreads = std::max(1, omp_get_max_threads() / static_cast<int>(nd));
   auto block = [&](std::size_t k) { return static_cast<index_t>(k) * slices / static_cast<index_t>(nd); };
 
@@ -256,17 +273,18 @@ nlohmann::json solveOnDevices(const std::vector<Backend*>& devices, const Datase
       const index_t first = block(k), count = block(k + 1) - first;
       CachedOperators cached(cache, *devices[k], d, own);
       std::shared_ptr<IterativeProblem::TrajectoryOperators>& shared = cached.operators;
-      BatchedMaps batched(*devices[k], d, own, first, first + count);
+      const Progress checked([&](double, const std::string&) { check(); });
+      BatchedMaps batched(*devices[k], d, own, first + count, checked);
       const IterativeProblem::CoilMapsSource mapsSource = batched.source();
       const IterativeProblem::CoilMapsSource* maps = BatchedMaps::applies(d, own) ? &mapsSource : nullptr;
       for (index_t sl = first; sl < first + count; ++sl) {
         const double done = static_cast<double>(sl - first);
         const Progress setup([&](double f, const std::string&) {
-          progress.checkCancelled();
+          check();
           fraction[k] = (done + 0.2 * std::clamp(f, 0.0, 1.0)) / static_cast<double>(count);
         });
         const Progress iterations([&](double f, const std::string&) {
-          progress.checkCancelled();
+          check();
           fraction[k] = (done + 0.2 + 0.8 * std::clamp(f, 0.0, 1.0)) / static_cast<double>(count);
         });
         solveSlice(*devices[k], d, own, sl, slices, deviceTimings[k], setup, iterations, shared, out, maps);
@@ -278,6 +296,7 @@ nlohmann::json solveOnDevices(const std::vector<Backend*>& devices, const Datase
       fraction[k] = 1.0;
     } catch (...) {
       errors[k] = std::current_exception();
+      stop = true;
     }
     std::lock_guard lock(doneMutex);
     --running;
@@ -285,7 +304,7 @@ nlohmann::json solveOnDevices(const std::vector<Backend*>& devices, const Datase
   };
 
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<std::thread> threads;
+  std::vector<std::jthread> threads;  // joined on the way out should starting one of them throw
   threads.reserve(nd);
   for (std::size_t k = 0; k < nd; ++k) threads.emplace_back(work, k);
   const std::string what = std::string(s.method == Method::Cs ? "cs" : "cg") + ": " + std::to_string(slices) +
@@ -304,28 +323,33 @@ nlohmann::json solveOnDevices(const std::vector<Backend*>& devices, const Datase
       progress.report(f, what);
     } catch (...) {
       watchError = std::current_exception();
+      stop = true;
     }
   }
   for (auto& t : threads) t.join();
   const double wallMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
-  // A device's error before a cancellation (Cancelled is what the others throw after the first stopped).
-  std::exception_ptr first;
+  // A device's own error first, then the caller's (its progress callback's), then a cancellation (Cancelled is
+  // also what the others throw once the first has stopped them).
+  std::exception_ptr failed, cancelled;
   for (const auto& e : errors) {
     if (!e) continue;
     try {
       std::rethrow_exception(e);
     } catch (const Cancelled&) {
-      if (!first) first = e;
+      if (!cancelled) cancelled = e;
     } catch (...) {
-      first = e;
+      failed = e;
       break;
     }
   }
-  if (first) std::rethrow_exception(first);
+  if (failed) std::rethrow_exception(failed);
   if (watchError) std::rethrow_exception(watchError);
+  if (cancelled) std::rethrow_exception(cancelled);
 
-  timings.add(what, wallMs, devices[0]->info().id);
+  std::string ran;  // every device of the stage: "cuda:0+cuda:1"
+  for (Backend* b : devices) ran += (ran.empty() ? "" : "+") + b->info().id;
+  timings.add(what, wallMs, ran);
   nlohmann::json perDevice = nlohmann::json::array();
   for (std::size_t k = 0; k < nd; ++k) {
     std::map<std::string, double> stages;
@@ -353,7 +377,8 @@ ImageSet reconstructIterativeOn(const std::vector<Backend*>& devices, const Data
     Backend& backend = *devices[0];
     CachedOperators cached(cache, backend, d, s);
     std::shared_ptr<IterativeProblem::TrajectoryOperators>& shared = cached.operators;
-    BatchedMaps batched(backend, d, s, 0, slices);
+    const Progress checked([&](double, const std::string&) { progress.checkCancelled(); });
+    BatchedMaps batched(backend, d, s, slices, checked);
     const IterativeProblem::CoilMapsSource mapsSource = batched.source();
     const IterativeProblem::CoilMapsSource* maps = BatchedMaps::applies(d, s) ? &mapsSource : nullptr;
     for (index_t sl = 0; sl < slices; ++sl) {

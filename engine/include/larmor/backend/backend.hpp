@@ -62,6 +62,9 @@ class Backend {
   virtual ~Backend() = default;
   virtual DeviceInfo info() const = 0;
   bool isGpu() const { return info().gpu; }
+  /// This backend object among every one of the process, never reused (an address may be, once a backend is
+  /// gone): what keeps state made on a backend apart from a later backend's (recon::OperatorCache).
+  std::uint64_t serial() const { return serial_; }
 
   // --- memory -----------------------------------------------------------------------------------
   virtual std::unique_ptr<Buffer> allocate(std::size_t bytes) = 0;
@@ -250,6 +253,10 @@ class Backend {
   /// distinct, and stride >= the largest index + 1 when batch > 1, so that no two writes meet).
   virtual void scatter(Buffer& out, const Buffer& src, const Buffer& index, index_t n, index_t batch = 1,
                        index_t stride = 0) = 0;
+
+ private:
+  static std::uint64_t nextSerial();
+  const std::uint64_t serial_ = nextSerial();
 };
 
 /// An array living in a backend's memory.

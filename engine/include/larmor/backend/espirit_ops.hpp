@@ -49,14 +49,17 @@ class EspiritOps {
   /// its eigenvectors used to go down and up again: ~1 ms of a 256^2 SENSE call).
   virtual void gramKernels(const Buffer& gram, index_t n, std::vector<double>& values, Buffer& kernels) = 0;
 
-  /// gramKernels for a batch of Grams of the same n (the slices of a multi-slice dataset): values[b] and
-  /// kernels[b] as gramKernels gives them for grams[b]. Here one at a time (the CPU); CUDA decomposes the batch in
-  /// one batched cuSOLVER call (0.45-0.67 ms a 288^2 Gram in batches of 32-64 on an H200 against zheevd's 2.96,
-  /// docs/perf.md session 21), which agrees with zheevd to double rounding up to each eigenvector's phase.
-  virtual void gramKernelsBatched(const std::vector<const Buffer*>& grams, index_t n,
-                                  std::vector<std::vector<double>>& values, const std::vector<Buffer*>& kernels) {
+  /// gramKernels for a list of Grams of the same n (the slices of a multi-slice dataset): values[b] and
+  /// kernels[b] as gramKernels gives them for grams[b]. Returns how many were decomposed together (1: one at a
+  /// time). Here one at a time (the CPU); CUDA decomposes them in batched cuSOLVER calls of a size fixed by n
+  /// (0.66 ms a 288^2 Gram in a batch of 32 on an H200 against zheevd's 2.94, docs/perf.md sessions 21-22), which
+  /// agree with zheevd to double rounding up to each eigenvector's phase. Either way a Gram's result depends only
+  /// on that Gram and n, not on the others of the list or their number.
+  virtual index_t gramKernelsBatched(const std::vector<const Buffer*>& grams, index_t n,
+                                     std::vector<std::vector<double>>& values, const std::vector<Buffer*>& kernels) {
     values.resize(grams.size());
     for (std::size_t b = 0; b < grams.size(); ++b) gramKernels(*grams[b], n, values[b], *kernels[b]);
+    return 1;
   }
 };
 

@@ -48,6 +48,7 @@ struct EspiritResult {
   RArray eigenvalues;  ///< [N0, N1, N2], the largest eigenvalue of M(x) (~1 inside the object)
   index_t kernelsKept = 0, kernelsTotal = 0;  ///< the signal subspace's dimension, of K C
   index_t kernel[3] = {1, 1, 1};
+  index_t eigenBatch = 1;  ///< the Gram's eigen-decomposition solved with this many (EspiritOps::gramKernelsBatched)
 };
 
 /// The kernel extent for a calibration box and an image grid: `size` along every dimension whose grid is
@@ -60,8 +61,9 @@ EspiritResult espirit(Backend& backend, const CArray& calibration, const index_t
                       const EspiritOptions& options = {});
 
 /// espirit() for several calibration boxes onto the same grid (the slices of a multi-slice dataset): their Grams'
-/// eigen-decompositions in one batch (EspiritOps::gramKernelsBatched; one at a time where the Grams' sizes
-/// differ), the rest per box. Each result is espirit()'s for its box up to the eigen-solver's rounding.
+/// eigen-decompositions batched over the Grams of each size (EspiritOps::gramKernelsBatched), the rest per box. Each result is espirit()'s for its box up to the eigen-solver's rounding, and depends only
+/// on its own box, never on the others of the list (a slice's maps are the same bits whichever slices share
+/// its call).
 std::vector<EspiritResult> espiritBatch(Backend& backend, const std::vector<CArray>& calibrations, const index_t grid[3],
                                         const EspiritOptions& options = {});
 

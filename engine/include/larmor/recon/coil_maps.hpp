@@ -40,8 +40,10 @@ std::unique_ptr<Buffer> coilMapsForSliceOnBackend(Backend& backend, const Datase
                                                   std::shared_ptr<const CalibrationGridding>* gridding = nullptr);
 
 /// ESPIRiT maps of several slices on the backend, as coilMapsForSliceOnBackend makes each, with the Grams'
-/// eigen-decompositions in one batch (ops::espiritBatch; the slices of a multi-slice CG/CS call,
-/// iterative_slices.cpp). infos (optional) gets each slice's record; gridding as coilMapsForSliceOnBackend's.
+/// eigen-decompositions batched (ops::espiritBatch; the slices of a multi-slice CG/CS call, iterative_slices.cpp);
+/// a slice's maps do not depend on the other slices of the list. infos (optional) gets each slice's record
+/// ("espirit_group": the list's length, "espirit_eigen_batch": how many eigen-solves ran together); gridding as
+/// coilMapsForSliceOnBackend's; progress is reported per slice's calibration.
 std::vector<std::unique_ptr<Buffer>> espiritMapsForSlices(Backend& backend, const Dataset& d,
                                                           const std::vector<index_t>& slices, const index_t out[3],
                                                           const ReconSettings& s,
