@@ -147,6 +147,7 @@ TEST_P(SplitCg, CancelToleranceAndZeroRightHandSide) {
   Progress progress([](double, const std::string&) {}, &token);
   solve::CgOptions o;
   o.maxIterations = 50;
+  o.readEvery = 1;  // the host reads the scalars after every iteration: the observer sees each one as it ends
   int seen = 0;
   auto observer = [&](const solve::CgIterate& it) {
     seen = it.iteration;
@@ -167,6 +168,19 @@ TEST_P(SplitCg, CancelToleranceAndZeroRightHandSide) {
   EXPECT_EQ(r.stopReason, "tolerance");
   EXPECT_LE(r.history.back().relativeResidual, 1e-2);
   EXPECT_GT(r.history[r.history.size() - 2].relativeResidual, 1e-2);
+  // The scalars read every iteration or once per window of 7 (the devices stop themselves): the same bits, the
+  // same history, the same stop.
+  solve::CgOptions every = tol, windowed = tol;
+  windowed.readEvery = 7;
+  const solve::CgResult r1 = split.solve(0.1, *b, *x, every, true);
+  const auto x1 = download(b0, *x, voxels);
+  const solve::CgResult r7 = split.solve(0.1, *b, *x, windowed, true);
+  EXPECT_EQ(download(b0, *x, voxels), x1);
+  EXPECT_EQ(r7.iterations, r1.iterations);
+  EXPECT_EQ(r7.stopReason, r1.stopReason);
+  ASSERT_EQ(r7.history.size(), r1.history.size());
+  for (std::size_t k = 0; k < r1.history.size(); ++k)
+    EXPECT_EQ(r7.history[k].relativeResidual, r1.history[k].relativeResidual) << k;
   // A zero right-hand side: x = 0 whatever it held.
   b0.fill(*b, cfloat(0.f), voxels);
   const solve::CgResult z = split.solve(0.1, *b, *x, o, true);

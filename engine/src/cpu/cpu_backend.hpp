@@ -131,6 +131,9 @@ class CpuSolverOps final : public SolverOps {
   void cgUpdate(Buffer& s, const CgLayout& l, int k, Buffer& x, Buffer& r, const Buffer& p, const Buffer& q,
                 const Buffer* b, double tolerance, index_t n) override;
   void cgDirection(const Buffer& s, const CgLayout& l, int k, Buffer& p, const Buffer& z, index_t n) override;
+  void cgPublish(Buffer& s, const CgLayout& l, int k) override;
+  void cgCombine(Buffer& s, const std::vector<const Buffer*>& shares, const CgLayout& l, int k,
+                 kernels::CgCombineStep step, double tolerance) override;
   void fistaGradientStep(Buffer& xn, const Buffer& y, const Buffer& g, const Buffer& b, double invL,
                          index_t n) override;
   void fistaChange(Buffer& s, const FistaLayout& l, int k, const Buffer& xn, const Buffer& x, double tolerance,

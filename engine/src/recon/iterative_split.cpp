@@ -108,7 +108,6 @@ SplitToeplitzCg::SplitToeplitzCg(const std::vector<Backend*>& backends, const in
             static_cast<std::size_t>((t.z0 - t.e0) * plane) * kC);
     for (auto* v : {&t.x, &t.r, &t.p, &t.q, &t.z, &t.b, &t.inverse, &t.tmp})
       *v = be.allocate(static_cast<std::size_t>(n) * kC);
-    t.state = be.solverOps().scalars(8);
     parts_.push_back(std::move(part));
   }
 }
@@ -176,20 +175,9 @@ void SplitToeplitzCg::applyParts(double lambda) {
   }
 }
 
-std::vector<double> SplitToeplitzCg::dots(
-    const std::vector<std::pair<std::unique_ptr<Buffer> Part::*, std::unique_ptr<Buffer> Part::*>>& pairs) {
-  const auto k = static_cast<index_t>(pairs.size());
+void SplitToeplitzCg::waitForEachOther() {
   for (auto& t : parts_)
-    for (index_t i = 0; i < k; ++i) {
-      const auto& [u, v] = pairs[static_cast<std::size_t>(i)];
-      t->be->solverOps().dot(*t->state, i, *((*t).*u), *((*t).*v), t->n(dims_));
-    }
-  std::vector<double> sum(static_cast<std::size_t>(k), 0.0), one(static_cast<std::size_t>(k));
-  for (auto& t : parts_) {  // in the parts' order: the same sums every run
-    t->be->solverOps().read(one.data(), *t->state, 0, k);
-    for (index_t i = 0; i < k; ++i) sum[static_cast<std::size_t>(i)] += one[static_cast<std::size_t>(i)];
-  }
-  return sum;
+    for (auto& h : parts_) t->be->waitForPeer(*h->be);
 }
 
 void SplitToeplitzCg::apply(double lambda, const Buffer& x, Buffer& y) {
@@ -205,23 +193,38 @@ solve::CgResult SplitToeplitzCg::solve(double lambda, const Buffer& b, Buffer& x
   require(std::isfinite(lambda) && lambda >= 0, "cg: lambda must be >= 0");
   const std::size_t bytes = static_cast<std::size_t>(dims_[0] * dims_[1] * dims_[2]) * kC;
   require(b.bytes() >= bytes && x.bytes() >= bytes, "CG: the right-hand side or the solution is too small");
-  using P = std::unique_ptr<Buffer> Part::*;
+  using kernels::CgCombineStep;
+  using kernels::cgShare;
   solve::CgResult result;
-  scatter(b, &Part::b);
-  const double bb = dots({{&Part::b, &Part::b}})[0], bnorm = std::sqrt(bb);
-  auto record = [&](int k, double rr, double xb, double xr) {
-    const double objective = o.trackObjective ? o.objectiveOffset - (xb + xr) : std::numeric_limits<double>::quiet_NaN();
+  // The scalars stay on the devices as in solve::conjugateGradient (backend/solver_ops.hpp): each device forms its
+  // share of an iteration's inner products, reads every device's shares after waiting for them (cgCombine: the
+  // sums in the devices' order, the same on every device, and the stopping rules), and steps with the sums; the
+  // host reads the primary's scalars once per window of iterations.
+  const CgLayout l{o.maxIterations};
+  std::vector<const Buffer*> shares;
+  for (auto& t : parts_) {
+    t->state = t->be->solverOps().scalars(2 * l.size());
+    shares.push_back(t->state.get());
+  }
+  SolverOps& primaryOps = parts_[0]->be->solverOps();
+  std::vector<double> v(static_cast<std::size_t>(l.size()));
+  auto readState = [&] { primaryOps.read(v.data(), *parts_[0]->state, 0, l.size()); };
+  auto combine = [&](int k, CgCombineStep step) {
+    waitForEachOther();
+    for (auto& t : parts_) t->be->solverOps().cgCombine(*t->state, shares, l, k, step, o.tolerance);
+  };
+  double bnorm = 0;
+  auto record = [&](int k) {
+    const double objective = o.trackObjective ? o.objectiveOffset - (v[static_cast<std::size_t>(l.xb(k))] +
+                                                                     v[static_cast<std::size_t>(l.xr(k))])
+                                              : std::numeric_limits<double>::quiet_NaN();
+    const double rr = v[static_cast<std::size_t>(l.rr(k))];
     const solve::CgIterate it{k, bnorm > 0 ? std::sqrt(rr) / bnorm : 0.0, objective};
     result.history.push_back(it);
     if (observer) observer(it);
   };
-  if (!(bnorm > 0)) {
-    parts_[0]->be->fill(x, cfloat(0.f), dims_[0] * dims_[1] * dims_[2]);
-    result.stopReason = "zero right-hand side";
-    result.converged = true;
-    record(0, 0, 0, 0);
-    return result;
-  }
+
+  scatter(b, &Part::b);
   for (auto& t : parts_) {  // the Jacobi preconditioner: 1 / (diag(T) + lambda diag(W^H W))
     const index_t n = t->n(dims_);
     if (precondition) t->be->reciprocalDiagonal(*t->inverse, *t->priorDiagonal, lambda, nullptr, gramDiagonal_, n);
@@ -240,68 +243,93 @@ solve::CgResult SplitToeplitzCg::solve(double lambda, const Buffer& b, Buffer& x
       t->be->copy(*t->r, *t->b, static_cast<std::size_t>(t->n(dims_)) * kC);
     }
   }
-  // z = M^{-1} r, and the scalars of an iterate: rr, rz, xb, xr (the objective's, when tracked).
-  const P zOf = precondition ? &Part::z : &Part::r;
+  // z = M^{-1} r (z is r itself without M).
+  auto zOf = [&](Part& t) -> Buffer& { return precondition ? *t.z : *t.r; };
   auto precondition_ = [&] {
     if (!precondition) return;
     for (auto& t : parts_) t->be->multiply(*t->z, *t->inverse, t->n(dims_), *t->r, t->n(dims_), false);
   };
-  auto scalars = [&] {
-    std::vector<std::pair<P, P>> pairs{{&Part::r, &Part::r}, {&Part::r, zOf}};
-    if (o.trackObjective) {
-      pairs.push_back({&Part::x, &Part::b});
-      pairs.push_back({&Part::x, &Part::r});
-    }
-    auto v = dots(pairs);
-    v.resize(4, 0.0);
-    return v;
-  };
   precondition_();
-  auto v = scalars();
-  double rz = v[1];
-  record(0, v[0], v[2], v[3]);
-  auto converged = [&](double rr) { return o.tolerance > 0 && rr <= o.tolerance * o.tolerance * bb; };
-  if (converged(v[0])) {
+  for (auto& t : parts_) {
+    SolverOps& ops = t->be->solverOps();
+    const index_t n = t->n(dims_);
+    ops.dot(*t->state, cgShare(l, CgLayout::kRhsNorm2), *t->b, *t->b, n);
+    ops.dot(*t->state, cgShare(l, l.rr(0)), *t->r, *t->r, n);
+    ops.dot(*t->state, cgShare(l, l.rz(0)), *t->r, zOf(*t), n);
+    if (o.trackObjective) {
+      ops.dot(*t->state, cgShare(l, l.xb(0)), *t->x, *t->b, n);
+      ops.dot(*t->state, cgShare(l, l.xr(0)), *t->x, *t->r, n);
+    }
+  }
+  combine(0, CgCombineStep::Initial);
+  readState();
+  bnorm = std::sqrt(v[CgLayout::kRhsNorm2]);
+  if (!(bnorm > 0)) {  // A x = 0 with A positive definite: x = 0, whatever the initial guess
+    parts_[0]->be->fill(x, cfloat(0.f), dims_[0] * dims_[1] * dims_[2]);
+    result.stopReason = "zero right-hand side";
+    result.converged = true;
+    std::fill(v.begin(), v.end(), 0.0);
+    record(0);
+    return result;
+  }
+  record(0);
+  if (kernels::cgConverged(v[static_cast<std::size_t>(l.rr(0))], v[CgLayout::kRhsNorm2], o.tolerance)) {
     result.converged = true;
     result.stopReason = "tolerance";
     gather(&Part::x, x);
     return result;
   }
-  for (auto& t : parts_) t->be->copy(*t->p, *((*t).*zOf), static_cast<std::size_t>(t->n(dims_)) * kC);
+  for (auto& t : parts_) t->be->copy(*t->p, zOf(*t), static_cast<std::size_t>(t->n(dims_)) * kC);
   result.stopReason = "iterations";
+  const int window = solve::readWindow(primaryOps, parts_[0]->n(dims_), o.readEvery);
   try {
-    for (int k = 1; k <= o.maxIterations; ++k) {
-      const double span = o.progressTo - o.progressFrom;
-      progress.report(o.progressFrom + span * (k - 1) / std::max(1, o.maxIterations),
-                      o.stage + " iteration " + std::to_string(k) + "/" + std::to_string(o.maxIterations));
-      applyParts(lambda);
-      const double pq = dots({{&Part::p, &Part::q}})[0];
-      if (!(pq > 0) || !(rz > 0)) {  // A not positive definite on p, or p vanished (solve/cg.cpp)
-        result.stopReason = "breakdown";
-        break;
+    for (int k = 1; k <= o.maxIterations;) {
+      const int last = std::min(o.maxIterations, k + window - 1);
+      for (int j = k; j <= last; ++j) {
+        const double span = o.progressTo - o.progressFrom;
+        progress.report(o.progressFrom + span * (j - 1) / std::max(1, o.maxIterations),
+                        o.stage + " iteration " + std::to_string(j) + "/" + std::to_string(o.maxIterations));
+        applyParts(lambda);
+        for (auto& t : parts_) t->be->solverOps().dot(*t->state, cgShare(l, l.pq(j)), *t->p, *t->q, t->n(dims_));
+        combine(j, CgCombineStep::Curvature);
+        for (auto& t : parts_) {
+          SolverOps& ops = t->be->solverOps();
+          const index_t n = t->n(dims_);
+          // The tolerance rule is the combined one's: the update only steps and forms this device's shares.
+          ops.cgUpdate(*t->state, l, j, *t->x, *t->r, *t->p, *t->q, o.trackObjective ? t->b.get() : nullptr, 0.0, n);
+          if (precondition && j < o.maxIterations) {
+            t->be->multiply(*t->z, *t->inverse, n, *t->r, n, false);
+            ops.dot(*t->state, l.rz(j), *t->r, *t->z, n);
+          }
+          ops.cgPublish(*t->state, l, j);
+        }
+        combine(j, CgCombineStep::Update);
+        if (j == o.maxIterations) break;
+        for (auto& t : parts_) t->be->solverOps().cgDirection(*t->state, l, j, *t->p, zOf(*t), t->n(dims_));
       }
-      const double alpha = rz / pq;
-      for (auto& t : parts_) {
-        t->be->axpby(*t->x, cfloat(static_cast<float>(alpha)), *t->p, cfloat(1.f), t->n(dims_));
-        t->be->axpby(*t->r, cfloat(static_cast<float>(-alpha)), *t->q, cfloat(1.f), t->n(dims_));
+      readState();
+      const int stop = static_cast<int>(v[CgLayout::kStop]);
+      const auto reason = static_cast<SolverStop>(static_cast<int>(v[CgLayout::kReason]));
+      bool ended = false;
+      for (int j = k; j <= last && !ended; ++j) {
+        if (stop == j && reason == SolverStop::Breakdown) {  // A not positive definite on p, or p vanished
+          result.stopReason = "breakdown";
+          ended = true;
+          break;
+        }
+        result.iterations = j;
+        record(j);
+        if (stop == j) {
+          result.converged = true;
+          result.stopReason = "tolerance";
+          ended = true;
+        }
       }
-      precondition_();
-      v = scalars();
-      result.iterations = k;
-      record(k, v[0], v[2], v[3]);
-      if (converged(v[0])) {
-        result.converged = true;
-        result.stopReason = "tolerance";
-        break;
-      }
-      if (k == o.maxIterations) break;
-      const double beta = v[1] / rz;
-      rz = v[1];
-      for (auto& t : parts_)
-        t->be->axpby(*t->p, cfloat(1.f), *((*t).*zOf), cfloat(static_cast<float>(beta)), t->n(dims_));
+      if (ended) break;
+      k = last + 1;
     }
   } catch (...) {
-    gather(&Part::x, x);  // the last completed iterate, as solve::conjugateGradient leaves it
+    gather(&Part::x, x);  // the last iterate the devices reached, as solve::conjugateGradient leaves it
     throw;
   }
   gather(&Part::x, x);

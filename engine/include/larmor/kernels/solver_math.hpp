@@ -59,4 +59,65 @@ LARMOR_HD LARMOR_INLINE double relativeChange(double dx2, double nx2) {
 /// The stop slot as the kernels read it: 0 while running, else the iteration at which the solve ended.
 LARMOR_HD LARMOR_INLINE bool stoppedBefore(double stop, int k) { return stop != 0 && stop < k; }
 
+// --- CG over devices (recon/split_cg.hpp, SolverOps::cgPublish / cgCombine) -------------------------------------
+// A device's scalars hold two CgLayouts: the first the whole problem's values (what the update kernels read), the
+// second, from slot l.size() on, the device's own share of each inner product. The shares are summed over the
+// devices in their order, so every device gets the same sums and makes the same decisions.
+
+/// Which of an iteration's sums cgCombine forms.
+enum class CgCombineStep : int {
+  Initial = 0,    ///< ||b||^2, rr[0], rz[0], xb[0], xr[0] (no stopping rule: the host tests iteration 0)
+  Curvature = 1,  ///< pq[k], then cgCurvature's breakdown rule
+  Update = 2,     ///< rr[k], rz[k], xb[k], xr[k], then cgUpdate's tolerance rule
+};
+
+/// A share's slot: the second layout's.
+LARMOR_HD LARMOR_INLINE std::int64_t cgShare(const CgLayout& l, std::int64_t slot) { return l.size() + slot; }
+
+/// s's shares of iteration k's update sums (rr, rz, xb, xr, as cgUpdate and the preconditioned dot left them in
+/// the first layout) copied to the second layout, where the other devices read them.
+LARMOR_HD LARMOR_INLINE void cgPublish(double* s, const CgLayout& l, int k) {
+  s[cgShare(l, l.rr(k))] = s[l.rr(k)];
+  s[cgShare(l, l.rz(k))] = s[l.rz(k)];
+  s[cgShare(l, l.xb(k))] = s[l.xb(k)];
+  s[cgShare(l, l.xr(k))] = s[l.xr(k)];
+}
+
+/// The sums of a step into s's first layout from every device's shares (share(d, slot): device d's slot), and the
+/// step's stopping rule. Nothing for Curvature and Update once stopped.
+template <class Share>
+LARMOR_HD void cgCombine(double* s, const Share& share, int devices, const CgLayout& l, int k, CgCombineStep step,
+                         double tolerance) {
+  const auto sum = [&](std::int64_t slot) {
+    double v = 0;
+    for (int d = 0; d < devices; ++d) v += share(d, cgShare(l, slot));
+    return v;
+  };
+  if (step == CgCombineStep::Initial) {
+    s[CgLayout::kRhsNorm2] = sum(CgLayout::kRhsNorm2);
+    s[l.rr(0)] = sum(l.rr(0));
+    s[l.rz(0)] = sum(l.rz(0));
+    s[l.xb(0)] = sum(l.xb(0));
+    s[l.xr(0)] = sum(l.xr(0));
+    return;
+  }
+  if (s[CgLayout::kStop] != 0) return;
+  if (step == CgCombineStep::Curvature) {
+    s[l.pq(k)] = sum(l.pq(k));
+    if (cgBreakdown(s[l.pq(k)], s[l.rz(k - 1)])) {
+      s[CgLayout::kStop] = k;
+      s[CgLayout::kReason] = static_cast<double>(SolverStop::Breakdown);
+    }
+    return;
+  }
+  s[l.rr(k)] = sum(l.rr(k));
+  s[l.rz(k)] = sum(l.rz(k));
+  s[l.xb(k)] = sum(l.xb(k));
+  s[l.xr(k)] = sum(l.xr(k));
+  if (cgConverged(s[l.rr(k)], s[CgLayout::kRhsNorm2], tolerance)) {
+    s[CgLayout::kStop] = k;
+    s[CgLayout::kReason] = static_cast<double>(SolverStop::Tolerance);
+  }
+}
+
 }  // namespace larmor::kernels

@@ -22,6 +22,12 @@
 // halo plane on each side where a neighbour has one (the reference's planes likewise, with the whole image's
 // edge scale), fills the halos from the neighbours' p each iteration, and keeps the interior of W^H W p and of
 // diag(W^H W): both equal the whole image's there.
+//
+// The scalars. Each device forms its share of an iteration's inner products (Re <p, q>; ||r||^2, Re <r, z> and
+// the objective's Re <x, b>, Re <x, r>) in its own scalars; after waiting for the others it reads every device's
+// shares and sums them in the devices' order (SolverOps::cgCombine), so every device steps with the same alpha
+// and beta and stops at the same iteration, and the host, reading the primary's scalars once per window, never
+// waits in the middle of an iteration (kernels/solver_math.hpp). Deterministic; not the one-device bits.
 #include <memory>
 #include <vector>
 
@@ -57,8 +63,9 @@ class SplitToeplitzCg {
   SplitToeplitzCg& operator=(const SplitToeplitzCg&) = delete;
 
   /// PCG for lambda with b and x (N0 N1 N2 elements each) on the primary: options, result and progress as
-  /// solve::conjugateGradient's (x holds the initial guess when options.warmStart; the scalars are read every
-  /// iteration, readEvery and recordOperator do not apply). precondition: Jacobi, diag(T) + lambda diag(W^H W).
+  /// solve::conjugateGradient's (x holds the initial guess when options.warmStart; the scalars stay on the devices
+  /// and the host reads them once per window, readEvery as there; recordOperator does not apply). precondition:
+  /// Jacobi, diag(T) + lambda diag(W^H W).
   solve::CgResult solve(double lambda, const Buffer& b, Buffer& x, const solve::CgOptions& options, bool precondition,
                         const Progress& progress = {}, const solve::CgObserver& observer = {});
 
@@ -72,8 +79,7 @@ class SplitToeplitzCg {
   void scatter(const Buffer& from, std::unique_ptr<Buffer> Part::*to);  ///< primary's image -> each part's planes
   void gather(std::unique_ptr<Buffer> Part::*from, Buffer& to);          ///< each part's planes -> primary's image
   void applyParts(double lambda);                                       ///< q = A p on every part
-  /// sum over the parts of Re <a, b> for each pair (slots 0..), one read per device.
-  std::vector<double> dots(const std::vector<std::pair<std::unique_ptr<Buffer> Part::*, std::unique_ptr<Buffer> Part::*>>& pairs);
+  void waitForEachOther();  ///< every device's queue after the work queued so far on every other
   std::vector<std::unique_ptr<Part>> parts_;
   index_t dims_[3];
   Shape grid_;
