@@ -422,7 +422,7 @@ void IterativeProblem::Impl::buildCoilMaps(const Dataset& d, const ReconSettings
     progress.report(0.3, "cg: coil maps");
     ScopedStage st(timings, "coil maps", &backend);
     if (p.mapsSource && *p.mapsSource) {
-      p.maps = std::make_unique<ops::CoilSensitivities>(backend, (*p.mapsSource)(slice, dims, p.info), p.n, p.coils);
+      p.maps = std::make_unique<ops::CoilSensitivities>(backend, (*p.mapsSource)(slice, dims, p.traj->calibration, p.info), p.n, p.coils);
       return;
     }
     const BackendPlanFactory fhdPlan = planFactory(s, exactFhd(s.iterative));

@@ -132,7 +132,8 @@ class BatchedMaps {
     return s.iterative.coilMaps == CoilMapSource::Espirit && d.header.coils > 1 && d.header.slices > 1;
   }
   IterativeProblem::CoilMapsSource source() {
-    return [this](index_t slice, const index_t dims[3], nlohmann::json& info) { return take(slice, dims, info); };
+    return [this](index_t slice, const index_t dims[3], std::shared_ptr<const CalibrationGridding>& gridding,
+                  nlohmann::json& info) { return take(slice, dims, gridding, info); };
   }
   /// Slices per group for maps of `dims` x `coils`: the maps on the output and on a calibration grid up to twice
   /// as large (an oversampled readout), and the Gram and kernels of 6^k x coils rows (k the image's dimensions).
@@ -146,14 +147,15 @@ class BatchedMaps {
   }
 
  private:
-  std::unique_ptr<Buffer> take(index_t slice, const index_t dims[3], nlohmann::json& info) {
+  std::unique_ptr<Buffer> take(index_t slice, const index_t dims[3], std::shared_ptr<const CalibrationGridding>& gridding,
+                               nlohmann::json& info) {
     if (!ready_.count(slice)) {
       ready_.clear();
       const index_t g1 = std::min(end_, slice + groupSize(dims, std::max<index_t>(1, d_.header.coils)));
       std::vector<index_t> group;
       for (index_t sl = slice; sl < g1; ++sl) group.push_back(sl);
       std::vector<nlohmann::json> infos;
-      auto maps = espiritMapsForSlices(be_, d_, group, dims, s_, &infos, &gridding_, progress_);
+      auto maps = espiritMapsForSlices(be_, d_, group, dims, s_, &infos, &gridding, progress_);
       for (std::size_t i = 0; i < group.size(); ++i) ready_[group[i]] = {std::move(maps[i]), std::move(infos[i])};
     }
     auto it = ready_.find(slice);
@@ -168,7 +170,6 @@ class BatchedMaps {
   const ReconSettings& s_;
   index_t end_;
   const Progress& progress_;
-  std::shared_ptr<const CalibrationGridding> gridding_;
   std::map<index_t, std::pair<std::unique_ptr<Buffer>, nlohmann::json>> ready_;
 };
 

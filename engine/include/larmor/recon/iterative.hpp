@@ -31,6 +31,7 @@ namespace larmor::recon {
 
 struct ReconSettings;
 struct ImageSet;
+class CalibrationGridding;
 
 /// How E^H d (and Q) are computed: the exact DFT (Stone's F^H d) or a NUFFT.
 enum class FhdMethod { Dft, Nufft };
@@ -113,10 +114,11 @@ class IterativeProblem {
   struct TrajectoryOperators;
 
   /// Coil maps made elsewhere (the slices' ESPIRiT eigen-solves batched, iterative_slices.cpp): called with the
-  /// slice and the problem's grid [N0, N1, N2], returns that slice's maps on the backend ([N0, N1, N2, coils])
-  /// and adds their record (calibration region, kernels kept) to `info`.
-  using CoilMapsSource =
-      std::function<std::unique_ptr<Buffer>(index_t slice, const index_t dims[3], nlohmann::json& info)>;
+  /// slice, the problem's grid [N0, N1, N2] and its trajectory operators' calibration gridding (planned by the
+  /// source where null, kept there for the next call of the trajectory), returns that slice's maps on the backend
+  /// ([N0, N1, N2, coils]) and adds their record (calibration region, kernels kept) to `info`.
+  using CoilMapsSource = std::function<std::unique_ptr<Buffer>(
+      index_t slice, const index_t dims[3], std::shared_ptr<const CalibrationGridding>& gridding, nlohmann::json& info)>;
 
   /// shared: from another slice's trajectoryOperators() (null: build them). maps (optional): where the coil
   /// maps come from instead of coilMapsForSliceOnBackend (several coils only).
