@@ -257,7 +257,7 @@ TEST_P(IterativeSlices, TheCallersErrorStopsEveryDevice) {
   // leaves every device's.
   const Dataset d = radialSlices(4);
   recon::ReconSettings s = settingsOf(recon::Method::Cg);
-  s.iterative.iterations = 400;  // each device's block far longer than the watcher's first report (50 ms)
+  s.iterative.iterations = 400;  // the watcher reports at once: every device's block far longer than that
   struct Stop {};
   const auto on = devices(2);
   recon::OperatorCache cache;

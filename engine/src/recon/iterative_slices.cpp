@@ -311,21 +311,20 @@ nlohmann::json solveOnDevices(const std::vector<Backend*>& devices, const Datase
   const std::string what = std::string(s.method == Method::Cs ? "cs" : "cg") + ": " + std::to_string(slices) +
                            " slices on " + std::to_string(nd) + " devices";
   std::exception_ptr watchError;  // the progress callback's own (Cancelled, or the caller's)
-  for (;;) {
-    {
-      std::unique_lock lock(doneMutex);
-      if (doneSignal.wait_for(lock, std::chrono::milliseconds(50), [&] { return running == 0; })) break;
+  for (;;) {  // a report at once (the stage's text and a first cancellation point), then every 50 ms
+    if (!watchError) {
+      double f = 0;
+      for (std::size_t k = 0; k < nd; ++k)
+        f += fraction[k].load() * static_cast<double>(block(k + 1) - block(k)) / static_cast<double>(slices);
+      try {
+        progress.report(f, what);
+      } catch (...) {
+        watchError = std::current_exception();
+        stop = true;  // the devices stop at their next step
+      }
     }
-    if (watchError) continue;  // cancelled: the devices stop at their next step
-    double f = 0;
-    for (std::size_t k = 0; k < nd; ++k)
-      f += fraction[k].load() * static_cast<double>(block(k + 1) - block(k)) / static_cast<double>(slices);
-    try {
-      progress.report(f, what);
-    } catch (...) {
-      watchError = std::current_exception();
-      stop = true;
-    }
+    std::unique_lock lock(doneMutex);
+    if (doneSignal.wait_for(lock, std::chrono::milliseconds(50), [&] { return running == 0; })) break;
   }
   for (auto& t : threads) t.join();
   const double wallMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -286,9 +286,7 @@ solve::CgResult SplitToeplitzCg::solve(double lambda, const Buffer& b, Buffer& x
     for (int k = 1; k <= o.maxIterations;) {
       const int last = std::min(o.maxIterations, k + window - 1);
       for (int j = k; j <= last; ++j) {
-        const double span = o.progressTo - o.progressFrom;
-        progress.report(o.progressFrom + span * (j - 1) / std::max(1, o.maxIterations),
-                        o.stage + " iteration " + std::to_string(j) + "/" + std::to_string(o.maxIterations));
+        solve::reportIteration(o, progress, j);
         applyParts(lambda);
         for (auto& t : parts_) t->be->solverOps().dot(*t->state, cgShare(l, l.pq(j)), *t->p, *t->q, t->n(dims_));
         combine(j, CgCombineStep::Curvature);
@@ -308,24 +306,7 @@ solve::CgResult SplitToeplitzCg::solve(double lambda, const Buffer& b, Buffer& x
         for (auto& t : parts_) t->be->solverOps().cgDirection(*t->state, l, j, *t->p, zOf(*t), t->n(dims_));
       }
       readState();
-      const int stop = static_cast<int>(v[CgLayout::kStop]);
-      const auto reason = static_cast<SolverStop>(static_cast<int>(v[CgLayout::kReason]));
-      bool ended = false;
-      for (int j = k; j <= last && !ended; ++j) {
-        if (stop == j && reason == SolverStop::Breakdown) {  // A not positive definite on p, or p vanished
-          result.stopReason = "breakdown";
-          ended = true;
-          break;
-        }
-        result.iterations = j;
-        record(j);
-        if (stop == j) {
-          result.converged = true;
-          result.stopReason = "tolerance";
-          ended = true;
-        }
-      }
-      if (ended) break;
+      if (solve::replayWindow(v, k, last, result, record)) break;
       k = last + 1;
     }
   } catch (...) {

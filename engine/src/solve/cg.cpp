@@ -80,6 +80,34 @@ int readWindow(const SolverOps& ops, index_t n, int requested) {
   return static_cast<int>(std::clamp<index_t>(kElements / std::max<index_t>(n, 1), 1, 16));
 }
 
+void reportIteration(const CgOptions& o, const Progress& progress, int j) {
+  const double span = o.progressTo - o.progressFrom;
+  progress.report(o.progressFrom + span * (j - 1) / std::max(1, o.maxIterations),
+                  o.stage + " iteration " + std::to_string(j) + "/" + std::to_string(o.maxIterations));
+}
+
+bool replayWindow(const std::vector<double>& v, int first, int last, CgResult& result,
+                  const std::function<void(int)>& record) {
+  const int stop = static_cast<int>(v[CgLayout::kStop]);
+  const auto reason = static_cast<SolverStop>(static_cast<int>(v[CgLayout::kReason]));
+  for (int j = first; j <= last; ++j) {
+    if (stop == j && reason == SolverStop::Breakdown) {
+      // p^H A p <= 0: A is not positive definite on p, or p vanished (x is already the solution to float
+      // precision). Either way another step would divide by (nearly) zero.
+      result.stopReason = "breakdown";
+      return true;
+    }
+    result.iterations = j;
+    record(j);
+    if (stop == j) {
+      result.converged = true;
+      result.stopReason = "tolerance";
+      return true;
+    }
+  }
+  return false;
+}
+
 CgResult conjugateGradient(Backend& backend, LinearOperator& A, const Buffer& b, Buffer& x, const CgOptions& o,
                            Preconditioner* M, const Progress& progress, const CgObserver& observer) {
   const index_t n = A.size();
@@ -163,9 +191,7 @@ CgResult conjugateGradient(Backend& backend, LinearOperator& A, const Buffer& b,
     for (int j = k; j <= last; ++j) {
       // The cancellation point: between iterations, so Cancel stops within one operator application (a
       // window of them on a GPU).
-      const double span = o.progressTo - o.progressFrom;
-      progress.report(o.progressFrom + span * (j - 1) / std::max(1, o.maxIterations),
-                      o.stage + " iteration " + std::to_string(j) + "/" + std::to_string(o.maxIterations));
+      reportIteration(o, progress, j);
       applyA();
       ops.cgCurvature(*state, l, j, *p, *q, n);
       ops.cgUpdate(*state, l, j, x, *r, *p, *q, objectiveRhs, o.tolerance, n);
@@ -177,23 +203,7 @@ CgResult conjugateGradient(Backend& backend, LinearOperator& A, const Buffer& b,
       ops.cgDirection(*state, l, j, *p, z, n);
     }
     readState();
-    const int stop = static_cast<int>(v[CgLayout::kStop]);
-    const auto reason = static_cast<SolverStop>(static_cast<int>(v[CgLayout::kReason]));
-    for (int j = k; j <= last; ++j) {
-      if (stop == j && reason == SolverStop::Breakdown) {
-        // p^H A p <= 0: A is not positive definite on p, or p vanished (x is already the solution to
-        // float precision). Either way another step would divide by (nearly) zero.
-        result.stopReason = "breakdown";
-        return result;
-      }
-      result.iterations = j;
-      record(j, bnorm);
-      if (stop == j) {
-        result.converged = true;
-        result.stopReason = "tolerance";
-        return result;
-      }
-    }
+    if (replayWindow(v, k, last, result, [&](int j) { record(j, bnorm); })) return result;
     k = last + 1;
   }
   return result;

@@ -121,6 +121,16 @@ using CgObserver = std::function<void(const CgIterate&)>;
 /// 2^21 elements on, where an iteration takes a millisecond or more.
 int readWindow(const SolverOps& ops, index_t n, int requested);
 
+/// The start of iteration j reported (o's progress span and stage text): the cancellation point between
+/// iterations. Shared by the CG loops (this file's, recon/iterative_split.cpp's).
+void reportIteration(const CgOptions& o, const Progress& progress, int j);
+
+/// A window of queued iterations [first, last] replayed from the CG scalars `v` (kernels::CgLayout) as the kernels
+/// left them: result.iterations and record(j) for each completed iterate, the stop where the kernels stopped
+/// (breakdown, tolerance). True when the solve ended inside the window.
+bool replayWindow(const std::vector<double>& v, int first, int last, CgResult& result,
+                  const std::function<void(int)>& record);
+
 /// Solves A x = b. x (in/out) and b are buffers of A.size() elements on `backend`. M may be null (plain
 /// CG). Reports progress at the start of every iteration, so a cancelled token stops the solve within one
 /// iteration (Cancelled is thrown; x then holds the last completed iterate), or on a GPU within the window of
