@@ -139,7 +139,7 @@ Prepared grappaWorkload(const Context& c, index_t fullBatch) {
 
 // --- iterative (Stone et al. 2008) ------------------------------------------------------------------------------
 
-Prepared iterativeWorkload(const Context& c) {
+Prepared iterativeWorkload(const Context& c, bool splitPcg) {
   const index_t n = c.gpu ? 128 : (c.quick ? 16 : 32);
   struct State {
     Dataset d;
@@ -162,6 +162,7 @@ Prepared iterativeWorkload(const Context& c) {
   st->s.iterative.lambda = 10;
   st->s.iterative.iterations = 60;
   st->s.iterative.cacheDirectory = "none";
+  st->s.iterative.splitPcg = splitPcg;
   {  // Q once, outside the timing (the paper: Q depends on the trajectory only)
     Timings t;
     IterativeProblem first(c.be, st->d, st->s, 0, t);
@@ -170,7 +171,8 @@ Prepared iterativeWorkload(const Context& c) {
   const index_t m = st->d.trajectory.size() / 3;
   Backend& be = c.be;
   Prepared p;
-  p.size = cube(n) + " from " + grouped(m) + " 3D radial samples, anatomical prior, F^H d + 60 PCG, whole call";
+  p.size = cube(n) + " from " + grouped(m) + " 3D radial samples, anatomical prior, F^H d + 60 PCG, whole call" +
+           (splitPcg ? ", the PCG split over every GPU" : "");
   p.scaled = scaledNote(c.gpu, c.quick, cube(n) + " x " + grouped(m), "128^3 x 284,592");
   p.reps = c.gpu ? 5 : 3;
   p.host = [st, &be] {
@@ -309,6 +311,7 @@ Prepared cgSlicesWorkload(const Context& c) {
                        bytesMs(2 * fftBytes(grid) * static_cast<double>(coils), c.limits.memoryBandwidth);
   const double samples = 2.0 * static_cast<double>(n * spokes * coils * slices);
   auto devices = std::make_shared<int>(1);  // how many the last call used
+  auto stages = std::make_shared<nlohmann::json>();  // the last call's per-device stages (several devices)
   Prepared p = wholeRun(
       c, sim,
       [](ReconSettings& s) {
@@ -319,10 +322,18 @@ Prepared cgSlicesWorkload(const Context& c) {
       limit, samples * kC, static_cast<double>(n * n * slices) * kC,
       "per slice 30 iterations x one Toeplitz FFT pair on the 2N grid per coil at one device's memory bandwidth; "
       "ESPIRiT and set-up not counted; host to host: plus samples up and the images down the link",
-      [devices](const ReconResult& r) {
+      [devices, stages](const ReconResult& r) {
         *devices = r.convergence.contains("devices") ? static_cast<int>(r.convergence["devices"].size()) : 1;
+        *stages = nlohmann::json::object();
+        if (r.convergence.contains("devices"))
+          for (const auto& d : r.convergence["devices"]) (*stages)[d["device"].get<std::string>()] = d["stages_ms"];
+        else
+          for (const auto& st : r.timings.stages()) (*stages)[st.stage] = (*stages).value(st.stage, 0.0) + st.milliseconds;
       });
-  p.report = [devices](nlohmann::json& extra, double, double) { extra["devices"] = *devices; };
+  p.report = [devices, stages](nlohmann::json& extra, double, double) {
+    extra["devices"] = *devices;
+    extra["stages_ms"] = *stages;  // the last repetition's: each device's stages, or the call's on one device
+  };
   p.size = square(n) + " x 8 coils x " + std::to_string(slices) + " slices, golden-angle radial, " +
            std::to_string(spokes) + " spokes, CG-SENSE 30 iterations, ESPIRiT maps, whole recon::run" +
            (c.gpu ? ", the slices over every visible GPU" : "");
@@ -434,7 +445,10 @@ void addReconWorkloads(std::vector<Workload>& out) {
   out.push_back({"grappa-batch32", "GRAPPA Table 5.1, a batch of 32 slices", false,
                  [](const Context& c) { return grappaWorkload(c, 32); }});
   out.push_back({"iterative-128", "iterative 128^3 (Stone et al. 2008): F^H d + 60 PCG, anatomical prior, whole call",
-                 false, iterativeWorkload});
+                 false, [](const Context& c) { return iterativeWorkload(c, false); }});
+  // --split-pcg's measure (on one GPU the same call as iterative-128: the split needs two).
+  out.push_back({"iterative-128-split", "iterative-128 with the PCG split over every GPU (--split-pcg)", true,
+                 [](const Context& c) { return iterativeWorkload(c, true); }});
   out.push_back({"sense-cg", "CG-SENSE Cartesian 256^2 x 8 coils, R 2, 30 iterations", false, senseWorkload});
   out.push_back({"cs-tv", "compressed sensing, TV, FISTA 100 iterations, radial 256^2 x 8 coils", false,
                  [](const Context& c) { return csWorkload(c, ops::RegularizerKind::Tv); }});
