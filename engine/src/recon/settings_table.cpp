@@ -332,7 +332,7 @@ std::vector<Setting> build() {
                    kCg, [](ReconSettings& s) -> bool& { return s.iterative.multiGpu; }));
   t.push_back(flag("iterative.split_pcg", "split-pcg", true, "PCG over every GPU", "iterative",
                    "CG with GPU.Multi, 3D, one coil: also spread the PCG over every GPU by z slabs (off by default: "
-                   "not yet measured faster than one GPU's PCG, docs/perf.md)",
+                   "the whole 128^3 call ran slower with it on two H200s, docs/perf.md session 22)",
                    kCgOnly, [](ReconSettings& s) -> bool& { return s.iterative.splitPcg; }));
 
   // --- GRAPPA ---------------------------------------------------------------------------------------
