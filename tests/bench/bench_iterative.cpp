@@ -162,12 +162,14 @@ void registerFor(const std::shared_ptr<Backend>& be) {
     // The 60 PCG iterations alone (finite-difference prior, Jacobi), on this device and split by z slabs over
     // `devices` (recon/split_cg.hpp: the other GPUs, or this one again where there are fewer: then the figure is
     // the split's own overhead, not a speed-up).
-    // "-w8": the split's scalars read every 8 iterations instead of readWindow's rule (2 at 128^3 on two GPUs).
-    for (int variant : gpu && n == 128 ? std::vector<int>{0, 1, 2, 12} : std::vector<int>{}) {
-      const int devices = variant % 10, window = variant >= 10 ? 8 : 0;
+    // "-w8": the split's scalars read every 8 iterations instead of readWindow's rule (2 at 128^3 on two GPUs);
+    // "-copies": the z pass's other rows moved by copies (SplitToeplitzCg::useBandCopies).
+    for (int variant : gpu && n == 128 ? std::vector<int>{0, 1, 2, 12, 22} : std::vector<int>{}) {
+      const int devices = variant % 10, window = variant / 10 == 1 ? 8 : 0;
+      const bool copies = variant / 10 == 2;
       const std::string what = devices == 0 ? "pcg60/"
-                                            : "pcg60-split" + std::to_string(devices) + (window ? "-w8/" : "/");
-      add(be, what + std::to_string(n) + "^3", 3, [n, devices, window](benchmark::State& state, Backend& b) {
+                                            : "pcg60-split" + std::to_string(devices) + (window ? "-w8/" : copies ? "-copies/" : "/");
+      add(be, what + std::to_string(n) + "^3", 3, [n, devices, window, copies](benchmark::State& state, Backend& b) {
         NufftGeometry g;
         g.dims = 3;
         g.image[0] = g.image[1] = g.image[2] = n;
@@ -210,6 +212,7 @@ void registerFor(const std::shared_ptr<Backend>& be) {
         } else {
           recon::SplitToeplitzCg split(all, dims, T.kernel(), T.gridShape(), T.diagonal(),
                                        {ops::RegularizerKind::FiniteDifference, nullptr, 0});
+          split.useBandCopies(copies);
           bench::timeSynchronized(state, b, 1, [&] { split.solve(lambda, bb.buffer(), xb.buffer(), o, true); });
         }
       });
