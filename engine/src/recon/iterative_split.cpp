@@ -173,15 +173,13 @@ void SplitToeplitzCg::applyParts(double lambda) {
                      static_cast<std::size_t>(parts_[i]->nz));
     }
   } else {
-    for (auto& t : parts_)
-      for (auto& h : parts_) t->be->waitForPeer(*h->be);
+    waitForEachOther();
     for (auto& t : parts_) {
       std::vector<Backend::GramColumns> pieces;
       for (auto& h : parts_) pieces.push_back({h->be, h->a.get(), g0 * t->y0, box0_ + h->z0, h->nz});
       t->be->fftGramColumns(pieces, g0, t->ny, g0 * g1, g2, *t->qband, t->ny, 0);
     }
-    for (auto& h : parts_)
-      for (auto& t : parts_) h->be->waitForPeer(*t->be);
+    waitForEachOther();
   }
   for (auto& t : parts_) {
     const Shape padded{g0, g1, t->nz}, image{dims_[0], dims_[1], t->nz};
@@ -250,14 +248,11 @@ solve::CgResult SplitToeplitzCg::solve(double lambda, const Buffer& b, Buffer& x
   };
   double bnorm = 0;
   auto record = [&](int k) {
-    const double objective = o.trackObjective ? o.objectiveOffset - (v[static_cast<std::size_t>(l.xb(k))] +
-                                                                     v[static_cast<std::size_t>(l.xr(k))])
-                                              : std::numeric_limits<double>::quiet_NaN();
-    const double rr = v[static_cast<std::size_t>(l.rr(k))];
-    const solve::CgIterate it{k, bnorm > 0 ? std::sqrt(rr) / bnorm : 0.0, objective};
+    const solve::CgIterate it = solve::cgIterate(v, k, bnorm, o);
     result.history.push_back(it);
     if (observer) observer(it);
   };
+
 
   scatter(b, &Part::b);
   for (auto& t : parts_) {  // the Jacobi preconditioner: 1 / (diag(T) + lambda diag(W^H W))

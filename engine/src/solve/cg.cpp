@@ -80,6 +80,15 @@ int readWindow(const SolverOps& ops, index_t n, int requested) {
   return static_cast<int>(std::clamp<index_t>(kElements / std::max<index_t>(n, 1), 1, 16));
 }
 
+CgIterate cgIterate(const std::vector<double>& v, int k, double bnorm, const CgOptions& o) {
+  const CgLayout l{o.maxIterations};
+  const double rnorm = std::sqrt(v[static_cast<std::size_t>(l.rr(k))]);
+  const double objective = o.trackObjective ? o.objectiveOffset - (v[static_cast<std::size_t>(l.xb(k))] +
+                                                                   v[static_cast<std::size_t>(l.xr(k))])
+                                            : std::numeric_limits<double>::quiet_NaN();
+  return {k, bnorm > 0 ? rnorm / bnorm : 0.0, objective};
+}
+
 void reportIteration(const CgOptions& o, const Progress& progress, int j) {
   const double span = o.progressTo - o.progressFrom;
   progress.report(o.progressFrom + span * (j - 1) / std::max(1, o.maxIterations),
@@ -130,14 +139,11 @@ CgResult conjugateGradient(Backend& backend, LinearOperator& A, const Buffer& b,
 
   // The objective from the two inner products the update kernels sum: phi(x) = -Re x^H (b + r).
   auto record = [&](int k, double bnorm) {
-    const double rnorm = std::sqrt(v[static_cast<std::size_t>(l.rr(k))]);
-    const double objective = o.trackObjective ? o.objectiveOffset - (v[static_cast<std::size_t>(l.xb(k))] +
-                                                                     v[static_cast<std::size_t>(l.xr(k))])
-                                              : std::numeric_limits<double>::quiet_NaN();
-    CgIterate it{k, bnorm > 0 ? rnorm / bnorm : 0.0, objective};
+    const CgIterate it = cgIterate(v, k, bnorm, o);
     result.history.push_back(it);
     if (observer) observer(it);
   };
+
   auto readState = [&] { ops.read(v.data(), *state, 0, l.size()); };
 
   ops.dot(*state, CgLayout::kRhsNorm2, b, b, n);

@@ -125,6 +125,10 @@ int readWindow(const SolverOps& ops, index_t n, int requested);
 /// iterations. Shared by the CG loops (this file's, recon/iterative_split.cpp's).
 void reportIteration(const CgOptions& o, const Progress& progress, int j);
 
+/// Iterate k's record from the CG scalars `v` (kernels::CgLayout for o.maxIterations): ||r_k|| / ||b|| and, when
+/// tracked, the objective -Re x^H (b + r) + o.objectiveOffset.
+CgIterate cgIterate(const std::vector<double>& v, int k, double bnorm, const CgOptions& o);
+
 /// A window of queued iterations [first, last] replayed from the CG scalars `v` (kernels::CgLayout) as the kernels
 /// left them: result.iterations and record(j) for each completed iterate, the stop where the kernels stopped
 /// (breakdown, tolerance). True when the solve ended inside the window.
