@@ -620,6 +620,29 @@ void CudaBackend::resizeCentred(Buffer& dst, const Shape& ds, const Buffer& src,
   cuda::resizeCentred(launch_, pd, dd, ps, sd, batch);
 }
 
+void CudaBackend::padForGram(Buffer& grid, const Shape& gs, int rank, const Buffer& image, const Shape& is) {
+  // A 3D grid (one box along z: fft.cu's gram transforms and reads only the planes the box spans): each image into
+  // its box's planes, [G0, G1, N2] from [N0, N1, N2] (z unchanged), the other planes untouched.
+  // Only where fftGramInBox takes the last-dimension pass (fft.cu: FftEngine::gram), which reads the box's planes
+  // alone; its other routes transform the whole grid.
+  const auto pass = rank == 3 ? lastDimPass(gs, rank, LastDimUse::Gram) : std::nullopt;
+  const bool planes = pass && pass->lastDim == 2 && gs.rank() >= 3 && is.rank() >= 3 &&
+                      gs.span(3, gs.rank()) == is.span(3, is.rank()) && gs[2] > is[2] && gs[0] >= is[0] && gs[1] >= is[1];
+  if (!planes) {
+    resizeCentred(grid, gs, image, is);
+    return;
+  }
+  float2* pg = elements(grid, gs.size(), "padForGram");
+  const float2* pi = elements(image, is.size(), "padForGram");
+  const index_t gridSize = gs.span(0, 3), imageSize = is.span(0, 3), batch = is.size() / std::max<index_t>(imageSize, 1);
+  const index_t begin = gs[2] / 2 - is[2] / 2;
+  const index_t dd[4] = {gs[0], gs[1], is[2], 1}, sd[4] = {is[0], is[1], is[2], 1};
+  std::lock_guard lock(mutex_);
+  activate();
+  for (index_t b = 0; b < batch; ++b)
+    cuda::resizeCentred(launch_, pg + b * gridSize + begin * gs[0] * gs[1], dd, pi + b * imageSize, sd, 1);
+}
+
 void CudaBackend::transpose(Buffer& dst, const Buffer& src, index_t n0, index_t n1, index_t batch) {
   require(n0 >= 0 && n1 >= 0 && batch >= 0, "cuda backend: transpose needs non-negative sizes");
   float2* pd = elements(dst, n0 * n1 * batch, "transpose");

@@ -74,6 +74,7 @@ class CudaBackend final : public Backend {
   bool canReadPeer(Backend& other) override;
   void waitForPeer(Backend& other) override;
   void resizeCentred(Buffer& dst, const Shape& dstShape, const Buffer& src, const Shape& srcShape) override;
+  void padForGram(Buffer& grid, const Shape& gridShape, int rank, const Buffer& image, const Shape& imageShape) override;
   void transpose(Buffer& dst, const Buffer& src, index_t n0, index_t n1, index_t batch) override;
   void sumOfSquares(Buffer& out, const Buffer& coilImages, index_t voxels, index_t coils, index_t batch) override;
 
@@ -208,6 +209,8 @@ class CudaPriorOps final : public PriorOps {
   NeighbourDifferences neighbourDifferences(const Buffer& image, const index_t dims[3], std::uint64_t k) override;
   void edgeWeights(Buffer& out, const Buffer& image, const index_t dims[3], int axis, double delta) override;
   void addDifferenceDiagonal(Buffer& out, const Buffer* w, const index_t dims[3], int axis) override;
+  void differenceNormal(Buffer& y, const Buffer& x, const Buffer* const w[3], const index_t dims[3], float alpha,
+                        bool accumulate) override;
 
  private:
   CudaBackend& be_;
@@ -276,7 +279,7 @@ class CudaSolverOps final : public SolverOps {
   void scaleByInverseRoot(Buffer& dst, const Buffer& src, const Buffer& s, index_t slot, index_t n) override;
   void cgCurvature(Buffer& s, const CgLayout& l, int k, const Buffer& p, const Buffer& q, index_t n) override;
   void cgUpdate(Buffer& s, const CgLayout& l, int k, Buffer& x, Buffer& r, const Buffer& p, const Buffer& q,
-                const Buffer* b, double tolerance, index_t n) override;
+                const Buffer* b, double tolerance, index_t n, const Buffer* minv = nullptr, Buffer* z = nullptr) override;
   void cgDirection(const Buffer& s, const CgLayout& l, int k, Buffer& p, const Buffer& z, index_t n) override;
   void cgPublish(Buffer& s, const CgLayout& l, int k) override;
   void cgCombine(Buffer& s, const std::vector<const Buffer*>& shares, const CgLayout& l, int k,

@@ -44,7 +44,7 @@ struct Partials {
   double* sums;  ///< [kSums][kMaxReduceBlocks]
   unsigned* arrived;
 };
-constexpr int kSums = 3;
+constexpr int kSums = 4;
 
 /// After thread 0 of every block has written its partials: true in the last block to arrive, whose reads of
 /// the others' partials are then ordered after their writes (and the counter is reset for the next launch).
@@ -98,12 +98,13 @@ __global__ void __launch_bounds__(kReduceThreads) dotKernel(const float2* __rest
 __global__ void __launch_bounds__(kReduceThreads) cgUpdateKernel(double* s, CgLayout l, int k, float2* x, float2* r,
                                                                  const float2* __restrict__ p,
                                                                  const float2* __restrict__ q,
-                                                                 const float2* __restrict__ b, long long n,
-                                                                 double tolerance, Partials part) {
+                                                                 const float2* __restrict__ b,
+                                                                 const float2* __restrict__ minv, float2* z,
+                                                                 long long n, double tolerance, Partials part) {
   if (s[CgLayout::kStop] != 0) return;
-  __shared__ double shared[3][kReduceThreads];
+  __shared__ double shared[4][kReduceThreads];
   const float alpha = kernels::cgAlpha(s[l.rz(k - 1)], s[l.pq(k)]);
-  double rr = 0, xb = 0, xr = 0;
+  double rr = 0, xb = 0, xr = 0, rz = 0;
   for (long long i = firstIndex(); i < n; i += gridStride()) {
     const float2 pi = p[i], qi = q[i];
     float2 xi = x[i], ri = r[i];
@@ -112,6 +113,12 @@ __global__ void __launch_bounds__(kReduceThreads) cgUpdateKernel(double* s, CgLa
     x[i] = xi;
     r[i] = ri;
     rr += reDot(ri, ri);
+    if (minv) {  // z = minv r as multiplyKernel's complex product (minv's imaginary part 0), rz = Re <r, z>
+      const float2 mi = minv[i];
+      const float2 zi = make_float2(mi.x * ri.x - mi.y * ri.y, mi.x * ri.y + mi.y * ri.x);
+      z[i] = zi;
+      rz += reDot(ri, zi);
+    }
     if (b) {
       xb += reDot(xi, b[i]);
       xr += reDot(xi, ri);
@@ -120,19 +127,22 @@ __global__ void __launch_bounds__(kReduceThreads) cgUpdateKernel(double* s, CgLa
   const double t0 = blockSum<kReduceThreads>(rr, shared[0]);
   const double t1 = blockSum<kReduceThreads>(xb, shared[1]);
   const double t2 = blockSum<kReduceThreads>(xr, shared[2]);
+  const double t3 = minv ? blockSum<kReduceThreads>(rz, shared[3]) : 0.0;
   if (threadIdx.x == 0) {
     part.sums[blockIdx.x] = t0;
     part.sums[kMaxReduceBlocks + blockIdx.x] = t1;
     part.sums[2 * kMaxReduceBlocks + blockIdx.x] = t2;
+    part.sums[3 * kMaxReduceBlocks + blockIdx.x] = t3;
   }
   __syncthreads();
   if (!lastToArrive(part)) return;
   const double rrAll = total(part, 0, shared[0]);
   const double xbAll = total(part, 1, shared[1]);
   const double xrAll = total(part, 2, shared[2]);
+  const double rzAll = minv ? total(part, 3, shared[3]) : rrAll;  // plain CG's r^H z: rr
   if (threadIdx.x != 0) return;
   s[l.rr(k)] = rrAll;
-  s[l.rz(k)] = rrAll;  // plain CG's r^H z; a preconditioned solve overwrites it (SolverOps::dot)
+  s[l.rz(k)] = rzAll;
   if (b) {
     s[l.xb(k)] = xbAll;
     s[l.xr(k)] = xrAll;
@@ -329,7 +339,11 @@ void CudaSolverOps::cgCurvature(Buffer& s, const CgLayout& l, int k, const Buffe
 }
 
 void CudaSolverOps::cgUpdate(Buffer& s, const CgLayout& l, int k, Buffer& x, Buffer& r, const Buffer& p,
-                             const Buffer& q, const Buffer* b, double tolerance, index_t n) {
+                             const Buffer& q, const Buffer* b, double tolerance, index_t n, const Buffer* minv,
+                             Buffer* z) {
+  require(!minv || z, "cg update: a preconditioner's diagonal needs z");
+  const float2* pm = minv ? be_.elements(*minv, n, "cg update") : nullptr;
+  float2* pz = z ? be_.elements(*z, n, "cg update") : nullptr;
   double* ps = slots(s, l.size(), "cg update");
   float2* px = be_.elements(x, n, "cg update");
   float2* pr = be_.elements(r, n, "cg update");
@@ -339,8 +353,8 @@ void CudaSolverOps::cgUpdate(Buffer& s, const CgLayout& l, int k, Buffer& x, Buf
   std::lock_guard lock(be_.mutex_);
   be_.activate();
   const cudaStream_t st = be_.stream_.handle;
-  cgUpdateKernel<<<sparsity::reduceBlocks(n), kReduceThreads, 0, st>>>(ps, l, k, px, pr, pp, pq, pb, n, tolerance,
-                                                                        partialsAt(partialsArea()));
+  cgUpdateKernel<<<sparsity::reduceBlocks(n), kReduceThreads, 0, st>>>(ps, l, k, px, pr, pp, pq, pb, pm, pz, n,
+                                                                        tolerance, partialsAt(partialsArea()));
   LARMOR_CUDA_CHECK_LAUNCH();
 }
 

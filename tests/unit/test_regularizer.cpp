@@ -127,6 +127,18 @@ void checkAgainstDense(Backend& be, ops::Regularizer& reg, const std::vector<std
     ref += std::norm(expect[i]);
   }
   EXPECT_LT(std::sqrt(err / ref), 1e-5);
+  // y0 + alpha W^H W x in one pass (the normal operator's lambda term).
+  const auto y0 = randomComplex(n, 8);
+  auto bacc = toBuffer(be, y0);
+  reg.applyNormalAdd(*bx, *bacc, -0.75);
+  const auto acc = fromBuffer(be, *bacc, n);
+  double accErr = 0, accRef = 0;
+  for (index_t i = 0; i < n; ++i) {
+    const cd want = cd(y0[i]) - 0.75 * expect[i];
+    accErr += std::norm(cd(acc[i]) - want);
+    accRef += std::norm(want);
+  }
+  EXPECT_LT(std::sqrt(accErr / accRef), 1e-5);
   EXPECT_NEAR(reg.normSquared(*bx), norm2, 1e-5 * norm2);
   const auto diag = reg.diagonal();
   for (index_t i = 0; i < n; ++i) {

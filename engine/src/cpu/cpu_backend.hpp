@@ -77,6 +77,8 @@ class CpuPriorOps final : public PriorOps {
   NeighbourDifferences neighbourDifferences(const Buffer& image, const index_t dims[3], std::uint64_t k) override;
   void edgeWeights(Buffer& out, const Buffer& image, const index_t dims[3], int axis, double delta) override;
   void addDifferenceDiagonal(Buffer& out, const Buffer* w, const index_t dims[3], int axis) override;
+  void differenceNormal(Buffer& y, const Buffer& x, const Buffer* const w[3], const index_t dims[3], float alpha,
+                        bool accumulate) override;
 };
 
 /// The sparsity priors (larmor/backend/sparsity_ops.hpp) on the host: sparsity.cpp (TV) and wavelet.cpp.
@@ -129,7 +131,7 @@ class CpuSolverOps final : public SolverOps {
   void scaleByInverseRoot(Buffer& dst, const Buffer& src, const Buffer& s, index_t slot, index_t n) override;
   void cgCurvature(Buffer& s, const CgLayout& l, int k, const Buffer& p, const Buffer& q, index_t n) override;
   void cgUpdate(Buffer& s, const CgLayout& l, int k, Buffer& x, Buffer& r, const Buffer& p, const Buffer& q,
-                const Buffer* b, double tolerance, index_t n) override;
+                const Buffer* b, double tolerance, index_t n, const Buffer* minv = nullptr, Buffer* z = nullptr) override;
   void cgDirection(const Buffer& s, const CgLayout& l, int k, Buffer& p, const Buffer& z, index_t n) override;
   void cgPublish(Buffer& s, const CgLayout& l, int k) override;
   void cgCombine(Buffer& s, const std::vector<const Buffer*>& shares, const CgLayout& l, int k,

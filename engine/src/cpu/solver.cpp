@@ -77,14 +77,20 @@ void CpuSolverOps::cgCurvature(Buffer& s, const CgLayout& l, int k, const Buffer
 }
 
 void CpuSolverOps::cgUpdate(Buffer& s, const CgLayout& l, int k, Buffer& x, Buffer& r, const Buffer& p,
-                            const Buffer& q, const Buffer* b, double tolerance, index_t n) {
+                            const Buffer& q, const Buffer* b, double tolerance, index_t n, const Buffer* minv,
+                            Buffer* z) {
+  require(!minv || z, "cg update: a preconditioner's diagonal needs z");
   double* v = slots(s, l.size(), "cg update");
   if (v[CgLayout::kStop] != 0) return;
   const float alpha = kernels::cgAlpha(v[l.rz(k - 1)], v[l.pq(k)]);
   be_.axpby(x, real(alpha), p, cfloat(1.f), n);
   be_.axpby(r, real(-alpha), q, cfloat(1.f), n);
   v[l.rr(k)] = be_.dot(r, r, n).real();
-  v[l.rz(k)] = v[l.rr(k)];  // plain CG's r^H z; a preconditioned solve overwrites it (dot)
+  v[l.rz(k)] = v[l.rr(k)];  // plain CG's r^H z
+  if (minv) {
+    be_.multiply(*z, *minv, n, r, n, false);
+    v[l.rz(k)] = be_.dot(r, *z, n).real();
+  }
   if (b) {
     v[l.xb(k)] = be_.dot(x, *b, n).real();
     v[l.xr(k)] = be_.dot(x, r, n).real();

@@ -29,6 +29,9 @@ class Tikhonov final : public Regularizer {
   Tikhonov(Backend& b, const index_t dims[3]) : Regularizer(b, dims) {}
   RegularizerKind kind() const override { return RegularizerKind::Tikhonov; }
   void applyNormal(const Buffer& x, Buffer& y) override { backend_.copy(y, x, bytesOf(size())); }
+  void applyNormalAdd(const Buffer& x, Buffer& y, double alpha) override {
+    backend_.axpby(y, cfloat(static_cast<float>(alpha)), x, cfloat(1.f), size());
+  }
   double normSquared(const Buffer& x) override {
     const double n = backend_.norm2(x, size());
     return n * n;
@@ -59,25 +62,9 @@ class FiniteDifferences final : public Regularizer {
   }
   RegularizerKind kind() const override { return kind_; }
 
-  void applyNormal(const Buffer& x, Buffer& y) override {
-    const index_t n = size();
-    if (axes_.empty()) {  // a single voxel: no differences
-      backend_.fill(y, cfloat(0.f), n);
-      return;
-    }
-    bool first = true;
-    for (int a : axes_) {
-      backend_.priorOps().finiteDifference(*tmp_, x, dims_, 1, a, false);
-      if (squaredWeights_[a]) backend_.multiply(*tmp_, *squaredWeights_[a], n, *tmp_, n, false);
-      if (first) {
-        backend_.priorOps().finiteDifference(y, *tmp_, dims_, 1, a, true);
-        first = false;
-      } else {
-        backend_.priorOps().finiteDifference(*tmp2_, *tmp_, dims_, 1, a, true);
-        backend_.axpby(y, cfloat(1.f), *tmp2_, cfloat(1.f), n);
-      }
-    }
-  }
+  // W^H W x = sum_a D_a^H diag(w_a^2) D_a x in one pass (PriorOps::differenceNormal).
+  void applyNormal(const Buffer& x, Buffer& y) override { normal(x, y, 1.0, false); }
+  void applyNormalAdd(const Buffer& x, Buffer& y, double alpha) override { normal(x, y, alpha, true); }
 
   double normSquared(const Buffer& x) override {
     const index_t n = size();
@@ -102,6 +89,10 @@ class FiniteDifferences final : public Regularizer {
   }
 
  private:
+  void normal(const Buffer& x, Buffer& y, double alpha, bool accumulate) {
+    const Buffer* w[3] = {squaredWeights_[0].get(), squaredWeights_[1].get(), squaredWeights_[2].get()};
+    backend_.priorOps().differenceNormal(y, x, w, dims_, static_cast<float>(alpha), accumulate);
+  }
   RegularizerKind kind_;
   std::vector<int> axes_;
   std::unique_ptr<Buffer> squaredWeights_[3];

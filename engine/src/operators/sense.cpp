@@ -150,8 +150,6 @@ NormalOperator::NormalOperator(Backend& backend, FourierGram& toeplitz, const Co
   const index_t n = toeplitz.voxels();
   require(!coils || coils->voxels() == n, "normal operator: coil maps and image differ in size");
   require(!regularizer || regularizer->size() == n, "normal operator: prior and image differ in size");
-  tmp_ = backend.allocate(bytesOf(n));
-  acc_ = backend.allocate(bytesOf(n));
   if (coils) {
     batch_ = backend.allocate(bytesOf(n * coils->groupSize()));
     const std::vector<cfloat> ones(static_cast<std::size_t>(coils->groupSize()), cfloat(1.f));
@@ -177,8 +175,7 @@ void NormalOperator::apply(const Buffer& x, Buffer& y) {
     }
   }
   if (regularizer_ && lambda_ != 0) {
-    regularizer_->applyNormal(x, *acc_);
-    backend_.axpby(y, cfloat(static_cast<float>(lambda_)), *acc_, cfloat(1.f), n);
+    regularizer_->applyNormalAdd(x, y, lambda_);
   }
 }
 

@@ -19,6 +19,7 @@
 #include "larmor/ops/regularizer.hpp"
 #include "larmor/ops/sense.hpp"
 #include "larmor/ops/toeplitz.hpp"
+#include "larmor/ops/toeplitz_split.hpp"
 #include "larmor/recon/calibration.hpp"
 #include "larmor/recon/cartesian.hpp"
 #include "larmor/recon/coil_maps.hpp"
@@ -287,7 +288,15 @@ std::shared_ptr<IterativeProblem::TrajectoryOperators> IterativeProblem::Impl::b
     }
     ops::PsfCacheStatus status = ops::PsfCacheStatus::Disabled;
     const CArray q = ops::cachedPsf(backend, t.geometry, nullptr, po, dir, &status, compute, qProgress);
-    t.gram = std::make_unique<ops::ToeplitzOperator>(backend, t.geometry, q, 1.0 / static_cast<double>(p.n));
+    std::vector<Backend*> all{&backend};
+    for (auto& b : t.extraGpus) all.push_back(b.get());
+    if (it.splitGram && nd == 3 && ops::SplitToeplitzOperator::classes(t.geometry, static_cast<int>(all.size())) > 1) {
+      auto split = std::make_unique<ops::SplitToeplitzOperator>(all, t.geometry, q, 1.0 / static_cast<double>(p.n));
+      t.info["gram_devices"] = split->devices();
+      t.gram = std::move(split);
+    } else {
+      t.gram = std::make_unique<ops::ToeplitzOperator>(backend, t.geometry, q, 1.0 / static_cast<double>(p.n));
+    }
     t.info["q_method"] = ops::toString(po.method);
     t.info["q_cache"] = ops::toString(status);
     t.info["gpus"] = 1 + t.extraGpus.size();

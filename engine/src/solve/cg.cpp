@@ -136,6 +136,7 @@ CgResult conjugateGradient(Backend& backend, LinearOperator& A, const Buffer& b,
   std::unique_ptr<Buffer> zOwned = M ? backend.allocate(bytes) : nullptr;
   Buffer& z = M ? *zOwned : *r;  // without M, z is r itself
   const Buffer* objectiveRhs = o.trackObjective ? &b : nullptr;
+  const Buffer* minv = M ? M->inverseDiagonal() : nullptr;
 
   // The objective from the two inner products the update kernels sum: phi(x) = -Re x^H (b + r).
   auto record = [&](int k, double bnorm) {
@@ -200,9 +201,10 @@ CgResult conjugateGradient(Backend& backend, LinearOperator& A, const Buffer& b,
       reportIteration(o, progress, j);
       applyA();
       ops.cgCurvature(*state, l, j, *p, *q, n);
-      ops.cgUpdate(*state, l, j, x, *r, *p, *q, objectiveRhs, o.tolerance, n);
+      // A diagonal M inside the update's pass (z = M^-1 r, rz), any other after it.
+      ops.cgUpdate(*state, l, j, x, *r, *p, *q, objectiveRhs, o.tolerance, n, minv, minv ? &z : nullptr);
       if (j == o.maxIterations) break;
-      if (M) {
+      if (M && !minv) {
         M->apply(*r, z);
         ops.dot(*state, l.rz(j), *r, z, n);
       }

@@ -197,6 +197,14 @@ class Backend {
   /// rank <= 4 with equal batch (dims >= 4). Along each dimension the centres (floor(N/2)) coincide;
   /// where dst is larger the border is zero (zero-padding), where smaller src is cropped.
   virtual void resizeCentred(Buffer& dst, const Shape& dstShape, const Buffer& src, const Shape& srcShape) = 0;
+  /// resizeCentred(grid, gridShape, image, imageShape) for fftGramInBox with box = imageShape over `rank` dimensions:
+  /// the planes of the last of them outside the image's span may be left as they are, since fftGramInBox neither
+  /// reads them nor uses their result (a GPU writes only the box's planes: half of a 3D Toeplitz grid). The
+  /// default: resizeCentred.
+  virtual void padForGram(Buffer& grid, const Shape& gridShape, int rank, const Buffer& image, const Shape& imageShape) {
+    (void)rank;
+    resizeCentred(grid, gridShape, image, imageShape);
+  }
   /// dst[j + n1 (i + n0 b)] = src[i + n0 (j + n1 b)] for i < n0, j < n1, b < batch: each n0 x n1 plane transposed
   /// (its first two dimensions swapped), so that a transform along the second runs as one along the leading
   /// dimension. dst and src must differ.

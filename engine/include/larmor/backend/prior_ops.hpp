@@ -22,6 +22,14 @@ class PriorOps {
   virtual void finiteDifference(Buffer& out, const Buffer& in, const index_t dims[3], index_t batch, int axis,
                                 bool adjoint) = 0;
 
+  /// One pass of the smoothness and anatomical priors' normal operator over one image [dims] (ops/regularizer.hpp):
+  ///   y[i] = (accumulate ? y[i] : 0) + alpha s[i],  s[i] = sum over a = 0, 1, 2 of
+  ///          w_a[i - e_a] (x[i] - x[i - e_a]) [i_a > 0]  +  w_a[i] (x[i] - x[i + e_a]) [i_a < N_a - 1],
+  /// = (D^H diag(w) D x)[i] for the stacked forward differences D, summed in that order in float, each product and
+  /// sum rounded (no contraction); w_a's real parts, null: ones (axes of extent 1 add nothing). x and y distinct.
+  virtual void differenceNormal(Buffer& y, const Buffer& x, const Buffer* const w[3], const index_t dims[3],
+                                float alpha, bool accumulate) = 0;
+
   /// Over the neighbour pairs (i, i + e_a) inside one image [dims] (every axis a of extent > 1) of the
   /// magnitude m = |image|, m computed in double and rounded to float: the difference |m(i + e_a) - m(i)|
   /// at rank k of their ascending order (as std::nth_element would place it; k < their count), their

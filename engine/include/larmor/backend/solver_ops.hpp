@@ -62,9 +62,11 @@ class SolverOps {
   /// Unless stopped: alpha = rz[k-1] / pq[k]; x += alpha p; r -= alpha q; rr[k] = rz[k] = ||r||^2 (plain
   /// CG's r^H z: a preconditioned solve overwrites rz[k] with dot(r, M^-1 r)), and with b
   /// xb[k] = Re <x, b>, xr[k] = Re <x, r>; stop = k (Tolerance) when rr[k] <= tolerance^2 ||b||^2
-  /// (tolerance > 0).
+  /// (tolerance > 0). With minv (a Jacobi preconditioner's inverse diagonal, Backend::reciprocalDiagonal's: imaginary
+  /// 0), in the same pass: z = minv r (as Backend::multiply(z, minv, n, r, n, false)) and rz[k] = Re <r, z>.
   virtual void cgUpdate(Buffer& s, const CgLayout& l, int k, Buffer& x, Buffer& r, const Buffer& p, const Buffer& q,
-                        const Buffer* b, double tolerance, index_t n) = 0;
+                        const Buffer* b, double tolerance, index_t n, const Buffer* minv = nullptr,
+                        Buffer* z = nullptr) = 0;
   /// Unless stopped: p = z + (rz[k] / rz[k-1]) p.
   virtual void cgDirection(const Buffer& s, const CgLayout& l, int k, Buffer& p, const Buffer& z, index_t n) = 0;
 

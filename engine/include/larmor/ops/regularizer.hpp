@@ -32,6 +32,8 @@ class Regularizer {
   index_t size() const { return dims_[0] * dims_[1] * dims_[2]; }
   /// y = W^H W x (x, y distinct buffers of size() elements).
   virtual void applyNormal(const Buffer& x, Buffer& y) = 0;
+  /// y += alpha W^H W x: the normal operator's lambda term, in one pass where the backend has one.
+  virtual void applyNormalAdd(const Buffer& x, Buffer& y, double alpha) = 0;
   /// ||W x||^2.
   virtual double normSquared(const Buffer& x) = 0;
   /// diag(W^H W) into `out` (size() elements, real parts), in the backend's memory: the Jacobi

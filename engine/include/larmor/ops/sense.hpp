@@ -99,7 +99,7 @@ class NormalOperator final : public solve::LinearOperator {
   const CoilSensitivities* coils_;
   Regularizer* regularizer_;
   double lambda_;
-  std::unique_ptr<Buffer> tmp_, acc_, batch_, ones_;
+  std::unique_ptr<Buffer> batch_, ones_;
 };
 
 /// The encoding operator with its plan: E x and E^H d for data held per coil in the backend's memory.

@@ -55,6 +55,9 @@ class Preconditioner {
  public:
   virtual ~Preconditioner() = default;
   virtual void apply(const Buffer& r, Buffer& z) = 0;
+  /// A diagonal M's inverse (apply = multiply by it), which the CG then applies inside its update pass
+  /// (SolverOps::cgUpdate); null: the CG calls apply.
+  virtual const Buffer* inverseDiagonal() const { return nullptr; }
 };
 
 /// Jacobi: M = diag(A). Entries <= 0 or not finite (voxels the operator does not see) get M = 1, which
@@ -68,6 +71,7 @@ class DiagonalPreconditioner final : public Preconditioner {
   /// b null: beta is a constant term, as Backend::reciprocalDiagonal): built there, nothing crosses to the host.
   DiagonalPreconditioner(Backend& backend, const Buffer& a, double alpha, const Buffer* b, double beta, index_t n);
   void apply(const Buffer& r, Buffer& z) override;
+  const Buffer* inverseDiagonal() const override { return inverse_.get(); }
   index_t size() const { return n_; }
 
  private:
