@@ -220,10 +220,11 @@ void registerFor(const std::shared_ptr<Backend>& be) {
     // "-copies": the z pass's other rows moved by copies (SplitToeplitzCg::useBandCopies).
     // "pcg60-gram2": the one-device PCG with the Toeplitz applications split over two devices by parity
     // (ops/toeplitz_split.hpp).
-    for (int variant : gpu && n == 128 ? std::vector<int>{0, 1, 2, 12, 22, 32} : std::vector<int>{}) {
+    // "pcg60-w8": the one-device PCG reading its scalars every 8 iterations instead of readWindow's rule (1 at 128^3).
+    for (int variant : gpu && n == 128 ? std::vector<int>{0, 10, 1, 2, 12, 22, 32} : std::vector<int>{}) {
       const int devices = variant % 10, window = variant / 10 == 1 ? 8 : 0;
       const bool copies = variant / 10 == 2, gram = variant / 10 == 3;
-      const std::string what = devices == 0 ? "pcg60/"
+      const std::string what = devices == 0 ? (window ? "pcg60-w8/" : "pcg60/")
                                : gram       ? "pcg60-gram2/"
                                             : "pcg60-split" + std::to_string(devices) + (window ? "-w8/" : copies ? "-copies/" : "/");
       add(be, what + std::to_string(n) + "^3", 3, [n, devices, window, copies, gram](benchmark::State& state, Backend& b) {

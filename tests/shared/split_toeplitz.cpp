@@ -5,8 +5,11 @@
 // sums are checked on any machine.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <complex>
+#include <string>
+#include <thread>
 
 #include "larmor/ops/toeplitz.hpp"
 #include "larmor/ops/toeplitz_split.hpp"
@@ -91,6 +94,72 @@ TEST_P(SplitToeplitz, MatchesTheOneDeviceOperator2D) {
   const NufftGeometry g = geometry(2, 32, 24, 1, 2000, 6);
   for (int count : {2, 4}) expectSameOperator(be(), devices(count), g, count);
   expectSameOperator(be(), devices(8), g, 4);  // two axes in 2D
+}
+
+/// The replicated use: D threads apply their replicas together (three rounds, x changing), each on its own copy of
+/// x; every replica returns the split operator's result, bit for bit, on its own device. An abort releases a thread
+/// that waits for the others.
+TEST_P(SplitToeplitz, ReplicasReturnTheWholeOperatorOnEveryDevice) {
+  for (int count : {2, 4}) {
+    const NufftGeometry g = geometry(3, 16, 12, 8, 3000, 9);
+    ops::PsfOptions po;
+    po.method = ops::PsfMethod::Nufft;
+    const CArray psf = ops::computePsf(be(), g, nullptr, po);
+    const index_t voxels = 16 * 12 * 8;
+    const std::vector<Backend*> all = devices(count);
+    ops::SplitToeplitzOperator split(all, g, psf, 1.0 / static_cast<double>(voxels));
+    ASSERT_EQ(split.devices(), count);
+    const std::size_t bytes = static_cast<std::size_t>(voxels) * sizeof(cfloat);
+    for (int round = 0; round < 3; ++round) {
+      const auto x = larmor::test::randomComplex(voxels, 50 + round);
+      auto xb = be().allocate(bytes), yb = be().allocate(bytes);
+      be().upload(*xb, x.data(), bytes);
+      split.apply(*xb, *yb);
+      std::vector<cfloat> want(x.size());
+      be().download(want.data(), *yb, bytes);
+      std::vector<std::vector<cfloat>> got(static_cast<std::size_t>(count));
+      std::vector<std::string> failures(static_cast<std::size_t>(count));
+      split.resetReplicas();
+      {
+        std::vector<std::jthread> threads;
+        for (int d = 0; d < count; ++d)
+          threads.emplace_back([&, d] {
+            try {
+              Backend& b = *all[static_cast<std::size_t>(d)];
+              auto xd = b.allocate(bytes), yd = b.allocate(bytes);
+              b.upload(*xd, x.data(), bytes);
+              split.replica(d).apply(*xd, *yd, 1);
+              got[static_cast<std::size_t>(d)].resize(x.size());
+              b.download(got[static_cast<std::size_t>(d)].data(), *yd, bytes);
+            } catch (const std::exception& e) {
+              failures[static_cast<std::size_t>(d)] = e.what();
+              split.abortReplicas();
+            }
+          });
+      }
+      for (int d = 0; d < count; ++d) {
+        EXPECT_EQ(failures[static_cast<std::size_t>(d)], "") << "device " << d;
+        EXPECT_EQ(got[static_cast<std::size_t>(d)], want) << count << " devices, device " << d << ", round " << round;
+      }
+    }
+    // One device alone: no partner comes; an abort releases it with an error.
+    split.resetReplicas();
+    std::string error;
+    {
+      std::jthread lone([&] {
+        try {
+          auto xd = be().allocate(bytes), yd = be().allocate(bytes);
+          be().upload(*xd, larmor::test::randomComplex(voxels, 7).data(), bytes);
+          split.replica(0).apply(*xd, *yd, 1);
+        } catch (const std::exception& e) {
+          error = e.what();
+        }
+      });
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      split.abortReplicas();
+    }
+    EXPECT_NE(error.find("another device's solve stopped"), std::string::npos) << error;
+  }
 }
 
 /// The fold against its definition: qhat_c(m) = qhat(2m + c) / 2 per split axis, qhat the plain DFT of Q over the

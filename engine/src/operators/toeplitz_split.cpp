@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <complex>
+#include <condition_variable>
+#include <mutex>
 #include <string>
 
 #include "larmor/ops/toeplitz.hpp"
@@ -27,12 +29,60 @@ void copyBetween(Backend& to, Buffer& dst, Backend& from, const Buffer& src, std
 
 }  // namespace
 
+/// A reusable barrier of the replicas' threads that an abort releases (with an Error) instead of leaving them waiting.
+struct SplitToeplitzOperator::Rendezvous {
+  explicit Rendezvous(int n) : parties(n) {}
+  void wait() {
+    std::unique_lock lock(mutex);
+    require(!aborted, "split Toeplitz: another device's solve stopped");
+    const unsigned long generation = round;
+    if (++arrived == parties) {
+      arrived = 0;
+      ++round;
+      changed.notify_all();
+      return;
+    }
+    changed.wait(lock, [&] { return round != generation || aborted; });
+    require(round != generation, "split Toeplitz: another device's solve stopped");
+  }
+  void abort() {
+    std::lock_guard lock(mutex);
+    aborted = true;
+    changed.notify_all();
+  }
+  void reset() {
+    std::lock_guard lock(mutex);
+    aborted = false;
+    arrived = 0;
+  }
+  int parties, arrived = 0;
+  unsigned long round = 0;
+  bool aborted = false;
+  std::mutex mutex;
+  std::condition_variable changed;
+};
+
+class SplitToeplitzOperator::Replica final : public FourierGram {
+ public:
+  Replica(SplitToeplitzOperator& op, int device) : op_(op), device_(device) {}
+  index_t voxels() const override { return op_.voxels(); }
+  const Shape& imageShape() const override { return op_.imageShape(); }
+  void apply(const Buffer& x, Buffer& y, index_t batch) override { op_.applyReplica(device_, x, y, batch); }
+  double diagonal() const override { return op_.diagonal(); }
+
+ private:
+  SplitToeplitzOperator& op_;
+  int device_;
+};
+
 struct SplitToeplitzOperator::Part {
   Backend* backend = nullptr;
   std::unique_ptr<ToeplitzOperator> gram;
   std::unique_ptr<Buffer> phase;  ///< phi_c over the split axes (null for class 0)
   index_t period = 0;             ///< its elements: the product of the split axes' lengths
   std::unique_ptr<Buffer> work;   ///< x, then Phi_c^H T_c Phi_c x, on this device (classes > 0)
+  std::unique_ptr<Buffer> own, received;  ///< the replica's class result and another device's (replicated use)
+  index_t replicaBatch = 0;
 };
 
 int SplitToeplitzOperator::classes(const NufftGeometry& g, int available) {
@@ -116,6 +166,60 @@ SplitToeplitzOperator::SplitToeplitzOperator(const std::vector<Backend*>& backen
 }
 
 SplitToeplitzOperator::~SplitToeplitzOperator() = default;
+
+FourierGram& SplitToeplitzOperator::replica(int device) {
+  require(device >= 0 && device < devices(), "split Toeplitz: no device " + std::to_string(device));
+  if (replicas_.empty()) {
+    rendezvous_ = std::make_unique<Rendezvous>(devices());
+    for (int d = 0; d < devices(); ++d) replicas_.push_back(std::make_unique<Replica>(*this, d));
+  }
+  return *replicas_[static_cast<std::size_t>(device)];
+}
+
+void SplitToeplitzOperator::resetReplicas() {
+  if (rendezvous_) rendezvous_->reset();
+}
+
+void SplitToeplitzOperator::abortReplicas() {
+  if (rendezvous_) rendezvous_->abort();
+}
+
+void SplitToeplitzOperator::applyReplica(int device, const Buffer& x, Buffer& y, index_t batch) {
+  require(batch >= 1, "split Toeplitz: batch must be >= 1");
+  Part& me = *parts_[static_cast<std::size_t>(device)];
+  Backend& be = *me.backend;
+  const index_t n = image_.size() * batch;
+  const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(cfloat);
+  if (me.replicaBatch < batch) {
+    me.own = be.allocate(bytes);
+    me.received = be.allocate(bytes);
+    me.replicaBatch = batch;
+  }
+  // This device's class.
+  if (me.phase) {
+    be.multiply(*me.own, *me.phase, me.period, x, n, false);
+    me.gram->apply(*me.own, *me.own, batch);
+    be.multiply(*me.own, *me.phase, me.period, *me.own, n, true);
+  } else {
+    me.gram->apply(x, *me.own, batch);
+  }
+  rendezvous_->wait();  // every device's class queued: the copies below are ordered after it
+  for (std::size_t c = 0; c < parts_.size(); ++c) {
+    Part& from = *parts_[c];
+    const Buffer* part = me.own.get();
+    if (static_cast<int>(c) != device) {
+      Buffer& to = c == 0 ? y : *me.received;
+      copyBetween(be, to, *from.backend, *from.own, bytes);
+      part = &to;
+    }
+    if (c == 0) {
+      if (part != &y) be.copy(y, *part, bytes);
+    } else {
+      be.axpby(y, cfloat(1.f), *part, cfloat(1.f), n);
+    }
+  }
+  rendezvous_->wait();  // every copy queued before any device's next class overwrites its result
+}
 
 void SplitToeplitzOperator::apply(const Buffer& x, Buffer& y, index_t batch) {
   require(batch >= 1, "split Toeplitz: batch must be >= 1");

@@ -76,7 +76,7 @@ void RecordedApplication::operator()() {
 int readWindow(const SolverOps& ops, index_t n, int requested) {
   if (ops.scalarsOnHost()) return 1;
   if (requested > 0) return requested;
-  constexpr index_t kElements = index_t{1} << 21;
+  constexpr index_t kElements = index_t{1} << 24;
   return static_cast<int>(std::clamp<index_t>(kElements / std::max<index_t>(n, 1), 1, 16));
 }
 

@@ -51,11 +51,27 @@ class SplitToeplitzOperator final : public FourierGram {
   double diagonal() const override { return diagonal_; }
   int devices() const { return static_cast<int>(parts_.size()); }
 
+  /// The replicated use: every device runs the same CG on its own copy of the vectors (recon/iterative.cpp) and
+  /// replica(d) is device d's operator: apply(x, y) with x and y on device d applies d's class and leaves in y the
+  /// sum of every device's classes, added in the classes' order (so the same bits on every device, and every
+  /// device's CG takes the same steps). Only the images cross the link (each device's class result to the others,
+  /// all at once). The D replicas are applied together by D threads, once each per application (a rendezvous on
+  /// the host orders their copies); resetReplicas() before they start, abortReplicas() when one of them fails
+  /// (the others then get an Error where they wait).
+  FourierGram& replica(int device);
+  void resetReplicas();
+  void abortReplicas();
+
   /// Qf_c of class `c` (bit d: the parity along axis d, for d < axes) on the class's grid: the host fold above.
   static CArray foldedPsf(const CArray& psf, const Shape& image, int axes, int c);
 
  private:
   struct Part;
+  struct Rendezvous;
+  class Replica;
+  void applyReplica(int device, const Buffer& x, Buffer& y, index_t batch);
+  std::unique_ptr<Rendezvous> rendezvous_;
+  std::vector<std::unique_ptr<Replica>> replicas_;
   Shape image_;
   double diagonal_ = 0;
   std::vector<std::unique_ptr<Part>> parts_;
