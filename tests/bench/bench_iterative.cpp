@@ -24,7 +24,6 @@
 #include "larmor/recon/settings_table.hpp"
 #include "larmor/backend/registry.hpp"
 #include "larmor/ops/toeplitz.hpp"
-#include "larmor/ops/toeplitz_split.hpp"
 #include "larmor/phantom/simulate.hpp"
 #include "larmor/recon/iterative.hpp"
 #include "larmor/recon/settings.hpp"
@@ -36,18 +35,6 @@
 namespace {
 
 using namespace larmor;
-
-/// b and a second backend: the next GPU where there is one, else another backend of b's device (kept in owned).
-std::vector<Backend*> pairWith(Backend& b, std::vector<std::shared_ptr<Backend>>& owned) {
-  std::string other = b.info().id;
-  for (const DeviceInfo& dev : BackendRegistry::instance().devices())
-    if (dev.gpu && dev.id != b.info().id) {
-      other = dev.id;
-      break;
-    }
-  owned.push_back(BackendRegistry::instance().select(other).backend);
-  return {&b, owned.back().get()};
-}
 
 /// Simulated data sets, made once per size and shared by the devices.
 const Dataset& paperData(index_t n) {
@@ -109,17 +96,14 @@ void registerFor(const std::shared_ptr<Backend>& be) {
     const std::string tag = std::to_string(n) + "^3-radial3d";
     // The paper's fastest single-GPU configuration used fast trigonometry (GPU.Tune); the phase recurrence
     // is as fast and more accurate (GPU.md); accurate sincospif is the reference.
-    // "+split": --split-pcg (the PCG over every GPU too, recon/split_cg.hpp; with one GPU the same as without);
-    // "+gram": --split-gram (each Toeplitz application over every GPU by parity, ops/toeplitz_split.hpp).
-    for (const std::string trig : gpu ? std::vector<std::string>{"fast", "recurrence", "accurate", "recurrence+split",
-                                                                 "recurrence+gram"}
+    // "+split": --split-pcg (the PCG over every GPU too, recon/split_cg.hpp; with one GPU the same as without).
+    for (const std::string trig : gpu ? std::vector<std::string>{"fast", "recurrence", "accurate", "recurrence+split"}
                                       : std::vector<std::string>{"accurate"}) {
       add(be, "recon-fhd+60pcg/" + tag + "/" + trig, n >= 128 ? 5 : 0, [n, trig](benchmark::State& state, Backend& b) {
         const Dataset& d = paperData(n);
-        const bool split = trig.find("+split") != std::string::npos, gram = trig.find("+gram") != std::string::npos;
+        const bool split = trig.find("+split") != std::string::npos;
         auto s = paperSettings(trig.substr(0, trig.find('+')));
         s.iterative.splitPcg = split;
-        s.iterative.splitGram = gram;
         Timings t;
         // Q once, outside the timed loop (the paper's "Q is not on the reconstruction's critical path").
         recon::IterativeProblem first(b, d, s, 0, t);
@@ -175,59 +159,16 @@ void registerFor(const std::shared_ptr<Backend>& be) {
       CDeviceArray yb(b, Shape{n * n * n});
       bench::timeSynchronized(state, b, 2, [&] { T.apply(xb.buffer(), yb.buffer()); });
     });
-    // The Toeplitz operator split by the parity of k_x (ops/toeplitz_split.hpp): "-half" is one of two devices' share
-    // (the class-1 operator on the [N, 2N, 2N] grid with its two phase passes), "-split2" the whole application over
-    // two devices (the next GPU, or this one again: then the split's own cost, not a speed-up).
-    for (int devices : {1, 2}) {
-      add(be, std::string(devices == 1 ? "toeplitz-apply-half/" : "toeplitz-apply-split2/") + std::to_string(n) + "^3", 0,
-          [n, devices](benchmark::State& state, Backend& b) {
-            NufftGeometry g;
-            g.dims = 3;
-            g.image[0] = g.image[1] = g.image[2] = n;
-            g.trajectory = RArray(Shape{3, 1}, 0.f);
-            CArray q(ops::psfShape(g));
-            for (index_t i = 0; i < q.size(); ++i) q[i] = cfloat(std::cos(0.001f * i), std::sin(0.002f * i));
-            CArray x(Shape{n * n * n});
-            for (index_t i = 0; i < x.size(); ++i) x[i] = cfloat(std::sin(0.01f * i), 1.f);
-            auto xb = CDeviceArray::upload(b, x);
-            CDeviceArray yb(b, Shape{n * n * n});
-            const double scale = 1.0 / static_cast<double>(n * n * n);
-            if (devices == 1) {
-              const CArray folded = ops::SplitToeplitzOperator::foldedPsf(q, Shape{n, n, n}, 1, 1);
-              ops::ToeplitzOperator half(b, Shape{n, n, n}, folded.shape(), 3, folded, scale / 2, 0);
-              CDeviceArray phase(b, Shape{n});
-              b.fill(phase.buffer(), cfloat(0.f, 1.f), n);
-              bench::timeSynchronized(state, b, 2, [&] {
-                b.multiply(yb.buffer(), phase.buffer(), n, xb.buffer(), n * n * n, false);
-                half.apply(yb.buffer(), yb.buffer());
-                b.multiply(yb.buffer(), phase.buffer(), n, yb.buffer(), n * n * n, true);
-              });
-            } else {
-              std::vector<std::shared_ptr<Backend>> owned;
-              const std::vector<Backend*> all = pairWith(b, owned);
-              ops::SplitToeplitzOperator split(all, g, q, scale);
-              bench::timeSynchronized(state, b, 2, [&] {
-                split.apply(xb.buffer(), yb.buffer());
-                for (Backend* other : all) other->synchronize();
-              });
-            }
-          });
-    }
     // The 60 PCG iterations alone (finite-difference prior, Jacobi), on this device and split by z slabs over
     // `devices` (recon/split_cg.hpp: the other GPUs, or this one again where there are fewer: then the figure is
     // the split's own overhead, not a speed-up).
     // "-w8": the split's scalars read every 8 iterations instead of readWindow's rule (2 at 128^3 on two GPUs);
-    // "-copies": the z pass's other rows moved by copies (SplitToeplitzCg::useBandCopies).
-    // "pcg60-gram2": the one-device PCG with the Toeplitz applications split over two devices by parity
-    // (ops/toeplitz_split.hpp).
     // "pcg60-w8": the one-device PCG reading its scalars every 8 iterations instead of readWindow's rule (1 at 128^3).
-    for (int variant : gpu && n == 128 ? std::vector<int>{0, 10, 1, 2, 12, 22, 32} : std::vector<int>{}) {
+    for (int variant : gpu && n == 128 ? std::vector<int>{0, 10, 1, 2, 12} : std::vector<int>{}) {
       const int devices = variant % 10, window = variant / 10 == 1 ? 8 : 0;
-      const bool copies = variant / 10 == 2, gram = variant / 10 == 3;
       const std::string what = devices == 0 ? (window ? "pcg60-w8/" : "pcg60/")
-                               : gram       ? "pcg60-gram2/"
-                                            : "pcg60-split" + std::to_string(devices) + (window ? "-w8/" : copies ? "-copies/" : "/");
-      add(be, what + std::to_string(n) + "^3", 3, [n, devices, window, copies, gram](benchmark::State& state, Backend& b) {
+                                            : "pcg60-split" + std::to_string(devices) + (window ? "-w8/" : "/");
+      add(be, what + std::to_string(n) + "^3", 3, [n, devices, window](benchmark::State& state, Backend& b) {
         NufftGeometry g;
         g.dims = 3;
         g.image[0] = g.image[1] = g.image[2] = n;
@@ -259,11 +200,9 @@ void registerFor(const std::shared_ptr<Backend>& be) {
           owned.push_back(BackendRegistry::instance().select(gpus.empty() ? b.info().id : gpus[(i - 1) % gpus.size()]).backend);
           all.push_back(owned.back().get());
         }
-        std::unique_ptr<ops::SplitToeplitzOperator> parity;
-        if (gram) parity = std::make_unique<ops::SplitToeplitzOperator>(all, g, q, 1.0 / (n * n * n));
-        if (devices == 0 || gram) {
+        if (devices == 0) {
           auto prior = ops::makeFiniteDifference(b, dims);
-          ops::NormalOperator A(b, parity ? static_cast<ops::FourierGram&>(*parity) : T, nullptr, prior.get(), lambda);
+          ops::NormalOperator A(b, T, nullptr, prior.get(), lambda);
           CDeviceArray enc(b, Shape{voxels}), pd(b, Shape{voxels});
           b.fill(enc.buffer(), cfloat(static_cast<float>(T.diagonal()), 0.f), voxels);
           prior->diagonal(pd.buffer());
@@ -272,7 +211,6 @@ void registerFor(const std::shared_ptr<Backend>& be) {
         } else {
           recon::SplitToeplitzCg split(all, dims, T.kernel(), T.gridShape(), T.diagonal(),
                                        {ops::RegularizerKind::FiniteDifference, nullptr, 0});
-          split.useBandCopies(copies);
           bench::timeSynchronized(state, b, 1, [&] { split.solve(lambda, bb.buffer(), xb.buffer(), o, true); });
         }
       });

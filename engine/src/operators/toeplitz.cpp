@@ -352,21 +352,11 @@ CArray cachedPsf(Backend& backend, const NufftGeometry& g, const RArray* weights
 }
 
 ToeplitzOperator::ToeplitzOperator(Backend& backend, const NufftGeometry& g, const CArray& psf, double scale)
-    : ToeplitzOperator(backend, Shape{g.image[0], g.image[1], g.dims == 3 ? g.image[2] : 1}, psfShape(g), g.dims, psf,
-                       scale, [&] {
-                         require(psf.size() == psfShape(g).size(),
-                                 "Toeplitz: Q has " + std::to_string(psf.size()) + " elements, the 2N grid " +
-                                     psfShape(g).str() + " needs " + std::to_string(psfShape(g).size()));
-                         return scale * static_cast<double>(psf[centreIndex(psfShape(g))].real());
-                       }()) {}
-
-ToeplitzOperator::ToeplitzOperator(Backend& backend, const Shape& image, const Shape& grid, int rank,
-                                   const CArray& psf, double scale, double diagonal)
-    : backend_(backend), image_(image), grid_(grid), rank_(rank), diagonal_(diagonal) {
-  require(image.rank() == 3 && grid.rank() == 3 && (rank == 2 || rank == 3), "Toeplitz: image and grid must be 3D shapes");
-  for (std::size_t d = 0; d < 3; ++d)
-    require(image[d] >= 1 && image[d] <= grid[d], "Toeplitz: the image " + image.str() + " does not fit the grid " + grid.str());
-  require(psf.size() == grid_.size(), "Toeplitz: Q has " + std::to_string(psf.size()) + " elements, the grid " +
+    : backend_(backend),
+      image_(Shape{g.image[0], g.image[1], g.dims == 3 ? g.image[2] : 1}),
+      grid_(psfShape(g)),
+      rank_(g.dims) {
+  require(psf.size() == grid_.size(), "Toeplitz: Q has " + std::to_string(psf.size()) + " elements, the 2N grid " +
                                           grid_.str() + " needs " + std::to_string(grid_.size()));
   const std::size_t bytes = static_cast<std::size_t>(grid_.size()) * sizeof(cfloat);
   qhat_ = backend_.allocate(bytes);
@@ -375,6 +365,7 @@ ToeplitzOperator::ToeplitzOperator(Backend& backend, const Shape& image, const S
   // The unitary convolution theorem: circular convolution = sqrt(M2) * IFFT(FFT(x) FFT(Q)).
   const double factor = std::sqrt(static_cast<double>(grid_.size())) * scale;
   backend_.scale(*qhat_, cfloat(static_cast<float>(factor), 0.f), grid_.size());
+  diagonal_ = scale * static_cast<double>(psf[centreIndex(grid_)].real());
 }
 
 ToeplitzOperator::~ToeplitzOperator() = default;

@@ -139,9 +139,7 @@ Prepared grappaWorkload(const Context& c, index_t fullBatch) {
 
 // --- iterative (Stone et al. 2008) ------------------------------------------------------------------------------
 
-/// split: 0 none, 1 --split-pcg (z slabs), 2 --split-gram (the Toeplitz by parity, the CG on every GPU).
-Prepared iterativeWorkload(const Context& c, int split) {
-  const bool splitPcg = split == 1, splitGram = split == 2;
+Prepared iterativeWorkload(const Context& c, bool splitPcg) {
   const index_t n = c.gpu ? 128 : (c.quick ? 16 : 32);
   struct State {
     Dataset d;
@@ -165,7 +163,6 @@ Prepared iterativeWorkload(const Context& c, int split) {
   st->s.iterative.iterations = 60;
   st->s.iterative.cacheDirectory = "none";
   st->s.iterative.splitPcg = splitPcg;
-  st->s.iterative.splitGram = splitGram;
   {  // Q once, outside the timing (the paper: Q depends on the trajectory only)
     Timings t;
     IterativeProblem first(c.be, st->d, st->s, 0, t);
@@ -175,7 +172,7 @@ Prepared iterativeWorkload(const Context& c, int split) {
   Backend& be = c.be;
   Prepared p;
   p.size = cube(n) + " from " + grouped(m) + " 3D radial samples, anatomical prior, F^H d + 60 PCG, whole call" +
-           (splitPcg ? ", the PCG split over every GPU" : splitGram ? ", each Toeplitz application split over every GPU" : "");
+           (splitPcg ? ", the PCG split over every GPU" : "");
   p.scaled = scaledNote(c.gpu, c.quick, cube(n) + " x " + grouped(m), "128^3 x 284,592");
   p.reps = c.gpu ? 5 : 3;
   p.host = [st, &be] {
@@ -448,12 +445,10 @@ void addReconWorkloads(std::vector<Workload>& out) {
   out.push_back({"grappa-batch32", "GRAPPA Table 5.1, a batch of 32 slices", false,
                  [](const Context& c) { return grappaWorkload(c, 32); }});
   out.push_back({"iterative-128", "iterative 128^3 (Stone et al. 2008): F^H d + 60 PCG, anatomical prior, whole call",
-                 false, [](const Context& c) { return iterativeWorkload(c, 0); }});
+                 false, [](const Context& c) { return iterativeWorkload(c, false); }});
   // --split-pcg's measure (on one GPU the same call as iterative-128: the split needs two).
   out.push_back({"iterative-128-split", "iterative-128 with the PCG split over every GPU (--split-pcg)", true,
-                 [](const Context& c) { return iterativeWorkload(c, 1); }});
-  out.push_back({"iterative-128-gram", "iterative-128 with each Toeplitz application split over every GPU (--split-gram)",
-                 true, [](const Context& c) { return iterativeWorkload(c, 2); }});
+                 [](const Context& c) { return iterativeWorkload(c, true); }});
   out.push_back({"sense-cg", "CG-SENSE Cartesian 256^2 x 8 coils, R 2, 30 iterations", false, senseWorkload});
   out.push_back({"cs-tv", "compressed sensing, TV, FISTA 100 iterations, radial 256^2 x 8 coils", false,
                  [](const Context& c) { return csWorkload(c, ops::RegularizerKind::Tv); }});

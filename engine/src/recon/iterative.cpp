@@ -6,12 +6,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <exception>
 #include <filesystem>
 #include <map>
 #include <mutex>
 #include <random>
-#include <thread>
 
 #include "larmor/backend/solver_ops.hpp"
 #include "larmor/backend/registry.hpp"
@@ -21,7 +19,6 @@
 #include "larmor/ops/regularizer.hpp"
 #include "larmor/ops/sense.hpp"
 #include "larmor/ops/toeplitz.hpp"
-#include "larmor/ops/toeplitz_split.hpp"
 #include "larmor/recon/calibration.hpp"
 #include "larmor/recon/cartesian.hpp"
 #include "larmor/recon/coil_maps.hpp"
@@ -157,17 +154,6 @@ struct IterativeProblem::Impl {
   CArray splitReference;
   double anatomicalDelta = 0;
   SplitToeplitzCg* splitSolver();
-  /// --split-gram: the same PCG on every device of the split Toeplitz operator, each on its own copy of the vectors
-  /// (ops/toeplitz_split.hpp: replica), the other devices' b, prior and diagonals made at the first solve.
-  struct Replica {
-    Backend* backend = nullptr;
-    std::unique_ptr<ops::Regularizer> regularizer;
-    std::unique_ptr<Buffer> rhs, x, encodingDiagonal, priorDiagonal;
-  };
-  std::vector<Replica> replicas;  ///< the other devices (the first is this problem's own state)
-  ops::SplitToeplitzOperator* replicatedGram();
-  solve::CgResult solveReplicated(ops::SplitToeplitzOperator& gram, double lambda, const solve::CgOptions& o,
-                                  const Progress& progress, const solve::CgObserver& observer);
   /// sum_c |S_c|^2 at voxel i (1 for one coil): host values, for a warm start's scaling only.
   double sumOfSquares(index_t i) const { return maps ? maps->sumOfSquares()[static_cast<std::size_t>(i)] : 1.0; }
   nlohmann::json info;
@@ -301,15 +287,7 @@ std::shared_ptr<IterativeProblem::TrajectoryOperators> IterativeProblem::Impl::b
     }
     ops::PsfCacheStatus status = ops::PsfCacheStatus::Disabled;
     const CArray q = ops::cachedPsf(backend, t.geometry, nullptr, po, dir, &status, compute, qProgress);
-    std::vector<Backend*> all{&backend};
-    for (auto& b : t.extraGpus) all.push_back(b.get());
-    if (it.splitGram && nd == 3 && ops::SplitToeplitzOperator::classes(t.geometry, static_cast<int>(all.size())) > 1) {
-      auto split = std::make_unique<ops::SplitToeplitzOperator>(all, t.geometry, q, 1.0 / static_cast<double>(p.n));
-      t.info["gram_devices"] = split->devices();
-      t.gram = std::move(split);
-    } else {
-      t.gram = std::make_unique<ops::ToeplitzOperator>(backend, t.geometry, q, 1.0 / static_cast<double>(p.n));
-    }
+    t.gram = std::make_unique<ops::ToeplitzOperator>(backend, t.geometry, q, 1.0 / static_cast<double>(p.n));
     t.info["q_method"] = ops::toString(po.method);
     t.info["q_cache"] = ops::toString(status);
     t.info["gpus"] = 1 + t.extraGpus.size();
@@ -524,7 +502,7 @@ void IterativeProblem::Impl::buildPrior(const Dataset& d, index_t slice, Timings
     p.regularizer = ops::makeAnatomical(backend, p.dims, *refBuffer, it.anatomicalDelta, &delta);
     p.info["anatomical_delta"] = delta;
     p.anatomicalDelta = delta;
-    if ((it.splitPcg || it.splitGram) && !p.traj->extraGpus.empty() && p.rank == 3 && !p.maps)  // the other GPUs' priors
+    if (it.splitPcg && !p.traj->extraGpus.empty() && p.rank == 3 && !p.maps)  // the split PCG's slab priors
     {
       p.splitReference = CArray(Shape{p.n});
       std::copy_n(ref.data() + (perSlice ? slice * p.n : 0), p.n, p.splitReference.data());
@@ -571,11 +549,6 @@ solve::CgResult IterativeProblem::solve(double lambda, int iterations, double to
   o.warmStart = warmFromLast && p.haveSolution;
   if (!o.warmStart) o.warmStart = p.loadInitial(initial);
   o.stage = "cg";
-  if (ops::SplitToeplitzOperator* gram = p.replicatedGram()) {
-    solve::CgResult r = p.solveReplicated(*gram, lambda, o, progress, observer);
-    p.haveSolution = true;
-    return r;
-  }
   if (SplitToeplitzCg* split = p.splitSolver()) {
     solve::CgResult r = split->solve(lambda, *p.rhs, *p.x, o, p.settings.preconditioner, progress, observer);
     p.haveSolution = true;
@@ -584,84 +557,6 @@ solve::CgResult IterativeProblem::solve(double lambda, int iterations, double to
   solve::CgResult r = solve::conjugateGradient(p.backend, A, *p.rhs, *p.x, o, M.get(), progress, observer);
   p.haveSolution = true;
   return r;
-}
-
-ops::SplitToeplitzOperator* IterativeProblem::Impl::replicatedGram() {
-  auto* gram = dynamic_cast<ops::SplitToeplitzOperator*>(traj->gram.get());
-  if (!gram || gram->devices() < 2 || maps || !regularizer || ops::isSparsityPrior(regularizer->kind())) return nullptr;
-  if (regularizer->kind() == ops::RegularizerKind::Anatomical && splitReference.size() != n) return nullptr;
-  return gram;
-}
-
-solve::CgResult IterativeProblem::Impl::solveReplicated(ops::SplitToeplitzOperator& gram, double lambda,
-                                                        const solve::CgOptions& o, const Progress& progress,
-                                                        const solve::CgObserver& observer) {
-  const std::size_t bytes = bytesOf(n);
-  const int devices = gram.devices();
-  if (replicas.empty()) {
-    // The other devices' copies: b, the prior (built there as here: the same kernels, the same bits) and the
-    // preconditioner's diagonals; each device the next GPU of the trajectory operators' list, as the gram's parts.
-    for (int d = 1; d < devices; ++d) {
-      Replica r;
-      r.backend = traj->extraGpus[static_cast<std::size_t>(d - 1)].get();
-      Backend& be = *r.backend;
-      r.rhs = be.allocate(bytes);
-      if (!be.copyFromPeer(*r.rhs, 0, backend, *rhs, 0, bytes)) {
-        std::vector<cfloat> host(static_cast<std::size_t>(n));
-        backend.download(host.data(), *rhs, bytes);
-        be.upload(*r.rhs, host.data(), bytes);
-      }
-      r.x = be.allocate(bytes);
-      const ops::RegularizerKind kind = regularizer->kind();
-      if (kind == ops::RegularizerKind::Tikhonov) r.regularizer = ops::makeTikhonov(be, dims);
-      else if (kind == ops::RegularizerKind::FiniteDifference) r.regularizer = ops::makeFiniteDifference(be, dims);
-      else r.regularizer = ops::makeAnatomical(be, dims, splitReference, anatomicalDelta);
-      r.encodingDiagonal = be.allocate(bytes);
-      be.fill(*r.encodingDiagonal, cfloat(static_cast<float>(traj->gram->diagonal()), 0.f), n);
-      r.priorDiagonal = be.allocate(bytes);
-      r.regularizer->diagonal(*r.priorDiagonal);
-      replicas.push_back(std::move(r));
-    }
-  }
-  solve::CgOptions od = o;
-  od.recordOperator = false;  // the replicas' applications meet on the host: nothing to record
-  od.readEvery = 8;           // the threads queue ahead of their devices (each reads its scalars once in 8)
-  std::vector<solve::CgResult> results(static_cast<std::size_t>(devices));
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(devices));
-  auto run = [&](int d) {
-    try {
-      Backend& be = d == 0 ? backend : *replicas[static_cast<std::size_t>(d - 1)].backend;
-      ops::Regularizer& w = d == 0 ? *regularizer : *replicas[static_cast<std::size_t>(d - 1)].regularizer;
-      const Buffer& b = d == 0 ? *rhs : *replicas[static_cast<std::size_t>(d - 1)].rhs;
-      Buffer& xd = d == 0 ? *x : *replicas[static_cast<std::size_t>(d - 1)].x;
-      if (d > 0 && od.warmStart && !be.copyFromPeer(xd, 0, backend, *x, 0, bytes))
-        throw Error("cg: the split Gram's devices cannot reach each other");
-      ops::NormalOperator A(be, gram.replica(d), nullptr, &w, lambda);
-      std::unique_ptr<solve::DiagonalPreconditioner> M;
-      if (settings.preconditioner) {
-        const Buffer& enc = d == 0 ? *encodingDiagonal : *replicas[static_cast<std::size_t>(d - 1)].encodingDiagonal;
-        const Buffer& pd = d == 0 ? *priorDiagonal : *replicas[static_cast<std::size_t>(d - 1)].priorDiagonal;
-        M = std::make_unique<solve::DiagonalPreconditioner>(be, enc, 1.0, &pd, lambda, n);
-      }
-      // Every device takes the same steps (the same scalars, bit for bit); the first reports and is observed.
-      results[static_cast<std::size_t>(d)] =
-          solve::conjugateGradient(be, A, b, xd, od, M.get(), d == 0 ? progress : Progress{},
-                                   d == 0 ? observer : solve::CgObserver{});
-    } catch (...) {
-      errors[static_cast<std::size_t>(d)] = std::current_exception();
-      gram.abortReplicas();
-    }
-  };
-  gram.resetReplicas();
-  {
-    std::vector<std::jthread> helpers;
-    for (int d = 1; d < devices; ++d) helpers.emplace_back(run, d);
-    run(0);
-  }
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);  // the first device's own error (a cancellation) before the others' aborts
-  info["gram_replicas"] = devices;
-  return results[0];
 }
 
 SplitToeplitzCg* IterativeProblem::Impl::splitSolver() {

@@ -39,9 +39,6 @@ struct SplitToeplitzCg::Part {
   index_t y0 = 0, ny = 0;  ///< its band of the grid's y rows for the z pass
   std::unique_ptr<Buffer> qband;  ///< [G0, ny, G2]: its rows of the kernel
   std::unique_ptr<Buffer> a;      ///< [G0, G1, nz]: its planes padded (every device's z pass reads its band of rows)
-  /// With band copies: for each other device h, [G0, G1, nz_h] of which only this device's band of rows is used:
-  /// h's rows of it copied here before the z pass and back after (the copy engines, not the pass, cross NVLink).
-  std::vector<std::unique_ptr<Buffer>> staging;
   std::unique_ptr<ops::Regularizer> prior;  ///< on [N0, N1, ne]
   std::unique_ptr<Buffer> priorDiagonal;    ///< diag(W^H W) on its planes
   std::unique_ptr<Buffer> pe, ye;           ///< p with its halos, W^H W of it
@@ -142,45 +139,13 @@ void SplitToeplitzCg::applyParts(double lambda) {
   }
   // Device t's z pass takes its band of rows of every device's planes where they are: after every device's forward
   // transform, and before any device's inverse one.
-  const std::size_t planeBytes = static_cast<std::size_t>(g0 * g1) * kC;
-  if (bandCopies_) {
-    // Each device's band of every other device's planes copied to it (ordered after their owners' transforms,
-    // Backend::copyFromPeer2D), the z pass on its own memory, the band copied back (before the owners' inverse).
-    for (auto& t : parts_) {
-      if (t->staging.empty())
-        for (auto& h : parts_)
-          t->staging.push_back(h == t ? nullptr : t->be->allocate(static_cast<std::size_t>(h->nz) * planeBytes));
-      const std::size_t band = static_cast<std::size_t>(g0 * t->ny) * kC, at = static_cast<std::size_t>(g0 * t->y0) * kC;
-      for (std::size_t i = 0; i < parts_.size(); ++i)
-        if (parts_[i] != t)
-          copyBlocks(*t->be, *t->staging[i], at, planeBytes, *parts_[i]->be, *parts_[i]->a, at, planeBytes, band,
-                     static_cast<std::size_t>(parts_[i]->nz));
-    }
-    for (auto& t : parts_) {
-      std::vector<Backend::GramColumns> pieces;
-      for (std::size_t i = 0; i < parts_.size(); ++i) {
-        Part& h = *parts_[i];
-        Buffer* data = &h == t.get() ? h.a.get() : t->staging[i].get();
-        pieces.push_back({t->be, data, g0 * t->y0, box0_ + h.z0, h.nz});
-      }
-      t->be->fftGramColumns(pieces, g0, t->ny, g0 * g1, g2, *t->qband, t->ny, 0);
-    }
-    for (auto& t : parts_) {
-      const std::size_t band = static_cast<std::size_t>(g0 * t->ny) * kC, at = static_cast<std::size_t>(g0 * t->y0) * kC;
-      for (std::size_t i = 0; i < parts_.size(); ++i)
-        if (parts_[i] != t)
-          copyBlocks(*parts_[i]->be, *parts_[i]->a, at, planeBytes, *t->be, *t->staging[i], at, planeBytes, band,
-                     static_cast<std::size_t>(parts_[i]->nz));
-    }
-  } else {
-    waitForEachOther();
-    for (auto& t : parts_) {
-      std::vector<Backend::GramColumns> pieces;
-      for (auto& h : parts_) pieces.push_back({h->be, h->a.get(), g0 * t->y0, box0_ + h->z0, h->nz});
-      t->be->fftGramColumns(pieces, g0, t->ny, g0 * g1, g2, *t->qband, t->ny, 0);
-    }
-    waitForEachOther();
+  waitForEachOther();
+  for (auto& t : parts_) {
+    std::vector<Backend::GramColumns> pieces;
+    for (auto& h : parts_) pieces.push_back({h->be, h->a.get(), g0 * t->y0, box0_ + h->z0, h->nz});
+    t->be->fftGramColumns(pieces, g0, t->ny, g0 * g1, g2, *t->qband, t->ny, 0);
   }
+  waitForEachOther();
   for (auto& t : parts_) {
     const Shape padded{g0, g1, t->nz}, image{dims_[0], dims_[1], t->nz};
     t->be->fft(*t->a, padded, 2, FftDirection::Inverse);

@@ -334,10 +334,6 @@ std::vector<Setting> build() {
                    "CG with GPU.Multi, 3D, one coil: also spread the PCG over every GPU by z slabs (off by default: "
                    "the whole 128^3 call ran slower with it on two H200s, docs/perf.md session 22)",
                    kCgOnly, [](ReconSettings& s) -> bool& { return s.iterative.splitPcg; }));
-  t.push_back(flag("iterative.split_gram", "split-gram", true, "F^H F over every GPU", "iterative",
-                   "CG with GPU.Multi, 3D: each Toeplitz application split over every GPU by the parity of the "
-                   "frequencies, the CG on the first (off by default until measured on two GPUs)",
-                   kCgOnly, [](ReconSettings& s) -> bool& { return s.iterative.splitGram; }));
 
   // --- GRAPPA ---------------------------------------------------------------------------------------
   const auto basic = [](const ReconSettings& s) { return s.grappa.calibration == GrappaCalibration::Basic; };

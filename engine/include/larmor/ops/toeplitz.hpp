@@ -89,11 +89,6 @@ class ToeplitzOperator final : public FourierGram {
  public:
   /// `psf`: Q on psfShape(g) (host); `scale`: 1/N for the physics scale E = N^{-1/2} F (docs/conventions.md).
   ToeplitzOperator(Backend& backend, const NufftGeometry& g, const CArray& psf, double scale);
-  /// The same on any grid holding the image (grid[d] >= image[d], centres floor(N/2) coinciding): psf on `grid`,
-  /// Qhat = sqrt(grid.size()) scale FFT(psf). ops/toeplitz_split.hpp's classes: grids unpadded along some axes.
-  /// diagonal: what diagonal() reports.
-  ToeplitzOperator(Backend& backend, const Shape& image, const Shape& grid, int rank, const CArray& psf, double scale,
-                   double diagonal);
   ~ToeplitzOperator();
   ToeplitzOperator(const ToeplitzOperator&) = delete;
   ToeplitzOperator& operator=(const ToeplitzOperator&) = delete;

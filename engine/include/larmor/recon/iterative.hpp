@@ -77,10 +77,6 @@ struct IterativeSettings {
   /// (recon/split_cg.hpp). Off by default: on two H200s its 60 iterations took 27.0 against one GPU's 30.7 ms,
   /// but the whole 128^3 call 100 against 95 ms (its set-up per call; docs/perf.md session 22).
   bool splitPcg = false;
-  /// With GPU.Multi on and a 3D Toeplitz Gram: each application of F^H F spread over the GPUs by the parity of the
-  /// frequencies (ops/toeplitz_split.hpp: every GPU half of the transforms, the image copied there and back); the
-  /// CG stays on the first GPU. Made once with the trajectory's operators.
-  bool splitGram = false;
   /// The previous result's combined image [x, y, z, 1, slices] to start from (warm start: the GUI's lambda
   /// slider). Ignored (with a note in the convergence record) when its size does not match. Not a setting:
   /// state of a session, so not in the settings table.

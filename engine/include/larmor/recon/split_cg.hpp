@@ -73,9 +73,6 @@ class SplitToeplitzCg {
   void apply(double lambda, const Buffer& x, Buffer& y);
 
   int devices() const { return static_cast<int>(parts_.size()); }
-  /// The z pass's other devices' rows: read where they are (false, the default) or copied in and out by the
-  /// copy engines around the pass (true). The same result either way.
-  void useBandCopies(bool on) { bandCopies_ = on; }
 
  private:
   struct Part;
@@ -88,7 +85,6 @@ class SplitToeplitzCg {
   Shape grid_;
   index_t box0_ = 0;  ///< the image's first plane in the grid's z: G2/2 - N2/2
   double gramDiagonal_ = 0;
-  bool bandCopies_ = false;
   ops::RegularizerKind prior_;
 };
 
