@@ -481,9 +481,9 @@ std::vector<std::string> writeDicomSeriesFiles(const std::string& dir, const rec
   }
   require(!comps.empty(), dir + ": no image component to export");
 
-  require(ctx.r->image.size() == g.nx * g.ny * g.planes() * std::max<std::size_t>(1, o.frames.size()),
-          dir + ": the image does not hold the frames it should");
-  const index_t total = g.planes() * static_cast<index_t>(std::max<std::size_t>(1, o.frames.size()) * comps.size());
+  const index_t frames = std::max<index_t>(1, static_cast<index_t>(o.frames.size()));
+  require(ctx.r->image.size() == g.nx * g.ny * g.planes() * frames, dir + ": the image does not hold the frames it should");
+  const index_t total = g.planes() * frames * static_cast<index_t>(comps.size());
   index_t done = 0;
   std::vector<std::string> files;
   for (ImageComponent c : comps) {
