@@ -94,3 +94,26 @@ TEST(HostMemory, AFreedBlockServesTheNextArrayOfItsSizeStillPinned) {
   many.clear();
   EXPECT_EQ(keptHostBytes(), std::size_t{8} * (std::size_t{8} << 20));  // at most 8 blocks kept
 }
+
+TEST(HostMemory, AnArrayWithoutInitialisationKeepsTheBlocksBytesAndOthersAreStillZero) {
+  // Array(shape, NoInit), for a download target: no zeroing pass over the elements. A reused large block shows the
+  // values it held (that pass was skipped); an ordinary array made after it, of the same size, is zeroed again.
+  releaseKeptHostBlocks();
+  const cfloat* block = nullptr;
+  {
+    CArray first(Shape{index_t{1} << 20}, cfloat(3.f, 4.f));
+    block = first.data();
+  }
+  {
+    CArray raw(Shape{index_t{1} << 20}, CArray::NoInit{});
+    ASSERT_EQ(raw.size(), index_t{1} << 20);
+    ASSERT_EQ(raw.data(), block);               // the kept block
+    EXPECT_EQ(raw[777], cfloat(3.f, 4.f));      // its bytes, not zeroed
+  }
+  CArray zeroed(Shape{index_t{1} << 20});
+  EXPECT_EQ(zeroed.data(), block);
+  EXPECT_EQ(zeroed[777], cfloat(0.f, 0.f));
+  CArray small(Shape{5}, CArray::NoInit{});
+  EXPECT_EQ(small.size(), 5);
+  releaseKeptHostBlocks();
+}

@@ -704,7 +704,7 @@ CArray IterativeProblem::Impl::toOutput(const Buffer& images, index_t batch) con
     resampleToMatrix(backend, c.buffer(), cropped, r.buffer(), target, rank);
     now = &r.buffer();
   }
-  CArray result(Shape{out[0], out[1], out[2], batch});
+  CArray result(Shape{out[0], out[1], out[2], batch}, CArray::NoInit{});  // the download writes every element
   backend.download(result.data(), *now, bytesOf(target.size()));
   return result;
 }

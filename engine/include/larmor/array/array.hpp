@@ -7,6 +7,8 @@
 #include <initializer_list>
 #include <numeric>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "larmor/util/error.hpp"
@@ -53,6 +55,19 @@ struct HostAllocator {
   HostAllocator(const HostAllocator<U>&) noexcept {}
   T* allocate(std::size_t n) { return static_cast<T*>(hostAllocate(n * sizeof(T))); }
   void deallocate(T* p, std::size_t n) noexcept { hostFree(p, n * sizeof(T)); }
+  /// Value-initialises, except while this thread builds an Array with Array::NoInit: then trivially copyable
+  /// elements keep what the memory holds (an array about to be overwritten whole, e.g. by a download).
+  template <class U>
+  void construct(U* p) {
+    if constexpr (std::is_trivially_copyable_v<U> && std::is_trivially_destructible_v<U>)
+      if (skipValueInit) return;
+    ::new (static_cast<void*>(p)) U();
+  }
+  template <class U, class... A>
+  void construct(U* p, A&&... a) {
+    ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
+  }
+  static inline thread_local bool skipValueInit = false;
   template <class U>
   bool operator==(const HostAllocator<U>&) const noexcept { return true; }
 };
@@ -98,6 +113,19 @@ class Array {
   using value_type = T;
   Array() = default;
   explicit Array(Shape shape) : shape_(std::move(shape)), data_(static_cast<std::size_t>(shape_.size())) {}
+  /// Elements left as the memory holds them (no pass that zeroes 16 MB before a download overwrites it): for an
+  /// array the caller fills whole at once.
+  struct NoInit {};
+  Array(Shape shape, NoInit) : shape_(std::move(shape)) {
+    HostAllocator<T>::skipValueInit = true;
+    try {
+      data_.resize(static_cast<std::size_t>(shape_.size()));
+    } catch (...) {
+      HostAllocator<T>::skipValueInit = false;
+      throw;
+    }
+    HostAllocator<T>::skipValueInit = false;
+  }
   Array(Shape shape, T value)
       : shape_(std::move(shape)), data_(static_cast<std::size_t>(shape_.size()), value) {}
 
