@@ -10,7 +10,7 @@
 # least as close to the truth as `pics -l2` (r 0.001) and as `pics -R T` at BART's best lambda of a sweep; and
 # Larmor's cs at its own best lambda of the same sweep is at least 10 % closer than BART's best; on the radial
 # data also cg with the paper's exact F^H d (--fhd dft, phase recurrence) and cg with Walsh maps (--coil-maps
-# walsh: the density-compensated k-space centre) against `pics -l2`; C: three slices in one file, Larmor's cg of
+# walsh: the density-compensated k-space centre) and cg with the smoothness prior (--reg fd --lambda 1e-3: the one-pass W^H W) against `pics -l2`; C: three slices in one file, Larmor's cg of
 # the call (the slices over every GPU, ESPIRiT batched) against `pics -l2` per slice, and each slice of the call
 # against that slice reconstructed alone. Larmor runs on the
 # CPU and, where a CUDA device is present, on it too, with the same claims.
@@ -75,13 +75,16 @@ for dev in $devices; do
   recon_on $dev rlcg_$dev "${radial[@]}" --method cg
   recon_on $dev rlcgd_$dev "${radial[@]}" --method cg --fhd dft --trig recurrence
   recon_on $dev rlcgw_$dev "${radial[@]}" --method cg --coil-maps walsh
+  recon_on $dev rlcgf_$dev "${radial[@]}" --method cg --reg fd --lambda 0.001
   recon_on $dev rlcs_$dev "${radial[@]}" --method cs
   lt=(); for l in $lambdas; do recon_on $dev rlcs_${l}_$dev "${radial[@]}" --method cs --lambda "$l"; lt+=("$(score rlcs_${l}_$dev)"); done
-  lcg=$(score rlcg_$dev) lcgd=$(score rlcgd_$dev) lcgw=$(score rlcgw_$dev) lcs=$(score rlcs_$dev) lbest=$(min "${lt[@]}")
-  echo "  Larmor on $dev: cg $lcg, cg with the exact F^H d $lcgd, cg with Walsh maps $lcgw, cs (defaults) $lcs, cs over lambda: ${lt[*]} (best $lbest)"
+  lcg=$(score rlcg_$dev) lcgd=$(score rlcgd_$dev) lcgw=$(score rlcgw_$dev) lcgf=$(score rlcgf_$dev) lcs=$(score rlcs_$dev)
+  lbest=$(min "${lt[@]}")
+  echo "  Larmor on $dev: cg $lcg, cg with the exact F^H d $lcgd, cg with Walsh maps $lcgw, cg with the smoothness prior $lcgf, cs (defaults) $lcs, cs over lambda: ${lt[*]} (best $lbest)"
   check "B ($dev): Larmor cg defaults vs pics -l2" "$lcg" "$bl2" 1
   check "B ($dev): Larmor cg with the exact F^H d vs pics -l2" "$lcgd" "$bl2" 1
   check "B ($dev): Larmor cg with Walsh maps (density-compensated centre) vs pics -l2" "$lcgw" "$bl2" 1
+  check "B ($dev): Larmor cg with the smoothness prior (--reg fd, lambda 1e-3) vs pics -l2" "$lcgf" "$bl2" 1
   check "B ($dev): Larmor cs defaults vs pics -R T at BART's best lambda" "$lcs" "$bbest" 1
   check "B ($dev): Larmor cs at its best lambda vs 0.9 x BART's best" "$lbest" "$bbest" 0.9
 done
