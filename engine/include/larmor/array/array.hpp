@@ -117,14 +117,11 @@ class Array {
   /// array the caller fills whole at once.
   struct NoInit {};
   Array(Shape shape, NoInit) : shape_(std::move(shape)) {
-    HostAllocator<T>::skipValueInit = true;
-    try {
-      data_.resize(static_cast<std::size_t>(shape_.size()));
-    } catch (...) {
-      HostAllocator<T>::skipValueInit = false;
-      throw;
-    }
-    HostAllocator<T>::skipValueInit = false;
+    struct Skip {  // the allocator's flag for this constructor only, also when resize throws
+      Skip() { HostAllocator<T>::skipValueInit = true; }
+      ~Skip() { HostAllocator<T>::skipValueInit = false; }
+    } skip;
+    data_.resize(static_cast<std::size_t>(shape_.size()));
   }
   Array(Shape shape, T value)
       : shape_(std::move(shape)), data_(static_cast<std::size_t>(shape_.size()), value) {}
