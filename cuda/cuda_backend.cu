@@ -222,42 +222,6 @@ bool CudaBackend::copyFromPeer(Buffer& dst, std::size_t dstOffset, Backend& sour
   return true;
 }
 
-bool CudaBackend::copyFromPeer2D(Buffer& dst, std::size_t dstOffset, std::size_t dstPitch, Backend& source,
-                                 const Buffer& src, std::size_t srcOffset, std::size_t srcPitch, std::size_t width,
-                                 std::size_t height) {
-  auto* peer = dynamic_cast<CudaBackend*>(&source);
-  if (!peer) return false;
-  checked(dst, "peer copy");
-  peer->checked(src, "peer copy");
-  if (width == 0 || height == 0) return true;
-  require(width <= dstPitch && width <= srcPitch, "cuda backend: a 2D copy's width exceeds its pitch");
-  const std::size_t dstEnd = dstOffset + (height - 1) * dstPitch + width,
-                    srcEnd = srcOffset + (height - 1) * srcPitch + width;
-  require(dstEnd <= dst.bytes() && srcEnd <= src.bytes(), "cuda backend: 2D peer copy past the end of a buffer");
-  refuseWhileRecording("a peer copy");
-  char* to = static_cast<char*>(dst.ptr()) + dstOffset;
-  const char* from = static_cast<const char*>(src.ptr()) + srcOffset;
-  if (peer == this) {
-    std::lock_guard lock(mutex_);
-    activate();
-    LARMOR_CUDA_CHECK(cudaMemcpy2DAsync(to, dstPitch, from, srcPitch, width, height, cudaMemcpyDeviceToDevice,
-                                        stream_.handle));
-    return true;
-  }
-  peer->refuseWhileRecording("a peer copy");
-  std::scoped_lock lock(mutex_, peer->mutex_);
-  orderedPeerCopy(*peer, [&](cudaStream_t s) {
-    cudaMemcpy3DPeerParms p{};
-    p.srcPtr = make_cudaPitchedPtr(const_cast<char*>(from), srcPitch, width, height);
-    p.srcDevice = peer->device_;
-    p.dstPtr = make_cudaPitchedPtr(to, dstPitch, width, height);
-    p.dstDevice = device_;
-    p.extent = make_cudaExtent(width, height, 1);
-    LARMOR_CUDA_CHECK(cudaMemcpy3DPeerAsync(&p, s));
-  });
-  return true;
-}
-
 bool CudaBackend::enablePeer(CudaBackend& peer) {
   if (peer.device_ == device_) return true;
   static std::mutex enabling;
@@ -548,19 +512,9 @@ void CudaBackend::fftGramInBox(Buffer& data, const Shape& shape, int rank, const
   fft_->gram(p, shape, rank, d, &box);
 }
 
-bool CudaBackend::canFftGramColumns(index_t n0, index_t nz) const { return gramColumnsFit(n0, nz); }
-
-bool CudaBackend::canReadPeer(Backend& other) {
-  auto* peer = dynamic_cast<CudaBackend*>(&other);
-  if (!peer) return false;
-  std::lock_guard lock(mutex_);
-  return enablePeer(*peer);
-}
-
-void CudaBackend::waitForPeer(Backend& other) {
+void CudaBackend::waitForPeer(CudaBackend& other) {
   if (&other == this) return;
-  auto* peer = dynamic_cast<CudaBackend*>(&other);
-  require(peer != nullptr, "cuda backend: cannot order its work after a backend of another kind");
+  CudaBackend* peer = &other;
   refuseWhileRecording("a wait for another backend");
   std::scoped_lock lock(mutex_, peer->mutex_);
   cudaEvent_t done = nullptr;
@@ -570,36 +524,6 @@ void CudaBackend::waitForPeer(Backend& other) {
   activate();
   LARMOR_CUDA_CHECK(cudaStreamWaitEvent(stream_.handle, done, 0));
   LARMOR_CUDA_CHECK(cudaEventDestroy(done));  // released by the driver once the wait is done
-}
-
-void CudaBackend::fftGramColumns(const std::vector<GramColumns>& pieces, index_t n0, index_t n1, index_t low,
-                                 index_t nz, const Buffer& diagonal, index_t dn1, index_t y0) {
-  require(!pieces.empty() && n1 >= 1 && low >= n0 * n1 && y0 >= 0 && y0 + n1 <= dn1,
-          "cuda backend: fftGramColumns' columns or band do not fit");
-  require(gramColumnsFit(n0, nz), "cuda backend: no split Gram pass for columns of " + std::to_string(nz) +
-                                      " on rows of " + std::to_string(n0));
-  std::vector<float2*> ptrs;
-  std::vector<int> first;
-  const index_t begin = pieces.front().firstRow;
-  index_t end = begin;
-  for (const GramColumns& c : pieces) {
-    auto* owner = dynamic_cast<CudaBackend*>(c.owner);
-    require(owner && c.data && c.firstRow == end && c.rows >= 1 && c.offset >= 0,
-            "cuda backend: fftGramColumns' pieces must be CUDA buffers of consecutive rows");
-    require(owner == this || canReadPeer(*owner), "cuda backend: fftGramColumns cannot reach " + owner->info().id);
-    const index_t need = c.offset + low * (c.rows - 1) + n0 * n1;
-    float2* base = owner == this ? elements(*c.data, need, "fftGramColumns")
-                                 : owner->elements(*c.data, need, "fftGramColumns");
-    ptrs.push_back(base + c.offset);
-    first.push_back(static_cast<int>(c.firstRow));
-    end += c.rows;
-  }
-  require(end <= nz, "cuda backend: fftGramColumns' rows exceed the column");
-  const float2* d = elements(diagonal, n0 * dn1 * nz, "fftGramColumns");
-  std::lock_guard lock(mutex_);
-  activate();
-  runGramColumns(launch_, ptrs, first, static_cast<int>(n0), static_cast<int>(n1), low, static_cast<int>(nz),
-                 static_cast<int>(begin), static_cast<int>(end), d, static_cast<int>(dn1), static_cast<int>(y0));
 }
 
 void CudaBackend::resizeCentred(Buffer& dst, const Shape& ds, const Buffer& src, const Shape& ss) {
@@ -620,27 +544,35 @@ void CudaBackend::resizeCentred(Buffer& dst, const Shape& ds, const Buffer& src,
   cuda::resizeCentred(launch_, pd, dd, ps, sd, batch);
 }
 
-void CudaBackend::padForGram(Buffer& grid, const Shape& gs, int rank, const Buffer& image, const Shape& is) {
-  // A 3D grid (one box along z: fft.cu's gram transforms and reads only the planes the box spans): each image into
-  // its box's planes, [G0, G1, N2] from [N0, N1, N2] (z unchanged), the other planes untouched.
-  // Only where fftGramInBox takes the last-dimension pass (fft.cu: FftEngine::gram), which reads the box's planes
-  // alone; its other routes transform the whole grid.
+void CudaBackend::fftGramPadded(Buffer& out, const Buffer& image, const Shape& is, Buffer& grid, const Shape& gs,
+                                int rank, const Buffer& diagonal) {
+  require(rank >= 1 && rank <= 3 && static_cast<std::size_t>(rank) <= std::max<std::size_t>(gs.rank(), 1),
+          "cuda backend: fft rank must be 1..3 and within the array's rank, got " + std::to_string(rank));
+  require(is.size() <= gs.size(), "cuda backend: fftGramPadded's image " + is.str() + " is larger than its grid " + gs.str());
+  float2* po = elements(out, is.size(), "fftGramPadded");
+  const float2* pi = elements(image, is.size(), "fftGramPadded");
+  float2* pg = elements(grid, gs.size(), "fftGramPadded");
+  const float2* d = elements(diagonal, gs.span(0, static_cast<std::size_t>(rank)), "fftGramPadded");
+  std::lock_guard lock(mutex_);
+  activate();
+  if (fft_->gramPadded(po, pi, is, pg, gs, rank, d)) return;  // 3D grids: five passes, no padding or cropping pass
+  // Elsewhere the image into the grid, the Gram in the box, the box out. Where fftGramInBox takes the last-dimension
+  // pass (fft.cu: FftEngine::gram), which reads the box's planes alone, only those planes are written ([G0, G1, N2]
+  // from [N0, N1, N2]); its other routes transform the whole grid, padded by resizeCentred.
   const auto pass = rank == 3 ? lastDimPass(gs, rank, LastDimUse::Gram) : std::nullopt;
   const bool planes = pass && pass->lastDim == 2 && gs.rank() >= 3 && is.rank() >= 3 &&
                       gs.span(3, gs.rank()) == is.span(3, is.rank()) && gs[2] > is[2] && gs[0] >= is[0] && gs[1] >= is[1];
-  if (!planes) {
+  if (planes) {
+    const index_t gridSize = gs.span(0, 3), imageSize = is.span(0, 3), batch = is.size() / std::max<index_t>(imageSize, 1);
+    const index_t begin = gs[2] / 2 - is[2] / 2;
+    const index_t dd[4] = {gs[0], gs[1], is[2], 1}, sd[4] = {is[0], is[1], is[2], 1};
+    for (index_t b = 0; b < batch; ++b)
+      cuda::resizeCentred(launch_, pg + b * gridSize + begin * gs[0] * gs[1], dd, pi + b * imageSize, sd, 1);
+  } else {
     resizeCentred(grid, gs, image, is);
-    return;
   }
-  float2* pg = elements(grid, gs.size(), "padForGram");
-  const float2* pi = elements(image, is.size(), "padForGram");
-  const index_t gridSize = gs.span(0, 3), imageSize = is.span(0, 3), batch = is.size() / std::max<index_t>(imageSize, 1);
-  const index_t begin = gs[2] / 2 - is[2] / 2;
-  const index_t dd[4] = {gs[0], gs[1], is[2], 1}, sd[4] = {is[0], is[1], is[2], 1};
-  std::lock_guard lock(mutex_);
-  activate();
-  for (index_t b = 0; b < batch; ++b)
-    cuda::resizeCentred(launch_, pg + b * gridSize + begin * gs[0] * gs[1], dd, pi + b * imageSize, sd, 1);
+  fftGramInBox(grid, gs, rank, diagonal, is);
+  resizeCentred(out, is, grid, gs);
 }
 
 void CudaBackend::transpose(Buffer& dst, const Buffer& src, index_t n0, index_t n1, index_t batch) {

@@ -46,8 +46,6 @@ class CudaBackend final : public Backend {
   void copy(Buffer& dst, const Buffer& src, std::size_t bytes, std::size_t dstOffset = 0, std::size_t srcOffset = 0) override;
   bool copyFromPeer(Buffer& dst, std::size_t dstOffset, Backend& source, const Buffer& src, std::size_t srcOffset,
                     std::size_t bytes) override;
-  bool copyFromPeer2D(Buffer& dst, std::size_t dstOffset, std::size_t dstPitch, Backend& source, const Buffer& src,
-                      std::size_t srcOffset, std::size_t srcPitch, std::size_t width, std::size_t height) override;
   void synchronize() override;
   std::unique_ptr<Transfer> uploadQueued(Buffer& dst, const void* src, std::size_t bytes, std::size_t dstOffset = 0) override;
   std::unique_ptr<Transfer> downloadQueued(void* dst, const Buffer& src, std::size_t bytes,
@@ -68,13 +66,11 @@ class CudaBackend final : public Backend {
   void fft(Buffer& data, const Shape& shape, int rank, FftDirection dir) override;
   void fftGram(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal) override;
   void fftGramInBox(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal, const Shape& box) override;
-  void fftGramColumns(const std::vector<GramColumns>& pieces, index_t n0, index_t n1, index_t low, index_t nz,
-                      const Buffer& diagonal, index_t dn1, index_t y0) override;
-  bool canFftGramColumns(index_t n0, index_t nz) const override;
-  bool canReadPeer(Backend& other) override;
-  void waitForPeer(Backend& other) override;
+  /// Work queued on this backend from now on starts after the work queued on `other` so far (an event).
+  void waitForPeer(CudaBackend& other);
   void resizeCentred(Buffer& dst, const Shape& dstShape, const Buffer& src, const Shape& srcShape) override;
-  void padForGram(Buffer& grid, const Shape& gridShape, int rank, const Buffer& image, const Shape& imageShape) override;
+  void fftGramPadded(Buffer& out, const Buffer& image, const Shape& imageShape, Buffer& grid, const Shape& gridShape,
+                     int rank, const Buffer& diagonal) override;
   void transpose(Buffer& dst, const Buffer& src, index_t n0, index_t n1, index_t batch) override;
   void sumOfSquares(Buffer& out, const Buffer& coilImages, index_t voxels, index_t coils, index_t batch) override;
 
@@ -183,7 +179,7 @@ class CudaBackend final : public Backend {
   /// The thread inside record(): its transfers, synchronisations, result reads and allocations refuse (before
   /// the runtime is asked, which would refuse them on a capturing stream with an error of its own).
   std::atomic<std::thread::id> recorder_{};
-  std::set<int> peersEnabled_;    ///< devices whose access this context has asked for (copyFromPeer, canReadPeer)
+  std::set<int> peersEnabled_;    ///< devices whose access this context has asked for (copyFromPeer)
   std::set<int> peersReachable_;  ///< those of them it reaches directly
   void refuseWhileRecording(const char* what) const;
   /// `copy` queued on this stream after the work queued on `peer` (another backend) and before its later work; peer
@@ -281,9 +277,6 @@ class CudaSolverOps final : public SolverOps {
   void cgUpdate(Buffer& s, const CgLayout& l, int k, Buffer& x, Buffer& r, const Buffer& p, const Buffer& q,
                 const Buffer* b, double tolerance, index_t n, const Buffer* minv = nullptr, Buffer* z = nullptr) override;
   void cgDirection(const Buffer& s, const CgLayout& l, int k, Buffer& p, const Buffer& z, index_t n) override;
-  void cgPublish(Buffer& s, const CgLayout& l, int k) override;
-  void cgCombine(Buffer& s, const std::vector<const Buffer*>& shares, const CgLayout& l, int k,
-                 kernels::CgCombineStep step, double tolerance) override;
   void fistaGradientStep(Buffer& xn, const Buffer& y, const Buffer& g, const Buffer& b, double invL,
                          index_t n) override;
   void fistaChange(Buffer& s, const FistaLayout& l, int k, const Buffer& xn, const Buffer& x, double tolerance,

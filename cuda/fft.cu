@@ -401,6 +401,25 @@ void FftEngine::transform(float2* data, const Shape& shape, int rank, FftDirecti
   modulateAny(launch_, data, shape.size(), shape, rank, sign, true);
 }
 
+bool FftEngine::gramPadded(float2* out, const float2* image, const Shape& imageShape, float2* grid,
+                           const Shape& gridShape, int rank, const float2* diagonal) {
+  // F^H D F = F0^H (S D S) F0 / N for even lengths (gram below), F0 separable: x's and y's plain DFTs of the padded
+  // image by the padded passes (the padding in the first, the cropping in the last), z's with d in the Gram pass.
+  // Only the rows and planes the image spans are read or written: the grid needs no zeroing.
+  if (rank != 3 || imageShape.rank() < 3 || gridShape.rank() < 3) return false;
+  const auto pass = lastDimPass(gridShape, rank, LastDimUse::Gram);
+  if (!pass || imageShape.span(3, imageShape.rank()) != gridShape.span(3, gridShape.rank())) return false;
+  const PaddedBox box{static_cast<int>(imageShape[0]), static_cast<int>(imageShape[1]), static_cast<int>(imageShape[2])};
+  if (!paddedPassesFit(*pass, box)) return false;
+  const int begin = pass->n / 2 - box.n2 / 2;
+  runPaddedRows(launch_, grid, image, nullptr, *pass, box, FftDirection::Forward);
+  runPaddedColumns(launch_, grid, *pass, box, FftDirection::Forward);
+  runLastDimGram(launch_, grid, *pass, diagonal, begin, begin + box.n2);
+  runPaddedColumns(launch_, grid, *pass, box, FftDirection::Inverse);
+  runPaddedRows(launch_, grid, nullptr, out, *pass, box, FftDirection::Inverse);
+  return true;
+}
+
 void FftEngine::gram(float2* data, const Shape& shape, int rank, const float2* diagonal, const Shape* box) {
   // F = P2 DFT P1 with P1 = the pre-modulation e^{2 pi i c n / N} (device_math.hpp) and |P2| = N^{-1/2}, so
   // F^H D F = P1^H IDFT (D / N) DFT P1: of the four modulation passes of fft + fft only the outer two remain,

@@ -39,19 +39,6 @@ struct LastDimView {
   int begin = 0, end = 0;  ///< Gram: the rows of the last dimension read (others zero) and written
 };
 
-/// Backend::fftGramColumns' view on top of LastDimView (a kernel of its own, so that the whole grid's pass keeps its
-/// parameters): d is [n0, dn1, n] read from row y0 (stride dLow along z) and shifted along z only (the lower
-/// dimensions were transformed centred); the rows are in pieces, piece s holding rows [first[s], first[s+1]) at
-/// src[s] + x + n0 y + low (row - first[s]) (other devices' pieces are read and written over NVLink).
-struct GramPieces {
-  static constexpr int kMax = 8;
-  long long dLow = 0;
-  int y0 = 0;
-  int count = 0;
-  float2* src[kMax] = {};
-  int first[kMax] = {};
-};
-
 LARMOR_HD constexpr int log2Of(int n) { return n <= 1 ? 0 : 1 + log2Of(n / 2); }
 LARMOR_HD constexpr int bitReverse(int i, int bits) {
   int r = 0;
@@ -184,10 +171,8 @@ __global__ void __launch_bounds__(2 * TX * B) lastDimKernel(float2* data, LastDi
 /// steps mirrored (k = k1 + A k2, n = m1 + B m2: B-point inverse DFTs over k2 in the registers that hold them,
 /// twiddles W_N^{-m1 k1}, a transpose through shared memory, A-point inverse DFTs over k1), so thread n2 ends with
 /// the elements n = n2 + B m2 it loaded and writes them back: columns are independent, no partner tile.
-/// PIECES: Backend::fftGramColumns' form (GramPieces); otherwise the whole grid's, compiled without any of that.
-template <int A, int B, int TX, bool PIECES>
-__device__ __forceinline__ void gramColumns(float2* data, const float2* __restrict__ diagonal, const LastDimView& p,
-                                            const GramPieces& q) {
+template <int A, int B, int TX>
+__device__ __forceinline__ void gramColumns(float2* data, const float2* __restrict__ diagonal, const LastDimView& p) {
   constexpr int N = A * B;
   __shared__ float2 tw[N];
   __shared__ float2 rows[N * TX];
@@ -199,30 +184,11 @@ __device__ __forceinline__ void gramColumns(float2* data, const float2* __restri
   const int y = static_cast<int>(bi % p.n1);
   const long long batch = bi / p.n1;
   const int x = tile * TX + xi;
-  float2* column = nullptr;  // the whole grid's: this column's first row
-  if constexpr (!PIECES) column = data + batch * p.plane + x + static_cast<long long>(p.n0) * y;
-  auto element = [&](int n) -> float2* {  // row n of this column
-    if constexpr (!PIECES) {
-      return column + static_cast<long long>(n) * p.low;
-    } else {
-      int s = 0;
-#pragma unroll
-      for (int i = 1; i < GramPieces::kMax; ++i)
-        if (i < q.count && n >= q.first[i]) s = i;
-      return q.src[s] + x + static_cast<long long>(p.n0) * y + static_cast<long long>(n - q.first[s]) * p.low;
-    }
-  };
-  int xs, ys;
-  long long dLow;
-  if constexpr (PIECES) {
-    xs = x;
-    ys = y + q.y0;
-    dLow = q.dLow;
-  } else {
-    xs = x < p.half0 ? x + p.half0 : x - p.half0;
-    ys = y + p.n1 / 2 < p.n1 ? y + p.n1 / 2 : y - p.n1 / 2;
-    dLow = p.low;
-  }
+  float2* column = data + batch * p.plane + x + static_cast<long long>(p.n0) * y;  // this column's first row
+  auto element = [&](int n) { return column + static_cast<long long>(n) * p.low; };  // row n of this column
+  const int xs = x < p.half0 ? x + p.half0 : x - p.half0;
+  const int ys = y + p.n1 / 2 < p.n1 ? y + p.n1 / 2 : y - p.n1 / 2;
+  const long long dLow = p.low;
   const float2* d = diagonal + xs + static_cast<long long>(p.n0) * ys;
 
   float2 v[A];
@@ -279,13 +245,7 @@ __device__ __forceinline__ void gramColumns(float2* data, const float2* __restri
 template <int A, int B, int TX>
 __global__ void __launch_bounds__(TX * B, 2) lastDimGramKernel(float2* data, const float2* __restrict__ diagonal,
                                                                  LastDimView p) {
-  gramColumns<A, B, TX, false>(data, diagonal, p, GramPieces{});
-}
-
-template <int A, int B, int TX>
-__global__ void __launch_bounds__(TX * B, 2) gramPiecesKernel(const float2* __restrict__ diagonal, LastDimView p,
-                                                                GramPieces q) {
-  gramColumns<A, B, TX, true>(nullptr, diagonal, p, q);
+  gramColumns<A, B, TX>(data, diagonal, p);
 }
 
 /// Rows of N contiguous elements: row r < count is at g * groupStride + first + j * N, g = r / perGroup and
@@ -348,6 +308,107 @@ void launchRows(const Launch& l, float2* data, const RowSet& set, float scale, f
   const long long blocks = (set.count + R - 1) / R;
   rowKernel<A, B, R, CENTRED><<<static_cast<unsigned>(blocks), R * B, 0, l.stream>>>(data, set, scale, sign);
   LARMOR_CUDA_CHECK_LAUNCH();
+}
+
+/// fftGramPadded's passes along x and y (FftEngine::gramPadded): the image [n0, n1, n2] x batch sits in the grid
+/// [g0, g1, g2] x batch from (bx, by, bz); the x pass holds its results in the grid's rows y in [by, by + n1) of
+/// the planes z in [bz, bz + n2) only, the y pass in those planes only: nothing else of the grid is read or written.
+struct PaddedView {
+  long long gridPlane = 0, gridVolume = 0;  ///< g0 g1 and g0 g1 g2
+  long long rows = 0;                       ///< n1 n2 batch: the image's rows along x
+  int g0 = 0, n0 = 0, n1 = 0, n2 = 0, bx = 0, by = 0, bz = 0, tilesX = 0;
+};
+
+/// x's plain DFT, R rows a block, B threads a row (rowKernel's two steps). Forward: image row (y, z, b) zero-padded
+/// to g0 (its elements at bx..bx + n0) into the grid's row (by + y, bz + z, b). Inverse: that grid row back, and
+/// only its elements bx..bx + n0 to the image row of `out`. Unscaled both ways (the z pass scales).
+template <int A, int B, int R, bool INVERSE>
+__global__ void __launch_bounds__(R * B) paddedRowKernel(float2* grid, const float2* image, float2* out, PaddedView p) {
+  constexpr int N = A * B, kSpan = B * (A + 1);
+  __shared__ float2 tw[N];
+  __shared__ float2 span[R * kSpan];
+  fillTwiddles<N>(tw, INVERSE ? 1.f : -1.f);
+  const int t = static_cast<int>(threadIdx.x) % B, r = static_cast<int>(threadIdx.x) / B;
+  const long long row = static_cast<long long>(blockIdx.x) * R + r;
+  const bool live = row < p.rows;
+  const long long y = live ? row % p.n1 : 0, zb = live ? row / p.n1 : 0, z = zb % p.n2, b = zb / p.n2;
+  float2* g = grid + b * p.gridVolume + (p.bz + z) * p.gridPlane + (p.by + y) * p.g0;
+  const long long at = row * p.n0;  // the image's rows are contiguous
+  float2 v[A];
+#pragma unroll
+  for (int n1 = 0; n1 < A; ++n1) {
+    const int n = B * n1 + t, i = n - p.bx;
+    if constexpr (INVERSE) v[n1] = live ? g[n] : float2{0.f, 0.f};
+    else v[n1] = live && i >= 0 && i < p.n0 ? image[at + i] : float2{0.f, 0.f};
+  }
+  __syncthreads();  // the twiddle table
+  float2* mine = span + r * kSpan;
+  firstStep<A, B>(v, tw, t, mine, [&](int k1) { return t * (A + 1) + k1; });
+  __syncthreads();
+  auto put = [&](int k1) {
+    float2 u[B];
+    secondStep<A, B>(u, tw, mine, [&](int n2) { return n2 * (A + 1) + k1; });
+    if (!live) return;
+#pragma unroll
+    for (int k2 = 0; k2 < B; ++k2) {
+      const int k = k1 + A * k2;
+      if constexpr (INVERSE) {
+        if (k >= p.bx && k < p.bx + p.n0) out[at + k - p.bx] = u[k2];
+      } else {
+        g[k] = u[k2];
+      }
+    }
+  };
+  put(t);  // unrolled by hand (lastDimKernel)
+  if constexpr (A / B > 1) put(t + B);
+  if constexpr (A / B > 2) {
+    put(t + 2 * B);
+    put(t + 3 * B);
+  }
+  static_assert(A % B == 0 && A / B <= 4, "A / B rows a thread, at most four");
+}
+
+/// y's plain DFT of the grid's columns (x, z, b), z in the box's planes, in place: TX columns a block, B threads a
+/// column (gramColumns' two steps). Forward: rows [by, by + n1) read (the others are zero), every row written.
+/// Inverse: every row read, rows [by, by + n1) written. Unscaled.
+template <int A, int B, int TX, bool INVERSE>
+__global__ void __launch_bounds__(TX * B, 2) paddedColumnKernel(float2* grid, PaddedView p) {
+  constexpr int N = A * B;
+  __shared__ float2 tw[N];
+  __shared__ float2 rows[N * TX];
+  fillTwiddles<N>(tw, INVERSE ? 1.f : -1.f);
+  const int tid = static_cast<int>(threadIdx.x), xi = tid % TX, t = tid / TX;
+  long long bi = blockIdx.x;
+  const int tile = static_cast<int>(bi % p.tilesX);
+  bi /= p.tilesX;
+  const long long z = bi % p.n2, b = bi / p.n2;
+  float2* column = grid + b * p.gridVolume + (p.bz + z) * p.gridPlane + tile * TX + xi;
+  const int begin = p.by, end = p.by + p.n1;
+  float2 v[A];
+#pragma unroll
+  for (int n1 = 0; n1 < A; ++n1) {
+    const int n = B * n1 + t;
+    v[n1] = INVERSE || (n >= begin && n < end) ? column[static_cast<long long>(n) * p.g0] : float2{0.f, 0.f};
+  }
+  __syncthreads();  // the twiddle table
+  auto slot = [&](int row, int element) { return (row * B + element) * TX + xi; };  // element n2 of row k1
+  firstStep<A, B>(v, tw, t, rows, [&](int k1) { return slot(k1, t); });
+  __syncthreads();  // every element of the block's columns is read: the writes below may land on them
+  auto put = [&](int k1) {
+    float2 u[B];
+    secondStep<A, B>(u, tw, rows, [&](int n2) { return slot(k1, n2); });
+#pragma unroll
+    for (int k2 = 0; k2 < B; ++k2) {
+      const int k = k1 + A * k2;
+      if (!INVERSE || (k >= begin && k < end)) column[static_cast<long long>(k) * p.g0] = u[k2];
+    }
+  };
+  put(t);
+  if constexpr (A / B > 1) put(t + B);
+  if constexpr (A / B > 2) {
+    put(t + 2 * B);
+    put(t + 3 * B);
+  }
 }
 
 /// Calls f(A, B) (std::integral_constants) with the split N = A B of a supported length n (32..512, a power of
@@ -414,11 +475,6 @@ void launchGram(const Launch& l, float2* data, const float2* d, const LastDimVie
   LARMOR_CUDA_CHECK_LAUNCH();
 }
 
-template <int A, int B, int TX>
-void launchGramPieces(const Launch& l, const float2* d, const LastDimView& v, const GramPieces& q, long long blocks) {
-  gramPiecesKernel<A, B, TX><<<static_cast<unsigned>(blocks), TX * B, 0, l.stream>>>(d, v, q);
-  LARMOR_CUDA_CHECK_LAUNCH();
-}
 
 }  // namespace
 
@@ -475,44 +531,6 @@ void runLastDimGram(const Launch& l, float2* data, const LastDimPass& pass, cons
   });
 }
 
-bool gramColumnsFit(long long n0, long long nz) {
-  if (nz < 32 || nz > 512 || (nz & (nz - 1)) || n0 < 1) return false;
-  return n0 % tileWidth(LastDimUse::Gram, static_cast<int>(nz)) == 0;
-}
-
-void runGramColumns(const Launch& l, const std::vector<float2*>& pieces, const std::vector<int>& first, int n0, int n1,
-                    long long low, int nz, int begin, int end, const float2* diagonal, int dn1, int y0) {
-  require(!pieces.empty() && pieces.size() <= static_cast<std::size_t>(GramPieces::kMax) && first.size() == pieces.size(),
-          "cuda fft: the split Gram pass takes 1 to " + std::to_string(GramPieces::kMax) + " pieces");
-  // F_z^H D F_z = F0^H (S D S) F0 / nz along z for an even length (fft.cu): the pass's forward and inverse plain
-  // DFTs with d read half a period away along z alone, 1/nz.
-  LastDimView v;
-  v.low = low;
-  v.plane = 0;
-  v.n0 = n0;
-  v.n1 = n1;
-  v.half0 = n0 / 2;
-  v.tilesX = n0 / tileWidth(LastDimUse::Gram, nz);
-  v.scale = static_cast<float>(1.0 / static_cast<double>(nz));
-  v.sign = -1.f;
-  v.begin = begin;
-  v.end = end;
-  GramPieces q;
-  q.dLow = static_cast<long long>(n0) * dn1;
-  q.y0 = y0;
-  q.count = static_cast<int>(pieces.size());
-  for (std::size_t i = 0; i < pieces.size(); ++i) {
-    q.src[i] = pieces[i];
-    q.first[i] = first[i];
-  }
-  const long long blocks = static_cast<long long>(v.tilesX) * n1;
-  require(blocks <= 0x7fffffffLL, "cuda fft: too many columns for the split Gram pass");
-  withSplit(nz, "split Gram pass", [&](auto a, auto b) {
-    constexpr int A = decltype(a)::value, B = decltype(b)::value;
-    launchGramPieces<A, B, tileWidth(LastDimUse::Gram, A * B)>(l, diagonal, v, q, blocks);
-  });
-}
-
 std::optional<long long> rowPass(const Shape& shape, int rank) {
   int n = 1, count = 0;
   for (int d = 0; d < rank; ++d)
@@ -544,6 +562,62 @@ void runBoxRows(const Launch& l, float2* data, const LastDimPass& pass, int begi
   set.groupStride = pass.plane;
   set.first = static_cast<long long>(begin) * pass.low;
   runRows<false>(l, data, pass.n0, set, 1.f, dir == FftDirection::Forward ? -1.f : 1.f);
+}
+
+
+namespace {
+
+PaddedView paddedView(const LastDimPass& pass, const PaddedBox& box) {
+  PaddedView v;
+  v.gridPlane = pass.low;
+  v.gridVolume = pass.plane;
+  v.rows = static_cast<long long>(box.n1) * box.n2 * pass.batch;
+  v.g0 = pass.n0;
+  v.n0 = box.n0;
+  v.n1 = box.n1;
+  v.n2 = box.n2;
+  v.bx = pass.n0 / 2 - box.n0 / 2;
+  v.by = pass.n1 / 2 - box.n1 / 2;
+  v.bz = pass.n / 2 - box.n2 / 2;
+  v.tilesX = pass.n0 / tileWidth(LastDimUse::Gram, pass.n1);
+  return v;
+}
+
+bool powerOfTwoIn(int n, int lo, int hi) { return n >= lo && n <= hi && (n & (n - 1)) == 0; }
+
+}  // namespace
+
+bool paddedPassesFit(const LastDimPass& pass, const PaddedBox& box) {
+  if (pass.lastDim != 2 || pass.lowerLengths.size() != 2) return false;
+  if (box.n0 < 1 || box.n1 < 1 || box.n2 < 1 || box.n0 > pass.n0 || box.n1 > pass.n1 || box.n2 > pass.n) return false;
+  if (!powerOfTwoIn(pass.n0, 32, 512) || !powerOfTwoIn(pass.n1, 32, 512)) return false;
+  if (pass.n0 % tileWidth(LastDimUse::Gram, pass.n1) != 0) return false;
+  const long long rows = static_cast<long long>(box.n1) * box.n2 * pass.batch;
+  const long long columnBlocks = static_cast<long long>(pass.n0 / tileWidth(LastDimUse::Gram, pass.n1)) * box.n2 * pass.batch;
+  return rowLengthFits(pass.n0, rows) && columnBlocks <= 0x7fffffffLL;
+}
+
+void runPaddedRows(const Launch& l, float2* grid, const float2* image, float2* out, const LastDimPass& pass,
+                   const PaddedBox& box, FftDirection dir) {
+  const PaddedView v = paddedView(pass, box);
+  withSplit(pass.n0, "padded row pass", [&](auto a, auto b) {
+    constexpr int A = decltype(a)::value, B = decltype(b)::value, R = rowsPerBlock(A * B);
+    const auto blocks = static_cast<unsigned>((v.rows + R - 1) / R);
+    if (dir == FftDirection::Forward) paddedRowKernel<A, B, R, false><<<blocks, R * B, 0, l.stream>>>(grid, image, out, v);
+    else paddedRowKernel<A, B, R, true><<<blocks, R * B, 0, l.stream>>>(grid, image, out, v);
+    LARMOR_CUDA_CHECK_LAUNCH();
+  });
+}
+
+void runPaddedColumns(const Launch& l, float2* grid, const LastDimPass& pass, const PaddedBox& box, FftDirection dir) {
+  const PaddedView v = paddedView(pass, box);
+  const auto blocks = static_cast<unsigned>(static_cast<long long>(v.tilesX) * box.n2 * pass.batch);
+  withSplit(pass.n1, "padded column pass", [&](auto a, auto b) {
+    constexpr int A = decltype(a)::value, B = decltype(b)::value, TX = tileWidth(LastDimUse::Gram, A * B);
+    if (dir == FftDirection::Forward) paddedColumnKernel<A, B, TX, false><<<blocks, TX * B, 0, l.stream>>>(grid, v);
+    else paddedColumnKernel<A, B, TX, true><<<blocks, TX * B, 0, l.stream>>>(grid, v);
+    LARMOR_CUDA_CHECK_LAUNCH();
+  });
 }
 
 }  // namespace larmor::cuda

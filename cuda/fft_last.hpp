@@ -41,15 +41,6 @@ void runLastDimPass(const Launch& l, float2* data, const LastDimPass& pass, FftD
 /// Rows [begin, end) of the last dimension: the others are taken as zero and not written (fftGramInBox).
 void runLastDimGram(const Launch& l, float2* data, const LastDimPass& pass, const float2* diagonal, int begin, int end);
 
-/// Backend::fftGramColumns' pass (the middle of a Gram split along z over devices): whether it runs for columns of
-/// length nz on rows of n0, and the pass on n0 x n1 columns whose rows [first[i], first[i + 1]) (the last piece's up
-/// to end) are at pieces[i] + x + n0 y + low (row - first[i]) (device pointers, any device's this one can reach),
-/// rows [begin, end) read (others zero) and written, d a [n0, dn1, nz] array read from row y0 (shifted along z
-/// only: the lower dimensions were transformed centred).
-bool gramColumnsFit(long long n0, long long nz);
-void runGramColumns(const Launch& l, const std::vector<float2*>& pieces, const std::vector<int>& first, int n0, int n1,
-                    long long low, int nz, int begin, int end, const float2* diagonal, int dn1, int y0);
-
 /// A transform of one dimension of contiguous elements (one transformed length > 1, a power of two in [32, 512]):
 /// the number of rows when it applies. runRowPass then does the whole centred FFT in one pass, no cuFFT.
 std::optional<long long> rowPass(const Shape& shape, int rank);
@@ -60,5 +51,21 @@ void runRowPass(const Launch& l, float2* data, const Shape& shape, long long row
 /// batch in one launch, where cuFFT would need a call a batch.
 bool boxRowsFit(const LastDimPass& pass, int rows);
 void runBoxRows(const Launch& l, float2* data, const LastDimPass& pass, int begin, int rows, FftDirection dir);
+
+/// fftGramPadded's lower passes on a 3D Gram pass's grid (x n0, y n1, z n): the image [n0, n1, n2] x batch is the
+/// grid's centred box (starting at g / 2 - n / 2 along each dimension, as resizeCentred places it).
+struct PaddedBox {
+  int n0 = 0, n1 = 0, n2 = 0;
+};
+/// Whether they run: a 3D pass (z last), x and y powers of two in [32, 512], the box within the grid.
+bool paddedPassesFit(const LastDimPass& pass, const PaddedBox& box);
+/// Forward: x's plain DFT of each image row zero-padded to the grid's length, into the grid's rows of the box (y
+/// and z in it); nothing else written. Inverse: the inverse plain DFT of those rows, their box elements to `out`
+/// ([n0, n1, n2] x batch); the grid's other rows not read. Unscaled.
+void runPaddedRows(const Launch& l, float2* grid, const float2* image, float2* out, const LastDimPass& pass,
+                   const PaddedBox& box, FftDirection dir);
+/// y's plain DFT, in place, of the grid's columns in the box's planes: forward reads the box's rows (the others taken
+/// as zero) and writes every row; inverse reads every row and writes the box's. Unscaled.
+void runPaddedColumns(const Launch& l, float2* grid, const LastDimPass& pass, const PaddedBox& box, FftDirection dir);
 
 }  // namespace larmor::cuda

@@ -163,19 +163,6 @@ __global__ void cgDirectionKernel(const double* s, CgLayout l, int k, float2* p,
   }
 }
 
-__global__ void cgPublishKernel(double* s, CgLayout l, int k) { kernels::cgPublish(s, l, k); }
-
-/// Every device's scalars, by pointer (peers' over NVLink or PCIe: the caller checked canReadPeer).
-struct Shares {
-  const double* at[SolverOps::kMaxShares];
-  __host__ __device__ double operator()(int d, long long slot) const { return at[d][slot]; }
-};
-
-__global__ void cgCombineKernel(double* s, Shares shares, int devices, CgLayout l, int k, kernels::CgCombineStep step,
-                                double tolerance) {
-  kernels::cgCombine(s, shares, devices, l, k, step, tolerance);
-}
-
 __global__ void gradientStepKernel(float2* xn, const float2* y, const float2* g, const float2* __restrict__ b,
                                    float invL, long long n) {
   for (long long i = firstIndex(); i < n; i += gridStride()) {
@@ -365,33 +352,6 @@ void CudaSolverOps::cgDirection(const Buffer& s, const CgLayout& l, int k, Buffe
   std::lock_guard lock(be_.mutex_);
   be_.activate();
   cgDirectionKernel<<<gridFor(n, be_.launch_), kThreads, 0, be_.stream_.handle>>>(ps, l, k, pp, pz, n);
-  LARMOR_CUDA_CHECK_LAUNCH();
-}
-
-void CudaSolverOps::cgPublish(Buffer& s, const CgLayout& l, int k) {
-  double* ps = slots(s, 2 * l.size(), "cg publish");
-  std::lock_guard lock(be_.mutex_);
-  be_.activate();
-  cgPublishKernel<<<1, 1, 0, be_.stream_.handle>>>(ps, l, k);
-  LARMOR_CUDA_CHECK_LAUNCH();
-}
-
-void CudaSolverOps::cgCombine(Buffer& s, const std::vector<const Buffer*>& shares, const CgLayout& l, int k,
-                              kernels::CgCombineStep step, double tolerance) {
-  require(!shares.empty() && shares.size() <= kMaxShares,
-          "cg combine: 1 to " + std::to_string(kMaxShares) + " devices' shares, got " + std::to_string(shares.size()));
-  double* ps = slots(s, 2 * l.size(), "cg combine");
-  Shares at{};
-  for (std::size_t d = 0; d < shares.size(); ++d) {
-    // Another device's scalars: a CUDA buffer of 2 l.size() doubles (its backend's checks are not this one's).
-    const auto* b = dynamic_cast<const DeviceBuffer*>(shares[d]);
-    require(b != nullptr && b->bytes() >= static_cast<std::size_t>(2 * l.size()) * sizeof(double),
-            "cg combine: a device's shares are not a CUDA buffer of the layout's size");
-    at.at[d] = static_cast<const double*>(b->ptr());
-  }
-  std::lock_guard lock(be_.mutex_);
-  be_.activate();
-  cgCombineKernel<<<1, 1, 0, be_.stream_.handle>>>(ps, at, static_cast<int>(shares.size()), l, k, step, tolerance);
   LARMOR_CUDA_CHECK_LAUNCH();
 }
 

@@ -27,7 +27,6 @@
 #include "larmor/phantom/simulate.hpp"
 #include "larmor/recon/iterative.hpp"
 #include "larmor/recon/settings.hpp"
-#include "larmor/recon/split_cg.hpp"
 #include "larmor/ops/regularizer.hpp"
 #include "larmor/ops/sense.hpp"
 #include "larmor/solve/cg.hpp"
@@ -96,14 +95,11 @@ void registerFor(const std::shared_ptr<Backend>& be) {
     const std::string tag = std::to_string(n) + "^3-radial3d";
     // The paper's fastest single-GPU configuration used fast trigonometry (GPU.Tune); the phase recurrence
     // is as fast and more accurate (GPU.md); accurate sincospif is the reference.
-    // "+split": --split-pcg (the PCG over every GPU too, recon/split_cg.hpp; with one GPU the same as without).
-    for (const std::string trig : gpu ? std::vector<std::string>{"fast", "recurrence", "accurate", "recurrence+split"}
+    for (const std::string trig : gpu ? std::vector<std::string>{"fast", "recurrence", "accurate"}
                                       : std::vector<std::string>{"accurate"}) {
       add(be, "recon-fhd+60pcg/" + tag + "/" + trig, n >= 128 ? 5 : 0, [n, trig](benchmark::State& state, Backend& b) {
         const Dataset& d = paperData(n);
-        const bool split = trig.find("+split") != std::string::npos;
-        auto s = paperSettings(trig.substr(0, trig.find('+')));
-        s.iterative.splitPcg = split;
+        auto s = paperSettings(trig);
         Timings t;
         // Q once, outside the timed loop (the paper's "Q is not on the reconstruction's critical path").
         recon::IterativeProblem first(b, d, s, 0, t);
@@ -159,16 +155,11 @@ void registerFor(const std::shared_ptr<Backend>& be) {
       CDeviceArray yb(b, Shape{n * n * n});
       bench::timeSynchronized(state, b, 2, [&] { T.apply(xb.buffer(), yb.buffer()); });
     });
-    // The 60 PCG iterations alone (finite-difference prior, Jacobi), on this device and split by z slabs over
-    // `devices` (recon/split_cg.hpp: the other GPUs, or this one again where there are fewer: then the figure is
-    // the split's own overhead, not a speed-up).
-    // "-w8": the split's scalars read every 8 iterations instead of readWindow's rule (2 at 128^3 on two GPUs);
-    // "pcg60-w8": the one-device PCG reading its scalars every 8 iterations instead of readWindow's rule (1 at 128^3).
-    for (int variant : gpu && n == 128 ? std::vector<int>{0, 10, 1, 2, 12} : std::vector<int>{}) {
-      const int devices = variant % 10, window = variant / 10 == 1 ? 8 : 0;
-      const std::string what = devices == 0 ? (window ? "pcg60-w8/" : "pcg60/")
-                                            : "pcg60-split" + std::to_string(devices) + (window ? "-w8/" : "/");
-      add(be, what + std::to_string(n) + "^3", 3, [n, devices, window](benchmark::State& state, Backend& b) {
+    // The 60 PCG iterations alone (finite-difference prior, Jacobi); "pcg60-w8": the scalars read every 8
+    // iterations whatever readWindow's rule says (8 at 128^3 since session 23).
+    for (int window : gpu && n == 128 ? std::vector<int>{0, 8} : std::vector<int>{}) {
+      const std::string what = window ? "pcg60-w8/" : "pcg60/";
+      add(be, what + std::to_string(n) + "^3", 3, [n, window](benchmark::State& state, Backend& b) {
         NufftGeometry g;
         g.dims = 3;
         g.image[0] = g.image[1] = g.image[2] = n;
@@ -191,28 +182,13 @@ void registerFor(const std::shared_ptr<Backend>& be) {
         o.maxIterations = 60;
         o.readEvery = window;
         const double lambda = 0.1;
-        std::vector<std::shared_ptr<Backend>> owned;
-        std::vector<Backend*> all{&b};
-        std::vector<std::string> gpus;
-        for (const DeviceInfo& dev : BackendRegistry::instance().devices())
-          if (dev.gpu && dev.id != b.info().id) gpus.push_back(dev.id);
-        for (int i = 1; i < devices; ++i) {
-          owned.push_back(BackendRegistry::instance().select(gpus.empty() ? b.info().id : gpus[(i - 1) % gpus.size()]).backend);
-          all.push_back(owned.back().get());
-        }
-        if (devices == 0) {
-          auto prior = ops::makeFiniteDifference(b, dims);
-          ops::NormalOperator A(b, T, nullptr, prior.get(), lambda);
-          CDeviceArray enc(b, Shape{voxels}), pd(b, Shape{voxels});
-          b.fill(enc.buffer(), cfloat(static_cast<float>(T.diagonal()), 0.f), voxels);
-          prior->diagonal(pd.buffer());
-          solve::DiagonalPreconditioner M(b, enc.buffer(), 1.0, &pd.buffer(), lambda, voxels);
-          bench::timeSynchronized(state, b, 1, [&] { solve::conjugateGradient(b, A, bb.buffer(), xb.buffer(), o, &M); });
-        } else {
-          recon::SplitToeplitzCg split(all, dims, T.kernel(), T.gridShape(), T.diagonal(),
-                                       {ops::RegularizerKind::FiniteDifference, nullptr, 0});
-          bench::timeSynchronized(state, b, 1, [&] { split.solve(lambda, bb.buffer(), xb.buffer(), o, true); });
-        }
+        auto prior = ops::makeFiniteDifference(b, dims);
+        ops::NormalOperator A(b, T, nullptr, prior.get(), lambda);
+        CDeviceArray enc(b, Shape{voxels}), pd(b, Shape{voxels});
+        b.fill(enc.buffer(), cfloat(static_cast<float>(T.diagonal()), 0.f), voxels);
+        prior->diagonal(pd.buffer());
+        solve::DiagonalPreconditioner M(b, enc.buffer(), 1.0, &pd.buffer(), lambda, voxels);
+        bench::timeSynchronized(state, b, 1, [&] { solve::conjugateGradient(b, A, bb.buffer(), xb.buffer(), o, &M); });
       });
     }
   }

@@ -47,7 +47,7 @@ class GpuTest : public ::testing::Test {
   std::shared_ptr<Backend> gpu_, cpu_;
 };
 
-/// `count` backends, `first` first, for the tests of work split over devices (SplitCg, IterativeSlices): further
+/// `count` backends, `first` first, for the tests of work split over devices (IterativeSlices): further
 /// CPU backends after a CPU one; after a GPU one the GPUs in turn (the same one again where there is only one:
 /// separate streams, caches and plans, so a split runs on any machine). The further ones are kept in `owned`.
 std::vector<Backend*> splitDevices(Backend& first, int count, std::vector<std::shared_ptr<Backend>>& owned);

@@ -50,30 +50,6 @@ bool Backend::copyFromPeer(Buffer& dst, std::size_t dstOffset, Backend& source, 
   return true;
 }
 
-bool Backend::copyFromPeer2D(Buffer& dst, std::size_t dstOffset, std::size_t dstPitch, Backend& source,
-                             const Buffer& src, std::size_t srcOffset, std::size_t srcPitch, std::size_t width,
-                             std::size_t height) {
-  for (std::size_t i = 0; i < height; ++i)
-    if (!copyFromPeer(dst, dstOffset + i * dstPitch, source, src, srcOffset + i * srcPitch, width)) {
-      require(i == 0, "copyFromPeer2D: a backend reached the other's memory only in part");
-      return false;
-    }
-  return true;
-}
-
-void Backend::fftGramColumns(const std::vector<GramColumns>&, index_t, index_t, index_t, index_t, const Buffer&,
-                             index_t, index_t) {
-  throw Error(info().id + ": no split Gram (fftGramColumns) on this backend");
-}
-
-bool Backend::canFftGramColumns(index_t, index_t) const { return false; }
-
-bool Backend::canReadPeer(Backend& other) { return &other == this; }
-
-void Backend::waitForPeer(Backend& other) {
-  require(&other == this, info().id + ": cannot order its work after another backend's");
-}
-
 index_t slicesPerStreamedChunk(const Backend& be, index_t slices, std::size_t sliceBytes) {
   constexpr std::size_t kMinChunkBytes = std::size_t{4} << 20;
   if (!be.isGpu() || slices <= 1 || sliceBytes == 0) return std::max<index_t>(slices, 1);

@@ -140,49 +140,6 @@ void CpuBackend::fftGram(Buffer& data, const Shape& shape, int rank, const Buffe
   fft(data, shape, rank, FftDirection::Inverse);
 }
 
-bool CpuBackend::canReadPeer(Backend& other) { return dynamic_cast<CpuBackend*>(&other) != nullptr; }
-
-void CpuBackend::fftGramColumns(const std::vector<GramColumns>& pieces, index_t n0, index_t n1, index_t low,
-                                index_t nz, const Buffer& diagonal, index_t dn1, index_t y0) {
-  require(!pieces.empty() && n0 >= 1 && n1 >= 1 && nz >= 1 && low >= n0 * n1 && y0 >= 0 && y0 + n1 <= dn1,
-          "cpu backend: fftGramColumns' columns or band do not fit");
-  checkCount(diagonal, n0 * dn1 * nz, "fftGramColumns");
-  const index_t begin = pieces.front().firstRow;
-  index_t end = begin;
-  std::vector<cfloat*> base;
-  for (const GramColumns& c : pieces) {
-    require(c.owner && c.data && canReadPeer(*c.owner) && c.firstRow == end && c.rows >= 1 && c.offset >= 0,
-            "cpu backend: fftGramColumns' pieces must be CPU buffers of consecutive rows");
-    checkCount(*c.data, c.offset + low * (c.rows - 1) + n0 * n1, "fftGramColumns");
-    base.push_back(cptr(*c.data) + c.offset);
-    end += c.rows;
-  }
-  require(end <= nz, "cpu backend: fftGramColumns' rows exceed the column");
-  const index_t cols = n0 * n1, rows = end - begin;
-  auto at = [&](index_t c, index_t r) {  // row begin + r of column c
-    std::size_t i = 0;
-    while (i + 1 < pieces.size() && begin + r >= pieces[i + 1].firstRow) ++i;
-    return base[i] + c + low * (begin + r - pieces[i].firstRow);
-  };
-  // The columns gathered z-fastest (zero outside the rows), the centred FFT along z batched over them, the
-  // diagonal, the inverse, the rows scattered back.
-  CArray t(Shape{nz, cols});
-  const cfloat* d = cptr(diagonal);
-#pragma omp parallel for schedule(static)
-  for (index_t c = 0; c < cols; ++c)
-    for (index_t r = 0; r < rows; ++r) t[begin + r + nz * c] = *at(c, r);
-  fft_.transform(t.data(), t.shape(), 1, FftDirection::Forward);
-#pragma omp parallel for schedule(static)
-  for (index_t c = 0; c < cols; ++c) {
-    const index_t x = c % n0, y = c / n0;
-    for (index_t k = 0; k < nz; ++k) t[k + nz * c] *= d[x + n0 * (y0 + y) + n0 * dn1 * k];
-  }
-  fft_.transform(t.data(), t.shape(), 1, FftDirection::Inverse);
-#pragma omp parallel for schedule(static)
-  for (index_t c = 0; c < cols; ++c)
-    for (index_t r = 0; r < rows; ++r) *at(c, r) = t[begin + r + nz * c];
-}
-
 void CpuBackend::transpose(Buffer& dst, const Buffer& src, index_t n0, index_t n1, index_t batch) {
   require(n0 >= 0 && n1 >= 0 && batch >= 0, "cpu backend: transpose needs non-negative sizes");
   checkCount(dst, n0 * n1 * batch, "transpose");

@@ -133,9 +133,6 @@ class CpuSolverOps final : public SolverOps {
   void cgUpdate(Buffer& s, const CgLayout& l, int k, Buffer& x, Buffer& r, const Buffer& p, const Buffer& q,
                 const Buffer* b, double tolerance, index_t n, const Buffer* minv = nullptr, Buffer* z = nullptr) override;
   void cgDirection(const Buffer& s, const CgLayout& l, int k, Buffer& p, const Buffer& z, index_t n) override;
-  void cgPublish(Buffer& s, const CgLayout& l, int k) override;
-  void cgCombine(Buffer& s, const std::vector<const Buffer*>& shares, const CgLayout& l, int k,
-                 kernels::CgCombineStep step, double tolerance) override;
   void fistaGradientStep(Buffer& xn, const Buffer& y, const Buffer& g, const Buffer& b, double invL,
                          index_t n) override;
   void fistaChange(Buffer& s, const FistaLayout& l, int k, const Buffer& xn, const Buffer& x, double tolerance,
@@ -183,11 +180,6 @@ class CpuBackend final : public Backend {
                           index_t n) override;
   void fft(Buffer& data, const Shape& shape, int rank, FftDirection dir) override;
   void fftGram(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal) override;
-  void fftGramColumns(const std::vector<GramColumns>& pieces, index_t n0, index_t n1, index_t low, index_t nz,
-                      const Buffer& diagonal, index_t dn1, index_t y0) override;
-  bool canFftGramColumns(index_t, index_t) const override { return true; }
-  bool canReadPeer(Backend& other) override;
-  void waitForPeer(Backend&) override {}  // every CPU backend's work is done when its call returns
   void resizeCentred(Buffer& dst, const Shape& dstShape, const Buffer& src, const Shape& srcShape) override;
   void transpose(Buffer& dst, const Buffer& src, index_t n0, index_t n1, index_t batch) override;
   void sumOfSquares(Buffer& out, const Buffer& coilImages, index_t voxels, index_t coils, index_t batch) override;

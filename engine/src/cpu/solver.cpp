@@ -107,23 +107,6 @@ void CpuSolverOps::cgDirection(const Buffer& s, const CgLayout& l, int k, Buffer
   be_.axpby(p, cfloat(1.f), z, real(kernels::cgBeta(v[l.rz(k)], v[l.rz(k - 1)])), n);  // p = z + beta p
 }
 
-void CpuSolverOps::cgPublish(Buffer& s, const CgLayout& l, int k) {
-  kernels::cgPublish(slots(s, 2 * l.size(), "cg publish"), l, k);
-}
-
-void CpuSolverOps::cgCombine(Buffer& s, const std::vector<const Buffer*>& shares, const CgLayout& l, int k,
-                             kernels::CgCombineStep step, double tolerance) {
-  require(!shares.empty() && shares.size() <= kMaxShares,
-          "cg combine: 1 to " + std::to_string(kMaxShares) + " devices' shares, got " + std::to_string(shares.size()));
-  std::vector<const double*> from;
-  for (const Buffer* b : shares) {
-    require(b != nullptr && dynamic_cast<const HostBuffer*>(b) != nullptr, "cg combine: a share is not in host memory");
-    from.push_back(slots(*b, 2 * l.size(), "cg combine"));
-  }
-  const auto share = [&](int d, std::int64_t slot) { return from[static_cast<std::size_t>(d)][slot]; };
-  kernels::cgCombine(slots(s, 2 * l.size(), "cg combine"), share, static_cast<int>(from.size()), l, k, step, tolerance);
-}
-
 void CpuSolverOps::fistaGradientStep(Buffer& xn, const Buffer& y, const Buffer& g, const Buffer& b, double invL,
                                      index_t n) {
   cfloat* pxn = elements(xn, n, "fista step");

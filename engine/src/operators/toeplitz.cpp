@@ -380,9 +380,7 @@ void ToeplitzOperator::apply(const Buffer& x, Buffer& y, index_t batch) {
   }
   const Shape small{image_[0], image_[1], image_[2], 1, batch};
   const Shape big{grid_[0], grid_[1], grid_[2], 1, batch};
-  backend_.padForGram(*work_, big, rank_, x, small);
-  backend_.fftGramInBox(*work_, big, rank_, *qhat_, small);  // F^H Q F on the padded grid, zero outside x
-  backend_.resizeCentred(y, small, *work_, big);
+  backend_.fftGramPadded(y, x, small, *work_, big, rank_, *qhat_);  // crop(F^H Q F pad(x))
 }
 
 }  // namespace larmor::ops

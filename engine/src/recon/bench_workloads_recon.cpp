@@ -16,6 +16,7 @@
 //  - cartesian: FFT recon 256^2 (readout 2x oversampled) x 32 coils x 64 slices, host k-space in, image out.
 // Data are simulated phantoms (recon workloads) or random (GRAPPA, as the thesis), never zeros. Floors are
 // memory-traffic floors of the dominant passes (the FMA floor of F^H d for iterative-128), named per workload.
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -139,12 +140,13 @@ Prepared grappaWorkload(const Context& c, index_t fullBatch) {
 
 // --- iterative (Stone et al. 2008) ------------------------------------------------------------------------------
 
-Prepared iterativeWorkload(const Context& c, bool splitPcg) {
+Prepared iterativeWorkload(const Context& c) {
   const index_t n = c.gpu ? 128 : (c.quick ? 16 : 32);
   struct State {
     Dataset d;
     ReconSettings s;
     std::shared_ptr<IterativeProblem::TrajectoryOperators> shared;
+    std::vector<StageTiming> last;  ///< the last whole call's stages (report: where its time went)
   };
   auto st = std::make_shared<State>();
   phantom::SimulateSettings sim;
@@ -162,7 +164,6 @@ Prepared iterativeWorkload(const Context& c, bool splitPcg) {
   st->s.iterative.lambda = 10;
   st->s.iterative.iterations = 60;
   st->s.iterative.cacheDirectory = "none";
-  st->s.iterative.splitPcg = splitPcg;
   {  // Q once, outside the timing (the paper: Q depends on the trajectory only)
     Timings t;
     IterativeProblem first(c.be, st->d, st->s, 0, t);
@@ -171,8 +172,7 @@ Prepared iterativeWorkload(const Context& c, bool splitPcg) {
   const index_t m = st->d.trajectory.size() / 3;
   Backend& be = c.be;
   Prepared p;
-  p.size = cube(n) + " from " + grouped(m) + " 3D radial samples, anatomical prior, F^H d + 60 PCG, whole call" +
-           (splitPcg ? ", the PCG split over every GPU" : "");
+  p.size = cube(n) + " from " + grouped(m) + " 3D radial samples, anatomical prior, F^H d + 60 PCG, whole call";
   p.scaled = scaledNote(c.gpu, c.quick, cube(n) + " x " + grouped(m), "128^3 x 284,592");
   p.reps = c.gpu ? 5 : 3;
   p.host = [st, &be] {
@@ -187,7 +187,13 @@ Prepared iterativeWorkload(const Context& c, bool splitPcg) {
       const CArray img = prob.combined();
       (void)img;
     }
+    st->last = t.stages();
     return deviceStageMs(t);
+  };
+  p.report = [st](nlohmann::json& extra, double, double) {
+    std::map<std::string, double> ms;  // a stage that runs twice, summed
+    for (const StageTiming& s : st->last) ms[s.stage] += s.milliseconds;
+    extra["last_call_stages_ms"] = ms;
   };
   const double voxels = static_cast<double>(n * n * n);
   p.hostBytesIn = static_cast<double>(m) * kC;
@@ -312,6 +318,8 @@ Prepared cgSlicesWorkload(const Context& c) {
   const double samples = 2.0 * static_cast<double>(n * spokes * coils * slices);
   auto devices = std::make_shared<int>(1);  // how many the last call used
   auto stages = std::make_shared<nlohmann::json>();  // the last call's per-device stages (several devices)
+  auto call = std::make_shared<nlohmann::json>();    // the last call's own stages (the devices' block as one)
+  auto groups = std::make_shared<nlohmann::json>();  // the last call's ESPIRiT groups: where each one's time went
   Prepared p = wholeRun(
       c, sim,
       [](ReconSettings& s) {
@@ -322,17 +330,29 @@ Prepared cgSlicesWorkload(const Context& c) {
       limit, samples * kC, static_cast<double>(n * n * slices) * kC,
       "per slice 30 iterations x one Toeplitz FFT pair on the 2N grid per coil at one device's memory bandwidth; "
       "ESPIRiT and set-up not counted; host to host: plus samples up and the images down the link",
-      [devices, stages](const ReconResult& r) {
+      [devices, stages, call, groups](const ReconResult& r) {
+        *groups = nlohmann::json::array();
+        if (r.convergence.contains("slices"))
+          for (const auto& sl : r.convergence["slices"])
+            if (sl.contains("espirit_group_ms") && (groups->empty() || groups->back()["ms"] != sl["espirit_group_ms"]))
+              groups->push_back({{"device", sl.value("device", "")}, {"slices", sl["espirit_group"]}, {"ms", sl["espirit_group_ms"]}});
         *devices = r.convergence.contains("devices") ? static_cast<int>(r.convergence["devices"].size()) : 1;
+        *call = nlohmann::json::object();
+        for (const auto& st : r.timings.stages()) (*call)[st.stage] = (*call).value(st.stage, 0.0) + st.milliseconds;
         *stages = nlohmann::json::object();
         if (r.convergence.contains("devices"))
-          for (const auto& d : r.convergence["devices"]) (*stages)[d["device"].get<std::string>()] = d["stages_ms"];
+          for (const auto& d : r.convergence["devices"]) {
+            (*stages)[d["device"].get<std::string>()] = d["stages_ms"];
+            (*stages)[d["device"].get<std::string>()]["(thread start, end)"] = d["thread_ms"];
+          }
         else
           for (const auto& st : r.timings.stages()) (*stages)[st.stage] = (*stages).value(st.stage, 0.0) + st.milliseconds;
       });
-  p.report = [devices, stages](nlohmann::json& extra, double, double) {
+  p.report = [devices, stages, call, groups](nlohmann::json& extra, double, double) {
+    extra["espirit_groups"] = *groups;
     extra["devices"] = *devices;
     extra["stages_ms"] = *stages;  // the last repetition's: each device's stages, or the call's on one device
+    extra["call_stages_ms"] = *call;
   };
   p.size = square(n) + " x 8 coils x " + std::to_string(slices) + " slices, golden-angle radial, " +
            std::to_string(spokes) + " spokes, CG-SENSE 30 iterations, ESPIRiT maps, whole recon::run" +
@@ -445,10 +465,7 @@ void addReconWorkloads(std::vector<Workload>& out) {
   out.push_back({"grappa-batch32", "GRAPPA Table 5.1, a batch of 32 slices", false,
                  [](const Context& c) { return grappaWorkload(c, 32); }});
   out.push_back({"iterative-128", "iterative 128^3 (Stone et al. 2008): F^H d + 60 PCG, anatomical prior, whole call",
-                 false, [](const Context& c) { return iterativeWorkload(c, false); }});
-  // --split-pcg's measure (on one GPU the same call as iterative-128: the split needs two).
-  out.push_back({"iterative-128-split", "iterative-128 with the PCG split over every GPU (--split-pcg)", true,
-                 [](const Context& c) { return iterativeWorkload(c, true); }});
+                 false, iterativeWorkload});
   out.push_back({"sense-cg", "CG-SENSE Cartesian 256^2 x 8 coils, R 2, 30 iterations", false, senseWorkload});
   out.push_back({"cs-tv", "compressed sensing, TV, FISTA 100 iterations, radial 256^2 x 8 coils", false,
                  [](const Context& c) { return csWorkload(c, ops::RegularizerKind::Tv); }});

@@ -2,7 +2,6 @@
 // (recon/iterative.hpp): E^H d, coil maps, Q and W built once per slice (IterativeProblem), then PCG on
 // (E^H E + lambda W^H W) rho = E^H d with every vector in the backend's memory.
 #include "larmor/recon/iterative.hpp"
-#include "larmor/recon/split_cg.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -147,13 +146,6 @@ struct IterativeProblem::Impl {
   // computed) and the TV proximal map's dual field, kept between solves for warm starts.
   double lipschitz = 0, rhsMax = -1;
   std::unique_ptr<Buffer> tvDual;
-  /// GPU.Multi's PCG over every GPU (recon/split_cg.hpp), made at the first solve where it applies; the anatomical
-  /// reference and edge scale it needs are kept from buildPrior where it may.
-  std::unique_ptr<SplitToeplitzCg> split;
-  bool splitTried = false;
-  CArray splitReference;
-  double anatomicalDelta = 0;
-  SplitToeplitzCg* splitSolver();
   /// sum_c |S_c|^2 at voxel i (1 for one coil): host values, for a warm start's scaling only.
   double sumOfSquares(index_t i) const { return maps ? maps->sumOfSquares()[static_cast<std::size_t>(i)] : 1.0; }
   nlohmann::json info;
@@ -501,12 +493,6 @@ void IterativeProblem::Impl::buildPrior(const Dataset& d, index_t slice, Timings
     double delta = 0;
     p.regularizer = ops::makeAnatomical(backend, p.dims, *refBuffer, it.anatomicalDelta, &delta);
     p.info["anatomical_delta"] = delta;
-    p.anatomicalDelta = delta;
-    if (it.splitPcg && !p.traj->extraGpus.empty() && p.rank == 3 && !p.maps)  // the split PCG's slab priors
-    {
-      p.splitReference = CArray(Shape{p.n});
-      std::copy_n(ref.data() + (perSlice ? slice * p.n : 0), p.n, p.splitReference.data());
-    }
     p.info["reference"] = source;
   }
   p.priorDiagonal = backend.allocate(bytesOf(p.n));
@@ -549,32 +535,9 @@ solve::CgResult IterativeProblem::solve(double lambda, int iterations, double to
   o.warmStart = warmFromLast && p.haveSolution;
   if (!o.warmStart) o.warmStart = p.loadInitial(initial);
   o.stage = "cg";
-  if (SplitToeplitzCg* split = p.splitSolver()) {
-    solve::CgResult r = split->solve(lambda, *p.rhs, *p.x, o, p.settings.preconditioner, progress, observer);
-    p.haveSolution = true;
-    return r;
-  }
   solve::CgResult r = solve::conjugateGradient(p.backend, A, *p.rhs, *p.x, o, M.get(), progress, observer);
   p.haveSolution = true;
   return r;
-}
-
-SplitToeplitzCg* IterativeProblem::Impl::splitSolver() {
-  if (splitTried) return split.get();
-  splitTried = true;
-  TrajectoryOperators& t = *traj;
-  const auto* toeplitz = dynamic_cast<const ops::ToeplitzOperator*>(t.gram.get());
-  if (!settings.splitPcg || t.extraGpus.empty() || rank != 3 || maps || !toeplitz || !regularizer) return nullptr;
-  std::vector<Backend*> all{&backend};
-  for (auto& b : t.extraGpus) all.push_back(b.get());
-  const ops::RegularizerKind kind = regularizer->kind();
-  if (!SplitToeplitzCg::applies(all, dims, toeplitz->gridShape(), kind)) return nullptr;
-  if (kind == ops::RegularizerKind::Anatomical && splitReference.size() != n) return nullptr;
-  SplitToeplitzCg::Prior prior{kind, &splitReference, anatomicalDelta};
-  split = std::make_unique<SplitToeplitzCg>(all, dims, toeplitz->kernel(), toeplitz->gridShape(), toeplitz->diagonal(),
-                                            prior);
-  info["pcg_devices"] = split->devices();
-  return split.get();
 }
 
 bool IterativeProblem::Impl::loadInitial(const CArray* initial) {

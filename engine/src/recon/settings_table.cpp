@@ -330,10 +330,6 @@ std::vector<Setting> build() {
                    "CG/CS: a multi-slice dataset's slices over every visible GPU; one slice: the exact F^H d and Q split over them "
                    "(Stone's GPU.Multi; --single-gpu: one GPU)",
                    kCg, [](ReconSettings& s) -> bool& { return s.iterative.multiGpu; }));
-  t.push_back(flag("iterative.split_pcg", "split-pcg", true, "PCG over every GPU", "iterative",
-                   "CG with GPU.Multi, 3D, one coil: also spread the PCG over every GPU by z slabs (off by default: "
-                   "the whole 128^3 call ran slower with it on two H200s, docs/perf.md session 22)",
-                   kCgOnly, [](ReconSettings& s) -> bool& { return s.iterative.splitPcg; }));
 
   // --- GRAPPA ---------------------------------------------------------------------------------------
   const auto basic = [](const ReconSettings& s) { return s.grappa.calibration == GrappaCalibration::Basic; };

@@ -161,49 +161,20 @@ class Backend {
     (void)box;
     fftGram(data, shape, rank, diagonal);
   }
-  /// One piece of the columns that fftGramColumns transforms: rows [firstRow, firstRow + rows) of the last dimension,
-  /// held by `owner` in `data`, column (x, y)'s row r at element offset + x + n0 y + low (r - firstRow).
-  struct GramColumns {
-    Backend* owner = nullptr;
-    Buffer* data = nullptr;
-    index_t offset = 0, firstRow = 0, rows = 0;
-  };
-  /// The middle of a Gram split along its last dimension over devices (recon/split_cg.hpp): F^H D F =
-  /// F_lo^H (F_z^H D F_z) F_lo, F_lo the centred unitary FFT over the lower two dimensions (fft), F_z the one of
-  /// length nz along the last. For n0 x n1 columns whose rows are held in `pieces` (consecutive rows, in order; zero
-  /// outside them), in place and on those rows only: F_z^H diag(d) F_z of each column, d[k] = diagonal[x + n0 (y0 +
-  /// y) + n0 dn1 k] (a [n0, dn1, nz] array read from row y0: the columns are a band of a larger grid's). Pieces of
-  /// other backends are read and written where they are (a GPU's over NVLink: canReadPeer must hold); the caller
-  /// orders this against their owners' work (waitForPeer). On a GPU one pass (cuda/fft_last.cu), where
-  /// canFftGramColumns says so. Default: throws Error.
-  virtual void fftGramColumns(const std::vector<GramColumns>& pieces, index_t n0, index_t n1, index_t low, index_t nz,
-                              const Buffer& diagonal, index_t dn1, index_t y0);
-  /// Whether fftGramColumns runs for columns of length nz on rows of n0 (the CPU: always; the CUDA pass: nz a power
-  /// of two in 32..512 and n0 a multiple of its tile). Default: false.
-  virtual bool canFftGramColumns(index_t n0, index_t nz) const;
-  /// Whether this backend's kernels can read and write `other`'s buffers (CPU backends: any CPU backend's; GPUs: the
-  /// same device's, or a peer's where the devices have direct access, which is then enabled). Default: itself only.
-  virtual bool canReadPeer(Backend& other);
-  /// Work queued on this backend from now on starts after the work queued on `other` so far (a GPU: an event).
-  /// Default: nothing for itself, Error for another backend.
-  virtual void waitForPeer(Backend& other);
-  /// copyFromPeer of `height` blocks of `width` bytes, block i from src + srcOffset + i srcPitch to dst + dstOffset
-  /// + i dstPitch (the rows of a band of planes): one transfer on a GPU. Ordering and the false return as
-  /// copyFromPeer; the default makes one copyFromPeer a block.
-  virtual bool copyFromPeer2D(Buffer& dst, std::size_t dstOffset, std::size_t dstPitch, Backend& source,
-                              const Buffer& src, std::size_t srcOffset, std::size_t srcPitch, std::size_t width,
-                              std::size_t height);
   /// Copies the centred region: dst (shape dstShape) from src (shape srcShape), both of the same
   /// rank <= 4 with equal batch (dims >= 4). Along each dimension the centres (floor(N/2)) coincide;
   /// where dst is larger the border is zero (zero-padding), where smaller src is cropped.
   virtual void resizeCentred(Buffer& dst, const Shape& dstShape, const Buffer& src, const Shape& srcShape) = 0;
-  /// resizeCentred(grid, gridShape, image, imageShape) for fftGramInBox with box = imageShape over `rank` dimensions:
-  /// the planes of the last of them outside the image's span may be left as they are, since fftGramInBox neither
-  /// reads them nor uses their result (a GPU writes only the box's planes: half of a 3D Toeplitz grid). The
-  /// default: resizeCentred.
-  virtual void padForGram(Buffer& grid, const Shape& gridShape, int rank, const Buffer& image, const Shape& imageShape) {
-    (void)rank;
+  /// out <- crop(F^H diag(d) F pad(image)): the Toeplitz operator's product. pad and crop are resizeCentred between
+  /// imageShape and gridShape (equal batch), F and d as in fftGram over dims [0, rank) of gridShape; `grid` (gridShape's
+  /// elements) is scratch whose contents on return are unspecified; out may be image. The default: resizeCentred,
+  /// fftGramInBox with box = imageShape, resizeCentred. A GPU fuses the padding and the cropping into the transforms'
+  /// first and last passes and transforms only the rows and planes the image spans (cuda/fft_last.cu).
+  virtual void fftGramPadded(Buffer& out, const Buffer& image, const Shape& imageShape, Buffer& grid,
+                             const Shape& gridShape, int rank, const Buffer& diagonal) {
     resizeCentred(grid, gridShape, image, imageShape);
+    fftGramInBox(grid, gridShape, rank, diagonal, imageShape);
+    resizeCentred(out, imageShape, grid, gridShape);
   }
   /// dst[j + n1 (i + n0 b)] = src[i + n0 (j + n1 b)] for i < n0, j < n1, b < batch: each n0 x n1 plane transposed
   /// (its first two dimensions swapped), so that a transform along the second runs as one along the leading

@@ -70,16 +70,6 @@ class SolverOps {
   /// Unless stopped: p = z + (rz[k] / rz[k-1]) p.
   virtual void cgDirection(const Buffer& s, const CgLayout& l, int k, Buffer& p, const Buffer& z, index_t n) = 0;
 
-  // --- CG over devices (recon/split_cg.hpp): scalars of 2 l.size() slots, the second layout a device's shares ----
-  /// kernels::cgPublish: this device's shares of iteration k's update sums to where the others read them.
-  virtual void cgPublish(Buffer& s, const CgLayout& l, int k) = 0;
-  /// kernels::cgCombine: s's sums of `step` from every device's shares (`shares`: each device's scalars, s's own
-  /// among them, in the devices' order; on a GPU each readable from this one, Backend::canReadPeer, and its
-  /// shares complete before this call: Backend::waitForPeer), and the step's stopping rule. At most kMaxShares.
-  virtual void cgCombine(Buffer& s, const std::vector<const Buffer*>& shares, const CgLayout& l, int k,
-                         kernels::CgCombineStep step, double tolerance) = 0;
-  static constexpr std::size_t kMaxShares = 8;
-
   // --- FISTA (solve/fista.cpp), iteration k >= 1 -----------------------------------------------------------
   /// xn = y + (b - g) / L, as (b / L - g / L) + y.
   virtual void fistaGradientStep(Buffer& xn, const Buffer& y, const Buffer& g, const Buffer& b, double invL,

@@ -99,10 +99,6 @@ class ToeplitzOperator final : public FourierGram {
   void apply(const Buffer& x, Buffer& y, index_t batch = 1) override;
   /// Every diagonal entry of the operator: scale * Re Q[centre] = scale * sum_j w_j.
   double diagonal() const override { return diagonal_; }
-  /// Q's transform on the 2N grid, scale included (the diagonal that fftGramInBox applies), and that grid: what a
-  /// Gram split over devices needs (recon/split_cg.hpp).
-  const Buffer& kernel() const { return *qhat_; }
-  const Shape& gridShape() const { return grid_; }
 
  private:
   Backend& backend_;

@@ -73,10 +73,6 @@ struct IterativeSettings {
   /// GPU (reconstructIterativeOn); within a slice, the exact F^H d and Q split by voxel slabs over them
   /// (Stone's GPU.Multi).
   bool multiGpu = true;
-  /// With GPU.Multi on (multiGpu and the exact F^H d or Q), 3D and one coil: the PCG spread over the GPUs too
-  /// (recon/split_cg.hpp). Off by default: on two H200s its 60 iterations took 27.0 against one GPU's 30.7 ms,
-  /// but the whole 128^3 call 100 against 95 ms (its set-up per call; docs/perf.md session 22).
-  bool splitPcg = false;
   /// The previous result's combined image [x, y, z, 1, slices] to start from (warm start: the GUI's lambda
   /// slider). Ignored (with a note in the convergence record) when its size does not match. Not a setting:
   /// state of a session, so not in the settings table.
