@@ -61,7 +61,8 @@ struct DftArgs {
   const float4* qa;  ///< per sample {qhi_x, qhi_y, qhi_z, qlo_x}
   const float4* qb;  ///< per sample {qlo_y, qlo_z, cos 2 pi q_x, sin 2 pi q_x}
   const int* order;  ///< sample j of qa/qb is sample order[j] of the data (recurrence: three-term ones first)
-  i64 threeTerm;     ///< recurrence: samples [0, threeTerm) of qa/qb take the three-term recurrence
+  const int* tileThree;  ///< recurrence: of tile t (samples [t kSampleTile, (t + 1) kSampleTile) of qa/qb) the first
+                         ///< tileThree[t] take the three-term recurrence, the rest rotations
   // F^H d
   int segments;      ///< runs of V voxels per image row
   i64 rows;          ///< N1 N2
@@ -227,7 +228,7 @@ __global__ void __launch_bounds__(kDftThreads, 3) dftAdjointKernel(DftArgs a) {
     __syncthreads();
     if (!active) continue;
     if constexpr (MODE == TrigMode::Recurrence) {
-      const int split = static_cast<int>(min(static_cast<i64>(count), max(static_cast<i64>(0), a.threeTerm - tile)));
+      const int split = __ldg(a.tileThree + tile / kSampleTile);
       addRuns<true>(acc, sa, sb, sd, 0, split, X0, Y, Z);
       addRuns<false>(acc, sa, sb, sd, split, count, X0, Y, Z);
     } else {
@@ -409,13 +410,28 @@ class CudaDftPlan final : public NufftPlan {
       qb[static_cast<std::size_t>(j)] = make_float4(lo[1], lo[2], static_cast<float>(std::cos(kTwoPi * turn)),
                                                     static_cast<float>(std::sin(kTwoPi * turn)));
     }
-    // The recurrence takes the samples of each kind in a loop of their own: those with |sin theta| >=
-    // kThreeTermMinSin first, each kind in the trajectory's order (a fixed order: deterministic sums).
+    // The recurrence takes the samples of each kind in a loop of their own: in every tile of kSampleTile those
+    // with |sin theta| >= kThreeTermMinSin first, then the rotations, each kind in the trajectory's order (a fixed
+    // order: deterministic sums). The rotations (~1.5x the cost of a three-term step) are spread evenly over the
+    // tiles, so that the parts of a split call (runAdjoint: whole tiles each) cost the same: with all of them at
+    // the end, the last part of a GPU.Multi slab of 128^3 took ~3 % longer than the others (docs/perf.md session 24).
     std::vector<int> order(m);
     for (std::size_t j = 0; j < m; ++j) order[j] = static_cast<int>(j);
     if (trig_ == TrigMode::Recurrence) {
       const auto three = [&](int j) { return std::fabs(qb[static_cast<std::size_t>(j)].w) >= kThreeTermMinSin; };
-      threeTerm_ = std::stable_partition(order.begin(), order.end(), three) - order.begin();
+      const auto split = std::stable_partition(order.begin(), order.end(), three);
+      const std::vector<int> threes(order.begin(), split), rotations(split, order.end());
+      const i64 tiles = (m_ + kSampleTile - 1) / kSampleTile, r = static_cast<i64>(rotations.size());
+      std::vector<int> tileThree(static_cast<std::size_t>(std::max<i64>(tiles, 1)), 0);
+      std::size_t next3 = 0, nextR = 0, at = 0;
+      for (i64 t = 0; t < tiles; ++t) {
+        const i64 begin = t * kSampleTile, end = std::min<i64>(m_, begin + kSampleTile);
+        const i64 rot = r * end / m_ - r * begin / m_;  // telescoping: every rotation placed once
+        tileThree[static_cast<std::size_t>(t)] = static_cast<int>(end - begin - rot);
+        for (i64 i = 0; i < end - begin - rot; ++i) order[at++] = threes[next3++];
+        for (i64 i = 0; i < rot; ++i) order[at++] = rotations[nextR++];
+      }
+      tileThree_.upload(be_, tileThree);
       std::vector<float4> pa(m), pb(m);
       for (std::size_t j = 0; j < m; ++j) {
         pa[j] = qa[static_cast<std::size_t>(order[j])];
@@ -489,7 +505,7 @@ class CudaDftPlan final : public NufftPlan {
     a.qa = qa_.data();
     a.qb = qb_.data();
     a.order = order_.data();
-    a.threeTerm = threeTerm_;
+    a.tileThree = tileThree_.data();
     a.rows = static_cast<i64>(n_[1]) * n_[2];
     return a;
   }
@@ -570,7 +586,7 @@ class CudaDftPlan final : public NufftPlan {
   i64 voxels_ = 1;
   index_t m_ = 0;
   int multiprocessors_ = 1;
-  i64 threeTerm_ = 0;  ///< samples [0, threeTerm_) of qa_/qb_ take the three-term recurrence
+  nc::DeviceVector<int> tileThree_;  ///< recurrence: the three-term samples at the start of each tile (DftArgs)
   nc::DeviceVector<float4> qa_, qb_;
   nc::DeviceVector<int> order_;  ///< the data's sample index of each entry of qa_/qb_
   nc::DeviceVector<float2> scratch_, image_;
