@@ -73,6 +73,8 @@ TEST_P(EspiritBatch, EverySliceAsItsOwnEspirit) {
       EXPECT_EQ(infos[static_cast<std::size_t>(sl)]["espirit_kernels"], alone["espirit_kernels"]) << sl;
       EXPECT_EQ(infos[static_cast<std::size_t>(sl)]["calibration_region"], alone["calibration_region"]) << sl;
       EXPECT_EQ(infos[static_cast<std::size_t>(sl)]["espirit_group"], 5) << sl;
+      for (const char* step : {"calibration", "espirit", "to_output"})  // where the group's time went
+        EXPECT_GE(infos[static_cast<std::size_t>(sl)]["espirit_group_ms"][step].get<double>(), 0.0) << sl << " " << step;
       if (onGpu()) {
         EXPECT_GT(infos[static_cast<std::size_t>(sl)]["espirit_eigen_batch"].get<int>(), 1) << sl;
       } else {

@@ -9,7 +9,9 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 
 #include "larmor/kernels/espirit_math.hpp"
 #include "larmor/util/error.hpp"
@@ -104,12 +106,16 @@ EspiritResult mapsFromKernels(Backend& be, const CArray& cal, const index_t grid
   res.kernelsTotal = n;
 
   // 3: u_i = centred inverse FFT of conj(V_i) zero-padded to the small grid (2k per dimension, or 1): the
-  // first `kept` columns of the kernels are [k0, k1, k2, coils * kept].
+  // first `kept` columns of the kernels are [k0, k1, k2, coils * kept]. The first `cols` columns are transformed,
+  // kept rounded up to a power of two (the rest unused): with coils * kept itself, data-dependent, nearly every slice
+  // made an FFT plan of its own and flushed the backend's plan cache (~23 plans, ~10 % of the cg-slices64 call on an
+  // H200: docs/perf.md session 24); now a Gram's size gives a few at most, for at most twice the (small) transforms.
+  const index_t cols = std::min<index_t>(n, std::bit_ceil(static_cast<std::uint64_t>(kept)));
   const index_t small[3] = {k[0] > 1 ? 2 * k[0] : 1, k[1] > 1 ? 2 * k[1] : 1, k[2] > 1 ? 2 * k[2] : 1};
   const index_t S = small[0] * small[1] * small[2];
-  const Shape uShape{small[0], small[1], small[2], coils * kept};
+  const Shape uShape{small[0], small[1], small[2], coils * cols};
   auto du = be.allocate(bytesOf(uShape.size()));
-  be.resizeCentred(*du, uShape, dkernels, Shape{k[0], k[1], k[2], coils * kept});
+  be.resizeCentred(*du, uShape, dkernels, Shape{k[0], k[1], k[2], coils * cols});
   be.fft(*du, uShape, 3, FftDirection::Inverse);
   // M on the small grid (EspiritOps, on the backend): (S / K) sum_i u_ia conj(u_ib) (S: the unitary FFT's
   // 1/sqrt(S) per factor undone).

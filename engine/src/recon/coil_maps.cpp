@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 
 #include "larmor/io/cfl.hpp"
@@ -214,6 +215,15 @@ std::vector<std::unique_ptr<Buffer>> espiritMapsForSlices(Backend& be, const Dat
   const index_t coils = std::max<index_t>(1, d.header.coils);
   const ops::EspiritOptions eo = senseEspiritOptions(s);
   std::shared_ptr<const CalibrationGridding> local;
+  // Where a group's time goes (each slice's record: "espirit_group_ms"), the device's queue drained at each step.
+  auto clock = std::chrono::steady_clock::now();
+  const auto lap = [&] {
+    be.synchronize();
+    const auto now = std::chrono::steady_clock::now();
+    const double ms = std::chrono::duration<double, std::milli>(now - clock).count();
+    clock = now;
+    return ms;
+  };
   std::vector<CArray> cals;
   std::vector<std::string> boxes;
   std::vector<std::array<index_t, 3>> grids;
@@ -226,6 +236,7 @@ std::vector<std::unique_ptr<Buffer>> espiritMapsForSlices(Backend& be, const Dat
     boxes.push_back(r.box.str());
     cals.push_back(std::move(r.data));
   }
+  const double calibrationMs = lap();
   // The slices of each calibration grid together (regions of different FOVs make other grids): ESPIRiT's
   // eigen-solves batched, each slice's result its own whatever shares its batch (ops::espiritBatch).
   std::vector<ops::EspiritResult> e(slices.size());
@@ -243,6 +254,7 @@ std::vector<std::unique_ptr<Buffer>> espiritMapsForSlices(Backend& be, const Dat
     auto results = ops::espiritBatch(be, same, grids[i0].data(), eo);
     for (std::size_t m = 0; m < members.size(); ++m) e[members[m]] = std::move(results[m]);
   }
+  const double espiritMs = lap();
   std::vector<std::unique_ptr<Buffer>> maps;
   for (std::size_t i = 0; i < slices.size(); ++i) {
     nlohmann::json j;
@@ -252,6 +264,10 @@ std::vector<std::unique_ptr<Buffer>> espiritMapsForSlices(Backend& be, const Dat
     j["espirit_eigen_batch"] = e[i].eigenBatch;
     if (infos) infos->push_back(std::move(j));
   }
+  const double outputMs = lap();
+  if (infos)
+    for (nlohmann::json& j : *infos)
+      j["espirit_group_ms"] = {{"calibration", calibrationMs}, {"espirit", espiritMs}, {"to_output", outputMs}};
   return maps;
 }
 

@@ -20,6 +20,7 @@
 // first slice when an earlier call left ones of the same trajectory, geometry and settings there, and put back
 // after its last slice; each slice's record then says "operators": "kept from an earlier call".
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -267,8 +268,12 @@ nlohmann::json solveOnDevices(const std::vector<Backend*>& devices, const Datase
   };
   const int ompThreads = std::max(1, omp_get_max_threads() / static_cast<int>(nd));
   auto block = [&](std::size_t k) { return static_cast<index_t>(k) * slices / static_cast<index_t>(nd); };
+  const auto t0 = std::chrono::steady_clock::now();
+  auto since = [&] { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(); };
+  std::vector<std::array<double, 2>> span(nd, {0.0, 0.0});  // each device's thread: started, done (ms from t0)
 
   auto work = [&](std::size_t k) {
+    span[k][0] = since();
     try {
       omp_set_num_threads(ompThreads);  // the host's cores shared by the devices' threads
       const index_t first = block(k), count = block(k + 1) - first;
@@ -299,12 +304,12 @@ nlohmann::json solveOnDevices(const std::vector<Backend*>& devices, const Datase
       errors[k] = std::current_exception();
       stop = true;
     }
+    span[k][1] = since();
     std::lock_guard lock(doneMutex);
     --running;
     doneSignal.notify_all();
   };
 
-  const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::jthread> threads;  // joined on the way out should starting one of them throw
   threads.reserve(nd);
   for (std::size_t k = 0; k < nd; ++k) threads.emplace_back(work, k);
@@ -327,7 +332,7 @@ nlohmann::json solveOnDevices(const std::vector<Backend*>& devices, const Datase
     if (doneSignal.wait_for(lock, std::chrono::milliseconds(50), [&] { return running == 0; })) break;
   }
   for (auto& t : threads) t.join();
-  const double wallMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const double wallMs = since();
 
   // A device's own error first, then the caller's (its progress callback's), then a cancellation (Cancelled is
   // also what the others throw once the first has stopped them).
@@ -356,7 +361,8 @@ nlohmann::json solveOnDevices(const std::vector<Backend*>& devices, const Datase
     for (const auto& st : deviceTimings[k].stages()) stages[st.stage] += st.milliseconds;
     perDevice.push_back({{"device", devices[k]->info().id},
                          {"slices", {block(k) + 1, block(k + 1)}},
-                         {"stages_ms", stages}});
+                         {"stages_ms", stages},
+                         {"thread_ms", span[k]}});  // when its thread started and ended, from the block's start
   }
   return perDevice;
 }
