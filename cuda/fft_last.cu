@@ -112,6 +112,19 @@ __device__ __forceinline__ void secondStep(float2 (&u)[B], const float2* tw, con
   registerDft<B, A * B>(u, tw);
 }
 
+/// f(k1) for the rows k1 = t, t + B, ... (A / B of them) that thread t takes in the second step, unrolled by hand:
+/// a loop over them left the rows' registers in local memory (lastDimKernel).
+template <int A, int B, class F>
+__device__ __forceinline__ void forEachRow(int t, F&& f) {
+  static_assert(A % B == 0 && A / B <= 4, "A / B rows a thread, at most four");
+  f(t);
+  if constexpr (A / B > 1) f(t + B);
+  if constexpr (A / B > 2) {
+    f(t + 2 * B);
+    f(t + 3 * B);
+  }
+}
+
 /// One block: TX columns and their partners, B threads per column (the file comment).
 template <int A, int B, int TX>
 __global__ void __launch_bounds__(2 * TX * B) lastDimKernel(float2* data, LastDimView p) {
@@ -248,6 +261,29 @@ __global__ void __launch_bounds__(TX * B, 2) lastDimGramKernel(float2* data, con
   gramColumns<A, B, TX>(data, diagonal, p);
 }
 
+/// One row's DFT of length N = A B by B threads (thread t of the row, r the row's place in the block): element n =
+/// B n1 + t loaded by load(n) (zero for a row that is not live), the two steps through the row's span of shared
+/// memory, Y[k1, n2] at n2 (A + 1) + k1 (an odd stride: both the stores, n2 = thread, and the loads, k1 = thread, of a
+/// half-warp fall on distinct banks), and X[k] given to store(k, value) for a live row. tw: the block's twiddles,
+/// filled before the call (the barrier after the loads covers it). Every thread of the block calls it (barriers).
+template <int A, int B, class Load, class Store>
+__device__ __forceinline__ void rowDft(const float2* tw, float2* span, int t, int r, bool live, Load load, Store store) {
+  float2* mine = span + r * B * (A + 1);
+  float2 v[A];
+#pragma unroll
+  for (int n1 = 0; n1 < A; ++n1) v[n1] = load(B * n1 + t);
+  __syncthreads();  // the twiddle table
+  firstStep<A, B>(v, tw, t, mine, [&](int k1) { return t * (A + 1) + k1; });
+  __syncthreads();  // the row's every element is read below before any is written back
+  forEachRow<A, B>(t, [&](int k1) {
+    float2 u[B];
+    secondStep<A, B>(u, tw, mine, [&](int n2) { return n2 * (A + 1) + k1; });
+    if (!live) return;
+#pragma unroll
+    for (int k2 = 0; k2 < B; ++k2) store(k1 + A * k2, u[k2]);
+  });
+}
+
 /// Rows of N contiguous elements: row r < count is at g * groupStride + first + j * N, g = r / perGroup and
 /// j = r mod perGroup (a whole batch of rows: perGroup = count, first = 0; the rows of a box, group by group).
 struct RowSet {
@@ -261,46 +297,25 @@ struct RowSet {
 /// row, so no partner), or to k unscaled (the plain DFT fftGram's box needs along x).
 template <int A, int B, int R, bool CENTRED>
 __global__ void __launch_bounds__(R * B) rowKernel(float2* data, RowSet set, float scale, float sign) {
-  // Y[k1, n2] at n2 (A + 1) + k1 of the row's span: an odd stride, so both the stores (n2 = thread) and the loads
-  // (k1 = thread) of a half-warp fall on distinct banks.
-  constexpr int N = A * B, kSpan = B * (A + 1);
+  constexpr int N = A * B;
   __shared__ float2 tw[N];
-  __shared__ float2 span[R * kSpan];
+  __shared__ float2 span[R * B * (A + 1)];
   fillTwiddles<N>(tw, sign);
   const int t = static_cast<int>(threadIdx.x) % B, r = static_cast<int>(threadIdx.x) / B;
   const long long row = static_cast<long long>(blockIdx.x) * R + r;
   const bool live = row < set.count;
   const long long group = live ? row / set.perGroup : 0;
   float2* x = data + (live ? group * set.groupStride + set.first + (row - group * set.perGroup) * N : 0);
-  float2* mine = span + r * kSpan;
-  float2 v[A];
-#pragma unroll
-  for (int n1 = 0; n1 < A; ++n1) v[n1] = live ? x[B * n1 + t] : float2{0.f, 0.f};
-  __syncthreads();  // the twiddle table
-  firstStep<A, B>(v, tw, t, mine, [&](int k1) { return t * (A + 1) + k1; });
-  __syncthreads();  // the row's every element is read below before any is written back
-  auto out = [&](int k1) {
-    float2 u[B];
-    secondStep<A, B>(u, tw, mine, [&](int n2) { return n2 * (A + 1) + k1; });
-    if (!live) return;
-#pragma unroll
-    for (int k2 = 0; k2 < B; ++k2) {
-      const int k = k1 + A * k2;
-      if constexpr (CENTRED) {
-        const float f = (k & 1) ? -scale : scale;
-        x[k < N / 2 ? k + N / 2 : k - N / 2] = float2{f * u[k2].x, f * u[k2].y};
-      } else {
-        x[k] = u[k2];
-      }
-    }
-  };
-  out(t);  // unrolled by hand (lastDimKernel)
-  if constexpr (A / B > 1) out(t + B);
-  if constexpr (A / B > 2) {
-    out(t + 2 * B);
-    out(t + 3 * B);
-  }
-  static_assert(A % B == 0 && A / B <= 4, "A / B rows a thread, at most four");
+  rowDft<A, B>(
+      tw, span, t, r, live, [&](int n) { return live ? x[n] : float2{0.f, 0.f}; },
+      [&](int k, float2 u) {
+        if constexpr (CENTRED) {
+          const float f = (k & 1) ? -scale : scale;
+          x[k < N / 2 ? k + N / 2 : k - N / 2] = float2{f * u.x, f * u.y};
+        } else {
+          x[k] = u;
+        }
+      });
 }
 
 template <int A, int B, int R, bool CENTRED>
@@ -324,9 +339,9 @@ struct PaddedView {
 /// only its elements bx..bx + n0 to the image row of `out`. Unscaled both ways (the z pass scales).
 template <int A, int B, int R, bool INVERSE>
 __global__ void __launch_bounds__(R * B) paddedRowKernel(float2* grid, const float2* image, float2* out, PaddedView p) {
-  constexpr int N = A * B, kSpan = B * (A + 1);
+  constexpr int N = A * B;
   __shared__ float2 tw[N];
-  __shared__ float2 span[R * kSpan];
+  __shared__ float2 span[R * B * (A + 1)];
   fillTwiddles<N>(tw, INVERSE ? 1.f : -1.f);
   const int t = static_cast<int>(threadIdx.x) % B, r = static_cast<int>(threadIdx.x) / B;
   const long long row = static_cast<long long>(blockIdx.x) * R + r;
@@ -334,38 +349,20 @@ __global__ void __launch_bounds__(R * B) paddedRowKernel(float2* grid, const flo
   const long long y = live ? row % p.n1 : 0, zb = live ? row / p.n1 : 0, z = zb % p.n2, b = zb / p.n2;
   float2* g = grid + b * p.gridVolume + (p.bz + z) * p.gridPlane + (p.by + y) * p.g0;
   const long long at = row * p.n0;  // the image's rows are contiguous
-  float2 v[A];
-#pragma unroll
-  for (int n1 = 0; n1 < A; ++n1) {
-    const int n = B * n1 + t, i = n - p.bx;
-    if constexpr (INVERSE) v[n1] = live ? g[n] : float2{0.f, 0.f};
-    else v[n1] = live && i >= 0 && i < p.n0 ? image[at + i] : float2{0.f, 0.f};
-  }
-  __syncthreads();  // the twiddle table
-  float2* mine = span + r * kSpan;
-  firstStep<A, B>(v, tw, t, mine, [&](int k1) { return t * (A + 1) + k1; });
-  __syncthreads();
-  auto put = [&](int k1) {
-    float2 u[B];
-    secondStep<A, B>(u, tw, mine, [&](int n2) { return n2 * (A + 1) + k1; });
-    if (!live) return;
-#pragma unroll
-    for (int k2 = 0; k2 < B; ++k2) {
-      const int k = k1 + A * k2;
-      if constexpr (INVERSE) {
-        if (k >= p.bx && k < p.bx + p.n0) out[at + k - p.bx] = u[k2];
-      } else {
-        g[k] = u[k2];
-      }
-    }
-  };
-  put(t);  // unrolled by hand (lastDimKernel)
-  if constexpr (A / B > 1) put(t + B);
-  if constexpr (A / B > 2) {
-    put(t + 2 * B);
-    put(t + 3 * B);
-  }
-  static_assert(A % B == 0 && A / B <= 4, "A / B rows a thread, at most four");
+  rowDft<A, B>(
+      tw, span, t, r, live,
+      [&](int n) {
+        const int i = n - p.bx;
+        if constexpr (INVERSE) return live ? g[n] : float2{0.f, 0.f};
+        else return live && i >= 0 && i < p.n0 ? image[at + i] : float2{0.f, 0.f};
+      },
+      [&](int k, float2 u) {
+        if constexpr (INVERSE) {
+          if (k >= p.bx && k < p.bx + p.n0) out[at + k - p.bx] = u;
+        } else {
+          g[k] = u;
+        }
+      });
 }
 
 /// y's plain DFT of the grid's columns (x, z, b), z in the box's planes, in place: TX columns a block, B threads a
@@ -403,12 +400,7 @@ __global__ void __launch_bounds__(TX * B, 2) paddedColumnKernel(float2* grid, Pa
       if (!INVERSE || (k >= begin && k < end)) column[static_cast<long long>(k) * p.g0] = u[k2];
     }
   };
-  put(t);
-  if constexpr (A / B > 1) put(t + B);
-  if constexpr (A / B > 2) {
-    put(t + 2 * B);
-    put(t + 3 * B);
-  }
+  forEachRow<A, B>(t, put);
 }
 
 /// Calls f(A, B) (std::integral_constants) with the split N = A B of a supported length n (32..512, a power of
