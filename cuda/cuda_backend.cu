@@ -555,7 +555,7 @@ void CudaBackend::fftGramPadded(Buffer& out, const Buffer& image, const Shape& i
   const float2* d = elements(diagonal, gs.span(0, static_cast<std::size_t>(rank)), "fftGramPadded");
   std::lock_guard lock(mutex_);
   activate();
-  if (fft_->gramPadded(po, pi, is, pg, gs, rank, d)) return;  // 3D grids: five passes, no padding or cropping pass
+  if (fft_->gramPadded(po, pi, is, pg, gs, rank, d)) return;  // 3D and 2D grids: no padding or cropping pass
   // Elsewhere the image into the grid, the Gram in the box, the box out. Where fftGramInBox takes the last-dimension
   // pass (fft.cu: FftEngine::gram), which reads the box's planes alone, only those planes are written ([G0, G1, N2]
   // from [N0, N1, N2]); its other routes transform the whole grid, padded by resizeCentred.

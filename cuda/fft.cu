@@ -403,19 +403,23 @@ void FftEngine::transform(float2* data, const Shape& shape, int rank, FftDirecti
 
 bool FftEngine::gramPadded(float2* out, const float2* image, const Shape& imageShape, float2* grid,
                            const Shape& gridShape, int rank, const float2* diagonal) {
-  // F^H D F = F0^H (S D S) F0 / N for even lengths (gram below), F0 separable: x's and y's plain DFTs of the padded
-  // image by the padded passes (the padding in the first, the cropping in the last), z's with d in the Gram pass.
-  // Only the rows and planes the image spans are read or written: the grid needs no zeroing.
-  if (rank != 3 || imageShape.rank() < 3 || gridShape.rank() < 3) return false;
+  // F^H D F = F0^H (S D S) F0 / N for even lengths (gram below), F0 separable: x's (and in 3D y's) plain DFTs of the
+  // padded image by the padded passes (the padding in the first, the cropping in the last), the last dimension's
+  // with d in the Gram pass. Only the rows and planes the image spans are read or written: no zeroing.
+  if ((rank != 2 && rank != 3) || imageShape.rank() < static_cast<std::size_t>(rank) ||
+      gridShape.rank() < static_cast<std::size_t>(rank))
+    return false;
   const auto pass = lastDimPass(gridShape, rank, LastDimUse::Gram);
-  if (!pass || imageShape.span(3, imageShape.rank()) != gridShape.span(3, gridShape.rank())) return false;
-  const PaddedBox box{static_cast<int>(imageShape[0]), static_cast<int>(imageShape[1]), static_cast<int>(imageShape[2])};
+  const auto r = static_cast<std::size_t>(rank);
+  if (!pass || imageShape.span(r, imageShape.rank()) != gridShape.span(r, gridShape.rank())) return false;
+  const PaddedBox box{static_cast<int>(imageShape[0]), static_cast<int>(imageShape[1]),
+                      rank == 3 ? static_cast<int>(imageShape[2]) : 1};
   if (!paddedPassesFit(*pass, box)) return false;
-  const int begin = pass->n / 2 - box.n2 / 2;
+  const int last = rank == 3 ? box.n2 : box.n1, begin = pass->n / 2 - last / 2;
   runPaddedRows(launch_, grid, image, nullptr, *pass, box, FftDirection::Forward);
-  runPaddedColumns(launch_, grid, *pass, box, FftDirection::Forward);
-  runLastDimGram(launch_, grid, *pass, diagonal, begin, begin + box.n2);
-  runPaddedColumns(launch_, grid, *pass, box, FftDirection::Inverse);
+  if (rank == 3) runPaddedColumns(launch_, grid, *pass, box, FftDirection::Forward);
+  runLastDimGram(launch_, grid, *pass, diagonal, begin, begin + last);
+  if (rank == 3) runPaddedColumns(launch_, grid, *pass, box, FftDirection::Inverse);
   runPaddedRows(launch_, grid, nullptr, out, *pass, box, FftDirection::Inverse);
   return true;
 }

@@ -30,9 +30,10 @@ class FftEngine {
   /// box (optional, Backend::fftGramInBox): data is zero outside this centred box and only the box of the result
   /// is used; the fused pass (fft_last.cu) then transforms only the planes of the last dimension that it spans.
   void gram(float2* data, const Shape& shape, int rank, const float2* diagonal, const Shape* box = nullptr);
-  /// Backend::fftGramPadded without cuFFT where fft_last's padded passes fit (3D, rank 3; paddedPassesFit): out
+  /// Backend::fftGramPadded without cuFFT where fft_last's padded passes fit (rank 3 or 2; paddedPassesFit): out
   /// <- crop(F^H diag(d) F pad(image)) through `grid` in five passes (x with the padding, y, z with d, y, x with the
-  /// cropping), each reading and writing only the rows or planes the image spans. False (nothing done) elsewhere.
+  /// cropping; 2D: x, y with d, x), each reading and writing only the rows or planes the image spans. False
+  /// (nothing done) elsewhere.
   bool gramPadded(float2* out, const float2* image, const Shape& imageShape, float2* grid, const Shape& gridShape,
                   int rank, const float2* diagonal);
   std::size_t cachedPlans() const { return plans_.size(); }

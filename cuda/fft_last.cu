@@ -559,9 +559,11 @@ void runBoxRows(const Launch& l, float2* data, const LastDimPass& pass, int begi
 
 namespace {
 
+/// A 2D pass (x, then y as the last dimension) has no z: one plane, y the pass's last length.
+bool flat(const LastDimPass& pass) { return pass.lowerLengths.size() == 1; }
+
 PaddedView paddedView(const LastDimPass& pass, const PaddedBox& box) {
   PaddedView v;
-  v.gridPlane = pass.low;
   v.gridVolume = pass.plane;
   v.rows = static_cast<long long>(box.n1) * box.n2 * pass.batch;
   v.g0 = pass.n0;
@@ -569,6 +571,11 @@ PaddedView paddedView(const LastDimPass& pass, const PaddedBox& box) {
   v.n1 = box.n1;
   v.n2 = box.n2;
   v.bx = pass.n0 / 2 - box.n0 / 2;
+  if (flat(pass)) {  // z = 0 always
+    v.by = pass.n / 2 - box.n1 / 2;
+    return v;
+  }
+  v.gridPlane = pass.low;
   v.by = pass.n1 / 2 - box.n1 / 2;
   v.bz = pass.n / 2 - box.n2 / 2;
   v.tilesX = pass.n0 / tileWidth(LastDimUse::Gram, pass.n1);
@@ -580,6 +587,9 @@ bool powerOfTwoIn(int n, int lo, int hi) { return n >= lo && n <= hi && (n & (n 
 }  // namespace
 
 bool paddedPassesFit(const LastDimPass& pass, const PaddedBox& box) {
+  if (flat(pass))  // 2D: the rows only (y is the Gram pass's)
+    return pass.lastDim == 1 && box.n0 >= 1 && box.n1 >= 1 && box.n2 == 1 && box.n0 <= pass.n0 && box.n1 <= pass.n &&
+           powerOfTwoIn(pass.n0, 32, 512) && rowLengthFits(pass.n0, static_cast<long long>(box.n1) * pass.batch);
   if (pass.lastDim != 2 || pass.lowerLengths.size() != 2) return false;
   if (box.n0 < 1 || box.n1 < 1 || box.n2 < 1 || box.n0 > pass.n0 || box.n1 > pass.n1 || box.n2 > pass.n) return false;
   if (!powerOfTwoIn(pass.n0, 32, 512) || !powerOfTwoIn(pass.n1, 32, 512)) return false;

@@ -52,20 +52,22 @@ void runRowPass(const Launch& l, float2* data, const Shape& shape, long long row
 bool boxRowsFit(const LastDimPass& pass, int rows);
 void runBoxRows(const Launch& l, float2* data, const LastDimPass& pass, int begin, int rows, FftDirection dir);
 
-/// fftGramPadded's lower passes on a 3D Gram pass's grid (x n0, y n1, z n): the image [n0, n1, n2] x batch is the
-/// grid's centred box (starting at g / 2 - n / 2 along each dimension, as resizeCentred places it).
+/// fftGramPadded's lower passes on a Gram pass's grid (3D: x n0, y n1, z n; 2D: x n0, y n, n2 = 1): the image
+/// [n0, n1, n2] x batch is the grid's centred box (starting at g / 2 - n / 2 along each dimension, as resizeCentred
+/// places it).
 struct PaddedBox {
   int n0 = 0, n1 = 0, n2 = 0;
 };
-/// Whether they run: a 3D pass (z last), x and y powers of two in [32, 512], the box within the grid.
+/// Whether they run: x (and in 3D y) a power of two in [32, 512], the box within the grid; 3D passes with z last,
+/// 2D ones with y last.
 bool paddedPassesFit(const LastDimPass& pass, const PaddedBox& box);
 /// Forward: x's plain DFT of each image row zero-padded to the grid's length, into the grid's rows of the box (y
 /// and z in it); nothing else written. Inverse: the inverse plain DFT of those rows, their box elements to `out`
 /// ([n0, n1, n2] x batch); the grid's other rows not read. Unscaled.
 void runPaddedRows(const Launch& l, float2* grid, const float2* image, float2* out, const LastDimPass& pass,
                    const PaddedBox& box, FftDirection dir);
-/// y's plain DFT, in place, of the grid's columns in the box's planes: forward reads the box's rows (the others taken
-/// as zero) and writes every row; inverse reads every row and writes the box's. Unscaled.
+/// 3D: y's plain DFT, in place, of the grid's columns in the box's planes: forward reads the box's rows (the others
+/// taken as zero) and writes every row; inverse reads every row and writes the box's. Unscaled.
 void runPaddedColumns(const Launch& l, float2* grid, const LastDimPass& pass, const PaddedBox& box, FftDirection dir);
 
 }  // namespace larmor::cuda

@@ -486,17 +486,25 @@ TEST_P(CudaFft, ForwardInverseRoundTripAndGramMatchCpu) {
 }
 
 TEST_F(CudaBackendTest, FftGramPaddedMatchesCpuForOddAndWholeBoxes) {
-  // The padded passes' box offsets g / 2 - n / 2 for odd and even n, a box as large as the grid, a batch, every
-  // split of x and y (32..512) and a z that falls back to the planes-only padding (16: no Gram pass).
-  const std::vector<std::pair<Shape, Shape>> cases{
-      {Shape{64, 64, 64, 2}, Shape{31, 17, 20, 2}}, {Shape{32, 128, 64}, Shape{32, 128, 64}},
-      {Shape{512, 32, 32}, Shape{301, 16, 1}},      {Shape{64, 512, 32}, Shape{40, 255, 31}},
-      {Shape{256, 256, 64}, Shape{128, 128, 32}},   {Shape{64, 64, 16}, Shape{32, 32, 8}}};
-  for (const auto& [grid, image] : cases) {
-    const CArray diagonal = randomArray(Shape{grid[0], grid[1], grid[2]}, 23);
-    EXPECT_LT(relL2Error(gramPaddedOn(gpu(), image, grid, 3, diagonal), gramPaddedOn(cpu(), image, grid, 3, diagonal)),
+  // The padded passes' box offsets g / 2 - n / 2 for odd and even n, a box as large as the grid, batches (the
+  // Toeplitz operator's [x, y, z, 1, batch] layout among them), every split of x and y (32..512); in 3D a z that
+  // falls back to the planes-only padding (16: no Gram pass), in 2D a y that falls back (48) and x of 512.
+  struct Case {
+    Shape grid, image;
+    int rank;
+  };
+  const std::vector<Case> cases{
+      {Shape{64, 64, 64, 2}, Shape{31, 17, 20, 2}, 3},       {Shape{32, 128, 64}, Shape{32, 128, 64}, 3},
+      {Shape{512, 32, 32}, Shape{301, 16, 1}, 3},            {Shape{64, 512, 32}, Shape{40, 255, 31}, 3},
+      {Shape{256, 256, 64}, Shape{128, 128, 32}, 3},         {Shape{64, 64, 16}, Shape{32, 32, 8}, 3},
+      {Shape{256, 256, 1, 1, 8}, Shape{128, 128, 1, 1, 8}, 2}, {Shape{512, 64, 3}, Shape{301, 33, 3}, 2},
+      {Shape{32, 32}, Shape{32, 32}, 2},                     {Shape{64, 48, 2}, Shape{31, 17, 2}, 2}};
+  for (const Case& c : cases) {
+    const CArray diagonal = randomArray(Shape{c.grid.span(0, static_cast<std::size_t>(c.rank))}, 23);
+    EXPECT_LT(relL2Error(gramPaddedOn(gpu(), c.image, c.grid, c.rank, diagonal),
+                         gramPaddedOn(cpu(), c.image, c.grid, c.rank, diagonal)),
               kFftTol)
-        << image.str() << " in " << grid.str();
+        << c.image.str() << " in " << c.grid.str() << " rank " << c.rank;
   }
 }
 
