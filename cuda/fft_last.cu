@@ -556,7 +556,6 @@ void runBoxRows(const Launch& l, float2* data, const LastDimPass& pass, int begi
   runRows<false>(l, data, pass.n0, set, 1.f, dir == FftDirection::Forward ? -1.f : 1.f);
 }
 
-
 namespace {
 
 /// A 2D pass (x, then y as the last dimension) has no z: one plane, y the pass's last length.
