@@ -514,13 +514,12 @@ void CudaBackend::fftGramInBox(Buffer& data, const Shape& shape, int rank, const
 
 void CudaBackend::waitForPeer(CudaBackend& other) {
   if (&other == this) return;
-  CudaBackend* peer = &other;
   refuseWhileRecording("a wait for another backend");
-  std::scoped_lock lock(mutex_, peer->mutex_);
+  std::scoped_lock lock(mutex_, other.mutex_);
   cudaEvent_t done = nullptr;
-  peer->activate();
+  other.activate();
   LARMOR_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
-  LARMOR_CUDA_CHECK(cudaEventRecord(done, peer->stream_.handle));
+  LARMOR_CUDA_CHECK(cudaEventRecord(done, other.stream_.handle));
   activate();
   LARMOR_CUDA_CHECK(cudaStreamWaitEvent(stream_.handle, done, 0));
   LARMOR_CUDA_CHECK(cudaEventDestroy(done));  // released by the driver once the wait is done

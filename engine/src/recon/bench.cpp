@@ -251,6 +251,12 @@ double deviceStageMs(const Timings& t) {
   return ms;
 }
 
+nlohmann::json stageSums(const Timings& t) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& s : t.stages()) out[s.stage] = out.value(s.stage, 0.0) + s.milliseconds;
+  return out;
+}
+
 }  // namespace bench
 
 std::vector<BenchWorkloadInfo> benchWorkloads(const std::string& suite) {

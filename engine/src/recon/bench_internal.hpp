@@ -110,6 +110,8 @@ std::string grouped(long long n);
 /// The device-resident milliseconds of a whole call: its stages except those that cross the host link
 /// ("upload", "download") or are host-only bookkeeping ("metrics").
 double deviceStageMs(const Timings& t);
+/// Milliseconds by stage name (a stage that ran several times summed): where a whole call's time went.
+nlohmann::json stageSums(const Timings& t);
 
 // --- the chart's font (bench_font.cpp) ------------------------------------------------------------------
 /// The 5 x 7 glyph of c: 7 rows, bit 4 the leftmost column; unknown characters give a box.

@@ -16,7 +16,6 @@
 //  - cartesian: FFT recon 256^2 (readout 2x oversampled) x 32 coils x 64 slices, host k-space in, image out.
 // Data are simulated phantoms (recon workloads) or random (GRAPPA, as the thesis), never zeros. Floors are
 // memory-traffic floors of the dominant passes (the FMA floor of F^H d for iterative-128), named per workload.
-#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -146,7 +145,7 @@ Prepared iterativeWorkload(const Context& c) {
     Dataset d;
     ReconSettings s;
     std::shared_ptr<IterativeProblem::TrajectoryOperators> shared;
-    std::vector<StageTiming> last;  ///< the last whole call's stages (report: where its time went)
+    Timings last;  ///< the last whole call's stages (report: where its time went)
   };
   auto st = std::make_shared<State>();
   phantom::SimulateSettings sim;
@@ -187,13 +186,11 @@ Prepared iterativeWorkload(const Context& c) {
       const CArray img = prob.combined();
       (void)img;
     }
-    st->last = t.stages();
+    st->last = t;
     return deviceStageMs(t);
   };
   p.report = [st](nlohmann::json& extra, double, double) {
-    std::map<std::string, double> ms;  // a stage that runs twice, summed
-    for (const StageTiming& s : st->last) ms[s.stage] += s.milliseconds;
-    extra["last_call_stages_ms"] = ms;
+    extra["last_call_stages_ms"] = stageSums(st->last);
   };
   const double voxels = static_cast<double>(n * n * n);
   p.hostBytesIn = static_cast<double>(m) * kC;
@@ -337,16 +334,15 @@ Prepared cgSlicesWorkload(const Context& c) {
             if (sl.contains("espirit_group_ms") && (groups->empty() || groups->back()["ms"] != sl["espirit_group_ms"]))
               groups->push_back({{"device", sl.value("device", "")}, {"slices", sl["espirit_group"]}, {"ms", sl["espirit_group_ms"]}});
         *devices = r.convergence.contains("devices") ? static_cast<int>(r.convergence["devices"].size()) : 1;
-        *call = nlohmann::json::object();
-        for (const auto& st : r.timings.stages()) (*call)[st.stage] = (*call).value(st.stage, 0.0) + st.milliseconds;
-        *stages = nlohmann::json::object();
-        if (r.convergence.contains("devices"))
+        *call = stageSums(r.timings);
+        *stages = *call;  // one device: the call's own
+        if (r.convergence.contains("devices")) {
+          *stages = nlohmann::json::object();
           for (const auto& d : r.convergence["devices"]) {
             (*stages)[d["device"].get<std::string>()] = d["stages_ms"];
             (*stages)[d["device"].get<std::string>()]["(thread start, end)"] = d["thread_ms"];
           }
-        else
-          for (const auto& st : r.timings.stages()) (*stages)[st.stage] = (*stages).value(st.stage, 0.0) + st.milliseconds;
+        }
       });
   p.report = [devices, stages, call, groups](nlohmann::json& extra, double, double) {
     extra["espirit_groups"] = *groups;
