@@ -1,7 +1,9 @@
 // Send to PACS without a PACS: parsing "AET@host:port", the settings' node list (ui/model/dicom_nodes.hpp),
 // the send report, and the network failures that need no server: a closed port fails at once, a server that
-// accepts TCP but never answers fails after the timeout (never hangs), unreadable files fail alone without
-// connecting. The sends to a real PACS (Orthanc) are e2e.pacs_orthanc and gui.pacs*.
+// accepts TCP but never answers fails after the timeout (never hangs), a peer that trickles its answer one
+// byte at a time cannot stretch the timeout (a deadline over the exchange), unreadable files fail alone
+// without connecting. The sends to a real PACS (Orthanc) are e2e.pacs_orthanc and gui.pacs*; the CLI against
+// hostile peers is e2e.pacs_slow_peer.
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
@@ -15,8 +17,11 @@
 
 #include "dicom_nodes.hpp"
 #include "larmor/io/dicom_send.hpp"
+#include "larmor/io/export.hpp"
 #include "larmor/util/error.hpp"
 #include "support/silent_server.hpp"
+#include "support/trickling_peer.hpp"
+#include "test_io_export_util.hpp"
 
 using namespace larmor;
 
@@ -126,6 +131,42 @@ TEST(DicomSend, SilentServerTimesOut) {
   EXPECT_EQ(e, "PACS " + io::toString(n) + " did not answer C-ECHO within 1 s");
   EXPECT_GE(took, 0.9);
   EXPECT_LT(took, 4.0);
+}
+
+static double secondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// A-ASSOCIATE-AC header, then a byte every 0.5 s (inside DCMTK's 2 s per-read timeout) for 20 s: before the
+// deadline over the whole exchange, echo waited the 20 s and then failed with "cannot connect".
+TEST(DicomSend, TricklingPeerCannotStretchTheEchoTimeout) {
+  if (!io::dicomNetworkAvailable()) GTEST_SKIP() << "built without LARMOR_IO";
+  larmor::test::TricklingPeer peer;
+  io::DicomNode n = io::parseDicomNode("ORTHANC@127.0.0.1:" + std::to_string(peer.port()));
+  n.timeoutSeconds = 2;
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string e = errorOf([&] { io::echo(n); });
+  const double took = secondsSince(t0);
+  EXPECT_EQ(e, "PACS " + io::toString(n) + " did not answer C-ECHO within 2 s");
+  EXPECT_GE(took, 1.9);
+  EXPECT_LT(took, 3.5);
+}
+
+TEST(DicomSend, TricklingPeerCannotStretchTheSendTimeout) {
+  if (!io::dicomNetworkAvailable()) GTEST_SKIP() << "built without LARMOR_IO";
+  const std::string dir = larmor::testing::freshTestDir("dicom-send");
+  auto ph = larmor::testing::reconstructPhantom(16, 16, 1, 2);
+  const auto files = io::writeImageOutput(dir + "/series/", ph.r, ph.d).files;
+  ASSERT_EQ(files.size(), 2u);
+  larmor::test::TricklingPeer peer;
+  io::DicomNode n = io::parseDicomNode("ORTHANC@127.0.0.1:" + std::to_string(peer.port()));
+  n.timeoutSeconds = 2;
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string e = errorOf([&] { io::send(n, files); });
+  const double took = secondsSince(t0);
+  EXPECT_EQ(e, "PACS " + io::toString(n) + " did not answer C-STORE within 2 s");
+  EXPECT_GE(took, 1.9);
+  EXPECT_LT(took, 3.5);
 }
 
 TEST(DicomNodes, AddReplaceRemoveAndRoundTrip) {

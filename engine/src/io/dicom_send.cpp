@@ -2,7 +2,8 @@
 // (C-STORE), 9.1.5 (C-ECHO), PS3.8 (association: one presentation context per SOP class and transfer
 // syntax), PS3.4 B.2.3 (C-STORE statuses: 0000 success, B000/B006/B007 warnings, A7xx/A9xx/Cxxx failures).
 // DCMTK's own log lines for dcmnet are captured (not printed) so that a failure is one line of ours; the
-// reason DCMTK logs for a rejected association is put into that line.
+// reason DCMTK logs for a rejected association is put into that line. The node's timeout bounds each whole
+// exchange, not each read (dicom_deadline.hpp): a peer that trickles bytes cannot keep us waiting.
 // Built with and without LARMOR_IO: the text parts always, the networking only with DCMTK.
 #include "larmor/io/dicom_send.hpp"
 
@@ -24,6 +25,8 @@
 #include <dcmtk/dcmnet/scu.h>
 #include <dcmtk/oflog/oflog.h>
 #include <dcmtk/oflog/spi/logevent.h>
+
+#include "dicom_deadline.hpp"
 #endif
 
 namespace larmor::io {
@@ -156,7 +159,22 @@ struct LogScope {
 
 // ------------------------------------------------------------------------------ the association
 
-bool isTimeout(const OFCondition& c) { return c == DUL_READTIMEOUT || c == DIMSE_NODATAAVAILABLE; }
+using detail::DeadlineTransportLayer;
+
+/// DcmSCU that makes its TCP connection through a transport layer of ours. DcmSCU's hook for one is the
+/// protected useSecureConnection (meant for TLS: it also sets the "secure" flag, which DCMTK only passes
+/// on to the layer's createConnection, and ours ignores).
+class Scu : public DcmSCU {
+ public:
+  /// After initNetwork, before negotiateAssociation. `layer` must outlive this object.
+  OFCondition useTransportLayer(DcmTransportLayer& layer) { return useSecureConnection(&layer); }
+};
+
+/// DCMTK's per-wait timeout, or the exchange's deadline cut a read or write short (DCMTK then reports a
+/// closed network or an I/O error).
+bool isTimeout(const OFCondition& c, DeadlineTransportLayer& layer) {
+  return c == DUL_READTIMEOUT || c == DIMSE_NODATAAVAILABLE || layer.deadline().expired();
+}
 
 std::string reasonOf(const OFCondition& c, const LogScope& log) {
   std::string r = c.text();
@@ -173,7 +191,8 @@ void configure(DcmSCU& scu, const DicomNode& n) {
   scu.setPeerAETitle(n.aeTitle.c_str());
   scu.setPeerHostName(n.host.c_str());
   scu.setPeerPort(static_cast<Uint16>(n.port));
-  // Every wait is bounded: TCP connect, association (ACSE) and each DIMSE response.
+  // Every wait is bounded: TCP connect, association (ACSE) and each DIMSE response; and the exchange as a
+  // whole by the deadline of the transport layer (associate()), which no trickle of bytes extends.
   scu.setConnectionTimeout(n.timeoutSeconds);
   scu.setACSETimeout(static_cast<Uint32>(n.timeoutSeconds));
   scu.setDIMSEBlockingMode(DIMSE_NONBLOCKING);
@@ -181,15 +200,17 @@ void configure(DcmSCU& scu, const DicomNode& n) {
   scu.setVerbosePCMode(OFFalse);
 }
 
-/// initNetwork + negotiateAssociation, or a one-line Error for `what` ("C-ECHO", "C-STORE").
-void associate(DcmSCU& scu, const DicomNode& n, const std::string& what) {
+/// initNetwork + negotiateAssociation over `layer` (its deadline armed by the caller), or a one-line Error
+/// for `what` ("C-ECHO", "C-STORE").
+void associate(Scu& scu, DeadlineTransportLayer& layer, const DicomNode& n, const std::string& what) {
   LogScope log;
   const std::string pacs = "PACS " + toString(n);
   OFCondition c = scu.initNetwork();
+  if (c.good()) c = scu.useTransportLayer(layer);
   if (c.bad()) throw Error(pacs + ": cannot start the network (" + reasonOf(c, log) + ")");
   c = scu.negotiateAssociation();
   if (c.good()) return;
-  if (isTimeout(c))
+  if (isTimeout(c, layer))
     throw Error(pacs + " did not answer " + what + " within " + std::to_string(n.timeoutSeconds) + " s");
   if (c == DUL_ASSOCIATIONREJECTED)
     throw Error(pacs + " rejected the association (" + reasonOf(c, log) + "; check the called AE title \"" +
@@ -203,14 +224,23 @@ void associate(DcmSCU& scu, const DicomNode& n, const std::string& what) {
   throw Error(pacs + ": cannot connect for " + what + " (" + r + ")");
 }
 
-/// Releases the association when the scope ends normally, aborts it on an exception or a failure.
+/// Releases the association when the scope ends normally, aborts it on an exception or a failure. The
+/// release gets `releaseSeconds` of its own (0: it stays within the deadline already armed).
 struct AssociationGuard {
   DcmSCU& scu;
+  DeadlineTransportLayer& layer;
+  int releaseSeconds = 0;
   bool abort = false;
   ~AssociationGuard() {
     if (!scu.isConnected()) return;
     LogScope quiet;
-    if (abort || std::uncaught_exceptions() > 0 || scu.releaseAssociation().bad()) scu.abortAssociation();
+    // An abort waits for nothing beyond the deadline already armed (a dead peer's is long passed).
+    if (abort || std::uncaught_exceptions() > 0) {
+      scu.abortAssociation();
+      return;
+    }
+    if (releaseSeconds > 0) layer.deadline().arm(releaseSeconds);
+    if (scu.releaseAssociation().bad()) scu.abortAssociation();
   }
 };
 
@@ -267,20 +297,23 @@ FileInfo inspect(const std::string& path) {
 }  // namespace
 
 void echo(const DicomNode& n) {
-  DcmSCU scu;
+  DeadlineTransportLayer layer;  // outlives scu, which uses it
+  Scu scu;
   configure(scu, n);
   OFList<OFString> ts;
   ts.push_back(UID_LittleEndianExplicitTransferSyntax);
   ts.push_back(UID_LittleEndianImplicitTransferSyntax);
   scu.addPresentationContext(UID_VerificationSOPClass, ts);
-  associate(scu, n, "C-ECHO");
-  AssociationGuard guard{scu};
+  // One deadline for all of it: connect, association, C-ECHO and release.
+  layer.deadline().arm(n.timeoutSeconds);
+  associate(scu, layer, n, "C-ECHO");
+  AssociationGuard guard{scu, layer};
   LogScope log;
   const OFCondition c = scu.sendECHORequest(0);
   if (c.good()) return;
   guard.abort = true;
   const std::string pacs = "PACS " + toString(n);
-  if (isTimeout(c))
+  if (isTimeout(c, layer))
     throw Error(pacs + " did not answer C-ECHO within " + std::to_string(n.timeoutSeconds) + " s");
   throw Error(pacs + ": C-ECHO failed (" + reasonOf(c, log) + ")");
 }
@@ -319,15 +352,18 @@ SendReport send(const DicomNode& n, const std::vector<std::string>& files, const
   require(contexts.size() <= 128, "PACS " + report.node + ": the files need " + std::to_string(contexts.size()) +
                                       " presentation contexts (SOP class x transfer syntax), more than 128");
 
-  DcmSCU scu;
+  DeadlineTransportLayer layer;  // outlives scu, which uses it
+  Scu scu;
   configure(scu, n);
   for (const auto& [key, unused] : contexts) {
     OFList<OFString> ts;
     ts.push_back(key.second.c_str());
     scu.addPresentationContext(key.first.c_str(), ts);
   }
-  associate(scu, n, "C-STORE");
-  AssociationGuard guard{scu};
+  // Each exchange has the whole timeout: the association, every file's C-STORE, the release.
+  layer.deadline().arm(n.timeoutSeconds);
+  associate(scu, layer, n, "C-STORE");
+  AssociationGuard guard{scu, layer, n.timeoutSeconds};
 
   const std::size_t total = files.size();
   for (std::size_t i = 0; i < total; ++i) {
@@ -352,6 +388,7 @@ SendReport send(const DicomNode& n, const std::vector<std::string>& files, const
     }
     LogScope log;
     Uint16 status = 0xFFFF;
+    layer.deadline().arm(n.timeoutSeconds);
     const OFCondition c = scu.sendSTORERequest(pc, files[i].c_str(), nullptr, status);
     if (c.good()) {
       r.status = status;
@@ -359,9 +396,10 @@ SendReport send(const DicomNode& n, const std::vector<std::string>& files, const
       r.message = statusText(status);
       continue;
     }
-    r.message = isTimeout(c) ? "no C-STORE response within " + std::to_string(n.timeoutSeconds) + " s"
+    const bool timedOut = isTimeout(c, layer);
+    r.message = timedOut ? "no C-STORE response within " + std::to_string(n.timeoutSeconds) + " s"
                              : "C-STORE failed (" + reasonOf(c, log) + ")";
-    if (isTimeout(c) || !scu.isConnected()) {  // the association is gone or in an unknown state
+    if (timedOut || !scu.isConnected()) {  // the association is gone or in an unknown state
       for (std::size_t j = i + 1; j < total; ++j)
         if (info[j].error.empty()) report.results[j].message = "not sent (the association was lost)";
       guard.abort = true;

@@ -3,7 +3,9 @@
 // DCMTK's dcmnet, built with LARMOR_IO). C-ECHO (PS3.7 9.1.5) checks that a node answers; C-STORE
 // (PS3.7 9.1.1, Storage Service Class PS3.4 B) sends files one association per call, each file on a
 // presentation context of its own SOP class and the transfer syntax it is stored in (no conversion).
-// Every network wait is bounded by DicomNode::timeoutSeconds, so nothing hangs. docs/dicom.md
+// DicomNode::timeoutSeconds is a deadline over each whole exchange, not over each read: an echo (connect,
+// association, C-ECHO, release) ends within it; a send's association, each file's C-STORE (request and
+// response) and the release each end within it. A peer that trickles bytes cannot stretch it. docs/dicom.md
 // ("Send to PACS") says what is negotiated and how the tests run it against Orthanc.
 #include <cstddef>
 #include <string>
@@ -19,7 +21,7 @@ struct DicomNode {
   std::string host;
   int port = 104;
   std::string callingAeTitle = "LARMOR";
-  int timeoutSeconds = 10;              ///< connect, association, and each response
+  int timeoutSeconds = 10;              ///< deadline of each whole exchange (dicom_send.hpp)
 };
 
 /// "AET@host:port" (the calling AE title and timeout keep their defaults). Throws a one-line Error
