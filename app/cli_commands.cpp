@@ -55,7 +55,7 @@ void writeJson(const std::string& path, const json& j) {
   if (path.empty()) return;
   AtomicFile file(path);
   std::ofstream f(file.tempPath());
-  f << std::setw(2) << j << "\n";
+  f << std::setw(2) << io::withProvenance(j) << "\n";  // "software": "Larmor": a later run may replace it
   f.close();
   require(f.good(), path + ": could not write the JSON file");
   file.commit();
@@ -160,6 +160,13 @@ Shape plannedImage(const recon::ReconSettings& s, const Dataset* d) {
   if (d == nullptr) return m[0] > 0 && m[1] > 0 ? Shape{m[0], m[1], m[2], 1, 1} : Shape{};
   recon::outputMatrix(*d, s, m);
   return Shape{m[0], m[1], std::max<index_t>(1, m[2]), 1, std::max<index_t>(1, d->kspace.shape()[4])};
+}
+
+/// Every file recon reads: the data, the trajectory, the anatomical prior's reference, a coil-maps file.
+std::vector<std::string> reconInputs(const ReconArgs& a) {
+  std::vector<std::string> inputs = {a.input, a.traj, a.settings.iterative.referencePath};
+  if (a.settings.iterative.coilMaps == recon::CoilMapSource::File) inputs.push_back(a.settings.iterative.coilMapsPath);
+  return inputs;
 }
 
 /// Export options that the chosen output format does not read are errors (issue 15, item 4: they were
@@ -366,6 +373,9 @@ int simulate(const SimulateArgs& a) {
                                              std::max(1, a.coils) * std::max(1, a.slices) * 8.0) + (1u << 20);
   io::PlannedOutput trajOut = jsonOutput(a.trajOutput);
   trajOut.role = io::OutputRole::Kspace;
+  require(a.trajOutput.empty() || s.trajectory != TrajectoryKind::Cartesian,
+          "--traj-output: " + toString(s.trajectory) + " data has no trajectory file (Cartesian)");
+  // Every output new, empty or our own earlier output of its kind (output_safety.hpp), before the work.
   io::checkOutputs({kspace, jsonOutput(a.json), trajOut}, {});
   const Dataset d = phantom::simulate(s);
   if (!a.trajOutput.empty()) {
@@ -406,9 +416,10 @@ int recon(const ReconArgs& a) {
   eo.windowCenter = a.windowCenter;
   eo.windowWidth = a.windowWidth;
   eo.niftiComplex = a.niftiComplex;
-  // Output safety (output_safety.hpp): no output is an input or another output, the folder is writable,
-  // a DICOM folder is new, empty or our earlier export, and an explicit --matrix fits the format.
-  const std::vector<std::string> inputs = {a.input, a.traj};
+  // Output safety (output_safety.hpp): no output is an input (the data, --traj, --ref, --coil-maps FILE) or
+  // another output, an existing output is our own earlier one, the folder is writable, a DICOM folder is
+  // new, empty or our earlier export, and an explicit --matrix fits the format.
+  const std::vector<std::string> inputs = reconInputs(a);
   requireFormatOptions(a);
   io::checkOutputs({imageOutput(a.output, eo, plannedImage(req.settings, nullptr)), jsonOutput(a.json),
                     jsonOutput(a.saveSettings)},
@@ -536,6 +547,12 @@ int maps(const MapsArgs& a) {
   if (!a.matrix.empty()) st::set(s, st::find("matrix"), a.matrix);
   const std::string e = extension(a.output);
   require(e == ".cfl" || e == ".hdr" || e.empty(), "--output " + a.output + ": the maps are written as a BART .cfl");
+  // Output safety (output_safety.hpp), before the work: neither output is the data or the trajectory, and
+  // each is new, empty or our own earlier output of its kind.
+  io::PlannedOutput mapsOut;
+  mapsOut.path = a.output;
+  mapsOut.role = io::OutputRole::Kspace;  // a .cfl pair (a bare path is completed to one)
+  io::checkOutputs({mapsOut, jsonOutput(a.json)}, {a.input, a.traj});
   const Selection sel = BackendRegistry::instance().select(a.device);
   if (!sel.notice.empty()) std::cout << "note: " << sel.notice << "\n";
   io::LoadOptions lo;

@@ -14,6 +14,7 @@
 #include "exporter.hpp"
 #include "larmor/backend/registry.hpp"
 #include "larmor/io/dataset_io.hpp"
+#include "larmor/io/output_safety.hpp"
 #include "larmor/io/series.hpp"
 #include "larmor/io/png.hpp"
 #include "larmor/quality/metrics.hpp"
@@ -24,6 +25,39 @@
 #include "theme.hpp"
 
 namespace larmor::ui {
+
+namespace {
+
+// Every file the headless run reads: the data, the trajectory, the reference, a coil-maps file.
+std::vector<std::string> headlessInputs(const GuiOptions& o) {
+  const auto& it = o.session.settings.iterative;
+  std::vector<std::string> inputs = {o.file.toStdString(), o.session.trajectoryPath, it.referencePath};
+  if (it.coilMaps == recon::CoilMapSource::File) inputs.push_back(it.coilMapsPath);
+  return inputs;
+}
+
+// The headless run's outputs (the picture, and the DICOM series when the build writes DICOM), all checked
+// before the work (output_safety.hpp), so that a refusal leaves nothing half written; a folder made for
+// them is removed again when the check refuses.
+void checkHeadlessOutputs(const QString& outDir, const QString& png, const QString& dicomDir,
+                          const std::vector<std::string>& inputs) {
+  const bool made = !QDir(outDir).exists();
+  require(QDir().mkpath(outDir), outDir.toStdString() + ": cannot create the output directory");
+  std::vector<io::PlannedOutput> outputs(1);
+  outputs[0].path = png.toStdString();
+  if (dicomExportAvailable()) {
+    outputs.emplace_back();
+    outputs[1].path = (dicomDir.endsWith('/') ? dicomDir : dicomDir + '/').toStdString();
+  }
+  try {
+    io::checkOutputs(outputs, inputs);
+  } catch (const Error&) {
+    if (made) QDir().rmdir(outDir);
+    throw;
+  }
+}
+
+}  // namespace
 
 bool noDisplay() {
   return qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") &&
@@ -36,11 +70,13 @@ int runHeadless(const GuiOptions& o, const QString& outDir) {
             << outDir.toStdString() << "/" << std::endl;
   try {
     const auto& settings = o.session.settings;
+    const QString name = o.file.isEmpty() ? QStringLiteral("phantom") : QFileInfo(o.file).completeBaseName();
+    const QString base = QDir(outDir).filePath(name + '-' + QString::fromStdString(recon::toString(settings.method)));
+    const QString dicomDir = o.exportDicom.isEmpty() ? base + "-dicom" : o.exportDicom;
+    checkHeadlessOutputs(outDir, base + ".png", dicomDir, headlessInputs(o));
     Dataset d;
-    QString name;
     if (o.file.isEmpty()) {
       d = phantom::simulate(bundledPhantom(settings.method));
-      name = QStringLiteral("phantom");
     } else {
       io::LoadOptions lo;
       lo.trajectoryPath = o.session.trajectoryPath;
@@ -52,7 +88,6 @@ int runHeadless(const GuiOptions& o, const QString& outDir) {
                   << series.describeDims() << "); the headless run reconstructs the first, "
                   << series.keys.front().str() << " (larmor-cli recon reconstructs the series)\n";
       d = std::move(series.frames.front());
-      name = QFileInfo(o.file).completeBaseName();
     }
     const Selection sel = BackendRegistry::instance().select(o.session.device);
     if (!sel.notice.empty()) std::cout << "note: " << sel.notice << "\n";
@@ -63,8 +98,6 @@ int runHeadless(const GuiOptions& o, const QString& outDir) {
     req.backend = sel.backend;
     const recon::ReconResult r = recon::run(req);
 
-    require(QDir().mkpath(outDir), outDir.toStdString() + ": cannot create the output directory");
-    const QString base = QDir(outDir).filePath(name + '-' + QString::fromStdString(recon::toString(settings.method)));
     const RArray mag = quality::magnitude(r.image);
     const index_t planes = mag.size() / (mag.shape()[0] * mag.shape()[1]);
     io::writePng((base + ".png").toStdString(),
@@ -74,7 +107,6 @@ int runHeadless(const GuiOptions& o, const QString& outDir) {
     if (r.metrics.contains("percent_error"))
       std::cout << "  vs the phantom: " << r.metrics["percent_error"].get<double>() << " % error, PSNR "
                 << r.metrics["psnr_db"].get<double>() << " dB, SSIM " << r.metrics["ssim"].get<double>() << "\n";
-    const QString dicomDir = o.exportDicom.isEmpty() ? base + "-dicom" : o.exportDicom;
     if (dicomExportAvailable()) {
       const QStringList files = exportDicom(dicomDir, r, d, DicomExportOptions{});
       std::cout << "wrote " << dicomDir.toStdString() << "/ (DICOM series, " << files.size() << " files)\n";

@@ -63,7 +63,9 @@ void exportPng(const QString& path, const QImage& image, const QStringList& inpu
   const std::string p = path.toStdString();
   checkImageOutput(p, Shape{image.width(), image.height(), 1, 1, 1}, toStrings(inputs));
   AtomicFile file(p);
-  require(image.save(QString::fromStdString(file.tempPath()), "PNG"), p + ": could not write the PNG file");
+  QImage marked = image;  // tEXt "Software" = "Larmor VERSION": a later export may replace it (output_safety.hpp)
+  marked.setText(QStringLiteral("Software"), QString::fromStdString(io::softwareText()));
+  require(marked.save(QString::fromStdString(file.tempPath()), "PNG"), p + ": could not write the PNG file");
   file.commit();
 }
 

@@ -22,6 +22,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "larmor/io/output_safety.hpp"
 #include "larmor/util/atomic_file.hpp"
 #include "larmor/util/input_file.hpp"
 
@@ -212,10 +213,12 @@ void writeCfl(const std::string& path, const CArray& a) {
   {
     std::ofstream out(hdr.tempPath(), std::ios::trunc);
     if (!out) throw Error(hdr.target() + ": cannot create (" + std::strerror(errno) + ")");
-    // BART's own layout: every dimension followed by a space, as write_cfl_header prints it.
+    // BART's own layout: every dimension followed by a space, as write_cfl_header prints it; then BART's
+    // "# Creator" section naming Larmor, the provenance by which a later run may replace this pair
+    // (output_safety.hpp, rule 5; BART and readCfl skip the section).
     out << "# Dimensions\n";
     for (auto d : dims) out << d << ' ';
-    out << '\n';
+    out << "\n# Creator\n" << softwareText() << '\n';
     out.close();
     if (!out) throw Error(hdr.target() + ": write failed (" + std::strerror(errno) + ")");
   }

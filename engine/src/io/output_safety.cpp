@@ -1,6 +1,7 @@
 // Output safety rules, checked before any work (see output_safety.hpp for the rules and
 // docs/reliability.md for the guarantees they give). Identity of files: st_dev/st_ino when both exist
-// (hard links, symlinks, "./a" vs "a"), else the canonical paths. Size estimates are deliberately
+// (hard links, symlinks, "./a" vs "a"), else the canonical paths. Provenance of an existing output: read
+// from a bounded prefix of a regular file, by the marker its Larmor writer puts inside it. Size estimates are deliberately
 // generous (headers rounded up), since running out of disk after the work is what they prevent.
 #include "larmor/io/output_safety.hpp"
 
@@ -18,10 +19,12 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <system_error>
 
 #include "larmor/util/atomic_file.hpp"
 #include "larmor/util/error.hpp"
+#include "larmor/util/provenance.hpp"
 
 namespace fs = std::filesystem;
 
@@ -107,9 +110,141 @@ void pngSize(const Shape& s, bool mosaicAlways, std::uintmax_t& w, std::uintmax_
   h = ny;
 }
 
+// The first `limit` bytes of a regular file (never a FIFO, which would block).
+std::string head(const std::string& file, std::size_t limit) {
+  std::ifstream in(file, std::ios::binary);
+  std::string h(limit, '\0');
+  in.read(h.data(), static_cast<std::streamsize>(limit));
+  h.resize(in ? limit : static_cast<std::size_t>(std::max<std::streamsize>(0, in.gcount())));
+  return h;
+}
+
+bool startsWith(const std::string& s, std::size_t at, const std::string& prefix) {
+  return s.size() >= at + prefix.size() && s.compare(at, prefix.size(), prefix) == 0;
+}
+
+// JSON: an object with "software": "Larmor", or a settings file / saved GUI session (their own keys).
+std::string whyNotLarmorJson(const std::string& file, std::uintmax_t size) {
+  const std::string no = "is not JSON written by Larmor (no \"software\": \"Larmor\")";
+  if (size > (64u << 20)) return no;
+  const std::string text = head(file, static_cast<std::size_t>(size));
+  const std::size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos || text[first] != '{') return no;
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object()) return no;
+  const auto sw = j.find("software");
+  if (sw != j.end() && sw->is_string() && sw->get<std::string>() == kSoftwareName) return {};
+  if (j.contains("larmor_settings") || j.contains("larmor_session")) return {};
+  return no;
+}
+
+// A BART header with a "# Creator" section whose next line begins "Larmor".
+bool isLarmorCflHeader(const std::string& hdr) {
+  std::istringstream in(head(hdr, 64 * 1024));
+  std::string line;
+  while (std::getline(in, line))
+    if (line == "# Creator" && std::getline(in, line)) return line.rfind(kSoftwareName, 0) == 0;
+  return false;
+}
+
+// NIfTI-1 single file: sizeof_hdr 348 (either byte order), descrip (80 bytes at 148) beginning "Larmor".
+bool isLarmorNifti(const std::string& file) {
+  const std::string h = head(file, 348);
+  if (h.size() < 348) return false;
+  const bool le = static_cast<unsigned char>(h[0]) == 0x5c && h[1] == 1 && h[2] == 0 && h[3] == 0;
+  const bool be = h[0] == 0 && h[1] == 0 && h[2] == 1 && static_cast<unsigned char>(h[3]) == 0x5c;
+  return (le || be) && startsWith(h, 148, kSoftwareName);
+}
+
+// PNG: a tEXt chunk "Software" whose text begins "Larmor", anywhere among the chunks (skipped by length).
+bool isLarmorPng(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  char sig[8];
+  if (!in.read(sig, 8) || std::string(sig, 8) != std::string("\x89PNG\r\n\x1a\n", 8)) return false;
+  const std::string want = std::string("Software") + '\0' + kSoftwareName;
+  for (int n = 0; n < 100000; ++n) {
+    unsigned char len[4];
+    char type[4];
+    if (!in.read(reinterpret_cast<char*>(len), 4) || !in.read(type, 4)) return false;
+    const std::uint32_t l = (std::uint32_t{len[0]} << 24) | (std::uint32_t{len[1]} << 16) | (std::uint32_t{len[2]} << 8) | len[3];
+    const std::string t(type, 4);
+    if (t == "IEND") return false;
+    if (t == "tEXt" && l >= want.size() && l < (1u << 20)) {
+      std::string text(l, '\0');
+      if (!in.read(text.data(), l)) return false;
+      if (text.compare(0, want.size(), want) == 0) return true;
+      in.seekg(4, std::ios::cur);  // the CRC
+    } else {
+      in.seekg(static_cast<std::streamoff>(l) + 4, std::ios::cur);
+    }
+    if (!in) return false;
+  }
+  return false;
+}
+
+// ISMRMRD (HDF5): Larmor's writer puts the user parameter larmor_trajectory into every XML header, which
+// libismrmrd writes first, so it lies near the start of the file (not parsed with libhdf5: a foreign file
+// may be hostile).
+bool isLarmorIsmrmrd(const std::string& file) {
+  const std::string h = head(file, 1u << 20);
+  return startsWith(h, 0, std::string("\x89HDF\r\n\x1a\n", 8)) &&
+         h.find("<name>larmor_trajectory</name>") != std::string::npos;
+}
+
 }  // namespace
 
+std::string softwareText() { return std::string(kSoftwareName) + " " + versionString(); }
+
+nlohmann::json withProvenance(nlohmann::json j) {
+  if (!j.is_object()) return j;
+  j["software"] = kSoftwareName;
+  if (!j.contains("version")) j["version"] = versionString();
+  return j;
+}
+
 std::vector<std::string> pathMembers(const std::string& path) { return members(path, true); }
+
+std::vector<std::string> outputMembers(const std::string& path, OutputRole role) {
+  if (role == OutputRole::Kspace && lowerExt(path).empty() && !path.empty() && path.back() != '/')
+    return {path + ".cfl", path + ".hdr"};
+  return members(path, false);
+}
+
+std::string whyNotReplaceable(const std::string& file, OutputRole role) {
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) {
+    struct stat lst {};
+    return ::lstat(file.c_str(), &lst) == 0 ? "is a broken symbolic link" : std::string();
+  }
+  if (S_ISDIR(st.st_mode)) return "is a folder";
+  if (!S_ISREG(st.st_mode)) return "is not a regular file";
+  if (st.st_size == 0) return {};
+  const auto size = static_cast<std::uintmax_t>(st.st_size);
+  if (role == OutputRole::Json) return whyNotLarmorJson(file, size);
+  const std::string ext = lowerExt(file);
+  if (ext == ".hdr")
+    return isLarmorCflHeader(file) ? std::string() : "is not a BART header written by Larmor (no '# Creator' Larmor)";
+  if (ext == ".cfl") {
+    const std::string hdr = file.substr(0, file.size() - 4) + ".hdr";
+    return isLarmorCflHeader(hdr) ? std::string()
+                                  : "its header " + hdr + " is missing or not written by Larmor (no '# Creator' Larmor)";
+  }
+  if (ext == ".nii") return isLarmorNifti(file) ? std::string() : "is not a NIfTI file written by Larmor (its descrip does not begin with Larmor)";
+  if (ext == ".png") return isLarmorPng(file) ? std::string() : "is not a PNG written by Larmor (no tEXt Software Larmor)";
+  if (ext == ".h5") return isLarmorIsmrmrd(file) ? std::string() : "is not an ISMRMRD file written by Larmor (no larmor_trajectory parameter)";
+  return "is not a file Larmor writes (" + (ext.empty() ? std::string("no extension") : "'" + ext + "'") + ")";
+}
+
+void requireReplaceable(const std::string& output, OutputRole role) {
+  if (output.empty()) return;
+  if (role == OutputRole::Image && outputKind(output) == OutputKind::Dicom) return;  // exportFolderState
+  for (const auto& m : outputMembers(output, role)) {
+    const std::string why = whyNotReplaceable(m, role);
+    if (!why.empty())
+      throw Error(m + ": exists and " + why + "; Larmor replaces only a file it wrote itself, so it is left as it " +
+                  "is: choose another output path or remove it");
+  }
+}
 
 bool sameFile(const std::string& a, const std::string& b) {
   struct stat sa {}, sb {};
@@ -131,7 +266,7 @@ void requireNotAnInput(const std::string& output, OutputRole role, const std::ve
           throw Error(output + ": the output folder holds the input " + input + "; choose another folder");
         continue;
       }
-      for (const auto& out : members(output, false))
+      for (const auto& out : outputMembers(output, role))
         if (sameFile(out, in))
           throw Error(output + ": is the input " + input +
                       (out != output || in != input ? " (" + out + " is " + in + ")" : std::string()) +
@@ -254,8 +389,8 @@ void checkOutputs(const std::vector<PlannedOutput>& outputs, const std::vector<s
     requireNotAnInput(o.path, o.role, inputs);
     for (std::size_t j = 0; j < i; ++j) {
       if (outputs[j].path.empty()) continue;
-      for (const auto& a : members(o.path, false))
-        for (const auto& b : members(outputs[j].path, false))
+      for (const auto& a : outputMembers(o.path, o.role))
+        for (const auto& b : outputMembers(outputs[j].path, outputs[j].role))
           if (sameFile(a, b))
             throw Error(o.path + ": is also the output " + outputs[j].path + "; give each output its own path");
     }
@@ -284,6 +419,7 @@ void checkOutputs(const std::vector<PlannedOutput>& outputs, const std::vector<s
       }
       if (bytes == 0) bytes = 1 << 20;
     }
+    requireReplaceable(o.path, o.role);
     removeStaleTemporariesOnce(folder);
     struct stat st {};
     if (::stat(folder.c_str(), &st) == 0) {

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "larmor/io/output_safety.hpp"
 #include "larmor/util/atomic_file.hpp"
 
 namespace larmor::io {
@@ -111,6 +112,9 @@ void writePng(const std::string& path, const Image8& img) {
   put32(ihdr, static_cast<std::uint32_t>(img.height));
   ihdr.insert(ihdr.end(), {8, static_cast<std::uint8_t>(img.channels == 3 ? 2 : 0), 0, 0, 0});
   chunk(out, "IHDR", ihdr);
+  // Provenance (output_safety.hpp, rule 5): tEXt "Software" = "Larmor VERSION".
+  const std::string text = std::string("Software") + '\0' + softwareText();
+  chunk(out, "tEXt", std::vector<std::uint8_t>(text.begin(), text.end()));
   // Raw scanlines (filter 0) wrapped in a zlib stream of stored deflate blocks.
   const std::size_t rowBytes = static_cast<std::size_t>(img.width) * img.channels;
   std::vector<std::uint8_t> raw;

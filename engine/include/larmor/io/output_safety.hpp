@@ -13,11 +13,19 @@
 //  4. Every output's parent folder exists and is writable; the planned image fits the format (DICOM Rows
 //     and Columns <= 65535, NIfTI-1 dimensions <= 32767, PNG width/height <= 2^31-1 and one IDAT chunk);
 //     the file system has room for the estimated size (statvfs, f_bavail).
+//  5. An existing file is replaced only when it is empty or Larmor's own earlier output of the same kind,
+//     recognised by the provenance its writer puts inside it: JSON, a top-level "software": "Larmor" (or a
+//     settings file's "larmor_settings" / a GUI session's "larmor_session"); a BART pair, the header's
+//     "# Creator" section naming Larmor; NIfTI, descrip beginning "Larmor"; PNG, a tEXt "Software" chunk
+//     beginning "Larmor"; ISMRMRD, Larmor's user parameter larmor_trajectory in the XML header. A file is
+//     read only when it is a regular file (a FIFO would block), and only a bounded prefix of it.
 // Every failure is one larmor::Error line naming the path and the reason.
 #include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "larmor/array/array.hpp"
 #include "larmor/io/export.hpp"
@@ -26,9 +34,18 @@ namespace larmor::io {
 
 /// The marker file in every DICOM series folder Larmor writes.
 inline constexpr const char* kExportMarker = ".larmor-export";
+/// The provenance inside Larmor's files (rule 5): the value of a JSON report's "software" key, the first word
+/// of a BART header's "# Creator" section, of a NIfTI descrip and of a PNG's tEXt "Software" chunk.
+inline constexpr const char* kSoftwareName = "Larmor";
+/// "Larmor VERSION": what the writers put after those keys.
+std::string softwareText();
+/// `j` with the JSON marker (a top-level "software": "Larmor", and "version" when absent), for every JSON
+/// file Larmor writes; a non-object is returned as it is.
+nlohmann::json withProvenance(nlohmann::json j);
 
 /// What an output holds: an image (writeImageOutput: DICOM, NIfTI, .cfl, PNG), a JSON report, a PNG
-/// error map, or k-space written by `simulate` (.h5 or .cfl).
+/// error map (or chart), or an array that is not an image: `simulate`'s k-space (.h5 or .cfl) and
+/// trajectory, `maps`' coil maps (.cfl; a path without an extension stands for its .cfl/.hdr pair).
 enum class OutputRole { Image, Json, Map, Kspace };
 
 struct PlannedOutput {
@@ -46,6 +63,18 @@ struct PlannedOutput {
 /// The files `path` stands for: FILE.cfl and FILE.hdr for a .cfl/.hdr path (or a path without an
 /// extension, which readCfl completes), else `path` itself.
 std::vector<std::string> pathMembers(const std::string& path);
+
+/// The files an output writes: a .cfl/.hdr path (and for k-space, a path without an extension, which
+/// writeCfl completes) writes both members of the pair; anything else the path itself.
+std::vector<std::string> outputMembers(const std::string& path, OutputRole role);
+
+/// Empty when `file` is absent, empty, or Larmor's own earlier output of the kind `role` and the file's
+/// name give (rule 5); else the reason it is not, e.g. "is not JSON written by Larmor".
+std::string whyNotReplaceable(const std::string& file, OutputRole role);
+
+/// Throws Error("OUT: exists and REASON; ...") unless every member of `output` may be replaced (rule 5).
+/// DICOM folders have their own rule (exportFolderState).
+void requireReplaceable(const std::string& output, OutputRole role);
 
 /// True when `a` and `b` are the same file: same device and inode, or the same canonical path.
 bool sameFile(const std::string& a, const std::string& b);
@@ -74,8 +103,9 @@ void checkFormatLimits(OutputKind kind, const Shape& shape, const std::string& p
 /// A generous estimate of the bytes written for an image of `shape`.
 std::uintmax_t estimateImageBytes(OutputKind kind, const Shape& shape, int components, bool niftiComplex);
 
-/// All the rules above, for every output against every input and every other output. Writes nothing
-/// (except the clean-up of stale temporaries of ours in the output folders).
+/// All the rules above, for every output against every input and every other output: every path the
+/// command reads (data, trajectory, reference, coil maps, settings, manifest) belongs in `inputs`. Writes
+/// nothing (except the clean-up of stale temporaries of ours in the output folders).
 void checkOutputs(const std::vector<PlannedOutput>& outputs, const std::vector<std::string>& inputs);
 
 /// Removes from `dir` the temporaries of killed Larmor runs: entries named TARGET.tmp-XXXXXX or
