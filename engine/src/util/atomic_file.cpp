@@ -10,7 +10,6 @@
 #include <random>
 #include <system_error>
 
-#include "larmor/io/output_safety.hpp"
 #include "larmor/util/error.hpp"
 #include "larmor/util/temp_registry.hpp"
 
@@ -42,16 +41,8 @@ AtomicFile::AtomicFile(std::string target) : target_(std::move(target)) {
   if (!fs::is_directory(dir, ec))
     throw Error(target_ + ": cannot write, directory " + dir.string() + " does not exist");
   if (fs::is_directory(p, ec)) throw Error(target_ + ": cannot write, it is a directory");
-  io::removeStaleTemporariesOnce(dir.string());
-  for (int attempt = 0; attempt < 100; ++attempt) {
-    std::string candidate = target_ + kTempInfix + randomTempSuffix();
-    if (!fs::exists(fs::symlink_status(candidate, ec))) {
-      temp_ = std::move(candidate);
-      slot_ = registerTemporary(temp_, TempKind::File);
-      return;
-    }
-  }
-  throw Error(target_ + ": cannot find an unused temporary file name");
+  reserved_ = reserveTemporary(target_, TempKind::File);
+  temp_ = reserved_.path;
 }
 
 AtomicFile::~AtomicFile() {
@@ -59,7 +50,7 @@ AtomicFile::~AtomicFile() {
     std::error_code ec;
     fs::remove(temp_, ec);  // best effort: a destructor must not throw
   }
-  unregisterTemporary(slot_);
+  releaseTemporary(reserved_);
 }
 
 void AtomicFile::commit() {
@@ -73,8 +64,7 @@ void AtomicFile::commit() {
     throw Error(target_ + ": cannot write (" + why + ")");
   }
   committed_ = true;
-  unregisterTemporary(slot_);
-  slot_ = -1;
+  releaseTemporary(reserved_);
 }
 
 }  // namespace larmor

@@ -2,11 +2,13 @@
 // Output files appear whole or not at all: the writer fills a temporary file in the target's directory
 // (same file system, so the final rename is atomic) and commit() renames it over the target. If the
 // writer throws before commit(), the destructor removes the temporary, so a failed or cancelled write
-// never leaves a half-written FILE behind, nor a stray FILE.tmp-XXXXXX. The temporary is registered with
-// the signal clean-up (temp_registry.hpp) while it lives, so SIGINT/SIGTERM remove it too; and the first
-// AtomicFile of a process in a folder removes that folder's stale temporaries of ours from killed runs
-// (output_safety.hpp, removeStaleTemporaries).
+// never leaves a half-written FILE behind, nor a stray temporary. The temporary, FILE.larmor.tmp-TOKEN-N,
+// is reserved through temp_registry.hpp: listed in this process's run record in the folder before it
+// exists and registered with the signal clean-up while it lives, so SIGINT/SIGTERM remove it, and after a
+// SIGKILL the next Larmor run in that folder removes it (and only what the dead run's record lists).
 #include <string>
+
+#include "larmor/util/temp_registry.hpp"
 
 namespace larmor {
 
@@ -30,13 +32,14 @@ class AtomicFile {
   std::string target_;
   std::string temp_;
   bool committed_ = false;
-  int slot_ = -1;  ///< temp_registry slot
+  Temporary reserved_;  ///< the registry's handle of temp_
 };
 
-/// The temporary-name pattern of every Larmor writer: TARGET + ".tmp-" + 6 letters/digits.
+/// The temporary-name pattern of Larmor versions before the run records: TARGET + ".tmp-" + 6 letters/
+/// digits. No longer written, and never removed on its pattern: a user's file may look like it.
 inline constexpr const char* kTempInfix = ".tmp-";
 inline constexpr std::size_t kTempSuffixLength = 6;
-/// A random suffix for a temporary name (letters and digits, kTempSuffixLength of them).
+/// A random suffix (letters and digits, kTempSuffixLength of them).
 std::string randomTempSuffix();
 
 }  // namespace larmor
