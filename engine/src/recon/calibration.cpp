@@ -1,12 +1,13 @@
 // The calibration region (recon/calibration.hpp): the largest fully sampled centred box of Cartesian
 // k-space (grown one line per dimension in turn, as BART's calib_geom), or the k-space centre of
-// non-Cartesian data gridded onto a Cartesian box (density-compensated adjoint NUFFT onto a 2x grid, FFT,
-// crop).
+// non-Cartesian data fitted on a Cartesian box (a Tikhonov-regularised inverse NUFFT onto a 2x grid by CG, FFT,
+// crop; recon/calibration.hpp says why not a density-compensated adjoint).
 #include "larmor/recon/calibration.hpp"
 
 #include <algorithm>
 #include <cmath>
 
+#include "larmor/solve/cg.hpp"
 #include "larmor/traj/dcf.hpp"
 #include "larmor/traj/trajectory.hpp"
 #include "larmor/util/error.hpp"
@@ -48,8 +49,51 @@ RArray calibrationWeights(Backend& be, const Dataset& d, const NufftGeometry& fu
   return traj::densityCompensation(be, full, o, Progress::Sub(progress, 0, 1, "density compensation: "));
 }
 
+namespace {
+/// (A^H A + lambda I) on the calibration grid's images of every coil, A the NUFFT of the band's samples.
+class BoxNormal final : public solve::LinearOperator {
+ public:
+  BoxNormal(Backend& be, NufftPlan& plan, index_t coils, double lambda)
+      : be_(be), plan_(plan), coils_(coils), lambda_(lambda), n_(plan.imageShape().size() * coils),
+        samples_(be.allocate(bytesOf(plan.samples() * coils))) {}
+  index_t size() const override { return n_; }
+  void apply(const Buffer& x, Buffer& y) override {
+    plan_.forward(x, *samples_, coils_);
+    plan_.adjoint(*samples_, y, coils_);
+    be_.axpby(y, cfloat(static_cast<float>(lambda_), 0.f), x, cfloat(1.f, 0.f), n_);
+  }
+
+ private:
+  Backend& be_;
+  NufftPlan& plan_;
+  index_t coils_;
+  double lambda_;
+  index_t n_;
+  std::unique_ptr<Buffer> samples_;
+};
+
+/// The largest eigenvalue of A^H A (power iteration from a constant image; A^H A is positive semidefinite).
+double largestEigenvalue(Backend& be, NufftPlan& plan, int steps) {
+  const index_t n = plan.imageShape().size();
+  auto x = be.allocate(bytesOf(n)), y = be.allocate(bytesOf(n));
+  be.fill(*x, cfloat(1.f / static_cast<float>(std::sqrt(static_cast<double>(n))), 0.f), n);
+  BoxNormal normal(be, plan, 1, 0.0);
+  double value = 0;
+  for (int i = 0; i < steps; ++i) {
+    normal.apply(*x, *y);
+    value = std::sqrt(be.norm2(*y, n));
+    if (!(value > 0) || !std::isfinite(value)) return 0;
+    be.axpby(*x, cfloat(static_cast<float>(1.0 / value), 0.f), *y, cfloat(0.f, 0.f), n);
+  }
+  return value;
+}
+
+constexpr double kBoxLambda = 1e-2;   ///< Tikhonov weight, relative to A^H A's largest eigenvalue
+constexpr int kBoxIterations = 30;    ///< CG iterations of the box fit
+}  // namespace
+
 CalibrationGridding::CalibrationGridding(Backend& be, const Dataset& d, index_t size, const NufftSettings& ns,
-                                         const Progress& progress)
+                                         const Progress& progress, index_t minimum)
     : be_(be), samplesPerSlice_(d.trajectory.size() / 3), coils_(std::max<index_t>(1, d.header.coils)) {
   const Header& h = d.header;
   require(!d.trajectory.empty(), d.source + ": non-Cartesian data without a trajectory");
@@ -57,22 +101,21 @@ CalibrationGridding::CalibrationGridding(Backend& be, const Dataset& d, index_t 
   const index_t m = samplesPerSlice_;
   require(d.kspace.size() == m * coils_ * h.slices, d.source + ": k-space does not match the trajectory");
 
-  // Radial spokes: the box corner must lie where the spokes are Nyquist-dense.
+  // Radial spokes: the box corner where the spokes are Nyquist-dense, but never below the kernel's 2 x minimum.
   index_t half = size / 2;
   const auto radial = dims_ == 2 ? traj::detectRadial(d.trajectory) : std::nullopt;
   if (radial) {
     const bool full = radial->kStart < -0.25 * std::abs(radial->kStep) * static_cast<float>(radial->readout);
     const double nyquist = static_cast<double>(radial->spokes) / (full ? M_PI : 2 * M_PI);
-    half = std::min<index_t>(half, static_cast<index_t>(std::floor(nyquist / std::sqrt(2.0))));
+    const index_t dense = static_cast<index_t>(std::floor(nyquist / std::sqrt(2.0)));
+    half = std::min<index_t>(half, std::max<index_t>(dense, minimum));
   }
   c_ = std::max<index_t>(1, 2 * half);
 
-  // Density compensation of the whole trajectory on the recon grid (cached), as gridding uses it.
   const index_t image[3] = {h.recon[0], h.recon[1], dims_ == 3 ? h.recon[2] : 1};
   const NufftGeometry full = traj::geometry(d.trajectory, dims_, image, radial);
-  const RArray w = calibrationWeights(be, d, full, ns, progress);
 
-  // The samples inside the band of the 2c grid, and their weights.
+  // The samples inside the band of the 2c grid.
   const float* k = full.trajectory.data();
   for (index_t j = 0; j < m; ++j) {
     bool in = true;
@@ -86,14 +129,14 @@ CalibrationGridding::CalibrationGridding(Backend& be, const Dataset& d, index_t 
   g.image[0] = g.image[1] = 2 * c_;
   g.image[2] = dims_ == 3 ? 2 * c_ : 1;
   g.trajectory = RArray(Shape{3, mk});
-  weights_.resize(keep_.size());
   for (index_t i = 0; i < mk; ++i) {
     const index_t j = keep_[static_cast<std::size_t>(i)];
     for (int a = 0; a < 3; ++a) g.trajectory[3 * i + a] = a < dims_ ? k[3 * j + a] : 0.f;
-    weights_[static_cast<std::size_t>(i)] = w.empty() ? 1.f : w[j];
   }
   for (int i = 0; i < 3; ++i) grid_[i] = g.image[i];
   plan_ = be.makeNufftPlan(g, nufftOptions(ns));
+  progress.report(0.5, "calibration fit");
+  lambda_ = kBoxLambda * largestEigenvalue(be, *plan_, 12);
 }
 
 CalibrationGridding::~CalibrationGridding() = default;
@@ -108,14 +151,26 @@ CalibrationRegion CalibrationGridding::region(const Dataset& d, index_t slice) c
   for (index_t cc = 0; cc < coils; ++cc) {
     const cfloat* from = d.kspace.data() + m * (cc + coils * slice);
     cfloat* to = samples.data() + mk * cc;
-    for (index_t i = 0; i < mk; ++i) to[i] = from[keep_[static_cast<std::size_t>(i)]] * weights_[static_cast<std::size_t>(i)];
+    for (index_t i = 0; i < mk; ++i) to[i] = from[keep_[static_cast<std::size_t>(i)]];
   }
   Backend& be = be_;
   const Shape imgShape{grid_[0], grid_[1], grid_[2], coils};
   auto ds = be.allocate(bytesOf(samples.size()));
   be.upload(*ds, samples.data(), bytesOf(samples.size()));
+  auto rhs = be.allocate(bytesOf(imgShape.size()));
+  plan_->adjoint(*ds, *rhs, coils);
+  ds.reset();
+  // (A^H A + lambda I) x = A^H y: every coil's image at once (the operator is block diagonal).
   auto di = be.allocate(bytesOf(imgShape.size()));
-  plan_->adjoint(*ds, *di, coils);
+  BoxNormal normal(be, *plan_, coils, lambda_);
+  solve::CgOptions o;
+  o.maxIterations = kBoxIterations;
+  o.tolerance = 1e-6;
+  o.trackObjective = false;
+  o.recordOperator = false;
+  o.stage = "calibration fit";
+  solve::conjugateGradient(be, normal, *rhs, *di, o);
+  rhs.reset();
   be.fft(*di, imgShape, dims_, FftDirection::Forward);
   CalibrationRegion r;
   r.gridded = true;
@@ -192,7 +247,7 @@ CalibrationRegion calibrationRegion(Backend& be, const Dataset& d, index_t slice
   } else {
     std::shared_ptr<const CalibrationGridding> local;
     std::shared_ptr<const CalibrationGridding>& plan = gridding ? *gridding : local;
-    if (!plan) plan = std::make_shared<const CalibrationGridding>(be, d, size, nufft, progress);
+    if (!plan) plan = std::make_shared<const CalibrationGridding>(be, d, size, nufft, progress, minimum);
     r = plan->region(d, slice);
     for (int i = 0; i < 3; ++i) extent[i] = r.box.extent[i] > 1 ? 2 : 1;
   }

@@ -259,9 +259,6 @@ void validate(const GrappaSettings& s, const Sampling& smp, index_t columns, ind
   require(smp.acsCount > 0, "GRAPPA: no calibration (ACS) lines");
   require(s.outCoils >= 0 && s.outCoils <= coils,
           "GRAPPA: --out-coils " + std::to_string(s.outCoils) + " must be 0 (off) or 1 to the " + str(coils) + " coils");
-  if (s.calibration == GrappaCalibration::Improved)
-    require(s.kernelRo <= columns, "GRAPPA: the kernel's " + std::to_string(s.kernelRo) +
-                                       " readout columns exceed the data's " + str(columns));
   const Kernel k = Kernel::make(s, smp.accel, columns, std::max<index_t>(coils, 1), smp.accelPe2);
   if (smp.twoD()) {
     require(k.pe2 >= 1 && k.pe2 <= 64, "GRAPPA: --grappa-kernel-pe2 " + std::to_string(k.pe2) + " must be 1 to 64");

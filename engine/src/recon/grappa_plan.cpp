@@ -37,7 +37,11 @@ Kernel Kernel::make(const GrappaSettings& s, int accel, index_t columns, index_t
   k.accelPe2 = accelPe2;
   k.pe = k.improved ? s.kernelPe : s.blocks;
   k.pe2 = accelPe2 > 1 ? s.kernelPe2 : 1;
-  k.ro = k.improved ? s.kernelRo : 1;
+  // The readout extent fits the data: a plane with fewer readout columns than the kernel (a ky-kz plane after the
+  // readout's inverse FFT has one) gets the widest odd kernel it holds, so the kernel is then over pe1 x pe2.
+  index_t ro = std::min<index_t>(s.kernelRo, std::max<index_t>(columns, 1));
+  if (ro < s.kernelRo && ro % 2 == 0) --ro;
+  k.ro = k.improved ? static_cast<int>(ro) : 1;
   k.roCentre = (k.ro - 1) / 2;
   k.coils = coils;
   if (k.improved) {

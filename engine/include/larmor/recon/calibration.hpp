@@ -12,14 +12,18 @@
 // Handles 1D (pe1) and 2D (pe1 x pe2) undersampling, 2D and 3D, and BART's planes [1, Ny, Nz] (readout of
 // length 1: the box is 1 there).
 //
-// Non-Cartesian data: the centre is gridded onto a Cartesian box of `size` points per dimension (2 or 3)
-// at unit spacing (cycles/FOV): the samples with |k_i| < size along every axis, weighted by the
-// density compensation of the full trajectory (auto: ramp for radial lines, else Pipe-Menon), give by an
-// adjoint NUFFT the image of a 2 size grid (FOV 1, so the box is inside its band with room to spare),
-// whose centred FFT cropped to the central `size` points is the calibration box (a sinc interpolation of
-// the samples onto the Cartesian points). For radial spokes the box is also clipped to where the spokes
-// sample at the Nyquist rate (angular spacing <= 1 cycle/FOV at the box corner: |k| <= P / pi for P full
-// spokes, P / (2 pi) for half spokes).
+// Non-Cartesian data: the centre is solved for on a Cartesian box of `size` points per dimension (2 or 3)
+// at unit spacing (cycles/FOV): the samples y with |k_i| < size along every axis are fitted, in the least-squares
+// sense with a small Tikhonov term, by the image x of a 2 size grid (FOV 1, so the box is inside its band with
+// room to spare): (A^H A + lambda I) x = A^H y by conjugate gradients, A the NUFFT of that grid, lambda 1e-2 of
+// A^H A's largest eigenvalue (a few power steps); x's centred FFT cropped to the central `size` points is the
+// calibration box. This is BART's `nufft -i` (an inverse NUFFT) restricted to the centre. A density-compensated
+// adjoint (gridding) is not used: its k-space is the samples convolved with the sampling's point spread, not a
+// Cartesian sampling of one object, and ESPIRiT reads that inconsistency as signal everywhere in the FOV (maps
+// never cropped, the SENSE model wrong: measured on BART's default radial trajectory, docs/iterative.md).
+// For radial spokes the box is also clipped to where the spokes sample at the Nyquist rate (angular spacing
+// <= 1 cycle/FOV at the box corner: |k| <= P / pi for P full spokes, P / (2 pi) for half spokes), but never
+// below twice the kernel (`minimum`), where the Tikhonov term holds the fit between the spokes.
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,14 +67,14 @@ CalibrationBox findCalibrationBox(const Dataset& d, index_t slice, index_t size)
 /// Cartesian: the samples of `box` (centred) of slice `slice`, [c0, c1, c2, coils].
 CArray extractCalibration(const Dataset& d, index_t slice, const CalibrationBox& box);
 
-/// Non-Cartesian data: the gridding of the calibration box (above) planned once for a dataset's trajectory on a
-/// backend: the density compensation, the samples inside the 2c grid's band with their weights, the NUFFT plan;
-/// region() then grids any slice's samples (upload, adjoint, FFT, crop). The slices of a multi-slice dataset
+/// Non-Cartesian data: the fit of the calibration box (above) planned once for a dataset's trajectory on a
+/// backend: the samples inside the 2c grid's band, the NUFFT plan, lambda; region() then solves for any slice's
+/// box (upload, adjoint, CG, FFT, crop). `minimum`: the smallest box half-width (the kernel size). The slices of a multi-slice dataset
 /// share one (the plan took ~2.5 of the ~3 ms of a 128^2 radial slice's calibration on an H200, session 21).
 class CalibrationGridding {
  public:
   CalibrationGridding(Backend& backend, const Dataset& d, index_t size, const NufftSettings& nufft = {},
-                      const Progress& progress = {});
+                      const Progress& progress = {}, index_t minimum = 1);
   ~CalibrationGridding();
   CalibrationGridding(const CalibrationGridding&) = delete;
   CalibrationGridding& operator=(const CalibrationGridding&) = delete;
@@ -82,14 +86,14 @@ class CalibrationGridding {
   index_t samplesPerSlice_ = 0, coils_ = 1, c_ = 1, grid_[3] = {1, 1, 1};
   int dims_ = 2;
   std::vector<index_t> keep_;  ///< the samples inside the band
-  std::vector<float> weights_;  ///< their density compensation
+  double lambda_ = 0;          ///< the Tikhonov weight
   std::unique_ptr<NufftPlan> plan_;
 };
 
 /// The calibration region of slice `slice`, Cartesian or gridded (above). `minimum`: the smallest extent
 /// allowed along every dimension where the data extend (the kernel size); smaller throws one Error naming
 /// the region found. nufft: the plan and density compensation settings of the gridding.
-/// progress: the gridded case's density compensation (Pipe-Menon per iteration).
+/// progress: the gridded case's fit.
 /// gridding (optional): the gridded case's plan, made there when null and used from there for the next slice.
 CalibrationRegion calibrationRegion(Backend& backend, const Dataset& d, index_t slice, index_t size, index_t minimum,
                                     const NufftSettings& nufft = {}, const Progress& progress = {},
