@@ -22,6 +22,7 @@
 #include "larmor/io/nifti.hpp"
 #include "larmor/io/output_safety.hpp"
 #include "larmor/io/png.hpp"
+#include "larmor/io/series_folder.hpp"
 #include "larmor/util/provenance.hpp"
 #include "larmor/util/atomic_file.hpp"
 #include "larmor/util/temp_registry.hpp"
@@ -73,16 +74,18 @@ fs::perms folderPermissions() {
   return static_cast<fs::perms>(0777u & ~mask);
 }
 
-std::string makeTempDir(const fs::path& target, const char* tag, const std::string& path) {
-  std::string tmpl = target.string() + tag + "XXXXXX";
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  if (!::mkdtemp(buf.data()))
-    throw Error(path + ": cannot create a temporary folder next to it (" + std::strerror(errno) + ")");
+// A temporary folder next to the target, recorded in this process's run record before it exists
+// (temp_registry.hpp), with the permissions of any new folder (umask).
+Temporary makeTempDir(const fs::path& target, const char* role, const std::string& path) {
+  Temporary t = reserveTemporary(target.string(), TempKind::Directory, role);
+  if (::mkdir(t.path.c_str(), 0700) != 0) {
+    const std::string why = std::strerror(errno);
+    releaseTemporary(t);
+    throw Error(path + ": cannot create a temporary folder next to it (" + why + ")");
+  }
   std::error_code ec;
-  // mkdtemp makes it 0700; a series folder gets the permissions of any new folder (umask).
-  fs::permissions(buf.data(), folderPermissions(), ec);
-  return buf.data();
+  fs::permissions(t.path, folderPermissions(), ec);
+  return t;
 }
 
 // Blocks SIGINT/SIGTERM/SIGHUP while the previous export and the new one swap places, so a signal
@@ -144,58 +147,66 @@ void requireFiniteImage(const CArray& image, const std::string& path) {
 }
 
 #ifdef LARMOR_HAVE_IO
-// The series appears at once: written into TARGET.tmp-XXXXXX next to the target (same file system),
-// with the marker .larmor-export, then renamed onto it. A previous export is moved aside first and
-// removed after the rename; any failure removes the temporary folder, so there is never a half-written
-// series. The temporary folder is registered for the signal clean-up while it lives.
+// The series appears at once: written into TARGET.larmor.tmp-TOKEN-N next to the target (same file
+// system), with the marker .larmor-export listing its files, then renamed onto it. A previous export
+// (only Larmor's files: checked before the work and again just before the swap, series_folder.hpp) is
+// moved aside first and, after the rename, its Larmor files removed; any failure removes the temporary
+// folder, so there is never a half-written series. Both temporaries are in the run record and registered
+// for the signal clean-up while they live (temp_registry.hpp).
 std::vector<std::string> writeDicomAtomically(const std::string& path, const recon::ReconResult& r, const Dataset& d,
                                               const ExportOptions& o, const ImageGeometry& g,
                                               const Progress& progress) {
   const fs::path target = dicomTarget(path);
   requireWritableFolder(parentOf(target).string(), path);
   const FolderState state = exportFolderState(target.string(), path);
-  removeStaleTemporariesOnce(parentOf(target).string());
-  const std::string temp = makeTempDir(target, kTempInfix, path);
-  int slot = registerTemporary(temp, TempKind::Directory);
+  requireOnlyLarmorFiles(target.string(), path);
+  Temporary tempDir = makeTempDir(target, "tmp", path);
+  const std::string temp = tempDir.path;
   std::vector<std::string> files;
   std::error_code ec;
   try {
     files = writeDicomSeriesFiles(temp, r, d, o, g, progress);
     {
       std::ofstream marker(fs::path(temp) / kExportMarker);
-      marker << "Larmor " << versionString() << " DICOM export; a later export may replace this folder.\n";
+      marker << exportMarkerText(files);
       marker.close();
       if (!marker) throw Error(path + ": cannot write " + std::string(kExportMarker) + " (" + std::strerror(errno) + ")");
     }
     const SignalsBlocked blocked;
     if (state == FolderState::PreviousExport) {
+      requireOnlyLarmorFiles(target.string(), path);  // nothing added during the work
       // rename(2) onto an empty directory replaces it; the old series goes to an empty temporary one.
-      const std::string old = makeTempDir(target, ".old-", path);
+      Temporary oldDir = makeTempDir(target, "old", path);
+      const std::string old = oldDir.path;
       if (std::rename(target.c_str(), old.c_str()) != 0) {
         const std::string why = std::strerror(errno);
         fs::remove(old, ec);
+        releaseTemporary(oldDir);
         throw Error(path + ": cannot replace the previous export (" + why + ")");
       }
       if (std::rename(temp.c_str(), target.c_str()) != 0) {
         const std::string why = std::strerror(errno);
         std::rename(old.c_str(), target.c_str());  // put the previous export back
+        releaseTemporary(oldDir);
         throw Error(path + ": cannot rename the new series into place (" + why + ")");
       }
-      unregisterTemporary(slot);
-      slot = -1;
-      fs::remove_all(old, ec);
+      releaseTemporary(tempDir);
+      const std::vector<std::string> left = removeLarmorSeries(old);
+      releaseTemporary(oldDir);
+      if (!left.empty())
+        std::cerr << "warning: " << path << ": the previous series is kept in " << old << ": it holds '"
+                  << left.front() << "', which Larmor did not write (added during the export)\n";
     } else if (std::rename(temp.c_str(), target.c_str()) != 0) {
       throw Error(path + ": cannot rename the new series into place (" + std::strerror(errno) + ")");
     }
-    unregisterTemporary(slot);
-    slot = -1;
+    releaseTemporary(tempDir);
   } catch (const Cancelled&) {
     fs::remove_all(temp, ec);
-    unregisterTemporary(slot);
+    releaseTemporary(tempDir);
     throw;
   } catch (const Error& e) {
     fs::remove_all(temp, ec);
-    unregisterTemporary(slot);
+    releaseTemporary(tempDir);
     // Name the series the user asked for, not our temporary folder.
     std::string why = e.what();
     for (std::size_t at = why.find(temp); at != std::string::npos; at = why.find(temp, at + 1))
@@ -203,7 +214,7 @@ std::vector<std::string> writeDicomAtomically(const std::string& path, const rec
     throw Error(why);
   } catch (...) {
     fs::remove_all(temp, ec);
-    unregisterTemporary(slot);
+    releaseTemporary(tempDir);
     throw;
   }
   for (auto& f : files) f = (target / fs::path(f).filename()).string();
@@ -313,6 +324,7 @@ void checkOutputPath(const std::string& path, const ExportOptions& o) {
       throw Error(path + ": name a series directory (e.g. out/series/)");
     requireWritableFolder(parentOf(target).string(), path);
     (void)exportFolderState(target.string(), path);
+    requireOnlyLarmorFiles(target.string(), path);
 #endif
     return;
   }
