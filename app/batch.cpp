@@ -15,8 +15,8 @@
 #include <sstream>
 
 #include "larmor/batch/journal.hpp"
+#include "larmor/batch/ownership.hpp"
 #include "larmor/batch/runner.hpp"
-#include "larmor/util/atomic_file.hpp"
 #include "larmor/util/error.hpp"
 
 namespace larmor::cli {
@@ -52,6 +52,10 @@ class ProgressLine {
       t0_ = std::chrono::steady_clock::now();
     }
     total_ = ev.total;
+    if (ev.kind == K::Started && !ev.note.empty()) {  // why an item done before is done again
+      clearLine();
+      std::cerr << "batch: " << ev.name << ": " << ev.note << "\n";
+    }
     if (ev.kind == K::Started) {
       current_ = ev.name;
       if (tty_) draw(ev);
@@ -114,16 +118,6 @@ class ProgressLine {
 
 std::string absolutePath(const std::string& p) { return fs::absolute(p).lexically_normal().string(); }
 
-void writeText(const std::string& path, const std::string& text) {
-  AtomicFile file(path);
-  {
-    std::ofstream out(file.tempPath());
-    out << text;
-    require(static_cast<bool>(out), path + ": cannot write");
-  }
-  file.commit();
-}
-
 std::string shellQuote(const std::string& s) {
   std::string q = "'";
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -141,6 +135,7 @@ int printStatus(const std::string& dir) {
     if (st == "done") continue;
     std::cout << "  " << std::left << std::setw(12) << st << " " << it["name"].get<std::string>();
     if (it.contains("host")) std::cout << " (" << it["host"].get<std::string>() << ")";
+    if (it.contains("reason")) std::cout << ": " << it["reason"].get<std::string>();
     if (it.contains("error")) std::cout << ": " << it["error"].get<std::string>();
     std::cout << "\n";
   }
@@ -163,8 +158,17 @@ void parseShard(const std::string& text, int& index, int& count) {
 int submitSlurm(const BatchArgs& a, const batch::Plan& plan) {
   const std::string dir = absolutePath(a.outputDir);
   std::error_code ec;
+  // Before anything is written: the files this writes may replace only the batch's own earlier ones.
+  const char* own[] = {"manifest.txt", "settings.json", batch::kPlanFile, "larmor-batch.sbatch"};
+  if (fs::is_directory(dir, ec)) {
+    const std::string journalPath = (fs::path(dir) / batch::kJournalFile).string();
+    batch::requireBatchJournal(journalPath);
+    const auto records = batch::Journal::read(journalPath);
+    for (const char* name : own) batch::requireBatchFile(dir, name, records);
+  }
   fs::create_directories(fs::path(dir) / "slurm-logs", ec);
   require(!ec, dir + ": cannot create the output folder (" + ec.message() + ")");
+  const auto writeText = [](const std::string& path, const std::string& text) { batch::writeBatchFile(path, text); };
   // The batch as every task will see it: the resolved manifest and the settings, in the shared folder.
   std::ostringstream manifest;
   manifest << "# Written by larmor-cli batch --slurm: one input per line, then its own settings.\n";
@@ -174,8 +178,9 @@ int submitSlurm(const BatchArgs& a, const batch::Plan& plan) {
     manifest << "\n";
   }
   writeText((fs::path(dir) / "manifest.txt").string(), manifest.str());
-  writeText((fs::path(dir) / "settings.json").string(),
-            batch::settingsFileJson(plan.settings.settings, plan.settings.trajectory).dump(2) + "\n");
+  nlohmann::json settings = batch::settingsFileJson(plan.settings.settings, plan.settings.trajectory);
+  settings["larmor_batch_settings"] = 1;  // the batch's own copy (ownership.hpp), not a user's settings file
+  writeText((fs::path(dir) / "settings.json").string(), settings.dump(2) + "\n");
   writeText((fs::path(dir) / batch::kPlanFile).string(), batch::toJson(plan).dump(2) + "\n");
   const int items = static_cast<int>(plan.items.size());
   const int shards = a.shards > 0 ? std::min(a.shards, items) : std::max(1, (items + 7) / 8);

@@ -137,7 +137,7 @@ std::vector<nlohmann::json> Journal::read(const std::string& path, int* skipped)
   return out;
 }
 
-std::uint64_t fnv1a(const std::string& bytes, std::uint64_t h) {
+std::uint64_t fnv1a(std::string_view bytes, std::uint64_t h) {
   for (unsigned char c : bytes) {
     h ^= c;
     h *= 1099511628211ull;

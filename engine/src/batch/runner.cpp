@@ -12,7 +12,9 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -20,6 +22,7 @@
 #include "larmor/backend/registry.hpp"
 #include "larmor/batch/contact_sheet.hpp"
 #include "larmor/batch/journal.hpp"
+#include "larmor/batch/ownership.hpp"
 #include "larmor/io/dataset_io.hpp"
 #include "larmor/io/export.hpp"
 #include "larmor/io/output_safety.hpp"
@@ -50,16 +53,6 @@ std::string hostName() {
   return buf;
 }
 
-void writeJsonFile(const std::string& path, const json& j) {
-  AtomicFile file(path);
-  {
-    std::ofstream out(file.tempPath());
-    out << j.dump(2) << "\n";
-    require(static_cast<bool>(out), path + ": cannot write");
-  }
-  file.commit();
-}
-
 json readJsonFile(const std::string& path) {
   std::ifstream in(path);
   require(static_cast<bool>(in), path + ": cannot read");
@@ -73,15 +66,52 @@ json readJsonFile(const std::string& path) {
 /// The files an output path stands for (a .cfl its pair; a DICOM folder itself).
 std::vector<std::string> members(const std::string& out) { return io::pathMembers(out); }
 
-/// The state of one item of the plan, from the journal.
+/// The state of one item of the plan, from the journal and the disk.
 struct ItemState {
   std::string status = "pending";  ///< done | failed | pending | interrupted
   json record;                     ///< the latest journal record (null when none)
   std::string key, inputHash, error;
+  std::string reason;  ///< why it is to be done again although a run did it before (empty: new)
 };
 
-std::vector<ItemState> itemStates(const Plan& plan, const std::vector<json>& records) {
+std::string fileName(const std::string& path) {
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  return fs::path(p).filename().string();
+}
+
+// Why a "done" record no longer describes the disk (empty: it does). `lastWriter`: for each output path,
+// the latest "done" record that wrote it, of any key.
+std::string whyNotDone(const json& record, const std::map<std::string, const json*>& lastWriter, bool hashContents) {
+  const json hashes = record.value("output_hashes", json::object());
+  for (const auto& f : record.value("outputs", json::array())) {
+    if (!f.is_string()) continue;
+    const std::string path = f.get<std::string>();
+    std::error_code ec;
+    if (!fs::exists(path, ec)) return "output missing (" + fileName(path) + ")";
+    const auto w = lastWriter.find(path);
+    if (w != lastWriter.end() && w->second->value("key", "") != record.value("key", "")) {
+      const json& other = *w->second;
+      if (other.value("settings_hash", "") != record.value("settings_hash", "")) return "settings changed";
+      if (other.value("input_hash", "") != record.value("input_hash", "")) return "input changed";
+      return "output rewritten by another run (" + fileName(path) + ")";
+    }
+    if (hashContents && hashes.contains(path) && hashes[path].is_string() && contentHash(path) != hashes[path].get<std::string>())
+      return "output altered since it was written (" + fileName(path) + ")";
+  }
+  return {};
+}
+
+// `hashContents`: compare each done output's content hash with the journal's (reads every output).
+std::vector<ItemState> itemStates(const Plan& plan, const std::vector<json>& records, bool hashContents = true) {
   const auto latest = latestByKey(records);
+  std::map<std::string, const json*> lastWriter, lastDoneByName;
+  for (const auto& r : records) {
+    if (r.value("event", "") != "done") continue;
+    if (r.contains("name") && r["name"].is_string()) lastDoneByName[r["name"].get<std::string>()] = &r;
+    for (const auto& f : r.value("outputs", json::array()))
+      if (f.is_string()) lastWriter[f.get<std::string>()] = &r;
+  }
   std::vector<ItemState> states(plan.items.size());
   for (std::size_t i = 0; i < plan.items.size(); ++i) {
     ItemState& s = states[i];
@@ -97,13 +127,17 @@ std::vector<ItemState> itemStates(const Plan& plan, const std::vector<json>& rec
     s.inputHash = inputHash(item.input);
     s.key = itemKey(item.name, s.inputHash, settingsHash);
     const auto it = latest.find(s.key);
-    if (it == latest.end()) continue;
+    if (it == latest.end()) {
+      const auto before = lastDoneByName.find(item.name);
+      if (before != lastDoneByName.end())
+        s.reason = before->second->value("settings_hash", "") != settingsHash ? "settings changed" : "input changed";
+      continue;
+    }
     s.record = it->second;
     const std::string ev = s.record.value("event", "");
     if (ev == "done") {
-      s.status = "done";
-      for (const auto& f : s.record.value("outputs", json::array()))
-        if (f.is_string() && !fs::exists(f.get<std::string>())) s.status = "pending";  // removed since
+      s.reason = whyNotDone(s.record, lastWriter, hashContents);
+      s.status = s.reason.empty() ? "done" : "pending";
     } else if (ev == "failed") {
       s.status = "failed";
       s.error = s.record.value("error", "");
@@ -229,8 +263,10 @@ std::vector<WorkerDevice> resolveDevices(const std::string& devices, int jobs, s
 }
 
 json writeSummary(const std::string& dir, const Plan& plan, double wallSeconds, const json& startupMs) {
-  const auto records = Journal::read((fs::path(dir) / kJournalFile).string());
-  const auto states = itemStates(plan, records);
+  Journal journal((fs::path(dir) / kJournalFile).string());
+  const auto records = Journal::read(journal.path());
+  const auto states = itemStates(plan, records, false);  // run() has compared the contents
+
   json items = json::array();
   int done = 0, failed = 0, pending = 0;
   std::vector<Tile> tiles;
@@ -244,6 +280,7 @@ json writeSummary(const std::string& dir, const Plan& plan, double wallSeconds, 
         if (s.record.contains(k)) e[k] = s.record[k];
     }
     if (!s.error.empty()) e["error"] = s.error;
+    if (s.status != "done" && !s.reason.empty()) e["reason"] = s.reason;
     items.push_back(e);
     if (s.status == "done") {
       ++done;
@@ -274,11 +311,11 @@ json writeSummary(const std::string& dir, const Plan& plan, double wallSeconds, 
                         {"written_utc", utcNow()},
                         {"version", versionString()},
                         {"items", items}};
-  writeJsonFile((fs::path(dir) / "summary.json").string(), summary);
+  writeBatchFile((fs::path(dir) / "summary.json").string(), summary.dump(2) + "\n");
   // Cells shrink for large cohorts so that the sheet stays near 4096 pixels wide (96 to 32 pixels a cell).
   const int cols = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(std::max<std::size_t>(1, tiles.size())))));
   const int cell = std::clamp(4096 / cols - 8, 32, 96);
-  io::writePng((fs::path(dir) / "contact-sheet.png").string(), contactSheet(tiles, cell));
+  writeBatchPng(journal, records, (fs::path(dir) / "contact-sheet.png").string(), contactSheet(tiles, cell));
   return summary;
 }
 
@@ -295,6 +332,7 @@ json status(const std::string& dir) {
     const ItemState& s = states[i];
     json e = {{"name", plan.items[i].name}, {"input", plan.items[i].input}, {"status", s.status}};
     if (!s.error.empty()) e["error"] = s.error;
+    if (s.status != "done" && !s.reason.empty()) e["reason"] = s.reason;
     if (!s.record.is_null() && s.record.contains("host")) e["host"] = s.record["host"];
     items.push_back(e);
     if (s.status == "done") ++done;
@@ -353,15 +391,28 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
   // Absolute: the journal's output paths must name the same files from any working directory.
   const std::string dir = fs::absolute(o.outputDir).lexically_normal().string();
   std::error_code ec;
+  const bool madeDir = !fs::exists(dir, ec);
   fs::create_directories(dir, ec);
   require(!ec, dir + ": cannot create the output folder (" + ec.message() + ")");
-  io::requireWritableFolder(dir, dir);
-  fs::create_directories(fs::path(dir) / kThumbDir, ec);
-  writeJsonFile((fs::path(dir) / kPlanFile).string(), toJson(plan));
+  // Before any work: one batch at a time (shards of this plan excepted); the batch's own files are the
+  // batch's; what the journal says before this run: the outputs that are ours, what is done.
+  std::optional<BatchLock> folderLock;
+  std::vector<json> records;
+  try {
+    io::requireWritableFolder(dir, dir);
+    folderLock.emplace(dir, hex64(fnv1a(toJson(plan).dump())));
+    const std::string journalPath = (fs::path(dir) / kJournalFile).string();
+    requireBatchJournal(journalPath);
+    records = Journal::read(journalPath);
+    for (const char* own : {kPlanFile, "summary.json", "contact-sheet.png"}) requireBatchFile(dir, own, records);
+  } catch (const Error&) {
+    folderLock.reset();
+    if (madeDir) fs::remove_all(dir, ec);  // made by us a moment ago: only our lock files are in it
+    throw;
+  }
   Journal journal((fs::path(dir) / kJournalFile).string());
+  writeBatchFile((fs::path(dir) / kPlanFile).string(), toJson(plan).dump(2) + "\n");
 
-  // What the journal says before this run: the outputs that are ours, what is done.
-  const auto records = Journal::read(journal.path());
   std::set<std::string> owned;
   for (const auto& r : records)
     for (const auto& f : r.value("outputs", json::array()))
@@ -386,10 +437,18 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
   for (std::size_t i = 0; i < plan.items.size(); ++i) {
     if (static_cast<int>(i % static_cast<std::size_t>(o.shardCount)) != o.shardIndex) continue;
     if (states[i].status == "done") {
-      emit({ProgressEvent::Kind::Skipped, plan.items[i].name, "", "", 0, 0, 0, 0, 0});
+      emit({ProgressEvent::Kind::Skipped, plan.items[i].name, "", "", 0, 0, 0, 0, 0, ""});
       continue;
     }
     queue.push_back(i);
+  }
+  // Why an item that a run did before is done again.
+  std::vector<std::string> notes(plan.items.size());
+  for (std::size_t i = 0; i < plan.items.size(); ++i) {
+    const ItemState& s = states[i];
+    if (s.status == "interrupted") notes[i] = "redone: interrupted before it finished";
+    else if (s.status == "failed") notes[i] = "retried: it failed before";
+    else if (s.status == "pending" && !s.reason.empty()) notes[i] = "redone: " + s.reason;
   }
 
   std::vector<Worker> workers;
@@ -443,7 +502,7 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
     } catch (const std::exception&) {
       // the journal itself failed: the item is reported and, unrecorded, retried next time
     }
-    emit({ProgressEvent::Kind::Failed, item.name, device, job.error, 0, 0, 0, 0, msSince(job.start) / 1e3});
+    emit({ProgressEvent::Kind::Failed, item.name, device, job.error, 0, 0, 0, 0, msSince(job.start) / 1e3, ""});
   };
 
   auto prepare = [&](const Worker& w, std::size_t index) {
@@ -456,7 +515,7 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
                {"pid", static_cast<long>(::getpid())}, {"shard", shard},
                {"key", states[index].key.empty() ? itemKey(item.name, "", "") : states[index].key},
                {"input_hash", states[index].inputHash}};
-    emit({ProgressEvent::Kind::Started, item.name, w.id, "", 0, 0, 0, 0, 0});
+    emit({ProgressEvent::Kind::Started, item.name, w.id, "", 0, 0, 0, 0, 0, notes[index]});
     try {
       if (w.device.ompThreads > 0) omp_set_num_threads(w.device.ompThreads);
       job.is = itemSettings(plan, item);
@@ -478,16 +537,14 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
         std::lock_guard lock(ownedMutex);
         owned.insert(planned.begin(), planned.end());
       }
-      std::vector<io::PlannedOutput> checks;
-      for (const auto& out : job.outs) {
-        io::PlannedOutput p;
-        p.path = out;
-        p.options = eo;
-        checks.push_back(p);
-      }
+      // The rules of io's output check that a batch needs: no output is an input; a DICOM folder is new,
+      // empty or only Larmor's export. What may be replaced is the journal's to say (above).
       std::vector<std::string> inputs = {item.input};
       if (!job.is.trajectory.empty()) inputs.push_back(job.is.trajectory);
-      io::checkOutputs(checks, inputs);
+      for (const auto& out : job.outs) {
+        io::requireNotAnInput(out, io::OutputRole::Image, inputs);
+        io::checkOutputPath(out, eo);
+      }
       json started = job.rec;
       started["event"] = "started";
       started["settings_hash"] = job.is.hash;
@@ -532,6 +589,8 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
       RArray mag(sh);
       for (index_t i = 0; i < mag.size(); ++i) mag[i] = std::abs(r.image[i]);
       const index_t nz = std::max<index_t>(1, sh[2]), ns = std::max<index_t>(1, sh[4]);
+      std::error_code dirEc;
+      fs::create_directories(fs::path(dir) / kThumbDir, dirEc);  // made with the first thumbnail, not before
       writePgm((fs::path(dir) / kThumbDir / (item.name + ".pgm")).string(),
                thumbnail(io::render(mag, nz / 2 + nz * (ns / 2)), kThumbSize));
       const double writeMs = msSince(tWrite);
@@ -541,6 +600,9 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
       if (std::find(plan.formats.begin(), plan.formats.end(), "dcm") != plan.formats.end())
         files.push_back(outputPath(dir, item.name, "dcm"));
       done["outputs"] = files;
+      json hashes = json::object();  // what resume compares with the disk
+      for (const auto& f : files) hashes[f] = contentHash(f);
+      done["output_hashes"] = hashes;
       done["timings_ms"] = {{"load", job.loadMs}, {"recon", job.reconMs}, {"write", writeMs}, {"total", msSince(job.start)}};
       // recon::run's stages summed over the frames: where an item's time went (e.g. with two workers).
       json stages = json::object();
@@ -555,7 +617,7 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
         std::lock_guard lock(ownedMutex);
         owned.insert(files.begin(), files.end());
       }
-      emit({ProgressEvent::Kind::Done, item.name, w.id, "", 0, 0, 0, 0, msSince(job.start) / 1e3});
+      emit({ProgressEvent::Kind::Done, item.name, w.id, "", 0, 0, 0, 0, msSince(job.start) / 1e3, ""});
     } catch (const std::exception& e) {
       job.error = e.what();
       fail(job, w.id);

@@ -8,12 +8,15 @@
 // reading, and the next append starts on a fresh line.
 //
 // What "done" means: the latest record of an item's key (its name, a hash of its input's path, size and
-// modification time, and a hash of its settings and output formats) is "done". Changing an input or the
-// settings changes the key, so the item is reconstructed again; "failed" and "started" (interrupted) are
-// retried.
+// modification time, and a hash of its settings and output formats) is "done", and the disk agrees: each
+// output the record lists exists, no later "done" record of another key wrote it, and its content hash is
+// the one the record holds (runner.cpp). Changing an input or the settings changes the key, so the item
+// is reconstructed again; "failed" and "started" (interrupted) are retried. "file" records hold the
+// content hash of the batch's contact sheet as written (ownership.hpp).
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -43,7 +46,7 @@ class Journal {
 };
 
 /// 64-bit FNV-1a of bytes (Fowler, Noll, Vo): journal keys, not security.
-std::uint64_t fnv1a(const std::string& bytes, std::uint64_t h = 14695981039346656037ull);
+std::uint64_t fnv1a(std::string_view bytes, std::uint64_t h = 14695981039346656037ull);
 std::string hex64(std::uint64_t v);
 
 /// Hash of an input file's identity: its absolute path, size and modification time (ns). Empty when the

@@ -7,9 +7,14 @@
 //    it, with its plan caches, for every item it takes; items are dealt from one shared queue as workers
 //    free up. ISMRMRD loading is serialised (libhdf5 is not thread-safe); the rest overlaps.
 //  - Every output is written atomically (AtomicFile; DICOM: a folder renamed) and never over a file that
-//    is not an earlier output of this batch (the journal lists ours).
-//  - The journal (journal.hpp) records started/done/failed; a re-run skips what is done and retries the
-//    rest. One failing item is recorded and the others go on.
+//    is not an earlier output of this batch (the journal lists ours); the batch's own files (plan, summary,
+//    contact sheet, journal) only over the batch's earlier ones (ownership.hpp), checked before any work.
+//  - The journal (journal.hpp) records started/done/failed with each output's content hash; a re-run skips
+//    what is done and still on disk as it was written, and redoes the rest with a line that says why
+//    (settings or input changed, output missing, altered or rewritten by another run, interrupted, failed).
+//    One failing item is recorded and the others go on.
+//  - One batch per folder at a time (BatchLock): the shards of one plan share the folder, a batch of
+//    other settings is refused while one runs.
 //  - Shard k of n (Slurm array task k) takes items i with i mod n = k.
 //  - At the end: DIR/summary.json and DIR/contact-sheet.png over the whole plan (every shard's results).
 #include <functional>
@@ -67,6 +72,7 @@ struct ProgressEvent {
   std::string name, device, error;
   int done = 0, failed = 0, skipped = 0, total = 0;  ///< this process's items (its shard)
   double itemSeconds = 0;
+  std::string note;  ///< Started: why an item is done again, e.g. "redone: settings changed"
 };
 
 struct RunResult {
