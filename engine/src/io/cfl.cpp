@@ -23,6 +23,7 @@
 #include <system_error>
 
 #include "larmor/io/output_safety.hpp"
+#include "larmor/recon/resources.hpp"
 #include "larmor/util/atomic_file.hpp"
 #include "larmor/util/input_file.hpp"
 
@@ -177,6 +178,9 @@ CArray readCfl(const std::string& path) {
   if (bytes != expected)
     throw Error(cfl + ": holds " + std::to_string(bytes) + " bytes but " + base + ".hdr dimensions " +
                 shape.str() + " need " + std::to_string(expected) + " bytes");
+  // The memory planner's limit before the allocation (a 12 GB pair is refused, not read until the kernel
+  // kills the process).
+  recon::requireHostMemory(static_cast<double>(expected), cfl, "the array " + shape.str());
   CArray a;
   try {
     a = CArray(shape);

@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "larmor/io/dicom.hpp"
+#include "larmor/recon/resources.hpp"
 
 namespace larmor::io {
 
@@ -80,22 +81,37 @@ CArray readDicomSeriesImage(const std::string& path) {
   for (const auto& e : fs::directory_iterator(folder.empty() ? fs::path(".") : folder, ec))
     if (e.is_regular_file() && e.path().extension() == ".dcm") files.push_back(e.path());
   std::sort(files.begin(), files.end());
-  std::vector<std::pair<long, DicomInstance>> slices;
+  struct Slice {
+    long number;  // InstanceNumber (0020,0013)
+    DicomInstance d;
+    std::string file;  // for the messages
+  };
+  std::vector<Slice> slices;
   for (const auto& f : files) {
     DicomInstance d = readDicomFile(f.string());
     if (series.empty()) series = d.get(0x0020, 0x000E);
     if (d.get(0x0020, 0x000E) != series || d.rows <= 0 || d.columns <= 0) continue;
-    slices.emplace_back(std::strtol(d.get(0x0020, 0x0013).c_str(), nullptr, 10), std::move(d));
+    // Rows x Columns must be what PixelData holds (16-bit words): a lie read past the pixels.
+    const std::size_t want = static_cast<std::size_t>(d.rows) * static_cast<std::size_t>(d.columns);
+    require(!d.pixels.empty(), f.string() + ": has no 16-bit pixel data (PixelData missing, empty or of 8 bits) for its " +
+                                   std::to_string(d.columns) + "x" + std::to_string(d.rows) + " image");
+    require(d.pixels.size() >= want, f.string() + ": Rows x Columns " + std::to_string(d.rows) + " x " +
+                                         std::to_string(d.columns) + " need " + std::to_string(want) +
+                                         " pixels but PixelData holds " + std::to_string(d.pixels.size()));
+    const long number = std::strtol(d.get(0x0020, 0x0013).c_str(), nullptr, 10);
+    slices.push_back(Slice{number, std::move(d), f.string()});
   }
   require(!slices.empty(), path + ": no DICOM image of the series in " + folder.string());
-  std::stable_sort(slices.begin(), slices.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  const index_t nx = slices.front().second.columns, ny = slices.front().second.rows;
+  std::stable_sort(slices.begin(), slices.end(), [](const Slice& a, const Slice& b) { return a.number < b.number; });
+  const index_t nx = slices.front().d.columns, ny = slices.front().d.rows;
+  recon::requireHostMemory(8.0 * static_cast<double>(nx) * static_cast<double>(ny) * static_cast<double>(slices.size()),
+                           path, "the reference image of " + std::to_string(slices.size()) + " DICOM images");
   CArray img(Shape{nx, ny, static_cast<index_t>(slices.size())});
   for (std::size_t z = 0; z < slices.size(); ++z) {
-    const DicomInstance& d = slices[z].second;
-    require(d.columns == nx && d.rows == ny, path + ": the series' images differ in size (" + std::to_string(nx) + "x" +
-                                                 std::to_string(ny) + " and " + std::to_string(d.columns) + "x" +
-                                                 std::to_string(d.rows) + ")");
+    const DicomInstance& d = slices[z].d;
+    require(d.columns == nx && d.rows == ny, slices[z].file + ": its image is " + std::to_string(d.columns) + "x" +
+                                                 std::to_string(d.rows) + ", the series' first " + std::to_string(nx) +
+                                                 "x" + std::to_string(ny) + " (the series' images differ in size)");
     for (index_t i = 0; i < nx * ny; ++i)
       img[static_cast<index_t>(z) * nx * ny + i] = cfloat(static_cast<float>(d.value(i)), 0.f);
   }

@@ -31,6 +31,7 @@
 #include "larmor/array/finite.hpp"
 #include "sampling_facts.hpp"
 #include "physiology_stamps.hpp"
+#include "trajectory_input.hpp"
 
 namespace larmor::io::detail {
 
@@ -373,6 +374,13 @@ class Profiles {
                           "the file stores no usable k-space coordinates");
     if (!facts.trajectoryInCycles && maxAbs <= 0.5f * (1.f + 1e-3f))  // normalised: scale by the recon matrix
       for (index_t i = 0; i < d.trajectory.size(); ++i) d.trajectory[i] *= static_cast<float>(h.recon[i % 3]);
+    detail::requirePlausibleTrajectory(d.trajectory, path_);
+    // A 2-D trajectory (no kz) under a header that encodes z: the 3-D reconstruction it implied was wrong.
+    float maxKz = 0;
+    for (index_t i = 2; i < d.trajectory.size(); i += 3) maxKz = std::max(maxKz, std::abs(d.trajectory[i]));
+    if (maxKz == 0.f && h.encoded[2] > 1)
+      failFile(path_, "the XML header's encoded matrix z is " + std::to_string(h.encoded[2]) + " but every kz of the " +
+                          toString(h.trajectory) + " trajectory is 0 (2-D); a 2-D acquisition encodes z = 1");
     if (h.trajectory == TrajectoryKind::Radial && trajDims_ >= 3 && h.encoded[2] > 1)
       h.trajectory = TrajectoryKind::Radial3D;
   }

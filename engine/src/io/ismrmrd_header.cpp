@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <utility>
 #include <filesystem>
 #include <system_error>
 #include <vector>
@@ -91,6 +93,15 @@ TrajectoryKind kindFromHeader(const ISMRMRD::Encoding& e) {
   return TrajectoryKind::Other;
 }
 
+// Largest plausible field of view: 10 m (a scanner's bore is under 1 m).
+constexpr float kMaxFovMm = 1e4f;
+
+std::string fovText(float v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", static_cast<double>(v));
+  return buf;
+}
+
 // Matrix sizes and fields of view of the encoding; both matrices must be non-empty.
 void readSpaces(const ISMRMRD::Encoding& enc, const std::string& path, Header& h) {
   const auto& em = enc.encodedSpace.matrixSize;
@@ -108,6 +119,15 @@ void readSpaces(const ISMRMRD::Encoding& enc, const std::string& path, Header& h
   h.reconFovMm[0] = enc.reconSpace.fieldOfView_mm.x;
   h.reconFovMm[1] = enc.reconSpace.fieldOfView_mm.y;
   h.reconFovMm[2] = enc.reconSpace.fieldOfView_mm.z;
+  // A field of view sets the pixel size and the encoded/recon ratio (the readout crop, the maps' grid):
+  // NaN, zero or negative squashed the image, Inf or 1e30 striped it.
+  static const char* axis = "xyz";
+  for (int i = 0; i < 3; ++i)
+    for (const auto& [space, fov] : {std::pair<const char*, float>{"encodedSpace", h.encodedFovMm[i]},
+                                     std::pair<const char*, float>{"reconSpace", h.reconFovMm[i]}})
+      if (!(fov > 0.f && fov <= kMaxFovMm))
+        failFile(path, std::string("the XML header's ") + space + " fieldOfView_mm " + axis[i] + " is " +
+                           fovText(fov) + " (a field of view must lie in (0, " + fovText(kMaxFovMm) + "] mm)");
 }
 
 // xs:date "YYYY-MM-DD" as DICOM DA "YYYYMMDD"; xs:time "HH:MM:SS[.fff]" as TM "HHMMSS"; else "".

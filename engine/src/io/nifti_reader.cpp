@@ -8,10 +8,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
 #include "larmor/io/nifti.hpp"
+#include "larmor/recon/resources.hpp"
 #include "larmor/util/error.hpp"
 
 namespace larmor::io {
@@ -21,23 +23,33 @@ namespace {
 constexpr std::size_t kHeaderBytes = 348;
 constexpr std::size_t kMaxBytes = std::size_t(1) << 34;  // 16 GiB: larger is not a reference image
 
-std::vector<unsigned char> readAll(const std::string& path) {
+// Reads `bytes` bytes from the start of the file (gzip or plain), fewer when the file is shorter. The
+// buffer grows with what is read, so a short file that claims much allocates only what it holds.
+std::vector<unsigned char> readPrefix(const std::string& path, std::size_t bytes) {
   gzFile f = gzopen(path.c_str(), "rb");
   require(f != nullptr, path + ": cannot open the NIfTI file");
   std::vector<unsigned char> out;
-  unsigned char chunk[1 << 16];
   int n = 0;
-  while ((n = gzread(f, chunk, sizeof chunk)) > 0) {
-    out.insert(out.end(), chunk, chunk + n);
-    if (out.size() > kMaxBytes) break;
+  while (out.size() < bytes) {
+    const std::size_t got = out.size();
+    const std::size_t want = std::min<std::size_t>(bytes - got, std::size_t(1) << 24);
+    out.resize(got + want);
+    n = gzread(f, out.data() + got, static_cast<unsigned>(want));
+    out.resize(got + static_cast<std::size_t>(std::max(n, 0)));
+    if (n <= 0) break;
   }
   int err = Z_OK;
   const char* msg = n < 0 ? gzerror(f, &err) : nullptr;
   const std::string why = msg ? msg : "";
   gzclose(f);
   require(n >= 0, path + ": not a readable NIfTI file (" + why + ")");
-  require(out.size() <= kMaxBytes, path + ": larger than 16 GiB, not read as a reference image");
   return out;
+}
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
 }
 
 std::int32_t swapped(std::int32_t v) {
@@ -66,7 +78,8 @@ class Header {
 }  // namespace
 
 CArray readNiftiImage(const std::string& path) {
-  const std::vector<unsigned char> b = readAll(path);
+  // The header first: the size it implies is checked against the memory limit before the data are read.
+  std::vector<unsigned char> b = readPrefix(path, kHeaderBytes);
   require(b.size() >= kHeaderBytes, path + ": too short for a NIfTI-1 header (" + std::to_string(b.size()) + " bytes)");
   std::int32_t sizeofHdr;
   std::memcpy(&sizeofHdr, b.data(), 4);
@@ -76,17 +89,18 @@ CArray readNiftiImage(const std::string& path) {
                                                 : ": not a NIfTI-1 file (sizeof_hdr is not 348)"));
   require(std::memcmp(b.data() + 344, "n+1", 4) == 0,
           path + ": not a single-file NIfTI-1 (.nii) image (magic is not \"n+1\"; a .hdr/.img pair is not read)");
-  const Header h(b, swap);
-  const int rank = h.get<std::int16_t>(40);
+  const Header h0(b, swap);
+  const int rank = h0.get<std::int16_t>(40);
   require(rank >= 1 && rank <= 7, path + ": NIfTI dim[0] = " + std::to_string(rank) + " (must be 1 to 7)");
   index_t dims[7] = {1, 1, 1, 1, 1, 1, 1};
   index_t count = 1;
   for (int i = 0; i < rank; ++i) {
-    dims[i] = h.get<std::int16_t>(42 + 2 * i);
+    dims[i] = h0.get<std::int16_t>(42 + 2 * i);
     require(dims[i] >= 1, path + ": NIfTI dim[" + std::to_string(i + 1) + "] = " + std::to_string(dims[i]));
-    count *= dims[i];
+    count *= dims[i];  // at most 32767^7 < 2^105: checked below before any product can overflow
+    require(count <= static_cast<index_t>(kMaxBytes), path + ": NIfTI dimensions imply more than 2^34 voxels");
   }
-  const int datatype = h.get<std::int16_t>(70);
+  const int datatype = h0.get<std::int16_t>(70);
   int bytes = 0;
   switch (datatype) {
     case 2: case 256: bytes = 1; break;    // uint8, int8
@@ -97,13 +111,26 @@ CArray readNiftiImage(const std::string& path) {
       throw Error(path + ": NIfTI datatype " + std::to_string(datatype) +
                   " is not read (uint8/int8/int16/uint16/int32/uint32/float32/float64/complex64 are)");
   }
-  const float voxOffset = h.get<float>(108);
+  const int bitpix = h0.get<std::int16_t>(72);
+  require(bitpix == 8 * bytes, path + ": NIfTI datatype " + std::to_string(datatype) + " has " + std::to_string(8 * bytes) +
+                                   " bits a voxel but bitpix says " + std::to_string(bitpix));
+  // vox_offset is a float: compared as one before the conversion (1e30 or NaN into size_t is undefined).
+  const float voxOffset = h0.get<float>(108);
   require(std::isfinite(voxOffset) && voxOffset >= static_cast<float>(kHeaderBytes),
-          path + ": NIfTI vox_offset " + std::to_string(voxOffset) + " is before the end of the header");
+          path + ": NIfTI vox_offset " + number(voxOffset) + " is before the end of the header");
+  require(voxOffset <= static_cast<float>(kMaxBytes),
+          path + ": NIfTI vox_offset " + number(voxOffset) + " is beyond any image file (16 GiB)");
   const std::size_t offset = static_cast<std::size_t>(voxOffset);
   const std::size_t need = offset + static_cast<std::size_t>(count) * static_cast<std::size_t>(bytes);
+  require(need <= kMaxBytes, path + ": the NIfTI header implies " + std::to_string(need) +
+                                 " bytes, larger than 16 GiB: not read as a reference image");
+  // The file's bytes and the image (complex float) must fit beside each other.
+  recon::requireHostMemory(static_cast<double>(need) + 8.0 * static_cast<double>(count), path,
+                           "the NIfTI image of " + std::to_string(count) + " voxels");
+  b = readPrefix(path, need);
   require(b.size() >= need, path + ": truncated NIfTI file: " + std::to_string(b.size()) + " bytes, the header needs " +
                                 std::to_string(need));
+  const Header h(b, swap);
   float slope = h.get<float>(112), inter = h.get<float>(116);
   if (!std::isfinite(slope) || slope == 0) slope = 1, inter = 0;  // NIfTI: scl_slope 0 means unscaled
   if (!std::isfinite(inter)) inter = 0;

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <system_error>
 
+#include "larmor/recon/resources.hpp"
 #include "larmor/util/atomic_file.hpp"
 #include "larmor/util/input_file.hpp"
 
@@ -114,6 +115,7 @@ CArray readRawArray(const std::string& path) {
                 "; Larmor reads complex float32 (eltype 4, elbyte 8)");
   std::vector<index_t> dims(h.dims.begin(), h.dims.end());
   while (dims.size() > 1 && dims.back() == 1) dims.pop_back();
+  recon::requireHostMemory(static_cast<double>(h.size), path, "the array " + Shape(dims).str());
   CArray a;
   try {
     a = CArray(Shape(dims));

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <vector>
 
 namespace larmor::io::detail {
 
@@ -32,9 +34,17 @@ bool looksRadial(const RArray& t) {
   return true;
 }
 
+// A number for messages: 6 significant digits, denormals and 1e30 as they are.
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
 }  // namespace
 
-RArray checkedTrajectory(const CArray& t, const std::string& trajName) {
+RArray checkedTrajectory(const CArray& t, const std::string& trajName, const long matrix[3],
+                         std::vector<std::string>& warnings) {
   const Shape ts = t.shape();
   for (std::size_t dim = 3; dim < ts.rank(); ++dim)
     if (ts[dim] != 1) throw Error(trajName + ": trajectory " + ts.str() + " must be [3, readout, spokes]");
@@ -57,7 +67,48 @@ RArray checkedTrajectory(const CArray& t, const std::string& trajName) {
   }
   if (maxAbs == 0.f)
     throw Error(trajName + ": the trajectory is all zeros (every sample at k = 0), so it encodes no image");
+  if (maxAbs >= kMinTrajectoryExtent && maxAbs < 1.f) {
+    // |k| <= 0.5 everywhere: the grid's normalised units, not cycles per FOV (which would make a 2x2 image).
+    if (maxAbs < 0.25f || maxAbs > 0.5f * (1.f + 1e-3f))
+      throw Error(trajName + ": the largest |k| is " + number(maxAbs) +
+                  " cycles/FOV, which encodes at most a 2x2 image; neither cycles per FOV nor normalised units "
+                  "([-0.5, 0.5])");
+    std::string by;
+    for (int a = 0; a < 3; ++a) {
+      const double scale = matrix[a] > 0 ? static_cast<double>(matrix[a]) : static_cast<double>(ts[1]);
+      for (index_t i = a; i < out.size(); i += 3) out[i] = static_cast<float>(out[i] * scale);
+      if (a < 2) by += (a ? " x " : "") + number(scale);
+    }
+    warnings.push_back(trajName + ": the trajectory spans [-0.5, 0.5] (largest |k| " + number(maxAbs) +
+                       "): normalised units, scaled to cycles/FOV by " + by +
+                       (matrix[0] > 0 ? " (--matrix)" : " (the readout's samples; --matrix sets the grid)"));
+  }
+  requirePlausibleTrajectory(out, trajName);
   return out;
+}
+
+void requirePlausibleTrajectory(const RArray& t, const std::string& trajName) {
+  const index_t n = t.size() / 3;
+  float maxAbs = 0;
+  index_t at = 0;
+  for (index_t i = 0; i < t.size(); ++i)
+    if (std::abs(t[i]) > maxAbs) maxAbs = std::abs(t[i]), at = i;
+  if (maxAbs < kMinTrajectoryExtent)
+    throw Error(trajName + ": the trajectory is effectively all zero (largest |k| " + number(maxAbs) + " cycles/FOV" +
+                (maxAbs > 0 && !std::isnormal(maxAbs) ? ", a denormal number" : "") + "), so it encodes no image");
+  // The extent of the samples: the 99th percentile of max(|kx|, |ky|, |kz|) over up to 2^20 samples.
+  const index_t stride = std::max<index_t>(1, n >> 20);
+  std::vector<float> r;
+  r.reserve(static_cast<std::size_t>(n / stride + 1));
+  for (index_t s = 0; s < n; s += stride)
+    r.push_back(std::max({std::abs(t[3 * s]), std::abs(t[3 * s + 1]), std::abs(t[3 * s + 2])}));
+  const auto q = r.begin() + static_cast<std::ptrdiff_t>(0.99 * static_cast<double>(r.size() - 1));
+  std::nth_element(r.begin(), q, r.end());
+  const float extent = *q;
+  if (maxAbs > 1.5f * extent + 1.f)
+    throw Error(trajName + ": coordinate " + std::to_string(at % 3) + " of sample " + std::to_string(at / 3) + " is " +
+                number(t[at]) + " cycles/FOV, outside the k-space extent of the others (99 % of the samples lie within |k| <= " +
+                number(extent) + "): a corrupt coordinate");
 }
 
 void applyTrajectoryHeader(Header& h, const RArray& t, const long matrix[3]) {

@@ -79,6 +79,21 @@ void checkSize(const twix::FileReader& f, const Shape& shape, double sampleBytes
            " KiB of samples for it (the counters or the protocol's matrix are wrong)");
 }
 
+// A measurement ends with an ACQEND scan; without one it was cut short (a truncated file, an aborted scan),
+// and its k-space lacks the readouts that were to follow (a radial file cut in half read as half the spokes,
+// exit 0). One line with what is there and what the protocol expected.
+void requireComplete(const twix::FileReader& f, const twix::Layout& L) {
+  if (L.acqEnd) return;
+  index_t lines = 0, last = -1;
+  for (const Scan& s : L.scans)
+    if (twix::scanRole(s.mask) == ScanRole::Image) ++lines, last = std::max<index_t>(last, s.lin);
+  const auto expected = twix::ascInt(L.protocol, "sKSpace.lPhaseEncodingLines", 1, 65535);
+  f.fail("the measurement has no ACQEND: it was cut short after " + std::to_string(L.scans.size()) + " scans (" +
+         std::to_string(lines) + " imaging readouts, line counters up to " + std::to_string(last) +
+         (expected ? "; the protocol gives " + std::to_string(*expected) + " lines" : std::string()) +
+         "): a truncated file or an aborted measurement, whose k-space is incomplete");
+}
+
 void fillHeader(const twix::Layout& L, Header& h) {
   const twix::Protocol& p = L.protocol;
   h.patientName = twix::protText(p, "tPatientName");
@@ -104,6 +119,7 @@ void fillHeader(const twix::Layout& L, Header& h) {
 TwixRead readTwix(const std::string& path, const TwixOptions& options) {
   const twix::FileReader f(path);
   const twix::Layout L = twix::readLayout(f);
+  requireComplete(f, L);
   TwixRead out;
   out.summary = twix::summarize(L);
   Dataset& d = out.dataset;

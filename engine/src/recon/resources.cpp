@@ -215,7 +215,14 @@ void iterative(const Dataset& d, const ReconSettings& s, const DeviceInfo& dev, 
       const auto widened = static_cast<index_t>(std::lround(static_cast<double>(dims[i]) * ratio));
       grid[i] = dims[i] > 1 ? std::max<index_t>(dims[i], widened) : 1;
     }
-    e.workBytes = cartesianIterative(d, s, dev, dims, grid);
+    // Then the images to the output (IterativeProblem::toOutput): the readout-cropped image and the output
+    // image on the backend, beside the downloaded result (resultBytes); at --matrix 1024^3 this is the peak.
+    const double cropped = static_cast<double>(g.fov[0]) * static_cast<double>(std::min(g.fov[1], dims[1])) *
+                           static_cast<double>(std::min(std::max<index_t>(1, g.fov[2]), dims[2]));
+    const double O = voxels(out);
+    const bool resampled = O != static_cast<double>(dims[0] * dims[1] * dims[2]);
+    const double toOutput = resampled ? (cropped + O * (1 + fftTransientFactor(dev.gpu))) * kComplex : 0;
+    e.workBytes = std::max(cartesianIterative(d, s, dev, dims, grid), toOutput);
     e.resultBytes = voxels(out) * S * kComplex * (s.keepCoilImages ? 1 + C : 1);
     e.rule = what + dimsText(dims) + " solve grid x " + std::to_string(h.coils) + " coils" +
              (s.iterative.coilMaps == CoilMapSource::Espirit ? ", ESPIRiT maps on " + dimsText(grid) : "");
@@ -243,6 +250,11 @@ std::uint64_t statusField(const char* file, const std::string& key) {
   return 0;
 }
 
+// "FILE: " for the refusals, "" for a dataset without a file (simulated in memory).
+std::string sourcePrefix(const MemoryEstimate& e) {
+  return e.source.empty() || e.source == "simulated" ? std::string() : e.source + ": ";
+}
+
 }  // namespace
 
 double fftTransientFactor(bool gpu) { return gpu ? 0.5 : 0.0; }
@@ -250,6 +262,7 @@ double fftTransientFactor(bool gpu) { return gpu ? 0.5 : 0.0; }
 MemoryEstimate estimateMemory(const Dataset& d, const ReconSettings& s, const DeviceInfo& dev) {
   MemoryEstimate e;
   e.datasetBytes = arrayBytes(d);
+  e.source = d.source;
   e.onDevice = dev.gpu;
   switch (s.method) {
     case Method::Fft:
@@ -298,6 +311,15 @@ std::string bytesText(double bytes) {
   return buf;
 }
 
+void requireHostMemory(double bytes, const std::string& file, const std::string& what) {
+  const std::uint64_t avail = availableHostBytes();
+  if (avail == 0 || bytes <= static_cast<double>(avail)) return;
+  const bool capped = std::getenv("LARMOR_MEMORY_LIMIT") != nullptr;
+  throw Error(file + ": " + what + " needs " + bytesText(bytes) + " of memory, " +
+              bytesText(static_cast<double>(avail)) + " available (" +
+              (capped ? "MemAvailable or LARMOR_MEMORY_LIMIT" : "MemAvailable") + "); not read");
+}
+
 void checkMemory(const MemoryEstimate& e, const DeviceInfo& dev, bool datasetLoaded) {
   // A loaded dataset is resident already (MemAvailable no longer counts it): what is still to come must fit.
   const double resident = static_cast<double>(residentBytes());
@@ -305,7 +327,7 @@ void checkMemory(const MemoryEstimate& e, const DeviceInfo& dev, bool datasetLoa
   const double more = std::max(0.0, e.hostBytes() - inUse);
   const std::uint64_t avail = availableHostBytes();
   if (avail > 0 && more > static_cast<double>(avail))
-    throw Error("recon: " + e.rule + " needs about " + bytesText(e.hostBytes()) + " of host memory (" +
+    throw Error("recon: " + sourcePrefix(e) + e.rule + " needs about " + bytesText(e.hostBytes()) + " of host memory (" +
                 bytesText(more) + " more than the " + bytesText(inUse) +
                 " in use), " + bytesText(static_cast<double>(avail)) +
                 " available (MemAvailable" + (std::getenv("LARMOR_MEMORY_LIMIT") ? " or LARMOR_MEMORY_LIMIT" : "") +
@@ -313,7 +335,7 @@ void checkMemory(const MemoryEstimate& e, const DeviceInfo& dev, bool datasetLoa
                                                    ? ""
                                                    : " or fewer coils/slices per run"));
   if (e.onDevice && dev.memoryBytes > 0 && e.deviceBytes() > static_cast<double>(dev.memoryBytes))
-    throw Error("recon: " + e.rule + " needs about " + bytesText(e.deviceBytes()) + " of memory on " + dev.id +
+    throw Error("recon: " + sourcePrefix(e) + e.rule + " needs about " + bytesText(e.deviceBytes()) + " of memory on " + dev.id +
                 ", which has " + bytesText(static_cast<double>(dev.memoryBytes)) +
                 "; use a smaller --matrix, or --device cpu (" + bytesText(e.hostBytes() + e.workBytes) +
                 " of host memory)");

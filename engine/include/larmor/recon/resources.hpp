@@ -19,6 +19,7 @@ struct MemoryEstimate {
   double resultBytes = 0;   ///< the downloaded images (host)
   bool onDevice = false;    ///< workBytes live in GPU memory (else in host memory)
   std::string rule;         ///< "fft: ...", the terms that decided the peak, for messages and provenance
+  std::string source;       ///< the dataset's file (Dataset::source), named in refusals
   /// Peak host memory of the reconstruction, dataset included.
   double hostBytes() const { return datasetBytes + resultBytes + (onDevice ? 0 : workBytes); }
   double deviceBytes() const { return onDevice ? workBytes : 0; }
@@ -44,6 +45,10 @@ std::uint64_t peakResidentBytes();
 
 /// "34.6 GB", "512 MB": sizes in messages.
 std::string bytesText(double bytes);
+
+/// For the readers, before they allocate what a header implies: throws Error("FILE: WHAT needs X of memory,
+/// Y available (MemAvailable or LARMOR_MEMORY_LIMIT)") when `bytes` more than fits in availableHostBytes().
+void requireHostMemory(double bytes, const std::string& file, const std::string& what);
 
 /// Throws Error("recon: ... needs about X of host memory ..., Y available ...") when the estimate does not
 /// fit (`datasetLoaded`: the dataset is resident already, else still to be read): the host part against availableHostBytes() (less what is resident already: the dataset is), the
