@@ -72,6 +72,12 @@ demo:
 device:
 	bash tests/gpu/run-on-device.sh $(RESULTS)
 
+# The corpus evaluation (docs/evaluation.md, tests/evaluate/): every case against its truth and BART, about 25
+# minutes on two cores; tables, JSON and figure into build/evaluate/ (ctest label slow, never part of `make test`).
+.PHONY: evaluate
+evaluate: build
+	ctest --test-dir $(BUILD) -C Evaluate -L slow -V --timeout 3600
+
 # The seed workloads with their limits (docs/perf.md, "larmor-cli bench"): table on stdout, JSON and chart in $(OUT)/.
 bench: build
 	@mkdir -p $(OUT)
