@@ -139,11 +139,16 @@ void requireBatchFile(const std::string& dir, const std::string& name, const std
   if (hasBatchProvenance(path, name)) return;
   const std::string now = contentHash(path);
   bool anyFileRecord = false;
-  for (const auto& r : records) {
-    if (r.value("event", "") != "file") continue;
-    anyFileRecord = true;
-    if (r.value("file", "") == name && r.value("content_hash", "") == now) return;
-  }
+  const auto recorded = [&](const std::vector<json>& rs) {
+    for (const auto& r : rs) {
+      if (r.value("event", "") != "file") continue;
+      anyFileRecord = true;
+      if (r.value("file", "") == name && r.value("content_hash", "") == now) return true;
+    }
+    return false;
+  };
+  // Once more from the file: a shard of this batch may have recorded and renamed it since `records` was read.
+  if (recorded(records) || recorded(Journal::read((fs::path(dir) / "journal.jsonl").string()))) return;
   // A batch folder from before the "file" records: its contact sheet is the batch's when its summary is.
   if (name == "contact-sheet.png" && !anyFileRecord && !records.empty() &&
       hasBatchProvenance((fs::path(dir) / "summary.json").string(), "summary.json"))
