@@ -94,9 +94,11 @@ def render(results, tables, figure_cases):
                  day, started[11:19], results.get("seconds", 0), results.get("seconds", 0) / 60, len(results["cases"]),
                  " (the e2e subset, quick sweeps)" if results.get("quick") else "", results.get("child_cpu_seconds", 0),
                  results.get("load_average_start", 0), results.get("load_average_end", 0)),
-             "- Larmor at commit **%s**%s; `%s`; %s; Python %s; OMP_NUM_THREADS=%s." % (
-                 t["commit"], " (engine/ or app/ modified in the working tree)" if t["engine_or_app_modified"] else "",
-                 t["larmor"], t["bart"] if t["bart"].startswith("v") else "BART " + t["bart"], t["python"],
+             "- Larmor at commit **%s**%s; `%s` (binary built %s, SHA-256 %s…, copied before the run); BART %s; "
+             "Python %s; OMP_NUM_THREADS=%s." % (
+                 t["commit"], " (with uncommitted changes to %s in the working tree)" % ", ".join(
+                     t["engine_or_app_modified"]) if t["engine_or_app_modified"] else "",
+                 t["larmor"], t.get("larmor_built", "?"), t.get("larmor_sha256", "?"), t["bart"], t["python"],
                  t["omp_num_threads"] or "unset"),
              ""]
     noise = [r for r in results["cases"] if r.get("noise_measured") is not None]

@@ -3,13 +3,15 @@ defaults and over a lambda sweep (methods.py), run BART over a sweep of its own 
 the truth (metrics.py) and write results.json, results.md, evaluation.md and figure.png (report.py) into --out.
 
   run.py --cli build/default/bin/larmor-cli [--out build/evaluate] [--subset all|e2e] [--cases id,id] [--quick]
-         [--data ../shared/data]
+         [--data ../shared/data] [--report-only]
 
 A failure of BART or Larmor on a case is recorded in that case's row; the harness itself exits non-zero only when
 it cannot run at all (no bart, no larmor-cli) or when the metrics fail their self-test.
 """
 import argparse
 import datetime
+import glob
+import hashlib
 import json
 import os
 import resource
@@ -37,11 +39,32 @@ def tool_versions(cli):
             return "unknown"
 
     commit = out(["git", "-C", REPO, "rev-parse", "--short", "HEAD"])
-    dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no", "--", "engine", "app"],
-                           capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--", "engine", "app"],
+                           capture_output=True, text=True).stdout.split("\n")
     return {"larmor": out([cli, "version"]), "bart": out(["bart", "version"]), "commit": commit,
-            "engine_or_app_modified": bool(dirty), "python": sys.version.split()[0], "cpu_threads": os.cpu_count(),
+            "engine_or_app_modified": [l[3:] for l in dirty if l.strip()], "python": sys.version.split()[0], "cpu_threads": os.cpu_count(),
             "omp_num_threads": os.environ.get("OMP_NUM_THREADS", "")}
+
+
+def snapshot(cli, out):
+    """A private copy of larmor-cli and the engine library beside it (bin/ and lib/, as $ORIGIN/../lib finds it), so
+    that a rebuild of the shared build tree during the run cannot change the program half way; returns its path and
+    the SHA-256 of the program and library."""
+    src_bin = os.path.dirname(cli)
+    dst = os.path.join(out, "larmor")
+    shutil.rmtree(dst, ignore_errors=True)
+    os.makedirs(os.path.join(dst, "bin"))
+    os.makedirs(os.path.join(dst, "lib"))
+    copy = os.path.join(dst, "bin", os.path.basename(cli))
+    shutil.copy2(cli, copy)
+    h = hashlib.sha256(open(cli, "rb").read())
+    for lib in sorted(glob.glob(os.path.join(src_bin, "..", "lib", "liblarmor_engine.so*"))):
+        if os.path.islink(lib):
+            os.symlink(os.readlink(lib), os.path.join(dst, "lib", os.path.basename(lib)))
+        else:
+            shutil.copy2(lib, os.path.join(dst, "lib"))
+            h.update(open(lib, "rb").read())
+    return copy, h.hexdigest()[:16]
 
 
 def larmor_defaults(case):
@@ -165,7 +188,12 @@ def main():
     ap.add_argument("--quick", action="store_true",
                     help="3-point sweeps on every case, no extension, Larmor's oracle for cs only (the e2e subset)")
     ap.add_argument("--data", default=os.path.join(os.path.dirname(REPO), "shared", "data"))
+    ap.add_argument("--report-only", action="store_true", help="re-write the tables and figure from --out's results.json")
     a = ap.parse_args()
+    if a.report_only:
+        with open(os.path.join(a.out, "results.json")) as f:
+            report.write_all(json.load(f), a.out)
+        return
     problems = metrics.self_test()
     if problems:
         sys.exit("evaluate: the metrics fail their self-test: " + "; ".join(problems))
@@ -174,13 +202,16 @@ def main():
             sys.exit("evaluate: %s is not installed (installer/install-deps.sh installs it)" % tool)
     if not os.access(a.cli, os.X_OK):
         sys.exit("evaluate: %s: not an executable larmor-cli (build it first)" % a.cli)
-    cli = os.path.abspath(a.cli)
     os.makedirs(a.out, exist_ok=True)
+    cli, digest = snapshot(os.path.abspath(a.cli), os.path.abspath(a.out))
+    built = datetime.datetime.fromtimestamp(os.path.getmtime(a.cli), datetime.timezone.utc)
     chosen = corpus.select(a.subset, [c for c in a.cases.split(",") if c])
     started = datetime.datetime.now(datetime.timezone.utc)
     t0 = time.monotonic()
     sweeps = {"cartesian": methods.NARROW_SWEEPS if a.quick else methods.SWEEPS, "non-cartesian": methods.NARROW_SWEEPS}
-    results = {"started": started.isoformat(timespec="seconds"), "tools": tool_versions(cli), "subset": a.subset,
+    tools = tool_versions(cli)
+    tools.update(larmor_sha256=digest, larmor_built=built.isoformat(timespec="seconds"))
+    results = {"started": started.isoformat(timespec="seconds"), "tools": tools, "subset": a.subset,
                "quick": a.quick, "sweeps": sweeps, "max_extra": 0 if a.quick else 2,
                "load_average_start": os.getloadavg()[0], "cases": []}
     for i, spec in enumerate(chosen):
