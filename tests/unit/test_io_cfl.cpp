@@ -12,6 +12,7 @@
 #include "larmor/io/cfl.hpp"
 #include "larmor/io/dataset_io.hpp"
 #include "larmor/util/atomic_file.hpp"
+#include "larmor/util/provenance.hpp"
 #include "support/expect_error.hpp"
 #include "support/test_dir.hpp"
 
@@ -57,7 +58,9 @@ TEST(IoCfl, RoundTripDropsTrailingOnes) {
   const std::string dir = testDir();
   const CArray a = randomArray(Shape{5, 3, 1, 2, 1, 1});
   io::writeCfl(dir + "/k.cfl", a);
-  EXPECT_EQ(slurp(dir + "/k.hdr"), "# Dimensions\n5 3 1 2 1 1 1 1 1 1 1 1 1 1 1 1 \n");
+  // BART's layout, then BART's "# Creator" section naming Larmor (the provenance output_safety recognises).
+  EXPECT_EQ(slurp(dir + "/k.hdr"),
+            "# Dimensions\n5 3 1 2 1 1 1 1 1 1 1 1 1 1 1 1 \n# Creator\nLarmor " + versionString() + "\n");
   EXPECT_EQ(fs::file_size(dir + "/k.cfl"), static_cast<std::uintmax_t>(a.size() * 8));
   for (const std::string p : {"/k", "/k.cfl", "/k.hdr"}) {
     const CArray b = io::readCfl(dir + p);
