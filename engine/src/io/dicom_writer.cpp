@@ -150,24 +150,6 @@ void putTag(DcmItem& ds, const DcmTag& tag, const std::string& value, const std:
   if (c.bad()) throw Error(file + ": cannot set private element (" + std::string(c.text()) + ")");
 }
 
-// Basic de-identification of the provenance JSON: the input path and the host name can identify a
-// patient or a site; settings that hold paths (a reference image) likewise. Dates go (docs/dicom.md: an
-// anonymized export carries none): created_utc is removed.
-void scrubProvenance(nlohmann::json& j) {
-  if (j.is_object()) {
-    j.erase("created_utc");
-    for (auto it = j.begin(); it != j.end(); ++it) {
-      const std::string& key = it.key();
-      const bool pathLike = key == "input" || key == "host" || key == "output" ||
-                            (key.size() >= 4 && key.compare(key.size() - 4, 4, "path") == 0);
-      if (pathLike && it->is_string()) *it = "removed (anonymized)";
-      else scrubProvenance(*it);
-    }
-  } else if (j.is_array()) {
-    for (auto& e : j) scrubProvenance(e);
-  }
-}
-
 std::string componentTerm(ImageComponent c) {
   switch (c) {
     case ImageComponent::Magnitude: return "MAGNITUDE";
@@ -207,6 +189,7 @@ std::vector<std::string> writeSeries(const SeriesContext& ctx, ImageComponent co
   const std::string seriesUid = newDicomUid();
   std::string description = o.seriesDescription.empty() ? "Larmor " + ctx.methodName : o.seriesDescription;
   if (comp != ImageComponent::Magnitude) description += " (" + toString(comp) + ")";
+  if (o.anonymize) description = withoutPaths(description);  // the user's own text may name a file
   bool nonAscii = ctx.nonAscii;
   description = cleanText(description, 64, nonAscii);
 
@@ -244,7 +227,7 @@ std::vector<std::string> writeSeries(const SeriesContext& ctx, ImageComponent co
     set(DCM_PatientSex, o.anonymize ? "" : h.patientSex);
     if (o.anonymize) {
       set(DCM_PatientIdentityRemoved, "YES");
-      set(DCM_DeidentificationMethod, "Larmor basic: names/IDs replaced, dates/paths removed");
+      set(DCM_DeidentificationMethod, "Larmor basic: names and IDs replaced, dates and paths removed");
       DcmItem* code = nullptr;
       if (ds.findOrCreateSequenceItem(DCM_DeidentificationMethodCodeSequence, code, 0).bad() || !code)
         throw Error(path + ": cannot create DeidentificationMethodCodeSequence");
@@ -453,7 +436,9 @@ std::vector<std::string> writeDicomSeriesFiles(const std::string& dir, const rec
 
   nlohmann::json prov = r.provenance;
   if (o.anonymize) {
-    scrubProvenance(prov);
+    // No dates, host, path or file name at any depth (the input, --ref, --coil-maps FILE, --q-cache DIR,
+    // and the copies of them that the convergence report keeps): util/provenance.hpp.
+    prov = anonymizedProvenance(std::move(prov));
   } else if (prov.is_object()) {
     // A series leaves the site: the host name goes, the raw data's path shrinks to its file name.
     prov.erase("host");
