@@ -79,7 +79,9 @@ grep -q "0 done, 1 failed, 5 already done" "$dir/run2.out" || fail "the re-run d
 [[ $(wc -l < "$dir/out/journal.jsonl") -eq $((lines1 + 2)) ]] || fail "the re-run journalled more than the retried item"
 [[ $(stat -c %Y.%y "$dir/out/s1.cfl") == "$stamp1" ]] || fail "a done output was rewritten"
 
-# 3. The input fixed: it is done now, and the batch is complete.
+# 3. The input fixed: it is done now, and the batch is complete (the corrupt file is removed first: simulate
+#    replaces only a file Larmor wrote).
+rm "$dir/in/s3.h5"
 "$cli" simulate --matrix 32 --coils 4 --traj radial --spokes 48 --noise 0.01 --seed 3 --output "$dir/in/s3.h5" >/dev/null
 "$cli" batch "$dir/in" --settings "$dir/S.json" --output-dir "$dir/out" --format cfl,png --devices cpu > "$dir/run3.out" 2>&1
 grep -q "1 done, 0 failed, 5 already done" "$dir/run3.out" || { cat "$dir/run3.out"; fail "the fixed input was not redone"; }
