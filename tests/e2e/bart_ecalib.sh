@@ -3,8 +3,8 @@
 # (kernel 6, calibration 24, threshold 0.001, crop 0.8 on both sides) on
 #   1. BART's phantom k-space, fully sampled: `bart phantom -k -s 8 -x 128`;
 #   2. the same, undersampled 2x along pe1 (every other line, 24 calibration lines: `bart upat`);
-#   3. the real brain /work/shared/data/brain-poisson-8ch/ksp.cfl ([1, 180, 230, 8], 2D Poisson-disc), read
-#      in place (skipped, with "SKIP:", only when that folder is absent).
+#   3. the real brain ../shared/data/brain-poisson-8ch/ksp.cfl beside the repository ([1, 180, 230, 8], 2D
+#      Poisson-disc; CI's checkout has shared/ beside the clone), read in place; absent, the test fails.
 # Scores, inside BART's mask (voxels where BART's maps are non-zero), over voxels and coils:
 #   magnitude correlation  sum |L||B| / sqrt(sum |L|^2 sum |B|^2)       (>= 0.99 required)
 #   phase-free agreement   mean over voxels of |<L, B>| / (|L| |B|)      (reported)
@@ -12,6 +12,7 @@
 # and the times of both tools on this machine (reported).
 set -euo pipefail
 cli=$1 dir=$2
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)  # the repository, before the cd below
 command -v bart >/dev/null || { echo "bart_ecalib: bart is not installed (installer/install-deps.sh installs it)" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "bart_ecalib: python3 is needed for the comparison" >&2; exit 1; }
 rm -rf "$dir"; mkdir -p "$dir"; cd "$dir"
@@ -70,10 +71,11 @@ q bart upat -Y 128 -Z 1 -y 2 -z 1 -c 24 pattern
 q bart fmac phantom pattern phantom_us
 run phantom-undersampled phantom_us
 
-brain=/work/shared/data/brain-poisson-8ch
+brain=$root/../shared/data/brain-poisson-8ch
 if [ -f "$brain/ksp.cfl" ]; then
   run brain "$brain/ksp"
 else
-  echo "SKIP: $brain is absent (the real-brain case)"
+  echo "bart_ecalib: $brain/ksp.cfl is absent (the real-brain case; shared/ belongs beside the clone)" >&2
+  fail=1
 fi
 exit $fail

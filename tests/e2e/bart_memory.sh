@@ -15,7 +15,7 @@ command -v bart >/dev/null || { echo "bart_memory: bart is not installed ($deps)
 # redzones and quarantine are 4-10x a job's peak. The bound is asserted on the release build (`make test`).
 if ldd "$cli" 2>/dev/null | grep -q 'libasan'; then
   echo "SKIP: $cli is built with AddressSanitizer: peak memory is the sanitizer's, not Larmor's"
-  exit 0
+  exit 77
 fi
 rm -rf "$dir"; mkdir -p "$dir"
 REPS=1 ITERS=5 BART_RADIAL_MAPS=0 PEAK_BOUND=2 OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} \

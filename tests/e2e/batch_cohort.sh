@@ -160,6 +160,6 @@ if command -v ismrmrd_generate_cartesian_shepp_logan >/dev/null; then
   read -r -a dims < <(sed -n 2p "$dir/series-out/rep.hdr")
   [[ ${dims[10]} -eq 2 ]] || fail "the two repetitions are not two frames at TIME (dims ${dims[*]})"
 else
-  echo "note: ismrmrd_generate_cartesian_shepp_logan not installed; the series case is not checked"
+  fail "ismrmrd_generate_cartesian_shepp_logan is not installed (installer/install-deps.sh: ismrmrd-tools): the series case cannot run"
 fi
 echo "batch_cohort: OK"

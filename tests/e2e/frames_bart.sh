@@ -3,12 +3,13 @@
 #  - radial k-space made by BART itself (bart traj -r, bart phantom -k -t) opened without --traj is an error
 #    that says so, naming the trajectory beside it when one fits (it used to become a 1 x N x P "Cartesian"
 #    volume); with --traj it reconstructs;
-#  - the Cartesian ky-kz plane of ../shared/data/brain-poisson-8ch (1 x 180 x 230 x 8) is still read (when present);
+#  - the Cartesian ky-kz plane of ../shared/data/brain-poisson-8ch beside the repository (1 x 180 x 230 x 8) is
+#    still read (absent, the test fails);
 #  - k-space with TE (dim 5) and TIME (dim 10) reconstructs frame by frame into the same BART dims.
 set -euo pipefail
 cli=$1 dir=$2
 rm -rf "$dir"; mkdir -p "$dir/a" "$dir/b"
-command -v bart >/dev/null || { echo "SKIP: no bart"; exit 0; }
+command -v bart >/dev/null || { echo "FAIL: bart is not installed (installer/install-deps.sh installs it)"; exit 1; }
 bart traj -r -x 128 -y 64 "$dir/a/traj" >/dev/null
 bart phantom -k -s 4 -t "$dir/a/traj" "$dir/a/ksp" >/dev/null
 cp "$dir/a/ksp.cfl" "$dir/a/ksp.hdr" "$dir/b/"
@@ -24,10 +25,8 @@ expect_fail "looks non-Cartesian (readout dimension 1, every profile through k =
 "$cli" recon "$dir/b/ksp" --traj "$dir/a/traj" --method gridding --device cpu --output "$dir/rad.png" >/dev/null
 
 data=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)/shared/data/brain-poisson-8ch/ksp
-[[ -f $data.hdr ]] || data=/work/shared/data/brain-poisson-8ch/ksp
-if [[ -f $data.hdr ]]; then
-  "$cli" info "$data" | grep -q "trajectory   cartesian" || { echo "FAIL: brain-poisson-8ch is not read as Cartesian"; exit 1; }
-fi
+[[ -f $data.hdr ]] || { echo "FAIL: $data.hdr is absent (shared/ belongs beside the clone)"; exit 1; }
+"$cli" info "$data" | grep -q "trajectory   cartesian" || { echo "FAIL: brain-poisson-8ch is not read as Cartesian"; exit 1; }
 
 # TE x TIME: 2 echoes x 3 time points of a Cartesian phantom, each scaled differently.
 bart phantom -k -x 64 -s 2 "$dir/k0" >/dev/null

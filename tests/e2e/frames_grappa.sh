@@ -11,7 +11,8 @@
 set -euo pipefail
 cli=$1 dir=$2
 rm -rf "$dir"; mkdir -p "$dir"
-command -v ismrmrd_generate_cartesian_shepp_logan >/dev/null || { echo "SKIP: no ismrmrd_generate_cartesian_shepp_logan"; exit 0; }
+command -v ismrmrd_generate_cartesian_shepp_logan >/dev/null ||
+  { echo "FAIL: ismrmrd_generate_cartesian_shepp_logan is not installed (installer/install-deps.sh: ismrmrd-tools)"; exit 1; }
 PY=/usr/bin/python3
 ismrmrd_generate_cartesian_shepp_logan -a 4 -w 24 -m 128 -c 8 -n 0 -o "$dir/r4.h5" >/dev/null
 ismrmrd_generate_cartesian_shepp_logan -a 1 -m 128 -c 8 -n 0 -o "$dir/full.h5" >/dev/null

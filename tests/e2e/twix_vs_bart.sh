@@ -20,7 +20,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 data=$here/../unit/data/twix
 command -v bart >/dev/null || { echo "twix_vs_bart: bart is not installed (installer/install-deps.sh installs it)" >&2; exit 1; }
 for f in gre.dat meas_MID00118_FID33075_sol24.dat; do
-  [[ -f $data/$f ]] || { echo "SKIP: $data/$f is absent"; exit 0; }
+  [[ -f $data/$f ]] || { echo "twix_vs_bart: $data/$f is absent (it is part of the repository)" >&2; exit 1; }
 done
 rm -rf "$dir"; mkdir -p "$dir"; cd "$dir"
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}

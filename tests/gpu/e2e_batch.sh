@@ -5,14 +5,14 @@
 #    (relative L2 < 1e-6: same device, same code) and = the CPU's within 1e-4;
 #  - --devices all: every GPU takes items (with 2 GPUs or more each takes at least one), same outputs.
 # Then 4 golden-angle radial 64^2 .cfl slices with CG-SENSE (trajectory from the settings file) on all GPUs.
-# Skips (SKIP: line) without a CUDA device. Timings: tests/gpu/batch_multi_gpu.sh (a benchmark, not a test).
+# Skips (exit 77, SKIP: line) without a CUDA device. Timings: tests/gpu/batch_multi_gpu.sh (a benchmark, not a test).
 set -euo pipefail
 cli=$1 dir=$2
 rm -rf "$dir"; mkdir -p "$dir/in"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 if ! "$cli" devices | grep -q "^cuda"; then
   echo "SKIP: no CUDA device ($("$cli" devices | grep '^no GPU' || true))"
-  exit 0
+  exit 77
 fi
 gpus=$("$cli" devices | grep -c "^cuda")
 for i in 1 2 3 4 5 6; do

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # larmor-cli end to end on the GPU: the same simulated k-space reconstructed with --device cuda and
 # --device cpu must give the same image (relative L2 difference < 1e-5). BART .cfl k-space, so it runs
-# on builds without ISMRMRD too (the GPU machine's). Skips (exit 0, message) without a CUDA device.
+# on builds without ISMRMRD too (the GPU machine's). Skips (exit 77, SKIP: line) without a CUDA device.
 set -euo pipefail
 cli=$1 dir=$2
 rm -rf "$dir"; mkdir -p "$dir"
 if "$cli" devices | grep -q "^no GPU"; then
   echo "SKIP: no CUDA device ($("$cli" devices | grep '^no GPU'))"
-  exit 0
+  exit 77
 fi
 for m in 256 64x64x64; do
   "$cli" simulate --matrix $m --coils 8 --slices 1 --oversampling 1 --output "$dir/k$m.cfl" >/dev/null
