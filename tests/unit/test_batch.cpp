@@ -1,7 +1,7 @@
 // The batch engine's parts (larmor/batch/): manifest words and files, per-item settings through the
 // settings table, both settings-file forms (the CLI's and the GUI session's), the journal under
 // concurrent writers from several processes and after a torn write, the contact sheet's font and grid,
-// and the device plan. The end-to-end behaviour (bad input in the middle, kill -9 and resume, Slurm) is in
+// the device plan, content hashes, the batch's own files and the one-batch-per-folder lock. The end-to-end behaviour (bad input in the middle, kill -9 and resume, Slurm) is in
 // tests/e2e/batch_*.sh and tests/cluster/slurm_array.sh.
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -16,6 +16,7 @@
 #include "larmor/batch/contact_sheet.hpp"
 #include "larmor/batch/journal.hpp"
 #include "larmor/batch/manifest.hpp"
+#include "larmor/batch/ownership.hpp"
 #include "larmor/batch/runner.hpp"
 #include "larmor/batch/settings_file.hpp"
 #include "larmor/recon/settings_table.hpp"
@@ -278,4 +279,68 @@ TEST(BatchDevices, CpuWorkersShareTheThreadsAndListsAreChecked) {
   EXPECT_EQ(outputPath("/o", "scan", "dcm"), "/o/scan/");
   EXPECT_EQ(outputPath("/o", "scan", "nii"), "/o/scan.nii");
   EXPECT_THROW(outputPath("/o", "scan", "jpg"), Error);
+}
+
+TEST(BatchOwnership, ContentHashFollowsTheBytesOfAFileAndOfAFolder) {
+  const fs::path dir = freshDir("hash");
+  touch(dir / "a.cfl", "one");
+  const std::string h1 = contentHash((dir / "a.cfl").string());
+  EXPECT_EQ(h1.size(), 16u);
+  touch(dir / "a.cfl", "two");
+  EXPECT_NE(contentHash((dir / "a.cfl").string()), h1);
+  EXPECT_EQ(contentHash((dir / "missing").string()), "");
+  fs::create_directories(dir / "s");
+  touch(dir / "s" / "m_0001.dcm", "x");
+  const std::string f1 = contentHash((dir / "s/").string());
+  touch(dir / "s" / "m_0002.dcm", "y");
+  EXPECT_NE(contentHash((dir / "s").string()), f1);
+}
+
+TEST(BatchOwnership, OwnFilesByProvenanceOrRecordedHashOthersRefused) {
+  const fs::path dir = freshDir("own");
+  const std::vector<nlohmann::json> none;
+  touch(dir / "summary.json", "{\"larmor_batch_summary\": 1}");
+  EXPECT_NO_THROW(requireBatchFile(dir.string(), "summary.json", none));
+  touch(dir / "summary.json", "{\"mine\": 1}");
+  EXPECT_THROW(requireBatchFile(dir.string(), "summary.json", none), Error);
+  touch(dir / "contact-sheet.png", "pixels");
+  EXPECT_THROW(requireBatchFile(dir.string(), "contact-sheet.png", none), Error);
+  const std::vector<nlohmann::json> recorded = {
+      {{"event", "file"}, {"file", "contact-sheet.png"}, {"content_hash", contentHash((dir / "contact-sheet.png").string())}}};
+  EXPECT_NO_THROW(requireBatchFile(dir.string(), "contact-sheet.png", recorded));
+  touch(dir / "manifest.txt", "scan.h5\n");
+  EXPECT_THROW(requireBatchFile(dir.string(), "manifest.txt", none), Error);
+  touch(dir / "journal.jsonl", "my diary\n");
+  EXPECT_THROW(requireBatchJournal((dir / "journal.jsonl").string()), Error);
+  touch(dir / "journal.jsonl", "{\"event\": \"started\"}\n");
+  EXPECT_NO_THROW(requireBatchJournal((dir / "journal.jsonl").string()));
+}
+
+TEST(BatchOwnership, OneBatchPerFolderExceptShardsOfOnePlan) {
+  const fs::path dir = freshDir("lock");
+  int ready[2], hold[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  ASSERT_EQ(::pipe(hold), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    BatchLock lock(dir.string(), "plan-a");
+    char c = 1;
+    (void)!::write(ready[1], &c, 1);
+    (void)!::read(hold[0], &c, 1);
+    ::_exit(0);
+  }
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  EXPECT_NO_THROW(BatchLock(dir.string(), "plan-a"));  // a shard of the running plan
+  try {
+    BatchLock other(dir.string(), "plan-b");
+    ADD_FAILURE() << "a batch of another plan ran beside the first";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("another batch"), std::string::npos) << e.what();
+  }
+  (void)!::write(hold[1], &c, 1);
+  ::waitpid(pid, nullptr, 0);
+  EXPECT_NO_THROW(BatchLock(dir.string(), "plan-b"));  // after it ended
+  for (int fd : {ready[0], ready[1], hold[0], hold[1]}) ::close(fd);
 }
