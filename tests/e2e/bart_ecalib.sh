@@ -3,7 +3,9 @@
 # (kernel 6, calibration 24, threshold 0.001, crop 0.8 on both sides) on
 #   1. BART's phantom k-space, fully sampled: `bart phantom -k -s 8 -x 128`;
 #   2. the same, undersampled 2x along pe1 (every other line, 24 calibration lines: `bart upat`);
-#   3. the real brain ../shared/data/brain-poisson-8ch/ksp.cfl beside the repository ([1, 180, 230, 8], 2D
+#   3. BART's default radial trajectory (`bart traj -r -G -x 256 -y 101`, readout not oversampled), BART's maps
+#      from the k-space of `bart nufft -i`;
+#   4. the real brain ../shared/data/brain-poisson-8ch/ksp.cfl beside the repository ([1, 180, 230, 8], 2D
 #      Poisson-disc; CI's checkout has shared/ beside the clone), read in place; absent, the test fails.
 # Scores, inside BART's mask (voxels where BART's maps are non-zero), over voxels and coils:
 #   magnitude correlation  sum |L||B| / sqrt(sum |L|^2 sum |B|^2)       (>= 0.99 required)
@@ -70,6 +72,20 @@ run phantom phantom
 q bart upat -Y 128 -Z 1 -y 2 -z 1 -c 24 pattern
 q bart fmac phantom pattern phantom_us
 run phantom-undersampled phantom_us
+
+# Radial data as BART makes them by default (readout not oversampled, the object filling most of the FOV):
+# BART's maps from the k-space of its inverse NUFFT (`nufft -i`), Larmor's from its fitted calibration box.
+radial() {  # name spokes
+  local t0
+  q bart traj -r -G -x 256 -y "$2" "$1_t"
+  q bart phantom -k -s 8 -t "$1_t" "$1_k"
+  t0=$(now); q "$cli" maps "$1_k.cfl" --traj "$1_t.cfl" --matrix 256 --output "$1_larmor.cfl" --coil-maps espirit --device cpu
+  tl=$(python3 -c "print('%.2f' % ($(now) - $t0))")
+  t0=$(now); q bart nufft -i -d 256:256:1 "$1_t" "$1_k" "$1_img"; q bart fft -u 3 "$1_img" "$1_grid"
+  q bart ecalib -m1 "$1_grid" "$1_bart"; tb=$(python3 -c "print('%.2f' % ($(now) - $t0))")
+  check "$1" "$1_larmor" "$1_bart"
+}
+radial radial-golden-101 101
 
 brain=$root/../shared/data/brain-poisson-8ch
 if [ -f "$brain/ksp.cfl" ]; then
