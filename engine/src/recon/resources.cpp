@@ -24,9 +24,11 @@
 //            (2 M C + I C (2 + 2^(rank+1)) + 10 I + T) c + the result O S c, M = samples of one slice,
 //            I = image voxels of one slice, T = 3 G min(C, 8) (NUFFT grid)
 //
-// Host memory: the dataset (resident already) + the result O S c (+ O B c with coil images kept) + the
-// working set when the backend is the CPU. Verified on a 2-core machine against /proc/self/status VmHWM
-// (docs/perf.md): within 30 %.
+// Host memory: the dataset (resident already) + the result O S c (+ O B c with coil images kept) and the
+// writer's copy of it O S c (io::toBartImage, the magnitude of an image format) + the working set when the
+// backend is the CPU, with the CPU's Eigen temporaries that are no backend buffer (untrackedBytes: ESPIRiT's
+// products in double). Checked against the peak resident set of larmor-cli (/usr/bin/time -v) by
+// tests/e2e/memory_planner.sh, within 1.3x for every method at a small and a larger size (docs/reliability.md).
 #include "larmor/recon/resources.hpp"
 
 #include <algorithm>
@@ -105,7 +107,7 @@ void cartesian(const Dataset& d, const ReconSettings& s, const DeviceInfo& dev, 
     }
   }
   e.workBytes = work;
-  e.resultBytes = O * S * kComplex * (s.keepCoilImages ? 1 + static_cast<double>(h.coils) : 1);
+  e.resultBytes = O * S * kComplex * (s.keepCoilImages ? 2 + static_cast<double>(h.coils) : 2);
   e.rule = toString(s.method) + ": " + dimsText(h.encoded) + " encoded -> " + dimsText(g.out) + " x " +
            std::to_string(h.coils) + " coils x " + std::to_string(h.slices) + " slices" + batch;
 }
@@ -126,7 +128,7 @@ void nonCartesian(const Dataset& d, const ReconSettings& s, const DeviceInfo& de
   const double grid = s.method == Method::Dft ? 0 : G * std::min(B, 8.0) * (1 + fftTransientFactor(dev.gpu));
   const double adjoint = K + I * B + 1.5 * m + grid;
   e.workBytes = std::max(adjoint, finishTerm(I, O, B, S)) * kComplex;
-  e.resultBytes = O * S * kComplex * (s.keepCoilImages ? 1 + static_cast<double>(h.coils) : 1);
+  e.resultBytes = O * S * kComplex * (s.keepCoilImages ? 2 + static_cast<double>(h.coils) : 2);
   e.rule = toString(s.method) + ": " + std::to_string(static_cast<long long>(K)) + " samples -> " + dimsText(out) +
            " x " + std::to_string(h.coils) + " coils x " + std::to_string(h.slices) + " slices";
 }
@@ -147,7 +149,7 @@ void nonCartesian(const Dataset& d, const ReconSettings& s, const DeviceInfo& de
 //              and z and the preconditioner (9 n; FISTA's are fewer), the normal operator's tmp, acc and
 //              group batch (2 + g) n, the plan's forward work g n and its FFT f g n
 double cartesianIterative(const Dataset& d, const ReconSettings& s, const DeviceInfo& dev, const index_t dims[3],
-                          const index_t grid[3]) {
+                          const index_t grid[3], double* hostMaps = nullptr) {
   const Header& h = d.header;
   const index_t n = dims[0] * dims[1] * dims[2];
   const double f = fftTransientFactor(dev.gpu), C = static_cast<double>(std::max<index_t>(1, h.coils));
@@ -186,12 +188,18 @@ double cartesianIterative(const Dataset& d, const ReconSettings& s, const Device
       // on a GPU the Gram in double for zheevd (2 units an element).
       const double eigen = KC * KC * (1 + (dev.gpu ? 2 : 0));
       maps = std::max((rows * KC + KC * KC) * (1 + dbl) + eigen, N * (L * (1 + f) + C + 1));
+      // The CPU backend accumulates the same product in double too (cpu/linalg.cpp), in Eigen matrices that
+      // are not backend buffers: A and the Gram again in double (2 units each) beside the floats, and the
+      // eigen-decomposition's double copy and eigenvectors (4 units). Host memory, not in the tracked peak.
+      if (!dev.gpu && hostMaps)
+        *hostMaps = std::max((rows * KC + KC * KC) * (1 + (rows > KC ? 2 : 0)), KC * KC * 6) * kComplex;
       break;
     }
     case CoilMapSource::Walsh: maps = N * C * (1 + f); break;
     default: break;
   }
   const double solve = nn * (2 * C + 9 + (2 + g) + g * (1 + f));
+  if (hostMaps && *hostMaps > 0) *hostMaps += resident * kComplex;
   return (resident + std::max({plan, maps, solve})) * kComplex;
 }
 
@@ -222,8 +230,11 @@ void iterative(const Dataset& d, const ReconSettings& s, const DeviceInfo& dev, 
     const double O = voxels(out);
     const bool resampled = O != static_cast<double>(dims[0] * dims[1] * dims[2]);
     const double toOutput = resampled ? (cropped + O * (1 + fftTransientFactor(dev.gpu))) * kComplex : 0;
-    e.workBytes = std::max(cartesianIterative(d, s, dev, dims, grid), toOutput);
-    e.resultBytes = voxels(out) * S * kComplex * (s.keepCoilImages ? 1 + C : 1);
+    double hostMaps = 0;
+    e.workBytes = std::max(cartesianIterative(d, s, dev, dims, grid, &hostMaps), toOutput);
+    e.resultBytes = voxels(out) * S * kComplex * (s.keepCoilImages ? 2 + C : 2);
+    // The maps' host peak comes before the result exists: the host peak is the larger of the two phases.
+    e.untrackedBytes = std::max(0.0, hostMaps - e.workBytes - e.resultBytes);
     e.rule = what + dimsText(dims) + " solve grid x " + std::to_string(h.coils) + " coils" +
              (s.iterative.coilMaps == CoilMapSource::Espirit ? ", ESPIRiT maps on " + dimsText(grid) : "");
     return;
@@ -234,7 +245,7 @@ void iterative(const Dataset& d, const ReconSettings& s, const DeviceInfo& dev, 
   const double transform = 3 * I * std::pow(std::max(1.0, s.nufft.oversampling), rank) * std::min(C, 8.0);
   const double work = 2 * M * C + I * C * (2 + std::pow(2.0, rank + 1)) + 10 * I + transform;
   e.workBytes = work * kComplex;
-  e.resultBytes = I * S * kComplex * (s.keepCoilImages ? 1 + C : 1);
+  e.resultBytes = I * S * kComplex * (s.keepCoilImages ? 2 + C : 2);
   e.rule = what + dimsText(out) + " x " + std::to_string(h.coils) + " coils";
 }
 

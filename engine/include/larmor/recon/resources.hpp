@@ -16,12 +16,13 @@ namespace larmor::recon {
 struct MemoryEstimate {
   double datasetBytes = 0;  ///< the loaded Dataset (already resident when recon::run starts)
   double workBytes = 0;     ///< the reconstruction's own peak on the backend, beyond the dataset
-  double resultBytes = 0;   ///< the downloaded images (host)
+  double resultBytes = 0;   ///< the downloaded images and the writer's copy of them (host)
+  double untrackedBytes = 0;  ///< host memory beyond workBytes that no backend buffer holds (the CPU's Eigen temporaries)
   bool onDevice = false;    ///< workBytes live in GPU memory (else in host memory)
   std::string rule;         ///< "fft: ...", the terms that decided the peak, for messages and provenance
   std::string source;       ///< the dataset's file (Dataset::source), named in refusals
   /// Peak host memory of the reconstruction, dataset included.
-  double hostBytes() const { return datasetBytes + resultBytes + (onDevice ? 0 : workBytes); }
+  double hostBytes() const { return datasetBytes + resultBytes + (onDevice ? 0 : workBytes + untrackedBytes); }
   double deviceBytes() const { return onDevice ? workBytes : 0; }
 };
 
