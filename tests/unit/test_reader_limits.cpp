@@ -13,6 +13,8 @@
 
 #include "larmor/io/cfl.hpp"
 #include "larmor/io/dataset_io.hpp"
+#include "larmor/io/dicom.hpp"
+#include "larmor/io/export.hpp"
 #include "larmor/io/ismrmrd.hpp"
 #include "larmor/io/nifti.hpp"
 #include "larmor/io/rawarray.hpp"
@@ -20,6 +22,7 @@
 #include "support/expect_error.hpp"
 #include "support/test_dir.hpp"
 #include "support/twix_writer.hpp"
+#include "test_io_export_util.hpp"
 
 using namespace larmor;
 using larmor::test::expectError;
@@ -238,4 +241,26 @@ TEST(ReaderLimits, NiftiOffsetAndDatatypeLies) {
   std::memcpy(&b[42], &sixtyFour, 2);
   writeBytes(path, b);
   expectError([&] { (void)io::readNiftiImage(path); }, "truncated NIfTI file");
+}
+
+TEST(ReaderLimits, DicomReferenceWithWrongRowsOrNoPixelData) {
+  const std::string dir = freshTestDir("limits");
+  const auto rc = larmor::testing::reconstructPhantom(16, 12, 1, 1);
+  io::writeImageOutput(dir + "/dcm/", rc.r, rc.d);
+  const std::string file = dir + "/dcm/" + io::dicomFileName(io::ImageComponent::Magnitude, 1, 1);
+  EXPECT_EQ(io::readDicomSeriesImage(file).size(), 16 * 12);
+  const std::string good = larmor::testing::slurpFile(file);
+  // Rows (0028,0010) US, explicit VR little endian: one row more than the pixels hold.
+  const std::string rowsTag("\x28\x00\x10\x00US\x02\x00", 8);
+  const auto at = good.find(rowsTag);
+  ASSERT_NE(at, std::string::npos);
+  std::string bad = good;
+  bad[at + 8] = static_cast<char>(static_cast<unsigned char>(bad[at + 8]) + 1);
+  writeBytes(file, bad);
+  expectError([&] { (void)io::readDicomSeriesImage(file); }, "magnitude_0001.dcm: Rows x Columns 13 x 16 need 208 pixels but PixelData holds 192");
+  // Cut before the PixelData element (7FE0,0010): an instance without pixel data.
+  const auto pixels = good.find(std::string("\xe0\x7f\x10\x00", 4));
+  ASSERT_NE(pixels, std::string::npos);
+  writeBytes(file, good.substr(0, pixels));
+  expectError([&] { (void)io::readDicomSeriesImage(file); }, "has no 16-bit pixel data");
 }
