@@ -206,6 +206,11 @@ TEST(ReaderLimits, TwixWithoutAcqEndIsTruncated) {
     }
     writeBytes(dir + "/t.dat", bytes);
     expectError([&] { (void)io::loadDataset(dir + "/t.dat"); }, "no ACQEND: it was cut short after 4 scans");
+    io::LoadOptions describe;  // `info`: described, with the reason as a warning
+    describe.structureOnly = true;
+    const Dataset d = io::loadDataset(dir + "/t.dat", describe);
+    ASSERT_FALSE(d.warnings.empty());
+    EXPECT_NE(d.warnings[0].find("t.dat: the measurement has no ACQEND"), std::string::npos) << d.warnings[0];
     spec.acqEnd = true;
     writeBytes(dir + "/t.dat", test::twixBytes(spec));
     EXPECT_NO_THROW((void)io::loadDataset(dir + "/t.dat"));

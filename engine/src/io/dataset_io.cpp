@@ -273,6 +273,7 @@ Series loadBartSeries(const std::string& path, const LoadOptions& options) {
 Series loadTwixSeries(const std::string& path, const LoadOptions& options) {
   TwixOptions to;
   for (int i = 0; i < 3; ++i) to.matrix[i] = options.matrix[i];
+  to.allowCutShort = options.structureOnly;  // `info` describes a cut-short measurement (with a warning)
   RArray traj;
   std::vector<std::string> trajWarnings;
   const double arc = radialTrajectoryKeyword(options.trajectoryPath);

@@ -81,17 +81,21 @@ void checkSize(const twix::FileReader& f, const Shape& shape, double sampleBytes
 
 // A measurement ends with an ACQEND scan; without one it was cut short (a truncated file, an aborted scan),
 // and its k-space lacks the readouts that were to follow (a radial file cut in half read as half the spokes,
-// exit 0). One line with what is there and what the protocol expected.
-void requireComplete(const twix::FileReader& f, const twix::Layout& L) {
-  if (L.acqEnd) return;
+// exit 0). One line with what is there and what the protocol expected: an Error, or with `allow` (info's
+// description) the warning's text; "" for a complete measurement.
+std::string cutShort(const twix::FileReader& f, const twix::Layout& L, bool allow) {
+  if (L.acqEnd) return {};
   index_t lines = 0, last = -1;
   for (const Scan& s : L.scans)
     if (twix::scanRole(s.mask) == ScanRole::Image) ++lines, last = std::max<index_t>(last, s.lin);
   const auto expected = twix::ascInt(L.protocol, "sKSpace.lPhaseEncodingLines", 1, 65535);
-  f.fail("the measurement has no ACQEND: it was cut short after " + std::to_string(L.scans.size()) + " scans (" +
-         std::to_string(lines) + " imaging readouts, line counters up to " + std::to_string(last) +
-         (expected ? "; the protocol gives " + std::to_string(*expected) + " lines" : std::string()) +
-         "): a truncated file or an aborted measurement, whose k-space is incomplete");
+  const std::string why = "the measurement has no ACQEND: it was cut short after " + std::to_string(L.scans.size()) +
+                          " scans (" + std::to_string(lines) + " imaging readouts, line counters up to " +
+                          std::to_string(last) +
+                          (expected ? "; the protocol gives " + std::to_string(*expected) + " lines" : std::string()) +
+                          "): a truncated file or an aborted measurement, whose k-space is incomplete";
+  if (!allow) f.fail(why);
+  return f.path() + ": " + why;
 }
 
 void fillHeader(const twix::Layout& L, Header& h) {
@@ -119,7 +123,7 @@ void fillHeader(const twix::Layout& L, Header& h) {
 TwixRead readTwix(const std::string& path, const TwixOptions& options) {
   const twix::FileReader f(path);
   const twix::Layout L = twix::readLayout(f);
-  requireComplete(f, L);
+  const std::string incomplete = cutShort(f, L, options.allowCutShort);
   TwixRead out;
   out.summary = twix::summarize(L);
   Dataset& d = out.dataset;
@@ -323,6 +327,7 @@ TwixRead readTwix(const std::string& path, const TwixOptions& options) {
   PhysiologyStamps stamps;
   for (const Scan* s : use) stamps.add(s->pmuStamp);
   out.triggerTimeMs = stamps.triggerTimeMs();
+  if (!incomplete.empty()) d.warnings.push_back(incomplete);
   if (out.skipped > 0)
     d.warnings.push_back(path + ": skipped " + std::to_string(out.skipped) +
                          " navigator, phase-correction, feedback or dummy readouts (not imaging data)");

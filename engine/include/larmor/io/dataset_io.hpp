@@ -35,6 +35,7 @@ struct LoadOptions {
   /// ISMRMRD Cartesian files: every acquisition is read and checked as usual, but no samples are kept
   /// (kspace stays empty: its shape is [encoded, coils, slices] of the header) and the coil maps' values
   /// are not read. For `info`, which describes the structure (issue 15: it held the whole k-space).
+  /// Twix: a measurement without ACQEND is read with a warning instead of refused.
   bool structureOnly = false;
 };
 

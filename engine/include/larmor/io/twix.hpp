@@ -52,6 +52,9 @@ struct TwixOptions {
   /// The frame (Eco, Phs, Rep, Set counters) to read; nullptr: the file must hold one frame (or
   /// `repetition` selects one).
   const FrameKey* frame = nullptr;
+  /// A measurement without ACQEND (cut short: a truncated file, an aborted scan) is an Error; with this
+  /// (a description, `info`) it is read with a warning instead.
+  bool allowCutShort = false;
 };
 
 struct TwixRead {
