@@ -269,3 +269,32 @@ TEST(ReaderLimits, DicomReferenceWithWrongRowsOrNoPixelData) {
   writeBytes(file, good.substr(0, pixels));
   expectError([&] { (void)io::readDicomSeriesImage(file); }, "has no 16-bit pixel data");
 }
+
+TEST(ReaderLimits, IsmrmrdAndTwixKspaceOverTheMemoryLimitAreRefusedBeforeReading) {
+  const std::string dir = freshTestDir("limits");
+  phantom::SimulateSettings s;
+  s.matrix[0] = s.matrix[1] = 16;
+  s.coils = 2;
+  io::writeIsmrmrd(phantom::simulate(s), dir + "/c.h5");
+  test::TwixSpec spec;
+  spec.vd = false;
+  spec.measYaps = test::twixProtocol(4, 4);
+  spec.meas = test::twixXprot(2.0);
+  for (std::uint16_t l = 0; l < 4; ++l) {
+    test::TwixScanSpec sc;
+    sc.lin = l, sc.samples = 8, sc.channels = 2, sc.centreColumn = 4, sc.centreLine = 2;
+    sc.data.assign(16, cfloat(1, 1));
+    spec.scans.push_back(sc);
+  }
+  writeBytes(dir + "/t.dat", test::twixBytes(spec));
+  {
+    const MemoryLimit limit("6000");  // the coil maps (4096 bytes) fit, the k-space (8192 bytes) does not
+    expectError([&] { (void)io::loadDataset(dir + "/c.h5"); }, "c.h5: the k-space [32, 16, 1, 2, 1] needs 8192 bytes");
+  }
+  {
+    const MemoryLimit limit("100");
+    expectError([&] { (void)io::loadDataset(dir + "/t.dat"); }, "t.dat: the k-space [8, 4, 1, 2, 1] needs 512 bytes");
+  }
+  EXPECT_NO_THROW((void)io::loadDataset(dir + "/c.h5"));
+  EXPECT_NO_THROW((void)io::loadDataset(dir + "/t.dat"));
+}

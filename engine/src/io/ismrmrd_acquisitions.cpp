@@ -29,6 +29,7 @@
 
 #include "ismrmrd_records.hpp"
 #include "larmor/array/finite.hpp"
+#include "larmor/recon/resources.hpp"
 #include "sampling_facts.hpp"
 #include "physiology_stamps.hpp"
 #include "trajectory_input.hpp"
@@ -278,6 +279,7 @@ class CartesianLines {
       failFile(path_, "the header's matrix " + Shape{enc0, enc1, enc2}.str() + " x " + std::to_string(coils) +
                           " coils x " + std::to_string(want) + " slices needs " + byteSize(bytes) +
                           " of k-space but the file holds only " + byteSize(present) + " of samples");
+    if (keep_) recon::requireHostMemory(bytes, path_, "the k-space " + Shape{enc0, enc1, enc2, coils, want}.str());
     try {
       // The sums are the final k-space array (finish divides in place); a later slice beyond the ones
       // announced grows it by a copy.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ismrmrd_header.hpp"
+#include "larmor/recon/resources.hpp"
 
 namespace larmor::io::detail {
 
@@ -99,6 +100,7 @@ std::optional<NdArray> readNdArray(hid_t file, const std::string& path, const st
   // The memory space has the file selection's shape (not one flat dimension): HDF5 then copies each
   // chunk's runs straight into place instead of iterating element by element (5 s of a 1 GB read).
   H5Id memSpace(H5Screate_simple(rank, count, nullptr), H5Sclose);
+  recon::requireHostMemory(8.0 * static_cast<double>(out.shape.size()), path, "NDArray " + name + " " + out.shape.str());
   try {
     out.data = CArray(out.shape);
   } catch (const std::bad_alloc&) {

@@ -19,6 +19,7 @@
 #include <numbers>
 #include <set>
 
+#include "larmor/recon/resources.hpp"
 #include "larmor/util/error.hpp"
 #include "physiology_stamps.hpp"
 #include "sampling_facts.hpp"
@@ -77,6 +78,7 @@ void checkSize(const twix::FileReader& f, const Shape& shape, double sampleBytes
     f.fail("k-space " + shape.str() + " needs " + std::to_string(static_cast<long long>(bytes / 1048576)) +
            " MiB but the file holds only " + std::to_string(static_cast<long long>(sampleBytes / 1024)) +
            " KiB of samples for it (the counters or the protocol's matrix are wrong)");
+  recon::requireHostMemory(bytes, f.path(), "the k-space " + shape.str());
 }
 
 // A measurement ends with an ACQEND scan; without one it was cut short (a truncated file, an aborted scan),

@@ -326,8 +326,10 @@ void requireHostMemory(double bytes, const std::string& file, const std::string&
   const std::uint64_t avail = availableHostBytes();
   if (avail == 0 || bytes <= static_cast<double>(avail)) return;
   const bool capped = std::getenv("LARMOR_MEMORY_LIMIT") != nullptr;
-  throw Error(file + ": " + what + " needs " + bytesText(bytes) + " of memory, " +
-              bytesText(static_cast<double>(avail)) + " available (" +
+  // Below a megabyte in bytes (a limit set for a test, a tiny array): "1 MB" would hide the figures.
+  const auto text = [](double b) { return b < 1e6 ? std::to_string(static_cast<long long>(b)) + " bytes" : bytesText(b); };
+  throw Error(file + ": " + what + " needs " + text(bytes) + " of memory, " + text(static_cast<double>(avail)) +
+              " available (" +
               (capped ? "MemAvailable or LARMOR_MEMORY_LIMIT" : "MemAvailable") + "); not read");
 }
 
