@@ -129,6 +129,8 @@ rc=0; "$cli" info vb-cut.dat >info-cut.out 2>info-cut.err || rc=$?  # info descr
 if [[ $rc -ne 0 ]] || ! grep -q "vb-cut.dat: the measurement has no ACQEND" info-cut.err; then
   echo "FAIL twix-cut-info: exit $rc; expected exit 0 and the warning" >&2; sed 's/^/  | /' info-cut.err >&2
   fails=$((fails + 1))
+else
+  echo "ok   twix-cut-info: $(cat info-cut.err)"
 fi
 refused traj-far "tfar.cfl: coordinate 0 of sample 1000 is -1000 cycles/FOV, outside the k-space extent" \
   "$cli" recon k.cfl --traj tfar.cfl --method gridding "${cpu[@]}" --output o5.cfl
