@@ -87,63 +87,6 @@ CoilSensitivities::CoilSensitivities(Backend& backend, std::unique_ptr<Buffer> m
   uploadRoot();
 }
 
-CArray estimateCoilMaps(Backend& backend, const NufftGeometry& g, const CArray& kspace, index_t coils, double radius,
-                        const PlanFactory& makePlan, const RArray* weights) {
-  const index_t m = g.samples();
-  require(kspace.size() == m * coils, "coil maps: k-space has " + std::to_string(kspace.size()) + " samples, " +
-                                          std::to_string(m) + " x " + std::to_string(coils) + " coils expected");
-  require(!weights || weights->size() == m, "coil maps: " + std::to_string(weights ? weights->size() : 0) +
-                                                " density weights for " + std::to_string(m) + " samples");
-  require(radius > 0, "coil maps: the calibration radius must be > 0");
-  std::vector<index_t> keep;
-  std::vector<float> taper;
-  const float* k = g.trajectory.data();
-  for (index_t j = 0; j < m; ++j) {
-    const double kx = k[3 * j], ky = k[3 * j + 1], kz = g.dims == 3 ? k[3 * j + 2] : 0.0;
-    const double r = std::sqrt(kx * kx + ky * ky + kz * kz);
-    if (r > radius) continue;
-    const double c = std::cos(M_PI * r / (2 * radius));  // Hann: smooth low-pass, no ringing of the maps
-    keep.push_back(j);
-    taper.push_back(static_cast<float>(c * c * (weights ? (*weights)[j] : 1.0)));
-  }
-  const index_t mc = static_cast<index_t>(keep.size());
-  require(mc >= 2, "coil maps: only " + std::to_string(mc) + " samples lie within the calibration radius " +
-                       std::to_string(radius) + " cycles/FOV; raise it");
-
-  NufftGeometry gc;
-  gc.dims = g.dims;
-  for (int d = 0; d < 3; ++d) gc.image[d] = g.image[d];
-  gc.trajectory = RArray(Shape{3, mc});
-  std::vector<cfloat> data(static_cast<std::size_t>(mc * coils));
-  for (index_t i = 0; i < mc; ++i) {
-    for (int d = 0; d < 3; ++d) gc.trajectory[3 * i + d] = k[3 * keep[i] + d];
-    for (index_t c = 0; c < coils; ++c) data[c * mc + i] = kspace[c * m + keep[i]] * taper[i];
-  }
-  const index_t voxels = g.image[0] * g.image[1] * (g.dims == 3 ? g.image[2] : 1);
-  auto plan = makePlan(gc);
-  auto samples = backend.allocate(bytesOf(mc * coils));
-  backend.upload(*samples, data.data(), bytesOf(mc * coils));
-  auto images = backend.allocate(bytesOf(voxels * coils));
-  plan->adjoint(*samples, *images, coils);
-  CArray low(Shape{g.image[0], g.image[1], g.dims == 3 ? g.image[2] : 1, coils});
-  backend.download(low.data(), *images, bytesOf(voxels * coils));
-
-  std::vector<double> sos(static_cast<std::size_t>(voxels), 0.0);
-  double peak = 0;
-  for (index_t v = 0; v < voxels; ++v) {
-    for (index_t c = 0; c < coils; ++c) sos[v] += std::norm(cdouble(low[c * voxels + v]));
-    sos[v] = std::sqrt(sos[v]);
-    peak = std::max(peak, sos[v]);
-  }
-  require(peak > 0 && std::isfinite(peak), "coil maps: the calibration region holds no signal");
-  const double eps2 = (1e-3 * peak) * (1e-3 * peak);
-  for (index_t v = 0; v < voxels; ++v) {
-    const double inv = 1.0 / std::sqrt(sos[v] * sos[v] + eps2);
-    for (index_t c = 0; c < coils; ++c) low[c * voxels + v] = cfloat(cdouble(low[c * voxels + v]) * inv);
-  }
-  return low;
-}
-
 NormalOperator::NormalOperator(Backend& backend, FourierGram& toeplitz, const CoilSensitivities* coils,
                                Regularizer* regularizer, double lambda)
     : backend_(backend), toeplitz_(toeplitz), coils_(coils), regularizer_(regularizer), lambda_(lambda) {

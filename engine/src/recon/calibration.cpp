@@ -8,7 +8,6 @@
 #include <cmath>
 
 #include "larmor/solve/cg.hpp"
-#include "larmor/traj/dcf.hpp"
 #include "larmor/traj/trajectory.hpp"
 #include "larmor/util/error.hpp"
 
@@ -34,20 +33,6 @@ bool fullySampled(const Dataset& d, index_t slice, const index_t n[3], const ind
 }
 
 }  // namespace
-
-RArray calibrationWeights(Backend& be, const Dataset& d, const NufftGeometry& full, const NufftSettings& ns,
-                          const Progress& progress) {
-  DensityCompensation dcf = ns.dcf;
-  const bool radialLines =
-      full.dims == 2 ? traj::detectRadial(d.trajectory).has_value() : traj::isRadialLines(d.trajectory);
-  if (dcf == DensityCompensation::Auto) dcf = radialLines ? DensityCompensation::Ramp : DensityCompensation::PipeMenon;
-  if (dcf == DensityCompensation::None) return {};
-  traj::DcfOptions o;
-  o.method = dcf == DensityCompensation::Ramp ? traj::DcfMethod::Ramp : traj::DcfMethod::PipeMenon;
-  o.iterations = ns.dcfIterations;
-  o.nufft = nufftOptions(ns);
-  return traj::densityCompensation(be, full, o, Progress::Sub(progress, 0, 1, "density compensation: "));
-}
 
 namespace {
 /// (A^H A + lambda I) on the calibration grid's images of every coil, A the NUFFT of the band's samples.

@@ -126,23 +126,6 @@ CArray coilMapsForSlice(Backend& be, const Dataset& d, index_t slice, const inde
       j["coil_maps"] = it.coilMapsPath;
       return fromFile(it.coilMapsPath, slice, h.slices, out, coils);
     case CoilMapSource::Walsh:
-      if (h.trajectory != TrajectoryKind::Cartesian) {
-        const int dims = nonCartesianRank(d, out[2]);
-        const index_t image[3] = {out[0], out[1], dims == 3 ? out[2] : 1};
-        const NufftGeometry g = traj::geometry(d.trajectory, dims, image);
-        const index_t m = g.samples();
-        CArray k(Shape{m, coils});
-        std::copy_n(d.kspace.data() + slice * m * coils, m * coils, k.data());
-        const NufftOptions no = nufftOptions(s.nufft);
-        const ops::PlanFactory nufft = [&](const NufftGeometry& gg) { return be.makeNufftPlan(gg, no); };
-        const RArray w = calibrationWeights(be, d, g, s.nufft, progress);  // the calibration's density compensation
-        CArray maps = ops::estimateCoilMaps(be, g, k, coils, it.calibrationRadius, makePlan ? *makePlan : nufft,
-                                            w.empty() ? nullptr : &w);
-        maps.reshape(Shape{out[0], out[1], out[2], coils});
-        j["coil_maps"] = "walsh";
-        j["calibration_radius"] = it.calibrationRadius;
-        return maps;
-      }
       [[fallthrough]];
     case CoilMapSource::Espirit: {
       const bool espirit = it.coilMaps == CoilMapSource::Espirit;
@@ -152,12 +135,17 @@ CArray coilMapsForSlice(Backend& be, const Dataset& d, index_t slice, const inde
         be.download(host.data(), *maps, static_cast<std::size_t>(host.size()) * sizeof(cfloat));
         return host;
       }
-      // Walsh on Cartesian data: from the calibration box.
-      const CalibrationRegion r = calibrationRegion(be, d, slice, it.calibrationSize, 1, s.nufft, progress);
+      // Walsh: from the calibration box (Cartesian: the fully sampled centre up to --calibration-size;
+      // non-Cartesian: the box fitted to the samples with |k_i| < --calibration-radius).
+      const index_t size = h.trajectory == TrajectoryKind::Cartesian
+                               ? it.calibrationSize
+                               : std::max<index_t>(2, 2 * static_cast<index_t>(std::lround(it.calibrationRadius)));
+      const CalibrationRegion r = calibrationRegion(be, d, slice, size, 1, s.nufft, progress);
       index_t grid[3];
       calibrationGrid(r, out, grid);
       j["calibration_region"] = r.box.str();
       j["coil_maps"] = "walsh";
+      if (h.trajectory != TrajectoryKind::Cartesian) j["calibration_radius"] = it.calibrationRadius;
       return cropCentred(walshCartesian(be, r, grid, coils), grid, out, coils);
     }
   }

@@ -268,7 +268,7 @@ std::vector<Setting> build() {
   }
   {
     Setting c = number<double>("iterative.calibration_radius", "calibration-radius", "Calibration radius", "iterative",
-                               "CG-SENSE, Walsh maps of non-Cartesian data: k-space radius of the calibration region",
+                               "CG-SENSE, Walsh maps of non-Cartesian data: half the side of the fitted calibration box (cycles/FOV)",
                                kCg, 0, 1e6, "R", [](ReconSettings& s) -> double& { return s.iterative.calibrationRadius; });
     c.minOpen = true;
     c.step = 1;

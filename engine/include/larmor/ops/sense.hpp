@@ -62,23 +62,6 @@ class CoilSensitivities {
 
 using PlanFactory = std::function<std::unique_ptr<NufftPlan>(const NufftGeometry&)>;
 
-/// Sensitivities from the centre of k-space, the self-calibrating way (no separate calibration scan):
-/// the samples with |k| <= radius (cycles/FOV) under a Hann taper cos^2(pi |k| / (2 radius)) give one
-/// low-resolution image L_c per coil (an adjoint of the plan the factory makes), and
-///   S_c = L_c / sqrt(sum_c |L_c|^2 + eps^2),   eps = 1e-3 max sqrt(sum_c |L_c|^2),
-/// the relative sensitivities of the sum-of-squares normalisation (the coil-combination weights of
-/// Walsh et al.'s adaptive combine for a rank-one coil covariance): the object's own low-resolution
-/// magnitude cancels, so sum_c |S_c|^2 = 1 where there is signal, and the SENSE solution is the object
-/// weighted by sqrt(sum_c |s_c|^2) (docs/conventions.md: the truth a coil-combined image should match).
-/// kspace: [M, coils] for one slice (host). weights: the samples' density compensation [M] (traj/dcf.hpp), or
-/// null where the samples are uniformly dense (Cartesian points): without it a radial centre, sampled ~1/|k|
-/// more densely, makes L_c a far wider blur than the taper's, and the maps' errors at the object's edges
-/// streak an undersampled SENSE image (BART's radial phantom, 51 spokes: NRMSE 0.47 against 0.069 with the
-/// ramp, docs/iterative.md). Returns [N0, N1, N2, coils]. Throws Error when fewer than 2 samples lie in the
-/// calibration region.
-CArray estimateCoilMaps(Backend& backend, const NufftGeometry& g, const CArray& kspace, index_t coils,
-                        double radius, const PlanFactory& makePlan, const RArray* weights = nullptr);
-
 /// A = sum_c S_c^H T S_c + lambda W^H W on single images [N0, N1, N2] (T = N^{-1} F^H F: Toeplitz or
 /// Cartesian, ops/fourier_gram.hpp).
 class NormalOperator final : public solve::LinearOperator {

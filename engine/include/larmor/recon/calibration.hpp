@@ -53,13 +53,6 @@ struct CalibrationRegion {
   bool gridded = false;  ///< non-Cartesian: gridded onto the box
 };
 
-/// Non-Cartesian data: the density compensation [M] of the whole trajectory (`full`: its geometry on the recon
-/// grid) with which the calibration weights the samples: nufft.dcf, auto = ramp for radial lines, else
-/// Pipe-Menon (cached, traj/dcf.hpp); empty for none. The gridded box above and the Walsh maps of
-/// non-Cartesian data (recon/coil_maps.hpp) both use it: without it the centre of a radial acquisition, sampled
-/// ~1/|k| more densely, would dominate them.
-RArray calibrationWeights(Backend& backend, const Dataset& d, const NufftGeometry& full, const NufftSettings& nufft,
-                          const Progress& progress = {});
 
 /// Cartesian: the largest fully sampled centred box of slice `slice`, at most `size` per dimension.
 CalibrationBox findCalibrationBox(const Dataset& d, index_t slice, index_t size);

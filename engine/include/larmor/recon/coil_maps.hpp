@@ -5,8 +5,8 @@
 //            iterative.calibration_size, crop iterative.espirit_crop; computed on the grid of the
 //            calibration's FOV (Cartesian readout oversampling included) and cropped to the recon FOV;
 //   walsh    low-resolution coil images over their root sum of squares, S_c = L_c / sqrt(sum |L|^2 + eps^2)
-//            (ops::estimateCoilMaps for non-Cartesian data; for Cartesian data L_c is the calibration box
-//            under a separable Hann taper, zero-padded and inverse FFT'd);
+//            (L_c: the calibration box under a separable Hann taper, zero-padded and inverse FFT'd; the box of
+//            non-Cartesian data is the one fitted to its samples with |k_i| < iterative.calibration_radius);
 //   dataset  the dataset's own maps (simulated data);
 //   FILE.cfl a BART .cfl of maps [x, y, z, coils(, slices)] on the output matrix.
 // Used by CG-SENSE (recon/iterative.cpp) and by `larmor-cli maps`.
