@@ -138,6 +138,7 @@ grep -q "6 items: 5 done, 1 failed, 0 pending" "$dir/status1.txt" || fail "--sta
 grep -q "failed .*c4" "$dir/status1.txt" || fail "--status does not name the failed input"
 
 # --- resume: fix the input, resubmit the same script ------------------------------------------------------
+rm "$dir/in/c4.h5"  # simulate replaces only a file Larmor wrote
 "$cli" simulate --matrix 32 --coils 4 --traj radial --spokes 48 --noise 0.01 --seed 4 --output "$dir/in/c4.h5" >/dev/null
 stamp=$(stat -c %y "$out/c1.cfl")
 job2=$(sbatch --parsable "$out/larmor-batch.sbatch")
