@@ -223,9 +223,7 @@ def main():
         use = resource.getrusage(resource.RUSAGE_CHILDREN)
         results["child_cpu_seconds"] = use.ru_utime + use.ru_stime
         results["load_average_end"] = os.getloadavg()[0]
-        with open(os.path.join(a.out, "results.json"), "w") as f:
-            json.dump(results, f, indent=1, default=float)
-    report.write_all(results, a.out)
+        report.write_all(results, a.out)  # after every case: a run stopped half way leaves its tables
     print("evaluate: %d cases in %.0f s; %s" % (len(chosen), results["seconds"],
                                                  ", ".join(os.path.join(a.out, f) for f in report.OUTPUTS)))
 
