@@ -105,4 +105,17 @@ rc=${PIPESTATUS[0]}; set -e
 grep -q "File too large" "$dir/full.log" || { cat "$dir/full.log"; fail "a full disk: the error does not say why"; }
 [[ ! -e "$dir/full/.thumbs" ]] || fail "a full disk left .thumbs/"
 cat "$dir/full.log"
+# A file system really full (a 64 KiB tmpfs filled up; where mounting is not allowed, only the case above).
+mkdir -p "$dir/fs"
+if mount -t tmpfs -o size=64k tmpfs "$dir/fs" 2>/dev/null; then
+  trap 'umount "$dir/fs" 2>/dev/null || true' EXIT
+  dd if=/dev/zero of="$dir/fs/fill" bs=4k 2>/dev/null || true
+  set +e; batch A "$dir/fs/out" > "$dir/fs.log" 2>&1; rc=$?; set -e
+  [[ $rc -eq 1 ]] || { cat "$dir/fs.log"; fail "a full file system: rc $rc"; }
+  grep -q "No space left on device" "$dir/fs.log" || { cat "$dir/fs.log"; fail "a full file system: the error does not say why"; }
+  [[ ! -e "$dir/fs/out" ]] || fail "a full file system: the output folder the batch made is left"
+  umount "$dir/fs"; trap - EXIT
+else
+  echo "note: cannot mount a tmpfs here; the full file system case is the file-size limit above"
+fi
 echo "batch_journal: OK"

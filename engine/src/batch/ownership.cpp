@@ -184,7 +184,13 @@ void writeBatchFile(const std::string& path, const std::string& bytes) {
 
 void writeBatchPng(Journal& journal, const std::vector<json>& known, const std::string& path, const io::Image8& image) {
   AtomicFile file(path);
-  io::writePng(file.tempPath(), image);  // itself atomic onto our temporary
+  try {
+    io::writePng(file.tempPath(), image);  // itself atomic onto our temporary
+  } catch (const Error& e) {  // name the contact sheet, not our temporary
+    std::string why = e.what();
+    if (const auto at = why.find(file.tempPath()); at != std::string::npos) why.replace(at, file.tempPath().size(), path);
+    throw Error(why);
+  }
   const std::string name = fs::path(path).filename().string(), hash = contentHash(file.tempPath());
   require(!hash.empty(), path + ": cannot read back what was written");
   const bool recorded = std::any_of(known.begin(), known.end(), [&](const json& r) {
