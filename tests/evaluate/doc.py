@@ -72,7 +72,8 @@ to fit the time budget: {sweeps}
   The direct rows (zero-filled FFT, gridding) are one linear operation in both tools and are not targeted.
 - **B**: each model-based default within 5 % of Larmor's own best λ of its sweep (default ≤ 1.05 × oracle): what an
   automatic λ must achieve.
-- **C**: GRAPPA runs with its defaults on every undersampled Cartesian case.
+- **C**: GRAPPA runs with its defaults on every regularly undersampled Cartesian case (it does not apply to
+  Poisson-disc sampling, which has no lattice; its runs there are listed all the same).
 """
 
 
