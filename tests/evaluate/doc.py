@@ -1,7 +1,22 @@
 """docs/evaluation.md as generated from a corpus run: how the corpus is made and scored (fixed text that states the
 harness's rules), then the run's facts, the case list and every table of report.py."""
 
+import os
+import subprocess
+
 import cases as corpus
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def head_at(iso_time):
+    """The repository's last commit before a time (the binary's build): what the shared tree's HEAD was then."""
+    try:
+        out = subprocess.run(["git", "-C", REPO, "log", "-1", "--before=" + iso_time, "--format=%h %s"],
+                             capture_output=True, text=True, timeout=30).stdout.strip()
+        return out or "unknown"
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
 
 INTRO = """# Evaluation corpus: Larmor's defaults against BART on data none of us tuned on
 
@@ -101,11 +116,11 @@ def render(results, tables, figure_cases):
                  (" (the e2e subset)" if results.get("subset") == "e2e" else "") +
                  (" (quick sweeps)" if results.get("quick") else ""), results.get("child_cpu_seconds", 0),
                  results.get("load_average_start", 0), results.get("load_average_end", 0)),
-             "- Larmor at commit **%s**%s; `%s` (binary built %s, SHA-256 %s…, copied before the run); BART %s; "
-             "Python %s; OMP_NUM_THREADS=%s." % (
-                 t["commit"], " (with uncommitted changes to %s in the working tree)" % ", ".join(
-                     t["engine_or_app_modified"]) if t["engine_or_app_modified"] else "",
-                 t["larmor"], t.get("larmor_built", "?"), t.get("larmor_sha256", "?"), t["bart"], t["python"],
+             "- Harness at commit **%s**. Larmor: `%s`, the binary built %s from the shared working tree, whose HEAD "
+             "was then **%s**%s; SHA-256 %s…, copied before the run. BART %s; Python %s; OMP_NUM_THREADS=%s." % (
+                 t["commit"], t["larmor"], t.get("larmor_built", "?"), head_at(t.get("larmor_built", "")),
+                 " (uncommitted changes to %s at the run's start)" % ", ".join(t["engine_or_app_modified"])
+                 if t["engine_or_app_modified"] else "", t.get("larmor_sha256", "?"), t["bart"], t["python"],
                  t["omp_num_threads"] or "unset"),
              ""]
     noise = [r for r in results["cases"] if r.get("noise_measured") is not None]

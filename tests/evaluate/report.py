@@ -271,9 +271,8 @@ COLUMNS = ("truth", "larmor_cg", "larmor_cs", "bart_l2", "bart_tv")
 
 
 def figure(rows, out):
-    chosen = [r for r in rows if r["id"] in FIGURE_CASES and r.get("figure")]
-    if not chosen:
-        chosen = [r for r in rows if r.get("figure")][:4]
+    shown = [r for r in rows if r.get("figure") and os.path.exists(r["figure"].get("truth", ""))]
+    chosen = [r for r in shown if r["id"] in FIGURE_CASES] or shown[:4]
     if not chosen:
         return None
     size, gap = 160, 4
