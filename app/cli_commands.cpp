@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -183,6 +184,34 @@ void requireFormatOptions(const ReconArgs& a) {
   if (a.niftiComplex && kind != io::OutputKind::Nifti) refuse("--nifti-complex", "NIfTI (.nii)");
   if ((a.windowCenter != 0 || a.windowWidth != 0) && kind == io::OutputKind::Bart)
     refuse(a.windowWidth != 0 ? "--window-width" : "--window-center", "DICOM, NIfTI and PNG (.cfl holds the complex values)");
+}
+
+/// Host memory `larmor-cli maps` holds for maps on `out` (the planner's limit, recon::availableHostBytes):
+/// the maps of every slice, [out0, out1, out2, coils, slices] complex floats, the copy handed to the .cfl
+/// writer (io::toBartImage) and the slice being computed, (2 S + 1) O C 8 bytes. A lower bound: the
+/// estimation's own working set comes on top. Refused with one line naming the input and the figures,
+/// instead of std::bad_alloc inside the estimation.
+void requireMapsMemory(const Dataset& d, const index_t out[3], const std::string& input) {
+  const double coils = static_cast<double>(std::max<index_t>(1, d.header.coils));
+  const double slices = static_cast<double>(std::max<index_t>(1, d.header.slices));
+  const double voxels = static_cast<double>(out[0]) * static_cast<double>(out[1]) * static_cast<double>(out[2]);
+  const double need = (2 * slices + 1) * voxels * coils * 8.0;
+  const std::uint64_t avail = recon::availableHostBytes();
+  if (avail == 0 || need <= static_cast<double>(avail)) return;
+  const bool capped = std::getenv("LARMOR_MEMORY_LIMIT") != nullptr;
+  throw Error(input + ": coil maps " + std::to_string(out[0]) + "x" + std::to_string(out[1]) + "x" +
+              std::to_string(out[2]) + " x " + std::to_string(static_cast<long long>(coils)) + " coils x " +
+              std::to_string(static_cast<long long>(slices)) + (slices == 1 ? " slice" : " slices") + " need at least " + recon::bytesText(need) +
+              " of host memory, " + recon::bytesText(static_cast<double>(avail)) + " available (" +
+              (capped ? "MemAvailable or LARMOR_MEMORY_LIMIT" : "MemAvailable") + "); use a smaller --matrix");
+}
+
+/// The reference of `compare`, refused with its file named when it holds no signal (the metrics would
+/// say only "the reference image is all zero").
+void requireNonZeroReference(const CArray& ref, const std::string& path) {
+  for (index_t i = 0; i < ref.size(); ++i)
+    if (ref[i] != cfloat(0.f, 0.f)) return;
+  throw Error(path + ": the reference image is all zero (" + ref.shape().str() + "); nothing to compare against");
 }
 
 /// "all" -> -1, "N" -> N (>= 0); anything else is an Error naming the flag.
@@ -530,7 +559,8 @@ int recon(const ReconArgs& a) {
   if (!warmUp.is_null()) stats["warm_up"] = warmUp;
   if (!warnings.empty()) stats["warnings"] = warnings;
   if (!r.metrics.is_null()) stats["metrics"] = r.metrics;
-  writeJson(a.json, stats);
+  // --anonymize covers the sidecar too: no date, host, path or file name (util/provenance.hpp).
+  writeJson(a.json, a.anonymize ? anonymizedProvenance(std::move(stats)) : stats);
   // After the reconstruction worked: the settings that made it, for `larmor-cli batch --settings`.
   writeJson(a.saveSettings, batch::settingsFileJson(a.settings, fs::exists(a.traj) ? fs::absolute(a.traj).string() : a.traj));
   if (!a.saveSettings.empty()) std::cout << "wrote " << a.saveSettings << " (settings for larmor-cli batch --settings)\n";
@@ -558,10 +588,19 @@ int maps(const MapsArgs& a) {
   io::LoadOptions lo;
   lo.trajectoryPath = a.traj;
   for (int i = 0; i < 3; ++i) lo.matrix[i] = s.matrix[i];
+  // The memory the maps need (requireMapsMemory): from an ISMRMRD header before the samples are read
+  // (Cartesian data: a non-Cartesian rank needs the trajectory), then from the loaded dataset.
+  lo.beforeData = [&](const Dataset& headerOnly) {
+    if (headerOnly.header.trajectory != TrajectoryKind::Cartesian) return;
+    index_t early[3];
+    recon::outputMatrix(headerOnly, s, early);
+    requireMapsMemory(headerOnly, early, a.input);
+  };
   const Dataset d = io::loadDataset(a.input, lo);
   index_t out[3];
   recon::outputMatrix(d, s, out);
   if (d.header.trajectory != TrajectoryKind::Cartesian && recon::nonCartesianRank(d, out[2]) == 2) out[2] = 1;
+  requireMapsMemory(d, out, a.input);
   json info;
   const auto t0 = std::chrono::steady_clock::now();
   const CArray m = recon::coilMaps(*sel.backend, d, out, s, &info);
@@ -586,6 +625,7 @@ int compare(const CompareArgs& a) {
   map.role = io::OutputRole::Map;
   io::checkOutputs({map, jsonOutput(a.json)}, {a.ref, a.test});
   const CArray ref = loadImage(a.ref);
+  requireNonZeroReference(ref, a.ref);
   const CArray test = loadImage(a.test);
   const auto m = quality::compare(test, ref);
   std::cout << std::fixed << std::setprecision(3) << "percent error " << m.percentError << " %\nPSNR          "

@@ -9,8 +9,9 @@
 #    the settings' paths "removed (anonymized)";
 #  - DICOM without --anonymize keeps today's provenance: the --ref path as given, the raw file's base name;
 #  - NIfTI, PNG, BART (--anonymize has nothing to remove there): the NIfTI header and extensions, every PNG
-#    chunk but the pixels and the .hdr hold no path.
-# Only --anonymize's promise is tested here; the --json sidecar is the user's own record and keeps paths.
+#    chunk but the pixels and the .hdr hold no path;
+#  - the --json sidecar with --anonymize (DICOM and NIfTI runs): its bytes hold no secret, no '/' and not the
+#    host name, and it still carries the settings; without --anonymize it keeps the paths and the host.
 set -euo pipefail
 cli=$1 dir=$2
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -26,14 +27,14 @@ q "$cli" recon "$p/scan_DOE.h5" --method fft --device cpu --output "$p/ref.cfl"
 args=("$p/scan_DOE.h5" --method cg --device cpu --iters 5 --reg anatomical --ref "$dir/$p/ref.cfl"
       --coil-maps "$p/cm.cfl" --q-cache "$p/qcache")
 q "$cli" recon "${args[@]}" --anonymize --component magnitude --component phase \
-  --series-description "DOE_JOHN_1234/notes.txt cg" --output anon/
-q "$cli" recon "${args[@]}" --output plain/
-q "$cli" recon "${args[@]}" --anonymize --output anon.nii
+  --series-description "DOE_JOHN_1234/notes.txt cg" --output anon/ --json anon-dicom.json
+q "$cli" recon "${args[@]}" --output plain/ --json plain.json
+q "$cli" recon "${args[@]}" --anonymize --output anon.nii --json anon-nii.json
 q "$cli" recon "${args[@]}" --anonymize --output anon.png
 q "$cli" recon "${args[@]}" --anonymize --output anon.cfl
 
 "$PY" - "$dir" <<'PY'
-import glob, json, re, struct, sys
+import glob, json, re, socket, struct, sys
 import pydicom
 from oracle import check, fail
 
@@ -104,5 +105,23 @@ for name, blob in (("anon.png", texts), ("anon.hdr", hdr)):
         if s.encode() in blob:
             fail(f"{name}: holds '{s}' outside the pixels")
 check(b"Larmor" in texts and b"Larmor" in hdr, "anon.png and anon.hdr name Larmor (their metadata was read)")
+
+# The --json sidecar: every byte with --anonymize; the user's full record without it.
+host = socket.gethostname()
+for name in ("anon-dicom.json", "anon-nii.json"):
+    raw = open(name, "rb").read()
+    for s in secrets + ["/", f'"{host}"'] + ([host] if len(host) >= 4 else []):  # a short name only as a value
+        if s.encode() in raw:
+            fail(f"{name}: holds '{s}'")
+    j = json.loads(raw)
+    check(j.get("software") == "Larmor" and j["settings"]["method"] == "cg" and
+          j["settings"]["iterative"]["iterations"] == 5, f"{name}: still the run's record (software, settings)")
+    for key in ("input", "output", "host"):
+        check(j.get(key, "removed (anonymized)") == "removed (anonymized)", f"{name}: {key} = {j.get(key)!r}")
+    check(j["settings"]["iterative"]["reference"] == "removed (anonymized)", f"{name}: the --ref path removed")
+    check("created_utc" not in raw.decode(), f"{name}: no date of creation")
+plain = json.loads(open("plain.json").read())
+check(plain["settings"]["iterative"]["reference"] == f"{root}/DOE_JOHN_1234/ref.cfl" and plain.get("host") == host,
+      "without --anonymize the --json sidecar keeps the --ref path and the host name")
 print("PASS: anonymize_paths")
 PY

@@ -78,6 +78,7 @@ def damaged(src, dst, index, value):  # the .cfl's element `index` (file order) 
 damaged("t", "tfar", 3 * 1000, -1000)  # coordinate 0 of sample 1000
 write_cfl("tden", (t.real * np.float32(1e-40)).astype(np.complex64))
 damaged("k", "khuge", 777, 1e30)
+write_cfl("zero", np.zeros((64, 64)))  # an all-zero reference of img.cfl's size
 
 # twix VB cut after half of its scans (at a scan boundary: no ACQEND, fewer spokes than the file had).
 b = open("vb.dat", "rb").read()
@@ -117,6 +118,12 @@ refused cfl-limit-recon "LARMOR_MEMORY_LIMIT" env LARMOR_MEMORY_LIMIT=50000000 "
 q "$cli" simulate --matrix 32x32x32 --coils 4 --output s3d.h5
 refused cg-1024 "s3d.h5: cg" env LARMOR_MEMORY_LIMIT=16000000000 "$cli" recon s3d.h5 --method cg "${cpu[@]}" \
   --matrix 1024x1024x1024 --output o3.cfl
+# maps at --matrix 2048x2048x512: the maps alone need far more than the limit (was std::bad_alloc); nothing written.
+refused maps-matrix "s3d.h5: coil maps 2048x2048x512 x 4 coils x 1 slice need at least" \
+  env LARMOR_MEMORY_LIMIT=16000000000 "$cli" maps s3d.h5 --matrix 2048x2048x512 "${cpu[@]}" --output om.cfl
+if [[ -e om.cfl || -e om.hdr ]] || grep -q bad_alloc maps-matrix.err; then
+  echo "FAIL maps-matrix: an output was written or the error is std::bad_alloc" >&2; fails=$((fails + 1))
+fi
 
 # --- 7: header lies and corrupt samples ----------------------------------------------------------------------
 for lie in nan zero neg inf huge; do
@@ -145,6 +152,7 @@ refused nifti-bitpix "ref-bitpix.nii: NIfTI datatype 16 has 32 bits a voxel but 
 # --- 11: errors that name the file ----------------------------------------------------------------------------
 refused dicom-rows "PixelData holds" "$cli" compare --ref dcm-rows --test img.cfl
 refused dicom-nopixels "has no 16-bit pixel data" "$cli" compare --ref dcm-nopixels --test img.cfl
+refused ref-all-zero "zero.cfl: the reference image is all zero" "$cli" compare --ref zero.cfl --test img.cfl
 
 # --- read, not refused: a trajectory in [-0.5, 0.5] is scaled to cycles per FOV, with a warning --------------
 rc=0
