@@ -257,6 +257,21 @@ BatchLock::BatchLock(const std::string& dir, const std::string& planHash) {
               "); its outputs would mix with this one's: wait for it to finish or use another --output-dir");
 }
 
+void BatchLock::removeIfUnused(const std::string& dir) {
+  const std::string gatePath = (fs::path(dir) / ".larmor-batch-gate.lock").string();
+  const std::string lockPath = (fs::path(dir) / ".larmor-batch.lock").string();
+  const int gate = ::open(gatePath.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  const int lock = ::open(lockPath.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (gate >= 0 && lock >= 0 && ::flock(gate, LOCK_EX | LOCK_NB) == 0 && ::flock(lock, LOCK_EX | LOCK_NB) == 0) {
+    ::unlink(lockPath.c_str());
+    ::unlink(gatePath.c_str());
+  }
+  for (int fd : {gate, lock})
+    if (fd >= 0) ::close(fd);
+  std::error_code ec;
+  fs::remove(dir, ec);  // only when empty
+}
+
 BatchLock::~BatchLock() {
   if (fd_ >= 0) ::close(fd_);
 }

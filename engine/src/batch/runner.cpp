@@ -407,7 +407,7 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
     for (const char* own : {kPlanFile, "summary.json", "contact-sheet.png"}) requireBatchFile(dir, own, records);
   } catch (const Error&) {
     folderLock.reset();
-    if (madeDir) fs::remove_all(dir, ec);  // made by us a moment ago: only our lock files are in it
+    if (madeDir) BatchLock::removeIfUnused(dir);  // made a moment ago: not left behind empty
     throw;
   }
   Journal journal((fs::path(dir) / kJournalFile).string());

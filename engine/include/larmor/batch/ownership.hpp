@@ -56,6 +56,9 @@ class BatchLock {
   ~BatchLock();
   BatchLock(const BatchLock&) = delete;
   BatchLock& operator=(const BatchLock&) = delete;
+  /// Removes the two lock files from `dir` when no process holds or waits at them (both taken at once
+  /// without waiting), then `dir` itself when it is empty: for a folder a failed batch made a moment ago.
+  static void removeIfUnused(const std::string& dir);
 
  private:
   int fd_ = -1;
