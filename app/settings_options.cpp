@@ -36,7 +36,10 @@ void SettingsOptions::apply(recon::ReconSettings& settings) const {
     if (s.kind == st::Kind::Flag) s.put(settings, s.flagSets);
     else st::set(settings, s, values_[i]);
   }
-  // A flag that the chosen method does not read is an error, not ignored (issue 15, item 4).
+  // A λ given on the command line is the λ used: the noise rule (cs's default) applies only where none is given.
+  if (command_->count("--lambda") > 0 && command_->count("--lambda-rule") == 0)
+    settings.iterative.lambdaRule = recon::LambdaRule::Fixed;
+  // A flag that the chosen method does not read is an error, not ignored.
   for (std::size_t i = 0; i < table.size(); ++i) {
     const st::Setting& s = table[i];
     if (s.scope != st::Scope::User || s.flag.empty() || command_->count(s.cliFlag()) == 0) continue;

@@ -189,6 +189,7 @@ void MainWindow::connectWidgets() {
   connect(timings_, &TimingsView::lambdaPicked, this, [this](double lambda) {
     SessionState s = settings_->state();
     s.settings.iterative.lambda = lambda;
+    s.settings.iterative.lambdaRule = recon::LambdaRule::Fixed;  // a λ picked is the λ used
     applySession(s);
     log(tr("λ %1 chosen on the L-curve").arg(lambda, 0, 'g', 3));
     runReconstruction();

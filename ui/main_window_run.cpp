@@ -161,6 +161,7 @@ void MainWindow::onSettingsChanged() {
 void MainWindow::onLambdaDragged(double lambda) {
   SessionState s = settings_->state();
   s.settings.iterative.lambda = lambda;
+  s.settings.iterative.lambdaRule = recon::LambdaRule::Fixed;  // a λ dragged to is the λ used
   model_.setSession(s);
   rememberSession(s);
   const bool iterative = s.settings.method == recon::Method::Cg || s.settings.method == recon::Method::Cs;

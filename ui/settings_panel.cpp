@@ -309,6 +309,7 @@ QWidget* SettingsPanel::lambdaEditor(Row& row) {
     const double l = lambdaFromSlider(pos);
     lambdaValue_ = l;
     setLambdaText(l);
+    fixLambdaRule();
     emit lambdaDragged(l);
   });
   connect(lambda_, &QLineEdit::editingFinished, this, [this] {
@@ -320,6 +321,7 @@ QWidget* SettingsPanel::lambdaEditor(Row& row) {
     loading_ = true;
     lambdaSlider_->setValue(sliderFromLambda(l));
     loading_ = false;
+    fixLambdaRule();
     emit lambdaDragged(l);
   });
   row.show = [this](const st::Value& v) {
@@ -330,6 +332,14 @@ QWidget* SettingsPanel::lambdaEditor(Row& row) {
   };
   row.read = [this](const st::Value&) -> st::Value { return lambdaValue_; };
   return w;
+}
+
+void SettingsPanel::fixLambdaRule() {
+  // A λ the user sets is the λ used: the rule row shows "as given" (silently: the λ's own signal follows).
+  loading_ = true;
+  for (const Row& r : rows_)
+    if (r.setting->key == "iterative.lambda_rule") r.show(std::string("fixed"));
+  loading_ = false;
 }
 
 QWidget* SettingsPanel::editor(const std::string& key) const {

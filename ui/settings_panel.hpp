@@ -74,6 +74,7 @@ class SettingsPanel : public QWidget {
   void updateVisibility();
   void changed();
   void setLambdaText(double lambda);
+  void fixLambdaRule();
 
   bool loading_ = false;
   SessionState shown_;      ///< the state last set; settings without a widget keep its values

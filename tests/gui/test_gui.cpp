@@ -281,6 +281,31 @@ class GuiTest : public QObject {
              qPrintable(QString("%1 vs %2").arg(gotError).arg(host.percentError)));
   }
 
+  // cs's λ rule "noise" raises λ to the data's noise level; a λ the user drags to is the λ used: the rule row
+  // turns to "as given" with the drag, and the run records the dragged λ as used.
+  void lambdaDragFixesTheRule() {
+    load(smallPhantom(TrajectoryKind::Radial, 32, 2));
+    SessionState s = w_->session();
+    s.settings.method = recon::Method::Cs;
+    recon::settings::applyMethodDefaults(s.settings);
+    s.settings.iterative.lambdaRule = recon::LambdaRule::Noise;
+    s.settings.iterative.iterations = 5;
+    s.device = "auto";
+    w_->applySession(s);
+    QCOMPARE(w_->settingsPanel()->state().settings.iterative.lambdaRule, recon::LambdaRule::Noise);
+    QCOMPARE(run(), Outcome::Finished);
+    QCOMPARE(w_->model().shownResult()->convergence["lambda_rule"]["rule"].get<std::string>(), std::string("noise"));
+    const int f = finished_;
+    w_->settingsPanel()->lambdaSlider()->setValue(250);
+    QCoreApplication::processEvents();
+    QCOMPARE(w_->settingsPanel()->state().settings.iterative.lambdaRule, recon::LambdaRule::Fixed);
+    QVERIFY(waitUntil([&] { return finished_ > f && !w_->worker()->busy(); }, 60000));
+    QCOMPARE(run(), Outcome::Finished);
+    const double lambda = SettingsPanel::lambdaFromSlider(250);
+    const double used = w_->model().shownResult()->convergence["lambda_used"].get<double>();
+    QVERIFY2(std::abs(used - lambda) <= 1e-9 * lambda, qPrintable(QString::number(used)));
+  }
+
   void exportFiles() {
     load(smallPhantom(TrajectoryKind::Cartesian, 64, 4));
     QCOMPARE(run(), Outcome::Finished);

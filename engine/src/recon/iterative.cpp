@@ -581,6 +581,13 @@ double IterativeProblem::sparsityWeight(double lambda) {
   return lambda * p.rhsMax;
 }
 
+double IterativeProblem::noiseLambda(double variance, double factor) {
+  const double scale = sparsityWeight(1.0);  // max|E^H d|
+  if (!(scale > 0) || !(variance > 0)) return 0;
+  // diag(E^H E) = T's diagonal times sum_c |S_c|^2, which is 1 where estimated maps have signal.
+  return factor * std::sqrt(variance * impl_->traj->gram->diagonal()) / scale;
+}
+
 /// Least-squares CG steps that start a cold compressed-sensing solve (solveSparse).
 constexpr int kSparseStartCg = 10;
 

@@ -36,6 +36,7 @@
 #include "larmor/recon/cartesian.hpp"
 #include "larmor/recon/coil_maps.hpp"
 #include "larmor/recon/iterative.hpp"
+#include "larmor/recon/noise_level.hpp"
 #include "larmor/recon/operator_cache.hpp"
 #include "larmor/recon/settings.hpp"
 
@@ -95,6 +96,10 @@ OperatorCache::OperatorCache() : impl_(std::make_unique<Impl>()) {}
 OperatorCache::~OperatorCache() = default;
 
 namespace {
+
+/// LambdaRule::Noise: FISTA's threshold as a multiple of the noise of one gradient step's image, per prior
+/// (docs/iterative.md "Choosing lambda": chosen on Larmor's simulator, checked on the evaluation corpus).
+double noiseFactor(ops::RegularizerKind prior) { return prior == ops::RegularizerKind::Wavelet ? 1.0 : 1.0; }
 
 /// A device's run of slices with the cache: its operators taken before the first slice and kept after the last.
 struct CachedOperators {
@@ -218,10 +223,21 @@ void solveSlice(Backend& backend, const Dataset& d, const ReconSettings& s, inde
   nlohmann::json j;
   if (s.method == Method::Cs) {
     ScopedStage st(timings, "FISTA", &backend);
-    const solve::FistaResult r = problem.solveSparse(it.lambda, it.iterations, it.tolerance, false, init, iterations);
+    double lambda = it.lambda;
+    nlohmann::json rule;
+    if (it.lambdaRule == LambdaRule::Noise) {
+      const NoiseLevel noise = estimateNoiseLevel(d, sl);
+      const double fromNoise = problem.noiseLambda(noise.variance, noiseFactor(it.regularizer));
+      lambda = std::max(lambda, fromNoise);
+      rule = {{"rule", "noise"}, {"noise_variance", noise.variance}, {"noise_source", noise.source},
+              {"noise_samples", noise.samples}, {"lambda_from_noise", fromNoise}, {"lambda_floor", it.lambda}};
+    }
+    const solve::FistaResult r = problem.solveSparse(lambda, it.iterations, it.tolerance, false, init, iterations);
     j = r.toJson();
     j["solver"] = "FISTA";
-    j["lambda_absolute"] = problem.sparsityWeight(it.lambda);
+    j["lambda_used"] = lambda;
+    if (!rule.is_null()) j["lambda_rule"] = rule;
+    j["lambda_absolute"] = problem.sparsityWeight(lambda);
     j["lipschitz"] = problem.lipschitz();
   } else {
     ScopedStage st(timings, "CG", &backend);

@@ -201,6 +201,13 @@ std::vector<Setting> build() {
     l.realStyle = RealStyle::Scientific;
     t.push_back(std::move(l));
   }
+  t.push_back(choice<LambdaRule>(
+      "iterative.lambda_rule", "lambda-rule", "λ rule", "iterative",
+      "cs: λ as given, or raised to what the data's noise level asks for (noise scans, else the outer k-space; "
+      "docs/iterative.md: not the default, the outer k-space of noiseless phantoms reads as noise); an explicit "
+      "--lambda means fixed",
+      kCg, {{"fixed", "as given"}, {"noise", "from the noise level"}},
+      [](ReconSettings& s) -> LambdaRule& { return s.iterative.lambdaRule; }));
   t.push_back(number<int>("iterative.iterations", "iters", "Iterations", "iterative",
                           "Iterations (CG or FISTA)", kCg, 1, 100000,
                           "N", [](ReconSettings& s) -> int& { return s.iterative.iterations; }));
@@ -650,11 +657,13 @@ void applyMethodDefaults(ReconSettings& settings) {
   if (settings.method == Method::Cs) {
     it.regularizer = ops::RegularizerKind::Tv;
     it.lambda = 3e-4;
+    it.lambdaRule = LambdaRule::Fixed;
     it.iterations = 100;
     it.tolerance = 1e-4;
   } else if (settings.method == Method::Cg) {
     it.regularizer = cg.regularizer;
     it.lambda = cg.lambda;
+    it.lambdaRule = cg.lambdaRule;
     it.iterations = cg.iterations;
     it.tolerance = cg.tolerance;
   }

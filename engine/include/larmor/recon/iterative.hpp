@@ -35,6 +35,9 @@ class CalibrationGridding;
 
 /// How E^H d (and Q) are computed: the exact DFT (Stone's F^H d) or a NUFFT.
 enum class FhdMethod { Dft, Nufft };
+/// cs: lambda as given (Fixed), or at least the weight that the data's noise level asks for (Noise:
+/// IterativeProblem::noiseLambda, recon/noise_level.hpp; docs/iterative.md "Choosing lambda").
+enum class LambdaRule { Fixed, Noise };
 /// How the Toeplitz kernel Q is computed; Auto: as E^H d.
 enum class ToeplitzMethod { Auto, Dft, Nufft };
 /// Trigonometry of the exact Q; Auto: the F^H d's (--trig).
@@ -51,6 +54,7 @@ struct IterativeSettings {
   /// cs: relative: the objective is 1/2 ||E x - d||^2 + lambda max|E^H d| R(x), so FISTA's threshold is lambda
   /// times the peak of one gradient step's image, whatever the data's scale (docs/iterative.md).
   double lambda = 0.0;
+  LambdaRule lambdaRule = LambdaRule::Fixed;
   int iterations = 60;                   ///< the paper's default
   /// cg: relative residual; cs: relative change of the image between iterations; 0 = iterations only.
   double tolerance = 0.0;
@@ -142,6 +146,9 @@ class IterativeProblem {
   /// What the last solveSparse used: the step bound L and the absolute weight lambda max|E^H d|.
   double lipschitz() const;
   double sparsityWeight(double lambda);
+  /// cs: the relative lambda at which FISTA's threshold is `factor` times the noise of one gradient step's image:
+  /// factor sqrt(variance max diag(E^H E)) / max|E^H d| (variance: of one complex sample, recon/noise_level.hpp).
+  double noiseLambda(double variance, double factor);
   index_t voxels() const;               ///< of the solve grid (Cartesian: readout FOV x encoded pe1 x pe2)
   index_t coils() const;
   Shape imageShape() const;             ///< the output [N0, N1, N2] (the matrix); = the grid unless Cartesian
