@@ -145,7 +145,7 @@ ScriptedRun::ScriptedRun(MainWindow* window, GuiOptions options, QObject* parent
 
 void ScriptedRun::start() {
   if (options_.file.isEmpty()) window_->newPhantom(bundledPhantom(window_->session().settings.method));
-  else window_->openFile(options_.file);
+  else window_->openFile(options_.file, !options_.session.trajectoryPath.empty());  // --traj came with FILE
 }
 
 bool bareStart(const GuiOptions& o) {

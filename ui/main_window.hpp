@@ -43,7 +43,9 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   ~MainWindow() override;
 
   // --- actions ------------------------------------------------------------------------------------
-  void openFile(const QString& path);
+  /// Opens a data file. The session's trajectory is dropped unless it was given for this file: it belongs to
+  /// the file already loaded, or `trajectoryForIt` says it came with this one (the command line's --traj).
+  void openFile(const QString& path, bool trajectoryForIt = false);
   void newPhantom(const phantom::SimulateSettings& s);
   /// Runs the current settings; while a reconstruction runs, restarts it with them.
   void runReconstruction();

@@ -82,11 +82,11 @@ void MainWindow::forgetTrajectoryUnlessFor(const QString& dataPath) {
   applySession(s);
 }
 
-void MainWindow::openFile(const QString& path) {
+void MainWindow::openFile(const QString& path, bool trajectoryForIt) {
   if (path.isEmpty()) return;
   clearError();
   const QFileInfo fi(path);
-  forgetTrajectoryUnlessFor(fi.absoluteFilePath());
+  if (!trajectoryForIt) forgetTrajectoryUnlessFor(fi.absoluteFilePath());
   // A sidecar next to the data restores the settings it was last reconstructed with.
   if (auto side = interactive_ ? loadSidecar(fi.absoluteFilePath()) : std::nullopt) {
     applySession(*side);

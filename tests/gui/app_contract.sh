@@ -41,4 +41,12 @@ if grep -q "DICOM series" window.log; then
 else
   grep -q "not in this build" window.log || { echo "FAIL: --export-dicom neither exported nor explained"; exit 1; }
 fi
+
+# 3. a BART .cfl with its trajectory given on the command line: --traj comes with FILE (it used to be dropped)
+command -v bart >/dev/null || { echo "FAIL: bart is not installed (installer/install-deps.sh installs it)"; exit 1; }
+bart traj -r -x 64 -y 48 "$work/rad_t" >/dev/null
+bart phantom -k -s 4 -t "$work/rad_t" "$work/rad_k" >/dev/null
+xvfb-run -a -s "-screen 0 1600x1000x24" "$larmor" "$work/rad_k.cfl" --traj "$work/rad_t.cfl" --method gridding \
+  --run --quit > traj.log 2>&1 || { cat traj.log; echo "FAIL: larmor K.cfl --traj T.cfl --run exited non-zero"; exit 1; }
+grep -q "run 1: " traj.log || { cat traj.log; echo "FAIL: larmor K.cfl --traj T.cfl did not reconstruct"; exit 1; }
 echo "PASS"
