@@ -68,10 +68,6 @@ std::string errorOf(F&& f) {
 // A file that looks like DICOM (preamble, "DICM") but was not written by Larmor.
 std::string foreignDicom(int n) { return std::string(128, '\0') + "DICM" + "scanner image " + std::to_string(n); }
 
-void setAge(const std::string& path, std::chrono::hours age) {
-  fs::last_write_time(path, fs::file_time_type::clock::now() - age);
-}
-
 struct RunResult {
   int exitCode;
   std::string err;
@@ -187,29 +183,6 @@ TEST(OutputSafety, FormatLimitsAndFreeSpace) {
   const std::string d = dir("space");
   PlannedOutput img{d + "/huge.cfl", OutputRole::Image, Shape{1 << 20, 1 << 20, 1 << 20, 1, 1}, {}, 0};
   EXPECT_NE(errorOf([&] { checkOutputs({img}, {}); }).find("free disk space"), std::string::npos);
-}
-
-TEST(OutputSafety, StaleTemporariesOnlyOursAndOnlyOld) {
-  const std::string d = dir("stale");
-  const auto old = std::chrono::hours(2);
-  put(d + "/o.cfl.tmp-abc123", "x");        // ours, old: removed
-  setAge(d + "/o.cfl.tmp-abc123", old);
-  put(d + "/o.nii.tmp-Zz9Yy8", "x");        // ours, fresh (a run in progress): kept
-  put(d + "/notes.txt.tmp-abc123", "x");    // not an output of ours: kept
-  setAge(d + "/notes.txt.tmp-abc123", old);
-  put(d + "/o.cfl.tmp-abc12", "x");         // not our pattern: kept
-  setAge(d + "/o.cfl.tmp-abc12", old);
-  fs::create_directories(d + "/series.tmp-Q1w2E3");  // a killed DICOM export: removed
-  put(d + "/series.tmp-Q1w2E3/magnitude_0001.dcm", "x");
-  setAge(d + "/series.tmp-Q1w2E3", old);
-  fs::create_directories(d + "/work.tmp-R4t5Y6");    // a folder with someone's files: kept
-  put(d + "/work.tmp-R4t5Y6/thesis.tex", "x");
-  setAge(d + "/work.tmp-R4t5Y6", old);
-  EXPECT_EQ(removeStaleTemporaries(d), 2);
-  EXPECT_FALSE(fs::exists(d + "/o.cfl.tmp-abc123"));
-  EXPECT_FALSE(fs::exists(d + "/series.tmp-Q1w2E3"));
-  for (const char* kept : {"/o.nii.tmp-Zz9Yy8", "/notes.txt.tmp-abc123", "/o.cfl.tmp-abc12", "/work.tmp-R4t5Y6/thesis.tex"})
-    EXPECT_TRUE(fs::exists(d + kept)) << kept;
 }
 
 TEST(OutputSafety, RegisteredTemporariesAreRemoved) {

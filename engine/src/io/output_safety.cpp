@@ -17,8 +17,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <mutex>
-#include <set>
 #include <sstream>
 #include <system_error>
 
@@ -65,28 +63,6 @@ std::vector<std::string> members(const std::string& path, bool completeBare) {
   }
   if (completeBare && ext.empty() && !path.empty() && path.back() != '/') return {path, path + ".cfl", path + ".hdr"};
   return {path};
-}
-
-bool isTempName(const std::string& name, std::string& target) {
-  const std::size_t n = kTempSuffixLength + 5;  // ".tmp-" or ".old-" and the suffix
-  if (name.size() <= n) return false;
-  const std::string infix = name.substr(name.size() - n, 5);
-  if (infix != kTempInfix && infix != ".old-") return false;
-  for (std::size_t i = name.size() - kTempSuffixLength; i < name.size(); ++i)
-    if (!std::isalnum(static_cast<unsigned char>(name[i]))) return false;
-  target = name.substr(0, name.size() - n);
-  return true;
-}
-
-// A folder of ours, as the DICOM export writes it: flat, only .dcm files and the marker.
-bool isFlatSeriesFolder(const fs::path& dir) {
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (e.is_symlink(ec) || !e.is_regular_file(ec)) return false;
-    if (name != kExportMarker && !endsWith(lower(name), ".dcm")) return false;
-  }
-  return !ec;
 }
 
 std::uintmax_t ceilAdd(std::uintmax_t a, std::uintmax_t b) { return a > UINTMAX_MAX - b ? UINTMAX_MAX : a + b; }
@@ -420,7 +396,6 @@ void checkOutputs(const std::vector<PlannedOutput>& outputs, const std::vector<s
       if (bytes == 0) bytes = 1 << 20;
     }
     requireReplaceable(o.path, o.role);
-    removeStaleTemporariesOnce(folder);
     struct stat st {};
     if (::stat(folder.c_str(), &st) == 0) {
       auto& n = need[st.st_dev];
@@ -429,41 +404,6 @@ void checkOutputs(const std::vector<PlannedOutput>& outputs, const std::vector<s
       requireFreeSpace(folder, n.first, o.path);
     }
   }
-}
-
-int removeStaleTemporaries(const std::string& dir, std::chrono::seconds minAge) {
-  static const std::set<std::string> ours = {".cfl", ".hdr", ".nii", ".png", ".json", ".h5"};
-  std::error_code ec;
-  const auto now = fs::file_time_type::clock::now();
-  std::vector<fs::path> stale;
-  for (const auto& e : fs::directory_iterator(dir.empty() ? fs::path(".") : fs::path(dir), ec)) {
-    std::string target;
-    if (!isTempName(e.path().filename().string(), target) || e.is_symlink(ec)) continue;
-    const auto t = fs::last_write_time(e.path(), ec);
-    if (ec || now - t < minAge) continue;
-    const bool file = e.is_regular_file(ec) && ours.count(lowerExt(target)) > 0;
-    const bool series = e.is_directory(ec) && isFlatSeriesFolder(e.path());
-    if (file || series) stale.push_back(e.path());
-  }
-  int removed = 0;
-  for (const auto& p : stale) {
-    if (fs::is_directory(fs::symlink_status(p, ec))) {
-      for (const auto& e : fs::directory_iterator(p, ec)) fs::remove(e.path(), ec);
-    }
-    if (fs::remove(p, ec)) ++removed;
-  }
-  return removed;
-}
-
-void removeStaleTemporariesOnce(const std::string& dir) {
-  static std::mutex m;
-  static std::set<std::string> done;
-  const std::string key = canonical(dir.empty() ? "." : dir);
-  {
-    std::lock_guard<std::mutex> lock(m);
-    if (!done.insert(key).second) return;
-  }
-  (void)removeStaleTemporaries(dir.empty() ? "." : dir);
 }
 
 }  // namespace larmor::io

@@ -20,7 +20,6 @@
 //     beginning "Larmor"; ISMRMRD, Larmor's user parameter larmor_trajectory in the XML header. A file is
 //     read only when it is a regular file (a FIFO would block), and only a bounded prefix of it.
 // Every failure is one larmor::Error line naming the path and the reason.
-#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -104,16 +103,9 @@ void checkFormatLimits(OutputKind kind, const Shape& shape, const std::string& p
 std::uintmax_t estimateImageBytes(OutputKind kind, const Shape& shape, int components, bool niftiComplex);
 
 /// All the rules above, for every output against every input and every other output: every path the
-/// command reads (data, trajectory, reference, coil maps, settings, manifest) belongs in `inputs`. Writes
-/// nothing (except the clean-up of stale temporaries of ours in the output folders).
+/// command reads (data, trajectory, reference, coil maps, settings, manifest) belongs in `inputs`. Writes,
+/// removes and renames nothing (the temporaries of killed runs are cleaned up from their run records:
+/// larmor/util/temp_registry.hpp).
 void checkOutputs(const std::vector<PlannedOutput>& outputs, const std::vector<std::string>& inputs);
-
-/// Removes from `dir` the temporaries of killed Larmor runs: entries named TARGET.tmp-XXXXXX or
-/// TARGET.old-XXXXXX (6 letters/digits) whose TARGET is one of our outputs (.cfl .hdr .nii .png .json .h5,
-/// or a folder holding only .dcm files and our marker), last modified at least `minAge` ago. Returns how
-/// many were removed. Nothing else is touched.
-int removeStaleTemporaries(const std::string& dir, std::chrono::seconds minAge = std::chrono::hours(1));
-/// The same, at most once per folder and process (AtomicFile and the DICOM export call it).
-void removeStaleTemporariesOnce(const std::string& dir);
 
 }  // namespace larmor::io
