@@ -6,10 +6,11 @@
 //     caught) and by canonical path (for outputs not there yet). A .cfl/.hdr path stands for both members
 //     of its pair, on either side; a DICOM output folder may not hold an input.
 //  2. Outputs may not collide with each other (an image k.cfl and a JSON k.hdr).
-//  3. A non-empty folder is replaced only when it is a previous Larmor DICOM export: it holds the marker
-//     file .larmor-export (written into every series folder we make), or every file in it is a .dcm that
-//     carries the private creator "LARMOR" in (0019,0010) (exports made before the marker). Else one error
-//     naming the folder; nothing in it is touched.
+//  3. A non-empty folder is replaced only when it is a previous Larmor DICOM export: every entry in it is
+//     Larmor's (larmor/io/series_folder.hpp): the marker file .larmor-export, and .dcm files that the
+//     marker lists and that carry the private creator "LARMOR" in (0019,0010); for a marker without a list
+//     or no marker (older exports), every file a .dcm with that private creator. Else one error naming the
+//     file; nothing in the folder is touched.
 //  4. Every output's parent folder exists and is writable; the planned image fits the format (DICOM Rows
 //     and Columns <= 65535, NIfTI-1 dimensions <= 32767, PNG width/height <= 2^31-1 and one IDAT chunk);
 //     the file system has room for the estimated size (statvfs, f_bavail).
