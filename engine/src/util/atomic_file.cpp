@@ -1,13 +1,9 @@
 #include "larmor/util/atomic_file.hpp"
 
-#include <unistd.h>
-
 #include <cerrno>
-#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <random>
 #include <system_error>
 
 #include "larmor/util/error.hpp"
@@ -17,21 +13,7 @@ namespace fs = std::filesystem;
 
 namespace larmor {
 
-std::string randomTempSuffix() {
-  static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-  // Seeded per process: a forked child inherits its parent's generator state, and two children drawing the
-  // same names would rename each other's temporaries away (seen in the concurrent-writers test).
-  thread_local std::mt19937_64 rng;
-  thread_local pid_t seededFor = 0;
-  if (seededFor != ::getpid()) {
-    seededFor = ::getpid();
-    rng.seed(std::random_device{}() ^ (static_cast<std::uint64_t>(seededFor) << 32));
-  }
-  std::uniform_int_distribution<std::size_t> pick(0, sizeof(alphabet) - 2);
-  std::string s(kTempSuffixLength, 'x');
-  for (auto& c : s) c = alphabet[pick(rng)];
-  return s;
-}
+std::string randomTempSuffix() { return randomLettersAndDigits(kTempSuffixLength); }
 
 AtomicFile::AtomicFile(std::string target) : target_(std::move(target)) {
   require(!target_.empty(), "output path is empty");

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -122,8 +123,12 @@ std::string canonicalDir(const std::string& dir) {
   return ec ? fs::absolute(dir.empty() ? "." : dir).lexically_normal().string() : c.string();
 }
 
-std::string randomLetters(std::size_t n) {
+}  // namespace
+
+std::string randomLettersAndDigits(std::size_t n) {
   static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  // Seeded per process: a forked child inherits its parent's generator state, and two children drawing the
+  // same names would rename each other's temporaries away (seen in the concurrent-writers test).
   thread_local std::mt19937_64 rng;
   thread_local pid_t seededFor = 0;
   if (seededFor != ::getpid()) {
@@ -135,6 +140,8 @@ std::string randomLetters(std::size_t n) {
   for (auto& c : s) c = alphabet[pick(rng)];
   return s;
 }
+
+namespace {
 
 std::string escape(const std::string& name) {
   std::string out;
@@ -185,7 +192,7 @@ Record createRecord(const std::string& dir, const std::string& target) {
     Record r;
     r.dir = dir;
     r.pid = ::getpid();
-    r.token = std::to_string(r.pid) + "-" + randomLetters(6);
+    r.token = std::to_string(r.pid) + "-" + randomLettersAndDigits(6);
     r.path = (fs::path(dir) / (std::string(kRunRecordPrefix) + r.token + kRunRecordSuffix)).string();
     r.fd = ::open(r.path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (r.fd < 0) {

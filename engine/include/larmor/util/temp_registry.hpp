@@ -24,6 +24,7 @@
 // then the records with async-signal-safe calls only (unlink, open, getdents64 through syscall, unlinkat,
 // rmdir, close, sigaction, raise), then re-raises the signal. A full table means a temporary is not
 // removed by the handler (the record still lets the next run remove it).
+#include <cstddef>
 #include <string>
 
 namespace larmor {
@@ -64,6 +65,9 @@ void removeRegisteredTemporaries() noexcept;
 /// Installs the SIGINT/SIGTERM/SIGHUP handler that calls removeRegisteredTemporaries() and then re-raises
 /// the signal with its default action (the exit status still says "killed by SIGTERM"). Idempotent.
 void installTempCleanupOnSignals();
+
+/// `n` random letters and digits from a generator seeded per process (run-record tokens, temporary suffixes).
+std::string randomLettersAndDigits(std::size_t n);
 
 /// The record-file and temporary-name markers (for tests and documentation).
 inline constexpr const char* kRunRecordPrefix = ".larmor-run-";
