@@ -50,21 +50,19 @@ must_end() {
   echo "ok: $* -> exit $rc in $ms ms: $(cat err.txt)"
 }
 
-start_peer association
-must_end "did not answer C-ECHO within 3 s" 5 "$cli" echo "ORTHANC@127.0.0.1:$port" --timeout 3
-must_end "did not answer C-STORE within 3 s" 5 "$cli" send series --to "ORTHANC@127.0.0.1:$port" --timeout 3
+# against MODE ECHO_PATTERN SEND_PATTERN: echo, then send, to a fresh peer of MODE must_end within 5 s with
+# --timeout 3; PEER in a pattern stands for the peer's address.
+against() {
+  start_peer "$1"
+  local peer="ORTHANC@127.0.0.1:$port"
+  must_end "${2//PEER/$peer}" 5 "$cli" echo "$peer" --timeout 3
+  must_end "${3//PEER/$peer}" 5 "$cli" send series --to "$peer" --timeout 3
+}
 
-start_peer response
-must_end "did not answer C-ECHO within 3 s" 5 "$cli" echo "ORTHANC@127.0.0.1:$port" --timeout 3
+against association "did not answer C-ECHO within 3 s" "did not answer C-STORE within 3 s"
 # The first file's C-STORE runs into the deadline; the association is then gone, so the rest are not sent.
-must_end "2 of 2 instances were not stored" 5 "$cli" send series --to "ORTHANC@127.0.0.1:$port" --timeout 3
+against response "did not answer C-ECHO within 3 s" "2 of 2 instances were not stored"
 grep -q "no C-STORE response within 3 s" out.txt || fail "send's file line does not say the response timed out: $(cat out.txt)"
-
-start_peer vanish
-must_end "PACS ORTHANC@127.0.0.1:$port" 5 "$cli" echo "ORTHANC@127.0.0.1:$port" --timeout 3
-must_end "2 of 2 instances were not stored" 5 "$cli" send series --to "ORTHANC@127.0.0.1:$port" --timeout 3
-
-start_peer lie
-must_end "PACS ORTHANC@127.0.0.1:$port" 5 "$cli" echo "ORTHANC@127.0.0.1:$port" --timeout 3
-must_end "PACS ORTHANC@127.0.0.1:$port" 5 "$cli" send series --to "ORTHANC@127.0.0.1:$port" --timeout 3
+against vanish "PACS PEER" "2 of 2 instances were not stored"
+against lie "PACS PEER" "PACS PEER"
 echo "PASS: pacs_slow_peer"

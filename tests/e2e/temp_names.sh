@@ -27,6 +27,14 @@ no_leftovers() {
   left=$(find "$w" -maxdepth 1 -name '*.larmor.*' -o -maxdepth 1 -name '.larmor-run-*' | head -3)
   [[ -z $left ]] || fail "$1 left: $left"
 }
+# wait_for_temp GLOB PID: until a file matching GLOB exists or PID has ended (5000 polls at most).
+wait_for_temp() {
+  for _ in $(seq 1 5000); do
+    compgen -G "$1" >/dev/null && break
+    kill -0 "$2" 2>/dev/null || break
+    sleep 0.002
+  done
+}
 "$cli" simulate --matrix 32 --coils 4 --output "$w/k.h5" >/dev/null
 check_user_files simulate
 "$cli" recon "$w/k.h5" --output "$w/z.nii" --json "$w/z.json" >/dev/null
@@ -46,11 +54,7 @@ killed=0
 for attempt in 1 2 3; do
   "$cli" simulate --matrix 256 --coils 32 --output "$w/big.cfl" >/dev/null 2>&1 &
   pid=$!
-  for _ in $(seq 1 5000); do
-    compgen -G "$w/big.*.larmor.tmp-*" >/dev/null && break
-    kill -0 $pid 2>/dev/null || break
-    sleep 0.002
-  done
+  wait_for_temp "$w/big.*.larmor.tmp-*" $pid
   if compgen -G "$w/big.*.larmor.tmp-*" >/dev/null; then kill -9 $pid; wait $pid 2>/dev/null || true; killed=1; break; fi
   wait $pid 2>/dev/null || true
 done
@@ -66,11 +70,7 @@ fi
 # SIGTERM: the handler removes the temporaries and the record.
 "$cli" simulate --matrix 256 --coils 32 --output "$w/big2.cfl" >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 1 5000); do
-  compgen -G "$w/big2.*.larmor.tmp-*" >/dev/null && break
-  kill -0 $pid 2>/dev/null || break
-  sleep 0.002
-done
+wait_for_temp "$w/big2.*.larmor.tmp-*" $pid
 kill -TERM $pid 2>/dev/null || true
 wait $pid 2>/dev/null || true
 no_leftovers "SIGTERM"

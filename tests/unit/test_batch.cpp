@@ -21,6 +21,7 @@
 #include "larmor/batch/settings_file.hpp"
 #include "larmor/recon/settings_table.hpp"
 #include "larmor/util/error.hpp"
+#include "support/held_child.hpp"
 
 namespace fs = std::filesystem;
 using namespace larmor;
@@ -318,20 +319,13 @@ TEST(BatchOwnership, OwnFilesByProvenanceOrRecordedHashOthersRefused) {
 
 TEST(BatchOwnership, OneBatchPerFolderExceptShardsOfOnePlan) {
   const fs::path dir = freshDir("lock");
-  int ready[2], hold[2];
-  ASSERT_EQ(::pipe(ready), 0);
-  ASSERT_EQ(::pipe(hold), 0);
-  const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    BatchLock lock(dir.string(), "plan-a");
-    char c = 1;
-    (void)!::write(ready[1], &c, 1);
-    (void)!::read(hold[0], &c, 1);
-    ::_exit(0);
-  }
-  char c = 0;
-  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  larmor::testing::HeldChild first;
+  ASSERT_NO_FATAL_FAILURE(first.start(
+      [&](const auto& hold) {
+        BatchLock lock(dir.string(), "plan-a");
+        hold();
+      },
+      larmor::testing::ChildEnd::Exit));
   EXPECT_NO_THROW(BatchLock(dir.string(), "plan-a"));  // a shard of the running plan
   try {
     BatchLock other(dir.string(), "plan-b");
@@ -339,8 +333,6 @@ TEST(BatchOwnership, OneBatchPerFolderExceptShardsOfOnePlan) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("another batch"), std::string::npos) << e.what();
   }
-  (void)!::write(hold[1], &c, 1);
-  ::waitpid(pid, nullptr, 0);
+  first.release();
   EXPECT_NO_THROW(BatchLock(dir.string(), "plan-b"));  // after it ended
-  for (int fd : {ready[0], ready[1], hold[0], hold[1]}) ::close(fd);
 }

@@ -14,6 +14,7 @@
 #include "larmor/io/output_safety.hpp"
 #include "larmor/io/png.hpp"
 #include "larmor/util/error.hpp"
+#include "support/scratch_files.hpp"
 
 namespace fs = std::filesystem;
 using namespace larmor;
@@ -21,19 +22,10 @@ using namespace larmor::io;
 
 namespace {
 
-std::string dir(const std::string& name) {
-  const std::string d = std::string(LARMOR_TEST_TMP) + "/provenance-" + std::to_string(::getpid()) + "/" + name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+using larmor::testing::bytes;
+using larmor::testing::put;
 
-void put(const std::string& path, const std::string& content) { std::ofstream(path, std::ios::binary) << content; }
-
-std::string bytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
+std::string dir(const std::string& name) { return larmor::testing::scratchDir("provenance", name); }
 
 PlannedOutput out(const std::string& path, OutputRole role) {
   PlannedOutput o;

@@ -14,6 +14,7 @@
 #include "larmor/io/output_safety.hpp"
 #include "larmor/io/series_folder.hpp"
 #include "larmor/util/error.hpp"
+#include "support/scratch_files.hpp"
 
 namespace fs = std::filesystem;
 using namespace larmor;
@@ -22,19 +23,10 @@ using namespace larmor::io;
 #ifdef LARMOR_HAVE_IO
 namespace {
 
-std::string dir(const std::string& name) {
-  const std::string d = std::string(LARMOR_TEST_TMP) + "/series-folder-" + std::to_string(::getpid()) + "/" + name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+using larmor::testing::bytes;
+using larmor::testing::put;
 
-void put(const std::string& path, const std::string& content) { std::ofstream(path, std::ios::binary) << content; }
-
-std::string bytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
+std::string dir(const std::string& name) { return larmor::testing::scratchDir("series-folder", name); }
 
 recon::ReconResult image(float v) {
   recon::ReconResult r;

@@ -16,25 +16,18 @@
 #include "larmor/util/atomic_file.hpp"
 #include "larmor/util/error.hpp"
 #include "larmor/util/temp_registry.hpp"
+#include "support/held_child.hpp"
+#include "support/scratch_files.hpp"
 
 namespace fs = std::filesystem;
 using namespace larmor;
 
 namespace {
 
-std::string dir(const std::string& name) {
-  const std::string d = std::string(LARMOR_TEST_TMP) + "/temps-" + std::to_string(::getpid()) + "/" + name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+using larmor::testing::bytes;
+using larmor::testing::put;
 
-void put(const std::string& path, const std::string& content) { std::ofstream(path, std::ios::binary) << content; }
-
-std::string bytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
+std::string dir(const std::string& name) { return larmor::testing::scratchDir("temps", name); }
 
 void age(const std::string& path, std::chrono::hours h) {
   fs::last_write_time(path, fs::file_time_type::clock::now() - h);
@@ -162,32 +155,22 @@ TEST(TempRegistry, APreviousExportMovedAsideIsPutBackWhenTheNewOneNeverArrived) 
 
 TEST(TempRegistry, ALiveRunIsLeftAlone) {
   const std::string d = dir("live");
-  int ready[2], hold[2];
-  ASSERT_EQ(::pipe(ready), 0);
-  ASSERT_EQ(::pipe(hold), 0);
-  const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    Temporary f = reserveTemporary(d + "/o.cfl", TempKind::File);
-    put(f.path, "being written");
-    char c = 1;
-    (void)!::write(ready[1], &c, 1);
-    (void)!::read(hold[0], &c, 1);  // until the parent has tried
-    ::raise(SIGKILL);
-    ::_exit(4);
-  }
-  char c = 0;
-  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  larmor::testing::HeldChild run;  // killed once the parent has tried
+  ASSERT_NO_FATAL_FAILURE(run.start(
+      [&](const auto& hold) {
+        Temporary f = reserveTemporary(d + "/o.cfl", TempKind::File);
+        put(f.path, "being written");
+        hold();
+      },
+      larmor::testing::ChildEnd::Kill));
   EXPECT_EQ(removeDeadRunTemporaries(d), 0);
   int temps = 0;
   for (const auto& e : fs::directory_iterator(d))
     if (e.path().filename().string().find(".larmor.tmp-") != std::string::npos) ++temps;
   EXPECT_EQ(temps, 1);
-  (void)!::write(hold[1], &c, 1);
-  ::waitpid(pid, nullptr, 0);
+  run.release();
   EXPECT_EQ(removeDeadRunTemporaries(d), 1);
   for (const auto& e : fs::directory_iterator(d)) ADD_FAILURE() << "left: " << e.path();
-  for (int fd : {ready[0], ready[1], hold[0], hold[1]}) ::close(fd);
 }
 
 TEST(TempRegistry, ASignalRemovesTheTemporariesAndTheRecord) {
