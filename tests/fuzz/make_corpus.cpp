@@ -1,5 +1,7 @@
 // Writes the seed corpora of the fuzz targets: small valid inputs made with Larmor's own writers, so
-// that nothing binary lives in git. Usage: fuzz_make_corpus OUTDIR (creates OUTDIR/{cfl,rawarray,ismrmrd,twix}).
+// that nothing binary lives in git. Usage: fuzz_make_corpus OUTDIR (creates
+// OUTDIR/{cfl,rawarray,ismrmrd,twix,nifti,dicom_reference}).
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -10,8 +12,11 @@
 
 #include "fuzz_common.hpp"
 #include "larmor/io/cfl.hpp"
+#include "larmor/io/export.hpp"
+#include "larmor/io/nifti.hpp"
 #include "larmor/io/rawarray.hpp"
 #include "larmor/phantom/simulate.hpp"
+#include "larmor/recon/recon.hpp"
 #include "support/twix_writer.hpp"
 #ifdef LARMOR_HAVE_IO
 #include "larmor/io/ismrmrd.hpp"
@@ -83,7 +88,7 @@ int main(int argc, char** argv) {
   }
   const fs::path out = argv[1];
   const fs::path tmp = out / "tmp";
-  for (const char* d : {"cfl", "rawarray", "ismrmrd", "twix", "tmp"}) fs::create_directories(out / d);
+  for (const char* d : {"cfl", "rawarray", "ismrmrd", "twix", "nifti", "dicom_reference", "tmp"}) fs::create_directories(out / d);
   const std::string split(fuzz::kSplit);
 
   // k-space arrays in BART's layout (name, k-space, optional trajectory).
@@ -174,8 +179,44 @@ int main(int argc, char** argv) {
     for (auto& s : spec.scans) s.mask = s.syncBytes ? s.mask : 0, s.lin = s.lin ? s.lin - 1 : 5;
     put(out / "twix" / (name + "-radial"), test::twixBytes(spec) + split + "r");
   }
+  // Reference images: the phantom reconstructed on the CPU, exported as NIfTI (plain and gzip; float32
+  // magnitude and complex64) and as a DICOM series of two slices (its files joined by the separator).
+  {
+    Dataset d = phantom::simulate(small(8, 6, 1, 2, 2));
+    recon::ReconRequest req;
+    req.dataset = &d;
+    req.device = "cpu";
+    req.settings.keepCoilImages = false;
+    const recon::ReconResult r = recon::run(req);
+    io::ImageGeometry g;
+    g.nx = 8, g.ny = 6, g.nz = 3;
+    g.threeD = true;
+    for (int z = 0; z < 3; ++z) g.topLeft.push_back({-4, -3, static_cast<double>(z)});
+    g.planeSpacing = 1;
+    const CArray img = randomArray(Shape{8, 6, 3, 1, 1}, 4);
+    for (bool complex : {false, true}) {
+      io::NiftiOptions o;
+      o.complex = complex;
+      const std::string nii = (tmp / (complex ? "c.nii" : "m.nii")).string();
+      io::writeNifti(nii, img, g, o);
+      put(out / "nifti" / (complex ? "complex64" : "float32"), slurp(nii));
+    }
+    io::writeImageOutput((tmp / "phantom.nii").string(), r, d);
+    put(out / "nifti" / "phantom", slurp((tmp / "phantom.nii").string()));
+#ifdef LARMOR_HAVE_IO
+    io::writeImageOutput((tmp / "series").string() + "/", r, d);
+    std::vector<fs::path> files;
+    for (const auto& e : fs::recursive_directory_iterator(tmp / "series"))
+      if (e.is_regular_file() && e.path().extension() == ".dcm") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    std::string series;
+    for (const auto& f : files) series += (series.empty() ? "" : split) + slurp(f.string());
+    put(out / "dicom_reference" / "phantom", series);
+    if (!files.empty()) put(out / "dicom_reference" / "one-slice", slurp(files.front().string()));
+#endif
+  }
   fs::remove_all(tmp);
-  for (const char* d : {"cfl", "rawarray", "ismrmrd", "twix"}) {
+  for (const char* d : {"cfl", "rawarray", "ismrmrd", "twix", "nifti", "dicom_reference"}) {
     std::size_t n = 0, bytes = 0;
     for (const auto& e : fs::directory_iterator(out / d)) ++n, bytes += fs::file_size(e.path());
     std::cout << (out / d).string() << ": " << n << " seeds, " << bytes << " bytes\n";

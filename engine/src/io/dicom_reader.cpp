@@ -1,19 +1,70 @@
 // Reading DICOM files back with DCMTK: what the export tests and `info` use to see what a viewer sees.
+// While a file is read, DCMTK's dcmdata messages ("E: DcmElement: ... larger than remaining bytes") are
+// captured rather than printed, and the first error joins the one-line Error of a file that cannot be read.
 #include <dcmtk/config/osconfig.h>  // must come first: DCMTK's build configuration
 #include <dcmtk/dcmdata/dcdeftag.h>
 #include <dcmtk/dcmdata/dcfilefo.h>
 #include <dcmtk/dcmdata/dcitem.h>
 #include <dcmtk/dcmdata/dcelem.h>
+#include <dcmtk/oflog/oflog.h>
+#include <dcmtk/oflog/spi/logevent.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
+#include <mutex>
 
 #include "larmor/io/dicom.hpp"
 #include "larmor/recon/resources.hpp"
 
 namespace larmor::io {
+
+namespace {
+
+// dcmdata's messages on this thread while readDicomFile runs; elsewhere (the writer) they go to stderr as before.
+struct Capture {
+  std::string firstError;
+};
+thread_local Capture* tlsCapture = nullptr;
+
+class CaptureAppender : public dcmtk::log4cplus::Appender {
+ public:
+  ~CaptureAppender() override { destructorImpl(); }
+  void close() override {}
+
+ protected:
+  void append(const dcmtk::log4cplus::spi::InternalLoggingEvent& e) override {
+    const bool error = e.getLogLevel() >= dcmtk::log4cplus::ERROR_LOG_LEVEL;
+    if (!tlsCapture) {
+      std::cerr << (error ? "E: " : "W: ") << e.getMessage().c_str() << '\n';
+      return;
+    }
+    if (!error || !tlsCapture->firstError.empty()) return;
+    for (char c : std::string(e.getMessage().c_str())) tlsCapture->firstError += (c == '\n' || c == '\r') ? ' ' : c;
+    if (tlsCapture->firstError.size() > 200) tlsCapture->firstError = tlsCapture->firstError.substr(0, 200) + "...";
+  }
+};
+
+struct CaptureScope {
+  Capture capture;
+  CaptureScope() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+      OFLogger l = OFLog::getLogger("dcmtk.dcmdata");
+      l.setAdditivity(false);  // not to the root logger's console appender
+      l.removeAllAppenders();
+      l.addAppender(dcmtk::log4cplus::SharedAppenderPtr(new CaptureAppender));
+    });
+    tlsCapture = &capture;
+  }
+  ~CaptureScope() { tlsCapture = nullptr; }
+  CaptureScope(const CaptureScope&) = delete;
+  CaptureScope& operator=(const CaptureScope&) = delete;
+};
+
+}  // namespace
 
 std::string DicomInstance::get(std::uint16_t group, std::uint16_t element) const {
   const auto it = values.find((static_cast<std::uint32_t>(group) << 16) | element);
@@ -36,8 +87,10 @@ double DicomInstance::value(index_t i) const {
 
 DicomInstance readDicomFile(const std::string& path) {
   DcmFileFormat file;
+  CaptureScope scope;
   const OFCondition c = file.loadFile(path.c_str());
-  if (c.bad()) throw Error(path + ": cannot read as DICOM (" + std::string(c.text()) + ")");
+  const std::string& detail = scope.capture.firstError;
+  if (c.bad()) throw Error(path + ": cannot read as DICOM (" + std::string(c.text()) + (detail.empty() ? "" : ": " + detail) + ")");
   DcmDataset& ds = *file.getDataset();
   DicomInstance out;
   for (unsigned long i = 0; i < ds.card(); ++i) {
