@@ -105,7 +105,10 @@ def classify(case):
         lines = [l[len("SKIP: "):].strip() for l in out.splitlines() if l.startswith("SKIP: ")]
         return "skipped", lines[-1] if lines else "(exit %s without a 'SKIP: why' line)" % message.split("=", 1)[1]
     if status == "notrun" and message == "SKIP_REGULAR_EXPRESSION_MATCHED":
-        own = "[ RUN      ] %s\n" % name in out and "[  SKIPPED ] %s (" % name in out
+        # ctest names a parameterised test "Suite.Test/param  # GetParam() = ..."; GoogleTest's lines have the
+        # name before the comment.
+        gname = name.split("  # ", 1)[0]
+        own = "[ RUN      ] %s\n" % gname in out and "[  SKIPPED ] %s (" % gname in out
         if own and GTEST_SKIPPED in out and GTEST_FAILED not in out:
             return "skipped", gtest_reason(out)
         return "failed", "its output matched the skip pattern, but it is not GoogleTest's report of this test skipped and nothing failed"

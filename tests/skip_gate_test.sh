@@ -45,6 +45,7 @@ t(e2e.pass e2e code "echo fine")
 t(e2e.skip_then_fail e2e code "echo 'SKIP: x'; exit 1")
 t(e2e.no_tool e2e code "echo 'SKIP: no frobnicator here'; exit 77")
 t(gpu.no_device gpu code "echo 'SKIP: no CUDA device'; exit 77")
+t([=[OnDevice/Fft.Round/cuda  # GetParam() = "cuda"]=] gpu regex [=[$(gtest_skip OnDevice/Fft.Round/cuda)]=])
 t(OutputSafety.MissingOrReadOnlyParent unit regex [=[$(gtest_skip OutputSafety.MissingOrReadOnlyParent)]=])
 t(Fake.SkipLineOnly unit regex "echo 'SKIP: x'; echo '[  SKIPPED ] 1 test, listed below:'; exit 1")
 t(Fake.TearDownFailed unit regex [=[$(gtest_skip Fake.TearDownFailed); echo '[  FAILED  ] Fake: SetUpTestSuite or TearDownTestSuite'; exit 1]=])
@@ -64,15 +65,16 @@ gate_on() {  # name [gate options...]
   $gate "build/$name.xml" build/tests.json allowed.txt "$(cat "build/$name.rc")" "$@"
 }
 
-run_ctest ok '^(e2e\.pass|gpu\.no_device|OutputSafety\..*)$'
-expect 0 "a pass, a gpu skip without a GPU, the permission test's GoogleTest skip as root" gate_on ok --gpu no --root yes
+run_ctest ok '^(e2e\.pass|gpu\.no_device|OutputSafety\..*|OnDevice/.*)$'
+expect 0 "a pass, gpu skips without a GPU (one a parameterised GoogleTest's), the permission test's GoogleTest skip as root" gate_on ok --gpu no --root yes
 has "skipped (allowed): gpu.no_device: no CUDA device [label:gpu, no-gpu]" "a skip is named with its reason"
 has "skipped (allowed): OutputSafety.MissingOrReadOnlyParent: root writes [" "GoogleTest's skip message is the reason"
-has "tests: 1 passed, 0 failed, 2 skipped (allowed by allowed.txt); ctest exit status 0" "the summary line"
+has "skipped (allowed): OnDevice/Fft.Round/cuda  # GetParam() = \"cuda\": root writes [" "a parameterised test's skip (ctest's name carries the parameter comment)"
+has "tests: 1 passed, 0 failed, 3 skipped (allowed by allowed.txt); ctest exit status 0" "the summary line"
 [[ $(tail -n 1 out.txt) == "1 passed, 0 failed" ]] || { echo "FAIL: the last line is not 'N passed, N failed'"; fails=1; }
 expect 1 "the gpu skip where a GPU exists" gate_on ok --gpu yes --root yes
 has "SKIPPED, NOT ALLOWED: gpu.no_device: no CUDA device" "the refused skip is named"
-has "1 passed, 1 failed" "a refused skip counts as failed"
+has "1 passed, 2 failed" "a refused skip counts as failed"
 expect 1 "the permission test's skip as a user" gate_on ok --gpu no --root no
 has "SKIPPED, NOT ALLOWED: OutputSafety.MissingOrReadOnlyParent: root writes" "the refused GoogleTest skip is named"
 
