@@ -97,9 +97,9 @@ OperatorCache::~OperatorCache() = default;
 
 namespace {
 
-/// LambdaRule::Noise: FISTA's threshold as a multiple of the noise of one gradient step's image, per prior
-/// (docs/iterative.md "Choosing lambda": chosen on Larmor's simulator, checked on the evaluation corpus).
-double noiseFactor(ops::RegularizerKind prior) { return prior == ops::RegularizerKind::Wavelet ? 1.0 : 1.0; }
+/// LambdaRule::Noise: FISTA's threshold as a multiple of the noise of one gradient step's image, the same for
+/// both priors (docs/iterative.md "Choosing lambda": 1, not fitted).
+constexpr double kNoiseThreshold = 1.0;
 
 /// A device's run of slices with the cache: its operators taken before the first slice and kept after the last.
 struct CachedOperators {
@@ -227,7 +227,7 @@ void solveSlice(Backend& backend, const Dataset& d, const ReconSettings& s, inde
     nlohmann::json rule;
     if (it.lambdaRule == LambdaRule::Noise) {
       const NoiseLevel noise = estimateNoiseLevel(d, sl);
-      const double fromNoise = problem.noiseLambda(noise.variance, noiseFactor(it.regularizer));
+      const double fromNoise = problem.noiseLambda(noise.variance, kNoiseThreshold);
       lambda = std::max(lambda, fromNoise);
       rule = {{"rule", "noise"}, {"noise_variance", noise.variance}, {"noise_source", noise.source},
               {"noise_samples", noise.samples}, {"lambda_from_noise", fromNoise}, {"lambda_floor", it.lambda}};
