@@ -126,7 +126,6 @@ CArray coilMapsForSlice(Backend& be, const Dataset& d, index_t slice, const inde
       j["coil_maps"] = it.coilMapsPath;
       return fromFile(it.coilMapsPath, slice, h.slices, out, coils);
     case CoilMapSource::Walsh:
-      [[fallthrough]];
     case CoilMapSource::Espirit: {
       const bool espirit = it.coilMaps == CoilMapSource::Espirit;
       if (espirit) {  // one path: computed on the backend (coilMapsForSliceOnBackend), downloaded here
