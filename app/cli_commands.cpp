@@ -170,8 +170,8 @@ std::vector<std::string> reconInputs(const ReconArgs& a) {
   return inputs;
 }
 
-/// Export options that the chosen output format does not read are errors (issue 15, item 4: they were
-/// ignored silently).
+/// Export options that the chosen output format does not read are errors, not silently
+/// ignored.
 void requireFormatOptions(const ReconArgs& a) {
   const io::OutputKind kind = io::outputKind(a.output);
   const std::string format = io::toString(kind);
@@ -470,7 +470,7 @@ int recon(const ReconArgs& a) {
   };
 
   // A GPU's first reconstruction in a process loads its kernels, cuFFT's first plan and the libraries' handles
-  // (warm_up.hpp: 2.2x a warm gridding, 3.7x a warm CG-SENSE, docs/perf.md session 17): a tiny reconstruction of the
+  // (warm_up.hpp: 2.2x a warm gridding, 3.7x a warm CG-SENSE): a tiny reconstruction of the
   // same method runs beside the read, so that the read hides it. Its work is what the first reconstruction would
   // do anyway; the recon waits for it rather than contend with it.
   std::future<json> warm;

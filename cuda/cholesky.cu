@@ -8,9 +8,9 @@
 // Factorisation: one block per matrix, its packed lower triangle in shared memory as doubles (132 KB at
 // n = 128), right-looking in panels of 8 columns (Golub & Van Loan, Matrix Computations, 4th ed., sec. 4.2.9;
 // see choleskyFactorKernel). Solve: a warp per right-hand side, its rows in registers, the factor in shared
-// memory. Session 11's kernels factored column by column (one barrier pair per column, every trailing element
+// memory. The first kernels here factored column by column (one barrier pair per column, every trailing element
 // read and written per column) and solved against shared-memory vectors: 198 + 85 µs of the Table 5.1 slice
-// on the H100; these take 132 + 32 µs (docs/perf.md session 15), where the diagonal blocks' serial chain of
+// on the H100; these take 132 + 32 µs, where the diagonal blocks' serial chain of
 // 128 square roots, divisions and shuffles by one warp is now the largest part.
 #include <algorithm>
 
@@ -32,8 +32,8 @@ constexpr int kRowSlots = 4;
 constexpr index_t kSharedMemoryMaxN = 32 * kRowSlots;
 /// Most systems per call taken by the shared-memory kernels: one block factors each matrix, which beats
 /// cuSOLVER's batched factorisation for a few (the Table 5.1 slice's four 128 x 128 systems: 0.88 -> 0.83 ms
-/// a slice on an H200) and loses for many (a 32-slice batch's 128: 11.6 -> 12.2 ms), session 11; with the
-/// blocked kernel the batch takes 10.4-10.7 ms either way (session 15), so it stays with cuSOLVER.
+/// a slice on an H200) and loses for many (a 32-slice batch's 128: 11.6 -> 12.2 ms) with the column kernel;
+/// with the blocked kernel the batch takes 10.4-10.7 ms either way, so it stays with cuSOLVER.
 constexpr index_t kSharedMemoryBatchMax = 16;
 constexpr unsigned kFullWarp = 0xffffffffu;
 
@@ -65,7 +65,7 @@ __device__ __forceinline__ double2 shuffle(const double2& v, int lane) {
 /// Each element is read and written once per panel instead of once per column, and the work of a column is
 /// spread over the block: the column-at-a-time kernel before it was bound by shared-memory traffic and
 /// barriers (198 µs for the Table 5.1 slice's systems), a first panel version by its one warp's panel
-/// (172 µs; docs/perf.md session 15). The factor goes back to A's lower triangle (float) and to `factor`
+/// (172 µs). The factor goes back to A's lower triangle (float) and to `factor`
 /// (packed doubles, for the solve); info[e] = k + 1 when the leading minor of order k + 1 is not positive
 /// definite (cuSOLVER's convention), else 0.
 __global__ void __launch_bounds__(kCholeskyThreads) choleskyFactorKernel(float2* A, index_t ld, index_t stride, int n,
@@ -266,7 +266,7 @@ __global__ void __launch_bounds__(kSolveWarps * 32) choleskySolveKernel(const do
 
 /// 1 x 1 systems, one thread each (GRAPPA's equation weights Psi = 1 / sqrt(p), a few hundred per slice): the
 /// same arithmetic as the kernels above (l = sqrt(a), x = (b / l) / l), where cuSOLVER's batched path took
-/// about fourteen launches and two conversions for them (docs/perf.md session 15).
+/// about fourteen launches and two conversions for them.
 __global__ void choleskySolve1x1Kernel(float2* A, index_t strideA, float2* B, index_t ldB, index_t strideB, int nrhs,
                                        index_t batch, int* info) {
   for (index_t e = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < batch;

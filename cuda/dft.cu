@@ -20,7 +20,7 @@
 //    three-term form is used only away from theta = 0 and pi: |sin theta| >= 0.1, 94 % of uniformly spread
 //    theta (float emulation of 32-voxel runs: relative RMS error per term 3.9e-7 by rotations alone, 8.2e-7
 //    mixed, largest 1.1e-5; Stone's 128^3 F^H d against float64 at 64 voxels 9.3e-6 -> 8.4e-6, the float sums
-//    over the samples dominating; 140 -> 117 ms on the H100, docs/perf.md session 11). The samples are ordered
+//    over the samples dominating; 140 -> 117 ms on the H100). The samples are ordered
 //    once per plan, three-term ones first (one loop per kind: ptxas spilled the accumulators when both bodies
 //    sat behind a per-sample branch). The CPU twin rotates along whole rows, where the three-term form's
 //    error growth (up to the row's length / |sin theta|) would be too large. F d: Horner's rule along each
@@ -86,7 +86,7 @@ __device__ __forceinline__ float2 phasor(float phase) {
 
 /// The trigonometry of a run's first phasor in the recurrence mode of F^H d: the special-function units on
 /// the exactly reduced phase (|phase| <= 1/2 turn, error ~4e-7; sincospif's polynomial was ~20 % of the
-/// kernel's instructions: docs/perf.md session 10).
+/// kernel's instructions).
 constexpr TrigMode kRunStart = TrigMode::Fast;
 
 /// Smallest |sin theta| of a sample whose run uses the three-term recurrence (see the top of the file).
@@ -414,7 +414,7 @@ class CudaDftPlan final : public NufftPlan {
     // with |sin theta| >= kThreeTermMinSin first, then the rotations, each kind in the trajectory's order (a fixed
     // order: deterministic sums). The rotations (~1.5x the cost of a three-term step) are spread evenly over the
     // tiles, so that the parts of a split call (runAdjoint: whole tiles each) cost the same: with all of them at
-    // the end, the last part of a GPU.Multi slab of 128^3 took ~3 % longer than the others (docs/perf.md session 24).
+    // the end, the last part of a GPU.Multi slab of 128^3 took ~3 % longer than the others.
     std::vector<int> order(m);
     for (std::size_t j = 0; j < m; ++j) order[j] = static_cast<int>(j);
     if (trig_ == TrigMode::Recurrence) {

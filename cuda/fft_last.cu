@@ -4,7 +4,7 @@
 // over the last one) and this one pass does the rest: the plain DFT along the last dimension, then D, S and
 // N^{-1/2}. Against cuFFT's whole transform followed by fft.cu's swap pass, the swap's read and write of the
 // array replace cuFFT's own pass over the last dimension: the centred FFT costs what cuFFT alone does
-// (docs/perf.md, session 18: 128^3 1.45x -> 1.00x, 256^3 1.36x -> 1.01x on an H200).
+// (128^3 1.45x -> 1.00x, 256^3 1.36x -> 1.01x on an H200).
 //
 // The DFT of length N = A B along the last dimension, Cooley-Tukey in two steps (n = B n1 + n2, k = k1 + A k2):
 //   X[k1 + A k2] = sum_{n2} W_B^{n2 k2} ( W_N^{n2 k1} sum_{n1} x[B n1 + n2] W_A^{n1 k1} ),  W_M = e^{s 2 pi i / M},

@@ -562,7 +562,7 @@ index_t CudaBackend::gramKernelsBatched(const std::vector<const float2*>& grams,
 #if CUSOLVER_VERSION >= 11701
   // Chunks of exactly `batch` matrices, the last padded with copies of its last Gram: cusolverDnXsyevBatched
   // gives a matrix the same bits whatever the other matrices of its batch and its place there, but other bits
-  // for another batch size (probe, docs/perf.md session 22), so a fixed size makes a slice's maps independent of
+  // for another batch size (measured with a probe), so a fixed size makes a slice's maps independent of
   // the slices that share its call (and of how a call's slices were split over devices). The batched routine
   // costs about the same from 2 to 64 matrices of 288^2 (19-22 ms on an H200): the padding is nearly free.
   requireInt(n, "matrix size");

@@ -109,11 +109,11 @@ class HostStaging {
   bool pinned() const { return pinnedOk_; }
 
   /// Smaller chunks (8 or 4 MiB: more of a slice's upload overlapped) measured slower on the H100: each
-  /// chunk's wait and fork of the copying threads cost more than the overlap gains (docs/perf.md, session 10).
+  /// chunk's wait and fork of the copying threads cost more than the overlap gains.
   static constexpr std::size_t kChunkBytes = std::size_t{32} << 20;
   /// The chunks start this small and grow (powers of two up to kChunkBytes) when a larger transfer is staged:
   /// two 32 MiB pinned chunks take 27 ms to allocate on the H200 machine (two of 4 MiB: 5 ms), and the first
-  /// reconstruction of a process waited for them on its first small upload (session 17, docs/perf.md).
+  /// reconstruction of a process waited for them on its first small upload.
   static constexpr std::size_t kFirstChunkBytes = std::size_t{4} << 20;
 
  private:

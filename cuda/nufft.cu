@@ -354,7 +354,7 @@ class CudaNufftPlan final : public NufftPlan {
   void encodeSamples(const RArray& k) {
     std::vector<float4> codes(static_cast<std::size_t>(m_));
     // Each sample on its own; on every core from 128k samples (a 2D radial plan of 206k spent 7 ms here on one
-    // thread; at 51k the threads' wake-up cost more than they saved: session 17, docs/perf.md).
+    // thread; at 51k the threads' wake-up cost more than they saved).
 #pragma omp parallel for schedule(static) if (m_ > (index_t{1} << 17))
     for (index_t j = 0; j < m_; ++j) {
       i64 b[3] = {0, 0, 0};

@@ -9,7 +9,7 @@
 // trajectory from the samples' footprints here (count the tiles each footprint reaches under each periodic image,
 // scan, emit (tile, sample) pairs, a stable radix sort by tile: a tile's samples keep the trajectory's order).
 //
-// Departures from the paper's thread-per-point loop (session 19):
+// Departures from the paper's thread-per-point loop:
 //  - A warp's 32 points (one tile) take the tile's samples 32 at a time: the lanes load them (neighbouring lanes,
 //    neighbouring list slots) with their 2W kernel weights into the warp's shared memory, then every lane reads
 //    each staged sample by broadcast and keeps those whose footprint holds its point (the exact test on the

@@ -131,7 +131,7 @@ ScriptedRun::ScriptedRun(MainWindow* window, GuiOptions options, QObject* parent
     finish(1);
   });
   connect(window_, &MainWindow::reconFinished, this, [this] {
-    // The run's own label (issue 19, item 12: every run was called "fft" here).
+    // The run's own label (its method and settings, not a fixed name).
     if (const model::RunRecord* r = window_->model().shownRun())
       std::cout << "larmor: " << r->label << " on " << r->result->device << " in "
                 << model::formatDuration(r->result->timings.totalMilliseconds()) << "\n";

@@ -103,7 +103,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   sliceLabel_ = new QLabel;
   status_ = new QLabel;
   status_->setObjectName("compareStatus");
-  // Long messages ("No reference: ...") must not widen the window (issue 19, item 1): the label takes the
+  // Long messages ("No reference: ...") must not widen the window: the label takes the
   // room it is given, elides, and keeps the whole text in its tooltip.
   status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   status_->setMinimumWidth(40);

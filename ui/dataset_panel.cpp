@@ -289,7 +289,7 @@ void DatasetPanel::fillTrajectory(const Dataset& d) {
   auto* ay = new QValueAxis;
   ax->setTitleText(xTitle);
   ay->setTitleText(yTitle);
-  // Ticks at round numbers through 0 (-64, 0, 64: not -129, -65, -1; issue 19, item 12).
+  // Ticks at round numbers through 0 (-64, 0, 64: not -129, -65, -1).
   auto niceStep = [](double span) {
     const double raw = std::max(1.0, span / 4.0), p10 = std::pow(10.0, std::floor(std::log10(raw)));
     for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})

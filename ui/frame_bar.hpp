@@ -1,5 +1,5 @@
 #pragma once
-// The frame bar (issue 18: series, not merges): for a file with several frames (repetitions, echoes,
+// The frame bar (series, not merges): for a file with several frames (repetitions, echoes,
 // cardiac phases, sets; io/series.hpp) a slider over the frames, the frame's name and a cine button that
 // steps through them. Hidden for single-frame data. It only asks; the window makes the frame current in
 // the model and shows (or reconstructs) its image.

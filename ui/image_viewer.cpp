@@ -98,7 +98,7 @@ ImageViewer::ImageViewer(QWidget* parent) : QWidget(parent) {
   auto* resetButton = new QToolButton;
   resetButton->setIcon(QIcon(":/icons/reset-view.svg"));
   resetButton->setToolTip(tr("Fit the image (zoom 1, no pan)"));
-  // The row gives way on narrow screens (1024 px: issue 19, item 11): the lists shrink to a few letters.
+  // The row gives way on narrow screens (down to 1024 px): the lists shrink to a few letters.
   for (QComboBox* c : {componentBox_, colormapBox_, presetBox_}) {
     c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     c->setMinimumContentsLength(4);

@@ -1,5 +1,5 @@
 #pragma once
-// Live λ for real (issue 19, item 3). Everything of an iterative reconstruction that does not depend on
+// Live λ: a slider move redoes only the solve. Everything of an iterative reconstruction that does not depend on
 // λ — the NUFFT plan, the Toeplitz kernel Q, the coil maps, E^H d — is built once into an
 // IterativeProblem (engine/include/larmor/recon/iterative.hpp) and kept between slider moves; each new
 // λ is then solved warm-started from the last iterate in growing chunks of iterations (2, 4, 8, ...),

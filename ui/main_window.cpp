@@ -107,7 +107,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   settingsDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
   addDockWidget(Qt::RightDockWidgetArea, settingsDock);
   resizeDocks({dataDock, settingsDock}, {330, 350}, Qt::Horizontal);
-  // The docks keep a readable width (issue 19, item 1: the dataset panel collapsed to ~150 px) and the
+  // The docks keep a readable width (the dataset panel must not collapse to ~150 px) and the
   // window still fits 1024 px: the centre gives way first (the views scale, long labels elide).
   datasetPanel_->setMinimumWidth(190);
   settings_->setMinimumWidth(255);

@@ -35,7 +35,7 @@ void MainWindow::datasetChanged() {
   setWindowTitle(tr("%1 — Larmor").arg(name));
   viewer_->clear(tr("%1 loaded. Choose a method and press Run (Ctrl+R).").arg(name));
   compare_->setComparison(nullptr, {}, {1, 1, 1}, {}, -1);
-  // Nothing of the previous data stays on screen (issue 19, item 7): the last run's line, the probe,
+  // Nothing of the previous data stays on screen: the last run's line, the probe,
   // the stage, the progress, the convergence plot; the new data's display convention and the methods
   // that can apply to them.
   summary_->clear();

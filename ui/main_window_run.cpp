@@ -72,7 +72,7 @@ void MainWindow::rememberSession(const SessionState& s) {
 
 void MainWindow::forgetTrajectoryUnlessFor(const QString& dataPath) {
   // A BART trajectory belongs to the .cfl it was given for: other data must not inherit it (it would be
-  // loaded with them, saved in their session and put into Copy CLI as --traj; issue 19, item 7).
+  // loaded with them, saved in their session and put into Copy CLI as --traj).
   SessionState s = settings_->state();
   if (s.trajectoryPath.empty()) return;
   const bool same = !dataPath.isEmpty() && model_.source().isFile() &&
@@ -215,7 +215,7 @@ void MainWindow::warmUpDevice() {
   // CG-SENSE on the H100, docs/perf.md); the worker does that now, while the user picks a file. The CPU
   // needs no warming. The session's method first, then the other families, each a task of its own (the
   // session's method is only a guess: measured on the H100, a first CS-TV run after the warm-up of another
-  // method took 250 ms against 101 ms warm, docs/perf.md session 8). A run asked for meanwhile clears the
+  // method took 250 ms against 101 ms warm). A run asked for meanwhile clears the
   // queued ones and waits for the one running (at most ~0.4 s), then runs warm.
   const std::shared_ptr<Backend> be = model_.backend();
   if (!be || !be->info().gpu) return;

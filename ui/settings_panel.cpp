@@ -61,7 +61,7 @@ QWidget* pathRow(QLineEdit* edit, const QString& filter, QWidget* parent, bool f
   auto* b = new QToolButton(w);
   b->setText(QStringLiteral("…"));
   QObject::connect(b, &QToolButton::clicked, w, [edit, filter, w, folder] {
-    // An empty field starts in the data's folder (issue 19, item 12), not wherever the last dialog was.
+    // An empty field starts in the data's folder, not wherever the last dialog was.
     const QString start = edit->text().isEmpty() ? edit->property("startFolder").toString() : edit->text();
     const QString f = folder ? QFileDialog::getExistingDirectory(w, QObject::tr("Choose a folder"), start)
                              : QFileDialog::getOpenFileName(w, QObject::tr("Choose a file"), start, filter);

@@ -85,7 +85,7 @@ Task makeLoadTask(const QString& path, const io::LoadOptions& options) {
   const std::string p = path.toStdString();
   t.work = [p, options](const Progress& progress) {
     TaskOutput out;
-    // Every frame of the file (series, not merges: issue 18); the window shows one at a time.
+    // Every frame of the file (series, not merges); the window shows one at a time.
     out.series = std::make_shared<const io::Series>(io::loadSeries(p, options, progress));
     out.dataset = std::shared_ptr<const Dataset>(out.series, &out.series->frames.front());
     return out;

@@ -30,7 +30,7 @@ Task makeReconTask(ReconJob job, TaskKind kind = TaskKind::Recon, const QString&
 Task makeLambdaSweepTask(ReconJob job, const QVector<double>& lambdas);
 Task makeLoadTask(const QString& path, const io::LoadOptions& options);
 /// A tiny reconstruction of `settings`' method on `backend` (recon::warmUp), so that the first real run of
-/// the session finds the libraries' kernels loaded (issue 20: cold start). Its output's extra holds
+/// the session finds the libraries' kernels loaded (no cold start). Its output's extra holds
 /// {"ms": time, "error": why it did nothing}.
 Task makeWarmUpTask(std::shared_ptr<Backend> backend, const recon::ReconSettings& settings);
 Task makeSimulateTask(const phantom::SimulateSettings& settings);

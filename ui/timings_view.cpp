@@ -183,7 +183,7 @@ void TimingsView::showResult(const recon::ReconResult& r, const QString& label) 
   QStringList names;
   double maxMs = 0;
   for (const auto& st : stages) maxMs = std::max(maxMs, st.milliseconds);
-  // Seconds once a stage takes seconds: "39.7", not "3.965e+04" (issue 19, item 12).
+  // Seconds once a stage takes seconds: "39.7", not "3.965e+04".
   const bool seconds = maxMs >= 2000;
   const double unit = seconds ? 1e-3 : 1.0;
   // Bars from the top in pipeline order (a horizontal bar chart draws its first category at the bottom).
@@ -329,8 +329,8 @@ void TimingsView::redrawSweep() {
   }
   c->addSeries(line);
   for (auto* d : dots) c->addSeries(d);
-  // A log axis labels only powers of ten: within a decade it would show no numbers at all (issue 19,
-  // item 8). Linear axes with values then; log axes when the values span decades.
+  // A log axis labels only powers of ten: within a decade it would show no numbers at
+  // all. Linear axes with values then; log axes when the values span decades.
   auto axisFor = [](double lo, double hi, const QString& title) -> QAbstractAxis* {
     if (lo > 0 && hi / lo > 20) {
       auto* a = new QLogValueAxis;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 20's CPU target, whole processes against BART 0.8 (Debian's bart) on the same files: wall time, CPU time
+# The CPU target, whole processes against BART 0.8 (Debian's bart) on the same files: wall time, CPU time
 # (user + sys) and peak resident memory of every command, and the ratios Larmor / BART. Not part of ctest as a
 # benchmark; tests/e2e/bart_memory.sh runs it once with PEAK_BOUND=2 and fails on a peak ratio above that.
 #

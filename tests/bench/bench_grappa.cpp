@@ -7,7 +7,7 @@
 // reports the stages as counters (calib_ms is the thesis's autocalibration: CPU 758 ms, GPU ~43 ms on an
 // 8800 GTX for 32 coils). Like the thesis's standalone test (sec. 5.3.1) the k-space is random, which keeps
 // every calibration system positive definite.
-// Also 2D GRAPPA on a 3D volume (issue 18): 128 x 128 x 64 (256 readout samples: 2x oversampling), 8 coils,
+// Also 2D GRAPPA on a 3D volume: 128 x 128 x 64 (256 readout samples: 2x oversampling), 8 coils,
 // R = 2 x 2, a 24 x 24 calibration box, the default kernel (4 x 2 sources x 5 columns: 320 unknowns); one
 // volume is one problem (calibration, filling, 3D inverse FFT, crop, sum of squares).
 //

@@ -156,7 +156,7 @@ void registerFor(const std::shared_ptr<Backend>& be) {
       bench::timeSynchronized(state, b, 2, [&] { T.apply(xb.buffer(), yb.buffer()); });
     });
     // The 60 PCG iterations alone (finite-difference prior, Jacobi); "pcg60-w8": the scalars read every 8
-    // iterations whatever readWindow's rule says (8 at 128^3 since session 23).
+    // iterations whatever readWindow's rule says (8 at 128^3 today).
     for (int window : gpu && n == 128 ? std::vector<int>{0, 8} : std::vector<int>{}) {
       const std::string what = window ? "pcg60-w8/" : "pcg60/";
       add(be, what + std::to_string(n) + "^3", 3, [n, window](benchmark::State& state, Backend& b) {

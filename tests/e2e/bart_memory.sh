@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 20's CPU memory bound: for the same gridding and CG jobs on the same files, larmor-cli's peak resident
+# The CPU memory bound: for the same gridding and CG jobs on the same files, larmor-cli's peak resident
 # memory (whole process, as a user runs it: --device auto, so the GPU plugin's loading counts) is at most twice
 # BART 0.8's (Debian's bart, installed by installer/install-deps.sh). The jobs and the measurement are
 # tests/bench/bart_jobs.sh's (docs/perf.md has its table), run once, with 5 CG iterations instead of 30 (a

@@ -147,7 +147,7 @@ set +e
 "$cli" batch "$dir/in" --settings "$dir/in/s1.h5" --output-dir "$dir/x" 2> "$dir/bad.err"; rc=$?
 set -e
 [[ $rc -eq 1 && $(wc -l < "$dir/bad.err") -eq 1 ]] || fail "a bad settings file must be one line and exit 1"
-# A series (issue 18): every frame of a multi-frame input, as `recon` writes it (frames at BART's TIME dim).
+# A series: every frame of a multi-frame input, as `recon` writes it (frames at BART's TIME dim).
 if command -v ismrmrd_generate_cartesian_shepp_logan >/dev/null; then
   mkdir -p "$dir/series"
   (cd "$dir/series" && ismrmrd_generate_cartesian_shepp_logan -m 32 -c 4 -a 2 -n 0 -o rep.h5 >/dev/null)

@@ -66,7 +66,7 @@ for w in r["results"]:
 for n in ("fft3d-256", "fhd-exact", "iterative-128", "cs-tv", "cartesian"):
     assert next(w for w in r["results"] if w["name"] == n)["scaled"], f"{n}: scaled-down size not said"
 # The 3D adjoints report their image's error against float64 sums at 64 voxels: the exact DFT's (recurrence) at
-# float rounding, the NUFFT's at W 4's accuracy (issue 20's accuracy figures).
+# float rounding, the NUFFT's at W 4's accuracy.
 err = {w["name"]: w["extra"]["rel_error_64_voxels"] for w in r["results"] if w["name"] in ("fhd-exact", "nufft3d-adjoint")}
 assert 0 < err["fhd-exact"] < 2e-5 and 1e-5 < err["nufft3d-adjoint"] < 5e-3, err
 assert table.count("error against float64 sums at 64 voxels:") == 2, "the table does not show the two errors"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end, issue 18: BART files.
+# End-to-end, series not merges: BART files.
 #  - radial k-space made by BART itself (bart traj -r, bart phantom -k -t) opened without --traj is an error
 #    that says so, naming the trajectory beside it when one fits (it used to become a 1 x N x P "Cartesian"
 #    volume); with --traj it reconstructs;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end, issue 18 "series, not merges": ismrmrd_generate_cartesian_shepp_logan -a 4 -w 24 writes 4
+# End-to-end, series not merges: ismrmrd_generate_cartesian_shepp_logan -a 4 -w 24 writes 4
 # repetitions, each 4x undersampled with shifted lines and its own 24 ACS lines (noise-free here, -n 0).
 #  - `info` says R 4 for the file and for every frame, and that the file holds 4 repetitions;
 #  - `recon --method grappa` gives 4 frames (BART TIME dim 10), each with an NRMSE against the fully sampled

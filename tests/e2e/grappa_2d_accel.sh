@@ -3,7 +3,7 @@
 # ISMRMRD file with accelerationFactor 2 x 2 and a 16 x 16 calibration centre box; `info` must report 2 x 2 and
 # `recon --method grappa` must reconstruct it. Against the fully sampled reconstruction of the same phantom and
 # coils (`larmor-cli compare`: least-squares scaled magnitudes) GRAPPA must beat zero-filling by at least 2x
-# in error (issue 18's done criterion; tests/shared/grappa2d.cpp measures it at 64 x 64 x 32), and 1 x 2 must
+# in error (tests/shared/grappa2d.cpp measures it at 64 x 64 x 32), and 1 x 2 must
 # do at least as well as 2 x 2. Then BART's layout of a ky-kz plane ([1, ny, nz, coils]: one readout column, as
 # after the readout's inverse FFT of a 3D scan), 2 x 2 with a 20 x 20 centre (`bart upat`): GRAPPA with its
 # defaults must run (the kernel's readout extent fits the one column) and beat zero-filling by 2x too.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The workstation on the lent GPU machine, under Xvfb with the CUDA plugin (issue 19: "the GUI on a GPU").
+# The workstation on the lent GPU machine, under Xvfb with the CUDA plugin (the GUI on a GPU).
 # Build and pack here first (tests/gpu/gui-pack.sh), carry build/gui-pack, then there:
 #
 #   tests/gpu/gui-on-device.sh OUTDIR
@@ -68,7 +68,7 @@ run empty-cold "$D/cart-r2.h5" --method fft
 run cs-tv "$D/radial.h5" --method cs --reg tv
 run grappa "$D/cart-r4.h5" --method grappa
 run sense "$D/cart-r2.h5" --method cg
-# The workflow tests (issue 19) measure slider-to-pixels for live λ; on this machine with the CUDA plugin.
+# The workflow tests measure slider-to-pixels for live λ; on this machine with the CUDA plugin.
 WF=$P/bin/larmor_gui_workflow_tests
 [[ -x $WF ]] || WF=$ROOT/build/default/bin/larmor_gui_workflow_tests  # carried beside an older pack
 if [[ -x $WF ]]; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The planner's device-memory estimate (recon/resources.hpp) against the backend's measured peak
-# (Backend::memoryStats, in every --json since 2026-11-24) for a few workloads on the GPU machine (issue 15).
+# (Backend::memoryStats, in every --json) for a few workloads on the GPU machine.
 #   bash tests/gpu/memory_estimates.sh   (after the device preset is built)
 set -u
 B=build/device/bin/larmor-cli; D=/tmp/mp; mkdir -p $D

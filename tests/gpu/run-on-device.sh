@@ -10,7 +10,7 @@
 #   e.g. STEPS=build first, then STEPS=test,memcheck,racecheck,bench,cli: build outputs stay on a warm machine.
 # Other knobs: CTEST_JOBS (4), TEST_TIMEOUT (240 s), MEMCHECK_TIMEOUT (180 s), RACECHECK_TIMEOUT (90 s),
 #   BENCH_TIMEOUT (180 s), BENCH_FILTER (^cuda: the GPU cases; larmor_bench's CPU cases, timed on the build machine,
-#   would not fit the time here: session 16), CLI_TIMEOUT (300 s).
+#   would not fit a device lease's time), CLI_TIMEOUT (300 s).
 # Exit status: 2 configure/build failed, 1 GPU tests failed or any gpu test was SKIPPED (on this machine a
 # skip means the CUDA plugin or device was not usable: it is a failure), 3 memcheck found errors, 4 a
 # benchmark errored (larmor_bench or larmor-cli bench exited non-zero or timed out, a benchmark reported an

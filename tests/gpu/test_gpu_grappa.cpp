@@ -117,7 +117,7 @@ TEST_F(GpuGrappa, ReconstructionMatchesCpuMultiSliceAnd3D) {
   compare(v, settings(GrappaCalibration::Improved), "3D in sub-batches", std::size_t{16} << 20);
 }
 
-// 2D GRAPPA (pe1 x pe2 acceleration, issue 18): 3D volumes 2 x 2, 1 x 2 and 3 x 2 through the whole pipeline
+// 2D GRAPPA (pe1 x pe2 acceleration): 3D volumes 2 x 2, 1 x 2 and 3 x 2 through the whole pipeline
 // on both devices, improved (k-space kernel) and basic (hybrid space); the same kImageTol. The weights against
 // the float64 reference and the done criterion run on the GPU in tests/shared/grappa2d.cpp.
 TEST_F(GpuGrappa, ReconstructionMatchesCpu2DAcceleration) {

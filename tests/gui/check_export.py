@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# Reads the workstation's exports with independent readers (issue 16): a DICOM series with pydicom and a
+# Reads the workstation's exports with independent readers: a DICOM series with pydicom and a
 # NIfTI file with nibabel, and prints what the GUI test compares with the image on screen, as JSON:
 #   dicom: per file (InstanceNumber order) ImagePositionPatient, ImageOrientationPatient, PixelSpacing, Rows,
 #          Columns, WindowCenter, WindowWidth, the pixels in image units (stored x RescaleSlope +

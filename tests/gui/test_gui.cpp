@@ -321,7 +321,7 @@ class GuiTest : public QObject {
     QVERIFY(!png.isNull());
     QVERIFY(greyStdDev(png) > 5);
     if (dicomExportAvailable()) {
-      // Issue 16: the files read by independent readers (pydicom, nibabel) hold the image on screen, its
+      // The files read by independent readers (pydicom, nibabel) hold the image on screen, its
       // geometry and the window on screen; the export reported its progress per file up to 1.
       w_->imageViewer()->setWindow(0.05, 0.8);
       QVERIFY2(w_->exportDicomSeries(dir + "/dicom"), qPrintable(w_->lastError()));
@@ -330,7 +330,7 @@ class GuiTest : public QObject {
       QVERIFY(!w_->exportFractions().isEmpty() && w_->exportFractions().back() == 1.0);
       const ExportReadBack r = readExportsIndependently(dir + "/dicom", dir + "/image.nii");
       if (r.readersMissing) {
-      // Issue 16: the validators come with installer/install-deps.sh, so their absence fails here (and in CI);
+      // The validators come with installer/install-deps.sh, so their absence fails here (and in CI);
       // only a machine that cannot have them (the lent GPU machine: tests/gpu/gui-on-device.sh) opts out.
       if (qEnvironmentVariableIsSet("LARMOR_ALLOW_MISSING_VALIDATORS"))
         QSKIP("/usr/bin/python3 with pydicom, nibabel and numpy is missing: the exports are not checked");

@@ -1,5 +1,5 @@
-// GUI tests of issue 19 (the workstation as a radiographer, a researcher tuning λ and a presenter use
-// it): each defect of the issue has a test here that failed before its fix. Qt Test under Xvfb, as
+// GUI tests of the workstation as a radiographer, a researcher tuning λ and a presenter use it: each
+// behaviour has a test here that failed before it was fixed. Qt Test under Xvfb, as
 // test_gui.cpp; run one function: larmor_gui_workflow_tests FUNCTION.
 #include <QApplication>
 #include <QComboBox>
@@ -121,7 +121,7 @@ class WorkflowTest : public QObject {
   }
   void cleanup() { w_.reset(); }
 
-  // Item 1: a long "No reference ..." message in the compare tab must not widen the window or squeeze
+  // A long "No reference ..." message in the compare tab must not widen the window or squeeze
   // the dataset panel, during and after.
   void compareLayoutStaysBounded() {
     load(smallPhantom(TrajectoryKind::Cartesian, 64, 4, 2, 16));
@@ -146,7 +146,7 @@ class WorkflowTest : public QObject {
     QVERIFY(dock->width() >= 200);
   }
 
-  // Item 9: window/level drag as docs/gui.md says: up = brighter (lower level), right = wider window.
+  // Window/level drag as docs/gui.md says: up = brighter (lower level), right = wider window.
   void windowLevelDragUpIsBrighter() {
     load(smallPhantom(TrajectoryKind::Cartesian, 64, 2));
     QVERIFY(run());
@@ -163,10 +163,10 @@ class WorkflowTest : public QObject {
     QCOMPARE(w_->imageViewer()->windowLow(), v->windowLow());  // the viewer and its edits follow
   }
 
-  // Item 4: orientation letters from the geometry, one display convention for the simulator, ISMRMRD
+  // Orientation letters from the geometry, one display convention for the simulator, ISMRMRD
   // without geometry (upside-down before) and BART (turned 90° before); clinical labels; mm in the
   // probe; window presets.
-  // Issue 18: a file of several frames is a series, not a merge: the frame bar offers each frame, each is
+  // A file of several frames is a series, not a merge: the frame bar offers each frame, each is
   // reconstructed once with the current settings, going back shows its own run again, cine steps through.
   void framesOfASeries() {
     const QString dir = scratchDir("frames");
@@ -257,7 +257,7 @@ class WorkflowTest : public QObject {
     }
   }
 
-  // Item 5: methods that cannot apply are greyed out with the reason; Run says it plainly.
+  // Methods that cannot apply are greyed out with the reason; Run says it plainly.
   void methodsThatCannotApplyAreDisabled() {
     load(smallPhantom(TrajectoryKind::Cartesian, 48, 2));
     SettingsPanel* s = w_->settingsPanel();
@@ -278,7 +278,7 @@ class WorkflowTest : public QObject {
     QVERIFY(s->methodEnabled(recon::Method::Gridding));
   }
 
-  // Item 7: new data leave nothing of the old on screen or in the session.
+  // New data leave nothing of the old on screen or in the session.
   void newDataResetsStaleState() {
     load(smallPhantom(TrajectoryKind::Radial, 32, 2));
     setMethod(recon::Method::Gridding);
@@ -300,7 +300,7 @@ class WorkflowTest : public QObject {
     QCOMPARE(w_->settingsPanel()->dataFolder(), MainWindow::defaultOutputFolder());
   }
 
-  // Item 10: the DICOM export counts its images, says so on screen, writes ASCII only, proposes
+  // The DICOM export counts its images, says so on screen, writes ASCII only, proposes
   // Larmor's output folder, and keeps neither the host name nor the raw data's path.
   void dicomExportConfirmsAndProtectsPrivacy() {
     load(smallPhantom(TrajectoryKind::Radial, 32, 2));
@@ -337,7 +337,7 @@ class WorkflowTest : public QObject {
     QVERIFY(MainWindow::defaultOutputFolder().endsWith("Larmor"));
   }
 
-  // Item 6: compare anything with anything: a run of earlier data, or an image file, as B.
+  // Compare anything with anything: a run of earlier data, or an image file, as B.
   void compareAcrossDataAndFiles() {
     load(smallPhantom(TrajectoryKind::Cartesian, 64, 4));
     setMethod(recon::Method::Fft);
@@ -376,7 +376,7 @@ class WorkflowTest : public QObject {
     QVERIFY(!w_->loadReferenceFile(dir + "/missing.cfl"));
   }
 
-  // Item 2: fractional progress inside the exact F^H d (per coil) and a time-left estimate past 5 s.
+  // Fractional progress inside the exact F^H d (per coil) and a time-left estimate past 5 s.
   void progressInsideLongStages() {
     QVERIFY(MainWindow::remainingText(3000, 0.5).isEmpty());
     QVERIFY2(MainWindow::remainingText(10000, 0.5).contains("10.0 s left"), qPrintable(MainWindow::remainingText(10000, 0.5)));
@@ -399,7 +399,7 @@ class WorkflowTest : public QObject {
     QVERIFY(stages.filter("F^H d: coil 4/4").size() == 1);
   }
 
-  // Item 8: the L-curve has numbers on its axes, a λ label and tooltip per point, and a click on a
+  // The L-curve has numbers on its axes, a λ label and tooltip per point, and a click on a
   // point reconstructs with that λ; the status says which λ the sweep solves.
   void lcurveIsReadableAndClickable() {
     load(smallPhantom(TrajectoryKind::Radial, 32, 2));
@@ -430,7 +430,7 @@ class WorkflowTest : public QObject {
     QCOMPARE(w_->model().shownRun()->settings.settings.iterative.lambda, 3e-3);
   }
 
-  // Item 11: the window fits 1024 x 768; View ▸ Zoom scales the type.
+  // The window fits 1024 x 768; View ▸ Zoom scales the type.
   void fitsXgaAndZooms() {
     load(smallPhantom(TrajectoryKind::Cartesian, 64, 2));
     QVERIFY(run());
@@ -467,7 +467,7 @@ class WorkflowTest : public QObject {
     QVERIFY2(axial()->infoText().contains("No phase"), qPrintable(axial()->infoText()));
   }
 
-  // Issue 19 / 20, the start-up warm-up (MainWindow::warmUpDevice): on a GPU the window loads the libraries'
+  // The start-up warm-up (MainWindow::warmUpDevice): on a GPU the window loads the libraries'
   // kernels in the worker while the user opens a file, so the first run a user starts is as fast as a later
   // one. Measured in a process of its own (gui-on-device.sh runs this test first and alone): the first CS-TV
   // run after the warm-up has finished against the second. On the CPU there is nothing to warm; the figures
@@ -488,7 +488,7 @@ class WorkflowTest : public QObject {
           "iterations, Run to finished)", qPrintable(w_->deviceText()), first, second);
   }
 
-  // Item 3: live λ for real. Slider-to-pixels: from the slider's value change to the view's repaint with
+  // Live λ for real. Slider-to-pixels: from the slider's value change to the view's repaint with
   // the first intermediate image of the new λ (not solver time), 256² x 8 coils radial, CG and CS.
   void liveLambdaSliderToPixels() {
     phantom::SimulateSettings ph = smallPhantom(TrajectoryKind::Radial, 256, 8);
@@ -567,8 +567,8 @@ class WorkflowTest : public QObject {
     }
   }
 
-  // Item 11, presenter: the scripted demo runs to its end with no error.
-  // Issue 19, "progress everywhere": the status bar's bar moves inside the Pipe-Menon density compensation
+  // Presenter: the scripted demo runs to its end with no error.
+  // Progress everywhere: the status bar's bar moves inside the Pipe-Menon density compensation
   // (one step per iteration) and through GRAPPA's calibration and fill, never backwards.
   void progressBarMovesInDcfAndGrappa() {
     auto* bar = w_->statusBar()->findChild<QProgressBar*>();
@@ -623,7 +623,7 @@ class WorkflowTest : public QObject {
     QCOMPARE(w_->model().comparison().reference, run);
   }
 
-  // Issue 19, item 6: A is any image of the session (here a GRAPPA run that is not the newest), B any other
+  // A is any image of the session (here a GRAPPA run that is not the newest), B any other
   // (the fully sampled FFT of other data, or its NIfTI export, .nii.gz); A and B side by side, zoom linked.
   void compareAnyAWithAnyB() {
     load(smallPhantom(TrajectoryKind::Cartesian, 64, 4));
@@ -683,7 +683,7 @@ class WorkflowTest : public QObject {
     QCOMPARE(cv->view(1)->zoom(), cv->view(0)->zoom());
   }
 
-  // Issue 19, defect 12 (docs/gui.md promises it): a click in one plane of a 3D image moves the other
+  // docs/gui.md promises it: a click in one plane of a 3D image moves the other
   // planes to that voxel and all three draw the crosshair there; it stays when the mouse leaves.
   void threeDLinkedCrosshair() {
     load(smallPhantom(TrajectoryKind::Cartesian, 32, 4, 1, 0, 32));
@@ -757,7 +757,7 @@ class WorkflowTest : public QObject {
     QVERIFY(w_->saveScreenshot(shot));
   }
 
-  // Issue 16: the DICOM and NIfTI exports of an oblique acquisition (read, phase and slice directions
+  // The DICOM and NIfTI exports of an oblique acquisition (read, phase and slice directions
   // turned about two axes, two slices 8 mm apart) read back by pydicom and nibabel: ImageOrientationPatient
   // = the read and phase directions, ImagePositionPatient = the expected top-left corners (computed here
   // from the ISMRMRD header written), the NIfTI sform the same in RAS, pixels and window as on screen.
@@ -807,7 +807,7 @@ class WorkflowTest : public QObject {
     }
     const ExportReadBack r = readExportsIndependently(dir + "/dicom", dir + "/oblique.nii");
     if (r.readersMissing) {
-      // Issue 16: the validators come with installer/install-deps.sh, so their absence fails here (and in CI);
+      // The validators come with installer/install-deps.sh, so their absence fails here (and in CI);
       // only a machine that cannot have them (the lent GPU machine: tests/gpu/gui-on-device.sh) opts out.
       if (qEnvironmentVariableIsSet("LARMOR_ALLOW_MISSING_VALIDATORS"))
         QSKIP("/usr/bin/python3 with pydicom, nibabel and numpy is missing: the exports are not checked");

@@ -1,6 +1,6 @@
 // Shared by the unit (cpu) and GPU (cuda) binaries: the resource planner's working-set estimate
 // (recon/resources.cpp) against the backend's measured peak of its buffers (Backend::memoryStats) during a
-// real recon::run, within 0.8-1.25x (issue 15, item 3). Both backends count their buffers the same way;
+// real recon::run, within 0.8-1.25x. Both backends count their buffers the same way;
 // the formulas count the buffers each path allocates. On the GPU the peak is taken above what was live
 // before the run, and the lower bound is 0.7: the FFT engine keeps the largest cuFFT work area it has
 // needed (cuda/fft.cu), so after the process's earlier tests a transform may take no new one, while the

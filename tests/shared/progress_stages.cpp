@@ -1,5 +1,5 @@
-// Shared by the unit (cpu) and GPU (cuda) binaries: the long stages report fractional progress (issue 19,
-// "progress everywhere") through Progress::Sub (util/progress.hpp): the Pipe-Menon density compensation per
+// Shared by the unit (cpu) and GPU (cuda) binaries: the long stages report fractional progress
+// (progress everywhere) through Progress::Sub (util/progress.hpp): the Pipe-Menon density compensation per
 // iteration, the exact-DFT Toeplitz kernel Q per box of the 2N grid, GRAPPA per batch and per
 // calibration / fill step. For each: the fractions never fall, stay in [0, 1], end at exactly 1, and a
 // cancelled token stops the stage at its next report (Cancelled), with no report after the cancel.

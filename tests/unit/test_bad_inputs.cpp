@@ -1,4 +1,4 @@
-// The regression corpus of issue 15: a small generator of bad inputs for each loader (BART .cfl/.hdr and
+// A regression corpus of bad inputs: a small generator of bad inputs for each loader (BART .cfl/.hdr and
 // ISMRMRD .h5; twix has its own), each run through larmor-cli in a process of its own, asserting the one
 // rule: a one-line error (exit 1, nothing written) or a valid output (exit 0, an image of finite values
 // that is not all zero), never a crash, a hang (a 30 s limit) or exit 0 with a wrong image.

@@ -1,6 +1,6 @@
-// larmor-cli and issue 15's limits: options that do not apply to the method or the output format are
-// one-line errors (item 4), and a reconstruction too large for the memory is refused up front, in well
-// under a second, before the samples are read (item 3).
+// larmor-cli's limits: options that do not apply to the method or the output format are
+// one-line errors, and a reconstruction too large for the memory is refused up front, in well
+// under a second, before the samples are read.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>

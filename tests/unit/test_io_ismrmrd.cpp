@@ -328,7 +328,7 @@ TEST(IoIsmrmrd, GeneratorFileAccelerated) {
   const std::string dir = testDir();
   const std::string file = generate(dir + "/acc.h5", "-n 0 -m 64 -c 4 -a 2 -w 16");
   // The generator writes R shifted undersampled repetitions (together they fill k-space) and flags
-  // the 16 central lines 24..39 as calibration. They are R frames, never merged (issue 18).
+  // the 16 central lines 24..39 as calibration. They are R frames, never merged.
   expectError([&] { io::readIsmrmrd(file); }, "holds 2 frames (2 repetitions); select one with --repetition N");
   const io::Series all = io::loadSeries(file);
   ASSERT_EQ(all.frames.size(), 2u);

@@ -1,4 +1,4 @@
-// ISMRMRD acquisition features through the whole program (issue 18): partial Fourier stated by the encoding
+// ISMRMRD acquisition features through the whole program: partial Fourier stated by the encoding
 // limits (centre off the middle of the steps) with an asymmetric echo (center_sample), read, detected and
 // filled by `larmor-cli recon`; limits whose partial-Fourier claim the data break; cardiac trigger times from
 // physiology_time_stamp[0] into DICOM TriggerTime and `info --json`; the per-acquisition geometry of an

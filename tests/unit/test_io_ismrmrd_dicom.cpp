@@ -245,7 +245,7 @@ TEST(IoDicom, PatientStudyDataAndProvenance) {
   EXPECT_NEAR(std::stod(in.get(G28, 0x1050)), 0.3, 1e-6);
   EXPECT_NEAR(std::stod(in.get(G28, 0x1051)), 0.5, 1e-6);
   EXPECT_EQ(in.get(G28, 0x1055), "USER");
-  // The provenance travels whole except what identifies the site (issue 19, item 10): no host name, and
+  // The provenance travels whole except what identifies the site: no host name, and
   // the raw data's file name without its folder.
   nlohmann::json expected = rc.r.provenance;
   expected.erase("host");

@@ -1,4 +1,4 @@
-// Series, not merges (issue 18): the frames of ISMRMRD and BART files (io/series.hpp), the acquisition
+// Series, not merges: the frames of ISMRMRD and BART files (io/series.hpp), the acquisition
 // kinds the ISMRMRD reader skips, collects or uses for calibration, index checks against the header's
 // encoding limits, slices sorted by position, the BART non-Cartesian-without-trajectory error, and the
 // series outputs (.cfl dims, NIfTI 4th dimension, DICOM temporal/echo tags). Files are written with

@@ -47,7 +47,7 @@ TEST(IsmrmrdGrappa, GeneratorFilesReconstructCloseToFullySampled) {
     one.repetition = 0;
     const Dataset d = io::loadDataset(file, one);
     // The fully sampled reference: the generator's -a 1 file (noise-free: the same samples as all R
-    // repetitions together; a file's frames are never merged, issue 18).
+    // repetitions together; a file's frames are never merged).
     const std::string fullFile = generate(1, 8, 128);
     ASSERT_FALSE(fullFile.empty());
     const Dataset full = io::loadDataset(fullFile);

@@ -54,7 +54,7 @@ TEST(IoIsmrmrdHardening, NDArrayDimensionsWithoutStorage) {
     const hsize_t dims[5] = {1, 1, 1, 65536, 65536}, chunk[5] = {1, 1, 1, 64, 64};
     ASSERT_TRUE(replaceDataset(path, "/dataset/reference", type.id, 5, dims, nullptr, chunk));
   }
-  // The reference is optional (issue 15, item 5): refused as an array, with a warning, and the data read.
+  // The reference is optional: refused as an array, with a warning, and the data read.
   const Dataset d = io::loadDataset(path);
   EXPECT_FALSE(d.reference.has_value());
   ASSERT_EQ(d.warnings.size(), 1u);

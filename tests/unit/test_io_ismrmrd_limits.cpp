@@ -1,7 +1,7 @@
-// Issue 15's open items, engine side: the resource planner (item 3), a bad embedded reference is a
-// warning (item 5), a z size on 2D data and --traj with ISMRMRD are errors (item 4), "not a number"
-// (item 8), FIFO inputs refused, birth date/sex/study date carried into DICOM and no created_utc in an
-// anonymized export (item 9). Named test_io_ismrmrd* so that LARMOR_IO=OFF builds skip it.
+// Input limits, engine side: the resource planner, a bad embedded reference is a
+// warning, a z size on 2D data and --traj with ISMRMRD are errors, "not a number"
+// is named as such, FIFO inputs refused, birth date/sex/study date carried into DICOM and no created_utc in an
+// anonymized export. Named test_io_ismrmrd* so that LARMOR_IO=OFF builds skip it.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -122,7 +122,7 @@ TEST(Resources, LoaderHookSeesTheHeaderBeforeTheSamples) {
   EXPECT_TRUE(called);
 }
 
-// Item 5: a reference with a NaN (or of the wrong size) costs the metrics, not the reconstruction.
+// A reference with a NaN (or of the wrong size) costs the metrics, not the reconstruction.
 TEST(BadReference, NanInTheEmbeddedReferenceIsAWarning) {
   const std::string dir = freshTestDir("limits");
   Dataset d = phantom3d(16, 1, 2);
@@ -158,7 +158,7 @@ TEST(BadReference, AnAllZeroReferenceSkipsTheMetricsWithAWarning) {
   EXPECT_TRUE(r.metrics.contains("skipped"));
 }
 
-// Item 4: a z size in --matrix on 2D data, and --traj with an ISMRMRD file, are errors.
+// A z size in --matrix on 2D data, and --traj with an ISMRMRD file, are errors.
 TEST(OptionsThatDoNotApply, ZMatrixOn2dDataAndTrajWithIsmrmrd) {
   const std::string dir = freshTestDir("limits");
   Dataset d = phantom3d(16, 1, 2);
@@ -173,14 +173,14 @@ TEST(OptionsThatDoNotApply, ZMatrixOn2dDataAndTrajWithIsmrmrd) {
   test::expectError([&] { (void)io::loadDataset(dir + "/k.h5", lo); }, "--traj");
 }
 
-// Item 8: nan and inf are named as such, not as out of range.
+// NaN and inf are named as such, not as out of range.
 TEST(SettingsMessages, NanIsNotANumber) {
   const auto& lambda = recon::settings::find("lambda");
   test::expectError([&] { (void)recon::settings::parse(lambda, "nan"); }, "--lambda nan: not a number");
   test::expectError([&] { (void)recon::settings::parse(lambda, "inf"); }, "not a finite number");
 }
 
-// Item 9: a FIFO (any loader) is refused at once instead of blocking in open().
+// A FIFO (any loader) is refused at once instead of blocking in open().
 TEST(Inputs, FifoIsRefusedWithoutBlocking) {
   const std::string dir = freshTestDir("limits");
   for (const std::string name : {"/f.h5", "/f.cfl", "/f.ra"}) {
@@ -192,7 +192,7 @@ TEST(Inputs, FifoIsRefusedWithoutBlocking) {
   }
 }
 
-// Item 9: birth date, sex and study date from the header into DICOM; none of them, and no created_utc,
+// Birth date, sex and study date from the header into DICOM; none of them, and no created_utc,
 // in an anonymized export.
 TEST(DicomFromHeader, BirthDateSexStudyDateAndAnonymizedProvenance) {
   const std::string dir = freshTestDir("limits");

@@ -73,8 +73,8 @@ TEST(IsmrmrdRecon, SumOfSquaresMatchesGeneratorCoilImages) {
 // complementary lines (repetition 0 the even lines, repetition 1 the odd ones, plus calibration lines; 80
 // acquisitions for 64 lines). The loader merges repetitions, so every line is sampled and the image must be the
 // fully sampled SoS of the generator's coil images (same bound as above, 1e-4; measured 1.2e-7). Formerly this test
-// asserted only "total > 0" under the name of a zero-filled reconstruction. (Merging repetitions silently is the
-// loader's current behaviour, reported in issue 16's notes; this test pins it down.)
+// asserted only "total > 0" under the name of a zero-filled reconstruction. (The reader once merged repetitions
+// silently; this test pins down that it no longer does.)
 TEST(IsmrmrdRecon, GeneratorAcceleratedFileIsTwoFramesThatTogetherFillKspace) {
   if (!haveGenerator()) GTEST_SKIP() << "ismrmrd_generate_cartesian_shepp_logan not installed";
   const std::string file = tmpFile("generator-r2.h5");
@@ -85,7 +85,7 @@ TEST(IsmrmrdRecon, GeneratorAcceleratedFileIsTwoFramesThatTogetherFillKspace) {
     ISMRMRD::Dataset ds(file.c_str(), "dataset", false);
     EXPECT_EQ(ds.getNumberOfAcquisitions(), 80u) << "two repetitions of 32 imaging + 8 calibration-only lines";
   }
-  // Two frames, never merged by the reader (issue 18) ...
+  // Two frames, never merged by the reader ...
   EXPECT_THROW(io::loadDataset(file), Error);
   const io::Series series = io::loadSeries(file);
   ASSERT_EQ(series.frames.size(), 2u);

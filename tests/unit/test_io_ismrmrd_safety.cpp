@@ -1,5 +1,5 @@
-// Header values and indices the ISMRMRD reader must refuse instead of reading a wrong image (issue 15,
-// item 4): XML matrix sizes beyond libismrmrd's 16 bits (they used to wrap: 1000000000 -> 51712), slice
+// Header values and indices the ISMRMRD reader must refuse instead of reading a wrong
+// image: XML matrix sizes beyond libismrmrd's 16 bits (they used to wrap: 1000000000 -> 51712), slice
 // indices beyond the header's encoding limits (empty slices at one position), an all-zero trajectory.
 #include <gtest/gtest.h>
 #include <ismrmrd/dataset.h>

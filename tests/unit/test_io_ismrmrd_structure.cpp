@@ -1,4 +1,4 @@
-// io::LoadOptions::structureOnly (issue 15: `info` held the whole k-space of a 3.3 GB file): every
+// io::LoadOptions::structureOnly (`info` must not hold the whole k-space of a 3.3 GB file): every
 // acquisition is still read and checked, the structure (header, sampling mask, calibration lines,
 // acquisitions, the reference's shape) is the full read's, and no k-space, coil map or reference value
 // is kept (or, for the maps and the reference, read). Named test_io_ismrmrd* so that

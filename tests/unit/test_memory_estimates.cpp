@@ -1,6 +1,6 @@
 // The resource planner's GRAPPA estimate is the pipeline's own batch rule (grappa::batchPlan), pinned here for
-// a given device memory; a GPU too small for all slices at once gets fewer slices per batch (issue 15,
-// item 3). The measured-against-estimated checks of every method are tests/shared/memory_estimates.cpp.
+// a given device memory; a GPU too small for all slices at once gets fewer slices per
+// batch. The measured-against-estimated checks of every method are tests/shared/memory_estimates.cpp.
 #include <gtest/gtest.h>
 
 #include "larmor/backend/registry.hpp"

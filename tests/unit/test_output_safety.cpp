@@ -401,7 +401,7 @@ TEST(OutputSafetyCli, SigtermDuringAWriteLeavesNoTemporaries) {
   EXPECT_FALSE(fs::exists(out) && !fs::exists(d + "/big.hdr")) << "a .cfl without its header";
 }
 
-// Issue 15, item 8: messages that named the wrong thing or took two lines.
+// Messages name the right thing, on one line.
 TEST(OutputSafetyCli, MessagesNameTheRightThingOnOneLine) {
   const std::string d = dir("cli-messages");
   const RunResult parse = runCli("recon --no-such-option", d);

@@ -1,6 +1,6 @@
 // Progress::Sub (util/progress.hpp): a stage's 0..1 onto a slice of the caller's bar, the prefix, clamping,
-// nesting and the parent's cancellation. And NIfTI-1 as a reference image (io::readNiftiImage; issue 19,
-// "compare anything with anything"): our writer's .nii read back voxel for voxel, the same file gzip-compressed
+// nesting and the parent's cancellation. And NIfTI-1 as a reference image (io::readNiftiImage;
+// compare anything with anything): our writer's .nii read back voxel for voxel, the same file gzip-compressed
 // (.nii.gz), a big-endian file and the other datatypes built byte by byte here from the NIfTI-1 layout, bad
 // files refused in one line naming them, and `larmor-cli compare --ref x.nii(.gz)` scoring our own export of
 // an image against that image at ~0 %.

@@ -257,7 +257,7 @@ TEST_F(WorkstationModelTest, ExportsProposeANameAndRememberTheirFolder) {
   m.loadStarted(2, DataSource::file("/data/scan.h5"));
   ASSERT_TRUE(m.loadFinished(2, simulated(smallPhantom())));
   ASSERT_TRUE(addRun(m, 3));
-  // Larmor's output folder, not the raw data's folder (issue 19, item 10).
+  // Larmor's output folder, not the raw data's folder.
   EXPECT_EQ(m.suggestedOutputBase("/work/here"), "/work/here/scan-fft");
   m.recordExport({"dicom", "/nonexistent/out/series", false, "cannot create"});
   EXPECT_EQ(seen.exports, 1);
@@ -299,7 +299,7 @@ TEST(WorkstationModelLabels, DescribeSettings) {
   s.iterative.regularizer = ops::RegularizerKind::Anatomical;
   s.iterative.lambda = 1e-6;
   EXPECT_EQ(describeSettings(s), "CG, anatomical λ 1e-06");
-  // Clinical labels: GRAPPA names its acceleration from the data (issue 19, item 4).
+  // Clinical labels: GRAPPA names its acceleration from the data.
   Header h;
   h.accelerationPe1 = 4;
   s.method = recon::Method::Grappa;
@@ -308,7 +308,7 @@ TEST(WorkstationModelLabels, DescribeSettings) {
   EXPECT_EQ(formatDuration(164.2), "164 ms");
 }
 
-// Issue 19, item 5: which methods can apply, said once for the GUI's list and the run plan.
+// Which methods can apply, said once for the GUI's list and the run plan.
 TEST(WorkstationModelMethods, MethodsThatCannotApplySayWhy) {
   Header cart, radial;
   radial.trajectory = TrajectoryKind::Radial;
@@ -326,7 +326,7 @@ TEST(WorkstationModelMethods, MethodsThatCannotApplySayWhy) {
   }
 }
 
-// Issue 19, item 4: one display convention for every format; letters from the geometry.
+// One display convention for every format; letters from the geometry.
 TEST(WorkstationModelOrientation, OneConventionForEveryFormat) {
   Header h;
   h.geometry.present = true;  // the simulator's identity geometry: x = L, y = P

@@ -81,7 +81,7 @@ int WorkstationModel::runForFrame(std::size_t f, const SessionSettings& session)
 
 void WorkstationModel::setDataset(std::shared_ptr<const Dataset> dataset, DataSource source,
                                   std::shared_ptr<const io::Series> series) {
-  // The previous data's runs stay comparable (issue 19, item 6: an R4 GRAPPA against the fully sampled
+  // The previous data's runs stay comparable (e.g. an R4 GRAPPA against the fully sampled
   // reconstruction of another file), named with their data; the newest first, a few kept.
   if (data_.dataset)
     for (auto it = runs_.runs().rbegin(); it != runs_.runs().rend(); ++it)
@@ -223,7 +223,7 @@ void WorkstationModel::updateComparison() {
   // fully sampled reconstruction), not a "phantom truth".
   const std::string truthLabel =
       data_.source.isFile() ? "reference image in " + data_.source.name() : std::string("phantom truth");
-  // A: the image the user chose (issue 19, item 6: any run of the session, of any data, or a file), else
+  // A: the image the user chose (any run of the session, of any data, or a file), else
   // the shown run. B: the truth and every other image of the session of A's size.
   comparison_.tests.clear();
   for (auto it = runs_.runs().rbegin(); it != runs_.runs().rend(); ++it)

@@ -61,7 +61,7 @@ class WorkstationModel {
   /// the export state, and tells the observers (datasetChanged).
   void setDataset(std::shared_ptr<const Dataset> dataset, DataSource source,
                   std::shared_ptr<const io::Series> series = nullptr);
-  // --- frames (a series: issue 18) -------------------------------------------------------------------
+  // --- frames (a series, never merged) -------------------------------------------------------------------
   std::size_t frameCount() const { return data_.frameCount(); }
   std::size_t frame() const { return data_.frame; }
   /// Makes frame `f` of the series current (frameChanged). Unlike new data, the runs stay: each run

@@ -4,11 +4,11 @@
 // kernel's THP mode is "never" the advice is ignored and nothing is lost). Smaller blocks: operator new.
 // Large blocks are recorded so that a GPU backend can pin one for DMA on its first upload (pinHostBlock):
 // the staging copy into pinned memory is a pass over the data at host memory speed (11 GB/s read + write on
-// the GPU machine's VM), slower than the PCIe link it feeds (docs/perf.md, session 13).
+// the GPU machine's VM), slower than the PCIe link it feeds.
 // Freed large blocks are kept for reuse by an allocation of the same rounded size (a few, up to an eighth of the
 // physical memory): a repeated call's arrays of the same shapes (the GUI's live updates, a batch's slices, the
 // benchmark's repetitions) then find their pages present and, once pinned, stay pinned, instead of paying
-// ~4 ms of page faults per 16 MB (session 17, docs/perf.md). A miss releases every kept block before mapping
+// ~4 ms of page faults per 16 MB. A miss releases every kept block before mapping
 // a new one, so that the process's peak is what it was without them.
 #include <sys/mman.h>
 #include <unistd.h>

@@ -354,7 +354,7 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
   // The devices come up while this thread reads the journal and hashes the inputs (creating a CUDA context
   // takes 0.2-0.35 s on the H100; hashing a cohort of large files takes longer). No warm-up reconstruction
   // here: measured, recon::warmUp took 0.40 s cold against the 0.19 s that the first item loses by being
-  // cold, and nothing else would run beside it (docs/perf.md, issue 21).
+  // cold, and nothing else would run beside it.
   struct BringUp {
     std::vector<Worker> workers;
     std::string notice;

@@ -110,7 +110,7 @@ void circularShiftInPlace(cfloat* data, const Shape& shape, int rank, const inde
 /// that backends planning in threads of their own (the batch's workers, slices or slabs split over several CPU
 /// backends) do not meet in it. (fftwf_make_planner_thread_safe, which the batch runner used to call, did not
 /// stop heap corruption with Debian's libfftw3f_omp: IterativeSlices crashed within 4 repeats; with this lock
-/// 20 repeats pass, session 21.)
+/// 20 repeats pass.)
 std::mutex& fftwPlanner() {
   static std::mutex m;
   return m;

@@ -212,7 +212,7 @@ Series loadBartSeries(const std::string& path, const LoadOptions& options) {
     trajName = arrayFileName(options.trajectoryPath);
     traj = detail::checkedTrajectory(readArrayFile(options.trajectoryPath), trajName, options.matrix, trajWarnings);
   } else if (s[0] == 1 && s[1] > 1) {
-    // Issue 18: radial k-space read without its trajectory became a 1 x N x P "Cartesian" volume.
+    // Radial k-space read without its trajectory would be a 1 x N x P "Cartesian" volume: find it or refuse.
     const std::string beside = trajectoryBeside(path, s);
     if (!beside.empty())
       throw Error(name + ": k-space " + s.str() + " is non-Cartesian (BART layout [1, readout, profiles, coils]) and " +
@@ -372,7 +372,7 @@ namespace {
 Series loadSeriesOf(const std::string& path, const LoadOptions& options, const Progress& progress) {
   const std::string ext = lowerExtension(path);
   if (ext == ".h5" || ext == ".mrd" || ext == ".ismrmrd" || ext == ".hdf5") {
-    // An ISMRMRD file carries its own trajectory and matrix (issue 15, item 4: these were ignored).
+    // An ISMRMRD file carries its own trajectory and matrix (so --traj and a z size given for it are refused, not ignored).
     if (!options.trajectoryPath.empty())
       throw Error("--traj " + options.trajectoryPath + ": " + path +
                   " is ISMRMRD, which carries its own trajectory; --traj is for BART .cfl/.ra k-space");

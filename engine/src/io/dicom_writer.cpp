@@ -222,7 +222,7 @@ std::vector<std::string> writeSeries(const SeriesContext& ctx, ImageComponent co
     // writes dummies (PS3.15 E.1: "D" for type 1/2 identifiers, "Z" (empty) for birth date and sex).
     set(DCM_PatientName, ctx.patientName);
     set(DCM_PatientID, ctx.patientId);
-    // Birth date and sex from the header when it has them (issue 15, item 9), empty when anonymized.
+    // Birth date and sex from the header when it has them (a PACS expects them), empty when anonymized.
     set(DCM_PatientBirthDate, o.anonymize ? "" : h.patientBirthDate);
     set(DCM_PatientSex, o.anonymize ? "" : h.patientSex);
     if (o.anonymize) {

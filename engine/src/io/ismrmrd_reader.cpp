@@ -76,7 +76,7 @@ SideArrays readSideArrays(hid_t file, const std::string& path, const std::string
   return a;
 }
 
-// The reference image is optional (only metrics use it; issue 15, item 5): one that does not fit the
+// The reference image is optional (only metrics use it): one that does not fit the
 // image or holds NaN/Inf is dropped with a warning, and the reconstruction goes on.
 void attachReference(SideArrays& a, const Shape& imageShape, const std::string& path, Dataset& d) {
   if (!a.referenceError.empty()) {

@@ -109,7 +109,7 @@ EspiritResult mapsFromKernels(Backend& be, const CArray& cal, const index_t grid
   // first `kept` columns of the kernels are [k0, k1, k2, coils * kept]. The first `cols` columns are transformed,
   // kept rounded up to a power of two (the rest unused): with coils * kept itself, data-dependent, nearly every slice
   // made an FFT plan of its own and flushed the backend's plan cache (~23 plans, ~10 % of the cg-slices64 call on an
-  // H200: docs/perf.md session 24); now a Gram's size gives a few at most, for at most twice the (small) transforms.
+  // H200); now a Gram's size gives a few at most, for at most twice the (small) transforms.
   const index_t cols = std::min<index_t>(n, std::bit_ceil(static_cast<std::uint64_t>(kept)));
   const index_t small[3] = {k[0] > 1 ? 2 * k[0] : 1, k[1] > 1 ? 2 * k[1] : 1, k[2] > 1 ? 2 * k[2] : 1};
   const index_t S = small[0] * small[1] * small[2];

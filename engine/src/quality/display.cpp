@@ -157,7 +157,7 @@ CDeviceArray comparisonTruthOn(Backend& backend, const Dataset& d) {
   const index_t voxels = ref.shape().span(0, 3), slices = ref.size() / voxels, coils = d.header.coils;
   require(d.coilMaps->size() == voxels * coils * slices, d.source + ": coil maps do not match the reference image");
   // The maps first, onto the idle stream: a large pinned array then goes by one DMA (HostStaging), where behind
-  // the reference's upload it would be staged through a host copy (0.4 ms of the 256^2 x 8 call, run C).
+  // the reference's upload it would be staged through a host copy (0.4 ms of the 256^2 x 8 call, measured on the H100).
   const CDeviceArray maps = CDeviceArray::upload(backend, *d.coilMaps);
   CDeviceArray truth = CDeviceArray::upload(backend, ref);
   auto root = backend.allocate(static_cast<std::size_t>(ref.size()) * sizeof(cfloat));

@@ -1,7 +1,7 @@
 // GRAPPA's batch rule (larmor/recon/grappa.hpp, grappa::batchPlan): how many slices the pipeline puts
 // through the device at once for a memory budget, and the backend memory that batch takes. One rule for
 // the pipeline (grappa.cpp, which allocates the batch) and the resource planner (resources.cpp, which
-// estimates it; issue 15, item 3). The per-problem sizes are Plan::bytesPerProblem (grappa_plan.cpp).
+// estimates it), so that the estimate cannot drift from what runs. The per-problem sizes are Plan::bytesPerProblem (grappa_plan.cpp).
 #include <algorithm>
 
 #include "grappa_plan.hpp"
@@ -49,7 +49,7 @@ BatchPlan batchPlan(const Dataset& d, const ReconSettings& s, const DeviceInfo& 
   if (!info.gpu && slicesPerBatch <= 0) {
     // The CPU solves a batch's problems (segments x partitions per slice) in parallel, one per thread: more
     // slices than fill the threads gain nothing, and the progress bar moves only between batches (a 6-slice
-    // batch of 256² x 8 coils took 0.9 s on 2 cores without a report; issue 19).
+    // batch of 256² x 8 coils took 0.9 s on 2 cores without a report).
     const index_t perSliceProblems = std::max<index_t>(1, kernel.segments * partitions);
     const index_t threads = std::max(1, info.multiprocessors);
     p.slices = std::min(p.slices, std::max<index_t>(1, (threads + perSliceProblems - 1) / perSliceProblems));

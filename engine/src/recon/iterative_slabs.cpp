@@ -170,7 +170,7 @@ void SlabAdjoint::adjoint(const CArray& samples, index_t batch, Backend& primary
   // Two phases. First every device queues its slabs' transforms (in parallel: uploads and plan calls are host
   // work). Only then are the copies into `out` queued: a copy from another device runs on the primary's queue
   // after an event of the other's, so queued while the primary's own slab was not yet queued, it would hold that
-  // slab back until the other device had finished (the primary then took twice as long: session 20, run B).
+  // slab back until the other device had finished (the primary then took twice as long).
   std::vector<std::unique_ptr<Buffer>> images(slabs_.size());
   forEachBackend([&](std::size_t b) {
     for (std::size_t i = 0; i < slabs_.size(); ++i)

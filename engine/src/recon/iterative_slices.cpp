@@ -3,7 +3,7 @@
 // the trajectory's operators, the plan and Q, shared by the slices of one device), solved by PCG or FISTA and
 // downloaded into its place of the result.
 //
-// Several devices (the slices of a multi-slice file over every GPU, issue 20's "batched slices"): device k of D
+// Several devices (the slices of a multi-slice file over every GPU): device k of D
 // takes the contiguous block of slices [k S / D, (k + 1) S / D) and works through it in a thread of its own,
 // building its own trajectory operators; the slices are independent, so each slice's image is the one its device
 // makes alone (bit for bit where the devices are alike) and the split changes no result. The calling thread only

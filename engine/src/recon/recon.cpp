@@ -68,7 +68,7 @@ ReconResult run(const ReconRequest& request, const Progress& progress) {
   for (const auto& st : whiteningTime.stages()) result.timings.add(st.stage, st.milliseconds, st.device);
 
   // The backend's own count of its buffers during this call (Backend::memoryStats), beside the planner's
-  // estimate in the provenance: how good the estimate is, measured on every run (issue 15).
+  // estimate in the provenance: how good the estimate is, measured on every run.
   backend.resetPeakMemory();
   ImageSet images;
   switch (request.settings.method) {
@@ -95,7 +95,7 @@ ReconResult run(const ReconRequest& request, const Progress& progress) {
 
   if (d.reference && d.reference->size() == result.image.size()) {
     // The reference is optional: one that cannot be compared (NaN, all zero) costs the metrics, not the
-    // image (issue 15, item 5).
+    // image.
     ScopedStage st(result.timings, "metrics");
     try {
       result.metrics = quality::toJson(quality::compareWithTruthOn(backend, result.image, d));

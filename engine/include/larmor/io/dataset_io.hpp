@@ -34,7 +34,8 @@ struct LoadOptions {
   std::function<void(const Dataset& headerOnly)> beforeData;
   /// ISMRMRD Cartesian files: every acquisition is read and checked as usual, but no samples are kept
   /// (kspace stays empty: its shape is [encoded, coils, slices] of the header) and the coil maps' values
-  /// are not read. For `info`, which describes the structure (issue 15: it held the whole k-space).
+  /// are not read. For `info`, which describes the structure (holding the whole k-space of a large file would
+  /// cost gigabytes).
   /// Twix: a measurement without ACQEND is read with a warning instead of refused.
   bool structureOnly = false;
 };

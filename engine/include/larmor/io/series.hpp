@@ -1,5 +1,5 @@
 #pragma once
-// A raw-data file as a series of frames (issue 18, "series, not merges"). A scanner keeps apart what a
+// A raw-data file as a series of frames (series, not merges). A scanner keeps apart what a
 // Dataset cannot hold in one k-space: ISMRMRD's contrast (echo), phase (cardiac), repetition (dynamic)
 // and set indices, twix's Eco/Phs/Rep/Set counters, BART's TE (5) and TIME (10) dimensions. Each
 // combination that the file holds is one frame, reconstructed on its own; a frame is a Dataset, so the

@@ -63,7 +63,7 @@ CArray extractCalibration(const Dataset& d, index_t slice, const CalibrationBox&
 /// Non-Cartesian data: the fit of the calibration box (above) planned once for a dataset's trajectory on a
 /// backend: the samples inside the 2c grid's band, the NUFFT plan, lambda; region() then solves for any slice's
 /// box (upload, adjoint, CG, FFT, crop). `minimum`: the smallest box half-width (the kernel size). The slices of a multi-slice dataset
-/// share one (the plan took ~2.5 of the ~3 ms of a 128^2 radial slice's calibration on an H200, session 21).
+/// share one (the plan took ~2.5 of the ~3 ms of a 128^2 radial slice's calibration on an H200).
 class CalibrationGridding {
  public:
   CalibrationGridding(Backend& backend, const Dataset& d, index_t size, const NufftSettings& nufft = {},

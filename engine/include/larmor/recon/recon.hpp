@@ -47,7 +47,7 @@ struct ReconResult {
 
 ReconResult run(const ReconRequest& request, const Progress& progress = {});
 
-/// Throws Error when --matrix gives a z size (> 1) for 2D data, where it would be ignored (issue 15, item 4).
+/// Throws Error when --matrix gives a z size (> 1) for 2D data, where it would be ignored.
 /// run() calls it; the CLI calls it before loading the samples.
 void requireMatrixFitsData(const Dataset& d, const ReconSettings& s);
 

@@ -1,5 +1,5 @@
 #pragma once
-// The resource planner (issue 15, item 3): before a reconstruction starts, estimate its peak host and
+// The resource planner: before a reconstruction starts, estimate its peak host and
 // device memory from the dataset's sizes and the settings, and refuse with one line naming the estimate
 // and the memory available when it cannot fit, instead of growing until the kernel kills the process.
 // The formula of each method is written beside its code in resources.cpp and in docs/reliability.md;

@@ -3,7 +3,7 @@
 //
 // The first reconstruction on a fresh CUDA backend pays for what later ones find ready: the library handles
 // (cuBLAS, cuSOLVER), cuFFT's first plan, each kernel's module load (CUDA loads kernels lazily, on first
-// launch), the caching allocator's first blocks. Measured on the H100 (docs/perf.md, 2026-11-24 session 7): a
+// launch), the caching allocator's first blocks. Measured on the H100: a
 // CG-SENSE slice of 128² x 8 coils takes 212 ms cold and 22 ms warm, 120-190 ms of it ESPIRiT's first
 // cuSOLVER call. warmUp() runs a tiny reconstruction of the same method and trajectory family (a simulated
 // 32² or 16³ problem, two coils, two iterations) on the backend, so that a caller can do it while it does

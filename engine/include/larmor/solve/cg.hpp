@@ -123,7 +123,7 @@ using CgObserver = std::function<void(const CgIterate&)>;
 /// > 0, else by the problem's size n (deterministic, so a solve's bits never depend on timing): 2^24 / n within
 /// [1, 16]: up to 16 for small images, where a read (one round trip, ~20 us on the H100) costs as much as an
 /// iteration, 8 at 128^3 (an iteration 0.4 ms on an H200: the device idles while the host reads and queues again,
-/// 23.9 against 23.0 ms for 60, docs/perf.md session 23), 1 from 2^24 elements on (256^3: ~3 ms an iteration).
+/// 23.9 against 23.0 ms for 60), 1 from 2^24 elements on (256^3: ~3 ms an iteration).
 int readWindow(const SolverOps& ops, index_t n, int requested);
 
 /// The start of iteration j reported (o's progress span and stage text): the cancellation point between

@@ -1,5 +1,5 @@
 #pragma once
-// Inputs must be regular files (issue 15, item 9): a FIFO blocks the reader's open() until a writer
+// Inputs must be regular files: a FIFO blocks the reader's open() until a writer
 // appears, so `recon fifo.cfl` used to hang; a device or a socket is no data file either. Checked with
 // stat(2), which does not open the file and so never blocks.
 #include <string>

@@ -1,8 +1,8 @@
 #pragma once
 // Progress reporting and cooperative cancellation. Long operations call Progress::report between
 // steps (an iteration, a coil, a slice); the GUI worker and the CLI attach callbacks.
-// Progress::Sub maps a stage's own 0..1 onto a slice [from, to] of the run's bar (issue 19: every stage
-// longer than ~0.5 s reports fractions: F^H d, Q, the Pipe-Menon DCF, GRAPPA calibration, export).
+// Progress::Sub maps a stage's own 0..1 onto a slice [from, to] of the run's bar (every stage
+// longer than ~0.5 s reports fractions, so the bar never stalls: F^H d, Q, the Pipe-Menon DCF, GRAPPA calibration, export).
 #include <algorithm>
 #include <atomic>
 #include <functional>
