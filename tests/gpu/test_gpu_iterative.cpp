@@ -130,7 +130,7 @@ TEST_F(GpuIterative, ConvergedSolveMatchesTheDirectFloat64Solve) {
     }
     std::printf("converged cg %dD %s, %ld coils: vs float64 direct solve GPU %.2e, CPU %.2e\n", c.dims, c.reg,
                 static_cast<long>(c.coils), err[0], err[1]);
-    // docs/status.md and docs/iterative.md: measured 1.8-4.3e-6 on the H100 (CPU backend 1.5-2.7e-6); the bound
+    // docs/iterative.md: measured 1.8-4.3e-6 on the H100 (CPU backend 1.5-2.7e-6); the bound
     // (formerly 2e-4, 46x the claim) is now 1e-5 for both.
     EXPECT_LT(err[0], 1e-5) << c.dims << "D " << c.reg;
     EXPECT_LT(err[1], 1e-5) << c.dims << "D " << c.reg << " (CPU backend)";
