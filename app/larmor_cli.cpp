@@ -131,6 +131,7 @@ int main(int argc, char** argv) {
   compareCmd->add_option("--json", cmp.json, "Write the metrics as JSON");
 
   BenchArgs bn;
+  auto* settingsCmd = app.add_subcommand("settings", "Print the reference of every reconstruction setting (Markdown)");
   auto* benchCmd = app.add_subcommand("bench", "Benchmark the seed workloads on a device (docs/perf.md)");
   benchCmd->add_option("--suite", bn.suite, "Suite")->check(CLI::IsMember({"seeds"}));
   benchCmd->add_option("--device", bn.device, "auto|cpu|cuda[:N]");
@@ -172,6 +173,10 @@ int main(int argc, char** argv) {
     }
     if (*compareCmd) return compare(cmp);
     if (*mapsCmd) return maps(mp);
+    if (*settingsCmd) {
+      std::cout << larmor::cli::settingsReferenceMarkdown();
+      return 0;
+    }
     if (*benchCmd) return bench(bn);
     if (*echoCmd) return echoCommand(pacs);
     if (*sendCmd) return sendCommand(pacs);

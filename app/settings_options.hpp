@@ -25,4 +25,9 @@ class SettingsOptions {
   std::vector<std::string> values_;  ///< one per table entry
 };
 
+/// The reference of every user setting as Markdown (`larmor-cli settings`; docs/settings.md is its output, and
+/// e2e.settings_page checks that the page equals it): one table per group, a row per setting with its flag,
+/// JSON key, GUI label, the methods that read it and the table's help text (choices or range, unit, default).
+std::string settingsReferenceMarkdown();
+
 }  // namespace larmor::cli
