@@ -10,12 +10,15 @@
 #   e.g. STEPS=build first, then STEPS=test,memcheck,racecheck,bench,cli: build outputs stay on a warm machine.
 # Other knobs: CTEST_JOBS (4), TEST_TIMEOUT (240 s), MEMCHECK_TIMEOUT (180 s), RACECHECK_TIMEOUT (90 s),
 #   BENCH_TIMEOUT (180 s), BENCH_FILTER (^cuda: the GPU cases; larmor_bench's CPU cases, timed on the build machine,
-#   would not fit a device lease's time), CLI_TIMEOUT (300 s).
+#   would not fit a device lease's time), CLI_TIMEOUT (300 s), BUILD_DIR (build/device), BENCH_CARD (the card whose
+#   baselines the gate takes; default: nvidia-smi's name of the first GPU).
 # Exit status: 2 configure/build failed, 1 GPU tests failed or any gpu test was SKIPPED (on this machine a
 # skip means the CUDA plugin or device was not usable: it is a failure), 3 memcheck found errors, 4 a
 # benchmark errored (larmor_bench or larmor-cli bench exited non-zero or timed out, a benchmark reported an
-# error, or a requested one was not built), 5 a benchmark more than 15 % (BENCH_MAX_REGRESSION) slower than its
-# baseline in docs/perf.md's bench-baseline block (tests/gpu/bench_gate.py; BENCH_GATE=0 reports without failing),
+# error, or a requested one was not built), 5 the benchmark gate failed (tests/gpu/bench_gate.py, for larmor_bench
+# and for larmor-cli bench): a benchmark more than 15 % (BENCH_MAX_REGRESSION) slower than this card's baseline in
+# docs/benchmarks.md, a baselined benchmark that did not run, or no baseline block for this card (a new card: its
+# figures are written to bench-baseline-*.txt to be recorded; BENCH_GATE=0 reports without failing),
 # 6 a BART comparison failed (tests/gpu/bart-on-device.sh), 0 otherwise
 # (racecheck hazards are reported, not fatal: cuFFT's own kernels are outside our control).
 set -u -o pipefail
@@ -27,7 +30,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT" || exit 2
 
 STEPS=",${STEPS:-build,test,memcheck,racecheck,bench,cli,bart},"
-BUILD=build/device
+BUILD=${BUILD_DIR:-build/device}
 BIN=$BUILD/bin
 JOBS=$(nproc)
 status=0
@@ -35,12 +38,30 @@ declare -a SUMMARY=()
 note() { SUMMARY+=("$(printf '%-22s %s' "$1" "$2")"); }
 want() { [[ $STEPS == *",$1,"* ]]; }
 secs() { echo $(( $(date +%s) - $1 )); }
+# The benchmark gate on one JSON (larmor_bench's or larmor-cli bench's): a summary line, status 5 unless BENCH_GATE=0.
+#   bench_gate LABEL JSON [bench_gate.py options...]
+bench_gate() {
+  local label=$1 json=$2 grc; shift 2
+  python3 "$ROOT/tests/gpu/bench_gate.py" "$json" "$ROOT/docs/benchmarks.md" --card "$CARD" \
+    --max-regression "${BENCH_MAX_REGRESSION:-0.15}" --emit "$OUT/bench-baseline-$label.txt" "$@" \
+    >"$OUT/bench-gate-$label.txt" 2>&1
+  grc=$?
+  note "gate $label" "$(tail -n 1 "$OUT/bench-gate-$label.txt") (rc $grc, bench-gate-$label.txt)"
+  if [[ $grc -ne 0 && ${BENCH_GATE:-1} != 0 ]]; then
+    grep -E "REGRESSION|MISSING|FAILED|no baseline for this card" "$OUT/bench-gate-$label.txt" | head -n 20 \
+      | sed 's/^/    /' >>"$OUT/failed-tests.txt"
+    [[ $status -eq 0 ]] && status=5
+  fi
+}
 
 echo "== larmor GPU run: $(date -u +%FT%TZ) on $(hostname)" | tee "$OUT/run.log"
 if command -v nvidia-smi >/dev/null; then
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1 | tee -a "$OUT/run.log"
 fi
 git rev-parse --short HEAD 2>/dev/null | sed 's/^/commit /' | tee -a "$OUT/run.log"
+# The card whose baselines the benchmark gate takes (docs/benchmarks.md: one block per GPU model).
+CARD=${BENCH_CARD:-$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)}
+echo "card ${CARD:-unknown}" | tee -a "$OUT/run.log"
 
 # --- configure + build -----------------------------------------------------------------------------------------
 if want build; then
@@ -150,17 +171,9 @@ if want bench; then
       [[ $status -eq 0 ]] && status=4
     else
       note bench "rc $rc in $(secs "$t") s (bench.json)"
-      # The gate: every benchmark against its last recorded figure (docs/perf.md, bench-baseline).
-      # Baselines outside BENCH_FILTER are not selected (not missing); every other baseline must have run.
-      python3 "$ROOT/tests/gpu/bench_gate.py" "$OUT/bench.json" "$ROOT/docs/perf.md" \
-        --max-regression "${BENCH_MAX_REGRESSION:-0.15}" --filter "^(?!.*/bench/).*?(?:${BENCH_FILTER:-.})" \
-        >"$OUT/bench-gate.txt" 2>&1
-      grc=$?
-      note "bench gate" "$(tail -n 1 "$OUT/bench-gate.txt") (rc $grc, bench-gate.txt)"
-      if [[ $grc -ne 0 && ${BENCH_GATE:-1} != 0 ]]; then
-        grep -E "REGRESSION|FAILED" "$OUT/bench-gate.txt" | head -n 20 | sed 's/^/    /' >>"$OUT/failed-tests.txt"
-        [[ $status -eq 0 ]] && status=5
-      fi
+      # Every benchmark against this card's baseline (docs/benchmarks.md); baselines outside BENCH_FILTER are not
+      # selected (not missing), every other larmor_bench baseline must have run.
+      bench_gate larmor_bench "$OUT/bench.json" --filter "${BENCH_FILTER:-.}"
     fi
   else
     note bench "FAILED: not run, $BIN/larmor_bench not built"
@@ -171,7 +184,7 @@ fi
 if want cli; then
   if [[ -x $BIN/larmor-cli ]] && "$BIN/larmor-cli" bench --help >/dev/null 2>&1; then
     t=$(date +%s)
-    # The user-facing suite (docs/perf.md, "larmor-cli bench"): table in cli-bench.txt, JSON, PNG chart.
+    # The user-facing suite (docs/benchmarks.md, "larmor-cli bench"): table in cli-bench.txt, JSON, PNG chart.
     timeout "${CLI_TIMEOUT:-300}" "$BIN/larmor-cli" bench --suite seeds --device cuda --json "$OUT/cli-bench.json" \
       --chart "$OUT/cli-bench.png" >"$OUT/cli-bench.txt" 2>"$OUT/cli-bench.log"
     rc=$?
@@ -181,6 +194,9 @@ if want cli; then
     else
       note "cli bench" "rc $rc in $(secs "$t") s (cli-bench.json)"
     fi
+    # The gate on the suite's device-resident and host-to-host medians (also after a workload failed: the
+    # others are judged, the failed one is MISSING).
+    [[ -s $OUT/cli-bench.json ]] && bench_gate cli "$OUT/cli-bench.json"
   else
     note "cli bench" "FAILED: not run, larmor-cli has no bench command"
     [[ $status -eq 0 ]] && status=4
