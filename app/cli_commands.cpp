@@ -25,7 +25,7 @@
 #include "larmor/io/twix.hpp"
 #include "larmor/phantom/simulate.hpp"
 #include "larmor/quality/metrics.hpp"
-#include "larmor/recon/bench.hpp"
+#include "larmor/bench/bench.hpp"
 #include "larmor/recon/cartesian.hpp"
 #include "larmor/recon/coil_maps.hpp"
 #include "larmor/recon/noncartesian.hpp"

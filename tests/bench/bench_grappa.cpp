@@ -23,7 +23,7 @@
 #include <string>
 
 #include "larmor/backend/registry.hpp"
-#include "larmor/recon/bench.hpp"
+#include "larmor/bench/bench.hpp"
 #include "larmor/recon/cartesian.hpp"
 #include "larmor/recon/grappa.hpp"
 #include "larmor/recon/settings.hpp"

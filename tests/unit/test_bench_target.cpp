@@ -1,9 +1,9 @@
-// `larmor-cli bench`'s targets (recon/bench_references.cpp, benchTarget) and how the table prints them
+// `larmor-cli bench`'s targets (bench/src/bench_references.cpp, benchTarget) and how the table prints them
 // (bench_report.cpp): an absolute target is judged on any GPU; the FFTs' (1.15 x cuFFT alone, a ratio measured on an
 // H100) only on an H100, elsewhere shown as not judged rather than as "NOT met" against another card's figure.
 #include <gtest/gtest.h>
 
-#include "larmor/recon/bench.hpp"
+#include "larmor/bench/bench.hpp"
 
 using larmor::recon::benchTarget;
 using larmor::recon::formatBenchTable;

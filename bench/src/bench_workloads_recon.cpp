@@ -28,7 +28,7 @@
 #include "larmor/recon/iterative.hpp"
 #include "larmor/recon/recon.hpp"
 #include "larmor/recon/settings.hpp"
-#include "larmor/recon/bench.hpp"
+#include "larmor/bench/bench.hpp"
 #include "larmor/recon/settings_table.hpp"
 #include "larmor/traj/cartesian.hpp"
 

@@ -1,5 +1,5 @@
 #pragma once
-// Internals of `larmor-cli bench` (larmor/recon/bench.hpp), shared by its files:
+// Internals of `larmor-cli bench` (larmor/bench/bench.hpp), shared by its files:
 //   bench.cpp             the runner: timing, memory peaks, limits, ratios, the JSON;
 //   bench_limits.cpp      the physical limits of a device: GPU constants in one table, CPU probes;
 //   bench_references.cpp  the peer and paper figures (docs/perf.md, GPU.md) in one table;

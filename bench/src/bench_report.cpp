@@ -1,4 +1,4 @@
-// The plain-text table of `larmor-cli bench` (larmor/recon/bench.hpp): one row per workload with the
+// The plain-text table of `larmor-cli bench` (larmor/bench/bench.hpp): one row per workload with the
 // device-resident median (min-max), host in -> host out median, the limits and the ratios time / limit, peak
 // host and device memory; under each row its size (and what was scaled down), the error against float64 where
 // the workload measures it, and the peer / paper figure and target where the workload ran at their size.
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "bench_internal.hpp"
-#include "larmor/recon/bench.hpp"
+#include "larmor/bench/bench.hpp"
 
 namespace larmor::recon {
 

@@ -16,7 +16,7 @@
 #include <string>
 
 #include "bench_internal.hpp"
-#include "larmor/recon/bench.hpp"
+#include "larmor/bench/bench.hpp"
 
 namespace larmor::recon::bench {
 

@@ -1,4 +1,4 @@
-// The PNG bar chart of `larmor-cli bench --chart` (larmor/recon/bench.hpp): one row per workload, time in ms
+// The PNG bar chart of `larmor-cli bench --chart` (larmor/bench/bench.hpp): one row per workload, time in ms
 // on a logarithmic axis (a decade every gridline), two horizontal bars (device-resident median, blue;
 // host in -> host out median, orange) and the device limit as a black mark across the row (host-to-host limit:
 // a grey mark). Simple raster drawing into an RGB io::Image8, labels in the 5 x 7 font of bench_font.cpp at
@@ -9,7 +9,7 @@
 
 #include "bench_internal.hpp"
 #include "larmor/io/png.hpp"
-#include "larmor/recon/bench.hpp"
+#include "larmor/bench/bench.hpp"
 
 namespace larmor::recon {
 
