@@ -64,7 +64,7 @@ struct BenchArgs {
   bool quick = false, list = false;
   std::vector<std::string> workloads;
 };
-/// `larmor-cli bench`: the benchmark suite (docs/perf.md, "larmor-cli bench"): a table on stdout, optionally
+/// `larmor-cli bench`: the benchmark suite (docs/benchmarks.md, "What runs in larmor-cli bench"): a table on stdout, optionally
 /// JSON and a PNG chart; exit 1 when a workload failed (the outputs are still written).
 int bench(const BenchArgs& a);
 

@@ -132,13 +132,13 @@ int main(int argc, char** argv) {
 
   BenchArgs bn;
   auto* settingsCmd = app.add_subcommand("settings", "Print the reference of every reconstruction setting (Markdown)");
-  auto* benchCmd = app.add_subcommand("bench", "Benchmark the seed workloads on a device (docs/perf.md)");
+  auto* benchCmd = app.add_subcommand("bench", "Benchmark the seed workloads on a device (docs/benchmarks.md)");
   benchCmd->add_option("--suite", bn.suite, "Suite")->check(CLI::IsMember({"seeds"}));
   benchCmd->add_option("--device", bn.device, "auto|cpu|cuda[:N]");
   benchCmd->add_flag("--quick", bn.quick, "Fewer repetitions, smaller sizes: about a minute");
   benchCmd->add_option("--workload", bn.workloads, "Run only these (NAME[,NAME]; --list shows them)")->delimiter(',');
   benchCmd->add_flag("--list", bn.list, "List the workloads and exit");
-  benchCmd->add_option("--json", bn.json, "Write the results as JSON (schema in docs/perf.md)");
+  benchCmd->add_option("--json", bn.json, "Write the results as JSON (schema in docs/benchmarks.md)");
   benchCmd->add_option("--chart", bn.chart, "Write a bar chart (.png)");
 
   BatchArgs bat;

@@ -3,7 +3,7 @@
 // engine/src/cpu/prior.cpp, the reference, which gives the same bits; with finite_difference.cu these are
 // CudaPriorOps. They run once per reconstruction, so that the reference image goes to the device once and
 // the weights, their squares and the Jacobi diagonal are made there instead of on the host (at 128^3:
-// 29-101 ms of host work and 48 MB of uploads before, see docs/perf.md).
+// 29-101 ms of host work and 48 MB of uploads before, measured 2026-11-22).
 //
 // The median of the neighbour differences (the edge scale) is a radix select over their float bits, as on
 // the CPU: three histogram passes (11 + 11 + 10 bits) of the differences computed on the fly from a

@@ -212,7 +212,7 @@ QString MainWindow::remainingText(qint64 elapsedMs, double fraction) {
 
 void MainWindow::warmUpDevice() {
   // A GPU's first reconstruction of a process pays for loading the libraries' kernels (0.2 s for a 256²
-  // CG-SENSE on the H100, docs/perf.md); the worker does that now, while the user picks a file. The CPU
+  // CG-SENSE on the H100, measured 2026-11-24); the worker does that now, while the user picks a file. The CPU
   // needs no warming. The session's method first, then the other families, each a task of its own (the
   // session's method is only a guess: measured on the H100, a first CS-TV run after the warm-up of another
   // method took 250 ms against 101 ms warm). A run asked for meanwhile clears the

@@ -156,7 +156,7 @@ for job, tool in [(j, t) for j in jobs for t in ("bart", "larmor") if f"{j}.{t}"
     wall, cpu, peak = rows[f"{job}.{tool}"]
     ratio = ""
     # Without BART's own radial maps chain (BART_RADIAL_MAPS=0), Larmor's own-maps job is compared with pics,
-    # BART's largest process of that chain (docs/perf.md).
+    # BART's largest process of that chain (docs/benchmarks.md).
     peer = job + ".bart" if job + ".bart" in rows else job.replace(".own", ".given") + ".bart"
     if tool == "larmor" and peer in rows:
         bw, bc, bp = rows[peer]

@@ -1,5 +1,5 @@
 // Non-Cartesian operators on every device the registry lists, registered at static-initialisation time
-// (bench_backend.cpp holds main): the workloads with the seed figure beside each (GPU.md, docs/perf.md).
+// (bench_backend.cpp holds main): the workloads with the seed figure beside each (GPU.md, docs/benchmarks.md).
 //  - Exact F^H d, 128^3 voxels x 284,592 samples (Stone et al. 2008: 49 s on a G80; target <= 0.2 s on the
 //    H100, FMA-pipe limit about 0.1 s), each trig mode. GPU only: on the CPU it takes minutes.
 //  - Adjoint NUFFT, 2D golden-angle radial, 512 readout x 512 spokes -> 256^2, 8 coils batched (TRON:

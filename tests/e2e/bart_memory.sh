@@ -2,7 +2,7 @@
 # The CPU memory bound: for the same gridding and CG jobs on the same files, larmor-cli's peak resident
 # memory (whole process, as a user runs it: --device auto, so the GPU plugin's loading counts) is at most twice
 # BART 0.8's (Debian's bart, installed by installer/install-deps.sh). The jobs and the measurement are
-# tests/bench/bart_jobs.sh's (docs/perf.md has its table), run once, with 5 CG iterations instead of 30 (a
+# tests/bench/bart_jobs.sh's (docs/benchmarks.md has its table), run once, with 5 CG iterations instead of 30 (a
 # peak is reached in the set-up and the first iteration) and without BART's radial maps chain (`nufft -i`, the
 # slow part; Larmor's own-maps radial job is compared with pics, the largest process of that chain). Peaks
 # are deterministic to a few MiB; times are not asserted (benchmarks: tests/bench).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `larmor-cli bench --suite seeds --quick --device cpu` end to end (docs/perf.md, "larmor-cli bench"): the suite
+# `larmor-cli bench --suite seeds --quick --device cpu` end to end (docs/benchmarks.md, "What runs in larmor-cli bench"): the suite
 # runs every workload that applies to the CPU and the outputs hold what the schema promises:
 #  - the JSON: schema "larmor-bench", schema_version 1; one result per workload of `bench --list` except the GPU-only
 #    ones (listed under not_applicable); no errors; every result has finite positive device and host-to-host times

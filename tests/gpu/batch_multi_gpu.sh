@@ -102,7 +102,7 @@ if gpus >= 2:
     sp = wall1 / wall2
     print(f"batch --devices all ({gpus} GPUs): {wall2:.3f} s ({proc2:.3f} s with process start), items per device {per}")
     print(f"  speed-up over one GPU = {sp:.2f}x   target >= 1.8x on 2 GPUs: " + ("MET" if sp >= 1.8 else "MISSED"))
-print("docs/perf.md row: | batch %s %d x 128^2 | 1 GPU %.1f slices/s (%.2f of engine rate a, %.2f of b, %.2f of c) |%s" % (
+print("docs/benchmarks.md row: | batch %s %d x 128^2 | 1 GPU %.1f slices/s (%.2f of engine rate a, %.2f of b, %.2f of c) |%s" % (
     method, n, rate, rate / (1e3 / a), rate / (1e3 / b), rate / (1e3 / c),
     (" %d GPUs %.2fx |" % (gpus, wall1 / wall2)) if gpus >= 2 else ""))
 PY

@@ -118,7 +118,7 @@ TEST_F(AdaptiveGpu, NoisyDataMatchesCpu) {
   const double eg = errorAgainstDefinition(c, g), eh = errorAgainstDefinition(c, h);
   std::printf("adaptive 64^2, 16 coils, noise 0.02: GPU vs CPU %.2e; vs definition GPU %.4f, CPU %.4f, floor %.4f\n",
               d, eg, eh, floor);
-  // docs/status.md claims GPU = CPU within 1e-7 here (measured 1.0e-7, docs/perf.md); the bound was 2e-3
+  // docs/status.md claims GPU = CPU within 1e-7 here (measured 1.0e-7 on the H100, 2026-11-22); the bound was 2e-3
   // (20000x the claim) and is now 1e-6.
   EXPECT_LE(d, 1e-6);
   EXPECT_LE(eg, 1.3 * floor);

@@ -77,7 +77,7 @@ const CArray& loadReference(const IterativeSettings& it, const Dataset& d, std::
 /// The other GPUs for Stone's GPU.Multi and the slices' split, besides `primary`: every visible CUDA device, at
 /// most `most` of them. Each is made once per process and kept, as the GUI and the CLI keep their primary
 /// backend: a backend's stream, allocator and library handles are set up at its first use (with the libraries'
-/// first calls ~0.1-0.2 s on the H100s and H200s of docs/perf.md), which a call of tens of ms must not pay each
+/// first calls ~0.1-0.2 s on the H100s and H200s measured in 2026-11), which a call of tens of ms must not pay each
 /// time. Backends are thread-safe per call (their mutex), so concurrent calls may share one.
 std::vector<std::shared_ptr<Backend>> otherGpus(Backend& primary, std::size_t most = SIZE_MAX) {
   std::vector<std::shared_ptr<Backend>> out;

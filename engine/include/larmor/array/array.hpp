@@ -22,7 +22,7 @@ using index_t = std::int64_t;
 /// Host memory of large arrays (engine/src/array/host_memory.cpp): blocks of 4 MiB or more are mapped on
 /// their own, 2 MiB-aligned and advised as transparent huge pages (MADV_HUGEPAGE), because the first touch of
 /// fresh 4 KiB pages runs at ~1.3 GB/s on the GPU machine (a VM) and is what a 134 MB download of 3D coil
-/// maps or k-space actually waits for; with huge pages 3.7 GB/s (measured, docs/perf.md). Smaller blocks come
+/// maps or k-space actually waits for; with huge pages 3.7 GB/s (measured 2026-11-24). Smaller blocks come
 /// from operator new.
 /// Freed large blocks are kept (a few, up to an eighth of the physical memory) for the next allocation of the
 /// same rounded size; a miss releases them all before mapping anew (host_memory.cpp).

@@ -3,7 +3,7 @@
 // device memory from the dataset's sizes and the settings, and refuse with one line naming the estimate
 // and the memory available when it cannot fit, instead of growing until the kernel kills the process.
 // The formula of each method is written beside its code in resources.cpp and in docs/reliability.md;
-// measured peaks are in docs/perf.md.
+// measured peaks are in docs/reliability.md ("Memory: estimated and refused up front").
 #include <cstdint>
 #include <string>
 
