@@ -1,4 +1,4 @@
-// The runner of `larmor-cli bench` (larmor/bench/bench.hpp; docs/perf.md "larmor-cli bench"). Per workload:
+// The runner of `larmor-cli bench` (larmor/bench/bench.hpp; docs/benchmarks.md). Per workload:
 //  1. peaks reset: the host's (below) and the backend's (Backend::resetPeakMemory);
 //  2. prepare (sizes, data, plans), one warm-up of each run, then `reps` timed device-resident runs and `reps`
 //     timed host-to-host runs, each ended by a backend synchronize; median, min and max (wall clock);

@@ -2,7 +2,7 @@
 // Internals of `larmor-cli bench` (larmor/bench/bench.hpp), shared by its files:
 //   bench.cpp             the runner: timing, memory peaks, limits, ratios, the JSON;
 //   bench_limits.cpp      the physical limits of a device: GPU constants in one table, CPU probes;
-//   bench_references.cpp  the peer and paper figures (docs/perf.md, GPU.md) in one table;
+//   bench_references.cpp  the peer and paper figures (docs/benchmarks.md, GPU.md) in one table;
 //   bench_workloads_*.cpp the workloads; bench_report.cpp the text table; bench_chart.cpp the PNG;
 //   bench_font.cpp        a 5x7 bitmap font for the chart's labels.
 #include <cmath>

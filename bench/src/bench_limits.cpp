@@ -1,6 +1,6 @@
-// The physical limits the benchmark compares with (docs/perf.md, "How limits are derived"), in one place.
+// The physical limits the benchmark compares with (docs/benchmarks.md, "How limits are derived"), in one place.
 //  - GPUs we have measured or whose data sheet we use: one table below. H100 figures from ../shared/GPU.md and
-//    docs/perf.md: device-to-device copy 3.0 TB/s read + write (probe), upload 51.7 GB/s (PCIe Gen5 x16,
+//    docs/benchmarks.md: device-to-device copy 3.0 TB/s read + write (probe), upload 51.7 GB/s (PCIe Gen5 x16,
 //    pinned, measured), FP32 FMA rate = 132 SMs x 128 FP32 lanes x 1.98 GHz = 33.5 T FMA/s (the FMA-pipe
 //    limit GPU.md quotes for F^H d follows from it).
 //  - A CPU, or a GPU not in the table: measured here once per run. Memory bandwidth: the backend's copy of a

@@ -77,7 +77,7 @@ std::string formatBenchTable(const nlohmann::json& r) {
   for (const auto& e : r.value("errors", nlohmann::json::array()))
     o << "FAILED: " << e.value("name", "?") << ": " << e.value("error", "") << "\n";
   o << "ratio = time / limit (1 = at the physical limit); memory: peak per workload above what was held before it. "
-       "docs/perf.md explains each figure.\n";
+       "docs/benchmarks.md explains each figure.\n";
   return o.str();
 }
 

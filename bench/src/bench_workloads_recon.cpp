@@ -1,4 +1,4 @@
-// The reconstruction workloads of `larmor-cli bench --suite seeds` (docs/perf.md, "larmor-cli bench"):
+// The reconstruction workloads of `larmor-cli bench --suite seeds` (docs/benchmarks.md):
 //  - grappa-slice / grappa-batch32: Schneider 2008's Table 5.1 configuration (512 columns x 256 lines, 32
 //    coils, R 4, 24 ACS lines, basic calibration Nb 4, Δs 128, χ 1e-4, η 1; docs/grappa.md,
 //    tests/bench/bench_grappa.cpp), random k-space on the acquired lines as the thesis's standalone test; one

@@ -1,4 +1,4 @@
-// The transform workloads of `larmor-cli bench --suite seeds` (docs/perf.md, "larmor-cli bench"):
+// The transform workloads of `larmor-cli bench --suite seeds` (docs/benchmarks.md):
 //  - copy: 256 MiB device to device (read + write), and host -> device -> host: the bandwidth every
 //    memory-bound floor below uses, and the link's;
 //  - fft3d-128 / fft3d-256: the centred unitary FFT (backend.hpp's convention) in place, against cuFFT alone;
@@ -9,7 +9,7 @@
 //  - nufft2d-adjoint-batch64: the same over 64 slices, host to host streamed (uploads, gridding and downloads
 //    overlapped: streamBatch);
 //  - nufft3d-adjoint: 128^3 image, 2 M uniform random samples (cuFINUFFT's benchmark case).
-// Floors (docs/perf.md "How limits are derived"): bytes that must be read and written once at the memory
+// Floors (docs/benchmarks.md "How limits are derived"): bytes that must be read and written once at the memory
 // bandwidth, or FMAs at the FP32 FMA rate; host-to-host floors add what crosses the link at its rate.
 #include <algorithm>
 #include <chrono>

@@ -57,7 +57,7 @@ TEST(BenchTarget, TablePrintsMetNotMetAndNotJudged) {
   EXPECT_NE(table.find("target: 0.320 ms device: met\n"), std::string::npos) << table;
   EXPECT_NE(table.find("target: 0.320 ms device: NOT met\n"), std::string::npos) << table;
   EXPECT_NE(table.find("target: 0.0345 ms device: not judged here (a ratio to the peer's time on an H100; on NVIDIA H200 "
-                       "compare with the peer run there: docs/perf.md)\n"),
+                       "compare with the peer run there: docs/benchmarks.md)\n"),
             std::string::npos)
       << table;
 }

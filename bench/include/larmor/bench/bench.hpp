@@ -1,5 +1,5 @@
 #pragma once
-// Benchmark suites behind `larmor-cli bench` (docs/perf.md, "larmor-cli bench"): the seed workloads of the
+// Benchmark suites behind `larmor-cli bench` (docs/benchmarks.md): the seed workloads of the
 // papers (Stone et al. 2008's exact F^H d and iterative reconstruction, TRON / Gregerson's radial NUFFT, the
 // 3D NUFFT, Schneider 2008's GRAPPA Table 5.1) and the newer methods (CG-SENSE, CS-TV / wavelet FISTA,
 // ESPIRiT), plus the centred FFT and copy bandwidth. Each workload is timed on a chosen backend after a
@@ -16,7 +16,7 @@
 
 namespace larmor::recon {
 
-/// The version of the JSON written by runBenchSuite (field "schema_version"; docs/perf.md documents it).
+/// The version of the JSON written by runBenchSuite (field "schema_version"; docs/benchmarks.md documents it).
 inline constexpr int kBenchSchemaVersion = 1;
 
 struct BenchOptions {
@@ -37,7 +37,7 @@ struct BenchWorkloadInfo {
 std::vector<BenchWorkloadInfo> benchWorkloads(const std::string& suite);
 
 /// Runs the suite; throws Error (one line) for an unknown suite, device or workload name. The returned JSON
-/// follows docs/perf.md's schema (version kBenchSchemaVersion): {"schema", "schema_version", "suite", "quick",
+/// follows docs/benchmarks.md's schema (version kBenchSchemaVersion): {"schema", "schema_version", "suite", "quick",
 /// "device", "limits", "memory_method", "results": [...], "not_applicable": [...]}.
 nlohmann::json runBenchSuite(const BenchOptions& options);
 
