@@ -96,6 +96,8 @@ CudaBackend::CudaBackend(int device) : device_(device) {
   espiritOps_ = std::make_unique<CudaEspiritOps>(*this);
   solverOps_ = std::make_unique<CudaSolverOps>(*this);
   qualityOps_ = std::make_unique<CudaQualityOps>(*this);
+  toeplitzOps_ = std::make_unique<CudaToeplitzOps>(*this);
+  grappaOps_ = std::make_unique<CudaGrappaOps>(*this);
   scratch_ = allocator_->allocate((kMaxReduceBlocks + 1) * sizeof(double2));  // last: nothing throws after it
 }
 
@@ -119,6 +121,8 @@ CoilCombineOps& CudaBackend::coilCombineOps() { return *coilCombineOps_; }
 EspiritOps& CudaBackend::espiritOps() { return *espiritOps_; }
 SolverOps& CudaBackend::solverOps() { return *solverOps_; }
 QualityOps& CudaBackend::qualityOps() { return *qualityOps_; }
+ToeplitzOps& CudaBackend::toeplitzOps() { return *toeplitzOps_; }
+GrappaOps& CudaBackend::grappaOps() { return *grappaOps_; }
 
 void CudaBackend::activate() const { LARMOR_CUDA_CHECK(cudaSetDevice(device_)); }
 
@@ -335,10 +339,10 @@ std::unique_ptr<Backend::Transfer> CudaBackend::downloadQueued(void* dst, const 
                    cudaMemcpyDeviceToHost);
 }
 
-// --- recorded work (Backend::record): a CUDA graph of the stream's work -----------------------------------
+// --- recorded work (SolverOps::record): a CUDA graph of the stream's work -----------------------------------
 
 namespace {
-class GraphRecording final : public Backend::Recording {
+class GraphRecording final : public SolverOps::Recording {
  public:
   /// Holds `fft` (its plans and work area stay while the graph may replay their kernels).
   GraphRecording(std::recursive_mutex& mutex, int device, cudaStream_t stream, cudaGraphExec_t exec, FftEngine& fft)
@@ -367,7 +371,7 @@ class GraphRecording final : public Backend::Recording {
 };
 }  // namespace
 
-std::unique_ptr<Backend::Recording> CudaBackend::record(const std::function<void()>& work) {
+std::unique_ptr<SolverOps::Recording> CudaBackend::record(const std::function<void()>& work) {
   // The lock is held throughout: another thread's work would otherwise be captured into the graph (and not
   // run). Work that transfers, synchronises or reads a result fails here (the runtime refuses a capturing
   // stream's synchronisation; transfers refuse themselves), as does work that allocates or releases: its

@@ -29,6 +29,8 @@ class CudaCoilCombineOps;
 class CudaEspiritOps;
 class CudaSolverOps;
 class CudaQualityOps;
+class CudaToeplitzOps;
+class CudaGrappaOps;
 
 class CudaBackend final : public Backend {
  public:
@@ -52,7 +54,8 @@ class CudaBackend final : public Backend {
                                            std::size_t srcOffset = 0) override;
   /// Work queued on this backend from now on waits for `event` (a queued transfer's join()).
   void waitFor(cudaEvent_t event);
-  std::unique_ptr<Recording> record(const std::function<void()>& work) override;
+  /// SolverOps::record on this device (a CUDA graph of the stream's work); CudaSolverOps forwards here.
+  std::unique_ptr<SolverOps::Recording> record(const std::function<void()>& work);
   MemoryStats memoryStats() const override { return allocator_->stats(); }
   void resetPeakMemory() override { allocator_->resetPeak(); }
 
@@ -65,12 +68,14 @@ class CudaBackend final : public Backend {
 
   void fft(Buffer& data, const Shape& shape, int rank, FftDirection dir) override;
   void fftGram(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal) override;
-  void fftGramInBox(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal, const Shape& box) override;
+  /// ToeplitzOps::fftGramInBox on this device; CudaToeplitzOps forwards here.
+  void fftGramInBox(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal, const Shape& box);
   /// Work queued on this backend from now on starts after the work queued on `other` so far (an event).
   void waitForPeer(CudaBackend& other);
   void resizeCentred(Buffer& dst, const Shape& dstShape, const Buffer& src, const Shape& srcShape) override;
+  /// ToeplitzOps::fftGramPadded on this device (fft_last.cu's padded passes); CudaToeplitzOps forwards here.
   void fftGramPadded(Buffer& out, const Buffer& image, const Shape& imageShape, Buffer& grid, const Shape& gridShape,
-                     int rank, const Buffer& diagonal) override;
+                     int rank, const Buffer& diagonal);
   void transpose(Buffer& dst, const Buffer& src, index_t n0, index_t n1, index_t batch) override;
   void sumOfSquares(Buffer& out, const Buffer& coilImages, index_t voxels, index_t coils, index_t batch) override;
 
@@ -83,6 +88,8 @@ class CudaBackend final : public Backend {
   EspiritOps& espiritOps() override;
   SolverOps& solverOps() override;
   QualityOps& qualityOps() override;
+  ToeplitzOps& toeplitzOps() override;
+  GrappaOps& grappaOps() override;
 
   // nufft.cu, dft.cu, linalg.cu
   std::unique_ptr<NufftPlan> makeNufftPlan(const NufftGeometry& geometry, const NufftOptions& options) override;
@@ -91,8 +98,9 @@ class CudaBackend final : public Backend {
                    const MatrixBatch& a, const Buffer& B, const MatrixBatch& b, cfloat beta, Buffer& C,
                    const MatrixBatch& c, index_t batch) override;
   void choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b, index_t batch) override;
-  SolveCheck choleskySolveBatchedQueued(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b,
-                                        index_t batch) override;
+  /// GrappaOps::choleskySolveBatchedQueued on this device (linalg.cu); CudaGrappaOps forwards here.
+  GrappaOps::SolveCheck choleskySolveBatchedQueued(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b,
+                                                   index_t batch);
   void gather(Buffer& out, const Buffer& src, const Buffer& index, index_t n, index_t batch = 1,
               index_t stride = 0) override;
   void scatter(Buffer& out, const Buffer& src, const Buffer& index, index_t n, index_t batch = 1,
@@ -194,6 +202,8 @@ class CudaBackend final : public Backend {
   std::unique_ptr<CudaEspiritOps> espiritOps_;
   std::unique_ptr<CudaSolverOps> solverOps_;
   std::unique_ptr<CudaQualityOps> qualityOps_;
+  std::unique_ptr<CudaToeplitzOps> toeplitzOps_;
+  std::unique_ptr<CudaGrappaOps> grappaOps_;
 };
 
 /// The prior kernels (larmor/backend/prior_ops.hpp) on one device: prior.cu and finite_difference.cu.
@@ -273,6 +283,7 @@ class CudaSolverOps final : public SolverOps {
   void dot(Buffer& s, index_t slot, const Buffer& a, const Buffer& b, index_t n) override;
   void countNonFinite(Buffer& s, index_t slot, const Buffer& x, index_t n) override;
   void scaleByInverseRoot(Buffer& dst, const Buffer& src, const Buffer& s, index_t slot, index_t n) override;
+  std::unique_ptr<Recording> record(const std::function<void()>& work) override { return be_.record(work); }
   void cgCurvature(Buffer& s, const CgLayout& l, int k, const Buffer& p, const Buffer& q, index_t n) override;
   void cgUpdate(Buffer& s, const CgLayout& l, int k, Buffer& x, Buffer& r, const Buffer& p, const Buffer& q,
                 const Buffer* b, double tolerance, index_t n, const Buffer* minv = nullptr, Buffer* z = nullptr) override;
@@ -292,6 +303,37 @@ class CudaSolverOps final : public SolverOps {
   double* partialsArea();
   CudaBackend& be_;
   std::unique_ptr<Buffer> partials_;
+};
+
+/// The Toeplitz operator's padded Gram product (larmor/backend/toeplitz_ops.hpp) on one device: the backend's
+/// own fftGramPadded and fftGramInBox (cuda_backend.cu, fft_last.cu).
+class CudaToeplitzOps final : public ToeplitzOps {
+ public:
+  explicit CudaToeplitzOps(CudaBackend& backend) : be_(backend) {}
+  void fftGramPadded(Buffer& out, const Buffer& image, const Shape& imageShape, Buffer& grid, const Shape& gridShape,
+                     int rank, const Buffer& diagonal) override {
+    be_.fftGramPadded(out, image, imageShape, grid, gridShape, rank, diagonal);
+  }
+  void fftGramInBox(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal, const Shape& box) override {
+    be_.fftGramInBox(data, shape, rank, diagonal, box);
+  }
+
+ private:
+  CudaBackend& be_;
+};
+
+/// GRAPPA calibration's queued solve (larmor/backend/grappa_ops.hpp) on one device: the backend's own
+/// choleskySolveBatchedQueued (linalg.cu).
+class CudaGrappaOps final : public GrappaOps {
+ public:
+  explicit CudaGrappaOps(CudaBackend& backend) : be_(backend) {}
+  SolveCheck choleskySolveBatchedQueued(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b,
+                                        index_t batch) override {
+    return be_.choleskySolveBatchedQueued(A, a, B, b, batch);
+  }
+
+ private:
+  CudaBackend& be_;
 };
 
 /// The image metrics (larmor/backend/quality_ops.hpp) on one device: quality.cu.

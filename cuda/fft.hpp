@@ -27,17 +27,17 @@ class FftEngine {
   void transform(float2* data, const Shape& shape, int rank, FftDirection dir);
   /// In place, data <- F^H diag(d) F data (Backend::fftGram): pre-modulation, DFT, d / N, inverse DFT,
   /// conjugate pre-modulation. d: shape.span(0, rank) elements (device), applied to every batch.
-  /// box (optional, Backend::fftGramInBox): data is zero outside this centred box and only the box of the result
+  /// box (optional, ToeplitzOps::fftGramInBox): data is zero outside this centred box and only the box of the result
   /// is used; the fused pass (fft_last.cu) then transforms only the planes of the last dimension that it spans.
   void gram(float2* data, const Shape& shape, int rank, const float2* diagonal, const Shape* box = nullptr);
-  /// Backend::fftGramPadded without cuFFT where fft_last's padded passes fit (rank 3 or 2; paddedPassesFit): out
+  /// ToeplitzOps::fftGramPadded without cuFFT where fft_last's padded passes fit (rank 3 or 2; paddedPassesFit): out
   /// <- crop(F^H diag(d) F pad(image)) through `grid` in five passes (x with the padding, y, z with d, y, x with the
   /// cropping; 2D: x, y with d, x), each reading and writing only the rows or planes the image spans. False
   /// (nothing done) elsewhere.
   bool gramPadded(float2* out, const float2* image, const Shape& imageShape, float2* grid, const Shape& gridShape,
                   int rank, const float2* diagonal);
   std::size_t cachedPlans() const { return plans_.size(); }
-  /// While held (a recording that may replay these plans' kernels on this work area is alive: Backend::record),
+  /// While held (a recording that may replay these plans' kernels on this work area is alive: SolverOps::record),
   /// evicted plans and outgrown work areas are kept, not destroyed; they go when the last hold ends.
   void hold() { ++holds_; }
   void release();

@@ -384,8 +384,8 @@ struct PendingSolve {
 
 }  // namespace
 
-Backend::SolveCheck CudaBackend::choleskySolveBatchedQueued(Buffer& A, const MatrixBatch& a, Buffer& B,
-                                                            const MatrixBatch& b, index_t batch) {
+GrappaOps::SolveCheck CudaBackend::choleskySolveBatchedQueued(Buffer& A, const MatrixBatch& a, Buffer& B,
+                                                              const MatrixBatch& b, index_t batch) {
   const char* op = "choleskySolveBatched";
   require(batch >= 0, "cuda backend: choleskySolveBatched needs a non-negative batch, got " + str(batch));
   checked(A, op);

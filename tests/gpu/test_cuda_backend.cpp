@@ -59,7 +59,7 @@ CArray gramPaddedOn(Backend& be, const Shape& image, const Shape& grid, int rank
   return runOn(be, randomArray(image, 22), [&](Backend& b, CDeviceArray& x) {
     CDeviceArray d = CDeviceArray::upload(b, diagonal);
     auto scratch = b.allocate(static_cast<std::size_t>(grid.size()) * sizeof(cfloat));
-    b.fftGramPadded(x.buffer(), x.buffer(), image, *scratch, grid, rank, d.buffer());
+    b.toeplitzOps().fftGramPadded(x.buffer(), x.buffer(), image, *scratch, grid, rank, d.buffer());
   });
 }
 
@@ -196,7 +196,7 @@ TEST_F(CudaBackendTest, UploadDownloadAtOffsets) {
   EXPECT_EQ(data, back);
 }
 
-// Backend::record: the recorded work (FFTs, the Gram of a diagonal, vector ops) queued again by replay() gives
+// SolverOps::record: the recorded work (FFTs, the Gram of a diagonal, vector ops) queued again by replay() gives
 // the bits that running it directly gives, replay after replay; work that transfers, synchronises, reads a
 // result or allocates is refused (null) without running, and the backend stays usable after each refusal.
 TEST_F(CudaBackendTest, RecordedWorkReplaysTheSameBitsAndRefusesWhatItCannotReplay) {
@@ -212,7 +212,7 @@ TEST_F(CudaBackendTest, RecordedWorkReplaysTheSameBitsAndRefusesWhatItCannotRepl
   };
   work(direct);  // the first run makes the plans and work areas, as CG's first iteration does
   work(replayed);
-  auto rec = gpu().record([&] { work(replayed); });
+  auto rec = gpu().solverOps().record([&] { work(replayed); });
   ASSERT_NE(rec, nullptr) << "FFTs and vector ops must be recordable";
   for (int i = 0; i < 3; ++i) {
     work(direct);
@@ -244,7 +244,7 @@ TEST_F(CudaBackendTest, RecordedWorkReplaysTheSameBitsAndRefusesWhatItCannotRepl
   };
   for (const auto& [name, body] : refused) {
     const CArray before = replayed.download();
-    auto r = gpu().record([&] {
+    auto r = gpu().solverOps().record([&] {
       gpu().scale(replayed.buffer(), cfloat(2.f), replayed.size());
       body();
     });
@@ -473,7 +473,7 @@ TEST_P(CudaFft, ForwardInverseRoundTripAndGramMatchCpu) {
   });
   CArray gb = runOn(gpu(), boxed, [&](Backend& b, CDeviceArray& x) {
     CDeviceArray d = CDeviceArray::upload(b, diagonal);
-    b.fftGramInBox(x.buffer(), shape, rank, d.buffer(), box);
+    b.toeplitzOps().fftGramInBox(x.buffer(), shape, rank, d.buffer(), box);
   });
   for (index_t i = 0; i < cb.size(); ++i)
     if (!inBox(i)) cb[i] = gb[i] = cfloat(0.f);

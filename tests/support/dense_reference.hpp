@@ -99,6 +99,8 @@ class DenseBackend final : public Backend {
   EspiritOps& espiritOps() override { return cpu_->espiritOps(); }
   SolverOps& solverOps() override { return cpu_->solverOps(); }
   QualityOps& qualityOps() override { return cpu_->qualityOps(); }
+  ToeplitzOps& toeplitzOps() override { return cpu_->toeplitzOps(); }
+  GrappaOps& grappaOps() override { return cpu_->grappaOps(); }
   std::unique_ptr<NufftPlan> makeNufftPlan(const NufftGeometry& g, const NufftOptions&) override {
     ++plansMade;
     return std::make_unique<DenseDftPlan>(g);

@@ -140,6 +140,19 @@ void CpuBackend::fftGram(Buffer& data, const Shape& shape, int rank, const Buffe
   fft(data, shape, rank, FftDirection::Inverse);
 }
 
+// --- ToeplitzOps: the padded Gram as its three steps (the box changes nothing on the host) ----------------
+
+void CpuToeplitzOps::fftGramPadded(Buffer& out, const Buffer& image, const Shape& imageShape, Buffer& grid,
+                                   const Shape& gridShape, int rank, const Buffer& diagonal) {
+  be_.resizeCentred(grid, gridShape, image, imageShape);
+  fftGramInBox(grid, gridShape, rank, diagonal, imageShape);
+  be_.resizeCentred(out, imageShape, grid, gridShape);
+}
+
+void CpuToeplitzOps::fftGramInBox(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal, const Shape&) {
+  be_.fftGram(data, shape, rank, diagonal);
+}
+
 void CpuBackend::transpose(Buffer& dst, const Buffer& src, index_t n0, index_t n1, index_t batch) {
   require(n0 >= 0 && n1 >= 0 && batch >= 0, "cpu backend: transpose needs non-negative sizes");
   checkCount(dst, n0 * n1 * batch, "transpose");

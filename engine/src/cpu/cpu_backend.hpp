@@ -3,7 +3,7 @@
 // reference implementation of every Backend op, which the CUDA backend is tested against. Twin of
 // cuda/cuda_backend.hpp: each op's body lives in the file named after its CUDA twin (memory.cpp, fft.cpp,
 // nufft.cpp, dft.cpp, linalg.cpp, coil_combine.cpp, prior.cpp, finite_difference.cpp, sparsity.cpp,
-// wavelet.cpp). Internal to the engine.
+// wavelet.cpp, solver.cpp, quality.cpp). Internal to the engine.
 #include <fftw3.h>
 
 #include <map>
@@ -129,6 +129,8 @@ class CpuSolverOps final : public SolverOps {
   void dot(Buffer& s, index_t slot, const Buffer& a, const Buffer& b, index_t n) override;
   void countNonFinite(Buffer& s, index_t slot, const Buffer& x, index_t n) override;
   void scaleByInverseRoot(Buffer& dst, const Buffer& src, const Buffer& s, index_t slot, index_t n) override;
+  /// Null: the CPU's calls cost nothing to make, the solvers run the work themselves.
+  std::unique_ptr<Recording> record(const std::function<void()>&) override { return nullptr; }
   void cgCurvature(Buffer& s, const CgLayout& l, int k, const Buffer& p, const Buffer& q, index_t n) override;
   void cgUpdate(Buffer& s, const CgLayout& l, int k, Buffer& x, Buffer& r, const Buffer& p, const Buffer& q,
                 const Buffer* b, double tolerance, index_t n, const Buffer* minv = nullptr, Buffer* z = nullptr) override;
@@ -151,9 +153,34 @@ class CpuQualityOps final : public QualityOps {
                            const quality::CompareOptions& options) override;
 };
 
+/// The Toeplitz operator's padded Gram product (larmor/backend/toeplitz_ops.hpp) on the host: cpu_backend.cpp,
+/// as the backend's resizeCentred, fftGram, resizeCentred.
+class CpuToeplitzOps final : public ToeplitzOps {
+ public:
+  explicit CpuToeplitzOps(Backend& backend) : be_(backend) {}
+  void fftGramPadded(Buffer& out, const Buffer& image, const Shape& imageShape, Buffer& grid, const Shape& gridShape,
+                     int rank, const Buffer& diagonal) override;
+  void fftGramInBox(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal, const Shape& box) override;
+
+ private:
+  Backend& be_;
+};
+
+/// GRAPPA calibration's queued solve (larmor/backend/grappa_ops.hpp) on the host: linalg.cpp, the backend's
+/// choleskySolveBatched at once.
+class CpuGrappaOps final : public GrappaOps {
+ public:
+  explicit CpuGrappaOps(Backend& backend) : be_(backend) {}
+  SolveCheck choleskySolveBatchedQueued(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b,
+                                        index_t batch) override;
+
+ private:
+  Backend& be_;
+};
+
 class CpuBackend final : public Backend {
  public:
-  CpuBackend() : solver_(*this) {}
+  CpuBackend() : solver_(*this), toeplitz_(*this), grappa_(*this) {}
 
   DeviceInfo info() const override;
 
@@ -190,6 +217,8 @@ class CpuBackend final : public Backend {
   EspiritOps& espiritOps() override { return espirit_; }
   SolverOps& solverOps() override { return solver_; }
   QualityOps& qualityOps() override { return quality_; }
+  ToeplitzOps& toeplitzOps() override { return toeplitz_; }
+  GrappaOps& grappaOps() override { return grappa_; }
 
   // nufft.cpp, dft.cpp
   std::unique_ptr<NufftPlan> makeNufftPlan(const NufftGeometry& geometry, const NufftOptions& options) override;
@@ -213,6 +242,8 @@ class CpuBackend final : public Backend {
   CpuEspiritOps espirit_;
   CpuSolverOps solver_;
   CpuQualityOps quality_;
+  CpuToeplitzOps toeplitz_;
+  CpuGrappaOps grappa_;
 };
 
 }  // namespace larmor::cpu

@@ -380,7 +380,7 @@ void ToeplitzOperator::apply(const Buffer& x, Buffer& y, index_t batch) {
   }
   const Shape small{image_[0], image_[1], image_[2], 1, batch};
   const Shape big{grid_[0], grid_[1], grid_[2], 1, batch};
-  backend_.fftGramPadded(y, x, small, *work_, big, rank_, *qhat_);  // crop(F^H Q F pad(x))
+  backend_.toeplitzOps().fftGramPadded(y, x, small, *work_, big, rank_, *qhat_);  // crop(F^H Q F pad(x))
 }
 
 }  // namespace larmor::ops

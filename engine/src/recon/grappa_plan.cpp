@@ -409,16 +409,16 @@ void Plan::calibrate(const Buffer& data, const std::vector<float>* hostScales) {
   // outcome is read by checkCalibration(), so that the host queues the fill and the transforms meanwhile.
   // (A backend that solves at once, the CPU's, throws here.)
   try {
-    pendingChecks_.push_back(be_.choleskySolveBatchedQueued(*M_, m, *weights_, w, E));
+    pendingChecks_.push_back(be_.grappaOps().choleskySolveBatchedQueued(*M_, m, *weights_, w, E));
   } catch (const Error& e) {
     throwCalibrationFailed(e);
   }
 }
 
 void Plan::checkCalibration() {
-  std::vector<Backend::SolveCheck> checks;
+  std::vector<GrappaOps::SolveCheck> checks;
   checks.swap(pendingChecks_);
-  for (const Backend::SolveCheck& check : checks) {
+  for (const GrappaOps::SolveCheck& check : checks) {
     try {
       check();
     } catch (const Error& e) {

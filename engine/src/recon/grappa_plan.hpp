@@ -152,7 +152,7 @@ class Plan {
   std::unique_ptr<Buffer> F_, T_, alpha_, weightsPerColumn_;
   // Device-side normalization (scalesOnDevice): column norms, group norms, Ψ, and the tables between them.
   std::unique_ptr<Buffer> idxExpand_, idxBothA_, idxBothB_, colA_, colB_, both_, groupNorm_, psi_;
-  std::vector<Backend::SolveCheck> pendingChecks_;  ///< of the calibrations queued since checkCalibration()
+  std::vector<GrappaOps::SolveCheck> pendingChecks_;  ///< of the calibrations queued since checkCalibration()
 };
 
 }  // namespace larmor::recon::grappa

@@ -1,5 +1,7 @@
 // Preconditioned conjugate gradients (Hestenes & Stiefel 1952; the preconditioned form of Concus, Golub,
-// O'Leary 1976, which Stone et al. 2008 cite as [9] for their solver), on any Backend.
+// O'Leary 1976, which Stone et al. 2008 cite as [9] for their solver), on any Backend: the fast executor the
+// library solves with. The same loop written plainly, with host scalars, is solve/cg_reference.cpp; the two
+// agree on the CPU backend (tests/unit/test_cg_reference.cpp).
 //
 // Per iteration k (z = M^{-1} r, rz = Re <r, z>):
 //   q = A p;  alpha = rz / Re <p, q>;  x += alpha p;  r -= alpha q;  z = M^{-1} r;
@@ -67,7 +69,7 @@ nlohmann::json CgResult::toJson() const {
 void RecordedApplication::operator()() {
   if (!recording_ && !tried_ && ++applications_ >= 2) {
     tried_ = true;
-    recording_ = backend_.record([&] { a_.apply(x_, y_); });
+    recording_ = backend_.solverOps().record([&] { a_.apply(x_, y_); });
   }
   if (recording_) recording_->replay();
   else a_.apply(x_, y_);

@@ -4,10 +4,26 @@
 // kernels, a run-time plugin, cuda/) implement it. No CUDA types appear here: device memory is an opaque
 // Buffer.
 //
-// What belongs here: memory, complex vector ops, the FFT and centred resize, plan factories (NUFFT, exact
-// DFT) and batched dense linear algebra, which many algorithms share. The kernels of one algorithm live
-// behind an interface of their own that each backend provides (priorOps(), sparsityOps(), coilCombineOps(), espiritOps(), solverOps(), qualityOps()), so adding an
-// algorithm does not grow this class (docs/architecture.md).
+// The core, which many algorithms share:
+//   memory and transfers   allocate, upload, download, copy, copyFromPeer, uploadQueued, downloadQueued,
+//                          synchronize, memoryStats, resetPeakMemory
+//   vector ops, reductions fill, scale, axpby, multiply, dot, norm2, reciprocalDiagonal, sumOfSquares
+//   arrays                 fft, fftGram, resizeCentred, transpose, gather, scatter
+//   dense linear algebra   gemmBatched, choleskySolveBatched (batched, column-major)
+//   plan factories         makeNufftPlan, makeDftPlan
+// An operation that one algorithm alone needs lives in that algorithm's family, an interface of its own that
+// each backend provides (CPU twin in engine/src/cpu/, CUDA twin in cuda/), so adding an algorithm does not grow
+// this class:
+// (family             what                                   its callers in engine/src)
+//   priorOps()        finite-difference priors               operators/regularizer.cpp
+//   sparsityOps()     TV and wavelet proximal maps           recon/iterative.cpp (compressed sensing)
+//   coilCombineOps()  adaptive coil combination              recon/cartesian.cpp
+//   espiritOps()      ESPIRiT's eigenvectors                 operators/espirit.cpp
+//   solverOps()       CG/FISTA scalars and fused steps, the  solve/cg.cpp, solve/fista.cpp, recon/iterative.cpp
+//                     recorded operator (CUDA graphs)
+//   qualityOps()      image metrics                          quality/metrics.cpp
+//   toeplitzOps()     the padded Gram product                operators/toeplitz.cpp
+//   grappaOps()       the queued batched Cholesky            recon/grappa_plan.cpp
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -19,10 +35,12 @@
 #include "larmor/backend/buffer.hpp"
 #include "larmor/backend/coil_combine_ops.hpp"
 #include "larmor/backend/espirit_ops.hpp"
+#include "larmor/backend/grappa_ops.hpp"
 #include "larmor/backend/prior_ops.hpp"
 #include "larmor/backend/quality_ops.hpp"
 #include "larmor/backend/solver_ops.hpp"
 #include "larmor/backend/sparsity_ops.hpp"
+#include "larmor/backend/toeplitz_ops.hpp"
 #include "larmor/ops/linalg.hpp"
 
 namespace larmor {
@@ -108,24 +126,6 @@ class Backend {
   virtual MemoryStats memoryStats() const { return {}; }
   virtual void resetPeakMemory() {}
 
-  // --- recorded work ---------------------------------------------------------------------------------
-  /// Device work recorded once and queued again by replay() on the same buffers with the same arguments, for
-  /// one launch where the work makes many (the CUDA backend: a CUDA graph). Dies before the backend and the
-  /// buffers the work uses.
-  class Recording {
-   public:
-    virtual ~Recording() = default;
-    virtual void replay() = 0;
-  };
-  /// Records `work` without running it: calls of this backend's queued operations only (no transfer,
-  /// synchronisation, host read, allocation or release: each makes recording fail), whose arguments stay
-  /// valid for the recording's life. Null where this backend does not record (the CPU, whose calls cost
-  /// nothing to make) or `work` could not be recorded: the caller then runs `work` itself.
-  virtual std::unique_ptr<Recording> record(const std::function<void()>& work) {
-    (void)work;
-    return nullptr;
-  }
-
   // --- complex vectors of n elements ---------------------------------------------------------------
   virtual void fill(Buffer& x, cfloat value, index_t n) = 0;
   /// x *= a
@@ -149,33 +149,15 @@ class Backend {
   /// Centred unitary FFT (convention above) over dimensions [0, rank) of `shape`, batched over the rest.
   virtual void fft(Buffer& data, const Shape& shape, int rank, FftDirection dir) = 0;
   /// In place, data <- F^H diag(d) F data for F the centred unitary FFT over dims [0, rank) of `shape`
-  /// (the Gram operator of a k-space diagonal: Cartesian sampling masks, Toeplitz kernels): d holds
+  /// (the Gram operator of a k-space diagonal: Cartesian sampling masks; the Toeplitz operator's padded form is
+  /// ToeplitzOps::fftGramPadded): d holds
   /// shape.span(0, rank) elements, applied to every batch. The same as fft, multiply, inverse fft; on a GPU
   /// the two inner modulations of the centred FFTs cancel (their product is 1/N) and are not made.
   virtual void fftGram(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal) = 0;
-  /// fftGram where `data` is zero outside the centred box `box` of each transform (box[d] <= shape[d] for d <
-  /// rank; centres floor(N/2) coinciding, as in resizeCentred) and only that box of the result is used: outside it
-  /// the result is unspecified. The Toeplitz operator's padded grid; a GPU then transforms only the planes the box
-  /// spans. By default fftGram itself.
-  virtual void fftGramInBox(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal, const Shape& box) {
-    (void)box;
-    fftGram(data, shape, rank, diagonal);
-  }
   /// Copies the centred region: dst (shape dstShape) from src (shape srcShape), both of the same
   /// rank <= 4 with equal batch (dims >= 4). Along each dimension the centres (floor(N/2)) coincide;
   /// where dst is larger the border is zero (zero-padding), where smaller src is cropped.
   virtual void resizeCentred(Buffer& dst, const Shape& dstShape, const Buffer& src, const Shape& srcShape) = 0;
-  /// out <- crop(F^H diag(d) F pad(image)): the Toeplitz operator's product. pad and crop are resizeCentred between
-  /// imageShape and gridShape (equal batch), F and d as in fftGram over dims [0, rank) of gridShape; `grid` (gridShape's
-  /// elements) is scratch whose contents on return are unspecified; out may be image. The default: resizeCentred,
-  /// fftGramInBox with box = imageShape, resizeCentred. A GPU fuses the padding and the cropping into the transforms'
-  /// first and last passes and transforms only the rows and planes the image spans (cuda/fft_last.cu).
-  virtual void fftGramPadded(Buffer& out, const Buffer& image, const Shape& imageShape, Buffer& grid,
-                             const Shape& gridShape, int rank, const Buffer& diagonal) {
-    resizeCentred(grid, gridShape, image, imageShape);
-    fftGramInBox(grid, gridShape, rank, diagonal, imageShape);
-    resizeCentred(out, imageShape, grid, gridShape);
-  }
   /// dst[j + n1 (i + n0 b)] = src[i + n0 (j + n1 b)] for i < n0, j < n1, b < batch: each n0 x n1 plane transposed
   /// (its first two dimensions swapped), so that a transform along the second runs as one along the leading
   /// dimension. dst and src must differ.
@@ -196,6 +178,10 @@ class Backend {
   virtual SolverOps& solverOps() = 0;
   /// Image metrics against a reference (larmor/backend/quality_ops.hpp); owned by the backend.
   virtual QualityOps& qualityOps() = 0;
+  /// The Toeplitz operator's padded Gram product (larmor/backend/toeplitz_ops.hpp); owned by the backend.
+  virtual ToeplitzOps& toeplitzOps() = 0;
+  /// GRAPPA calibration's queued solve (larmor/backend/grappa_ops.hpp); owned by the backend.
+  virtual GrappaOps& grappaOps() = 0;
 
   // --- non-uniform transforms (ops/nufft.hpp) ------------------------------------------------------
   /// A plan whose buffers live on this backend.
@@ -211,18 +197,6 @@ class Backend {
   /// its Cholesky factor). Throws Error naming the batch entry when one is not positive definite.
   virtual void choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b,
                                     index_t batch) = 0;
-  /// A queued solve's outcome, read when called: waits for the solve and throws the Error that
-  /// choleskySolveBatched would have thrown. Called at most once; dies before the backend.
-  using SolveCheck = std::function<void()>;
-  /// choleskySolveBatched without waiting for the outcome, so that the host can queue further work while
-  /// the device factorises (the CUDA backend copies the factorisations' results to pinned host memory in
-  /// stream order and reads them in the check: one wait, when the caller chooses). A and B hold the
-  /// solution only if the check returns. Default: solves (and throws) at once, returns an empty check.
-  virtual SolveCheck choleskySolveBatchedQueued(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b,
-                                                index_t batch) {
-    choleskySolveBatched(A, a, B, b, batch);
-    return [] {};
-  }
   /// out[i + n b] = src[index[i] + stride b] for i < n, b < batch (index: int64 buffer on this backend, n
   /// entries, shared by the batch; index < 0 gives 0). A batch of grids sampled at the same points needs
   /// one index of n entries, not n * batch.

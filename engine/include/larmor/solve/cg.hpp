@@ -8,6 +8,10 @@
 // PCG [Hestenes & Stiefel 1952; Concus, Golub, O'Leary 1976], 60 iterations. For Hermitian positive
 // definite A, CG minimises phi(x) = x^H A x - 2 Re(x^H b) over growing Krylov spaces, so the least-squares
 // objective ||F x - d||^2 + ||W x||^2 = phi(x) + ||d||^2 falls monotonically (in exact arithmetic).
+//
+// conjugateGradient (solve/cg.cpp) is the fast executor: scalars kept in the backend's memory and read once per
+// window, the Jacobi step fused into the update, the operator replayed as a CUDA graph. The textbook loop it is
+// checked against is solve/cg_reference.hpp.
 #include <functional>
 #include <memory>
 #include <string>
@@ -30,7 +34,7 @@ class LinearOperator {
 };
 
 /// y = A x on fixed buffers, as the solvers apply it once per iteration: the first application runs directly
-/// (the operator makes its plans, work areas and caches then), the second is recorded (Backend::record: a CUDA
+/// (the operator makes its plans, work areas and caches then), the second is recorded (SolverOps::record: a CUDA
 /// graph, one launch instead of one per kernel, for a GPU whose host queues kernels more slowly than a small
 /// problem's kernels run) and every later one replays it. Where the backend does not record, or the operator's
 /// work cannot be recorded, or `enabled` is false, every application runs directly. The same bits either way.
@@ -47,7 +51,7 @@ class RecordedApplication {
   Buffer& y_;
   int applications_ = 0;
   bool tried_;
-  std::unique_ptr<Backend::Recording> recording_;
+  std::unique_ptr<SolverOps::Recording> recording_;
 };
 
 /// z = M^{-1} r for a Hermitian positive definite M that approximates A.
@@ -97,7 +101,7 @@ struct CgOptions {
   /// rule of readWindow. The result does not depend on it (the kernels stop themselves); progress, the
   /// observer and a cancel then act per window. The CPU reads after every iteration.
   int readEvery = 0;
-  /// Record the operator application once and replay it (Backend::record: one CUDA graph launch instead of
+  /// Record the operator application once and replay it (SolverOps::record: one CUDA graph launch instead of
   /// one per kernel) from the second iteration on, where the backend can; the result is the same bits.
   bool recordOperator = true;
 };
