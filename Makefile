@@ -90,7 +90,8 @@ device:
 evaluate: build
 	ctest --test-dir $(BUILD) -C Evaluate -L slow -V --timeout 3600
 
-# The seed workloads with their limits (docs/benchmarks.md, "What runs in larmor-cli bench"): table on stdout, JSON and chart in $(OUT)/.
+# The seed workloads with their limits (docs/benchmarks.md, "What runs in larmor-cli bench"): table on stdout,
+# JSON and chart in $(OUT)/.
 bench: build
 	@mkdir -p $(OUT)
 	$(CLI) bench --suite seeds --device auto --json $(OUT)/bench.json --chart $(OUT)/bench.png
