@@ -6,7 +6,7 @@ set -euo pipefail
 
 build=(cmake ninja-build g++ pkg-config make
        libfftw3-dev libhdf5-dev libismrmrd-dev libpugixml-dev libboost-dev
-       nlohmann-json3-dev libcli11-dev libeigen3-dev zlib1g-dev
+       nlohmann-json3-dev libcli11-dev libeigen3-dev zlib1g-dev libpng-dev
        libgtest-dev libgmock-dev libbenchmark-dev)
 # File formats: DICOM (DCMTK).
 io=(libdcmtk-dev)

@@ -1,6 +1,6 @@
 #pragma once
-// PNG output of images (no library: stored deflate blocks, so files are larger than zlib's but the
-// writer has no dependency), window/level to 8 bits, grey and viridis colour maps.
+// PNG output of images (written by libpng, deflate-compressed, with Larmor's tEXt "Software" provenance),
+// window/level to 8 bits, grey and viridis colour maps.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,7 +23,7 @@ struct Image8 {
 Image8 render(const RArray& image, index_t plane, float lo = 0, float hi = 0, Colormap map = Colormap::Grey);
 /// The planes side by side (a mosaic), for multi-slice data.
 Image8 renderMosaic(const RArray& image, float lo = 0, float hi = 0, Colormap map = Colormap::Grey);
-/// Written atomically.
+/// Written atomically (8-bit grey or RGB, with tEXt "Software" = softwareText()); throws Error naming the file.
 void writePng(const std::string& path, const Image8& img);
 
 }  // namespace larmor::io
