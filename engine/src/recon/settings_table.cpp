@@ -203,9 +203,9 @@ std::vector<Setting> build() {
   }
   t.push_back(choice<LambdaRule>(
       "iterative.lambda_rule", "lambda-rule", "λ rule", "iterative",
-      "cs: λ as given, or raised to what the data's noise level asks for (noise scans, else the outer k-space; "
-      "docs/iterative.md: not the default, the outer k-space of noiseless phantoms reads as noise); an explicit "
-      "--lambda means fixed",
+      "cs: λ as given, or raised to what the data's noise level asks for (noise scans, else the outer k-space "
+      "or the calibration matrix; docs/iterative.md: not the default, it over-regularises noisy Cartesian data); "
+      "an explicit --lambda means fixed",
       kCg, {{"fixed", "as given"}, {"noise", "from the noise level"}},
       [](ReconSettings& s) -> LambdaRule& { return s.iterative.lambdaRule; }));
   t.push_back(number<int>("iterative.iterations", "iters", "Iterations", "iterative",
