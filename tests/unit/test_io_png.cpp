@@ -1,12 +1,15 @@
 // PNG output (larmor/io/png.hpp, engine/src/io/png.cpp): the file is deflate-compressed (smaller than its raw
 // scanlines, which stored blocks never are), decodes through an independent reader (libpng's simplified read API)
 // to exactly the pixels written, grey and RGB, and carries the tEXt "Software" = "Larmor ..." provenance chunk
-// before the pixels, which output safety reads to recognise our own files.
+// before the pixels, which output safety reads to recognise our own files. Its viridis is the workstation's:
+// the anchors of resources/colormaps/viridis.txt.
 #include <gtest/gtest.h>
 
 #include <png.h>
 
 #include <cstdint>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -113,4 +116,30 @@ TEST(IoPng, EmptyOrMalformedImagesAndMissingFoldersFailNamingTheFile) {
   wrong.pixels.pop_back();
   EXPECT_NE(message(dir + "/w.png", wrong).find(dir + "/w.png"), std::string::npos);
   EXPECT_NE(message(dir + "/no/such/m.png", gradient(4, 4, 3)).find("m.png"), std::string::npos);
+}
+
+TEST(IoPng, ViridisIsTheWorkstationsColormapFile) {
+  // The anchors as the viewer reads them (ui/colormaps.cpp): "position r g b" lines, '#' comments.
+  std::ifstream file(std::string(LARMOR_TEST_DATA) + "/../../../resources/colormaps/viridis.txt");
+  ASSERT_TRUE(file.good());
+  std::vector<std::vector<int>> anchors;
+  for (std::string line; std::getline(file, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream in(line);
+    double position = 0;
+    int r = 0, g = 0, b = 0;
+    ASSERT_TRUE(static_cast<bool>(in >> position >> r >> g >> b)) << line;
+    anchors.push_back({r, g, b});
+  }
+  ASSERT_GE(anchors.size(), 2u);
+  // One pixel per anchor position, window [0, 1]: each pixel is its anchor's colour.
+  const index_t n = static_cast<index_t>(anchors.size());
+  RArray ramp(Shape{n, 1});
+  for (index_t k = 0; k < n; ++k) ramp[k] = static_cast<float>(k) / static_cast<float>(n - 1);
+  const io::Image8 img = io::render(ramp, 0, 0.f, 1.f, io::Colormap::Viridis);
+  ASSERT_EQ(img.channels, 3);
+  for (index_t k = 0; k < n; ++k)
+    for (int c = 0; c < 3; ++c)
+      EXPECT_EQ(img.pixels[static_cast<std::size_t>(k * 3 + c)], anchors[static_cast<std::size_t>(k)][static_cast<std::size_t>(c)])
+          << "anchor " << k << " channel " << c;
 }

@@ -12,9 +12,11 @@
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 
 #include "larmor/io/output_safety.hpp"
 #include "larmor/util/atomic_file.hpp"
+#include "larmor_viridis.hpp"  // generated from resources/colormaps/viridis.txt (engine/CMakeLists.txt)
 
 namespace larmor::io {
 namespace {
@@ -65,18 +67,28 @@ bool encode(std::FILE* out, const Image8& img, png_bytep const* rows, const char
   return true;
 }
 
-/// Viridis by its published anchor colours, linearly interpolated (16 anchors).
+constexpr std::size_t kViridisCount = std::size(kViridisAnchors);
+/// True when the anchors sit at k / (n - 1), as viridis() assumes (to the file's 6 decimals).
+constexpr bool viridisEvenlySpaced() {
+  for (std::size_t k = 0; k < kViridisCount; ++k) {
+    const double d = kViridisAnchors[k].position - static_cast<double>(k) / static_cast<double>(kViridisCount - 1);
+    if (d > 1e-6 || d < -1e-6) return false;
+  }
+  return true;
+}
+static_assert(kViridisCount >= 2 && viridisEvenlySpaced(),
+              "resources/colormaps/viridis.txt: PNG output expects evenly spaced anchors from 0 to 1");
+
+/// Viridis by its published anchor colours (resources/colormaps/viridis.txt), linearly interpolated.
 std::array<std::uint8_t, 3> viridis(float t) {
-  static const float a[16][3] = {{68, 1, 84},    {72, 26, 108},  {71, 47, 125},  {65, 68, 135},
-                                 {57, 86, 140},  {49, 104, 142}, {42, 120, 142}, {35, 136, 142},
-                                 {31, 152, 139}, {34, 168, 132}, {53, 183, 121}, {84, 197, 104},
-                                 {122, 209, 81}, {165, 219, 54}, {210, 226, 27}, {253, 231, 37}};
-  t = std::clamp(t, 0.f, 1.f) * 15.f;
-  const int i = std::min(14, static_cast<int>(t));
+  constexpr int last = static_cast<int>(kViridisCount) - 1;
+  t = std::clamp(t, 0.f, 1.f) * static_cast<float>(last);
+  const int i = std::min(last - 1, static_cast<int>(t));
   const float f = t - static_cast<float>(i);
-  std::array<std::uint8_t, 3> c{};
-  for (int k = 0; k < 3; ++k) c[k] = static_cast<std::uint8_t>(std::lround(a[i][k] * (1 - f) + a[i + 1][k] * f));
-  return c;
+  const ViridisAnchor& a = kViridisAnchors[i];
+  const ViridisAnchor& b = kViridisAnchors[i + 1];
+  auto mix = [f](float x, float y) { return static_cast<std::uint8_t>(std::lround(x * (1 - f) + y * f)); };
+  return {mix(a.r, b.r), mix(a.g, b.g), mix(a.b, b.b)};
 }
 
 void autoWindow(const RArray& image, float& lo, float& hi) {
