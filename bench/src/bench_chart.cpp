@@ -1,53 +1,37 @@
 // The PNG bar chart of `larmor-cli bench --chart` (larmor/bench/bench.hpp): one row per workload, time in ms
 // on a logarithmic axis (a decade every gridline), two horizontal bars (device-resident median, blue;
 // host in -> host out median, orange) and the device limit as a black mark across the row (host-to-host limit:
-// a grey mark). Simple raster drawing into an RGB io::Image8, labels in the 5 x 7 font of bench_font.cpp at
-// twice its size; written with our PNG writer (io/png.cpp).
+// a grey mark). Simple raster drawing into an RGB io::Image8 with the engine's one font and rectangles
+// (larmor/io/raster_text.hpp: labels at twice the font's size); written with its PNG writer (io/png.cpp).
 #include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "bench_internal.hpp"
-#include "larmor/io/png.hpp"
 #include "larmor/bench/bench.hpp"
+#include "larmor/io/png.hpp"
+#include "larmor/io/raster_text.hpp"
 
 namespace larmor::recon {
 
 namespace {
 
-struct Rgb {
-  std::uint8_t r, g, b;
-};
+using io::Rgb;
 constexpr Rgb kBlack{0, 0, 0}, kGrid{220, 220, 220}, kDevice{52, 101, 164},
     kHost{230, 140, 40}, kHostLimit{130, 130, 130}, kText{30, 30, 30};
+constexpr int kTextScale = 2;  ///< the font's pixels at twice their size
 
+/// A white RGB picture with rectangles and labels (larmor/io/raster_text.hpp).
 class Canvas {
  public:
   Canvas(int w, int h) {
     img_.width = w, img_.height = h, img_.channels = 3;
     img_.pixels.assign(static_cast<std::size_t>(w) * h * 3, 255);
   }
-  void fill(int x0, int y0, int x1, int y1, Rgb c) {  // [x0, x1) x [y0, y1), clipped
-    x0 = std::max(x0, 0), y0 = std::max(y0, 0), x1 = std::min(x1, img_.width), y1 = std::min(y1, img_.height);
-    for (int y = y0; y < y1; ++y)
-      for (int x = x0; x < x1; ++x) {
-        auto* p = &img_.pixels[(static_cast<std::size_t>(y) * img_.width + x) * 3];
-        p[0] = c.r, p[1] = c.g, p[2] = c.b;
-      }
-  }
-  /// Text with its top-left corner at (x, y), each font pixel `scale` x `scale`; returns the width drawn.
-  int text(int x, int y, const std::string& s, Rgb c, int scale = 2) {
-    int cx = x;
-    for (char ch : s) {
-      const std::uint8_t* rows = bench::glyph5x7(ch);
-      for (int r = 0; r < 7; ++r)
-        for (int col = 0; col < 5; ++col)
-          if (rows[r] & (0x10 >> col)) fill(cx + col * scale, y + r * scale, cx + (col + 1) * scale, y + (r + 1) * scale, c);
-      cx += 6 * scale;
-    }
-    return cx - x;
-  }
-  static int textWidth(const std::string& s, int scale = 2) { return static_cast<int>(s.size()) * 6 * scale; }
+  void fill(int x0, int y0, int x1, int y1, Rgb c) { io::fillRect(img_, x0, y0, x1, y1, c); }  // [x0, x1) x [y0, y1)
+  /// Text with its top-left corner at (x, y); returns the width drawn.
+  int text(int x, int y, const std::string& s, Rgb c) { return io::drawText(img_, x, y, s, c, kTextScale); }
+  static int textWidth(const std::string& s) { return io::textWidth(s, kTextScale); }
   const io::Image8& image() const { return img_; }
 
  private:

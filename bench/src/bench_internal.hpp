@@ -3,8 +3,8 @@
 //   bench.cpp             the runner: timing, memory peaks, limits, ratios, the JSON;
 //   bench_limits.cpp      the physical limits of a device: GPU constants in one table, CPU probes;
 //   bench_references.cpp  the peer and paper figures (docs/benchmarks.md, GPU.md) in one table;
-//   bench_workloads_*.cpp the workloads; bench_report.cpp the text table; bench_chart.cpp the PNG;
-//   bench_font.cpp        a 5x7 bitmap font for the chart's labels.
+//   bench_workloads_*.cpp the workloads; bench_report.cpp the text table; bench_chart.cpp the PNG (drawn
+//                         with the engine's larmor/io/raster_text.hpp).
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -112,9 +112,5 @@ std::string grouped(long long n);
 double deviceStageMs(const Timings& t);
 /// Milliseconds by stage name (a stage that ran several times summed): where a whole call's time went.
 nlohmann::json stageSums(const Timings& t);
-
-// --- the chart's font (bench_font.cpp) ------------------------------------------------------------------
-/// The 5 x 7 glyph of c: 7 rows, bit 4 the leftmost column; unknown characters give a box.
-const std::uint8_t* glyph5x7(char c);
 
 }  // namespace larmor::recon::bench

@@ -19,6 +19,7 @@
 #include "larmor/batch/ownership.hpp"
 #include "larmor/batch/runner.hpp"
 #include "larmor/batch/settings_file.hpp"
+#include "larmor/io/raster_text.hpp"
 #include "larmor/recon/settings_table.hpp"
 #include "larmor/util/error.hpp"
 #include "support/held_child.hpp"
@@ -237,7 +238,7 @@ TEST(BatchContactSheet, FontDrawsTheGlyphsAndTheGridHoldsEveryTile) {
   io::Image8 img;
   img.width = 7, img.height = 9;
   img.pixels.assign(63, 0);
-  drawText(img, 1, 1, "l", 255);  // lower case drawn as the capital L: a column and a bottom row
+  io::drawText(img, 1, 1, "l", io::greyInk(255));  // lower case drawn as the capital L: a column and a bottom row
   for (int y = 1; y <= 7; ++y) EXPECT_EQ(img.pixels[static_cast<std::size_t>(y * 7 + 1)], 255) << y;
   for (int x = 1; x <= 5; ++x) EXPECT_EQ(img.pixels[static_cast<std::size_t>(7 * 7 + x)], 255) << x;
   EXPECT_EQ(img.pixels[static_cast<std::size_t>(1 * 7 + 3)], 0);

@@ -1,6 +1,7 @@
 // The batch's contact sheet (larmor/batch/contact_sheet.hpp): thumbnails in a grid with their names in
-// a 5x7 bitmap font drawn for Larmor (capitals, digits, a little punctuation), and the PGM thumbnails the
-// runner keeps beside the journal (Netpbm P5: "P5\n<w> <h>\n255\n" then the bytes, rows top to bottom).
+// Larmor's 5x7 bitmap font (larmor/io/raster_text.hpp: capitals, digits, a little punctuation), and the PGM
+// thumbnails the runner keeps beside the journal (Netpbm P5: "P5\n<w> <h>\n255\n" then the bytes, rows top
+// to bottom).
 #include "larmor/batch/contact_sheet.hpp"
 
 #include <algorithm>
@@ -9,74 +10,17 @@
 #include <fstream>
 #include <sstream>
 
+#include "larmor/io/raster_text.hpp"
 #include "larmor/util/atomic_file.hpp"
 #include "larmor/util/error.hpp"
 
 namespace larmor::batch {
 namespace {
 
-constexpr int kGlyphW = 5, kGlyphH = 7;
-
-struct Glyph {
-  char c;
-  const char* rows;  ///< 35 characters, '#' lit, row by row
-};
-
-// clang-format off
-const Glyph kFont[] = {
-  {'A', ".###.#...##...#######...##...##...#"}, {'B', "####.#...##...#####.#...##...#####."},
-  {'C', ".###.#...##....#....#....#...#.###."}, {'D', "####.#...##...##...##...##...#####."},
-  {'E', "######....#....####.#....#....#####"}, {'F', "######....#....####.#....#....#...."},
-  {'G', ".###.#...##....#.####...##...#.####"}, {'H', "#...##...##...#######...##...##...#"},
-  {'I', ".###...#....#....#....#....#...###."}, {'J', "..###...#....#....#....#.#..#..##.."},
-  {'K', "#...##..#.#.#..##...#.#..#..#.#...#"}, {'L', "#....#....#....#....#....#....#####"},
-  {'M', "#...###.###.#.##.#.##...##...##...#"}, {'N', "#...##...###..##.#.##..###...##...#"},
-  {'O', ".###.#...##...##...##...##...#.###."}, {'P', "####.#...##...#####.#....#....#...."},
-  {'Q', ".###.#...##...##...##.#.##..#..##.#"}, {'R', "####.#...##...#####.#.#..#..#.#...#"},
-  {'S', ".#####....#.....###.....#....#####."}, {'T', "#####..#....#....#....#....#....#.."},
-  {'U', "#...##...##...##...##...##...#.###."}, {'V', "#...##...##...##...##...#.#.#...#.."},
-  {'W', "#...##...##...##.#.##.#.##.#.#.#.#."}, {'X', "#...##...#.#.#...#...#.#.#...##...#"},
-  {'Y', "#...##...#.#.#...#....#....#....#.."}, {'Z', "#####....#...#...#...#...#....#####"},
-  {'0', ".###.#...##..###.#.###..##...#.###."}, {'1', "..#...##....#....#....#....#...###."},
-  {'2', ".###.#...#....#...#...#...#...#####"}, {'3', "####.....#....#.###.....#....#####."},
-  {'4', "...#...##..#.#.#..#.#####...#....#."}, {'5', "######....####.....#....##...#.###."},
-  {'6', "..##..#...#....####.#...##...#.###."}, {'7', "#####....#...#...#...#....#....#..."},
-  {'8', ".###.#...##...#.###.#...##...#.###."}, {'9', ".###.#...##...#.####....#...#..##.."},
-  {'-', "...............#####..............."}, {'_', "..............................#####"},
-  {'.', ".........................##...##..."}, {'+', ".......#....#..#####..#....#......."},
-  {':', "......##...##........##...##......."}, {'/', "....#....#...#...#...#...#....#...."},
-  {'(', "...#...#...#....#....#.....#.....#."}, {')', ".#.....#.....#....#....#...#...#..."},
-  {'=', "..........#####.....#####.........."}, {'?', ".###.#...#....#...#...#.........#.."},
-  {' ', "..................................."},
-};
-// clang-format on
-
-const char* glyphRows(char c) {
-  c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  for (const Glyph& g : kFont)
-    if (g.c == c) return g.rows;
-  return glyphRows('?');
-}
+/// Labels in the engine's one font (larmor/io/raster_text.hpp), at its own size.
+constexpr int kLabelHeight = io::kGlyphHeight;
 
 }  // namespace
-
-void drawText(io::Image8& img, int x, int y, const std::string& text, std::uint8_t grey, int scale) {
-  for (std::size_t k = 0; k < text.size(); ++k) {
-    const char* rows = glyphRows(text[k]);
-    const int x0 = x + static_cast<int>(k) * (kGlyphW + 1) * scale;
-    for (int r = 0; r < kGlyphH; ++r)
-      for (int c = 0; c < kGlyphW; ++c) {
-        if (rows[r * kGlyphW + c] != '#') continue;
-        for (int dy = 0; dy < scale; ++dy)
-          for (int dx = 0; dx < scale; ++dx) {
-            const int px = x0 + c * scale + dx, py = y + r * scale + dy;
-            if (px < 0 || py < 0 || px >= img.width || py >= img.height) continue;
-            for (int ch = 0; ch < img.channels; ++ch)
-              img.pixels[static_cast<std::size_t>((py * img.width + px) * img.channels + ch)] = grey;
-          }
-      }
-  }
-}
 
 io::Image8 thumbnail(const io::Image8& full, int size) {
   require(full.channels == 1 && full.width > 0 && full.height > 0, "thumbnail: expected a grey image");
@@ -102,7 +46,7 @@ io::Image8 contactSheet(const std::vector<Tile>& tiles, int cell) {
   const int n = std::max<int>(1, static_cast<int>(tiles.size()));
   const int cols = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(n))));
   const int rows = (n + cols - 1) / cols;
-  const int pad = 4, label = kGlyphH + 4, w = cell + 2 * pad, h = cell + 2 * pad + label;
+  const int pad = 4, label = kLabelHeight + 4, w = cell + 2 * pad, h = cell + 2 * pad + label;
   io::Image8 sheet;
   sheet.width = cols * w;
   sheet.height = rows * h;
@@ -130,12 +74,13 @@ io::Image8 contactSheet(const std::vector<Tile>& tiles, int cell) {
     } else {
       for (int y = cy; y < cy + cell; ++y)
         std::fill_n(&sheet.pixels[static_cast<std::size_t>(y * sheet.width + cx)], cell, std::uint8_t{48});
-      drawText(sheet, cx + (cell - 6 * 6) / 2, cy + cell / 2 - 3, "FAILED", 230);
+      const std::string failed = "FAILED";
+      io::drawText(sheet, cx + (cell - io::textWidth(failed)) / 2, cy + cell / 2 - 3, failed, io::greyInk(230));
     }
     // The name, cut to the cell's width (the full names are in summary.json).
-    const std::size_t fit = static_cast<std::size_t>(cell / (kGlyphW + 1));
+    const std::size_t fit = static_cast<std::size_t>(cell / io::kGlyphAdvance);
     std::string text = t.label.size() > fit ? t.label.substr(0, fit - 1) + "+" : t.label;
-    drawText(sheet, cx, cy + cell + 3, text, 220);
+    io::drawText(sheet, cx, cy + cell + 3, text, io::greyInk(220));
   }
   return sheet;
 }

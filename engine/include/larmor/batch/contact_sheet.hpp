@@ -1,7 +1,7 @@
 #pragma once
 // The contact sheet of a batch: every result's magnitude as a thumbnail in a grid, its name below it
-// (drawn with a built-in 5x7 bitmap font: capitals, digits and - _ . + : / ( )), failed items as a
-// dark tile with "FAILED". Written as PNG by io::writePng.
+// (drawn in Larmor's 5x7 bitmap font, larmor/io/raster_text.hpp: capitals, digits and punctuation; other
+// characters as '?'), failed items as a dark tile with "FAILED". Written as PNG by io::writePng.
 #include <string>
 #include <vector>
 
@@ -20,10 +20,6 @@ io::Image8 thumbnail(const io::Image8& full, int size);
 
 /// The grid: ceil(sqrt(n)) columns of cells `cell` pixels wide with a label row each.
 io::Image8 contactSheet(const std::vector<Tile>& tiles, int cell = 96);
-
-/// Draws `text` at (x, y) (top left) in value `grey` (grey images) with scale `scale`; characters the
-/// font lacks are drawn as '?'. Lower case is drawn as capitals. Clipped to the image.
-void drawText(io::Image8& img, int x, int y, const std::string& text, std::uint8_t grey, int scale = 1);
 
 /// Thumbnails are kept as binary PGM (P5) files beside the journal, so the sheet can show the results
 /// of earlier runs and of other shards. Written atomically; read throws Error naming the file.

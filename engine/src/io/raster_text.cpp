@@ -1,13 +1,15 @@
-// A 5 x 7 bitmap font for the benchmark chart's labels (bench_chart.cpp): upper-case letters, digits and the
-// punctuation the labels use, drawn for this project ('#' = ink). Lower-case letters are drawn as upper case.
-// glyph5x7 returns 7 rows, bit 4 = the leftmost column.
+// Text and rectangles in 8-bit images (larmor/io/raster_text.hpp): the 5 x 7 bitmap font of Larmor's pictures,
+// upper-case letters, digits and the punctuation labels use, drawn for this project ('#' = ink). Lower-case
+// letters are drawn as upper case, characters the font lacks as '?'. glyph5x7 returns 7 rows, bit 4 = the
+// leftmost column; drawText puts each lit font pixel as a scale x scale square through fillRect.
+#include "larmor/io/raster_text.hpp"
+
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cstdint>
 
-#include "bench_internal.hpp"
-
-namespace larmor::recon::bench {
+namespace larmor::io {
 
 namespace {
 
@@ -74,19 +76,22 @@ constexpr GlyphRows kGlyphs[] = {
 };
 // clang-format on
 
-/// Every glyph as bits, indexed by the character; unknown characters get a box.
+/// Every glyph as bits, indexed by the character; characters the font lacks get '?'.
 struct Font {
-  std::array<std::array<std::uint8_t, 7>, 128> bits{};
+  std::array<std::array<std::uint8_t, kGlyphHeight>, 128> bits{};
+  std::array<bool, 128> drawn{};
   Font() {
-    const std::array<std::uint8_t, 7> box = {0x1F, 0x11, 0x11, 0x11, 0x11, 0x11, 0x1F};
-    bits.fill(box);
-    for (const GlyphRows& g : kGlyphs)
+    for (const GlyphRows& g : kGlyphs) {
+      drawn[static_cast<unsigned char>(g.c)] = true;
       for (int r = 0; r < 7; ++r) {
         std::uint8_t b = 0;
         for (int x = 0; x < 5; ++x)
           if (g.rows[r][x] == '#') b = static_cast<std::uint8_t>(b | (0x10 >> x));
         bits[static_cast<unsigned char>(g.c)][static_cast<std::size_t>(r)] = b;
       }
+    }
+    for (std::size_t c = 0; c < bits.size(); ++c)
+      if (!drawn[c]) bits[c] = bits['?'];
   }
 };
 
@@ -98,4 +103,30 @@ const std::uint8_t* glyph5x7(char c) {
   return font.bits[u < 128 ? u : '?'].data();
 }
 
-}  // namespace larmor::recon::bench
+void fillRect(Image8& img, int x0, int y0, int x1, int y1, Rgb ink) {
+  x0 = std::max(x0, 0), y0 = std::max(y0, 0), x1 = std::min(x1, img.width), y1 = std::min(y1, img.height);
+  const auto luma = static_cast<std::uint8_t>((299 * ink.r + 587 * ink.g + 114 * ink.b + 500) / 1000);
+  for (int y = y0; y < y1; ++y)
+    for (int x = x0; x < x1; ++x) {
+      std::uint8_t* p = &img.pixels[(static_cast<std::size_t>(y) * img.width + x) * img.channels];
+      if (img.channels == 3)
+        p[0] = ink.r, p[1] = ink.g, p[2] = ink.b;
+      else
+        p[0] = luma;
+    }
+}
+
+int drawText(Image8& img, int x, int y, const std::string& text, Rgb ink, int scale) {
+  int cx = x;
+  for (char ch : text) {
+    const std::uint8_t* rows = glyph5x7(ch);
+    for (int r = 0; r < kGlyphHeight; ++r)
+      for (int col = 0; col < kGlyphWidth; ++col)
+        if (rows[r] & (0x10 >> col))
+          fillRect(img, cx + col * scale, y + r * scale, cx + (col + 1) * scale, y + (r + 1) * scale, ink);
+    cx += kGlyphAdvance * scale;
+  }
+  return cx - x;
+}
+
+}  // namespace larmor::io
