@@ -344,7 +344,11 @@ CArray calibrationWeights(Backend& backend, const CArray& planes, const Sampling
 
 struct Pipeline::Impl {
   Backend& be;
-  std::shared_ptr<Backend> hostOwned;  ///< a CPU backend for the host-side calibration block (GPU runs)
+  /// The backend that transforms the host's copy of the calibration block (scalesFor: settings whose equation
+  /// scales have no device primitive). Plain: the run's own backend, which a CPU run uses. Fast path of a GPU run:
+  /// a CPU backend of the pipeline's own, so that the host transforms its copy while the device transforms the
+  /// batch, and the block never goes to the device and back.
+  std::shared_ptr<Backend> scalesBackendOwned;
   GrappaSettings settings;
   Combine combine;
   bool keepCoilImages;
@@ -368,7 +372,7 @@ struct Pipeline::Impl {
   PartialFourierReport pf;                                     ///< the region, and what the last batch did
 
   Impl(Backend& backend, const Dataset& d, const ReconSettings& s, index_t slicesPerBatch, std::size_t budgetBytes);
-  Backend& host() { return hostOwned ? *hostOwned : be; }
+  Backend& scalesBackend() { return scalesBackendOwned ? *scalesBackendOwned : be; }
   index_t volume() const { return n0 * n1 * n2; }
   index_t outVoxels() const { return out[0] * out[1] * out[2]; }
   index_t fovVoxels() const { return fov[0] * fov[1] * fov[2]; }
@@ -394,7 +398,7 @@ Pipeline::Impl::Impl(Backend& backend, const Dataset& d, const ReconSettings& s,
   kernel = Kernel::make(settings, smp.accel, n0, coils, smp.accelPe2);
   twoD = smp.twoD();
   partitions = twoD ? 1 : n2;
-  if (be.isGpu()) hostOwned = makeCpuBackend();
+  if (be.isGpu()) scalesBackendOwned = makeCpuBackend();  // the fast path (scalesBackend)
 
   const CartesianGeometry g = cartesianGeometry(d, s);
   rank = g.rank;
@@ -456,8 +460,8 @@ std::vector<float> Pipeline::Impl::scalesFor(const Dataset& d, index_t first, in
         for (index_t y = 0; y < acs; ++y)
           std::copy_n(&d.kspace(0, smp.acsFirst + y, z0 + z, c, first + sl), n0, &block(0, y, z, c, sl));
   if (cc) block = applyCoilCompression(*cc, block, n0 * acs * nz);
-  CDeviceArray hb = CDeviceArray::upload(host(), block);
-  toCalibrationDomain(host(), hb.buffer(), n0, acs, nz, coils * count, basic, !twoD);
+  CDeviceArray hb = CDeviceArray::upload(scalesBackend(), block);
+  toCalibrationDomain(scalesBackend(), hb.buffer(), n0, acs, nz, coils * count, basic, !twoD);
   const CArray t = hb.download();
   std::vector<float> all;
   const index_t problems = partitions * count, pz = twoD ? nz : 1;  // pz: the box's partitions per problem

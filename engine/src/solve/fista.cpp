@@ -1,6 +1,8 @@
 // FISTA and the power iteration (solve/fista.hpp) on any backend. The scalars (the relative change, the
 // power iteration's norms) stay in the backend's memory and the host reads them once per window of queued
-// iterations (backend/solver_ops.hpp); the momentum weights depend on k alone and are computed here.
+// iterations (backend/solver_ops.hpp); the momentum weights depend on k alone and are computed here. These are
+// the fast executors the library uses; the same loops written plainly, with host scalars, are
+// solve/fista_reference.cpp (tests/unit/test_fista_reference.cpp: the same result on the CPU backend).
 #include "larmor/solve/fista.hpp"
 
 #include <algorithm>

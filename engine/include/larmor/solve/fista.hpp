@@ -12,7 +12,8 @@
 // warm-started: Beck & Teboulle's FISTA-TV does the same).
 //
 // Written once against the Backend's vector ops and a LinearOperator, like solve/cg.hpp: every vector stays
-// in the backend's memory; per iteration one A, one prox and a few vector ops.
+// in the backend's memory; per iteration one A, one prox and a few vector ops. The plain loops these fast
+// executors are checked against: solve/fista_reference.hpp.
 #include <functional>
 #include <string>
 #include <vector>
