@@ -53,6 +53,7 @@ deb)
   depends=$(dpkg-deb -f "$deb" Depends)
   [ -n "$depends" ] || fail "the package has no Depends (dpkg-shlibdeps did not run?)"
   echo "$depends" | grep -q "libc6" || fail "Depends lacks libc6: $depends"
+  echo "$depends" | grep -q "libpng16-16" || fail "Depends lacks libpng (the engine writes PNG with it): $depends"
   if echo "$depends" | grep -Eiq "cuda|cufft|cublas|cusolver|cudart|nvidia"; then
     fail "Depends names CUDA, which must stay optional: $depends"
   fi
