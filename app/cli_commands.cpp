@@ -587,6 +587,7 @@ int maps(const MapsArgs& a) {
   if (!sel.notice.empty()) std::cout << "note: " << sel.notice << "\n";
   io::LoadOptions lo;
   lo.trajectoryPath = a.traj;
+  applyFrames(a.frames, lo);
   for (int i = 0; i < 3; ++i) lo.matrix[i] = s.matrix[i];
   // The memory the maps need (requireMapsMemory): from an ISMRMRD header before the samples are read
   // (Cartesian data: a non-Cartesian rank needs the trajectory), then from the loaded dataset.

@@ -42,6 +42,7 @@ struct MapsArgs {
   std::string input, traj, device = "auto", output, json, coilMaps = "espirit", matrix;
   int calibrationSize = 24;
   double crop = 0.8;
+  FrameArgs frames;  ///< which frame of a multi-frame ISMRMRD file (as info's)
 };
 
 struct CompareArgs {

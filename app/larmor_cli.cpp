@@ -122,6 +122,7 @@ int main(int argc, char** argv) {
   mapsCmd->add_option("--matrix", mp.matrix, "Output matrix N, NxN or NxNxN (default: the header's)");
   mapsCmd->add_option("--device", mp.device, "auto|cpu|cuda[:N]");
   mapsCmd->add_option("--json", mp.json, "Write what was done and the time as JSON");
+  addFrameOptions(*mapsCmd, mp.frames);
 
   CompareArgs cmp;
   auto* compareCmd = app.add_subcommand("compare", "Percent error, PSNR and SSIM of an image against a reference");

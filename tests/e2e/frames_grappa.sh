@@ -4,7 +4,8 @@
 #  - `info` says R 4 for the file and for every frame, and that the file holds 4 repetitions;
 #  - `recon --method grappa` gives 4 frames (BART TIME dim 10), each with an NRMSE against the fully sampled
 #    file (-a 1, FFT + SoS) <= 1/3 of the same frame's zero-filled NRMSE (measured: ~0.05 vs ~0.36);
-#  - --repetition 2 reconstructs one frame, equal to frame 2 of the series;
+#  - --repetition 2 reconstructs one frame, equal to frame 2 of the series; `maps` without it is refused (which
+#    frame?), with it writes that frame's maps;
 #  - NIfTI gets a 4th dimension of 4, the DICOM series 4 instances with TemporalPositionIdentifier 1..4
 #    (read back with DCMTK's dcmdump), JSON lists 4 frames with timings.
 # NRMSE: || s |x| - |ref| || / || ref || with the least-squares gain s (numpy, /usr/bin/python3).
@@ -24,6 +25,10 @@ grep -q "the file holds 4 repetitions" "$dir/info.txt" || { echo "FAIL: info doe
 # One frame cannot be taken from a series without saying which.
 if "$cli" maps "$dir/r4.h5" --output "$dir/maps.cfl" 2> "$dir/err.txt"; then echo "FAIL: a 4-frame file was merged"; exit 1; fi
 grep -q "holds 4 frames (4 repetitions); select one with --repetition N" "$dir/err.txt" || { cat "$dir/err.txt"; exit 1; }
+# ... and maps take that advice: one frame's maps.
+"$cli" maps "$dir/r4.h5" --repetition 2 --device cpu --output "$dir/maps2.cfl" > "$dir/maps2.txt" ||
+  { echo "FAIL: maps --repetition 2"; cat "$dir/maps2.txt"; exit 1; }
+[[ -s $dir/maps2.cfl ]] || { echo "FAIL: maps --repetition 2 wrote no maps"; exit 1; }
 
 "$cli" recon "$dir/full.h5" --method fft --device cpu --output "$dir/full.cfl" >/dev/null
 "$cli" recon "$dir/r4.h5" --method grappa --device cpu --output "$dir/grappa.cfl" --json "$dir/grappa.json" >/dev/null
