@@ -81,7 +81,7 @@ Sweeps (log10 λ: first, step, count), each extended by up to {extra} step(s) pa
 (", edge" marks a best still at the edge); Cartesian and non-Cartesian cases differ only in the number of points,
 to fit the time budget: {sweeps}
 
-## Targets (from the issue), per case with a truth
+## Targets, per case with a truth
 - **A**: each model-based Larmor default (cg, cs TV, cs wavelet) ≤ 1.05 × BART's best of the matching pics sweep
   (same budget); on the **noisy** (1 %, 3 %) radial and Poisson-disc cases ≤ 0.90 × (at least 10 % better).
   The direct rows (zero-filled FFT, gridding) are one linear operation in both tools and are not targeted.

@@ -234,3 +234,56 @@ def sweep(run_at, spec, max_extra=2):
     edge = b is not None and b in (min(points), max(points))
     return {"points": [[10.0 ** e, points[e]] for e in sorted(points)],
             "best": 10.0 ** b if b is not None else None, "edge": edge}
+
+
+def _magnitude_correlation(a, b, mask):
+    x, y = np.abs(a)[mask].ravel(), np.abs(b)[mask].ravel()
+    return float(np.corrcoef(x, y)[0, 1]) if x.size > 1 and x.std() > 0 and y.std() > 0 else 0.0
+
+
+def _common(a, b):
+    """The central part of the larger of two map arrays [x, y, coils] (readout oversampling), so both match."""
+    sl = tuple(slice((p - q) // 2, (p - q) // 2 + q) if p > q else slice(None) for p, q in zip(a.shape, b.shape))
+    return a[sl]
+
+
+def _maps(path):
+    m = np.squeeze(cfl.read(path))
+    return m if m.ndim == 3 else m.reshape(m.shape[0], m.shape[1], -1)
+
+
+def maps_agreement(case):
+    """Larmor's default coil maps (`larmor-cli maps`, ESPIRiT) against BART's `ecalib -m1` maps of the same data
+    (b_maps: non-Cartesian of the gridded k-space) and, where the case has the fully sampled Cartesian k-space (kc),
+    both against `ecalib -m1` of that: magnitude correlation over every coil inside the other side's mask (where its
+    maps are not zero), and each side's support (the fraction of the FOV where its maps are not zero)."""
+    args, keep = case.info["larmor_args"], []
+    for i in range(0, len(args) - 1, 2):
+        if args[i] in ("--traj", "--matrix", "--repetition"):
+            keep += args[i:i + 2]
+    try:
+        r = subprocess.run([case.cli, "maps", case.info["larmor_input"]] + keep +
+                           ["--output", "l_maps.cfl", "--device", "cpu"], cwd=case.d, capture_output=True, text=True,
+                           timeout=TIMEOUT)
+        if r.returncode != 0:
+            return {"error": last_line(r.stderr) or "larmor-cli maps: exit %d" % r.returncode}
+        if not os.path.exists(case.path("b_maps.cfl")):
+            return {"error": "no BART maps"}
+        lm, bm = _maps(case.path("l_maps")), _maps(case.path("b_maps"))
+        lm, bm = _common(lm, bm), _common(bm, lm)
+        if lm.shape != bm.shape:
+            return {"error": "maps of different shapes %s and %s" % (lm.shape, bm.shape)}
+        support = lambda m: np.sqrt((np.abs(m) ** 2).sum(-1)) > 0
+        out = {"bart": _magnitude_correlation(lm, bm, support(bm)), "larmor_support": float(support(lm).mean()),
+               "bart_support": float(support(bm).mean())}
+        if os.path.exists(case.path("kc.cfl")):
+            bart(["ecalib", "-m1", "kc", "r_maps"], case.d)
+            rm = _maps(case.path("r_maps"))
+            rm = _common(rm, lm)
+            if rm.shape == lm.shape:
+                inside = support(rm)
+                out.update(full=_magnitude_correlation(lm, rm, inside),
+                           bart_full=_magnitude_correlation(bm, rm, inside), full_support=float(inside.mean()))
+        return out
+    except (CaseError, RuntimeError, ValueError, OSError, subprocess.TimeoutExpired) as e:
+        return {"error": "maps: %s" % e}

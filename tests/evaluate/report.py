@@ -288,6 +288,42 @@ def figure(rows, out):
     return [r["id"] for r in chosen]
 
 
+def maps_table(results):
+    """Larmor's ESPIRiT maps against BART's ecalib -m1 of the same data and against ecalib -m1 of the fully sampled
+    Cartesian k-space (the maps the data should give), BART's own maps against that too."""
+    rows = [r for r in results["cases"] if r.get("maps")]
+    if not rows:
+        return ""
+    when = results.get("maps_run")
+    lines = ["", "## Coil maps against BART", "",
+             "Magnitude correlation over all coils: Larmor's default maps (`larmor-cli maps`, ESPIRiT) against BART's "
+             "`ecalib -m1` of the same data inside BART's mask (target >= 0.99), and, where the case has its fully "
+             "sampled Cartesian k-space, Larmor's and BART's maps against `ecalib -m1` of that inside its mask; "
+             "support: the fraction of the FOV where the maps are not zero (the crop)." +
+             (" Measured %s at commit %s (`run.py --maps-only`)." % (when["date"][:10], when["commit"]) if when else ""),
+             "", "| case | Larmor vs BART | target | Larmor vs full | BART vs full | support Larmor / BART / full |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        m = r["maps"]
+        if "error" in m:
+            lines.append("| %s | %s | | | | |" % (r["id"], m["error"]))
+            continue
+        full = lambda k: "%.4f" % m[k] if k in m else ""
+        lines.append("| %s | %.4f | %s | %s | %s | %.2f / %.2f / %s |" % (
+            r["id"], m["bart"], mark(m["bart"] >= 0.99), full("full"), full("bart_full"), m["larmor_support"],
+            m["bart_support"], "%.2f" % m["full_support"] if "full_support" in m else ""))
+    ok = [r for r in rows if "error" not in r["maps"]]
+    met = lambda group: sum(1 for r in group if r["maps"]["bart"] >= 0.99)
+    cart = [r for r in ok if r.get("cartesian")]
+    non = [r for r in ok if not r.get("cartesian")]
+    full = [r for r in ok if "full" in r["maps"]]
+    closer = sum(1 for r in full if r["maps"]["full"] >= r["maps"]["bart_full"])
+    lines += ["", "Larmor vs BART >= 0.99 on %d of %d cases: Cartesian %d of %d, non-Cartesian %d of %d. Against the "
+              "fully sampled data's maps Larmor's are at least as close as BART's on %d of %d cases." % (
+                  met(ok), len(rows), met(cart), len(cart), met(non), len(non), closer, len(full))]
+    return "\n".join(lines) + "\n"
+
+
 # ----------------------------------------------------------------------------------------------------- output --
 def write_all(results, out):
     rows = results["cases"]
@@ -297,7 +333,7 @@ def write_all(results, out):
         json.dump(results, f, indent=1, default=float)
     tables = ("## Headline\n\n" + headline(rows) + "\n\n## NRMSE against the truth\n\n" + nrmse_table(
         [r for r in rows if r.get("reference") != "bart"]) + "\n\n## Real scans (no truth)\n\n" + real_table(rows) +
-        "\n\n## SSIM and time\n\n" + ssim_time_table(rows) + "\n")
+        "\n\n## SSIM and time\n\n" + ssim_time_table(rows) + "\n" + maps_table(results))
     with open(os.path.join(out, "results.md"), "w") as f:
         f.write(tables)
     import doc

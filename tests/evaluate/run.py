@@ -3,7 +3,10 @@ defaults and over a lambda sweep (methods.py), run BART over a sweep of its own 
 the truth (metrics.py) and write results.json, results.md, evaluation.md and figure.png (report.py) into --out.
 
   run.py --cli build/default/bin/larmor-cli [--out build/evaluate] [--subset all|e2e] [--cases id,id] [--quick]
-         [--data ../shared/data] [--report-only]
+         [--data ../shared/data] [--report-only] [--maps-only]
+
+--maps-only adds (or refreshes) the coil-map comparison of every case of --out's results.json with the given
+larmor-cli, the case's data made again in place (deterministic), and re-writes the tables.
 
 A failure of BART or Larmor on a case is recorded in that case's row; the harness itself exits non-zero only when
 it cannot run at all (no bart, no larmor-cli) or when the metrics fail their self-test.
@@ -142,6 +145,7 @@ def evaluate(spec, out_root, cli, data, quick):
     max_extra = 0 if quick else 2
     row["direct_method"], row["budgets"] = direct, budgets
     row["bart"] = bart_runs(case, budgets, sweeps, max_extra)
+    row["maps"] = methods.maps_agreement(case)
     for r in runs.values():
         case.rescore(r)
     row["larmor"] = runs
@@ -179,6 +183,31 @@ def figure_images(case, row):
     return saved
 
 
+def maps_only(a):
+    with open(os.path.join(a.out, "results.json")) as f:
+        results = json.load(f)
+    cli, digest = snapshot(os.path.abspath(a.cli), os.path.abspath(a.out))
+    specs = {c["id"]: c for c in corpus.CASES}
+    wanted = [c for c in a.cases.split(",") if c]
+    for row in results["cases"]:
+        if row["id"] not in specs or (wanted and row["id"] not in wanted):
+            continue
+        d = os.path.join(a.out, "cases", row["id"])
+        tmp = d + ".maps"  # the data made again beside the case (making them in place is not idempotent for all kinds)
+        shutil.rmtree(tmp, ignore_errors=True)
+        info = generate.make(tmp, specs[row["id"]], os.path.abspath(a.data))
+        for ext in (".cfl", ".hdr"):
+            if os.path.exists(os.path.join(d, "b_maps" + ext)):
+                shutil.copy(os.path.join(d, "b_maps" + ext), tmp)
+        row["maps"] = methods.maps_agreement(methods.Case(tmp, specs[row["id"]], info, cli))
+        shutil.rmtree(tmp, ignore_errors=True)
+        print("%s: %s" % (row["id"], row["maps"]), flush=True)
+    tools = tool_versions(cli)
+    results["maps_run"] = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                           "commit": tools["commit"], "larmor": tools["larmor"], "larmor_sha256": digest}
+    report.write_all(results, a.out)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cli", required=True)
@@ -189,7 +218,12 @@ def main():
                     help="3-point sweeps on every case, no extension, Larmor's oracle for cs only (the e2e subset)")
     ap.add_argument("--data", default=os.path.join(os.path.dirname(REPO), "shared", "data"))
     ap.add_argument("--report-only", action="store_true", help="re-write the tables and figure from --out's results.json")
+    ap.add_argument("--maps-only", action="store_true",
+                    help="compare the coil maps of --out's cases again with --cli, then re-write the tables")
     a = ap.parse_args()
+    if a.maps_only:
+        maps_only(a)
+        return
     if a.report_only:
         with open(os.path.join(a.out, "results.json")) as f:
             report.write_all(json.load(f), a.out)
