@@ -6,6 +6,8 @@
 // warm-up, on random or simulated (never zero) data: device-resident (median, min, max over repetitions) and
 // host in -> host out, with its peak host and device memory, the physical limit beside it and the ratio to
 // it, and a peer or paper figure where one is recorded. On a CPU the sizes scale down and the result says so.
+// Built as bench/'s static liblarmor_bench_suite, outside liblarmor_engine (larmor-cli, the unit tests and
+// larmor_bench link it); its names stay in larmor::recon.
 #include <functional>
 #include <string>
 #include <vector>
