@@ -169,201 +169,254 @@ void writeInstance(DcmFileFormat& file, const std::string& path) {
   if (c.bad()) throw Error(path + ": cannot write the DICOM file (" + std::string(c.text()) + ")");
 }
 
-std::vector<std::string> writeSeries(const SeriesContext& ctx, ImageComponent comp, const std::string& dir,
-                                     const Progress& progress, index_t& done, index_t total) {
-  const ImageGeometry& g = *ctx.g;
-  const Header& h = ctx.d->header;
-  const ExportOptions& o = *ctx.o;
-  const RArray values = extractComponent(ctx.r->image, comp);
-  const Scaling sc = scalingFor(values, comp);
+/// What every instance of one component's series shares: the values, their scaling and window, the UID.
+struct SeriesPlan {
+  RArray values;  ///< the component, [x, y, planes x frames]
+  Scaling sc;
+  double center = 0, width = 0;  ///< the window, in image units
+  std::string seriesUid, description;
+  bool nonAscii = false;  ///< SpecificCharacterSet ISO_IR 192
+};
 
+SeriesPlan planSeries(const SeriesContext& ctx, ImageComponent comp) {
+  const ExportOptions& o = *ctx.o;
+  SeriesPlan sp;
+  sp.values = extractComponent(ctx.r->image, comp);
+  sp.sc = scalingFor(sp.values, comp);
   // Window in image units (applied after the rescale, PS3.3 C.11.2.1.2).
   double lo = 0, hi = 0;
   if (comp == ImageComponent::Magnitude && o.windowWidth > 0) {
     lo = static_cast<double>(o.windowCenter) - 0.5 * o.windowWidth;
     hi = static_cast<double>(o.windowCenter) + 0.5 * o.windowWidth;
   } else {
-    automaticWindow(values, comp, lo, hi);
+    automaticWindow(sp.values, comp, lo, hi);
   }
-  const double center = 0.5 * (lo + hi), width = std::max(hi - lo, 1e-30);
-  const std::string seriesUid = newDicomUid();
+  sp.center = 0.5 * (lo + hi), sp.width = std::max(hi - lo, 1e-30);
+  sp.seriesUid = newDicomUid();
   std::string description = o.seriesDescription.empty() ? "Larmor " + ctx.methodName : o.seriesDescription;
   if (comp != ImageComponent::Magnitude) description += " (" + toString(comp) + ")";
   if (o.anonymize) description = withoutPaths(description);  // the user's own text may name a file
-  bool nonAscii = ctx.nonAscii;
-  description = cleanText(description, 64, nonAscii);
+  sp.nonAscii = ctx.nonAscii;
+  sp.description = cleanText(description, 64, sp.nonAscii);
+  return sp;
+}
 
-  const index_t nx = g.nx, ny = g.ny, planes = g.planes();
+/// One instance (file) of a series as it is filled in.
+struct Instance {
+  DcmDataset& ds;
+  std::string path;
+  index_t number = 0;  ///< 0-based: plane + planes x frame
+  index_t plane = 0, frame = 0;
+  const FrameTags* ft = nullptr;  ///< the frame's tags (null for a single frame)
+  void set(const DcmTagKey& tag, const std::string& v) { put(ds, tag, v, path); }
+};
+
+void putSopAndPatient(Instance& in, const SeriesContext& ctx, const SeriesPlan& sp) {
+  const Header& h = ctx.d->header;
+  const ExportOptions& o = *ctx.o;
+  DcmDataset& ds = in.ds;
+  const std::string& path = in.path;
+  // SOP Common (C.12.1)
+  if (sp.nonAscii) in.set(DCM_SpecificCharacterSet, "ISO_IR 192");
+  in.set(DCM_SOPClassUID, kMrImageStorageUid);
+  in.set(DCM_SOPInstanceUID, newDicomUid());
+  if (!o.anonymize) {
+    in.set(DCM_InstanceCreationDate, ctx.date);
+    in.set(DCM_InstanceCreationTime, ctx.time);
+    in.set(DCM_TimezoneOffsetFromUTC, ctx.timezone);
+  }
+
+  // Patient (C.7.1.1): from the header, else clearly marked placeholders; the de-identified export
+  // writes dummies (PS3.15 E.1: "D" for type 1/2 identifiers, "Z" (empty) for birth date and sex).
+  in.set(DCM_PatientName, ctx.patientName);
+  in.set(DCM_PatientID, ctx.patientId);
+  // Birth date and sex from the header when it has them (a PACS expects them), empty when anonymized.
+  in.set(DCM_PatientBirthDate, o.anonymize ? "" : h.patientBirthDate);
+  in.set(DCM_PatientSex, o.anonymize ? "" : h.patientSex);
+  if (o.anonymize) {
+    in.set(DCM_PatientIdentityRemoved, "YES");
+    in.set(DCM_DeidentificationMethod, "Larmor basic: names and IDs replaced, dates and paths removed");
+    DcmItem* code = nullptr;
+    if (ds.findOrCreateSequenceItem(DCM_DeidentificationMethodCodeSequence, code, 0).bad() || !code)
+      throw Error(path + ": cannot create DeidentificationMethodCodeSequence");
+    put(*code, DCM_CodeValue, "113100", path);
+    put(*code, DCM_CodingSchemeDesignator, "DCM", path);
+    put(*code, DCM_CodeMeaning, "Basic Application Confidentiality Profile", path);
+  }
+}
+
+void putStudyAndSeries(Instance& in, const SeriesContext& ctx, const SeriesPlan& sp, ImageComponent comp) {
+  const Header& h = ctx.d->header;
+  const ExportOptions& o = *ctx.o;
+  // General Study (C.7.2.1): the header's study date and time when it has them, else the export's
+  // (none when anonymized); the series are dated by the export.
+  in.set(DCM_StudyInstanceUID, ctx.studyUid);
+  const bool headerDate = !h.studyDate.empty();
+  in.set(DCM_StudyDate, o.anonymize ? "" : headerDate ? h.studyDate : ctx.date);
+  in.set(DCM_StudyTime, o.anonymize ? "" : headerDate ? h.studyTime : ctx.time);
+  in.set(DCM_ReferringPhysicianName, "");
+  in.set(DCM_StudyID, "LARMOR");  // type 2, but DICOMDIR builders need a value; not identifying
+  in.set(DCM_AccessionNumber, "");
+  if (!ctx.studyDescription.empty() && !o.anonymize) in.set(DCM_StudyDescription, ctx.studyDescription);
+
+  // General Series (C.7.3.1)
+  in.set(DCM_Modality, "MR");
+  in.set(DCM_SeriesInstanceUID, sp.seriesUid);
+  in.set(DCM_SeriesNumber, std::to_string(seriesNumber(comp)));
+  in.set(DCM_SeriesDescription, sp.description);
+  if (!o.anonymize) {
+    in.set(DCM_SeriesDate, ctx.date);
+    in.set(DCM_SeriesTime, ctx.time);
+    if (!ctx.protocolName.empty()) in.set(DCM_ProtocolName, ctx.protocolName);
+  }
+  // Type 2C (paired body parts); the raw data do not say which body part, so present and empty.
+  in.set(DCM_Laterality, "");
+  // Type 2C for MR without a Patient Orientation Code Sequence; the header does not record it.
+  in.set(DCM_PatientPosition, h.deviceDescription == "Larmor simulator" ? "HFS" : "");
+
+  // Frame of Reference (C.7.4.1): one for every series of the export (they share the voxels).
+  in.set(DCM_FrameOfReferenceUID, ctx.frameOfReferenceUid);
+  in.set(DCM_PositionReferenceIndicator, "");
+
+  // General Equipment (C.7.5.1): the equipment that made these images is Larmor.
+  in.set(DCM_Manufacturer, "Larmor");
+  in.set(DCM_ManufacturerModelName, "Larmor MRI reconstruction");
+  in.set(DCM_SoftwareVersions, versionString());
+}
+
+void putMrImage(Instance& in, const SeriesContext& ctx, ImageComponent comp) {
+  const Header& h = ctx.d->header;
+  const ExportOptions& o = *ctx.o;
+  const ImageGeometry& g = *ctx.g;
+  const FrameTags* ft = in.ft;
+  const std::string& path = in.path;
+  // General Image (C.7.6.1) and MR Image (C.8.3.1)
+  in.set(DCM_InstanceNumber, std::to_string(in.number + 1));
+  if (!o.anonymize) {
+    in.set(DCM_ContentDate, ctx.date);
+    in.set(DCM_ContentTime, ctx.time);
+  }
+  in.set(DCM_ImageType, "DERIVED\\SECONDARY\\OTHER\\" + componentTerm(comp));
+  in.set(DCM_DerivationDescription, ctx.derivation);
+  in.set(DCM_ImageComments, "Larmor provenance (JSON): private creator LARMOR, element (0019,1000)");
+  in.set(DCM_LossyImageCompression, "00");
+  in.set(DCM_BurnedInAnnotation, "NO");
+  in.set(DCM_ComplexImageComponent, componentTerm(comp));
+  // A reconstruction knows nothing of the sequence: RM (research mode) and NONE are the honest values;
+  // timing parameters are type 2 (present, empty) because the header does not carry them.
+  in.set(DCM_ScanningSequence, "RM");
+  in.set(DCM_SequenceVariant, "NONE");
+  in.set(DCM_ScanOptions, "");
+  in.set(DCM_MRAcquisitionType, h.is3D() || g.threeD ? "3D" : "2D");
+  in.set(DCM_RepetitionTime, "");
+  in.set(DCM_EchoTime, ft && std::isfinite(ft->echoTimeMs) ? decimal(ft->echoTimeMs) : "");
+  if (ft) {
+    // A series' frames (docs/dicom.md): what a viewer sorts time points and echoes by.
+    in.set(DCM_EchoNumbers, std::to_string(ft->echoNumber));
+    in.set(DCM_TemporalPositionIdentifier, std::to_string(ft->temporalPosition));
+    in.set(DCM_NumberOfTemporalPositions, std::to_string(ft->temporalPositions));
+    if (std::isfinite(ft->triggerTimeMs)) in.set(DCM_TriggerTime, decimal(ft->triggerTimeMs));
+    in.set(DCM_AcquisitionNumber, std::to_string(in.frame + 1));
+  }
+  in.set(DCM_EchoTrainLength, "");
+  in.set(DCM_ImagedNucleus, "1H");
+  if (h.systemFieldT > 0) in.set(DCM_MagneticFieldStrength, decimal(h.systemFieldT));
+  if (g.planeSpacing > 0) in.set(DCM_SpacingBetweenSlices, decimal(g.planeSpacing));
+  // Readout along rows (x = column index), phase encoding down the columns.
+  in.set(DCM_InPlanePhaseEncodingDirection, "COL");
+  {
+    const Uint16 acq[4] = {0, static_cast<Uint16>(std::min<index_t>(h.recon[0], 65535)),
+                           static_cast<Uint16>(std::min<index_t>(h.encoded[1], 65535)), 0};
+    if (in.ds.putAndInsertUint16Array(DCM_AcquisitionMatrix, acq, 4).bad())
+      throw Error(path + ": cannot set AcquisitionMatrix");
+  }
+}
+
+void putPlaneAndPixelModule(Instance& in, const SeriesContext& ctx, const SeriesPlan& sp, ImageComponent comp) {
+  const ExportOptions& o = *ctx.o;
+  const ImageGeometry& g = *ctx.g;
+  const Vec3 n = g.normal();
+  const Scaling& sc = sp.sc;
+  const double center = sp.center, width = sp.width;
+  // Image Plane (C.7.6.2): pixel (0,0)'s centre, row and column directions, (row, column) spacing.
+  const Vec3& tl = g.topLeft[static_cast<std::size_t>(in.plane)];
+  in.set(DCM_ImagePositionPatient, dsList({tl[0], tl[1], tl[2]}));
+  in.set(DCM_ImageOrientationPatient,
+         dsList({g.row[0], g.row[1], g.row[2], g.column[0], g.column[1], g.column[2]}));
+  in.set(DCM_PixelSpacing, dsList({g.spacingY, g.spacingX}));
+  in.set(DCM_SliceThickness, decimal(g.sliceThickness));
+  in.set(DCM_SliceLocation, decimal(tl[0] * n[0] + tl[1] * n[1] + tl[2] * n[2]));
+
+  // Image Pixel (C.7.6.3) with the rescale to image units and the VOI window.
+  in.set(DCM_SamplesPerPixel, "1");
+  in.set(DCM_PhotometricInterpretation, "MONOCHROME2");
+  in.set(DCM_Rows, std::to_string(g.ny));
+  in.set(DCM_Columns, std::to_string(g.nx));
+  in.set(DCM_BitsAllocated, "16");
+  in.set(DCM_BitsStored, "16");
+  in.set(DCM_HighBit, "15");
+  in.set(DCM_PixelRepresentation, sc.isSigned ? "1" : "0");
+  in.set(DCM_RescaleIntercept, sc.intercept);
+  in.set(DCM_RescaleSlope, sc.slope);
+  in.set(DCM_WindowCenter, decimal(center));
+  // decimal() writes tiny values as "0", an invalid width: the smallest DS >= the width instead.
+  in.set(DCM_WindowWidth, width < 1e-6 ? dsAtLeast(width) : decimal(width));
+  // LINEAR requires a width >= 1 (C.11.2.1.2.1); images in arbitrary units often span less than 1,
+  // which LINEAR_EXACT (width > 0) expresses without rescaling the data.
+  if (width < 1) in.set(DCM_VOILUTFunction, "LINEAR_EXACT");
+  in.set(DCM_WindowCenterWidthExplanation,
+         comp == ImageComponent::Magnitude && o.windowWidth > 0 ? "USER" : "AUTOMATIC");
+}
+
+// The pixel data: the values quantised by the rescale slope to 16 bits (signed for phase, real, imaginary).
+void putPixels(Instance& in, const SeriesContext& ctx, const SeriesPlan& sp, std::vector<std::uint16_t>& pixels) {
+  const index_t nx = ctx.g->nx, ny = ctx.g->ny, instance = in.number;
+  const Scaling& sc = sp.sc;
+  const std::string& path = in.path;
+  const float* src = sp.values.data() + instance * nx * ny;
+  const double limitLo = sc.isSigned ? -32767.0 : 0.0, limitHi = sc.isSigned ? 32767.0 : 65535.0;
+  for (index_t i = 0; i < nx * ny; ++i) {
+    const double v = std::isfinite(src[i]) ? static_cast<double>(src[i]) : 0.0;
+    const double q = std::clamp(std::nearbyint(v / sc.slopeValue), limitLo, limitHi);
+    if (sc.isSigned) {
+      const auto s16 = static_cast<std::int16_t>(q);
+      std::uint16_t bits;
+      std::memcpy(&bits, &s16, sizeof bits);
+      pixels[static_cast<std::size_t>(i)] = bits;
+    } else {
+      pixels[static_cast<std::size_t>(i)] = static_cast<std::uint16_t>(q);
+    }
+  }
+  if (in.ds.putAndInsertUint16Array(DCM_PixelData, pixels.data(), static_cast<unsigned long>(pixels.size())).bad())
+    throw Error(path + ": cannot set PixelData");
+}
+
+std::vector<std::string> writeSeries(const SeriesContext& ctx, ImageComponent comp, const std::string& dir,
+                                     const Progress& progress, index_t& done, index_t total) {
+  const ImageGeometry& g = *ctx.g;
+  const ExportOptions& o = *ctx.o;
+  const SeriesPlan sp = planSeries(ctx, comp);
+  const index_t planes = g.planes();
   // A series (writeSeriesOutput): the frames one after another; instance i = plane + planes x frame.
   const index_t frames = std::max<index_t>(1, static_cast<index_t>(o.frames.size()));
-  const Vec3 n = g.normal();
   std::vector<std::string> written;
-  std::vector<std::uint16_t> pixels(static_cast<std::size_t>(nx * ny));
+  std::vector<std::uint16_t> pixels(static_cast<std::size_t>(g.nx * g.ny));
   for (index_t instance = 0; instance < planes * frames; ++instance) {
-    const index_t p = instance % planes, frame = instance / planes;
-    const FrameTags* ft = o.frames.empty() ? nullptr : &o.frames[static_cast<std::size_t>(frame)];
+    const index_t frame = instance / planes;
     const std::string name = dicomFileName(comp, instance + 1, planes * frames);
-    const std::string path = (fs::path(dir) / name).string();
     DcmFileFormat file;
-    DcmDataset& ds = *file.getDataset();
-    auto set = [&](const DcmTagKey& tag, const std::string& v) { put(ds, tag, v, path); };
-
-    // SOP Common (C.12.1)
-    if (nonAscii) set(DCM_SpecificCharacterSet, "ISO_IR 192");
-    set(DCM_SOPClassUID, kMrImageStorageUid);
-    set(DCM_SOPInstanceUID, newDicomUid());
-    if (!o.anonymize) {
-      set(DCM_InstanceCreationDate, ctx.date);
-      set(DCM_InstanceCreationTime, ctx.time);
-      set(DCM_TimezoneOffsetFromUTC, ctx.timezone);
-    }
-
-    // Patient (C.7.1.1): from the header, else clearly marked placeholders; the de-identified export
-    // writes dummies (PS3.15 E.1: "D" for type 1/2 identifiers, "Z" (empty) for birth date and sex).
-    set(DCM_PatientName, ctx.patientName);
-    set(DCM_PatientID, ctx.patientId);
-    // Birth date and sex from the header when it has them (a PACS expects them), empty when anonymized.
-    set(DCM_PatientBirthDate, o.anonymize ? "" : h.patientBirthDate);
-    set(DCM_PatientSex, o.anonymize ? "" : h.patientSex);
-    if (o.anonymize) {
-      set(DCM_PatientIdentityRemoved, "YES");
-      set(DCM_DeidentificationMethod, "Larmor basic: names and IDs replaced, dates and paths removed");
-      DcmItem* code = nullptr;
-      if (ds.findOrCreateSequenceItem(DCM_DeidentificationMethodCodeSequence, code, 0).bad() || !code)
-        throw Error(path + ": cannot create DeidentificationMethodCodeSequence");
-      put(*code, DCM_CodeValue, "113100", path);
-      put(*code, DCM_CodingSchemeDesignator, "DCM", path);
-      put(*code, DCM_CodeMeaning, "Basic Application Confidentiality Profile", path);
-    }
-
-    // General Study (C.7.2.1): the header's study date and time when it has them, else the export's
-    // (none when anonymized); the series are dated by the export.
-    set(DCM_StudyInstanceUID, ctx.studyUid);
-    const bool headerDate = !h.studyDate.empty();
-    set(DCM_StudyDate, o.anonymize ? "" : headerDate ? h.studyDate : ctx.date);
-    set(DCM_StudyTime, o.anonymize ? "" : headerDate ? h.studyTime : ctx.time);
-    set(DCM_ReferringPhysicianName, "");
-    set(DCM_StudyID, "LARMOR");  // type 2, but DICOMDIR builders need a value; not identifying
-    set(DCM_AccessionNumber, "");
-    if (!ctx.studyDescription.empty() && !o.anonymize) set(DCM_StudyDescription, ctx.studyDescription);
-
-    // General Series (C.7.3.1)
-    set(DCM_Modality, "MR");
-    set(DCM_SeriesInstanceUID, seriesUid);
-    set(DCM_SeriesNumber, std::to_string(seriesNumber(comp)));
-    set(DCM_SeriesDescription, description);
-    if (!o.anonymize) {
-      set(DCM_SeriesDate, ctx.date);
-      set(DCM_SeriesTime, ctx.time);
-      if (!ctx.protocolName.empty()) set(DCM_ProtocolName, ctx.protocolName);
-    }
-    // Type 2C (paired body parts); the raw data do not say which body part, so present and empty.
-    set(DCM_Laterality, "");
-    // Type 2C for MR without a Patient Orientation Code Sequence; the header does not record it.
-    set(DCM_PatientPosition, h.deviceDescription == "Larmor simulator" ? "HFS" : "");
-
-    // Frame of Reference (C.7.4.1): one for every series of the export (they share the voxels).
-    set(DCM_FrameOfReferenceUID, ctx.frameOfReferenceUid);
-    set(DCM_PositionReferenceIndicator, "");
-
-    // General Equipment (C.7.5.1): the equipment that made these images is Larmor.
-    set(DCM_Manufacturer, "Larmor");
-    set(DCM_ManufacturerModelName, "Larmor MRI reconstruction");
-    set(DCM_SoftwareVersions, versionString());
-
-    // General Image (C.7.6.1) and MR Image (C.8.3.1)
-    set(DCM_InstanceNumber, std::to_string(instance + 1));
-    if (!o.anonymize) {
-      set(DCM_ContentDate, ctx.date);
-      set(DCM_ContentTime, ctx.time);
-    }
-    set(DCM_ImageType, "DERIVED\\SECONDARY\\OTHER\\" + componentTerm(comp));
-    set(DCM_DerivationDescription, ctx.derivation);
-    set(DCM_ImageComments, "Larmor provenance (JSON): private creator LARMOR, element (0019,1000)");
-    set(DCM_LossyImageCompression, "00");
-    set(DCM_BurnedInAnnotation, "NO");
-    set(DCM_ComplexImageComponent, componentTerm(comp));
-    // A reconstruction knows nothing of the sequence: RM (research mode) and NONE are the honest values;
-    // timing parameters are type 2 (present, empty) because the header does not carry them.
-    set(DCM_ScanningSequence, "RM");
-    set(DCM_SequenceVariant, "NONE");
-    set(DCM_ScanOptions, "");
-    set(DCM_MRAcquisitionType, h.is3D() || g.threeD ? "3D" : "2D");
-    set(DCM_RepetitionTime, "");
-    set(DCM_EchoTime, ft && std::isfinite(ft->echoTimeMs) ? decimal(ft->echoTimeMs) : "");
-    if (ft) {
-      // A series' frames (docs/dicom.md): what a viewer sorts time points and echoes by.
-      set(DCM_EchoNumbers, std::to_string(ft->echoNumber));
-      set(DCM_TemporalPositionIdentifier, std::to_string(ft->temporalPosition));
-      set(DCM_NumberOfTemporalPositions, std::to_string(ft->temporalPositions));
-      if (std::isfinite(ft->triggerTimeMs)) set(DCM_TriggerTime, decimal(ft->triggerTimeMs));
-      set(DCM_AcquisitionNumber, std::to_string(frame + 1));
-    }
-    set(DCM_EchoTrainLength, "");
-    set(DCM_ImagedNucleus, "1H");
-    if (h.systemFieldT > 0) set(DCM_MagneticFieldStrength, decimal(h.systemFieldT));
-    if (g.planeSpacing > 0) set(DCM_SpacingBetweenSlices, decimal(g.planeSpacing));
-    // Readout along rows (x = column index), phase encoding down the columns.
-    set(DCM_InPlanePhaseEncodingDirection, "COL");
-    {
-      const Uint16 acq[4] = {0, static_cast<Uint16>(std::min<index_t>(h.recon[0], 65535)),
-                             static_cast<Uint16>(std::min<index_t>(h.encoded[1], 65535)), 0};
-      if (ds.putAndInsertUint16Array(DCM_AcquisitionMatrix, acq, 4).bad())
-        throw Error(path + ": cannot set AcquisitionMatrix");
-    }
-
-    // Image Plane (C.7.6.2): pixel (0,0)'s centre, row and column directions, (row, column) spacing.
-    const Vec3& tl = g.topLeft[static_cast<std::size_t>(p)];
-    set(DCM_ImagePositionPatient, dsList({tl[0], tl[1], tl[2]}));
-    set(DCM_ImageOrientationPatient,
-        dsList({g.row[0], g.row[1], g.row[2], g.column[0], g.column[1], g.column[2]}));
-    set(DCM_PixelSpacing, dsList({g.spacingY, g.spacingX}));
-    set(DCM_SliceThickness, decimal(g.sliceThickness));
-    set(DCM_SliceLocation, decimal(tl[0] * n[0] + tl[1] * n[1] + tl[2] * n[2]));
-
-    // Image Pixel (C.7.6.3) with the rescale to image units and the VOI window.
-    set(DCM_SamplesPerPixel, "1");
-    set(DCM_PhotometricInterpretation, "MONOCHROME2");
-    set(DCM_Rows, std::to_string(ny));
-    set(DCM_Columns, std::to_string(nx));
-    set(DCM_BitsAllocated, "16");
-    set(DCM_BitsStored, "16");
-    set(DCM_HighBit, "15");
-    set(DCM_PixelRepresentation, sc.isSigned ? "1" : "0");
-    set(DCM_RescaleIntercept, sc.intercept);
-    set(DCM_RescaleSlope, sc.slope);
-    set(DCM_WindowCenter, decimal(center));
-    // decimal() writes tiny values as "0", an invalid width: the smallest DS >= the width instead.
-    set(DCM_WindowWidth, width < 1e-6 ? dsAtLeast(width) : decimal(width));
-    // LINEAR requires a width >= 1 (C.11.2.1.2.1); images in arbitrary units often span less than 1,
-    // which LINEAR_EXACT (width > 0) expresses without rescaling the data.
-    if (width < 1) set(DCM_VOILUTFunction, "LINEAR_EXACT");
-    set(DCM_WindowCenterWidthExplanation,
-        comp == ImageComponent::Magnitude && o.windowWidth > 0 ? "USER" : "AUTOMATIC");
-
-    const float* src = values.data() + instance * nx * ny;
-    const double limitLo = sc.isSigned ? -32767.0 : 0.0, limitHi = sc.isSigned ? 32767.0 : 65535.0;
-    for (index_t i = 0; i < nx * ny; ++i) {
-      const double v = std::isfinite(src[i]) ? static_cast<double>(src[i]) : 0.0;
-      const double q = std::clamp(std::nearbyint(v / sc.slopeValue), limitLo, limitHi);
-      if (sc.isSigned) {
-        const auto s16 = static_cast<std::int16_t>(q);
-        std::uint16_t bits;
-        std::memcpy(&bits, &s16, sizeof bits);
-        pixels[static_cast<std::size_t>(i)] = bits;
-      } else {
-        pixels[static_cast<std::size_t>(i)] = static_cast<std::uint16_t>(q);
-      }
-    }
-    if (ds.putAndInsertUint16Array(DCM_PixelData, pixels.data(), static_cast<unsigned long>(pixels.size())).bad())
-      throw Error(path + ": cannot set PixelData");
-
+    Instance in{*file.getDataset(), (fs::path(dir) / name).string(), instance, instance % planes, frame,
+                o.frames.empty() ? nullptr : &o.frames[static_cast<std::size_t>(frame)]};
+    putSopAndPatient(in, ctx, sp);
+    putStudyAndSeries(in, ctx, sp, comp);
+    putMrImage(in, ctx, comp);
+    putPlaneAndPixelModule(in, ctx, sp, comp);
+    putPixels(in, ctx, sp, pixels);
     // Provenance: the full JSON in the private block (docs/dicom.md).
-    putTag(ds, DcmTag(kLarmorPrivateGroup, kLarmorPrivateCreatorElement, EVR_LO), kLarmorPrivateCreator, path);
-    putTag(ds, DcmTag(kLarmorPrivateGroup, kLarmorProvenanceElement, EVR_UT), ctx.provenanceJson, path);
-
-    writeInstance(file, path);
-    written.push_back(path);
+    putTag(in.ds, DcmTag(kLarmorPrivateGroup, kLarmorPrivateCreatorElement, EVR_LO), kLarmorPrivateCreator, in.path);
+    putTag(in.ds, DcmTag(kLarmorPrivateGroup, kLarmorProvenanceElement, EVR_UT), ctx.provenanceJson, in.path);
+    writeInstance(file, in.path);
+    written.push_back(in.path);
     ++done;
     progress.report(static_cast<double>(done) / static_cast<double>(total), "writing DICOM");
   }
