@@ -1,3 +1,7 @@
+// The simulator (simulate.hpp): analytic k-space of the Shepp-Logan phantom times coil sensitivities.
+// Cartesian: the header and masks, then slice by slice and plane by plane the sampled rows, each the sum of
+// the coil model's terms over shifted phantom lines (each distinct line transformed once); SCALING below
+// gives the unitary-DFT factor. Non-Cartesian: the phantom's transform at the trajectory's points.
 #include "larmor/phantom/simulate.hpp"
 
 #include <algorithm>
@@ -260,6 +264,213 @@ Dataset simulateNonCartesian(const SimulateSettings& s, const Progress& progress
   return d;
 }
 
+/// The Cartesian grid of a simulation (SCALING below): e0 readout points (m0 oversampled) spanning l0 FOVs,
+/// m1 x m2 phase encodes, per slice.
+struct CartesianGrid {
+  index_t m0 = 0, m1 = 0, m2 = 0, e0 = 0, slices = 1;
+  double l0 = 1;
+  bool is3D = false;
+  int coils = 1;
+};
+
+Header cartesianHeader(const SimulateSettings& s, const CartesianGrid& g) {
+  Header h;
+  h.encoded[0] = g.e0, h.encoded[1] = g.m1, h.encoded[2] = g.m2;
+  h.recon[0] = g.m0, h.recon[1] = g.m1, h.recon[2] = g.m2;
+  const float fovZ = g.is3D ? s.fovMm : s.sliceThicknessMm;
+  h.encodedFovMm[0] = static_cast<float>(s.fovMm * g.l0), h.encodedFovMm[1] = s.fovMm, h.encodedFovMm[2] = fovZ;
+  h.reconFovMm[0] = s.fovMm, h.reconFovMm[1] = s.fovMm, h.reconFovMm[2] = fovZ;
+  h.coils = g.coils;
+  h.slices = g.slices;
+  h.trajectory = TrajectoryKind::Cartesian;
+  const bool accelerated = s.accel > 1 || s.accelPe2 > 1;
+  h.accelerationPe1 = s.accel;
+  h.accelerationPe2 = s.accelPe2;
+  h.calibrationLines = accelerated ? s.acs : 0;
+  h.deviceDescription = "Larmor simulator";
+  h.protocolName = "larmor-simulate shepp-logan";
+  h.geometry.present = true;
+  h.geometry.slicePositions.resize(static_cast<std::size_t>(g.slices));
+  for (index_t i = 0; i < g.slices; ++i)
+    h.geometry.slicePositions[static_cast<std::size_t>(i)] =
+        static_cast<float>((static_cast<double>(i) - 0.5 * static_cast<double>(g.slices - 1)) * s.sliceThicknessMm);
+  return h;
+}
+
+// Masks: the same lines in every slice. 3D accelerated along pe1 only: the ACS block spans all of pe2;
+// along pe2 too: an acs x min(acs, pe2) centre box (2D GRAPPA's calibration region). Returns one slice's
+// sampling mask [m1, m2]; d.sampled and d.calibration get it for every slice.
+Array<std::uint8_t> cartesianMasks(const SimulateSettings& s, const CartesianGrid& g, Dataset& d) {
+  const index_t m1 = g.m1, m2 = g.m2;
+  const bool accelerated = s.accel > 1 || s.accelPe2 > 1;
+  const int acs = accelerated ? s.acs : 0;
+  const int acsPe2 = acs == 0 ? 0 : s.accelPe2 > 1 ? static_cast<int>(std::min<index_t>(acs, m2)) : static_cast<int>(m2);
+  Array<std::uint8_t> cal2;
+  Array<std::uint8_t> mask2;
+  try {
+    mask2 = traj::cartesianMask(m1, m2, s.accel, s.accelPe2, acs, acsPe2, &cal2);
+  } catch (const Error& e) {
+    throw Error(std::string("simulate: ") + e.what());
+  }
+  d.sampled = Array<std::uint8_t>(Shape{m1, m2, g.slices});
+  d.calibration = Array<std::uint8_t>(Shape{m1, m2, g.slices});
+  for (index_t sl = 0; sl < g.slices; ++sl)
+    for (index_t i = 0; i < m1 * m2; ++i) {
+      d.sampled[i + m1 * m2 * sl] = mask2[i];
+      d.calibration[i + m1 * m2 * sl] = cal2[i];
+    }
+  return mask2;
+}
+
+/// One slice's object and coils as its planes use them.
+struct SliceModel {
+  const Phantom& ph;
+  const CoilModel& model;
+  TermPlan plan;
+  std::vector<cdouble> phases;  ///< ph.readoutPhases(plan.readout)
+  std::size_t nr = 0, nt = 0;   ///< distinct readout positions, coil terms
+  index_t hMin = 0, hCount = 0;  ///< the range of h1 (below)
+};
+
+// Shifted lines are keyed by integers (P = 2, L1 = L2 = 1): k1 = (j - c1) - m1/2 = h1/2 with
+// h1 = 2(j - c1) - m1, and k2 = (l - c2) - m2/2 = h2/2 with h2 = 2(l - c2) - m2 (0 in 2D). Each
+// distinct line is transformed once, however many (row, term) pairs use it, and in 3D the lines of
+// one h2 are kept for the next plane (plane l's m2 = -1 lines are plane l+1's m2 = +1 lines).
+struct LineSet {
+  index_t h2;
+  std::vector<cdouble> f;          // [(h1 - hMin) * nr + readout]
+  std::vector<std::uint8_t> done;  // [h1 - hMin]
+};
+
+/// The shifted lines that plane l's rows need, computed into `cache` where missing; row r, term t reads
+/// the line at [r * nt + t] of the result.
+std::vector<const cdouble*> shiftedLines(const SliceModel& sm, const CartesianGrid& g, index_t l,
+                                         const std::vector<index_t>& rows, std::vector<LineSet>& cache) {
+  const TermPlan& plan = sm.plan;
+  const index_t c1 = g.m1 / 2, c2 = g.m2 / 2, hMin = sm.hMin;
+  const std::size_t nr = sm.nr, nt = sm.nt;
+  std::vector<index_t> pairH2(plan.pairs.size());
+  for (std::size_t p = 0; p < plan.pairs.size(); ++p) pairH2[p] = g.is3D ? 2 * (l - c2) - plan.pairs[p][1] : 0;
+  std::erase_if(cache, [&](const LineSet& c) {
+    return std::find(pairH2.begin(), pairH2.end(), c.h2) == pairH2.end();
+  });
+  std::vector<std::size_t> pairSet(plan.pairs.size());
+  for (std::size_t p = 0; p < plan.pairs.size(); ++p) {
+    auto it = std::find_if(cache.begin(), cache.end(), [&](const LineSet& c) { return c.h2 == pairH2[p]; });
+    if (it == cache.end()) {
+      cache.push_back({pairH2[p], std::vector<cdouble>(static_cast<std::size_t>(sm.hCount) * nr),
+                       std::vector<std::uint8_t>(static_cast<std::size_t>(sm.hCount), 0)});
+      it = cache.end() - 1;
+    }
+    pairSet[p] = static_cast<std::size_t>(it - cache.begin());
+  }
+  std::vector<std::pair<std::size_t, index_t>> todo;  // (set, h1)
+  for (index_t j : rows)
+    for (std::size_t p = 0; p < plan.pairs.size(); ++p) {
+      const index_t h1 = 2 * (j - c1) - plan.pairs[p][0];
+      auto& done = cache[pairSet[p]].done[static_cast<std::size_t>(h1 - hMin)];
+      if (!done) {
+        done = 1;
+        todo.emplace_back(pairSet[p], h1);
+      }
+    }
+  const index_t nTodo = static_cast<index_t>(todo.size());
+#pragma omp parallel for schedule(dynamic, 4)
+  for (index_t u = 0; u < nTodo; ++u) {
+    const auto [set, h1] = todo[static_cast<std::size_t>(u)];
+    LineSet& ls = cache[set];
+    sm.ph.kspaceLine(plan.readout, sm.phases, 0.5 * static_cast<double>(h1), 0.5 * static_cast<double>(ls.h2),
+                     ls.f.data() + static_cast<std::size_t>(h1 - hMin) * nr);
+  }
+  std::vector<const cdouble*> termLine(rows.size() * nt);
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    for (std::size_t t = 0; t < nt; ++t) {
+      const std::size_t p = static_cast<std::size_t>(plan.termPair[t]);
+      const index_t h1 = 2 * (rows[r] - c1) - plan.pairs[p][0];
+      termLine[r * nt + t] = cache[pairSet[p]].f.data() + static_cast<std::size_t>(h1 - hMin) * nr;
+    }
+  return termLine;
+}
+
+// k-space of s_c·ρ on plane l of slice sl: Σ_m a_{c,m} F(k - m/P), then the unitary-DFT scaling and the
+// noise. The coils × terms multiply-adds per sample are the cost here: gather each term's shifted line once
+// into split real/imaginary arrays, and accumulate in plain real arithmetic (vectorises; complex
+// operator* would add NaN-recovery branches).
+void accumulateRows(const SimulateSettings& s, const CartesianGrid& g, const SliceModel& sm, index_t sl, index_t l,
+                    const std::vector<index_t>& rows, const std::vector<const cdouble*>& termLine, Dataset& d) {
+  const index_t e0 = g.e0, m1 = g.m1, m2 = g.m2;
+  const int coils = g.coils;
+  const double scale = std::sqrt(static_cast<double>(e0) * static_cast<double>(m1) * static_cast<double>(m2)) / g.l0;
+  const TermPlan& plan = sm.plan;
+  const std::size_t nt = sm.nt;
+  const index_t nRows = static_cast<index_t>(rows.size());
+  const std::size_t ne = static_cast<std::size_t>(e0);
+#pragma omp parallel
+  {
+    std::vector<double> accRe(static_cast<std::size_t>(coils) * ne), accIm(accRe.size());
+    std::vector<double> gRe(ne), gIm(ne);
+#pragma omp for schedule(dynamic, 2)
+    for (index_t r = 0; r < nRows; ++r) {
+      std::fill(accRe.begin(), accRe.end(), 0.0);
+      std::fill(accIm.begin(), accIm.end(), 0.0);
+      for (std::size_t t = 0; t < nt; ++t) {
+        const cdouble* fl = termLine[static_cast<std::size_t>(r) * nt + t];
+        const index_t* idx = plan.readoutIndex.data() + e0 * plan.termM0[t];
+        for (std::size_t n = 0; n < ne; ++n) {
+          gRe[n] = fl[idx[n]].real();
+          gIm[n] = fl[idx[n]].imag();
+        }
+        for (int c = 0; c < coils; ++c) {
+          const cdouble a = sm.model.coefficient(c, t);
+          const double ar = a.real(), ai = a.imag();
+          if (ar == 0 && ai == 0) continue;
+          double* outRe = accRe.data() + static_cast<std::size_t>(c) * ne;
+          double* outIm = accIm.data() + static_cast<std::size_t>(c) * ne;
+          for (std::size_t n = 0; n < ne; ++n) {
+            outRe[n] += ar * gRe[n] - ai * gIm[n];
+            outIm[n] += ar * gIm[n] + ai * gRe[n];
+          }
+        }
+      }
+      const index_t j = rows[static_cast<std::size_t>(r)];
+      for (int c = 0; c < coils; ++c) {
+        const index_t lineIndex = j + m1 * (l + m2 * (c + static_cast<index_t>(coils) * sl));
+        cfloat* dst = d.kspace.data() + e0 * lineIndex;
+        const double* re = accRe.data() + static_cast<std::size_t>(c) * ne;
+        const double* im = accIm.data() + static_cast<std::size_t>(c) * ne;
+        for (std::size_t n = 0; n < ne; ++n)
+          dst[n] = cfloat(static_cast<float>(scale * re[n]), static_cast<float>(scale * im[n]));
+        if (s.noiseSigma > 0)
+          addNoise(dst, e0, s.noiseSigma, deriveSeed(s.seed, static_cast<std::uint64_t>(lineIndex)));
+      }
+    }
+  }
+}
+
+/// Slice sl's k-space, plane by plane (one plane in 2D), at the rows `mask2` samples.
+void simulateSlice(const SimulateSettings& s, const CartesianGrid& g, const Array<std::uint8_t>& mask2,
+                   const Phantom& ph, const CoilModel& model, index_t sl, const Progress& progress, Dataset& d) {
+  require(model.period == 2, "simulate: the coil model's period must be 2 FOVs");  // keys use P = 2
+  SliceModel sm{ph, model, planTerms(model, g.e0, g.l0), {}, 0, 0, 0, 0};
+  sm.phases = ph.readoutPhases(sm.plan.readout);
+  sm.nr = sm.plan.readout.size(), sm.nt = model.terms.size();
+  sm.hMin = -2 * (g.m1 / 2) - model.order, sm.hCount = 2 * (g.m1 - 1) + 2 * model.order + 1;
+  const double totalWork = static_cast<double>(g.slices * g.m2) + 1;  // + the reference image
+  std::vector<LineSet> cache;
+  for (index_t l = 0; l < g.m2; ++l) {
+    const index_t plane = sl * g.m2 + l;
+    progress.report(static_cast<double>(plane) / totalWork,
+                    g.is3D ? "simulating k-space: plane " + std::to_string(l + 1) + "/" + std::to_string(g.m2)
+                           : "simulating k-space: slice " + std::to_string(sl + 1) + "/" + std::to_string(g.slices));
+    std::vector<index_t> rows;
+    for (index_t j = 0; j < g.m1; ++j)
+      if (mask2(j, l)) rows.push_back(j);
+    if (rows.empty()) continue;
+    const std::vector<const cdouble*> termLine = shiftedLines(sm, g, l, rows, cache);
+    accumulateRows(s, g, sm, sl, l, rows, termLine, d);
+  }
+}
+
 }  // namespace
 
 nlohmann::json toJson(const SimulateSettings& s) {
@@ -303,188 +514,29 @@ double simulatedSliceZ(index_t slice, index_t slices) {
 Dataset simulate(const SimulateSettings& s, const Progress& progress) {
   validate(s);
   if (s.trajectory != TrajectoryKind::Cartesian) return simulateNonCartesian(s, progress);
-  const bool is3D = s.matrix[2] > 1;
-  const index_t m0 = s.matrix[0], m1 = s.matrix[1], m2 = s.matrix[2];
-  const index_t e0 = std::max<index_t>(m0, std::llround(static_cast<double>(m0) * s.readoutOversampling));
-  const double l0 = static_cast<double>(e0) / static_cast<double>(m0);
-  const index_t slices = s.slices;
-  const int coils = s.coils;
+  CartesianGrid g;
+  g.m0 = s.matrix[0], g.m1 = s.matrix[1], g.m2 = s.matrix[2];
+  g.e0 = std::max<index_t>(g.m0, std::llround(static_cast<double>(g.m0) * s.readoutOversampling));
+  g.l0 = static_cast<double>(g.e0) / static_cast<double>(g.m0);
+  g.slices = s.slices;
+  g.is3D = s.matrix[2] > 1;
+  g.coils = s.coils;
 
   Dataset d;
   d.source = "simulated";
-  Header& h = d.header;
-  h.encoded[0] = e0, h.encoded[1] = m1, h.encoded[2] = m2;
-  h.recon[0] = m0, h.recon[1] = m1, h.recon[2] = m2;
-  const float fovZ = is3D ? s.fovMm : s.sliceThicknessMm;
-  h.encodedFovMm[0] = static_cast<float>(s.fovMm * l0), h.encodedFovMm[1] = s.fovMm, h.encodedFovMm[2] = fovZ;
-  h.reconFovMm[0] = s.fovMm, h.reconFovMm[1] = s.fovMm, h.reconFovMm[2] = fovZ;
-  h.coils = coils;
-  h.slices = slices;
-  h.trajectory = TrajectoryKind::Cartesian;
-  const bool accelerated = s.accel > 1 || s.accelPe2 > 1;
-  h.accelerationPe1 = s.accel;
-  h.accelerationPe2 = s.accelPe2;
-  h.calibrationLines = accelerated ? s.acs : 0;
-  h.deviceDescription = "Larmor simulator";
-  h.protocolName = "larmor-simulate shepp-logan";
-  h.geometry.present = true;
-  h.geometry.slicePositions.resize(static_cast<std::size_t>(slices));
-  for (index_t i = 0; i < slices; ++i)
-    h.geometry.slicePositions[static_cast<std::size_t>(i)] =
-        static_cast<float>((static_cast<double>(i) - 0.5 * static_cast<double>(slices - 1)) * s.sliceThicknessMm);
-
-  // Masks: the same lines in every slice. 3D accelerated along pe1 only: the ACS block spans all of pe2;
-  // along pe2 too: an acs x min(acs, pe2) centre box (2D GRAPPA's calibration region).
-  const int acs = accelerated ? s.acs : 0;
-  const int acsPe2 = acs == 0 ? 0 : s.accelPe2 > 1 ? static_cast<int>(std::min<index_t>(acs, m2)) : static_cast<int>(m2);
-  Array<std::uint8_t> cal2;
-  Array<std::uint8_t> mask2;
-  try {
-    mask2 = traj::cartesianMask(m1, m2, s.accel, s.accelPe2, acs, acsPe2, &cal2);
-  } catch (const Error& e) {
-    throw Error(std::string("simulate: ") + e.what());
-  }
-  d.sampled = Array<std::uint8_t>(Shape{m1, m2, slices});
-  d.calibration = Array<std::uint8_t>(Shape{m1, m2, slices});
-  for (index_t sl = 0; sl < slices; ++sl)
-    for (index_t i = 0; i < m1 * m2; ++i) {
-      d.sampled[i + m1 * m2 * sl] = mask2[i];
-      d.calibration[i + m1 * m2 * sl] = cal2[i];
-    }
-
+  d.header = cartesianHeader(s, g);
+  const Array<std::uint8_t> mask2 = cartesianMasks(s, g, d);
   // The object and coils of each slice.
   std::vector<Phantom> phantoms;
   std::vector<CoilModel> models;
   makeObjects(s, phantoms, models);
-
-  d.kspace = CArray(Shape{e0, m1, m2, coils, slices}, cfloat(0));
-  const double scale = std::sqrt(static_cast<double>(e0) * static_cast<double>(m1) * static_cast<double>(m2)) / l0;
-  const index_t c1 = m1 / 2, c2 = m2 / 2;
-  const index_t planes = slices * m2;
-  const double totalWork = static_cast<double>(planes) + 1;  // + the reference image
-
-  for (index_t sl = 0; sl < slices; ++sl) {
-    const Phantom& ph = phantoms[static_cast<std::size_t>(is3D ? 0 : sl)];
-    const CoilModel& model = models[static_cast<std::size_t>(is3D ? 0 : sl)];
-    require(model.period == 2, "simulate: the coil model's period must be 2 FOVs");  // keys below use P = 2
-    const TermPlan plan = planTerms(model, e0, l0);
-    const std::vector<cdouble> phases = ph.readoutPhases(plan.readout);
-    const std::size_t nr = plan.readout.size(), nt = model.terms.size();
-    const int order = model.order;
-    // Shifted lines are keyed by integers (P = 2, L1 = L2 = 1): k1 = (j - c1) - m1/2 = h1/2 with
-    // h1 = 2(j - c1) - m1, and k2 = (l - c2) - m2/2 = h2/2 with h2 = 2(l - c2) - m2 (0 in 2D). Each
-    // distinct line is transformed once, however many (row, term) pairs use it, and in 3D the lines of
-    // one h2 are kept for the next plane (plane l's m2 = -1 lines are plane l+1's m2 = +1 lines).
-    const index_t hMin = -2 * c1 - order, hCount = 2 * (m1 - 1) + 2 * order + 1;
-    struct LineSet {
-      index_t h2;
-      std::vector<cdouble> f;          // [(h1 - hMin) * nr + readout]
-      std::vector<std::uint8_t> done;  // [h1 - hMin]
-    };
-    std::vector<LineSet> cache;
-
-    for (index_t l = 0; l < m2; ++l) {
-      const index_t plane = sl * m2 + l;
-      progress.report(static_cast<double>(plane) / totalWork,
-                      is3D ? "simulating k-space: plane " + std::to_string(l + 1) + "/" + std::to_string(m2)
-                           : "simulating k-space: slice " + std::to_string(sl + 1) + "/" + std::to_string(slices));
-      std::vector<index_t> rows;
-      for (index_t j = 0; j < m1; ++j)
-        if (mask2(j, l)) rows.push_back(j);
-      if (rows.empty()) continue;
-
-      std::vector<index_t> pairH2(plan.pairs.size());
-      for (std::size_t p = 0; p < plan.pairs.size(); ++p) pairH2[p] = is3D ? 2 * (l - c2) - plan.pairs[p][1] : 0;
-      std::erase_if(cache, [&](const LineSet& c) {
-        return std::find(pairH2.begin(), pairH2.end(), c.h2) == pairH2.end();
-      });
-      std::vector<std::size_t> pairSet(plan.pairs.size());
-      for (std::size_t p = 0; p < plan.pairs.size(); ++p) {
-        auto it = std::find_if(cache.begin(), cache.end(), [&](const LineSet& c) { return c.h2 == pairH2[p]; });
-        if (it == cache.end()) {
-          cache.push_back({pairH2[p], std::vector<cdouble>(static_cast<std::size_t>(hCount) * nr),
-                           std::vector<std::uint8_t>(static_cast<std::size_t>(hCount), 0)});
-          it = cache.end() - 1;
-        }
-        pairSet[p] = static_cast<std::size_t>(it - cache.begin());
-      }
-      std::vector<std::pair<std::size_t, index_t>> todo;  // (set, h1)
-      for (index_t j : rows)
-        for (std::size_t p = 0; p < plan.pairs.size(); ++p) {
-          const index_t h1 = 2 * (j - c1) - plan.pairs[p][0];
-          auto& done = cache[pairSet[p]].done[static_cast<std::size_t>(h1 - hMin)];
-          if (!done) {
-            done = 1;
-            todo.emplace_back(pairSet[p], h1);
-          }
-        }
-      const index_t nTodo = static_cast<index_t>(todo.size());
-#pragma omp parallel for schedule(dynamic, 4)
-      for (index_t u = 0; u < nTodo; ++u) {
-        const auto [set, h1] = todo[static_cast<std::size_t>(u)];
-        LineSet& ls = cache[set];
-        ph.kspaceLine(plan.readout, phases, 0.5 * static_cast<double>(h1), 0.5 * static_cast<double>(ls.h2),
-                      ls.f.data() + static_cast<std::size_t>(h1 - hMin) * nr);
-      }
-      // Row r, term t reads the line at termLine[r * nt + t].
-      std::vector<const cdouble*> termLine(rows.size() * nt);
-      for (std::size_t r = 0; r < rows.size(); ++r)
-        for (std::size_t t = 0; t < nt; ++t) {
-          const std::size_t p = static_cast<std::size_t>(plan.termPair[t]);
-          const index_t h1 = 2 * (rows[r] - c1) - plan.pairs[p][0];
-          termLine[r * nt + t] = cache[pairSet[p]].f.data() + static_cast<std::size_t>(h1 - hMin) * nr;
-        }
-
-      // k-space of s_c·ρ: Σ_m a_{c,m} F(k - m/P), then the unitary-DFT scaling and the noise. The
-      // coils × terms multiply-adds per sample are the cost here: gather each term's shifted line once
-      // into split real/imaginary arrays, and accumulate in plain real arithmetic (vectorises; complex
-      // operator* would add NaN-recovery branches).
-      const index_t nRows = static_cast<index_t>(rows.size());
-      const std::size_t ne = static_cast<std::size_t>(e0);
-#pragma omp parallel
-      {
-        std::vector<double> accRe(static_cast<std::size_t>(coils) * ne), accIm(accRe.size());
-        std::vector<double> gRe(ne), gIm(ne);
-#pragma omp for schedule(dynamic, 2)
-        for (index_t r = 0; r < nRows; ++r) {
-          std::fill(accRe.begin(), accRe.end(), 0.0);
-          std::fill(accIm.begin(), accIm.end(), 0.0);
-          for (std::size_t t = 0; t < nt; ++t) {
-            const cdouble* fl = termLine[static_cast<std::size_t>(r) * nt + t];
-            const index_t* idx = plan.readoutIndex.data() + e0 * plan.termM0[t];
-            for (std::size_t n = 0; n < ne; ++n) {
-              gRe[n] = fl[idx[n]].real();
-              gIm[n] = fl[idx[n]].imag();
-            }
-            for (int c = 0; c < coils; ++c) {
-              const cdouble a = model.coefficient(c, t);
-              const double ar = a.real(), ai = a.imag();
-              if (ar == 0 && ai == 0) continue;
-              double* outRe = accRe.data() + static_cast<std::size_t>(c) * ne;
-              double* outIm = accIm.data() + static_cast<std::size_t>(c) * ne;
-              for (std::size_t n = 0; n < ne; ++n) {
-                outRe[n] += ar * gRe[n] - ai * gIm[n];
-                outIm[n] += ar * gIm[n] + ai * gRe[n];
-              }
-            }
-          }
-          const index_t j = rows[static_cast<std::size_t>(r)];
-          for (int c = 0; c < coils; ++c) {
-            const index_t lineIndex = j + m1 * (l + m2 * (c + static_cast<index_t>(coils) * sl));
-            cfloat* dst = d.kspace.data() + e0 * lineIndex;
-            const double* re = accRe.data() + static_cast<std::size_t>(c) * ne;
-            const double* im = accIm.data() + static_cast<std::size_t>(c) * ne;
-            for (std::size_t n = 0; n < ne; ++n)
-              dst[n] = cfloat(static_cast<float>(scale * re[n]), static_cast<float>(scale * im[n]));
-            if (s.noiseSigma > 0)
-              addNoise(dst, e0, s.noiseSigma, deriveSeed(s.seed, static_cast<std::uint64_t>(lineIndex)));
-          }
-        }
-      }
-    }
+  d.kspace = CArray(Shape{g.e0, g.m1, g.m2, g.coils, g.slices}, cfloat(0));
+  for (index_t sl = 0; sl < g.slices; ++sl) {
+    const std::size_t k = static_cast<std::size_t>(g.is3D ? 0 : sl);
+    simulateSlice(s, g, mask2, phantoms[k], models[k], sl, progress, d);
   }
-
-  progress.report(static_cast<double>(planes) / totalWork, "rasterising the reference image and coil maps");
+  const double planes = static_cast<double>(g.slices * g.m2);
+  progress.report(planes / (planes + 1), "rasterising the reference image and coil maps");
   attachTruth(d, s, phantoms, models);
   progress.report(1.0, "simulation done");
   return d;
