@@ -191,17 +191,21 @@ Plan::Plan(Backend& backend, const Kernel& kernel, const Sampling& sampling, con
       cal_(CalibrationGeometry::make(kernel, sampling, data.columns)), fillGeo_(FillGeometry::make(kernel, sampling)),
       chi_(settings.chi), interpolate_(settings.interpolateSegments && !kernel.improved),
       deviceScales_(settings.eta == 1.0 && settings.kappa == 0.0), capacity_(capacity) {
-  const Kernel& k = kernel_;
-  const index_t columns = data_.columns, lines = data_.lines, S = k.segments;
   require(capacity_ >= 1, "GRAPPA: a plan needs room for at least one problem");
   require(cal_.shiftsPe >= 1 && cal_.shiftsRo >= 1, "GRAPPA: the kernel does not fit the calibration block");
-  nA_ = k.rowsA();
-  nB_ = k.rowsB();
+  nA_ = kernel_.rowsA();
+  nB_ = kernel_.rowsB();
   nCol_ = cal_.equations();
-  entries_ = S * capacity_;
-  const index_t E = entries_;
-  const index_t depth = sampling_.depth;
+  entries_ = kernel_.segments * capacity_;
+  buildCalibrationTables();
+  buildScaleTables();
+  buildFillTables();
+  allocateWork();
+}
 
+void Plan::buildCalibrationTables() {
+  const Kernel& k = kernel_;
+  const index_t columns = data_.columns, S = k.segments, E = entries_;
   // Step 1's tables: equation col of entry e reads row r of A (B) from data (thesis eqs. 4.1, 4.3).
   std::vector<index_t> ga(static_cast<std::size_t>(nCol_ * E * nA_)), gb(static_cast<std::size_t>(nCol_ * E * nB_));
   for (index_t e = 0; e < E; ++e) {
@@ -226,8 +230,13 @@ Plan::Plan(Backend& backend, const Kernel& kernel, const Sampling& sampling, con
   }
   idxGA_ = upload(ga);
   idxGB_ = upload(gb);
-  ga = {};
-  gb = {};
+}
+
+// Steps 2 and 4's tables: the equations' groups for the device-side normalization (scalesOnDevice), and
+// the diagonal of each entry's A A^H (λ).
+void Plan::buildScaleTables() {
+  const Kernel& k = kernel_;
+  const index_t columns = data_.columns, S = k.segments, E = entries_;
   if (deviceScales_) {
     // Group g = PE shift + shiftsPe * entry; its equations are shiftsRo consecutive columns (basic: the Δs
     // columns of a segment, improved: the RO shifts). Invalid columns (past the last one) get Ψ = 0.
@@ -259,7 +268,12 @@ Plan::Plan(Backend& backend, const Kernel& kernel, const Sampling& sampling, con
   for (index_t e = 0; e < E; ++e)
     for (index_t i = 0; i < nA_; ++i) diag[static_cast<std::size_t>(i + nA_ * e)] = i + nA_ * i + nA_ * nA_ * e;
   idxDiag_ = upload(diag);
+}
 
+void Plan::buildFillTables() {
+  const Kernel& k = kernel_;
+  const index_t columns = data_.columns, lines = data_.lines, S = k.segments, E = entries_;
+  const index_t depth = sampling_.depth;
   // Filling tables: position pos of entry e reads its sources (F) and writes its targets (T). Basic:
   // entries are segments (or single columns when interpolating); improved: one entry per problem.
   const index_t P = fillGeo_.placements();
@@ -301,9 +315,11 @@ Plan::Plan(Backend& backend, const Kernel& kernel, const Sampling& sampling, con
   }
   idxF_ = upload(f);
   idxT_ = upload(t);
-  f = {};
-  t = {};
+}
 
+void Plan::allocateWork() {
+  const Kernel& k = kernel_;
+  const index_t columns = data_.columns, S = k.segments, E = entries_, FE = fillEntries_;
   // Work buffers; the equation matrices and the filling matrices are never alive together.
   GA_ = alloc(std::max(nCol_ * E * nA_, nPos_ * FE * nA_));
   GB_ = alloc(std::max(nCol_ * E * nB_, nPos_ * FE * nB_));

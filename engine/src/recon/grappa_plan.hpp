@@ -135,6 +135,12 @@ class Plan {
   static std::size_t bytesPerProblem(const Kernel& k, const Sampling& s, index_t columns, bool interpolate);
 
  private:
+  // The constructor's steps, in this order: index tables of step 1 (A and B from the data), of the
+  // normalization and λ (steps 2 and 4), of the filling (sources and targets), then the work buffers.
+  void buildCalibrationTables();
+  void buildScaleTables();
+  void buildFillTables();
+  void allocateWork();
   std::unique_ptr<Buffer> upload(const std::vector<index_t>& table);
   std::unique_ptr<Buffer> alloc(index_t elements);
 
