@@ -107,11 +107,15 @@ void printConvergence(const json& c) {
   if (ch.is_array() && !ch.empty() && ch.back().is_number())
     std::cout << ", relative change " << std::scientific << std::setprecision(2) << ch.back().get<double>()
               << std::defaultfloat;
-  if (s.contains("lambda") && s["lambda"].is_number()) {
-    std::cout << ", λ " << std::setprecision(3) << s["lambda"].get<double>();
+  // The lambda the solve used: lambda_used where a rule chose it (noise, cv), else the given one.
+  const char* key = s.contains("lambda_used") && s["lambda_used"].is_number() ? "lambda_used" : "lambda";
+  if (s.contains(key) && s[key].is_number()) {
+    std::cout << ", λ " << std::setprecision(3) << s[key].get<double>();
+    const json& rule = s.contains("lambda_rule") ? s["lambda_rule"] : json();
+    const std::string by = rule.is_object() && rule.contains("rule") ? rule["rule"].get<std::string>() + "; " : "";
     if (s.contains("lambda_absolute") && s["lambda_absolute"].is_number())
-      std::cout << " (relative; " << std::scientific << std::setprecision(3) << s["lambda_absolute"].get<double>()
-                << std::defaultfloat << " absolute)";
+      std::cout << " (" << by << "relative; " << std::scientific << std::setprecision(3)
+                << s["lambda_absolute"].get<double>() << std::defaultfloat << " absolute)";
   }
   if (perSlice) std::cout << " (slice 0 of " << c["slices"].size() << ")";
   std::cout << "\n";

@@ -715,6 +715,14 @@ CArray IterativeProblem::coilImages() const {
 }
 
 double IterativeProblem::residualNorm() { return std::sqrt(impl_->encoding->residualSquared(*impl_->x, impl_->data)); }
+
+double IterativeProblem::residualNormOf(const CArray& rho) {
+  Impl& p = *impl_;
+  require(rho.size() == p.n, "iterative: the image has " + std::to_string(rho.size()) + " voxels, " +
+                                 std::to_string(p.n) + " expected");
+  p.backend.upload(*p.x, rho.data(), bytesOf(p.n));
+  return residualNorm();
+}
 double IterativeProblem::priorNorm() {
   Impl& p = *impl_;
   const Shape image{p.dims[0], p.dims[1], p.dims[2]};

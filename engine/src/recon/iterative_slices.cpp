@@ -36,6 +36,7 @@
 #include "larmor/recon/cartesian.hpp"
 #include "larmor/recon/coil_maps.hpp"
 #include "larmor/recon/iterative.hpp"
+#include "larmor/recon/lambda_cv.hpp"
 #include "larmor/recon/noise_level.hpp"
 #include "larmor/recon/operator_cache.hpp"
 #include "larmor/recon/settings.hpp"
@@ -222,7 +223,6 @@ void solveSlice(Backend& backend, const Dataset& d, const ReconSettings& s, inde
   }
   nlohmann::json j;
   if (s.method == Method::Cs) {
-    ScopedStage st(timings, "FISTA", &backend);
     double lambda = it.lambda;
     nlohmann::json rule;
     if (it.lambdaRule == LambdaRule::Noise) {
@@ -231,7 +231,12 @@ void solveSlice(Backend& backend, const Dataset& d, const ReconSettings& s, inde
       lambda = std::max(lambda, fromNoise);
       rule = {{"rule", "noise"}, {"noise_variance", noise.variance}, {"noise_source", noise.source},
               {"noise_samples", noise.samples}, {"lambda_from_noise", fromNoise}, {"lambda_floor", it.lambda}};
+    } else if (it.lambdaRule == LambdaRule::CrossValidation) {
+      LambdaChoice cv = crossValidatedLambda(backend, d, s, sl, timings);  // its own stage, before FISTA's
+      lambda = cv.lambda;
+      rule = std::move(cv.record);
     }
+    ScopedStage st(timings, "FISTA", &backend);
     const solve::FistaResult r = problem.solveSparse(lambda, it.iterations, it.tolerance, false, init, iterations);
     j = r.toJson();
     j["solver"] = "FISTA";

@@ -203,10 +203,10 @@ std::vector<Setting> build() {
   }
   t.push_back(choice<LambdaRule>(
       "iterative.lambda_rule", "lambda-rule", "λ rule", "iterative",
-      "cs: λ as given, or raised to what the data's noise level asks for (noise scans, else the outer k-space "
-      "or the calibration matrix; docs/iterative.md: not the default, it over-regularises noisy Cartesian data); "
-      "an explicit --lambda means fixed",
-      kCg, {{"fixed", "as given"}, {"noise", "from the noise level"}},
+      "cs: λ as given, raised to what the data's noise level asks for (noise: noise scans, else the outer "
+      "k-space or the calibration matrix), or the one that best predicts a tenth of the samples held out "
+      "(cv: seven solves more; docs/iterative.md); an explicit --lambda means fixed",
+      kCg, {{"fixed", "as given"}, {"noise", "from the noise level"}, {"cv", "by cross-validation"}},
       [](ReconSettings& s) -> LambdaRule& { return s.iterative.lambdaRule; }));
   t.push_back(number<int>("iterative.iterations", "iters", "Iterations", "iterative",
                           "Iterations (CG or FISTA)", kCg, 1, 100000,

@@ -35,9 +35,10 @@ class CalibrationGridding;
 
 /// How E^H d (and Q) are computed: the exact DFT (Stone's F^H d) or a NUFFT.
 enum class FhdMethod { Dft, Nufft };
-/// cs: lambda as given (Fixed), or at least the weight that the data's noise level asks for (Noise:
-/// IterativeProblem::noiseLambda, recon/noise_level.hpp; docs/iterative.md "Choosing lambda").
-enum class LambdaRule { Fixed, Noise };
+/// cs: lambda as given (Fixed), at least the weight that the data's noise level asks for (Noise:
+/// IterativeProblem::noiseLambda, recon/noise_level.hpp), or the one that best predicts held-out samples
+/// (CrossValidation: recon/lambda_cv.hpp); docs/iterative.md "Choosing lambda".
+enum class LambdaRule { Fixed, Noise, CrossValidation };
 /// How the Toeplitz kernel Q is computed; Auto: as E^H d.
 enum class ToeplitzMethod { Auto, Dft, Nufft };
 /// Trigonometry of the exact Q; Auto: the F^H d's (--trig).
@@ -158,6 +159,8 @@ class IterativeProblem {
   CArray combined() const;
   CArray coilImages() const;            ///< S_c rho [N0, N1, N2, coils] (output shape)
   double residualNorm();                ///< ||E rho - d|| (forward transforms)
+  /// ||E rho - d|| of another rho (on the solve grid, as solution() gives it); it becomes the problem's solution.
+  double residualNormOf(const CArray& rho);
   double priorNorm();                   ///< ||W rho||
   double dataNormSquared() const;       ///< ||d||^2
   /// What was used: regularizer, coil maps, Q method and cache status, delta, fhd.

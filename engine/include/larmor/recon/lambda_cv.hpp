@@ -1,0 +1,39 @@
+#pragma once
+// The regularization weight of --method cs chosen by cross-validation on the data's own samples
+// (LambdaRule::CrossValidation; docs/iterative.md "Choosing lambda").
+//
+// A tenth of the acquired lines (Cartesian: phase-encode lines outside the calibration region) or profiles
+// (non-Cartesian: spokes, interleaves) is held out, drawn with a fixed seed. For each lambda of a half-decade
+// grid 1e-5 ... 1e-2 the problem of the remaining samples is solved (FISTA from zero with the call's iterations
+// and tolerance, as the call's own solve runs) and the solution predicts the held-out samples
+// through the same coil maps; the prediction error ||E_out x_lambda - d_out|| / ||d_out|| is the lambda's score.
+// The chosen lambda is the vertex of the parabola (in log lambda) through the best score and its neighbours,
+// kept between them (the grid's end where the best is at an end). It sees what the data lack as well as their
+// noise: undersampling artefacts and noise both make held-out samples mispredicted (Ward 2009, "Compressed
+// sensing with cross validation", IEEE TIT 55:5773). Cost: seven solves of 90 % of the data before the solve.
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "larmor/recon/dataset.hpp"
+#include "larmor/util/timer.hpp"
+
+namespace larmor {
+class Backend;
+}
+
+namespace larmor::recon {
+
+struct ReconSettings;
+
+struct LambdaChoice {
+  double lambda = 0;
+  nlohmann::json record;  ///< rule, held-out count, the grid's scores
+};
+
+/// The cross-validated relative lambda of slice `slice` of `d` under settings `s` (method cs). Throws Error when
+/// the data have too few lines or profiles outside the calibration region to hold any out.
+LambdaChoice crossValidatedLambda(Backend& backend, const Dataset& d, const ReconSettings& s, index_t slice,
+                                  Timings& timings);
+
+}  // namespace larmor::recon
