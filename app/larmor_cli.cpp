@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <optional>
 
 #include "batch.hpp"
 #include "cli_commands.hpp"
@@ -34,29 +35,42 @@ bool needsPassiveOpenMp(int argc, char** argv) {
   return true;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (needsPassiveOpenMp(argc, argv)) larmor::usePassiveOpenMpWait(argv);
-  using namespace larmor::cli;
-  CLI::App app{"larmor-cli: MRI reconstruction on the CPU or a CUDA GPU"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", "larmor-cli " + larmor::versionString());
-
-  std::string json;
-  auto* versionCmd = app.add_subcommand("version", "Print the version, the GPU plugin and the devices found");
-  auto* devicesCmd = app.add_subcommand("devices", "List the CPU and the GPUs Larmor can use");
-  devicesCmd->add_option("--json", json, "Write the list as JSON");
-
+/// Every command's arguments and its CLI11 subcommand, filled by the parser, read by dispatch().
+struct Commands {
+  std::string json;  ///< devices --json, info --json
+  CLI::App *version = nullptr, *devices = nullptr, *info = nullptr;
   std::string infoFile;
-  auto* infoCmd = app.add_subcommand("info", "Describe a raw-data file (header, acquisitions, flags)");
-  infoCmd->add_option("FILE", infoFile)->required();
-  infoCmd->add_option("--json", json, "Write the description as JSON");
-  FrameArgs infoFrames;
-  addFrameOptions(*infoCmd, infoFrames);
+  larmor::cli::FrameArgs infoFrames;
+  CLI::App* simulate = nullptr;
+  larmor::cli::SimulateArgs sim;
+  CLI::App* recon = nullptr;
+  larmor::cli::ReconArgs rec;
+  larmor::cli::SettingsOptions reconSettings;  // --method, --matrix, --lambda, ...: the engine's settings table
+  CLI::App *echo = nullptr, *send = nullptr;
+  larmor::cli::PacsArgs pacs;  // DICOM network commands (cli_pacs.hpp)
+  CLI::App* maps = nullptr;
+  larmor::cli::MapsArgs mp;
+  CLI::App* compare = nullptr;
+  larmor::cli::CompareArgs cmp;
+  CLI::App *settings = nullptr, *bench = nullptr;
+  larmor::cli::BenchArgs bn;
+  CLI::App* batch = nullptr;
+  larmor::cli::BatchArgs bat;
+};
 
-  SimulateArgs sim;
-  auto* simCmd = app.add_subcommand("simulate", "Write analytic multi-coil phantom k-space (ISMRMRD .h5)");
+void addDeviceAndInfoCommands(CLI::App& app, Commands& c) {
+  c.version = app.add_subcommand("version", "Print the version, the GPU plugin and the devices found");
+  c.devices = app.add_subcommand("devices", "List the CPU and the GPUs Larmor can use");
+  c.devices->add_option("--json", c.json, "Write the list as JSON");
+  c.info = app.add_subcommand("info", "Describe a raw-data file (header, acquisitions, flags)");
+  c.info->add_option("FILE", c.infoFile)->required();
+  c.info->add_option("--json", c.json, "Write the description as JSON");
+  addFrameOptions(*c.info, c.infoFrames);
+}
+
+void addSimulateCommand(CLI::App& app, Commands& c) {
+  larmor::cli::SimulateArgs& sim = c.sim;
+  auto* simCmd = c.simulate = app.add_subcommand("simulate", "Write analytic multi-coil phantom k-space (ISMRMRD .h5)");
   simCmd->add_option("--phantom", sim.phantom, "Phantom")->check(CLI::IsMember({"shepp-logan"}));
   simCmd->add_option("--matrix", sim.matrix, "N, NxN or NxNxN");
   simCmd->add_option("--coils", sim.coils, "Receive coils")->check(CLI::Range(1, 1024));
@@ -75,15 +89,16 @@ int main(int argc, char** argv) {
   simCmd->add_option("--output", sim.output, "Output file (.h5)")->required();
   simCmd->add_option("--json", sim.json, "Write the settings as JSON");
   simCmd->add_option("--traj-output", sim.trajOutput, "Also write the trajectory as BART .cfl (for recon --traj)");
+}
 
-  ReconArgs rec;
-  auto* reconCmd = app.add_subcommand("recon", "Reconstruct images from raw k-space");
+void addReconCommand(CLI::App& app, Commands& c) {
+  larmor::cli::ReconArgs& rec = c.rec;
+  auto* reconCmd = c.recon = app.add_subcommand("recon", "Reconstruct images from raw k-space");
   reconCmd->add_option("FILE", rec.input, "ISMRMRD .h5, BART .cfl k-space, Siemens twix .dat")->required();
   reconCmd->add_option("--traj", rec.traj, "BART trajectory .cfl for .cfl k-space or twix .dat; twix also radial:180|radial:360");
   reconCmd->add_option("--device", rec.device, "auto|cpu|cuda[:N]");
   addFrameOptions(*reconCmd, rec.frames);
-  SettingsOptions reconSettings;  // --method, --matrix, --lambda, ...: the engine's settings table
-  reconSettings.addTo(*reconCmd);
+  c.reconSettings.addTo(*reconCmd);
   reconCmd->add_option("--output", rec.output, "OUT.cfl | OUT.png | OUT.nii | DIR/ (DICOM series)")->required();
   reconCmd->add_flag("--anonymize", rec.anonymize, "DICOM: basic de-identification profile");
   reconCmd->add_option("--series-description", rec.seriesDescription, "DICOM SeriesDescription");
@@ -97,21 +112,25 @@ int main(int argc, char** argv) {
   reconCmd->add_option("--send-timeout", rec.sendTimeout, "--send: seconds to wait for the PACS (default 10)");
   reconCmd->add_flag("--no-warm-up", rec.noWarmUp,
                      "GPU: no tiny reconstruction beside the read to load kernels and libraries (time a cold start)");
+  reconCmd->add_option("--save-settings", rec.saveSettings, "Write these settings as JSON for `larmor-cli batch --settings`");
+}
 
-  PacsArgs pacs;  // DICOM network commands (cli_pacs.hpp)
-  auto* echoCmd = app.add_subcommand("echo", "Check that a PACS answers (DICOM C-ECHO)");
+void addPacsCommands(CLI::App& app, Commands& c) {
+  larmor::cli::PacsArgs& pacs = c.pacs;
+  auto* echoCmd = c.echo = app.add_subcommand("echo", "Check that a PACS answers (DICOM C-ECHO)");
   echoCmd->add_option("NODE", pacs.node, "AET@host:port")->required();
-  auto* sendCmd = app.add_subcommand("send", "Send DICOM files or series directories to a PACS (C-STORE)");
+  auto* sendCmd = c.send = app.add_subcommand("send", "Send DICOM files or series directories to a PACS (C-STORE)");
   sendCmd->add_option("FILES", pacs.paths, "DICOM files, or directories of .dcm files")->required();
   sendCmd->add_option("--to", pacs.node, "AET@host:port")->required();
-  for (auto* c : {echoCmd, sendCmd}) {
-    c->add_option("--calling-aet", pacs.callingAet, "Our AE title (default LARMOR)");
-    c->add_option("--timeout", pacs.timeout, "Seconds to wait for the PACS (default 10)");
+  for (auto* cmd : {echoCmd, sendCmd}) {
+    cmd->add_option("--calling-aet", pacs.callingAet, "Our AE title (default LARMOR)");
+    cmd->add_option("--timeout", pacs.timeout, "Seconds to wait for the PACS (default 10)");
   }
-  reconCmd->add_option("--save-settings", rec.saveSettings, "Write these settings as JSON for `larmor-cli batch --settings`");
+}
 
-  MapsArgs mp;
-  auto* mapsCmd = app.add_subcommand("maps", "Estimate coil sensitivity maps (ESPIRiT or Walsh) and write a BART .cfl");
+void addMapsAndCompareCommands(CLI::App& app, Commands& c) {
+  larmor::cli::MapsArgs& mp = c.mp;
+  auto* mapsCmd = c.maps = app.add_subcommand("maps", "Estimate coil sensitivity maps (ESPIRiT or Walsh) and write a BART .cfl");
   mapsCmd->add_option("FILE", mp.input, "ISMRMRD .h5, BART .cfl k-space, Siemens twix .dat")->required();
   mapsCmd->add_option("--traj", mp.traj, "BART trajectory .cfl for .cfl k-space or twix .dat; twix also radial:180|radial:360");
   mapsCmd->add_option("--output", mp.output, "OUT.cfl: the maps [x, y, z, coils] (slices in BART's dimension 13)")
@@ -124,16 +143,18 @@ int main(int argc, char** argv) {
   mapsCmd->add_option("--json", mp.json, "Write what was done and the time as JSON");
   addFrameOptions(*mapsCmd, mp.frames);
 
-  CompareArgs cmp;
-  auto* compareCmd = app.add_subcommand("compare", "Percent error, PSNR and SSIM of an image against a reference");
+  larmor::cli::CompareArgs& cmp = c.cmp;
+  auto* compareCmd = c.compare = app.add_subcommand("compare", "Percent error, PSNR and SSIM of an image against a reference");
   compareCmd->add_option("--ref", cmp.ref, "Reference image (.cfl, a DICOM series' .dcm file or folder, NIfTI .nii/.nii.gz, or .h5 with a reference)")->required();
   compareCmd->add_option("--test", cmp.test, "Test image (.cfl)")->required();
   compareCmd->add_option("--map", cmp.map, "Write the error map as PNG");
   compareCmd->add_option("--json", cmp.json, "Write the metrics as JSON");
+}
 
-  BenchArgs bn;
-  auto* settingsCmd = app.add_subcommand("settings", "Print the reference of every reconstruction setting (Markdown)");
-  auto* benchCmd = app.add_subcommand("bench", "Benchmark the seed workloads on a device (docs/benchmarks.md)");
+void addSettingsAndBenchCommands(CLI::App& app, Commands& c) {
+  larmor::cli::BenchArgs& bn = c.bn;
+  c.settings = app.add_subcommand("settings", "Print the reference of every reconstruction setting (Markdown)");
+  auto* benchCmd = c.bench = app.add_subcommand("bench", "Benchmark the seed workloads on a device (docs/benchmarks.md)");
   benchCmd->add_option("--suite", bn.suite, "Suite")->check(CLI::IsMember({"seeds"}));
   benchCmd->add_option("--device", bn.device, "auto|cpu|cuda[:N]");
   benchCmd->add_flag("--quick", bn.quick, "Fewer repetitions, smaller sizes: about a minute");
@@ -141,10 +162,10 @@ int main(int argc, char** argv) {
   benchCmd->add_flag("--list", bn.list, "List the workloads and exit");
   benchCmd->add_option("--json", bn.json, "Write the results as JSON (schema in docs/benchmarks.md)");
   benchCmd->add_option("--chart", bn.chart, "Write a bar chart (.png)");
+}
 
-  BatchArgs bat;
-  auto* batchCmd = addBatchCommand(app, bat);
-
+/// Parses the command line; an exit code when the run ends here (help, version, a parse error: one line).
+std::optional<int> parse(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -161,27 +182,31 @@ int main(int argc, char** argv) {
     std::cerr << "larmor-cli: " << what << " (run with --help for the options)\n";
     return 1;
   }
-  // SIGINT/SIGTERM/SIGHUP remove the temporaries of a write in progress (docs/reliability.md).
-  larmor::installTempCleanupOnSignals();
+  return std::nullopt;
+}
+
+/// Runs the command that was given. Every failure is one line on stderr and a non-zero exit.
+int dispatch(Commands& c) {
+  using namespace larmor::cli;
   try {
-    if (*versionCmd) return version();
-    if (*devicesCmd) return devices(json);
-    if (*infoCmd) return info(infoFile, json, infoFrames);
-    if (*simCmd) return simulate(sim);
-    if (*reconCmd) {
-      reconSettings.apply(rec.settings);
-      return recon(rec);
+    if (*c.version) return version();
+    if (*c.devices) return devices(c.json);
+    if (*c.info) return info(c.infoFile, c.json, c.infoFrames);
+    if (*c.simulate) return simulate(c.sim);
+    if (*c.recon) {
+      c.reconSettings.apply(c.rec.settings);
+      return recon(c.rec);
     }
-    if (*compareCmd) return compare(cmp);
-    if (*mapsCmd) return maps(mp);
-    if (*settingsCmd) {
+    if (*c.compare) return compare(c.cmp);
+    if (*c.maps) return maps(c.mp);
+    if (*c.settings) {
       std::cout << larmor::cli::settingsReferenceMarkdown();
       return 0;
     }
-    if (*benchCmd) return bench(bn);
-    if (*echoCmd) return echoCommand(pacs);
-    if (*sendCmd) return sendCommand(pacs);
-    if (*batchCmd) return batch(bat);
+    if (*c.bench) return bench(c.bn);
+    if (*c.echo) return echoCommand(c.pacs);
+    if (*c.send) return sendCommand(c.pacs);
+    if (*c.batch) return batch(c.bat);
   } catch (const larmor::Cancelled&) {
     std::cerr << "larmor-cli: cancelled\n";
     return 130;
@@ -190,4 +215,25 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (needsPassiveOpenMp(argc, argv)) larmor::usePassiveOpenMpWait(argv);
+  CLI::App app{"larmor-cli: MRI reconstruction on the CPU or a CUDA GPU"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "larmor-cli " + larmor::versionString());
+  Commands c;  // the subcommands in the order --help lists them
+  addDeviceAndInfoCommands(app, c);
+  addSimulateCommand(app, c);
+  addReconCommand(app, c);
+  addPacsCommands(app, c);
+  addMapsAndCompareCommands(app, c);
+  addSettingsAndBenchCommands(app, c);
+  c.batch = larmor::cli::addBatchCommand(app, c.bat);
+  if (const auto exit = parse(app, argc, argv)) return *exit;
+  // SIGINT/SIGTERM/SIGHUP remove the temporaries of a write in progress (docs/reliability.md).
+  larmor::installTempCleanupOnSignals();
+  return dispatch(c);
 }
