@@ -4,7 +4,7 @@
 #include <QWidget>
 #include <memory>
 
-#include "larmor/recon/dataset.hpp"
+#include "larmor/data/dataset.hpp"
 
 class QFormLayout;
 class QLabel;

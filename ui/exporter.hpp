@@ -6,8 +6,8 @@
 #include <QString>
 #include <QStringList>
 
+#include "larmor/data/dataset.hpp"
 #include "larmor/quality/display.hpp"
-#include "larmor/recon/dataset.hpp"
 #include "larmor/recon/recon.hpp"
 
 namespace larmor::ui {

@@ -15,8 +15,8 @@
 #include <functional>
 #include <memory>
 
+#include "larmor/data/dataset.hpp"
 #include "larmor/io/series.hpp"
-#include "larmor/recon/dataset.hpp"
 #include "larmor/recon/recon.hpp"
 #include "larmor/util/progress.hpp"
 

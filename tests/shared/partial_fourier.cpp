@@ -110,9 +110,9 @@ CArray reconstruct(Backend& be, const Dataset& d, PartialFourierMethod m, nlohma
 
 // Detection from the data: the region of the cut, nothing on the full data.
 TEST_P(PartialFourier, DetectsTheAcquiredRegion) {
-  const recon::PartialFourierRegion none = recon::detectPartialFourier(full(false));
+  const PartialFourierRegion none = detectPartialFourier(full(false));
   EXPECT_FALSE(none.any()) << none.describe();
-  const recon::PartialFourierRegion r = recon::detectPartialFourier(cut(full(false), 5, 0.7));
+  const PartialFourierRegion r = detectPartialFourier(cut(full(false), 5, 0.7));
   EXPECT_TRUE(r.partial[0] && r.partial[1] && !r.partial[2]) << r.describe();
   EXPECT_EQ(r.lo[1], 48);
   EXPECT_EQ(r.hi[1], 127);
@@ -120,10 +120,10 @@ TEST_P(PartialFourier, DetectsTheAcquiredRegion) {
   EXPECT_NEAR(r.fraction(1), 0.625, 1e-9);
   EXPECT_NEAR(r.fraction(0), 90.0 / 128, 1e-9);
   // A symmetric cut (zero-padding) or an undersampling gap is not partial Fourier.
-  EXPECT_FALSE(recon::isPartialRange(128, 16, 111, 1));
-  EXPECT_FALSE(recon::isPartialRange(128, 3, 127, 4));
-  EXPECT_TRUE(recon::isPartialRange(128, 48, 127, 1));
-  EXPECT_FALSE(recon::isPartialRange(128, 70, 127, 1));  // the centre not acquired
+  EXPECT_FALSE(isPartialRange(128, 16, 111, 1));
+  EXPECT_FALSE(isPartialRange(128, 3, 127, 4));
+  EXPECT_TRUE(isPartialRange(128, 48, 127, 1));
+  EXPECT_FALSE(isPartialRange(128, 70, 127, 1));  // the centre not acquired
 }
 
 // Measured on the CPU (relL2Error of the SoS images against the fully sampled one):
@@ -220,7 +220,7 @@ TEST_P(PartialFourier, FillsTheEdgeAfterGrappa) {
       if (!r2.sampled(y, 0, 0))
         for (index_t x = 0; x < kN; ++x) r2.kspace[x + kN * (y + kN * c)] = cfloat(0);
   const Dataset d = cut(r2, 5, 1.0);
-  ASSERT_TRUE(recon::detectPartialFourier(d).partial[1]);
+  ASSERT_TRUE(detectPartialFourier(d).partial[1]);
   const CArray ref = reconstruct(be(), full(false), PartialFourierMethod::ZeroFill);
   const auto grappa = [&](PartialFourierMethod m, nlohmann::json* rep = nullptr, bool basic = false) {
     return larmor::testing::partialFourierRecon(be(), d, m, true, basic, rep);

@@ -145,7 +145,7 @@ void report(const char* name, const Errors& e, ::testing::Test* t) {
 }  // namespace
 
 TEST_P(PartialFourier3D, DetectsPe2) {
-  const recon::PartialFourierRegion r = recon::detectPartialFourier(cut(full3d(), 2));
+  const PartialFourierRegion r = detectPartialFourier(cut(full3d(), 2));
   EXPECT_TRUE(!r.partial[0] && !r.partial[1] && r.partial[2]) << r.describe();
   EXPECT_EQ(r.lo[2], 12);
   EXPECT_EQ(r.hi[2], 31);
@@ -186,7 +186,7 @@ TEST_P(PartialFourier3D, FillsTheEdgeAfter2DGrappa) {
   std::printf("3D 2D-GRAPPA 2x2 alone: %.4f\n", eg);
   for (int axis : {1, 2}) {
     const Dataset d = cut(r22, axis);
-    ASSERT_TRUE(recon::detectPartialFourier(d).partial[axis]);
+    ASSERT_TRUE(detectPartialFourier(d).partial[axis]);
     const std::string name = "2D GRAPPA 2x2 + 5/8 pe" + std::to_string(axis);
     for (bool basic : {false, true}) {
       nlohmann::json rep;
@@ -221,7 +221,7 @@ TEST_P(PartialFourier3D, FillsTheEdgeAfterPe1OnlyGrappa) {
   std::printf("3D GRAPPA R 2 (pe1) alone: %.4f\n", eg);
   for (int axis : {1, 2}) {
     const Dataset d = cut(r2, axis);
-    ASSERT_TRUE(recon::detectPartialFourier(d).partial[axis]);
+    ASSERT_TRUE(detectPartialFourier(d).partial[axis]);
     EXPECT_EQ(recon::grappa::analyseSampling(d).twoD(), axis == 2);
     for (bool basic : {false, true}) {
       const std::string name = "GRAPPA R 2 (pe1) + 5/8 pe" + std::to_string(axis) + (basic ? " (basic)" : "");

@@ -7,9 +7,9 @@
 #include <cmath>
 #include <limits>
 
+#include "larmor/data/dataset.hpp"
 #include "larmor/quality/display.hpp"
 #include "larmor/quality/metrics.hpp"
-#include "larmor/recon/dataset.hpp"
 #include "support/device.hpp"
 #include "support/random_data.hpp"
 

@@ -11,7 +11,7 @@
 #include "larmor/recon/settings_table.hpp"
 #include "larmor/ops/regularizer.hpp"
 #include "support/dense_prior.hpp"
-#include "larmor/recon/dataset.hpp"
+#include "larmor/data/dataset.hpp"
 #include "larmor/recon/settings.hpp"
 #include "support/dense_reference.hpp"
 

@@ -1,4 +1,4 @@
-// Dataset::validate and the small helpers of recon/dataset.hpp.
+// Dataset::validate and the small helpers of data/dataset.hpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "larmor/array/finite.hpp"
-#include "larmor/recon/dataset.hpp"
+#include "larmor/data/dataset.hpp"
 #include "support/expect_error.hpp"
 
 using namespace larmor;

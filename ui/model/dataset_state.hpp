@@ -6,9 +6,9 @@
 #include <optional>
 #include <string>
 
+#include "larmor/data/dataset.hpp"
 #include "larmor/io/series.hpp"
 #include "larmor/phantom/simulate.hpp"
-#include "larmor/recon/dataset.hpp"
 
 namespace larmor::model {
 

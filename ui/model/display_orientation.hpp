@@ -13,7 +13,7 @@
 #include <array>
 #include <string>
 
-#include "larmor/recon/dataset.hpp"
+#include "larmor/data/dataset.hpp"
 
 namespace larmor::model {
 

@@ -6,7 +6,7 @@
 // dispatches them.
 #include <string>
 
-#include "larmor/recon/dataset.hpp"
+#include "larmor/data/dataset.hpp"
 #include "larmor/recon/settings.hpp"
 
 namespace larmor::model {

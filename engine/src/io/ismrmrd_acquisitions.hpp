@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "ismrmrd_header.hpp"
+#include "larmor/data/dataset.hpp"
 #include "larmor/io/series.hpp"
-#include "larmor/recon/dataset.hpp"
 #include "larmor/util/progress.hpp"
 
 namespace larmor::io::detail {

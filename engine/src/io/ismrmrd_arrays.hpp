@@ -6,7 +6,7 @@
 #include <string>
 
 #include "hdf5_guards.hpp"
-#include "larmor/recon/dataset.hpp"
+#include "larmor/data/dataset.hpp"
 
 namespace larmor::io::detail {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "hdf5_guards.hpp"
-#include "larmor/recon/dataset.hpp"
+#include "larmor/data/dataset.hpp"
 
 namespace larmor::io::detail {
 

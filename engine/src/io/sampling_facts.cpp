@@ -6,7 +6,7 @@
 #include <map>
 #include <numeric>
 
-#include "larmor/recon/partial_fourier.hpp"
+#include "larmor/data/partial_fourier_region.hpp"
 
 namespace larmor::io::detail {
 
@@ -52,7 +52,7 @@ void setAccelerationFromMask(Dataset& d) {
 }
 
 void setPartialFourierFromData(Dataset& d) {
-  const recon::PartialFourierRegion r = recon::detectPartialFourier(d);
+  const PartialFourierRegion r = detectPartialFourier(d);
   for (int a = 0; a < 3; ++a) d.header.acquiredFraction[a] = static_cast<float>(r.fraction(a));
 }
 

@@ -3,7 +3,7 @@
 // header states one acceleration for the whole scan; each frame of a series is judged by its own lines
 // (the ISMRMRD generator's -a R file: every repetition is R-fold undersampled with shifted lines, together
 // fully sampled).
-#include "larmor/recon/dataset.hpp"
+#include "larmor/data/dataset.hpp"
 
 namespace larmor::io::detail {
 
@@ -18,8 +18,9 @@ int maskAcceleration(const Dataset& d, bool alongPe1, int* support = nullptr);
 /// gap, or a different one only once). Non-Cartesian data are left alone.
 void setAccelerationFromMask(Dataset& d);
 
-/// header.acquiredFraction of a Cartesian frame from its data (recon::detectPartialFourier: the acquired
-/// range of the sampled lines and of the non-zero readout samples); 1 on axes acquired in full.
+/// header.acquiredFraction of a Cartesian frame from its data (detectPartialFourier in
+/// larmor/data/partial_fourier_region.hpp: the acquired range of the sampled lines and of the non-zero
+/// readout samples); 1 on axes acquired in full.
 void setPartialFourierFromData(Dataset& d);
 
 /// Slices reordered so that header.geometry.slicePositions increase (ISMRMRD numbers slices in

@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "larmor/recon/dataset.hpp"
+#include "larmor/data/dataset.hpp"
 
 namespace larmor::recon {
 

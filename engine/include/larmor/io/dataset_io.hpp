@@ -10,8 +10,8 @@
 #include <functional>
 #include <string>
 
+#include "larmor/data/dataset.hpp"
 #include "larmor/io/series.hpp"
-#include "larmor/recon/dataset.hpp"
 #include "larmor/util/progress.hpp"
 
 namespace larmor::io {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "larmor/data/dataset.hpp"
 #include "larmor/io/series.hpp"
-#include "larmor/recon/dataset.hpp"
 #include "larmor/recon/recon.hpp"
 #include "larmor/util/progress.hpp"
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "larmor/array/array.hpp"
-#include "larmor/recon/dataset.hpp"
+#include "larmor/data/dataset.hpp"
 
 namespace larmor::io {
 

@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "larmor/data/dataset.hpp"
 #include "larmor/io/series.hpp"
-#include "larmor/recon/dataset.hpp"
 #include "larmor/util/progress.hpp"
 
 namespace larmor::io {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "larmor/recon/dataset.hpp"
+#include "larmor/data/dataset.hpp"
 
 namespace larmor::io {
 

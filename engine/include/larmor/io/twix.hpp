@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "larmor/data/dataset.hpp"
 #include "larmor/io/series.hpp"
-#include "larmor/recon/dataset.hpp"
 
 namespace larmor::io {
 

@@ -3,7 +3,7 @@
 // k-space grid, so the Fourier part of the encoding is an FFT followed by the sampling mask,
 //   F x = sqrt(N) P FFT_u(x)   (raw sums of ops/nufft.hpp: the unitary FFT of backend.hpp times sqrt(N)),
 // P picking the sampled grid points (index c = floor(N/2) is k = 0, as in the Cartesian k-space layout of
-// recon/dataset.hpp; each point at most once: repeated acquisitions of a line are averaged by the reader),
+// data/dataset.hpp; each point at most once: repeated acquisitions of a line are averaged by the reader),
 // and its Gram operator with the physics scale is
 //   T = N^{-1} F^H F = IFFT_u diag(m) FFT_u,   m = 1 on the sampled points, 0 elsewhere,
 // one FFT pair on the N grid per coil, no 2N embedding (the mask is the Toeplitz kernel's spectrum).

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "larmor/recon/dataset.hpp"
+#include "larmor/data/dataset.hpp"
 #include "larmor/util/progress.hpp"
 
 namespace larmor::phantom {

@@ -6,8 +6,8 @@
 
 #include "larmor/array/array.hpp"
 #include "larmor/backend/backend.hpp"
+#include "larmor/data/dataset.hpp"
 #include "larmor/quality/metrics.hpp"
-#include "larmor/recon/dataset.hpp"
 
 namespace larmor::quality {
 

@@ -31,7 +31,7 @@
 #include "larmor/util/progress.hpp"
 #include "larmor/array/array.hpp"
 #include "larmor/backend/backend.hpp"
-#include "larmor/recon/dataset.hpp"
+#include "larmor/data/dataset.hpp"
 #include "larmor/ops/nufft.hpp"
 #include "larmor/recon/noncartesian.hpp"
 

@@ -3,7 +3,7 @@
 // oversampling (crop to the recon FOV), optional resampling to the recon matrix, coil combination.
 // One upload of the k-space, one download of the images (TRON's lesson: no host round trips between stages).
 #include "larmor/backend/backend.hpp"
-#include "larmor/recon/dataset.hpp"
+#include "larmor/data/dataset.hpp"
 #include "larmor/recon/partial_fourier.hpp"
 #include "larmor/recon/settings.hpp"
 #include "larmor/util/progress.hpp"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "larmor/backend/backend.hpp"
-#include "larmor/recon/dataset.hpp"
+#include "larmor/data/dataset.hpp"
 
 namespace larmor::recon {
 

@@ -13,9 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "larmor/backend/backend.hpp"
+#include "larmor/data/dataset.hpp"
 #include "larmor/ops/sense.hpp"
 #include "larmor/recon/calibration.hpp"
-#include "larmor/recon/dataset.hpp"
 #include "larmor/recon/settings.hpp"
 #include "larmor/util/progress.hpp"
 

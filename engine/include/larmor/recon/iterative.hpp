@@ -18,9 +18,9 @@
 #include <nlohmann/json.hpp>
 
 #include "larmor/backend/backend.hpp"
+#include "larmor/data/dataset.hpp"
 #include "larmor/ops/nufft.hpp"
 #include "larmor/ops/regularizer.hpp"
-#include "larmor/recon/dataset.hpp"
 #include "larmor/recon/operator_cache.hpp"
 #include "larmor/solve/cg.hpp"
 #include "larmor/solve/fista.hpp"

@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "larmor/recon/dataset.hpp"
+#include "larmor/data/dataset.hpp"
 #include "larmor/util/timer.hpp"
 
 namespace larmor {

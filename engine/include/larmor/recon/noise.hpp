@@ -20,7 +20,7 @@
 #include <string>
 
 #include "larmor/array/array.hpp"
-#include "larmor/recon/dataset.hpp"
+#include "larmor/data/dataset.hpp"
 
 namespace larmor::recon {
 

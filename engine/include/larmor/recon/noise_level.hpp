@@ -19,7 +19,7 @@
 // Both estimates are raised by signal, never lowered, so the smaller one is taken.
 #include <string>
 
-#include "larmor/recon/dataset.hpp"
+#include "larmor/data/dataset.hpp"
 
 namespace larmor::recon {
 

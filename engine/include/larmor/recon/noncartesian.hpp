@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "larmor/backend/backend.hpp"
+#include "larmor/data/dataset.hpp"
 #include "larmor/ops/nufft.hpp"
-#include "larmor/recon/dataset.hpp"
 #include "larmor/util/progress.hpp"
 #include "larmor/util/timer.hpp"
 

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "larmor/array/array.hpp"
-#include "larmor/recon/dataset.hpp"
+#include "larmor/data/dataset.hpp"
 #include "larmor/recon/operator_cache.hpp"
 #include "larmor/recon/settings.hpp"
 #include "larmor/util/progress.hpp"

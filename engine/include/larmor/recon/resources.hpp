@@ -8,7 +8,7 @@
 #include <string>
 
 #include "larmor/backend/backend.hpp"
-#include "larmor/recon/dataset.hpp"
+#include "larmor/data/dataset.hpp"
 #include "larmor/recon/settings.hpp"
 
 namespace larmor::recon {

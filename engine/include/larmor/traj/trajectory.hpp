@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "larmor/array/array.hpp"
+#include "larmor/data/dataset.hpp"
 #include "larmor/ops/nufft.hpp"
-#include "larmor/recon/dataset.hpp"
 
 namespace larmor::traj {
 

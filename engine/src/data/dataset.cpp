@@ -1,4 +1,6 @@
-#include "larmor/recon/dataset.hpp"
+// The Dataset's helpers (larmor/data/dataset.hpp): trajectory and flag names, and validate(), which
+// checks the arrays against the header before any reconstruction trusts them.
+#include "larmor/data/dataset.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -45,7 +45,7 @@ struct Header {
   int accelerationPe2 = 1;
   int calibrationLines = 0;
   /// Partial Fourier / asymmetric echo: the fraction of k-space acquired along readout, pe1, pe2 (1 = all),
-  /// from the data (recon/partial_fourier.hpp); the readers fill it, the reconstruction detects it again.
+  /// from the data (data/partial_fourier_region.hpp); the readers fill it, the reconstruction detects it again.
   float acquiredFraction[3] = {1, 1, 1};
   float systemFieldT = 0;  ///< 0 when unknown
   std::string patientName, patientId, studyDescription, protocolName;  ///< empty when unknown
