@@ -27,26 +27,30 @@ struct Split {
   index_t heldOut = 0, of = 0;
 };
 
-/// Cartesian: the sampled (pe1, pe2) lines outside the centre and the calibration lines, a tenth of them drawn.
+/// Cartesian: the sampled (pe1, pe2) lines outside the centre and the calibration lines, a tenth of them drawn;
+/// where every line outside the centre is a calibration line (a fully sampled acquisition), those.
 Split splitCartesian(const Dataset& d, index_t slice) {
   const Shape& ks = d.kspace.shape();
   const index_t n0 = ks[0], n1 = ks[1], n2 = ks[2], coils = ks[3], slices = ks[4];
   Split s{d, d};
-  std::mt19937 draw(kSeed);
-  std::uniform_real_distribution<double> u(0, 1);
   std::vector<std::uint8_t> held(static_cast<std::size_t>(n1 * n2), 0);
-  for (index_t z = 0; z < n2; ++z)
-    for (index_t y = 0; y < n1; ++y) {
-      if (!d.sampled(y, z, slice)) continue;
-      const bool centre = std::abs(y - n1 / 2) < kCentre && (n2 == 1 || std::abs(z - n2 / 2) < kCentre);
-      const bool acs = !d.calibration.empty() && d.calibration(y, z, slice);
-      if (centre || acs) continue;
-      ++s.of;
-      if (u(draw) < kHeldOut) {
-        held[static_cast<std::size_t>(y + n1 * z)] = 1;
-        ++s.heldOut;
+  for (bool skipAcs : {true, false}) {
+    std::mt19937 draw(kSeed);
+    std::uniform_real_distribution<double> u(0, 1);
+    for (index_t z = 0; z < n2; ++z)
+      for (index_t y = 0; y < n1; ++y) {
+        if (!d.sampled(y, z, slice)) continue;
+        const bool centre = std::abs(y - n1 / 2) < kCentre && (n2 == 1 || std::abs(z - n2 / 2) < kCentre);
+        const bool acs = skipAcs && !d.calibration.empty() && d.calibration(y, z, slice);
+        if (centre || acs) continue;
+        ++s.of;
+        if (u(draw) < kHeldOut) {
+          held[static_cast<std::size_t>(y + n1 * z)] = 1;
+          ++s.heldOut;
+        }
       }
-    }
+    if (s.of > 0) break;
+  }
   for (index_t sl = 0; sl < slices; ++sl)
     for (index_t z = 0; z < n2; ++z)
       for (index_t y = 0; y < n1; ++y) {
