@@ -55,21 +55,22 @@ TEST(LambdaCrossValidation, DeterministicAndFollowsTheNoise) {
 }
 
 // Against the best lambda of the half-decade grid 1e-5 ... 1e-2 on the same data (NRMSE to the simulator's truth),
-// clean and noisy: radial within 10 % of it and no worse than the fixed default; Cartesian 3x with its calibration
+// clean and noisy: radial within 10 % of it, spiral (held out in pieces of interleaves) within 25 % (measured 1.24 x
+// clean, 1.15 x noisy), both no worse than the fixed default; Cartesian 3x with its calibration
 // lines within 25 % (measured 1.20 x on the clean data, where the rule picks about the fixed default: held-out
 // Cartesian lines favour smoother images than the truth does; docs/iterative.md).
 TEST(LambdaCrossValidation, CloseToTheBestOfTheGrid) {
   auto cpu = makeCpuBackend();
   const double grid[] = {1e-5, 3.16e-5, 1e-4, 3.16e-4, 1e-3, 3.16e-3, 1e-2};
-  for (TrajectoryKind t : {TrajectoryKind::GoldenAngle, TrajectoryKind::Cartesian})
+  for (TrajectoryKind t : {TrajectoryKind::GoldenAngle, TrajectoryKind::Spiral, TrajectoryKind::Cartesian})
     for (float sigma : {0.0f, 0.02f}) {
-      const bool radial = t != TrajectoryKind::Cartesian;
-      const Dataset d = simulated(t, sigma, 64, radial ? 1 : 3);
+      const bool radial = t == TrajectoryKind::GoldenAngle, cartesian = t == TrajectoryKind::Cartesian;
+      const Dataset d = simulated(t, sigma, 64, cartesian ? 3 : 1);
       double best = 1e9;
       for (double l : grid) best = std::min(best, cs(*cpu, d, recon::LambdaRule::Fixed, l).nrmse);
       const CsRun cv = cs(*cpu, d, recon::LambdaRule::CrossValidation);
       EXPECT_LE(cv.nrmse, (radial ? 1.10 : 1.25) * best) << toString(t) << " sigma " << sigma << " lambda " << cv.lambda;
-      if (radial) EXPECT_LE(cv.nrmse, cs(*cpu, d, recon::LambdaRule::Fixed).nrmse) << "sigma " << sigma;
+      if (!cartesian) EXPECT_LE(cv.nrmse, cs(*cpu, d, recon::LambdaRule::Fixed).nrmse) << toString(t) << " sigma " << sigma;
     }
 }
 

@@ -11,6 +11,7 @@
 #include "larmor/recon/coil_maps.hpp"
 #include "larmor/recon/iterative.hpp"
 #include "larmor/recon/settings.hpp"
+#include "larmor/traj/trajectory.hpp"
 #include "larmor/util/error.hpp"
 
 namespace larmor::recon {
@@ -65,8 +66,29 @@ Split splitCartesian(const Dataset& d, index_t slice) {
   return s;
 }
 
-/// Non-Cartesian: a tenth of the profiles (spokes, interleaves), at least one, drawn.
-Split splitProfiles(const Dataset& d) {
+/// Spirals and other non-radial profiles: each cut into pieces of about an eighth of its length (the largest
+/// divisor of the readout up to readout / 8), so that what is held out is spread over every interleave instead of
+/// being whole interleaves (a held-out interleave is a wide structured gap that only the largest lambda bridges).
+/// [readout, profiles] -> [piece, profiles readout / piece] is a reshape: the samples keep their order.
+Dataset cutIntoPieces(const Dataset& d) {
+  const Shape& ks = d.kspace.shape();
+  const index_t readout = ks[0], profiles = ks[1];
+  index_t piece = 1;
+  for (index_t l = readout / 8; l >= 1; --l)
+    if (readout % l == 0) {
+      piece = l;
+      break;
+    }
+  Dataset cut = d;
+  const index_t m = profiles * (readout / piece);
+  cut.kspace.reshape(Shape{piece, m, 1, ks[3], ks[4]});
+  cut.trajectory.reshape(Shape{3, piece, m});
+  return cut;
+}
+
+/// Non-Cartesian: a tenth of the profiles (spokes; pieces of other profiles: cutIntoPieces), at least one, drawn.
+Split splitProfiles(const Dataset& whole) {
+  const Dataset d = traj::detectRadial(whole.trajectory) ? whole : cutIntoPieces(whole);
   const Shape& ks = d.kspace.shape();
   const index_t readout = ks[0], profiles = ks[1], coils = ks[3], slices = ks[4];
   std::mt19937 draw(kSeed);

@@ -3,7 +3,7 @@
 // (LambdaRule::CrossValidation; docs/iterative.md "Choosing lambda").
 //
 // A tenth of the acquired lines (Cartesian: phase-encode lines outside the calibration region) or profiles
-// (non-Cartesian: spokes, interleaves) is held out, drawn with a fixed seed. For each lambda of a half-decade
+// (radial spokes; other trajectories' interleaves cut into eighths) is held out, drawn with a fixed seed. For each lambda of a half-decade
 // grid 1e-5 ... 1e-2 the problem of the remaining samples is solved (FISTA from zero with the call's iterations
 // and tolerance, as the call's own solve runs) and the solution predicts the held-out samples
 // through the same coil maps; the prediction error ||E_out x_lambda - d_out|| / ||d_out|| is the lambda's score.
