@@ -167,6 +167,10 @@ std::unique_ptr<Buffer> CudaBackend::allocate(std::size_t bytes) {
   return std::make_unique<DeviceBuffer>(allocator_, bytes);
 }
 
+std::unique_ptr<Buffer> CudaBackend::view(Buffer& parent, std::size_t offset, std::size_t bytes) {
+  return std::make_unique<DeviceBuffer>(checked(parent, "view"), offset, bytes);
+}
+
 void CudaBackend::upload(Buffer& dst, const void* src, std::size_t bytes, std::size_t dstOffset) {
   checked(dst, "upload");
   require(bytes <= dst.bytes() && dstOffset <= dst.bytes() - bytes, "cuda backend: upload past the end of a buffer");

@@ -43,6 +43,7 @@ class CudaBackend final : public Backend {
   DeviceInfo info() const override { return info_; }
 
   std::unique_ptr<Buffer> allocate(std::size_t bytes) override;
+  std::unique_ptr<Buffer> view(Buffer& parent, std::size_t offset, std::size_t bytes) override;
   void upload(Buffer& dst, const void* src, std::size_t bytes, std::size_t dstOffset = 0) override;
   void download(void* dst, const Buffer& src, std::size_t bytes, std::size_t srcOffset = 0) override;
   void copy(Buffer& dst, const Buffer& src, std::size_t bytes, std::size_t dstOffset = 0, std::size_t srcOffset = 0) override;

@@ -152,7 +152,15 @@ void DeviceAllocator::close() noexcept {
 DeviceBuffer::DeviceBuffer(std::shared_ptr<DeviceAllocator> allocator, std::size_t bytes)
     : allocator_(std::move(allocator)), block_(allocator_->allocate(bytes)), bytes_(bytes) {}
 
-DeviceBuffer::~DeviceBuffer() { allocator_->release(block_); }
+DeviceBuffer::DeviceBuffer(const DeviceBuffer& parent, std::size_t offset, std::size_t bytes)
+    : allocator_(parent.allocator_), bytes_(bytes), owned_(false) {
+  require(offset <= parent.bytes_ && bytes <= parent.bytes_ - offset, "cuda backend: a view past the end of a buffer");
+  block_.ptr = static_cast<char*>(parent.block_.ptr) + offset;
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (owned_) allocator_->release(block_);
+}
 
 // --- HostStaging -----------------------------------------------------------------------------------------
 

@@ -73,6 +73,8 @@ class DeviceAllocator {
 class DeviceBuffer final : public Buffer {
  public:
   DeviceBuffer(std::shared_ptr<DeviceAllocator> allocator, std::size_t bytes);
+  /// A view of bytes of `parent` from `offset`: owns nothing, releases nothing (Backend::view).
+  DeviceBuffer(const DeviceBuffer& parent, std::size_t offset, std::size_t bytes);
   ~DeviceBuffer() override;
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -86,6 +88,7 @@ class DeviceBuffer final : public Buffer {
   std::shared_ptr<DeviceAllocator> allocator_;
   DeviceAllocator::Block block_;
   std::size_t bytes_;
+  bool owned_ = true;
 };
 
 /// Two pinned chunks used in turn: the host copies chunk k into (or out of) pinned memory while the DMA

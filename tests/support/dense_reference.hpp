@@ -67,6 +67,7 @@ class DenseBackend final : public Backend {
   DenseBackend() : cpu_(makeCpuBackend()) {}
   DeviceInfo info() const override { return cpu_->info(); }
   std::unique_ptr<Buffer> allocate(std::size_t bytes) override { return cpu_->allocate(bytes); }
+  std::unique_ptr<Buffer> view(Buffer& p, std::size_t o, std::size_t b) override { return cpu_->view(p, o, b); }
   void upload(Buffer& d, const void* s, std::size_t b, std::size_t o = 0) override { cpu_->upload(d, s, b, o); }
   void download(void* d, const Buffer& s, std::size_t b, std::size_t o = 0) override { cpu_->download(d, s, b, o); }
   void copy(Buffer& d, const Buffer& s, std::size_t b, std::size_t dOff = 0, std::size_t sOff = 0) override {

@@ -35,6 +35,8 @@ inline cfloat* elements(Buffer& b, index_t n, const char* op) {
 class HostBuffer final : public Buffer {
  public:
   explicit HostBuffer(std::size_t bytes);
+  /// A view of bytes of `parent` from `offset`: owns nothing (Backend::view).
+  HostBuffer(Buffer& parent, std::size_t offset, std::size_t bytes);
   ~HostBuffer() override;
   HostBuffer(const HostBuffer&) = delete;
   HostBuffer& operator=(const HostBuffer&) = delete;
@@ -45,6 +47,7 @@ class HostBuffer final : public Buffer {
  private:
   std::size_t bytes_;
   void* data_;
+  bool owned_ = true;
 };
 
 /// Centred unitary FFTs (backend.hpp's convention) with FFTW plans cached by shape; fft.cpp.
@@ -186,6 +189,7 @@ class CpuBackend final : public Backend {
 
   // memory.cpp
   std::unique_ptr<Buffer> allocate(std::size_t bytes) override;
+  std::unique_ptr<Buffer> view(Buffer& parent, std::size_t offset, std::size_t bytes) override;
   void upload(Buffer& dst, const void* src, std::size_t bytes, std::size_t dstOffset = 0) override;
   void download(void* dst, const Buffer& src, std::size_t bytes, std::size_t srcOffset = 0) override;
   void copy(Buffer& dst, const Buffer& src, std::size_t bytes, std::size_t dstOffset = 0, std::size_t srcOffset = 0) override;

@@ -27,6 +27,7 @@ HostBuffer::HostBuffer(std::size_t bytes) : bytes_(bytes), data_(bytes ? fftwf_m
 }
 
 HostBuffer::~HostBuffer() {
+  if (!owned_) return;  // a view: the parent's memory
   fftwf_free(data_);
   gLive.fetch_sub(bytes_);
 }
@@ -42,6 +43,15 @@ MemoryStats CpuBackend::memoryStats() const {
 void CpuBackend::resetPeakMemory() { gPeak.store(gLive.load()); }
 
 std::unique_ptr<Buffer> CpuBackend::allocate(std::size_t bytes) { return std::make_unique<HostBuffer>(bytes); }
+
+HostBuffer::HostBuffer(Buffer& parent, std::size_t offset, std::size_t bytes)
+    : bytes_(bytes), data_(static_cast<char*>(parent.ptr()) + offset), owned_(false) {
+  require(offset <= parent.bytes() && bytes <= parent.bytes() - offset, "cpu backend: a view past the end of a buffer");
+}
+
+std::unique_ptr<Buffer> CpuBackend::view(Buffer& parent, std::size_t offset, std::size_t bytes) {
+  return std::make_unique<HostBuffer>(parent, offset, bytes);
+}
 
 void CpuBackend::upload(Buffer& dst, const void* src, std::size_t bytes, std::size_t off) {
   require(off + bytes <= dst.bytes(), "cpu backend: upload past the end of a buffer");

@@ -16,12 +16,8 @@ CoilSensitivities::CoilSensitivities(Backend& backend, const CArray& maps, index
   require(coils >= 1 && maps.size() == voxels * coils,
           "coil maps: " + std::to_string(maps.size()) + " values for " + std::to_string(voxels) + " voxels x " +
               std::to_string(coils) + " coils");
-  for (index_t c = 0; c < coils; ++c) {
-    auto b = backend.allocate(bytesOf(voxels));
-    backend.upload(*b, maps.data() + c * voxels, bytesOf(voxels));
-    maps_.push_back(std::move(b));
+  for (index_t c = 0; c < coils; ++c)
     for (index_t v = 0; v < voxels; ++v) sos_[v] += std::norm(cdouble(maps[c * voxels + v]));
-  }
   groupSize_ = std::clamp<index_t>(kCoilGroupElements / std::max<index_t>(voxels, 1), 1, coils);
   for (index_t c0 = 0; c0 < coils; c0 += groupSize_) {
     const index_t m = std::min(coils - c0, groupSize_);
@@ -29,7 +25,14 @@ CoilSensitivities::CoilSensitivities(Backend& backend, const CArray& maps, index
     backend.upload(*b, maps.data() + c0 * voxels, bytesOf(voxels * m));
     groups_.push_back(std::move(b));
   }
+  viewCoils(coils);
   uploadRoot();
+}
+
+void CoilSensitivities::viewCoils(index_t coils) {
+  for (index_t c = 0; c < coils; ++c)
+    maps_.push_back(backend_.view(*groups_[static_cast<std::size_t>(c / groupSize_)],
+                                  bytesOf((c % groupSize_) * voxels_), bytesOf(voxels_)));
 }
 
 void CoilSensitivities::uploadRoot() {
@@ -54,11 +57,6 @@ CoilSensitivities::CoilSensitivities(Backend& backend, std::unique_ptr<Buffer> m
   require(coils >= 1 && maps && maps->bytes() >= bytesOf(voxels * coils),
           "coil maps: the device buffer holds fewer than " + std::to_string(voxels) + " voxels x " +
               std::to_string(coils) + " coils");
-  for (index_t c = 0; c < coils; ++c) {
-    auto b = backend.allocate(bytesOf(voxels));
-    backend.copy(*b, *maps, bytesOf(voxels), 0, bytesOf(c * voxels));
-    maps_.push_back(std::move(b));
-  }
   groupSize_ = std::clamp<index_t>(kCoilGroupElements / std::max<index_t>(voxels, 1), 1, coils);
   for (index_t c0 = 0; c0 < coils; c0 += groupSize_) {
     const index_t m = std::min(coils - c0, groupSize_);
@@ -70,6 +68,7 @@ CoilSensitivities::CoilSensitivities(Backend& backend, std::unique_ptr<Buffer> m
     backend.copy(*b, *maps, bytesOf(voxels * m), 0, bytesOf(c0 * voxels));
     groups_.push_back(std::move(b));
   }
+  viewCoils(coils);
   // One group (a 2D slice): the root sum of squares is the backend's, and stays there. Several groups: each
   // group's root sum of squares, squared and added here in double, and the root of that uploaded.
   rss_ = backend.allocate(bytesOf(voxels));

@@ -86,6 +86,9 @@ class Backend {
 
   // --- memory -----------------------------------------------------------------------------------
   virtual std::unique_ptr<Buffer> allocate(std::size_t bytes) = 0;
+  /// bytes of `parent` from byte `offset`, as a buffer of its own that owns nothing (no copy): it must not
+  /// outlive `parent`. For one array seen in parts (SENSE's coil maps: every coil a view into its group).
+  virtual std::unique_ptr<Buffer> view(Buffer& parent, std::size_t offset, std::size_t bytes) = 0;
   virtual void upload(Buffer& dst, const void* src, std::size_t bytes, std::size_t dstOffset = 0) = 0;
   virtual void download(void* dst, const Buffer& src, std::size_t bytes, std::size_t srcOffset = 0) = 0;
   /// bytes from src + srcOffset to dst + dstOffset (both on this backend).

@@ -5,8 +5,8 @@
 //   E^H d   = N^{-1/2} sum_c S_c^H F^H d_c                (the right-hand side, Stone's F^H d)
 //   E^H E x = sum_c S_c^H (N^{-1} F^H F) S_c x           (Toeplitz per coil: one Q serves every coil)
 // and the normal operator of Stone's eq. 2 with a prior weight: A = E^H E + lambda W^H W.
-// Coils are kept in one buffer each (E and E^H, per coil), and again in groups of consecutive coils, one
-// buffer per group [voxels, coils of the group] (the backend has no views into a buffer): the normal
+// Coils are kept in groups of consecutive coils, one buffer per group [voxels, coils of the group], and each
+// coil is a view into its group (Backend::view: E and E^H, per coil, with no second copy): the normal
 // operator applies T to a whole group at once (one batched FFT pair or Toeplitz apply per group, not per
 // coil), after one broadcast product S_g x, and sums the coils with a matrix-vector product,
 //   sum_{c in g} S_c^H (T S_c x) = [conj(S_g) .* T S_g x] 1   (gemm, [voxels, coils] x [coils, 1]).
@@ -26,7 +26,7 @@
 
 namespace larmor::ops {
 
-/// Coil sensitivity maps in the backend's memory, one buffer per coil.
+/// Coil sensitivity maps in the backend's memory: coil groups, every coil a view into its group.
 class CoilSensitivities {
  public:
   /// maps [N0, N1, N2, coils] (host).
@@ -53,9 +53,10 @@ class CoilSensitivities {
 
  private:
   void uploadRoot();  ///< rss_ = sqrt(sos_)
+  void viewCoils(index_t coils);  ///< maps_: one view per coil into groups_ (declared after them: views die first)
   Backend& backend_;
   index_t voxels_, groupSize_ = 1;
-  std::vector<std::unique_ptr<Buffer>> maps_, groups_;
+  std::vector<std::unique_ptr<Buffer>> groups_, maps_;  // maps_ views groups_: destroyed first
   std::unique_ptr<Buffer> rss_;
   mutable std::vector<double> sos_;
 };
