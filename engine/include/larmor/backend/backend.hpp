@@ -5,7 +5,7 @@
 // Buffer.
 //
 // The core, which many algorithms share:
-//   memory and transfers   allocate, upload, download, copy, copyFromPeer, uploadQueued, downloadQueued,
+//   memory and transfers   allocate, view, upload, download, copy, copyFromPeer, uploadQueued, downloadQueued,
 //                          synchronize, memoryStats, resetPeakMemory
 //   vector ops, reductions fill, scale, axpby, multiply, dot, norm2, reciprocalDiagonal, sumOfSquares
 //   arrays                 fft, fftGram, resizeCentred, transpose, gather, scatter
