@@ -132,10 +132,21 @@ LambdaChoice crossValidatedLambda(Backend& backend, const Dataset& d, const Reco
 
   // One set of coil maps, from the training half, for both halves: the held-out samples are predicted through
   // the maps the solution was made with.
+  // Estimated once (the first half's call); the second half gets a device copy of them.
   std::shared_ptr<const CalibrationGridding> gridding;
+  std::unique_ptr<Buffer> second;
+  nlohmann::json secondInfo;
   const IterativeProblem::CoilMapsSource maps = [&](index_t sl, const index_t dims[3],
                                                     std::shared_ptr<const CalibrationGridding>&, nlohmann::json& info) {
-    return coilMapsForSliceOnBackend(backend, split.train, sl, dims, s, &info, nullptr, {}, &gridding);
+    if (second) {
+      info = secondInfo;
+      return std::move(second);
+    }
+    auto made = coilMapsForSliceOnBackend(backend, split.train, sl, dims, s, &info, nullptr, {}, &gridding);
+    second = backend.allocate(made->bytes());
+    backend.copy(*second, *made, made->bytes());
+    secondInfo = info;
+    return made;
   };
   Timings quiet;  // the halves' set-up stages are not the call's
   IterativeProblem train(backend, split.train, s, slice, quiet, {}, nullptr, &maps);
