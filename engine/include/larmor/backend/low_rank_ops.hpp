@@ -6,8 +6,9 @@
 // The image is a time series x of complex float [Nx, Ny, T] (dim 0 fastest, T frames on axis 2), in the
 // backend's memory. A spatial block b of the image, cut from the shifted image, gives the Casorati matrix
 //   C_b(x)[r, k] = (S x)(pixel r of block b, frame k),     rows r < B_x B_y <= B^2, columns k < T,
-// the block's pixels (dim 0 fastest inside the block) against time. The prior (Trzasko & Manduca, IEEE TMI
-// 32:1, 2013 / ISMRM 2011; Zhang, Pauly & Levesque, MRM 73:655, 2015) is the sum of nuclear norms
+// the block's pixels (dim 0 fastest inside the block) against time. The prior (Trzasko & Manduca, "Local versus
+// global low-rank promotion in dynamic MRI series reconstruction", Proc. ISMRM 2011; Zhang, Pauly & Levesque,
+// MRM 73:655, 2015) is the sum of nuclear norms
 //   LLR(x) = sum_b ||C_b(x)||_* = sum_b sum_i sigma_i(C_b(x)),
 // and its proximal map, block by block, is singular-value soft thresholding (Cai, Candes & Shen, SIAM J.
 // Optim. 20:1956, 2010):
@@ -32,12 +33,13 @@
 // lambda_i)), then
 //   C' = C V diag(f) V^H,   f_i = max(0, 1 - t / sigma_i),
 // accumulated in double and rounded to float. Double because sigma = sqrt(lambda) loses half the digits:
-// in double a singular value of 1e-6 sigma_max still has ~1e-4 relative accuracy, in float only those
-// above ~3e-4 sigma_max would be meaningful. Jacobi stops after a sweep with no rotation (a pair is
+// in double a singular value of 1e-6 sigma_max still has ~1e-4 relative accuracy, in float one of 1e-3
+// sigma_max would already be ~3 % off. Jacobi stops after a sweep with no rotation (a pair is
 // rotated while |G_pq| > 1e-14 sqrt(G_pp G_qq) and > 1e-16 trace G) or after 30 sweeps.
 // Cost per block of m = B^2 rows: ~4 m T^2 flops for G (one triangle), 8 m T^2 for C', 8 T^3 for
 // V diag(f) V^H, and ~40 T^3 a Jacobi sweep (typically 6 to 10 sweeps); so per image O(Nx Ny T^2 (1 + T / B^2)).
-// Memory: no workspace on the GPU (blocks are disjoint and rewritten in place), 32 T^2 bytes a thread on the CPU.
+// Memory: on the GPU no workspace for the prox (blocks are disjoint and rewritten in place) and one double a
+// block for nuclearNorm; 48 T^2 bytes a thread on the CPU.
 // Limits: 1 <= T <= kMaxFrames (64: on the GPU a block's G and V, 32 T^2 bytes, sit in shared memory);
 // block >= 1. t = 0 returns x unchanged (bit for bit). nuclearNorm is LLR(x) for the same blocks and
 // shift, the sum over blocks (in block order, block index = bx + ceil(Nx / B) by) of each block's sum of
