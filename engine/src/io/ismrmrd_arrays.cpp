@@ -53,7 +53,7 @@ Complex complexType(hid_t dset) {
 }  // namespace
 
 std::optional<NdArray> readNdArray(hid_t file, const std::string& path, const std::string& group,
-                                   const std::string& var, bool readData) {
+                                   const std::string& var, bool readData, hsize_t index) {
   const std::string name = "/" + group + "/" + var;
   if (H5Lexists(file, name.c_str(), H5P_DEFAULT) <= 0) {
     H5Eclear2(H5E_DEFAULT);
@@ -71,7 +71,7 @@ std::optional<NdArray> readNdArray(hid_t file, const std::string& path, const st
   if (rank < 2 || rank > ISMRMRD::ISMRMRD_NDARRAY_MAXDIM + 1)
     throw Error(path + ": NDArray " + name + " has " + std::to_string(std::max(rank, 0)) +
                 " dimensions, not an ISMRMRD array");
-  if (dims[0] == 0) return std::nullopt;
+  if (dims[0] <= index) return std::nullopt;
   const double stored = storedBytes(dset.id, path);
   double bytes = sizeof(cfloat);
   for (int i = 1; i < rank; ++i) bytes *= static_cast<double>(dims[i]);
@@ -88,13 +88,13 @@ std::optional<NdArray> readNdArray(hid_t file, const std::string& path, const st
   out.complexFloat = complex == Complex::Yes;
   if (!out.complexFloat) return out;
   if (!readData) {  // the structure only (the crash sandbox): the chunk index, not the values
-    ChunkCheck(dset.id, path, name).check(0, 1);
+    ChunkCheck(dset.id, path, name).check(index, 1);
     return out;
   }
   H5Id mem(H5Tcreate(H5T_COMPOUND, sizeof(cfloat)), H5Tclose);
   H5Tinsert(mem.id, "real", 0, H5T_NATIVE_FLOAT);
   H5Tinsert(mem.id, "imag", sizeof(float), H5T_NATIVE_FLOAT);
-  hsize_t start[H5S_MAX_RANK] = {0}, count[H5S_MAX_RANK];
+  hsize_t start[H5S_MAX_RANK] = {index}, count[H5S_MAX_RANK];
   count[0] = 1;
   for (int i = 1; i < rank; ++i) count[i] = dims[i];
   // The memory space has the file selection's shape (not one flat dimension): HDF5 then copies each
@@ -106,11 +106,25 @@ std::optional<NdArray> readNdArray(hid_t file, const std::string& path, const st
   } catch (const std::bad_alloc&) {
     fail("not enough memory for " + out.shape.str());
   }
-  ChunkCheck(dset.id, path, name).check(0, 1);
+  ChunkCheck(dset.id, path, name).check(index, 1);
   if (H5Sselect_hyperslab(space.id, H5S_SELECT_SET, start, nullptr, count, nullptr) < 0 ||
       H5Dread(dset.id, mem.id, memSpace.id, space.id, H5P_DEFAULT, out.data.data()) < 0)
     fail(hdf5Reason());
   return out;
+}
+
+hsize_t ndArrayCount(hid_t file, const std::string& group, const std::string& var) {
+  const std::string name = "/" + group + "/" + var;
+  if (H5Lexists(file, name.c_str(), H5P_DEFAULT) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return 0;
+  }
+  H5Id dset(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
+  H5Id space(dset.id >= 0 ? H5Dget_space(dset.id) : -1, H5Sclose);
+  hsize_t dims[H5S_MAX_RANK] = {0};
+  const int rank = space.id >= 0 ? H5Sget_simple_extent_dims(space.id, dims, nullptr) : -1;
+  H5Eclear2(H5E_DEFAULT);
+  return rank >= 1 ? dims[0] : 0;
 }
 
 bool arrayFits(const NdArray& raw, const Shape& want, const std::string& path, const std::string& var, bool required) {

@@ -17,10 +17,15 @@ struct NdArray {
   CArray data;
 };
 
-/// The first NDArray of /group/var, or nothing when the file has none. Without `readData` only its shape
-/// and type are read and checked (data left empty): the crash sandbox's structural read.
+/// The NDArray at `index` (0: the first) of /group/var, or nothing when the file has none there. Without
+/// `readData` only its shape and type are read and checked (data left empty): the crash sandbox's structural
+/// read.
 std::optional<NdArray> readNdArray(hid_t file, const std::string& path, const std::string& group,
-                                   const std::string& var, bool readData = true);
+                                   const std::string& var, bool readData = true, hsize_t index = 0);
+
+/// How many NDArrays /group/var holds (0 when there is no such dataset): a series' reference holds one per
+/// repetition (writeIsmrmrdSeries).
+hsize_t ndArrayCount(hid_t file, const std::string& group, const std::string& var);
 
 /// Whether `raw` (its values read or not) can be reshaped to `want`: a complex float array of as many
 /// elements. `required` (Larmor's own arrays): throws when it cannot.

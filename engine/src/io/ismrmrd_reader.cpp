@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <optional>
 #include <system_error>
+#include <vector>
 
 #include "ismrmrd_acquisitions.hpp"
 #include "ismrmrd_arrays.hpp"
@@ -74,6 +75,40 @@ SideArrays readSideArrays(hid_t file, const std::string& path, const std::string
   a.coilMaps = readNdArray(file, path, group, "coil_maps", readMaps);
   if (!a.coilMaps) a.csm = readNdArray(file, path, group, "csm", readMaps);
   return a;
+}
+
+// A series' references (writeIsmrmrdSeries): "reference" holding one NDArray per repetition, read into one
+// entry each (empty when it holds one or none, the reference of every frame). Not readable: the reference is
+// dropped with a warning, as one that does not fit.
+std::vector<std::optional<NdArray>> readRepetitionReferences(hid_t file, const std::string& path,
+                                                            const std::string& group, bool readData, SideArrays& a) {
+  const hsize_t count = ndArrayCount(file, group, "reference");
+  if (count <= 1 || !a.referenceError.empty()) return {};
+  std::vector<std::optional<NdArray>> out;
+  try {
+    if (count > 65536)
+      throw Error(path + ": NDArray 'reference' holds " + std::to_string(count) +
+                  " arrays (at most one per repetition, 65536)");
+    for (hsize_t i = 0; i < count; ++i) out.push_back(readNdArray(file, path, group, "reference", readData, i));
+  } catch (const Error& e) {
+    a.referenceError = e.what();
+    return {};
+  }
+  a.reference.reset();
+  return out;
+}
+
+// Frame `repetition`'s own reference into `a` (from readRepetitionReferences' list).
+void takeRepetitionReference(std::vector<std::optional<NdArray>>& list, int repetition, SideArrays& a,
+                             const std::string& path, Dataset& d) {
+  const auto r = static_cast<std::size_t>(repetition);
+  if (r < list.size()) {
+    a.reference = std::move(list[r]);
+    return;
+  }
+  d.warnings.push_back(path + ": the file's " + std::to_string(list.size()) +
+                       " references (one per repetition) have none for repetition " + std::to_string(repetition) +
+                       " (no metrics)");
 }
 
 // The reference image is optional (only metrics use it): one that does not fit the
@@ -160,7 +195,8 @@ void checkIsmrmrdStructure(const std::string& path, const std::string& group) {
   EncodingFacts facts;
   const H5Id file = openIsmrmrdFile(path, group);  // the group and the XML header found
   const Header h = headerFromXml(parseHeader(file.id, path, group), path, facts);  // its heap checked first
-  (void)readSideArrays(file.id, path, group, false, false);
+  SideArrays arrays = readSideArrays(file.id, path, group, false, false);
+  (void)readRepetitionReferences(file.id, path, group, false, arrays);
   AcquisitionReader reader(path, group);  // /data's type, members, layout and stored size
   // Read directly, the records need libhdf5 only to find their chunks: every lookup the in-process read
   // will make is made here first.
@@ -179,6 +215,7 @@ Series readIsmrmrdSeries(const std::string& path, const std::string& group, cons
   requireRegularInput(path);
   sandboxedCheck(path, group, select.repetition, progress);
   SideArrays arrays;
+  std::vector<std::optional<NdArray>> repetitionReferences;
   Dataset base;
   base.source = path;
   EncodingFacts facts;
@@ -192,6 +229,7 @@ Series readIsmrmrdSeries(const std::string& path, const std::string& group, cons
     // values (non-Cartesian profiles are small and are kept, with the maps).
     keepSamples = !structureOnly || base.header.trajectory != TrajectoryKind::Cartesian;
     arrays = readSideArrays(file.id, path, group, keepSamples, keepSamples);
+    repetitionReferences = readRepetitionReferences(file.id, path, group, keepSamples, arrays);
   }
   AcquisitionFrames read = readAcquisitions(path, group, facts, select, progress, base, keepSamples);
   Series series;
@@ -201,9 +239,12 @@ Series readIsmrmrdSeries(const std::string& path, const std::string& group, cons
   const std::size_t n = read.frames.size();
   std::size_t k = 0;
   for (auto& [key, d] : read.frames) {
-    // The reference image and coil maps belong to every frame (the last frame takes the originals).
-    const std::optional<Shape> reference =
-        attachSideArrays(++k == n ? std::move(arrays) : arrays, path, d, !keepSamples);
+    // The reference image and coil maps belong to every frame (the last frame takes the originals), unless
+    // the file holds a reference per repetition.
+    SideArrays frameArrays = ++k == n ? std::move(arrays) : arrays;
+    if (!repetitionReferences.empty())
+      takeRepetitionReference(repetitionReferences, key.repetition, frameArrays, path, d);
+    const std::optional<Shape> reference = attachSideArrays(std::move(frameArrays), path, d, !keepSamples);
     if (k == 1) series.referenceShape = reference;
     if (detail::sortSlicesByPosition(d) && k == 1)
       d.warnings.push_back(path + ": slices reordered by their position along the slice direction");

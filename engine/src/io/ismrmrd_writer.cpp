@@ -7,7 +7,9 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <functional>
 #include <sstream>
+#include <vector>
 
 #include "larmor/io/ismrmrd.hpp"
 #include "larmor/util/atomic_file.hpp"
@@ -46,8 +48,17 @@ unsigned short u16(index_t v, const std::string& path, const std::string& what) 
   return static_cast<unsigned short>(v);
 }
 
+ISMRMRD::UserParameters userParameters(const Header& h, const nlohmann::json& simulatorSettings) {
+  ISMRMRD::UserParameters up;
+  up.userParameterString.push_back({kTrajectoryUnitsParameter, "cycles_per_fov"});
+  up.userParameterString.push_back({kTrajectoryKindParameter, toString(h.trajectory)});
+  if (!simulatorSettings.is_null()) up.userParameterString.push_back({kSimulatorParameter, simulatorSettings.dump()});
+  return up;
+}
+
+// `repetitions` > 1: a series (writeIsmrmrdSeries), whose frames are repetitions 0 .. repetitions - 1.
 std::string headerXml(const Dataset& d, const std::string& path, const nlohmann::json& simulatorSettings,
-                      bool hasCalibration, index_t profiles) {
+                      bool hasCalibration, index_t profiles, index_t repetitions = 1) {
   const Header& h = d.header;
   ISMRMRD::IsmrmrdHeader x;
   x.version = ISMRMRD_XMLHDR_VERSION;
@@ -106,6 +117,7 @@ std::string headerXml(const Dataset& d, const std::string& path, const nlohmann:
         ISMRMRD::Limit(0, static_cast<unsigned short>(std::min<index_t>(profiles - 1, 65535)), 0);
   }
   e.encodingLimits.slice = ISMRMRD::Limit(0, u16(h.slices - 1, path, "slice count"), 0);
+  if (repetitions > 1) e.encodingLimits.repetition = ISMRMRD::Limit(0, u16(repetitions - 1, path, "frame count"), 0);
   e.trajectory = ismrmrdTrajectory(h.trajectory);
   if (cartesian && (h.accelerationPe1 > 1 || h.accelerationPe2 > 1 || hasCalibration)) {
     ISMRMRD::ParallelImaging pi;
@@ -116,11 +128,7 @@ std::string headerXml(const Dataset& d, const std::string& path, const nlohmann:
   }
   x.encoding.push_back(e);
 
-  ISMRMRD::UserParameters up;
-  up.userParameterString.push_back({kTrajectoryUnitsParameter, "cycles_per_fov"});
-  up.userParameterString.push_back({kTrajectoryKindParameter, toString(h.trajectory)});
-  if (!simulatorSettings.is_null()) up.userParameterString.push_back({kSimulatorParameter, simulatorSettings.dump()});
-  x.userParameters = up;
+  x.userParameters = userParameters(h, simulatorSettings);
 
   std::ostringstream out;
   ISMRMRD::serialize(x, out);
@@ -136,9 +144,19 @@ void putField(ISMRMRD::AcquisitionHeader& head, std::size_t offset, const T& val
               &value, sizeof value);
 }
 
-// The scan counter and the geometry of slice `s`: the group's position moved along sliceDir to the
-// slice's position, so that a reader projecting position onto slice_dir gets slicePositions back.
-void setCounterAndGeometry(ISMRMRD::Acquisition& acq, std::uint32_t counter, const Geometry& g, index_t s) {
+// Where the acquisitions of one Dataset go in the file: the next scan counter, the repetition (frame) index,
+// and whether it is the file's last Dataset (whose last acquisition is the last in the measurement).
+struct FramePlace {
+  std::uint32_t counter = 0;
+  std::uint16_t repetition = 0;
+  bool last = true;
+};
+
+// The scan counter, the repetition and the geometry of slice `s`: the group's position moved along sliceDir to
+// the slice's position, so that a reader projecting position onto slice_dir gets slicePositions back.
+void setCounterAndGeometry(ISMRMRD::Acquisition& acq, FramePlace& place, const Geometry& g, index_t s) {
+  acq.idx().repetition = place.repetition;
+  const std::uint32_t counter = place.counter++;
   using H = ISMRMRD::ISMRMRD_AcquisitionHeader;
   ISMRMRD::AcquisitionHeader head = acq.getHead();
   putField(head, offsetof(H, scan_counter), counter);
@@ -171,12 +189,11 @@ void appendComplexArray(ISMRMRD::Dataset& ds, const std::string& var, const CArr
   ds.appendNDArray(var, arr);
 }
 
-void writeAcquisitions(ISMRMRD::Dataset& ds, const Dataset& d, const std::string& path) {
+void writeAcquisitions(ISMRMRD::Dataset& ds, const Dataset& d, const std::string& path, FramePlace& place) {
   const Header& h = d.header;
   const Shape& ks = d.kspace.shape();
   const index_t coils = h.coils, slices = h.slices;
   const Geometry& geometry = h.geometry;
-  std::uint32_t counter = 0;
   ISMRMRD::Acquisition acq;
 
   if (h.trajectory == TrajectoryKind::Cartesian) {
@@ -202,7 +219,7 @@ void writeAcquisitions(ISMRMRD::Dataset& ds, const Dataset& d, const std::string
       if (lastInPe1) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_LAST_IN_ENCODE_STEP1);
       if (enc2 > 1 && firstInSlice) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_FIRST_IN_ENCODE_STEP2);
       if (enc2 > 1 && lastInSlice) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_LAST_IN_ENCODE_STEP2);
-      if (i + 1 == lines.size()) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_LAST_IN_MEASUREMENT);
+      if (i + 1 == lines.size() && place.last) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_LAST_IN_MEASUREMENT);
       // Simulated ACS lines are part of the image too (embedded calibration).
       if (!d.calibration.empty() && d.calibration(l.pe1, l.pe2, l.slice))
         acq.setFlag(ISMRMRD::ISMRMRD_ACQ_IS_PARALLEL_CALIBRATION_AND_IMAGING);
@@ -211,7 +228,7 @@ void writeAcquisitions(ISMRMRD::Dataset& ds, const Dataset& d, const std::string
       acq.idx().kspace_encode_step_1 = static_cast<std::uint16_t>(l.pe1);
       acq.idx().kspace_encode_step_2 = static_cast<std::uint16_t>(l.pe2);
       acq.idx().slice = static_cast<std::uint16_t>(l.slice);
-      setCounterAndGeometry(acq, counter++, geometry, l.slice);
+      setCounterAndGeometry(acq, place, geometry, l.slice);
       for (index_t c = 0; c < coils; ++c)
         std::memcpy(acq.getDataPtr() + c * n, d.kspace.data() + n * (l.pe1 + enc1 * (l.pe2 + enc2 * (c + coils * l.slice))),
                     static_cast<std::size_t>(n) * sizeof(cfloat));
@@ -231,12 +248,12 @@ void writeAcquisitions(ISMRMRD::Dataset& ds, const Dataset& d, const std::string
       acq.clearAllFlags();
       if (p == 0) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_FIRST_IN_SLICE);
       if (p + 1 == profiles) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_LAST_IN_SLICE);
-      if (p + 1 == profiles && s + 1 == slices) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_LAST_IN_MEASUREMENT);
+      if (p + 1 == profiles && s + 1 == slices && place.last) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_LAST_IN_MEASUREMENT);
       acq.available_channels() = static_cast<std::uint16_t>(coils);
       acq.center_sample() = static_cast<std::uint16_t>(n / 2);
       acq.idx().kspace_encode_step_1 = static_cast<std::uint16_t>(p % 65536);
       acq.idx().slice = static_cast<std::uint16_t>(s);
-      setCounterAndGeometry(acq, counter++, geometry, s);
+      setCounterAndGeometry(acq, place, geometry, s);
       for (index_t c = 0; c < coils; ++c)
         std::memcpy(acq.getDataPtr() + c * n, d.kspace.data() + n * (p + profiles * (c + coils * s)),
                     static_cast<std::size_t>(n) * sizeof(cfloat));
@@ -248,18 +265,34 @@ void writeAcquisitions(ISMRMRD::Dataset& ds, const Dataset& d, const std::string
     }
 }
 
-}  // namespace
-
-void writeIsmrmrd(const Dataset& d, const std::string& path, const nlohmann::json& simulatorSettings) {
+void requireValid(const Dataset& d, const std::string& path) {
   try {
     d.validate();
   } catch (const Error& e) {
     throw Error(path + ": cannot write invalid data (" + e.what() + ")");
   }
-  bool hasCalibration = false;
-  for (index_t i = 0; i < d.calibration.size() && !hasCalibration; ++i) hasCalibration = d.calibration[i] != 0;
-  const std::string xml = headerXml(d, path, simulatorSettings, hasCalibration, d.kspace.shape()[1]);
+}
 
+bool hasCalibration(const Dataset& d) {
+  for (index_t i = 0; i < d.calibration.size(); ++i)
+    if (d.calibration[i] != 0) return true;
+  return false;
+}
+
+// The frames of a series share one XML header: the same trajectory kind, matrices, coils, slices and k-space
+// shape; a reference in every frame or in none.
+void requireSameAcquisition(const Dataset& a, const Dataset& b, std::size_t frame, const std::string& path) {
+  const Header &x = a.header, &y = b.header;
+  bool same = x.trajectory == y.trajectory && x.coils == y.coils && x.slices == y.slices &&
+              a.kspace.shape() == b.kspace.shape() && a.reference.has_value() == b.reference.has_value();
+  for (int i = 0; i < 3; ++i) same = same && x.encoded[i] == y.encoded[i] && x.recon[i] == y.recon[i];
+  require(same, path + ": frame " + std::to_string(frame) + " (" + toString(y.trajectory) + " " +
+                    b.kspace.shape().str() + ") does not share frame 0's acquisition (" + toString(x.trajectory) +
+                    " " + a.kspace.shape().str() + "), or only one of them has a reference");
+}
+
+// Creates the file (atomically: a temporary renamed into place), writes the XML header, then `body`.
+void writeFile(const std::string& path, const std::string& xml, const std::function<void(ISMRMRD::Dataset&)>& body) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   ISMRMRD::ismrmrd_set_error_handler(recordWriteError);
   g_writeError.clear();
@@ -267,9 +300,7 @@ void writeIsmrmrd(const Dataset& d, const std::string& path, const nlohmann::jso
   try {
     ISMRMRD::Dataset ds(out.tempPath().c_str(), "dataset", true);
     ds.writeHeader(xml);
-    writeAcquisitions(ds, d, path);
-    if (d.reference) appendComplexArray(ds, "reference", *d.reference);
-    if (d.coilMaps) appendComplexArray(ds, "coil_maps", *d.coilMaps);
+    body(ds);
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
@@ -278,6 +309,46 @@ void writeIsmrmrd(const Dataset& d, const std::string& path, const nlohmann::jso
     throw Error(path + ": cannot write (" + why + ")");
   }
   out.commit();
+}
+
+}  // namespace
+
+void writeIsmrmrd(const Dataset& d, const std::string& path, const nlohmann::json& simulatorSettings) {
+  requireValid(d, path);
+  const std::string xml = headerXml(d, path, simulatorSettings, hasCalibration(d), d.kspace.shape()[1]);
+  writeFile(path, xml, [&](ISMRMRD::Dataset& ds) {
+    FramePlace place;
+    writeAcquisitions(ds, d, path, place);
+    if (d.reference) appendComplexArray(ds, "reference", *d.reference);
+    if (d.coilMaps) appendComplexArray(ds, "coil_maps", *d.coilMaps);
+  });
+}
+
+void writeIsmrmrdSeries(const std::vector<Dataset>& frames, const std::string& path,
+                        const nlohmann::json& simulatorSettings) {
+  require(!frames.empty(), path + ": cannot write a series of no frames");
+  if (frames.size() == 1) return writeIsmrmrd(frames.front(), path, simulatorSettings);
+  const Dataset& first = frames.front();
+  bool calibration = false;
+  for (std::size_t f = 0; f < frames.size(); ++f) {
+    requireValid(frames[f], path);
+    requireSameAcquisition(first, frames[f], f, path);
+    calibration = calibration || hasCalibration(frames[f]);
+  }
+  const auto count = static_cast<index_t>(frames.size());
+  const std::string xml = headerXml(first, path, simulatorSettings, calibration, first.kspace.shape()[1], count);
+  writeFile(path, xml, [&](ISMRMRD::Dataset& ds) {
+    FramePlace place;
+    for (std::size_t f = 0; f < frames.size(); ++f) {
+      place.repetition = u16(static_cast<index_t>(f), path, "frame index");
+      place.last = f + 1 == frames.size();
+      writeAcquisitions(ds, frames[f], path, place);
+    }
+    // One reference per repetition, in repetition order: the reader gives frame r the array at index r.
+    for (const Dataset& d : frames)
+      if (d.reference) appendComplexArray(ds, "reference", *d.reference);
+    if (first.coilMaps) appendComplexArray(ds, "coil_maps", *first.coilMaps);
+  });
 }
 
 }  // namespace larmor::io

@@ -9,6 +9,7 @@
 
 #include "larmor/phantom/coils.hpp"
 #include "larmor/phantom/phantom.hpp"
+#include "simulate_parts.hpp"
 #include "larmor/traj/cartesian.hpp"
 #include "larmor/traj/radial.hpp"
 #include "larmor/traj/spiral.hpp"
@@ -21,7 +22,9 @@ std::string matrixText(const index_t m[3]) {
   return std::to_string(m[0]) + "x" + std::to_string(m[1]) + "x" + std::to_string(m[2]);
 }
 
-void validate(const SimulateSettings& s) {
+}  // namespace
+
+void validateSettings(const SimulateSettings& s) {
   require(s.phantom == "shepp-logan", "simulate: phantom '" + s.phantom + "' is unknown (available: shepp-logan)");
   require(s.trajectory != TrajectoryKind::Other,
           "simulate: trajectory 'other' cannot be simulated (choose cartesian, radial, golden, spiral, "
@@ -48,6 +51,9 @@ void validate(const SimulateSettings& s) {
   require(std::isfinite(s.fovMm) && s.fovMm > 0, "simulate: FOV must be positive, got " + std::to_string(s.fovMm));
   require(std::isfinite(s.sliceThicknessMm) && s.sliceThicknessMm > 0,
           "simulate: slice thickness must be positive, got " + std::to_string(s.sliceThicknessMm));
+  require(s.frames >= 1 && s.frames <= 65536, "simulate: frames must be 1 to 65536, got " + std::to_string(s.frames));
+  require(s.spokesPerFrame >= 0, "simulate: spokes per frame must not be negative, got " +
+                                     std::to_string(s.spokesPerFrame));
   if (s.trajectory != TrajectoryKind::Cartesian) return;  // counted once the trajectory exists
   const double samples = std::round(s.matrix[0] * static_cast<double>(s.readoutOversampling)) *
                          static_cast<double>(s.matrix[1]) * static_cast<double>(s.matrix[2]) * s.coils *
@@ -55,6 +61,8 @@ void validate(const SimulateSettings& s) {
   require(samples <= 2147483648.0, "simulate: " + matrixText(s.matrix) + " x " + std::to_string(s.coils) +
                                        " coils x " + std::to_string(s.slices) + " slices is too large");
 }
+
+namespace {
 
 // How the terms of a coil model map onto shifted readout lines. Sample n of a line at (k1, k2) of coil
 // c needs F(k0_n - m0/P, k1 - m1/P, k2 - m2/P) for every term m. The shifted readout positions of all
@@ -213,22 +221,7 @@ Dataset simulateNonCartesian(const SimulateSettings& s, const Progress& progress
 
   Dataset d;
   d.source = "simulated";
-  Header& h = d.header;
-  for (int i = 0; i < 3; ++i) h.encoded[i] = h.recon[i] = s.matrix[i];
-  const float fovZ = is3D ? s.fovMm : s.sliceThicknessMm;
-  h.encodedFovMm[0] = h.reconFovMm[0] = s.fovMm;
-  h.encodedFovMm[1] = h.reconFovMm[1] = s.fovMm;
-  h.encodedFovMm[2] = h.reconFovMm[2] = fovZ;
-  h.coils = coils;
-  h.slices = slices;
-  h.trajectory = t.kind;
-  h.deviceDescription = "Larmor simulator";
-  h.protocolName = "larmor-simulate shepp-logan " + toString(t.kind);
-  h.geometry.present = true;
-  h.geometry.slicePositions.resize(static_cast<std::size_t>(slices));
-  for (index_t i = 0; i < slices; ++i)
-    h.geometry.slicePositions[static_cast<std::size_t>(i)] =
-        static_cast<float>((static_cast<double>(i) - 0.5 * static_cast<double>(slices - 1)) * s.sliceThicknessMm);
+  d.header = detail::nonCartesianHeader(s, t.kind);
 
   std::vector<Phantom> phantoms;
   std::vector<CoilModel> models;
@@ -264,38 +257,7 @@ Dataset simulateNonCartesian(const SimulateSettings& s, const Progress& progress
   return d;
 }
 
-/// The Cartesian grid of a simulation (SCALING below): e0 readout points (m0 oversampled) spanning l0 FOVs,
-/// m1 x m2 phase encodes, per slice.
-struct CartesianGrid {
-  index_t m0 = 0, m1 = 0, m2 = 0, e0 = 0, slices = 1;
-  double l0 = 1;
-  bool is3D = false;
-  int coils = 1;
-};
-
-Header cartesianHeader(const SimulateSettings& s, const CartesianGrid& g) {
-  Header h;
-  h.encoded[0] = g.e0, h.encoded[1] = g.m1, h.encoded[2] = g.m2;
-  h.recon[0] = g.m0, h.recon[1] = g.m1, h.recon[2] = g.m2;
-  const float fovZ = g.is3D ? s.fovMm : s.sliceThicknessMm;
-  h.encodedFovMm[0] = static_cast<float>(s.fovMm * g.l0), h.encodedFovMm[1] = s.fovMm, h.encodedFovMm[2] = fovZ;
-  h.reconFovMm[0] = s.fovMm, h.reconFovMm[1] = s.fovMm, h.reconFovMm[2] = fovZ;
-  h.coils = g.coils;
-  h.slices = g.slices;
-  h.trajectory = TrajectoryKind::Cartesian;
-  const bool accelerated = s.accel > 1 || s.accelPe2 > 1;
-  h.accelerationPe1 = s.accel;
-  h.accelerationPe2 = s.accelPe2;
-  h.calibrationLines = accelerated ? s.acs : 0;
-  h.deviceDescription = "Larmor simulator";
-  h.protocolName = "larmor-simulate shepp-logan";
-  h.geometry.present = true;
-  h.geometry.slicePositions.resize(static_cast<std::size_t>(g.slices));
-  for (index_t i = 0; i < g.slices; ++i)
-    h.geometry.slicePositions[static_cast<std::size_t>(i)] =
-        static_cast<float>((static_cast<double>(i) - 0.5 * static_cast<double>(g.slices - 1)) * s.sliceThicknessMm);
-  return h;
-}
+using detail::CartesianGrid;
 
 // Masks: the same lines in every slice. 3D accelerated along pe1 only: the ACS block spans all of pe2;
 // along pe2 too: an acs x min(acs, pe2) centre box (2D GRAPPA's calibration region). Returns one slice's
@@ -473,8 +435,69 @@ void simulateSlice(const SimulateSettings& s, const CartesianGrid& g, const Arra
 
 }  // namespace
 
+namespace detail {
+
+Header cartesianHeader(const SimulateSettings& s, const CartesianGrid& g) {
+  Header h;
+  h.encoded[0] = g.e0, h.encoded[1] = g.m1, h.encoded[2] = g.m2;
+  h.recon[0] = g.m0, h.recon[1] = g.m1, h.recon[2] = g.m2;
+  const float fovZ = g.is3D ? s.fovMm : s.sliceThicknessMm;
+  h.encodedFovMm[0] = static_cast<float>(s.fovMm * g.l0), h.encodedFovMm[1] = s.fovMm, h.encodedFovMm[2] = fovZ;
+  h.reconFovMm[0] = s.fovMm, h.reconFovMm[1] = s.fovMm, h.reconFovMm[2] = fovZ;
+  h.coils = g.coils;
+  h.slices = g.slices;
+  h.trajectory = TrajectoryKind::Cartesian;
+  const bool accelerated = s.accel > 1 || s.accelPe2 > 1;
+  h.accelerationPe1 = s.accel;
+  h.accelerationPe2 = s.accelPe2;
+  h.calibrationLines = accelerated ? s.acs : 0;
+  h.deviceDescription = "Larmor simulator";
+  h.protocolName = "larmor-simulate shepp-logan";
+  h.geometry.present = true;
+  h.geometry.slicePositions.resize(static_cast<std::size_t>(g.slices));
+  for (index_t i = 0; i < g.slices; ++i)
+    h.geometry.slicePositions[static_cast<std::size_t>(i)] =
+        static_cast<float>((static_cast<double>(i) - 0.5 * static_cast<double>(g.slices - 1)) * s.sliceThicknessMm);
+  return h;
+}
+
+Header nonCartesianHeader(const SimulateSettings& s, TrajectoryKind kind) {
+  const bool is3D = s.matrix[2] > 1;
+  const index_t slices = s.slices;
+  Header h;
+  for (int i = 0; i < 3; ++i) h.encoded[i] = h.recon[i] = s.matrix[i];
+  const float fovZ = is3D ? s.fovMm : s.sliceThicknessMm;
+  h.encodedFovMm[0] = h.reconFovMm[0] = s.fovMm;
+  h.encodedFovMm[1] = h.reconFovMm[1] = s.fovMm;
+  h.encodedFovMm[2] = h.reconFovMm[2] = fovZ;
+  h.coils = s.coils;
+  h.slices = slices;
+  h.trajectory = kind;
+  h.deviceDescription = "Larmor simulator";
+  h.protocolName = "larmor-simulate shepp-logan " + toString(kind);
+  h.geometry.present = true;
+  h.geometry.slicePositions.resize(static_cast<std::size_t>(slices));
+  for (index_t i = 0; i < slices; ++i)
+    h.geometry.slicePositions[static_cast<std::size_t>(i)] =
+        static_cast<float>((static_cast<double>(i) - 0.5 * static_cast<double>(slices - 1)) * s.sliceThicknessMm);
+  return h;
+}
+
+CartesianGrid cartesianGrid(const SimulateSettings& s) {
+  CartesianGrid g;
+  g.m0 = s.matrix[0], g.m1 = s.matrix[1], g.m2 = s.matrix[2];
+  g.e0 = std::max<index_t>(g.m0, std::llround(static_cast<double>(g.m0) * s.readoutOversampling));
+  g.l0 = static_cast<double>(g.e0) / static_cast<double>(g.m0);
+  g.slices = s.slices;
+  g.is3D = s.matrix[2] > 1;
+  g.coils = s.coils;
+  return g;
+}
+
+}  // namespace detail
+
 nlohmann::json toJson(const SimulateSettings& s) {
-  return nlohmann::json{{"phantom", s.phantom},
+  nlohmann::json j{{"phantom", s.phantom},
                         {"matrix", nlohmann::json::array({s.matrix[0], s.matrix[1], s.matrix[2]})},
                         {"slices", s.slices},
                         {"coils", s.coils},
@@ -491,6 +514,11 @@ nlohmann::json toJson(const SimulateSettings& s) {
                         {"spokes", s.spokes},
                         {"readout", s.readout},
                         {"interleaves", s.interleaves}};
+  if (s.frames > 1) {
+    j["frames"] = s.frames;
+    j["spokesPerFrame"] = s.spokesPerFrame;
+  }
+  return j;
 }
 
 double simulatedSliceZ(index_t slice, index_t slices) {
@@ -512,19 +540,15 @@ double simulatedSliceZ(index_t slice, index_t slices) {
 // (n - floor(N/2))/N, the raster of Phantom::rasterize. L_0 = encoded[0]/recon[0], the rounded
 // oversampling actually used, which keeps that spacing exact.
 Dataset simulate(const SimulateSettings& s, const Progress& progress) {
-  validate(s);
+  validateSettings(s);
+  require(s.frames == 1, "simulate: " + std::to_string(s.frames) +
+                             " frames are a series (phantom::simulateSeries), not one acquisition");
   if (s.trajectory != TrajectoryKind::Cartesian) return simulateNonCartesian(s, progress);
-  CartesianGrid g;
-  g.m0 = s.matrix[0], g.m1 = s.matrix[1], g.m2 = s.matrix[2];
-  g.e0 = std::max<index_t>(g.m0, std::llround(static_cast<double>(g.m0) * s.readoutOversampling));
-  g.l0 = static_cast<double>(g.e0) / static_cast<double>(g.m0);
-  g.slices = s.slices;
-  g.is3D = s.matrix[2] > 1;
-  g.coils = s.coils;
+  const CartesianGrid g = detail::cartesianGrid(s);
 
   Dataset d;
   d.source = "simulated";
-  d.header = cartesianHeader(s, g);
+  d.header = detail::cartesianHeader(s, g);
   const Array<std::uint8_t> mask2 = cartesianMasks(s, g, d);
   // The object and coils of each slice.
   std::vector<Phantom> phantoms;

@@ -10,6 +10,7 @@
 // line naming the file.
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -55,6 +56,14 @@ std::string ismrmrdAcquisitionRead(const std::string& path, const std::string& g
 /// Writes `d` (validated first) as an ISMRMRD file, atomically. `simulatorSettings` (when not null)
 /// goes into the user parameter larmor_simulator.
 void writeIsmrmrd(const Dataset& d, const std::string& path, const nlohmann::json& simulatorSettings = {});
+
+/// Writes a series (phantom::simulateSeries, io::Series::frames) as one ISMRMRD file whose frames are
+/// repetitions 0 .. N-1, atomically. The frames must share trajectory kind, matrices, coils, slices and k-space
+/// shape (one XML header) and each have a reference or none; frame r's reference is the NDArray at index r of
+/// "reference" (readIsmrmrdSeries gives it back to repetition r), the coil maps are frame 0's. One frame is
+/// written as writeIsmrmrd writes it.
+void writeIsmrmrdSeries(const std::vector<Dataset>& frames, const std::string& path,
+                        const nlohmann::json& simulatorSettings = {});
 
 /// The larmor_simulator user parameter of a file ("" when absent). Cheap: reads only the header.
 std::string readIsmrmrdSimulatorSettings(const std::string& path, const std::string& group = "dataset");

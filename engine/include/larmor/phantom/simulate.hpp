@@ -41,9 +41,19 @@ struct SimulateSettings {
   index_t spokes = 0;
   index_t readout = 0;
   index_t interleaves = 0;
+  /// Dynamic imaging (phantom/dynamic.hpp, simulateSeries): the number of frames; 1 is a single static
+  /// acquisition (simulate()).
+  index_t frames = 1;
+  /// Radial/golden with frames > 1: spokes per frame (0 = spokes / frames when spokes is given, else 21).
+  index_t spokesPerFrame = 0;
 };
 
+/// The settings as JSON (frames and spokesPerFrame only when frames > 1, so a single-frame file's
+/// larmor_simulator parameter is what it always was).
 nlohmann::json toJson(const SimulateSettings& s);
+
+/// Throws Error (one line) for invalid settings; simulate() and simulateSeries() call it.
+void validateSettings(const SimulateSettings& s);
 
 /// The phantom's z (FOV units) imaged by slice `slice` of `slices` in multi-slice 2D: evenly spread
 /// over [-0.35, 0.35] (0 for a single slice, which images the 2D phantom instead).
@@ -57,7 +67,7 @@ double simulatedSliceZ(index_t slice, index_t slices);
 /// unsampled lines, plus noise (seeded, on sampled lines only). `reference` holds the rasterised
 /// phantom (not coil-weighted), `coilMaps` the true sensitivities on the recon raster (all ones for a
 /// single coil). Reports progress per slice (2D) or pe2 plane (3D) and stops with Cancelled between
-/// them. Throws Error on invalid settings.
+/// them. Throws Error on invalid settings, and for frames > 1 (simulateSeries in phantom/dynamic.hpp).
 Dataset simulate(const SimulateSettings& settings, const Progress& progress = {});
 
 }  // namespace larmor::phantom
