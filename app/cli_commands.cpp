@@ -23,6 +23,7 @@
 #include "larmor/io/output_safety.hpp"
 #include "larmor/io/png.hpp"
 #include "larmor/io/twix.hpp"
+#include "larmor/phantom/dynamic.hpp"
 #include "larmor/phantom/simulate.hpp"
 #include "larmor/quality/metrics.hpp"
 #include "larmor/bench/bench.hpp"
@@ -368,7 +369,9 @@ int info(const std::string& file, const std::string& jsonPath, const FrameArgs& 
   return 0;
 }
 
-int simulate(const SimulateArgs& a) {
+namespace {
+
+phantom::SimulateSettings simulateSettings(const SimulateArgs& a) {
   phantom::SimulateSettings s;
   s.phantom = a.phantom;
   long m[3];
@@ -389,7 +392,43 @@ int simulate(const SimulateArgs& a) {
   s.spokes = a.spokes;
   s.readout = a.readout;
   s.interleaves = a.interleaves;
+  s.frames = a.frames;
+  s.spokesPerFrame = a.spokesPerFrame;
   require(a.noise >= 0 && std::isfinite(a.noise), "--noise must be a finite number >= 0");
+  require(a.frames >= 1, "--frames must be at least 1, got " + std::to_string(a.frames));
+  require(a.spokesPerFrame == 0 || a.frames > 1, "--spokes-per-frame needs --frames N (N >= 2)");
+  return s;
+}
+
+/// The frames stacked along BART's TIME dimension (10); one frame as toBartImage gives it.
+CArray bartTimeSeries(const std::vector<CArray>& frames) {
+  if (frames.size() == 1) return io::toBartImage(frames.front());
+  std::vector<index_t> dims(io::kBartTimeDim + 1, 1);
+  const Shape& s = frames.front().shape();  // [x, y, z, coils, 1]: slices are refused with frames
+  for (std::size_t i = 0; i < 4; ++i) dims[i] = s[i];
+  dims[io::kBartTimeDim] = static_cast<index_t>(frames.size());
+  CArray out{Shape(dims)};
+  for (std::size_t f = 0; f < frames.size(); ++f)
+    std::copy(frames[f].data(), frames[f].data() + frames[f].size(), out.data() + frames[f].size() * static_cast<index_t>(f));
+  return out;
+}
+
+/// --traj-output: BART's [3, readout, profiles] (cycles per FOV, real), frames along TIME (10).
+void writeSimulatedTrajectory(const std::string& path, const std::vector<Dataset>& frames, TrajectoryKind kind) {
+  require(frames.front().trajectory.size() > 0, "--traj-output: " + toString(kind) + " data has no trajectory file (Cartesian)");
+  std::vector<CArray> t;
+  for (const Dataset& d : frames) {
+    CArray c(d.trajectory.shape());
+    for (index_t i = 0; i < c.size(); ++i) c[i] = cfloat(d.trajectory[i], 0.f);
+    t.push_back(std::move(c));
+  }
+  io::writeCfl(path, bartTimeSeries(t));
+}
+
+}  // namespace
+
+int simulate(const SimulateArgs& a) {
+  const phantom::SimulateSettings s = simulateSettings(a);
   const std::string ext = extension(a.output);
   require(ext == ".h5" || ext == ".cfl",
           a.output + ": simulate writes ISMRMRD (.h5) or BART k-space (.cfl, without header or truth)");
@@ -399,35 +438,40 @@ int simulate(const SimulateArgs& a) {
   io::PlannedOutput kspace;
   kspace.path = a.output;
   kspace.role = io::OutputRole::Kspace;
-  // Cartesian k-space: readout (oversampled) x pe1 x pe2 x coils x slices complex floats; others are
-  // of the same order.
-  kspace.bytes = static_cast<std::uintmax_t>(static_cast<double>(m[0]) * std::max(1.f, a.oversampling) *
-                                             static_cast<double>(m[1]) * static_cast<double>(std::max(1L, m[2])) *
-                                             std::max(1, a.coils) * std::max(1, a.slices) * 8.0) + (1u << 20);
+  // Cartesian k-space: readout (oversampled) x pe1 x pe2 x coils x slices complex floats (per frame); others
+  // are of the same order.
+  kspace.bytes = static_cast<std::uintmax_t>(static_cast<double>(s.matrix[0]) * std::max(1.f, a.oversampling) *
+                                             static_cast<double>(s.matrix[1]) * static_cast<double>(std::max<index_t>(1, s.matrix[2])) *
+                                             std::max(1, a.coils) * std::max(1, a.slices) * 8.0 * std::max(1, a.frames)) + (1u << 20);
   io::PlannedOutput trajOut = jsonOutput(a.trajOutput);
   trajOut.role = io::OutputRole::Kspace;
   require(a.trajOutput.empty() || s.trajectory != TrajectoryKind::Cartesian,
           "--traj-output: " + toString(s.trajectory) + " data has no trajectory file (Cartesian)");
   // Every output new, empty or our own earlier output of its kind (output_safety.hpp), before the work.
   io::checkOutputs({kspace, jsonOutput(a.json), trajOut}, {});
-  const Dataset d = phantom::simulate(s);
-  if (!a.trajOutput.empty()) {
-    // The trajectory as `recon --traj` reads it: BART's [3, readout, profiles], cycles per FOV, real.
-    require(d.trajectory.size() > 0, "--traj-output: " + toString(s.trajectory) + " data has no trajectory file (Cartesian)");
-    CArray t(d.trajectory.shape());
-    for (index_t i = 0; i < t.size(); ++i) t[i] = cfloat(d.trajectory[i], 0.f);
-    io::writeCfl(a.trajOutput, t);
-  }
+  const phantom::DynamicModel model;
+  std::vector<Dataset> frames;
+  if (s.frames > 1)
+    frames = phantom::simulateSeries(s, model);
+  else
+    frames.push_back(phantom::simulate(s));
+  if (!a.trajOutput.empty()) writeSimulatedTrajectory(a.trajOutput, frames, s.trajectory);
+  json settings = toJson(s);
+  if (s.frames > 1) settings["dynamics"] = phantom::toJson(model);
   if (ext == ".cfl") {
-    io::writeCfl(a.output, io::toBartImage(d.kspace));
+    std::vector<CArray> k;
+    for (const Dataset& d : frames) k.push_back(d.kspace);
+    io::writeCfl(a.output, bartTimeSeries(k));
   } else {
 #ifdef LARMOR_HAVE_IO
-    io::writeIsmrmrd(d, a.output, toJson(s));
+    io::writeIsmrmrdSeries(frames, a.output, settings);
 #endif
   }
+  const Dataset& d = frames.front();
   std::cout << "wrote " << a.output << ": " << toString(s.trajectory) << " " << d.kspace.shape().str() << ", "
-            << s.coils << " coils\n";
-  writeJson(a.json, {{"output", a.output}, {"settings", toJson(s)}, {"kspace_shape", d.kspace.shape().dims()}});
+            << s.coils << " coils" << (s.frames > 1 ? ", " + std::to_string(s.frames) + " frames" : "") << "\n";
+  writeJson(a.json, {{"output", a.output}, {"settings", settings}, {"kspace_shape", d.kspace.shape().dims()},
+                     {"frames", s.frames}});
   return 0;
 }
 

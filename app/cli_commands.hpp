@@ -13,6 +13,7 @@ struct SimulateArgs {
   std::string trajOutput;  ///< --traj-output: the non-Cartesian trajectory as a BART .cfl (for .cfl k-space)
   std::string accel = "1";  ///< R (pe1) or RyxRz (pe1 x pe2, 3D)
   int coils = 8, acs = 24, coilRings = 0, spokes = 0, readout = 0, interleaves = 0, slices = 1;
+  int frames = 1, spokesPerFrame = 0;  ///< --frames N: a dynamic series (phantom/dynamic.hpp)
   float noise = 0, oversampling = 2;
   unsigned long long seed = 1;
 };

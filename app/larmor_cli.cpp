@@ -82,6 +82,10 @@ void addSimulateCommand(CLI::App& app, Commands& c) {
   simCmd->add_option("--spokes", sim.spokes, "Radial spokes");
   simCmd->add_option("--readout", sim.readout, "Samples per readout (non-Cartesian)");
   simCmd->add_option("--interleaves", sim.interleaves, "Spiral interleaves");
+  simCmd->add_option("--frames", sim.frames, "Frames of a dynamic phantom (beating, breathing, wash-in): repetitions in .h5, TIME (10) in .cfl")
+      ->check(CLI::Range(1, 65536));
+  simCmd->add_option("--spokes-per-frame", sim.spokesPerFrame, "Radial/golden with --frames: spokes per frame (default 21)")
+      ->check(CLI::Range(0, 1 << 20));
   simCmd->add_option("--slices", sim.slices, "Slices (2D multi-slice)")->check(CLI::Range(1, 4096));
   simCmd->add_option("--oversampling", sim.oversampling, "Cartesian readout oversampling")->check(CLI::Range(1.0, 4.0));
   simCmd->add_option("--noise", sim.noise, "Complex Gaussian noise sigma (per real/imaginary part)");
