@@ -68,6 +68,7 @@ __device__ __forceinline__ double2 shuffle(const double2& v, int lane) {
 /// (172 µs). The factor goes back to A's lower triangle (float) and to `factor`
 /// (packed doubles, for the solve); info[e] = k + 1 when the leading minor of order k + 1 is not positive
 /// definite (cuSOLVER's convention), else 0.
+/// Long because: the three numbered panel steps share the shared-memory factor, register rows and barriers.
 __global__ void __launch_bounds__(kCholeskyThreads) choleskyFactorKernel(float2* A, index_t ld, index_t stride, int n,
                                                                          double2* factor, int* info) {
   extern __shared__ double2 shared[];

@@ -39,6 +39,7 @@ struct CombineArgs {
   float2* out;       ///< [voxels, batch]
 };
 
+// Long because: correlation, power iteration and phase share the exchange arrays and a barrier at every step.
 template <int GS>
 __global__ void __launch_bounds__(kCombineThreads) adaptiveCombineKernel(CombineArgs a) {
   constexpr int kGroups = kCombineThreads / GS;

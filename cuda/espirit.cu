@@ -63,6 +63,7 @@ void launch(const EspiritArgs& a, cudaStream_t s) {
 // quotient over i then j. What changes is where the numbers live: the one-thread kernel keeps two C x C
 // matrices per thread in local memory (1.31 ms for 512 x 256 voxels x 8 coils on the H100); here every index
 // into a register array is a compile-time constant (no stack frame, no spills).
+// Long because: M and its powers live in register arrays with compile-time indices through every step.
 template <int G>
 __global__ void __launch_bounds__(kThreads) espiritGroupKernel(const EspiritArgs a) {
   static_assert(G == 4 || G == 8 || G == 16, "a voxel's lanes are a power of two within a warp");

@@ -64,6 +64,7 @@ struct GatherStage {
 /// sample whose footprint reaches it (TRON's: its spokes' readout ranges within reach, a superset), so the exact
 /// test decides alone; each warp adds its terms in list order and the 8 partial sums are added in a fixed order
 /// (the same bits every run).
+/// Long because: staging, footprint test, accumulation and the warps' fixed-order sum share one stage and barriers.
 template <int CB>
 __global__ void __launch_bounds__(kGatherThreads, 3) gatherKernel(GatherArgs a, KernelParams k, SpreadInput in,
                                                                     const int* order) {

@@ -195,6 +195,7 @@ __device__ __forceinline__ i64 gridIndex(const SectorArgs& a, const TileBox& t, 
 
 /// One block per work item (a sector, or a part of one) and coil group. MAXW >= W bounds the unrolled
 /// footprint loops (register arrays need compile-time indices); points past W are masked off.
+/// Long because: zeroing, scale search, unrolled footprint loops and store share the shared tile and barriers.
 template <int DIM, int MAXW>
 __global__ void __launch_bounds__(kSectorThreads) sectorSpreadKernel(SectorArgs a, KernelParams k) {
   extern __shared__ long long tile[];  // [coil][tile point][re, im], fixed point (see the top of the file)
@@ -350,27 +351,127 @@ void launchKeyStarts(const int* sortedKeys, long long total, int keys, long long
   LARMOR_CUDA_CHECK_LAUNCH();
 }
 
+namespace {
+
+/// The sector tile (32 x 32 in 2D; 16 x 16 x 8 in 3D, halved along z until one coil's tile fits `sharedBytes`)
+/// and the number of tiles along each dimension.
+void chooseTiles(const GridGeometry& g, std::size_t sharedBytes, int tile[3], int tileCount[3]) {
+  // 2D: 32 x 32 tiles; 3D: 16 x 16 x 8 (32 KiB of fixed point a coil: on the H100 1.92 ms for the 128^3 2 M-sample
+  // adjoint against 2.29 ms with 16^3, whose 64 KiB blocks left fewer of them resident; docs/nufft.md).
+  const int tileDefault[3] = {g.dims == 2 ? 32 : 16, g.dims == 2 ? 32 : 16, 8};
+  for (int d = 0; d < 3; ++d) {
+    tile[d] = d < g.dims ? std::min(g.g[d], std::max(tileDefault[d], g.width)) : 1;
+    tileCount[d] = (g.g[d] + tile[d] - 1) / tile[d];
+  }
+  // Halve the tile along z until one coil's tile fits the device's shared memory.
+  while (static_cast<std::size_t>(tile[0]) * tile[1] * tile[2] * kPointBytes > sharedBytes && tile[2] > 1 &&
+         tile[2] / 2 >= g.width) {
+    tile[2] /= 2;
+    tileCount[2] = (g.g[2] + tile[2] - 1) / tile[2];
+  }
+  require(static_cast<std::size_t>(tile[0]) * tile[1] * tile[2] * kPointBytes <= sharedBytes,
+          "NUFFT on the GPU: a sector tile of " + std::to_string(tile[0]) + "x" + std::to_string(tile[1]) + "x" +
+              std::to_string(tile[2]) + " points does not fit this device's shared memory");
+}
+
+/// Pairs (sector, sample) for every sector each footprint reaches, counted per sample: `inclusive` gets the
+/// counts' running sum (its last element the number of listings; queued, not waited for).
+void countListings(CudaBackend& be, const SectorArgs& a, DeviceVector<long long>& inclusive,
+                   DeviceVector<char>& temp) {
+  const i64 m = a.in.m;
+  cudaStream_t s = be.stream();
+  const unsigned blocks = listBlocks(m, 256);
+  DeviceVector<long long> counts(be, static_cast<std::size_t>(m));
+  std::lock_guard lock(be.mutex());
+  LARMOR_CUDA_CHECK(cudaSetDevice(be.device()));
+  if (a.g.dims == 2) countSectorsKernel<2><<<blocks, 256, 0, s>>>(a, counts.data());
+  else countSectorsKernel<3><<<blocks, 256, 0, s>>>(a, counts.data());
+  LARMOR_CUDA_CHECK_LAUNCH();
+  std::size_t bytes = 0;
+  LARMOR_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, counts.data(), inclusive.data(), m, s));
+  temp.reserve(be, bytes);
+  LARMOR_CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp.data(), bytes, counts.data(), inclusive.data(), m, s));
+}
+
+/// The n listings sorted by sector (their samples into `entrySamples`) and, for the interpolation's locality,
+/// the samples sorted by home sector (into `order`); returns where each of the `sectors` lists begins (sectors + 1).
+std::vector<long long> sortListings(CudaBackend& be, const SectorArgs& a, const DeviceVector<long long>& inclusive,
+                                    int n, int sectors, DeviceVector<char>& temp, DeviceVector<int>& entrySamples,
+                                    DeviceVector<int>& order) {
+  const i64 m = a.in.m;
+  cudaStream_t s = be.stream();
+  const unsigned blocks = listBlocks(m, 256);
+  const int keyBits = keyBitsFor(sectors);
+  std::vector<long long> start;
+  DeviceVector<int> keys(be, n), values(be, n), sortedKeys(be, n);
+  entrySamples.resize(be, n);
+  DeviceVector<long long> startDev(be, static_cast<std::size_t>(sectors) + 1);
+  std::lock_guard lock(be.mutex());
+  LARMOR_CUDA_CHECK(cudaSetDevice(be.device()));
+  if (a.g.dims == 2) emitPairsKernel<2><<<blocks, 256, 0, s>>>(a, inclusive.data(), keys.data(), values.data());
+  else emitPairsKernel<3><<<blocks, 256, 0, s>>>(a, inclusive.data(), keys.data(), values.data());
+  LARMOR_CUDA_CHECK_LAUNCH();
+  std::size_t bytes = 0;
+  LARMOR_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys.data(), sortedKeys.data(), values.data(),
+                                                    entrySamples.data(), n, 0, keyBits, s));
+  temp.reserve(be, bytes);
+  LARMOR_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, keys.data(), sortedKeys.data(),
+                                                    values.data(), entrySamples.data(), n, 0, keyBits, s));
+  launchKeyStarts(sortedKeys.data(), n, sectors, startDev.data(), s);
+  // Locality order for the interpolation: samples sorted by home sector.
+  DeviceVector<int>& homeKeys = keys;  // reused: the sort above has consumed them
+  if (static_cast<i64>(homeKeys.size()) < m) homeKeys.resize(be, static_cast<std::size_t>(m));
+  DeviceVector<int>& identity = values;
+  if (static_cast<i64>(identity.size()) < m) identity.resize(be, static_cast<std::size_t>(m));
+  order.resize(be, static_cast<std::size_t>(m));
+  if (a.g.dims == 2) homeSectorKernel<2><<<blocks, 256, 0, s>>>(a, homeKeys.data(), identity.data());
+  else homeSectorKernel<3><<<blocks, 256, 0, s>>>(a, homeKeys.data(), identity.data());
+  LARMOR_CUDA_CHECK_LAUNCH();
+  LARMOR_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, homeKeys.data(), sortedKeys.data(),
+                                                    identity.data(), order.data(), static_cast<int>(m), 0,
+                                                    keyBits, s));
+  if (sortedKeys.size() < static_cast<std::size_t>(m)) sortedKeys.resize(be, static_cast<std::size_t>(m));
+  temp.reserve(be, bytes);
+  LARMOR_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, homeKeys.data(), sortedKeys.data(),
+                                                    identity.data(), order.data(), static_cast<int>(m), 0,
+                                                    keyBits, s));
+  LARMOR_CUDA_CHECK(cudaStreamSynchronize(s));  // the temporaries go out of scope next
+  start.resize(static_cast<std::size_t>(sectors) + 1);
+  LARMOR_CUDA_CHECK(cudaMemcpy(start.data(), startDev.data(), start.size() * sizeof(long long),
+                               cudaMemcpyDeviceToHost));
+  return start;
+}
+
+/// Work items {sector, begin, end, slot}: a block per sector, or per part of a crowded one (parts get slots
+/// from `slots` on, and the sector a merge item {sector, first slot, parts, 0}); heaviest first so that the
+/// long blocks start early (longest-processing-time order).
+void splitWork(const std::vector<long long>& start, int sectors, int& slots, std::vector<int4>& work,
+               std::vector<int4>& merges) {
+  for (int sec = 0; sec < sectors; ++sec) {
+    const long long b = start[static_cast<std::size_t>(sec)], e = start[static_cast<std::size_t>(sec) + 1];
+    const long long parts = std::max<long long>(1, (e - b + SectorSpreader::kPartEntries - 1) /
+                                                       SectorSpreader::kPartEntries);
+    if (parts == 1) {
+      work.push_back(int4{sec, static_cast<int>(b), static_cast<int>(e), -1});
+      continue;
+    }
+    merges.push_back(int4{sec, slots, static_cast<int>(parts), 0});
+    for (long long q = 0; q < parts; ++q) {
+      const long long pb = b + (e - b) * q / parts, pe = b + (e - b) * (q + 1) / parts;
+      work.push_back(int4{sec, static_cast<int>(pb), static_cast<int>(pe), slots++});
+    }
+  }
+  std::stable_sort(work.begin(), work.end(), [](const int4& x, const int4& y) { return x.z - x.y > y.z - y.y; });
+}
+
+}  // namespace
+
 SectorSpreader::SectorSpreader(CudaBackend& be, const GridGeometry& g, const DeviceVector<float4>& codes, i64 m)
     : g_(g) {
   int optin = 0;
   LARMOR_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, be.device()));
   sharedBytes_ = std::min(kSharedLimit, static_cast<std::size_t>(std::max(optin, 0)) - kStaticShared);
-  // 2D: 32 x 32 tiles; 3D: 16 x 16 x 8 (32 KiB of fixed point a coil: on the H100 1.92 ms for the 128^3 2 M-sample
-  // adjoint against 2.29 ms with 16^3, whose 64 KiB blocks left fewer of them resident; docs/nufft.md).
-  const int tileDefault[3] = {g.dims == 2 ? 32 : 16, g.dims == 2 ? 32 : 16, 8};
-  for (int d = 0; d < 3; ++d) {
-    tile_[d] = d < g.dims ? std::min(g.g[d], std::max(tileDefault[d], g.width)) : 1;
-    tileCount_[d] = (g.g[d] + tile_[d] - 1) / tile_[d];
-  }
-  // Halve the tile along z until one coil's tile fits the device's shared memory.
-  while (static_cast<std::size_t>(tile_[0]) * tile_[1] * tile_[2] * kPointBytes > sharedBytes_ && tile_[2] > 1 &&
-         tile_[2] / 2 >= g.width) {
-    tile_[2] /= 2;
-    tileCount_[2] = (g.g[2] + tile_[2] - 1) / tile_[2];
-  }
-  require(static_cast<std::size_t>(tile_[0]) * tile_[1] * tile_[2] * kPointBytes <= sharedBytes_,
-          "NUFFT on the GPU: a sector tile of " + std::to_string(tile_[0]) + "x" + std::to_string(tile_[1]) + "x" +
-              std::to_string(tile_[2]) + " points does not fit this device's shared memory");
+  chooseTiles(g, sharedBytes_, tile_, tileCount_);
   sectors_ = tileCount_[0] * tileCount_[1] * tileCount_[2];
 
   SectorArgs a{};
@@ -381,88 +482,19 @@ SectorSpreader::SectorSpreader(CudaBackend& be, const GridGeometry& g, const Dev
   }
   a.in.codes = codes.data();
   a.in.m = m;
-  cudaStream_t s = be.stream();
-  const unsigned blocks = listBlocks(m, 256);
 
-  // Pairs (sector, sample) for every sector each footprint reaches.
   DeviceVector<long long> inclusive(be, static_cast<std::size_t>(m));
   DeviceVector<char> temp;
-  {
-    DeviceVector<long long> counts(be, static_cast<std::size_t>(m));
-    std::lock_guard lock(be.mutex());
-    LARMOR_CUDA_CHECK(cudaSetDevice(be.device()));
-    if (g.dims == 2) countSectorsKernel<2><<<blocks, 256, 0, s>>>(a, counts.data());
-    else countSectorsKernel<3><<<blocks, 256, 0, s>>>(a, counts.data());
-    LARMOR_CUDA_CHECK_LAUNCH();
-    std::size_t bytes = 0;
-    LARMOR_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, counts.data(), inclusive.data(), m, s));
-    temp.reserve(be, bytes);
-    LARMOR_CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp.data(), bytes, counts.data(), inclusive.data(), m, s));
-  }
+  countListings(be, a, inclusive, temp);
   const long long total = inclusive.element(be, static_cast<std::size_t>(m) - 1);  // waits for the scan
   require(total < (1LL << 31), "NUFFT on the GPU: too many sector listings (" + std::to_string(total) +
                                             "); use fewer samples per plan");
   entries_ = total;
-  const int n = static_cast<int>(total);
-  const int keyBits = keyBitsFor(sectors_);
+  const std::vector<long long> start =
+      sortListings(be, a, inclusive, static_cast<int>(total), sectors_, temp, entrySamples_, order_);
 
-  std::vector<long long> start;
-  {
-    DeviceVector<int> keys(be, n), values(be, n), sortedKeys(be, n);
-    entrySamples_.resize(be, n);
-    DeviceVector<long long> startDev(be, static_cast<std::size_t>(sectors_) + 1);
-    std::lock_guard lock(be.mutex());
-    LARMOR_CUDA_CHECK(cudaSetDevice(be.device()));
-    if (g.dims == 2) emitPairsKernel<2><<<blocks, 256, 0, s>>>(a, inclusive.data(), keys.data(), values.data());
-    else emitPairsKernel<3><<<blocks, 256, 0, s>>>(a, inclusive.data(), keys.data(), values.data());
-    LARMOR_CUDA_CHECK_LAUNCH();
-    std::size_t bytes = 0;
-    LARMOR_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys.data(), sortedKeys.data(), values.data(),
-                                                      entrySamples_.data(), n, 0, keyBits, s));
-    temp.reserve(be, bytes);
-    LARMOR_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, keys.data(), sortedKeys.data(),
-                                                      values.data(), entrySamples_.data(), n, 0, keyBits, s));
-    launchKeyStarts(sortedKeys.data(), total, sectors_, startDev.data(), s);
-    // Locality order for the interpolation: samples sorted by home sector.
-    DeviceVector<int>& homeKeys = keys;  // reused: the sort above has consumed them
-    if (static_cast<i64>(homeKeys.size()) < m) homeKeys.resize(be, static_cast<std::size_t>(m));
-    DeviceVector<int>& identity = values;
-    if (static_cast<i64>(identity.size()) < m) identity.resize(be, static_cast<std::size_t>(m));
-    order_.resize(be, static_cast<std::size_t>(m));
-    if (g.dims == 2) homeSectorKernel<2><<<blocks, 256, 0, s>>>(a, homeKeys.data(), identity.data());
-    else homeSectorKernel<3><<<blocks, 256, 0, s>>>(a, homeKeys.data(), identity.data());
-    LARMOR_CUDA_CHECK_LAUNCH();
-    LARMOR_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, homeKeys.data(), sortedKeys.data(),
-                                                      identity.data(), order_.data(), static_cast<int>(m), 0,
-                                                      keyBits, s));
-    if (sortedKeys.size() < static_cast<std::size_t>(m)) sortedKeys.resize(be, static_cast<std::size_t>(m));
-    temp.reserve(be, bytes);
-    LARMOR_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, homeKeys.data(), sortedKeys.data(),
-                                                      identity.data(), order_.data(), static_cast<int>(m), 0,
-                                                      keyBits, s));
-    LARMOR_CUDA_CHECK(cudaStreamSynchronize(s));  // the temporaries go out of scope next
-    start.resize(static_cast<std::size_t>(sectors_) + 1);
-    LARMOR_CUDA_CHECK(cudaMemcpy(start.data(), startDev.data(), start.size() * sizeof(long long),
-                                 cudaMemcpyDeviceToHost));
-  }
-
-  // Work items: a block per sector, or per part of a crowded one; heaviest first so that the long blocks
-  // start early (longest-processing-time order).
   std::vector<int4> work, merges;
-  for (int sec = 0; sec < sectors_; ++sec) {
-    const long long b = start[static_cast<std::size_t>(sec)], e = start[static_cast<std::size_t>(sec) + 1];
-    const long long parts = std::max<long long>(1, (e - b + kPartEntries - 1) / kPartEntries);
-    if (parts == 1) {
-      work.push_back(int4{sec, static_cast<int>(b), static_cast<int>(e), -1});
-      continue;
-    }
-    merges.push_back(int4{sec, slots_, static_cast<int>(parts), 0});
-    for (long long q = 0; q < parts; ++q) {
-      const long long pb = b + (e - b) * q / parts, pe = b + (e - b) * (q + 1) / parts;
-      work.push_back(int4{sec, static_cast<int>(pb), static_cast<int>(pe), slots_++});
-    }
-  }
-  std::stable_sort(work.begin(), work.end(), [](const int4& x, const int4& y) { return x.z - x.y > y.z - y.y; });
+  splitWork(start, sectors_, slots_, work, merges);
   workItems_ = static_cast<int>(work.size());
   mergeItems_ = static_cast<int>(merges.size());
   work_.upload(be, work);
