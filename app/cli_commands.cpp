@@ -458,6 +458,7 @@ int simulate(const SimulateArgs& a) {
   if (!a.trajOutput.empty()) writeSimulatedTrajectory(a.trajOutput, frames, s.trajectory);
   json settings = toJson(s);
   if (s.frames > 1) settings["dynamics"] = phantom::toJson(model);
+  if (s.frames > 1 && s.trajectory != TrajectoryKind::Cartesian) settings["spokesPerFrame"] = frames.front().kspace.shape()[1];
   if (ext == ".cfl") {
     std::vector<CArray> k;
     for (const Dataset& d : frames) k.push_back(d.kspace);
