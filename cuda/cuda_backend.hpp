@@ -229,8 +229,10 @@ class CudaPriorOps final : public PriorOps {
 class CudaSparsityOps final : public SparsityOps {
  public:
   explicit CudaSparsityOps(CudaBackend& backend) : be_(backend) {}
-  void tvProx(Buffer& x, const Shape& image, double t, int iterations, Buffer& dual) override;
-  double totalVariation(const Buffer& x, const Shape& image) override;
+  using SparsityOps::totalVariation;
+  using SparsityOps::tvProx;
+  void tvProx(Buffer& x, const Shape& image, double t, int iterations, Buffer& dual, const TvWeights& w) override;
+  double totalVariation(const Buffer& x, const Shape& image, const TvWeights& w) override;
   void waveletProx(Buffer& x, const Shape& image, double t, const std::array<index_t, 3>& shift) override;
   double waveletL1(const Buffer& x, const Shape& image) override;
   void waveletTransform(Buffer& data, const Shape& image, bool inverse) override;

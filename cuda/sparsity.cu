@@ -30,17 +30,20 @@ struct Stencil {
   Volume v;
   unsigned stride[3];
   bool active[3];
-  int differenced;
+  float weight[3];
+  double weightSquares;  ///< sum of w_d^2 over the differenced dims
 };
 
-Stencil stencilOf(const std::array<index_t, 3>& d) {
+/// A dim is differenced when it is longer than 1 and its weight is > 0 (weighted TV: sparsity_ops.hpp).
+Stencil stencilOf(const std::array<index_t, 3>& d, const SparsityOps::TvWeights& w) {
   Stencil s{};
   s.v = sparsity::volumeOf(d.data());
-  s.differenced = 0;
+  s.weightSquares = 0;
   for (int a = 0; a < 3; ++a) {
     s.stride[a] = static_cast<unsigned>(kernels::axisStride(d.data(), a));
-    s.active[a] = d[a] > 1;
-    s.differenced += s.active[a] ? 1 : 0;
+    s.active[a] = d[a] > 1 && w[a] > 0.f;
+    s.weight[a] = w[a];
+    if (s.active[a]) s.weightSquares += double(w[a]) * w[a];
   }
   return s;
 }
@@ -48,8 +51,8 @@ Stencil stencilOf(const std::array<index_t, 3>& d) {
 __device__ __forceinline__ unsigned firstIndex() { return blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ unsigned gridStride() { return gridDim.x * blockDim.x; }
 
-/// u = x - t D^H r at voxel j (coordinates c), the stencil sum along dims 0, 1, 2
-/// (backward neighbour added, own value subtracted). Shared by the FGP step and the last primal pass.
+/// u = x - t D_w^H r at voxel j (coordinates c), the stencil sum along dims 0, 1, 2
+/// (backward neighbour added, own value subtracted, each times w_d). Shared by the FGP step and the last primal pass.
 __device__ __forceinline__ float2 primalAt(const float2* x, const float2* __restrict__ r, const Stencil& s,
                                            unsigned j, const int c[3], float t) {
   float re = 0.f, im = 0.f;
@@ -59,13 +62,13 @@ __device__ __forceinline__ float2 primalAt(const float2* x, const float2* __rest
     const float2* rd = r + static_cast<size_t>(d) * s.v.voxels;
     if (c[d] > 0) {
       const float2 w = rd[j - s.stride[d]];
-      re += w.x;
-      im += w.y;
+      re += s.weight[d] * w.x;
+      im += s.weight[d] * w.y;
     }
     if (c[d] < s.v.n[d] - 1) {
       const float2 w = rd[j];
-      re -= w.x;
-      im -= w.y;
+      re -= s.weight[d] * w.x;
+      im -= s.weight[d] * w.y;
     }
   }
   const float2 xj = x[j];
@@ -98,8 +101,8 @@ __global__ void fgpStepKernel(float2* __restrict__ p, float2* __restrict__ rOut,
         int cn[3] = {c[0], c[1], c[2]};
         ++cn[d];
         const float2 un = primalAt(x, rIn, s, i + s.stride[d], cn, t);
-        gx = un.x - ui.x;
-        gy = un.y - ui.y;
+        gx = s.weight[d] * (un.x - ui.x);
+        gy = s.weight[d] * (un.y - ui.y);
       }
       const float2 rd = rIn[static_cast<size_t>(d) * s.v.voxels + i];
       q[d] = make_float2(rd.x + gamma * gx, rd.y + gamma * gy);
@@ -131,7 +134,7 @@ __global__ void __launch_bounds__(sparsity::kReduceThreads) tvPartialKernel(cons
     for (int d = 0; d < 3; ++d) {
       if (!s.active[d] || c[d] == s.v.n[d] - 1) continue;
       const float2 un = u[i + s.stride[d]];
-      const float dx = un.x - ui.x, dy = un.y - ui.y;
+      const float dx = s.weight[d] * (un.x - ui.x), dy = s.weight[d] * (un.y - ui.y);
       s2 += static_cast<double>(dx) * dx + static_cast<double>(dy) * dy;
     }
     sum += sqrt(s2);
@@ -152,14 +155,16 @@ float2* CudaSparsityOps::workspace(int which, index_t elements) {
   return static_cast<float2*>(w->ptr());
 }
 
-void CudaSparsityOps::tvProx(Buffer& x, const Shape& image, double t, int iterations, Buffer& dual) {
-  const Stencil s = stencilOf(imageDims(image, "tv prox"));
+void CudaSparsityOps::tvProx(Buffer& x, const Shape& image, double t, int iterations, Buffer& dual,
+                             const TvWeights& w) {
+  checkWeights(w, "tv prox");
+  const Stencil s = stencilOf(imageDims(image, "tv prox"), w);
   require(iterations >= 1, "tv prox: iterations must be >= 1, got " + std::to_string(iterations));
   require(t >= 0 && std::isfinite(t), "tv prox: t must be finite and >= 0");
   float2* px = be_.elements(x, s.v.voxels, "tv prox");
   float2* pp = be_.elements(dual, tvDualElements(image), "tv prox dual");
   require(static_cast<void*>(px) != static_cast<void*>(pp), "tv prox: the dual field cannot be the image");
-  if (t == 0 || s.differenced == 0) return;
+  if (t == 0 || s.weightSquares == 0) return;
   std::lock_guard lock(be_.mutex_);
   be_.activate();
   const cudaStream_t stream = be_.stream_.handle;
@@ -172,7 +177,7 @@ void CudaSparsityOps::tvProx(Buffer& x, const Shape& image, double t, int iterat
                                         s.v.voxels * sizeof(float2), cudaMemcpyDeviceToDevice, stream));
   const unsigned grid = gridFor(s.v.voxels, be_.launch_);
   const auto ts = static_cast<float>(t);
-  const auto gamma = static_cast<float>(kernels::fgpStep(s.differenced, t));
+  const auto gamma = static_cast<float>(kernels::fgpStep(s.weightSquares, t));
   double tk = 1.0;
   for (int k = 0; k < iterations; ++k) {
     const double tNext = 0.5 * (1.0 + std::sqrt(1.0 + 4.0 * tk * tk));
@@ -185,8 +190,9 @@ void CudaSparsityOps::tvProx(Buffer& x, const Shape& image, double t, int iterat
   LARMOR_CUDA_CHECK_LAUNCH();
 }
 
-double CudaSparsityOps::totalVariation(const Buffer& x, const Shape& image) {
-  const Stencil s = stencilOf(imageDims(image, "total variation"));
+double CudaSparsityOps::totalVariation(const Buffer& x, const Shape& image, const TvWeights& w) {
+  checkWeights(w, "total variation");
+  const Stencil s = stencilOf(imageDims(image, "total variation"), w);
   const float2* pu = be_.elements(x, s.v.voxels, "total variation");
   std::lock_guard lock(be_.mutex_);
   be_.activate();

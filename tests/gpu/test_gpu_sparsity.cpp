@@ -129,3 +129,23 @@ TEST_F(GpuSparsity, WorkspaceIsReusedAcrossSizes) {
   (void)wavelet(*gpu, xb, big, 0.3, {5, 6, 0});
   EXPECT_EQ(wavelet(*gpu, xs, small, 0.3, {5, 6, 0}), first);
 }
+
+// Weighted TV (temporal and spatio-temporal priors of dynamic imaging): the GPU's prox and value against the CPU's.
+TEST_F(GpuSparsity, WeightedTvMatchesCpu) {
+  for (const Shape& s : {Shape{128, 128, 20}, Shape{64, 48, 7}}) {
+    const Image x = blockyImage(s, 34, 0.3f);
+    for (const SparsityOps::TvWeights& w : {SparsityOps::TvWeights{0, 0, 1}, SparsityOps::TvWeights{1, 1, 0.5f}}) {
+      auto run = [&](Backend& be) {
+        const Image zero(static_cast<std::size_t>(SparsityOps::tvDualElements(s)), cfloat(0.f, 0.f));
+        auto bx = toBackend(be, x), bp = toBackend(be, zero);
+        be.sparsityOps().tvProx(*bx, s, 0.2, 10, *bp, w);
+        const double value = be.sparsityOps().totalVariation(*bx, s, w);
+        return std::make_pair(fromBackend(be, *bx, x.size()), value);
+      };
+      const auto [uc, vc] = run(*cpu);
+      const auto [ug, vg] = run(*gpu);
+      EXPECT_LT(relL2Error(ug, uc), 1e-5) << s.str() << " w " << w[0] << "," << w[1] << "," << w[2];
+      EXPECT_NEAR(vg, vc, 1e-6 * vc) << s.str();
+    }
+  }
+}

@@ -216,3 +216,96 @@ TEST_F(SparsityTv, RejectsBadArguments) {
   EXPECT_THROW(ops().tvProx(*bx, s, 0.1, 5, *bx), Error);
   EXPECT_THROW(ops().totalVariation(*bx, Shape{16, 12, 2}), Error);
 }
+
+namespace {
+
+/// TV_w by brute force in double (sparsity_ops.hpp, weighted TV).
+double bruteWeightedTv(const Image& x, const Shape& s, const SparsityOps::TvWeights& w) {
+  const index_t n = s.size(), st[3] = {1, s[0], s[0] * s[1]};
+  double total = 0;
+  for (index_t i = 0; i < n; ++i) {
+    const index_t c[3] = {i % s[0], (i / s[0]) % s[1], i / (s[0] * s[1])};
+    double s2 = 0;
+    for (int d = 0; d < 3; ++d)
+      if (c[d] < s[static_cast<std::size_t>(d)] - 1)
+        s2 += double(w[d]) * w[d] * std::norm(cd(x[static_cast<std::size_t>(i + st[d])]) - cd(x[static_cast<std::size_t>(i)]));
+    total += std::sqrt(s2);
+  }
+  return total;
+}
+
+}  // namespace
+
+TEST_F(SparsityTv, WeightedValueMatchesBruteForce) {
+  for (const Shape& s : {Shape{16, 12, 5}, Shape{6, 5, 4}, Shape{33, 17, 9}}) {
+    const Image x = randomImage(s.size(), 41);
+    for (const SparsityOps::TvWeights& w : {SparsityOps::TvWeights{0, 0, 1}, SparsityOps::TvWeights{1, 1, 0.25f},
+                                            SparsityOps::TvWeights{0.5f, 0, 2}}) {
+      auto b = toBackend(*be, x);
+      const double ref = bruteWeightedTv(x, s, w);
+      EXPECT_NEAR(ops().totalVariation(*b, s, w), ref, 1e-7 * std::max(ref, 1.0)) << s.str();
+    }
+  }
+}
+
+TEST_F(SparsityTv, UnitWeightsAreThePlainProxBitForBit) {
+  const Shape s{16, 12, 5};
+  const Image x = blockyImage(s, 42, 0.3f);
+  Image d1(static_cast<std::size_t>(SparsityOps::tvDualElements(s)), cfloat(0.f, 0.f)), d2 = d1;
+  auto a = toBackend(*be, x), b = toBackend(*be, x), pa = toBackend(*be, d1), pb = toBackend(*be, d2);
+  ops().tvProx(*a, s, 0.2, 10, *pa);
+  ops().tvProx(*b, s, 0.2, 10, *pb, SparsityOps::TvWeights{1, 1, 1});
+  EXPECT_EQ(fromBackend(*be, *a, x.size()), fromBackend(*be, *b, x.size()));
+}
+
+// Temporal TV, w = (0, 0, 1) on [Nx, Ny, T]: every voxel's time curve denoised alone, as the plain prox of that
+// curve laid out as a 1-D image [T] (same float operations: same bits).
+TEST_F(SparsityTv, TimeOnlyWeightsAreTheProxOfEachTimeCurve) {
+  const Shape s{7, 5, 12};
+  const Image x = blockyImage(s, 43, 0.3f);
+  Image dual(static_cast<std::size_t>(SparsityOps::tvDualElements(s)), cfloat(0.f, 0.f));
+  auto bx = toBackend(*be, x), bp = toBackend(*be, dual);
+  ops().tvProx(*bx, s, 0.15, 20, *bp, SparsityOps::TvWeights{0, 0, 1});
+  const Image joint = fromBackend(*be, *bx, x.size());
+  const index_t plane = s[0] * s[1];
+  for (index_t v = 0; v < plane; ++v) {
+    Image curve;
+    for (index_t t = 0; t < s[2]; ++t) curve.push_back(x[static_cast<std::size_t>(v + t * plane)]);
+    const Image alone = prox(curve, Shape{s[2], 1, 1}, 0.15, 20);
+    for (index_t t = 0; t < s[2]; ++t)
+      ASSERT_EQ(joint[static_cast<std::size_t>(v + t * plane)], alone[static_cast<std::size_t>(t)]) << "voxel " << v;
+  }
+}
+
+// The weighted prox solves its problem: the objective 1/2||u - x||^2 + t TV_w(u) at the prox's output is below
+// that at nearby images (random perturbations) and at x itself.
+TEST_F(SparsityTv, WeightedProxMinimisesItsObjective) {
+  const Shape s{12, 10, 6};
+  const SparsityOps::TvWeights w{1, 1, 0.5f};
+  const Image x = blockyImage(s, 44, 0.3f);
+  Image dual(static_cast<std::size_t>(SparsityOps::tvDualElements(s)), cfloat(0.f, 0.f));
+  auto bx = toBackend(*be, x), bp = toBackend(*be, dual);
+  ops().tvProx(*bx, s, 0.1, 300, *bp, w);
+  const Image u = fromBackend(*be, *bx, x.size());
+  auto objective = [&](const Image& v) {
+    double d2 = 0;
+    for (std::size_t i = 0; i < v.size(); ++i) d2 += std::norm(cd(v[i]) - cd(x[i]));
+    return 0.5 * d2 + 0.1 * bruteWeightedTv(v, s, w);
+  };
+  const double at = objective(u);
+  EXPECT_LT(at, objective(x));
+  for (unsigned seed = 1; seed <= 8; ++seed) {
+    const Image noise = randomImage(s.size(), 100 + seed);
+    Image v = u;
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] += 1e-3f * noise[i];
+    EXPECT_LE(at, objective(v) + 1e-6) << "perturbation " << seed;
+  }
+}
+
+TEST_F(SparsityTv, RejectsNegativeOrNonFiniteWeights) {
+  const Shape s{6, 5, 4};
+  auto bx = toBackend(*be, randomImage(s.size(), 45));
+  auto bp = be->allocate(static_cast<std::size_t>(SparsityOps::tvDualElements(s)) * sizeof(cfloat));
+  EXPECT_THROW(ops().tvProx(*bx, s, 0.1, 5, *bp, SparsityOps::TvWeights{1, -1, 1}), Error);
+  EXPECT_THROW(ops().totalVariation(*bx, s, SparsityOps::TvWeights{1, 1, NAN}), Error);
+}

@@ -89,8 +89,10 @@ class CpuPriorOps final : public PriorOps {
 /// nothing; one call at a time.
 class CpuSparsityOps final : public SparsityOps {
  public:
-  void tvProx(Buffer& x, const Shape& image, double t, int iterations, Buffer& dual) override;
-  double totalVariation(const Buffer& x, const Shape& image) override;
+  using SparsityOps::totalVariation;
+  using SparsityOps::tvProx;
+  void tvProx(Buffer& x, const Shape& image, double t, int iterations, Buffer& dual, const TvWeights& w) override;
+  double totalVariation(const Buffer& x, const Shape& image, const TvWeights& w) override;
   void waveletProx(Buffer& x, const Shape& image, double t, const std::array<index_t, 3>& shift) override;
   double waveletL1(const Buffer& x, const Shape& image) override;
   void waveletTransform(Buffer& data, const Shape& image, bool inverse) override;

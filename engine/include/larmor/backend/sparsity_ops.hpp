@@ -14,6 +14,13 @@
 // and passes it back each call, so FISTA's outer iterations warm-start the inner ones (zero it to start
 // cold).
 //
+// Weighted TV (the spatio-temporal and temporal priors of dynamic imaging, recon/dynamic.hpp): per-dimension
+// weights w_d >= 0 scale the differences, TV_w(u) = sum_v sqrt( sum_d w_d^2 |u(v + e_d) - u(v)|^2 ), i.e. D is
+// replaced by D_w = (w_0 D_0, w_1 D_1, w_2 D_2) everywhere below (u = x - t D_w^H p, the dual step uses
+// ||D_w||^2 <= 4 sum_d w_d^2). A dim with w_d = 0 is not differenced (as one of length 1): w = (0, 0, 1) on an
+// [Nx, Ny, T] series is TV along time alone (BART's pics -R T with the time bitmask), w = (1, 1, a) spatio-temporal
+// TV with time weighted a against space. w = (1, 1, 1) is plain TV, bit for bit.
+//
 // Wavelets: the orthonormal Daubechies wavelet with 4 taps (D4; Daubechies 1988), separable over the
 // dimensions longer than 1, periodic, several levels; prox of t ||Psi u||_1 over the detail bands (the
 // coarsest approximation band is not penalised), made translation invariant by a circular shift that
@@ -53,6 +60,7 @@
 // Shift: (S x)[v] = x[(v - shift) mod N] along each transformed dim (numpy's roll(x, shift)); a shift along a
 // dim that is not transformed commutes with the prox and is ignored. t = 0 returns x unchanged.
 #include <array>
+#include <cmath>
 #include <string>
 
 #include "larmor/array/array.hpp"
@@ -68,12 +76,20 @@ class SparsityOps {
   /// Complex elements of the dual field tvProx needs for `image`: 3 * voxels.
   static index_t tvDualElements(const Shape& image) { return 3 * image.size(); }
 
-  /// x <- prox_{t TV}(x) in place, by `iterations` (>= 1) FGP steps from the dual field `dual`
-  /// (tvDualElements(image) elements; updated: pass it back next call to warm-start).
-  virtual void tvProx(Buffer& x, const Shape& image, double t, int iterations, Buffer& dual) = 0;
+  /// Per-dimension weights of the differences (weighted TV above); finite, >= 0.
+  using TvWeights = std::array<float, 3>;
 
-  /// TV(x), accumulated in double.
-  virtual double totalVariation(const Buffer& x, const Shape& image) = 0;
+  /// x <- prox_{t TV_w}(x) in place, by `iterations` (>= 1) FGP steps from the dual field `dual`
+  /// (tvDualElements(image) elements; updated: pass it back next call to warm-start).
+  virtual void tvProx(Buffer& x, const Shape& image, double t, int iterations, Buffer& dual, const TvWeights& w) = 0;
+  /// Plain TV: w = (1, 1, 1).
+  void tvProx(Buffer& x, const Shape& image, double t, int iterations, Buffer& dual) {
+    tvProx(x, image, t, iterations, dual, TvWeights{1.f, 1.f, 1.f});
+  }
+
+  /// TV_w(x), accumulated in double.
+  virtual double totalVariation(const Buffer& x, const Shape& image, const TvWeights& w) = 0;
+  double totalVariation(const Buffer& x, const Shape& image) { return totalVariation(x, image, TvWeights{1.f, 1.f, 1.f}); }
 
   /// x <- S^-1 Psi^H soft_t(Psi S x) in place (see above); shift[d] in [0, N_d).
   virtual void waveletProx(Buffer& x, const Shape& image, double t, const std::array<index_t, 3>& shift) = 0;
@@ -98,6 +114,11 @@ class SparsityOps {
     require(image.size() == image[0] * image[1] * image[2] && image.size() > 0,
             std::string(op) + ": the image must be a non-empty [N0, N1, N2], got " + image.str());
     return {image[0], image[1], image[2]};
+  }
+  /// Throws Error unless every weight is finite and >= 0.
+  static void checkWeights(const TvWeights& w, const char* op) {
+    for (float v : w)
+      require(std::isfinite(v) && v >= 0.f, std::string(op) + ": TV weights must be finite and >= 0");
   }
 };
 

@@ -92,8 +92,9 @@ LARMOR_HD LARMOR_INLINE float softFactor(float re, float im, float t) {
 /// The factor that projects a dual vector of squared norm `norm2` onto the unit ball: 1 / max(1, |q|).
 LARMOR_HD LARMOR_INLINE float unitBallFactor(float norm2) { return norm2 > 1.f ? 1.f / sqrtf(norm2) : 1.f; }
 
-/// FGP's step 1 / (L t) for the dual of prox_{t TV}: L = 4 d bounds ||D||^2 for d differenced dims (each
-/// 1-D forward difference with a Neumann end has norm^2 < 4, and the d blocks stack), so 1/(4 d t).
-inline double fgpStep(int differencedDims, double t) { return 1.0 / (4.0 * differencedDims * t); }
+/// FGP's step 1 / (L t) for the dual of prox_{t TV_w}: L = 4 sum_d w_d^2 bounds ||D_w||^2 (each 1-D forward
+/// difference with a Neumann end has norm^2 < 4, and the weighted blocks stack), so 1/(4 t sum_d w_d^2); with
+/// unit weights, 1/(4 d t) for d differenced dims.
+inline double fgpStep(double weightSquares, double t) { return 1.0 / (4.0 * weightSquares * t); }
 
 }  // namespace larmor::kernels
