@@ -42,6 +42,128 @@ void boxLine(const cfloat* in, cfloat* out, index_t n, index_t stride, index_t u
   }
 }
 
+/// The covariance's entries a <= b (index e < u = C(C+1)/2 of coils ea[e], eb[e]) of one batch item's coil images,
+/// box-filtered along x and y per plane, kept for the ring of the 2 hz + 1 planes a window along z needs.
+class CovarianceRing {
+ public:
+  CovarianceRing(const index_t dims[3], index_t coils, index_t h, index_t hz)
+      : nx_(dims[0]), ny_(dims[1]), plane_(nx_ * ny_), voxels_(plane_ * dims[2]), coils_(coils),
+        u_(coils * (coils + 1) / 2), h_(h), size_(2 * hz + 1), ea_(static_cast<std::size_t>(u_)),
+        eb_(static_cast<std::size_t>(u_)), ring_(static_cast<std::size_t>(size_)),
+        ringPlane_(static_cast<std::size_t>(size_), -1), tmp_(static_cast<std::size_t>(plane_ * u_)) {
+    for (index_t a = 0, e = 0; a < coils; ++a)
+      for (index_t b = a; b < coils; ++b, ++e)
+        ea_[static_cast<std::size_t>(e)] = a, eb_[static_cast<std::size_t>(e)] = b;
+  }
+
+  /// A new batch item's coil images [voxels, coils]: forgets the planes held.
+  void start(const cfloat* xb) {
+    xb_ = xb;
+    std::fill(ringPlane_.begin(), ringPlane_.end(), -1);
+  }
+
+  /// Planes z0 .. z1 filtered and held (those not held yet are computed).
+  void hold(index_t z0, index_t z1) {
+    for (index_t p = z0; p <= z1; ++p)
+      if (ringPlane_[static_cast<std::size_t>(p % size_)] != p) filterPlane(p);
+  }
+
+  /// R (Hermitian, column-major, upper triangle only) at in-plane voxel i summed over the held planes z0 .. z1.
+  void sum(index_t i, index_t z0, index_t z1, std::vector<cdouble>& r) const {
+    std::fill(r.begin(), r.end(), cdouble(0));
+    for (index_t p = z0; p <= z1; ++p) {
+      const cfloat* src = ring_[static_cast<std::size_t>(p % size_)].data() + i * u_;
+      for (index_t e = 0; e < u_; ++e) {
+        const index_t a = ea_[static_cast<std::size_t>(e)], b = eb_[static_cast<std::size_t>(e)];
+        r[static_cast<std::size_t>(a + coils_ * b)] += cdouble(src[e]);
+      }
+    }
+  }
+
+ private:
+  /// The x-y box-filtered covariance of plane z, into its ring slot.
+  void filterPlane(index_t z) {
+    std::vector<cfloat>& dst = ring_[static_cast<std::size_t>(z % size_)];
+    dst.resize(static_cast<std::size_t>(plane_ * u_));
+    ringPlane_[static_cast<std::size_t>(z % size_)] = z;
+    const bool parallel = plane_ * u_ > kParallelWork;
+    const cfloat* xb = xb_;
+#pragma omp parallel for schedule(static) if (parallel)
+    for (index_t v = 0; v < plane_; ++v) {
+      cfloat* r = dst.data() + v * u_;
+      for (index_t e = 0; e < u_; ++e)
+        r[e] = xb[ea_[static_cast<std::size_t>(e)] * voxels_ + z * plane_ + v] *
+               std::conj(xb[eb_[static_cast<std::size_t>(e)] * voxels_ + z * plane_ + v]);
+    }
+#pragma omp parallel for schedule(static) if (parallel)
+    for (index_t j = 0; j < ny_; ++j) boxLine(dst.data() + j * nx_ * u_, tmp_.data() + j * nx_ * u_, nx_, 1, u_, h_);
+#pragma omp parallel for schedule(static) if (parallel)
+    for (index_t i = 0; i < nx_; ++i) boxLine(tmp_.data() + i * u_, dst.data() + i * u_, ny_, nx_, u_, h_);
+  }
+
+  index_t nx_, ny_, plane_, voxels_, coils_, u_, h_, size_;
+  std::vector<index_t> ea_, eb_;
+  std::vector<std::vector<cfloat>> ring_;
+  std::vector<index_t> ringPlane_;
+  std::vector<cfloat> tmp_;
+  const cfloat* xb_ = nullptr;
+};
+
+/// R's lower triangle from its upper one; returns the (first) coil of R's largest diagonal entry.
+index_t completeHermitian(std::vector<cdouble>& r, index_t coils) {
+  index_t best = 0;
+  for (index_t a = 0; a < coils; ++a) {
+    for (index_t b = 0; b < a; ++b)
+      r[static_cast<std::size_t>(a + coils * b)] = std::conj(r[static_cast<std::size_t>(b + coils * a)]);
+    if (r[static_cast<std::size_t>(a + coils * a)].real() > r[static_cast<std::size_t>(best + coils * best)].real())
+      best = a;
+  }
+  return best;
+}
+
+/// v: R's dominant unit eigenvector by power iteration from column `best` (never orthogonal to the dominant
+/// eigenvector of a non-zero positive semidefinite R; R = 0 gives e_0), its first coil's component made real and
+/// positive (backend.hpp's contract). w is scratch of `coils` entries.
+void dominantEigenvector(const std::vector<cdouble>& r, index_t coils, index_t best, std::vector<cdouble>& v,
+                         std::vector<cdouble>& w) {
+  double norm = 0;
+  for (index_t a = 0; a < coils; ++a) {
+    v[static_cast<std::size_t>(a)] = r[static_cast<std::size_t>(a + coils * best)];
+    norm += std::norm(v[static_cast<std::size_t>(a)]);
+  }
+  if (norm == 0) {
+    std::fill(v.begin(), v.end(), cdouble(0));
+    v[0] = 1;
+  } else {
+    norm = std::sqrt(norm);
+    for (auto& e : v) e /= norm;
+    for (int it = 0; it < kPowerIterations; ++it) {
+      double nw = 0;
+      for (index_t a = 0; a < coils; ++a) {
+        cdouble s = 0;
+        for (index_t b = 0; b < coils; ++b)
+          s += r[static_cast<std::size_t>(a + coils * b)] * v[static_cast<std::size_t>(b)];
+        w[static_cast<std::size_t>(a)] = s;
+        nw += std::norm(s);
+      }
+      if (nw == 0) break;
+      nw = std::sqrt(nw);
+      double change = 0;
+      for (index_t a = 0; a < coils; ++a) {
+        const cdouble nv = w[static_cast<std::size_t>(a)] / nw;
+        change += std::norm(nv - v[static_cast<std::size_t>(a)]);
+        v[static_cast<std::size_t>(a)] = nv;
+      }
+      if (change < 1e-14) break;
+    }
+  }
+  const double a0 = std::abs(v[0]);
+  if (a0 > 0) {
+    const cdouble ph = std::conj(v[0]) / a0;
+    for (auto& e : v) e *= ph;
+  }
+}
+
 }  // namespace
 
 void CpuCoilCombineOps::adaptiveCombine(Buffer& out, const Buffer& in, const index_t dims[3], index_t coils,
@@ -49,113 +171,31 @@ void CpuCoilCombineOps::adaptiveCombine(Buffer& out, const Buffer& in, const ind
   require(coils >= 1 && batch >= 1, "adaptive combine: coils and batch must be positive");
   require(window >= 1 && window <= 64, "adaptive combine: window must be 1 to 64, got " + std::to_string(window));
   for (int d = 0; d < 3; ++d) require(dims[d] >= 1, "adaptive combine: image dimensions must be positive");
-  const index_t nx = dims[0], ny = dims[1], nz = dims[2], plane = nx * ny, voxels = plane * nz;
+  const index_t nz = dims[2], plane = dims[0] * dims[1], voxels = plane * nz;
   require(static_cast<std::size_t>(voxels * coils * batch) * sizeof(cfloat) <= in.bytes(),
           "adaptive combine: the coil image buffer is too small");
   require(static_cast<std::size_t>(voxels * batch) * sizeof(cfloat) <= out.bytes(),
           "adaptive combine: the output buffer is too small");
   const index_t h = window / 2;
   const index_t hz = nz > 1 ? h : 0;
-  const index_t u = coils * (coils + 1) / 2;  // entries a <= b of R
   const auto* x = static_cast<const cfloat*>(in.ptr());
   auto* y = static_cast<cfloat*>(out.ptr());
-
-  std::vector<index_t> ea(static_cast<std::size_t>(u)), eb(static_cast<std::size_t>(u));
-  for (index_t a = 0, e = 0; a < coils; ++a)
-    for (index_t b = a; b < coils; ++b, ++e) ea[static_cast<std::size_t>(e)] = a, eb[static_cast<std::size_t>(e)] = b;
-
-  const index_t ringSize = 2 * hz + 1;
-  std::vector<std::vector<cfloat>> ring(static_cast<std::size_t>(ringSize));
-  std::vector<index_t> ringPlane(static_cast<std::size_t>(ringSize), -1);
-  std::vector<cfloat> tmp(static_cast<std::size_t>(plane * u));
+  CovarianceRing covariance(dims, coils, h, hz);
 
   for (index_t bt = 0; bt < batch; ++bt) {
     const cfloat* xb = x + bt * coils * voxels;
-    std::fill(ringPlane.begin(), ringPlane.end(), -1);
-    // The x-y box-filtered covariance of plane z, into its ring slot.
-    auto planeCovariance = [&](index_t z) {
-      std::vector<cfloat>& dst = ring[static_cast<std::size_t>(z % ringSize)];
-      dst.resize(static_cast<std::size_t>(plane * u));
-      ringPlane[static_cast<std::size_t>(z % ringSize)] = z;
-      const bool parallel = plane * u > kParallelWork;
-#pragma omp parallel for schedule(static) if (parallel)
-      for (index_t v = 0; v < plane; ++v) {
-        cfloat* r = dst.data() + v * u;
-        for (index_t e = 0; e < u; ++e)
-          r[e] = xb[ea[static_cast<std::size_t>(e)] * voxels + z * plane + v] *
-                 std::conj(xb[eb[static_cast<std::size_t>(e)] * voxels + z * plane + v]);
-      }
-#pragma omp parallel for schedule(static) if (parallel)
-      for (index_t j = 0; j < ny; ++j) boxLine(dst.data() + j * nx * u, tmp.data() + j * nx * u, nx, 1, u, h);
-#pragma omp parallel for schedule(static) if (parallel)
-      for (index_t i = 0; i < nx; ++i) boxLine(tmp.data() + i * u, dst.data() + i * u, ny, nx, u, h);
-    };
-
+    covariance.start(xb);
     for (index_t z = 0; z < nz; ++z) {
       const index_t z0 = std::max<index_t>(0, z - hz), z1 = std::min(nz - 1, z + hz);
-      for (index_t p = z0; p <= z1; ++p)
-        if (ringPlane[static_cast<std::size_t>(p % ringSize)] != p) planeCovariance(p);
+      covariance.hold(z0, z1);
 #pragma omp parallel if (plane * coils * coils > kParallelWork / 8)
       {
         std::vector<cdouble> r(static_cast<std::size_t>(coils * coils)), v(static_cast<std::size_t>(coils)),
             w(static_cast<std::size_t>(coils));
 #pragma omp for schedule(static)
         for (index_t i = 0; i < plane; ++i) {
-          // R (Hermitian, column-major) summed over the window's planes.
-          std::fill(r.begin(), r.end(), cdouble(0));
-          for (index_t p = z0; p <= z1; ++p) {
-            const cfloat* src = ring[static_cast<std::size_t>(p % ringSize)].data() + i * u;
-            for (index_t e = 0; e < u; ++e) {
-              const index_t a = ea[static_cast<std::size_t>(e)], b = eb[static_cast<std::size_t>(e)];
-              r[static_cast<std::size_t>(a + coils * b)] += cdouble(src[e]);
-            }
-          }
-          index_t best = 0;
-          for (index_t a = 0; a < coils; ++a) {
-            for (index_t b = 0; b < a; ++b)
-              r[static_cast<std::size_t>(a + coils * b)] = std::conj(r[static_cast<std::size_t>(b + coils * a)]);
-            if (r[static_cast<std::size_t>(a + coils * a)].real() > r[static_cast<std::size_t>(best + coils * best)].real())
-              best = a;
-          }
-          // Power iteration from the column of the largest diagonal entry (never orthogonal to the
-          // dominant eigenvector of a non-zero positive semidefinite R).
-          double norm = 0;
-          for (index_t a = 0; a < coils; ++a) {
-            v[static_cast<std::size_t>(a)] = r[static_cast<std::size_t>(a + coils * best)];
-            norm += std::norm(v[static_cast<std::size_t>(a)]);
-          }
-          if (norm == 0) {
-            std::fill(v.begin(), v.end(), cdouble(0));
-            v[0] = 1;
-          } else {
-            norm = std::sqrt(norm);
-            for (auto& e : v) e /= norm;
-            for (int it = 0; it < kPowerIterations; ++it) {
-              double nw = 0;
-              for (index_t a = 0; a < coils; ++a) {
-                cdouble s = 0;
-                for (index_t b = 0; b < coils; ++b)
-                  s += r[static_cast<std::size_t>(a + coils * b)] * v[static_cast<std::size_t>(b)];
-                w[static_cast<std::size_t>(a)] = s;
-                nw += std::norm(s);
-              }
-              if (nw == 0) break;
-              nw = std::sqrt(nw);
-              double change = 0;
-              for (index_t a = 0; a < coils; ++a) {
-                const cdouble nv = w[static_cast<std::size_t>(a)] / nw;
-                change += std::norm(nv - v[static_cast<std::size_t>(a)]);
-                v[static_cast<std::size_t>(a)] = nv;
-              }
-              if (change < 1e-14) break;
-            }
-          }
-          // Phase: first coil's component real and positive (backend.hpp's contract).
-          const double a0 = std::abs(v[0]);
-          if (a0 > 0) {
-            const cdouble ph = std::conj(v[0]) / a0;
-            for (auto& e : v) e *= ph;
-          }
+          covariance.sum(i, z0, z1, r);
+          dominantEigenvector(r, coils, completeHermitian(r, coils), v, w);
           cdouble s = 0;
           for (index_t c = 0; c < coils; ++c)
             s += std::conj(v[static_cast<std::size_t>(c)]) * cdouble(xb[c * voxels + z * plane + i]);

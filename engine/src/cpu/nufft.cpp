@@ -153,6 +153,13 @@ class CpuNufftPlan final : public NufftPlan {
  private:
   // --- layout: per sample (sorted by tile) the first footprint index and the offset of its kernel ---
   void layoutSamples(const RArray& k) {
+    chooseTiles();
+    sortSamples(k);
+    listTiles();
+  }
+
+  /// Tiles of 32^2 (2D) or 16^3 (3D) grid points, at least a footprint wide.
+  void chooseTiles() {
     const index_t tileDefault = dims_ == 2 ? 32 : 16;
     tiles_ = 1;
     for (int d = 0; d < 3; ++d) {
@@ -160,6 +167,11 @@ class CpuNufftPlan final : public NufftPlan {
       tileCount_[d] = (g_[d] + tile_[d] - 1) / tile_[d];
       tiles_ *= tileCount_[d];
     }
+  }
+
+  /// order_: the samples sorted by home tile (the tile of their footprint's centre); start_ and offset_: their
+  /// footprints in that order.
+  void sortSamples(const RArray& k) {
     // Footprint of sample j along d: grid points i0 .. i0 + W - 1 with i0 = floor(u - W/2) + 1, where
     // u = c_G + s k is the grid position; kernel argument of point i0 + i: (i0 - u) + i in (-W/2, W/2]
     // (kernel_math.hpp, the GPU's rule too).
@@ -197,28 +209,36 @@ class CpuNufftPlan final : public NufftPlan {
         offset_[static_cast<std::size_t>(p * dims_ + d)] = offset[static_cast<std::size_t>(j * dims_ + d)];
       }
     }
-    // Tile lists (CSR): every sample whose footprint reaches a tile, in sorted order.
-    auto tilesOf = [&](index_t p, int d, index_t* out) {
-      int n = 0;
-      const index_t i0 = start_[static_cast<std::size_t>(p * dims_ + d)];
-      for (int i = 0; i < width_; ++i) {
-        const index_t t = wrap(i0 + i, g_[d]) / tile_[d];
-        bool seen = false;
-        for (int q = 0; q < n; ++q) seen |= out[q] == t;
-        if (!seen) out[n++] = t;
-      }
-      return n;
-    };
-    auto forEachTile = [&](index_t p, auto&& f) {
-      index_t list[3][16];
-      int n[3] = {1, 1, 1};
-      list[1][0] = list[2][0] = 0;
-      for (int d = 0; d < dims_; ++d) n[d] = tilesOf(p, d, list[d]);
-      for (int z = 0; z < n[2]; ++z)
-        for (int y = 0; y < n[1]; ++y)
-          for (int x = 0; x < n[0]; ++x)
-            f(list[0][x] + tileCount_[0] * (list[1][y] + tileCount_[1] * list[2][z]));
-    };
+  }
+
+  /// The distinct tiles along d that sorted sample p's footprint reaches, into out; returns their number.
+  int tilesOf(index_t p, int d, index_t* out) const {
+    int n = 0;
+    const index_t i0 = start_[static_cast<std::size_t>(p * dims_ + d)];
+    for (int i = 0; i < width_; ++i) {
+      const index_t t = wrap(i0 + i, g_[d]) / tile_[d];
+      bool seen = false;
+      for (int q = 0; q < n; ++q) seen |= out[q] == t;
+      if (!seen) out[n++] = t;
+    }
+    return n;
+  }
+
+  /// f(tile) for every tile sorted sample p's footprint reaches, x fastest.
+  template <class F>
+  void forEachTile(index_t p, F&& f) const {
+    index_t list[3][16];
+    int n[3] = {1, 1, 1};
+    list[1][0] = list[2][0] = 0;
+    for (int d = 0; d < dims_; ++d) n[d] = tilesOf(p, d, list[d]);
+    for (int z = 0; z < n[2]; ++z)
+      for (int y = 0; y < n[1]; ++y)
+        for (int x = 0; x < n[0]; ++x)
+          f(list[0][x] + tileCount_[0] * (list[1][y] + tileCount_[1] * list[2][z]));
+  }
+
+  /// Tile lists (CSR): every sample whose footprint reaches a tile, in sorted order; tileOrder_: busy tiles first.
+  void listTiles() {
     tileStart_.assign(static_cast<std::size_t>(tiles_) + 1, 0);
     for (index_t p = 0; p < m_; ++p) forEachTile(p, [&](index_t t) { ++tileStart_[static_cast<std::size_t>(t) + 1]; });
     for (index_t t = 0; t < tiles_; ++t)
