@@ -294,6 +294,53 @@ FileInfo inspect(const std::string& path) {
   return fi;
 }
 
+using Contexts = std::map<std::pair<std::string, std::string>, bool>;  ///< (SOP class, transfer syntax)
+
+/// Every file's UIDs, or why it cannot be sent, into report.results (each "not sent" until it is); into
+/// `contexts` one presentation context per (SOP class, transfer syntax) of the readable ones.
+std::vector<FileInfo> inspectFiles(const std::vector<std::string>& files, SendReport& report, Contexts& contexts) {
+  std::vector<FileInfo> info;
+  for (const auto& f : files) {
+    info.push_back(inspect(f));
+    if (info.back().error.empty()) contexts[{info.back().sopClass, info.back().transferSyntax}] = true;
+  }
+  report.results.resize(files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    report.results[i].file = files[i];
+    report.results[i].sopInstanceUid = info[i].sopInstance;
+    report.results[i].message = info[i].error.empty() ? "not sent" : info[i].error;
+  }
+  return info;
+}
+
+/// One file's C-STORE on the open association, with the whole timeout; its status, or why not, into r. Returns
+/// false when the association is gone or in an unknown state.
+bool storeFile(Scu& scu, DeadlineTransportLayer& layer, const DicomNode& n, const FileInfo& info,
+               const std::string& file, SendResult& r) {
+  const T_ASC_PresentationContextID pc =
+      scu.findPresentationContextID(info.sopClass.c_str(), info.transferSyntax.c_str());
+  if (pc == 0) {
+    const char* name = dcmFindNameOfUID(info.sopClass.c_str(), nullptr);
+    r.message = "the PACS did not accept " + std::string(name ? name : info.sopClass) + " in transfer syntax " +
+                info.transferSyntax;
+    return true;
+  }
+  LogScope log;
+  Uint16 status = 0xFFFF;
+  layer.deadline().arm(n.timeoutSeconds);
+  const OFCondition c = scu.sendSTORERequest(pc, file.c_str(), nullptr, status);
+  if (c.good()) {
+    r.status = status;
+    r.ok = statusOk(status);
+    r.message = statusText(status);
+    return true;
+  }
+  const bool timedOut = isTimeout(c, layer);
+  r.message = timedOut ? "no C-STORE response within " + std::to_string(n.timeoutSeconds) + " s"
+                       : "C-STORE failed (" + reasonOf(c, log) + ")";
+  return !timedOut && scu.isConnected();
+}
+
 }  // namespace
 
 void echo(const DicomNode& n) {
@@ -324,18 +371,8 @@ SendReport send(const DicomNode& n, const std::vector<std::string>& files, const
   require(!files.empty(), "PACS " + report.node + ": no files to send");
 
   // Read every file's UIDs first; propose one presentation context per (SOP class, transfer syntax).
-  std::vector<FileInfo> info;
-  std::map<std::pair<std::string, std::string>, bool> contexts;
-  for (const auto& f : files) {
-    info.push_back(inspect(f));
-    if (info.back().error.empty()) contexts[{info.back().sopClass, info.back().transferSyntax}] = true;
-  }
-  report.results.resize(files.size());
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    report.results[i].file = files[i];
-    report.results[i].sopInstanceUid = info[i].sopInstance;
-    report.results[i].message = info[i].error.empty() ? "not sent" : info[i].error;
-  }
+  Contexts contexts;
+  const std::vector<FileInfo> info = inspectFiles(files, report, contexts);
   if (contexts.empty()) return report;  // nothing readable: every file says why
   const auto cancelFrom = [&](std::size_t first) {
     report.cancelled = true;
@@ -378,28 +415,7 @@ SendReport send(const DicomNode& n, const std::vector<std::string>& files, const
       guard.abort = true;
       return report;
     }
-    const T_ASC_PresentationContextID pc =
-        scu.findPresentationContextID(info[i].sopClass.c_str(), info[i].transferSyntax.c_str());
-    if (pc == 0) {
-      const char* name = dcmFindNameOfUID(info[i].sopClass.c_str(), nullptr);
-      r.message = "the PACS did not accept " + std::string(name ? name : info[i].sopClass) + " in transfer syntax " +
-                  info[i].transferSyntax;
-      continue;
-    }
-    LogScope log;
-    Uint16 status = 0xFFFF;
-    layer.deadline().arm(n.timeoutSeconds);
-    const OFCondition c = scu.sendSTORERequest(pc, files[i].c_str(), nullptr, status);
-    if (c.good()) {
-      r.status = status;
-      r.ok = statusOk(status);
-      r.message = statusText(status);
-      continue;
-    }
-    const bool timedOut = isTimeout(c, layer);
-    r.message = timedOut ? "no C-STORE response within " + std::to_string(n.timeoutSeconds) + " s"
-                             : "C-STORE failed (" + reasonOf(c, log) + ")";
-    if (timedOut || !scu.isConnected()) {  // the association is gone or in an unknown state
+    if (!storeFile(scu, layer, n, info[i], files[i], r)) {  // the association is gone or in an unknown state
       for (std::size_t j = i + 1; j < total; ++j)
         if (info[j].error.empty()) report.results[j].message = "not sent (the association was lost)";
       guard.abort = true;

@@ -487,6 +487,165 @@ std::string countsText(const std::map<std::string, index_t>& counts) {
   return s;
 }
 
+// One pass over a file's acquisitions: each one goes to its frame's lines or profiles, to the reference lines,
+// to the noise samples or to the skipped kinds; the index values of the imaging acquisitions are noted.
+class AcquisitionPass {
+ public:
+  AcquisitionPass(const Header& h, const EncodingFacts& facts, const std::string& path, std::uint64_t count,
+                  bool keepSamples)
+      : h_(h), facts_(facts), path_(path), count_(count), keepSamples_(keepSamples),
+        cartesian_(h.trajectory == TrajectoryKind::Cartesian), g_(h.geometry) {}
+
+  // Acquisition i (its version already checked) where it belongs; the frames outside `select` are not kept.
+  void add(const AcquisitionReader& reader, const AcqRecord& record, std::uint64_t i, const FrameSelection& select) {
+    const AcqHead& ah = record.head;
+    const FrameKey key{ah.idx.contrast, ah.idx.phase, ah.idx.repetition, ah.idx.set};
+    keyOf_.push_back(key);
+    if (isFlag(ah.flags, ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT)) {
+      ++noiseScans_;
+      index_t noiseCoils = noise_.perCoil.empty() ? 0 : static_cast<index_t>(noise_.perCoil.size());
+      noise_.add(checkedSamples(record, i, path_, noiseCoils));
+      return;
+    }
+    if (const char* kind = auxiliaryKind(ah.flags); *kind) {
+      ++skippedKinds_[kind];
+      return;
+    }
+    requireIndices(ah, i);
+    // A separate reference scan (ACS acquired for calibration only) is a calibration line of the frames
+    // that use it, not an image line (mergeReference).
+    const bool referenceOnly = isFlag(ah.flags, ISMRMRD::ISMRMRD_ACQ_IS_PARALLEL_CALIBRATION) &&
+                               !isFlag(ah.flags, ISMRMRD::ISMRMRD_ACQ_IS_PARALLEL_CALIBRATION_AND_IMAGING);
+    if (referenceOnly && !cartesian_) {
+      ++skippedKinds_["reference (calibration-only, not used for non-Cartesian data)"];
+      return;
+    }
+    const Samples s = checkedSamples(record, i, path_, coils_, reader.samplesVerified());
+    geometry_.add(ah, g_);
+    if (referenceOnly) {
+      accumulator(references_, key).lines.add(ah, s, i);
+      return;
+    }
+    ++imagingAll_;
+    contrasts_.insert(key.contrast), phases_.insert(key.phase), repetitions_.insert(key.repetition),
+        sets_.insert(key.set);
+    if (!select.keeps(key)) return;
+    FrameAccumulator& acc = accumulator(frames_, key);
+    ++acc.imaging;
+    acc.stamps.add(ah.physiology_time_stamp[0]);
+    if (cartesian_) acc.lines.add(ah, s, i);
+    else acc.profiles.add(record, s, h_.trajectory);
+  }
+
+  // Fails, naming what the file has, when no imaging acquisition was kept.
+  void requireFrames(const FrameSelection& select) const {
+    if (!frames_.empty()) return;
+    const std::string sel = select.str();
+    failFile(path_, count_ == 0 ? std::string("has no acquisitions")
+                                : "has no imaging acquisitions" + (sel.empty() ? std::string() : " in " + sel) +
+                                      " (of " + std::to_string(count_) + ", " + std::to_string(noiseScans_) +
+                                      " noise scans" +
+                                      (imagingAll_ > 0 && !sel.empty() ? "; the file has " +
+                                           std::to_string(repetitions_.size()) + " repetitions, " +
+                                           std::to_string(contrasts_.size()) + " contrasts, " +
+                                           std::to_string(phases_.size()) + " phases, " +
+                                           std::to_string(sets_.size()) + " sets" : std::string()) + ")");
+  }
+
+  // The index values of the imaging acquisitions, ascending, into out.
+  void listIndices(AcquisitionFrames& out) const {
+    out.contrasts.assign(contrasts_.begin(), contrasts_.end());
+    out.phases.assign(phases_.begin(), phases_.end());
+    out.repetitions.assign(repetitions_.begin(), repetitions_.end());
+    out.sets.assign(sets_.begin(), sets_.end());
+  }
+
+  // Every kept frame's Dataset into out.frames (out.all holds every acquisition's info), with the file's warnings.
+  void finishFrames(const Dataset& base, AcquisitionFrames& out) {
+    std::optional<CArray> noiseArray;
+    const std::vector<std::string> warnings = fileWarnings(noiseArray);
+    // Reference lines with a frame's own key serve that frame; a frame without any is served by all of
+    // them (a separate reference scan acquired once, e.g. at repetition 0), in key order.
+    const index_t slices = geometry_.slices();
+    for (auto& [key, acc] : frames_) {
+      Dataset d;
+      d.source = base.source;
+      d.header = h_;
+      d.header.geometry = g_;
+      d.header.coils = coils_;
+      d.noiseScans = noiseScans_;
+      d.noise = noiseArray;
+      d.warnings = warnings;
+      for (std::size_t a = 0; a < out.all.size(); ++a)
+        if (keyOf_[a] == key) d.acquisitions.push_back(out.all[a]);
+      if (cartesian_) {
+        if (auto it = references_.find(key); it != references_.end())
+          acc->lines.mergeReference(it->second->lines, count_, coils_);
+        else
+          for (const auto& [rkey, racc] : references_) acc->lines.mergeReference(racc->lines, count_, coils_);
+        acc->lines.finish(slices, d);
+        setAccelerationFromMask(d);
+        setPartialFourierFromData(d);
+      } else {
+        acc->profiles.finish(facts_, d);
+      }
+      geometry_.finish(d.header);
+      if (const double t = acc->stamps.triggerTimeMs(); std::isfinite(t)) out.triggerTimeMs[key] = t;
+      out.frames.emplace(key, std::move(d));
+      acc.reset();
+    }
+  }
+
+ private:
+  using Accumulators = std::map<FrameKey, std::unique_ptr<FrameAccumulator>>;
+
+  FrameAccumulator& accumulator(Accumulators& in, const FrameKey& key) const {
+    auto& acc = in[key];
+    if (!acc) acc = std::make_unique<FrameAccumulator>(h_, facts_, path_, count_, keepSamples_);
+    return *acc;
+  }
+
+  // An index beyond the header's encoding limits would add empty slices or frames.
+  void requireIndices(const AcqHead& ah, std::uint64_t i) const {
+    if (facts_.slicesDeclared)
+      requireIndex(path_, i, "slice", ah.idx.slice, static_cast<int>(facts_.slices - 1));
+    requireIndex(path_, i, "contrast", ah.idx.contrast, facts_.maxContrast);
+    requireIndex(path_, i, "phase", ah.idx.phase, facts_.maxPhase);
+    requireIndex(path_, i, "repetition", ah.idx.repetition, facts_.maxRepetition);
+    requireIndex(path_, i, "set", ah.idx.set, facts_.maxSet);
+    requireIndex(path_, i, "average", ah.idx.average, facts_.maxAverage);
+  }
+
+  // The warnings every frame carries; the noise samples into noiseArray where their channels match.
+  std::vector<std::string> fileWarnings(std::optional<CArray>& noiseArray) const {
+    std::vector<std::string> warnings;
+    if (!skippedKinds_.empty())
+      warnings.push_back(path_ + ": skipped " + countsText(skippedKinds_) + " acquisitions (not imaging data)");
+    if (noise_.scans > 0) {
+      if (static_cast<index_t>(noise_.perCoil.size()) != coils_)
+        warnings.push_back(path_ + ": the noise scans have " + std::to_string(noise_.perCoil.size()) +
+                           " channels, the imaging data " + std::to_string(coils_) + "; the noise is not used");
+      else
+        noiseArray = noise_.array();
+    }
+    return warnings;
+  }
+
+  const Header& h_;
+  const EncodingFacts& facts_;
+  const std::string& path_;
+  const std::uint64_t count_;
+  const bool keepSamples_, cartesian_;
+  Accumulators frames_, references_;
+  SliceGeometry geometry_;
+  NoiseSamples noise_;
+  std::map<std::string, index_t> skippedKinds_;
+  index_t coils_ = 0, noiseScans_ = 0, imagingAll_ = 0;
+  Geometry g_;
+  std::set<int> contrasts_, phases_, repetitions_, sets_;
+  std::vector<FrameKey> keyOf_;  // of each acquisition in out.all: a frame lists the acquisitions of its key
+};
+
 }  // namespace
 
 AcquisitionFrames readAcquisitions(const std::string& path, const std::string& group, const EncodingFacts& facts,
@@ -495,133 +654,23 @@ AcquisitionFrames readAcquisitions(const std::string& path, const std::string& g
   const Header& h = base.header;
   AcquisitionReader reader(path, group);
   const std::uint64_t count = reader.count();
-  const bool cartesian = h.trajectory == TrajectoryKind::Cartesian;
   // Structure only: the imaging samples are checked, not kept; the reader's threads check them.
-  if (!keepSamples && cartesian) reader.verifySamplesOnly();
-  std::map<FrameKey, std::unique_ptr<FrameAccumulator>> frames, references;
-  SliceGeometry geometry;
-  NoiseSamples noise;
-  std::map<std::string, index_t> skippedKinds;
-  index_t coils = 0, noiseScans = 0, imagingAll = 0, referenceScans = 0;
-  Geometry g = h.geometry;
+  if (!keepSamples && h.trajectory == TrajectoryKind::Cartesian) reader.verifySamplesOnly();
+  AcquisitionPass pass(h, facts, path, count, keepSamples);
   AcquisitionFrames out;
-  std::set<int> contrasts, phases, repetitions, sets;
-  std::vector<FrameKey> keyOf;  // of each acquisition in out.all: a frame lists the acquisitions of its key
   const std::uint64_t step = std::max<std::uint64_t>(1, count / 100);
   out.all.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(count, 1u << 20)));
   for (std::uint64_t i = 0; i < count; ++i) {
     if (i % step == 0) progress.report(static_cast<double>(i) / static_cast<double>(count), "reading acquisitions");
     const AcqRecord& record = reader.get(i);
-    const AcqHead& ah = record.head;
-    const AcquisitionInfo info = infoOf(ah);
-    out.all.push_back(info);
-    requireVersion(ah, i, path);
-    const FrameKey key{ah.idx.contrast, ah.idx.phase, ah.idx.repetition, ah.idx.set};
-    keyOf.push_back(key);
-    if (isFlag(ah.flags, ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT)) {
-      ++noiseScans;
-      index_t noiseCoils = noise.perCoil.empty() ? 0 : static_cast<index_t>(noise.perCoil.size());
-      noise.add(checkedSamples(record, i, path, noiseCoils));
-      continue;
-    }
-    if (const char* kind = auxiliaryKind(ah.flags); *kind) {
-      ++skippedKinds[kind];
-      continue;
-    }
-    // An index beyond the header's encoding limits would add empty slices or frames.
-    if (facts.slicesDeclared)
-      requireIndex(path, i, "slice", ah.idx.slice, static_cast<int>(facts.slices - 1));
-    requireIndex(path, i, "contrast", ah.idx.contrast, facts.maxContrast);
-    requireIndex(path, i, "phase", ah.idx.phase, facts.maxPhase);
-    requireIndex(path, i, "repetition", ah.idx.repetition, facts.maxRepetition);
-    requireIndex(path, i, "set", ah.idx.set, facts.maxSet);
-    requireIndex(path, i, "average", ah.idx.average, facts.maxAverage);
-    // A separate reference scan (ACS acquired for calibration only) is a calibration line of the frames
-    // that use it, not an image line (mergeReference).
-    const bool referenceOnly = isFlag(ah.flags, ISMRMRD::ISMRMRD_ACQ_IS_PARALLEL_CALIBRATION) &&
-                               !isFlag(ah.flags, ISMRMRD::ISMRMRD_ACQ_IS_PARALLEL_CALIBRATION_AND_IMAGING);
-    if (referenceOnly && !cartesian) {
-      ++skippedKinds["reference (calibration-only, not used for non-Cartesian data)"];
-      continue;
-    }
-    const Samples s = checkedSamples(record, i, path, coils, reader.samplesVerified());
-    geometry.add(ah, g);
-    if (referenceOnly) {
-      ++referenceScans;
-      auto& acc = references[key];
-      if (!acc) acc = std::make_unique<FrameAccumulator>(h, facts, path, count, keepSamples);
-      acc->lines.add(ah, s, i);
-      continue;
-    }
-    ++imagingAll;
-    contrasts.insert(key.contrast), phases.insert(key.phase), repetitions.insert(key.repetition), sets.insert(key.set);
-    if (!select.keeps(key)) continue;
-    auto& acc = frames[key];
-    if (!acc) acc = std::make_unique<FrameAccumulator>(h, facts, path, count, keepSamples);
-    ++acc->imaging;
-    acc->stamps.add(ah.physiology_time_stamp[0]);
-    if (cartesian) acc->lines.add(ah, s, i);
-    else acc->profiles.add(record, s, h.trajectory);
+    out.all.push_back(infoOf(record.head));
+    requireVersion(record.head, i, path);
+    pass.add(reader, record, i, select);
   }
   progress.report(1.0, "reading acquisitions");
-  if (frames.empty()) {
-    const std::string sel = select.str();
-    failFile(path, count == 0 ? std::string("has no acquisitions")
-                              : "has no imaging acquisitions" + (sel.empty() ? std::string() : " in " + sel) +
-                                    " (of " + std::to_string(count) + ", " + std::to_string(noiseScans) +
-                                    " noise scans" +
-                                    (imagingAll > 0 && !sel.empty() ? "; the file has " +
-                                         std::to_string(repetitions.size()) + " repetitions, " +
-                                         std::to_string(contrasts.size()) + " contrasts, " +
-                                         std::to_string(phases.size()) + " phases, " + std::to_string(sets.size()) +
-                                         " sets" : std::string()) + ")");
-  }
-  out.contrasts.assign(contrasts.begin(), contrasts.end());
-  out.phases.assign(phases.begin(), phases.end());
-  out.repetitions.assign(repetitions.begin(), repetitions.end());
-  out.sets.assign(sets.begin(), sets.end());
-
-  std::vector<std::string> warnings;
-  if (!skippedKinds.empty())
-    warnings.push_back(path + ": skipped " + countsText(skippedKinds) + " acquisitions (not imaging data)");
-  std::optional<CArray> noiseArray;
-  if (noise.scans > 0) {
-    if (static_cast<index_t>(noise.perCoil.size()) != coils)
-      warnings.push_back(path + ": the noise scans have " + std::to_string(noise.perCoil.size()) +
-                         " channels, the imaging data " + std::to_string(coils) + "; the noise is not used");
-    else
-      noiseArray = noise.array();
-  }
-  // Reference lines with a frame's own key serve that frame; a frame without any is served by all of
-  // them (a separate reference scan acquired once, e.g. at repetition 0), in key order.
-  const index_t slices = geometry.slices();
-  for (auto& [key, acc] : frames) {
-    Dataset d;
-    d.source = base.source;
-    d.header = h;
-    d.header.geometry = g;
-    d.header.coils = coils;
-    d.noiseScans = noiseScans;
-    d.noise = noiseArray;
-    d.warnings = warnings;
-    for (std::size_t a = 0; a < out.all.size(); ++a)
-      if (keyOf[a] == key) d.acquisitions.push_back(out.all[a]);
-    if (cartesian) {
-      if (auto it = references.find(key); it != references.end()) acc->lines.mergeReference(it->second->lines, count, coils);
-      else
-        for (const auto& [rkey, racc] : references) acc->lines.mergeReference(racc->lines, count, coils);
-      acc->lines.finish(slices, d);
-      setAccelerationFromMask(d);
-      setPartialFourierFromData(d);
-    } else {
-      acc->profiles.finish(facts, d);
-    }
-    geometry.finish(d.header);
-    if (const double t = acc->stamps.triggerTimeMs(); std::isfinite(t)) out.triggerTimeMs[key] = t;
-    out.frames.emplace(key, std::move(d));
-    acc.reset();
-  }
-  (void)referenceScans;
+  pass.requireFrames(select);
+  pass.listIndices(out);
+  pass.finishFrames(base, out);
   return out;
 }
 

@@ -93,36 +93,12 @@ Affine niftiAffine(const ImageGeometry& g, std::vector<std::string>* warnings) {
   return a;
 }
 
-std::vector<std::string> writeNifti(const std::string& path, const CArray& image, const ImageGeometry& g,
-                                    const NiftiOptions& o) {
-  std::vector<std::string> warnings;
-  const index_t frames = std::max<index_t>(1, o.frames);
-  require(image.size() == g.nx * g.ny * g.planes() * frames,
-          path + ": image " + image.shape().str() + " does not match its geometry");
-  for (index_t n : {g.nx, g.ny, g.nz, g.slices, g.planes(), frames})
-    require(n <= 32767, path + ": NIfTI-1 dimensions are limited to 32767 (image " + image.shape().str() + ")");
-  const bool slabs = g.threeD && g.slices > 1;
-  if (slabs) warnings.push_back("several 3D slabs: written as 4D [x, y, z, slab] with the first slab's affine");
-  const Affine a = niftiAffine(g, &warnings);
+namespace {
 
-  HeaderBuffer h;
-  h.put<std::int32_t>(0, static_cast<std::int32_t>(kHeaderBytes));  // sizeof_hdr
-  h.put<char>(38, 'r');                                              // regular (ANALYZE heritage)
-  // Frames: dimension 4 (t), or 5 when the slabs hold dimension 4.
-  const int rank = (slabs ? 4 : 3) + (frames > 1 ? 1 : 0);
-  const std::int16_t dims[8] = {static_cast<std::int16_t>(rank),
-                                static_cast<std::int16_t>(g.nx),
-                                static_cast<std::int16_t>(g.ny),
-                                static_cast<std::int16_t>(slabs ? g.nz : g.planes()),
-                                static_cast<std::int16_t>(slabs ? g.slices : frames),
-                                static_cast<std::int16_t>(slabs ? frames : 1),
-                                1, 1};
-  for (int i = 0; i < 8; ++i) h.put<std::int16_t>(40 + 2 * i, dims[i]);
-  h.put<std::int16_t>(70, o.complex ? kComplex64 : kFloat32);  // datatype
-  h.put<std::int16_t>(72, o.complex ? 64 : 32);                // bitpix
-
-  // qform: pixdim and a rotation. The rotation's third column is the unit normal with the sign of the
-  // plane step; qfac (pixdim[0]) = -1 records a left-handed voxel grid (NIfTI-1's convention).
+// The qform: pixdim and a rotation. The rotation's third column is the unit normal with the sign of the
+// plane step (the affine a's third column); qfac (pixdim[0]) = -1 records a left-handed voxel grid (NIfTI-1's
+// convention).
+void putQform(HeaderBuffer& h, const ImageGeometry& g, const Affine& a) {
   M3 r{};
   const Vec3 n = g.normal();
   const double flip[3] = {-1, -1, 1};
@@ -143,6 +119,32 @@ std::vector<std::string> writeNifti(const std::string& path, const CArray& image
   // perpendicular stacks; the sform keeps an oblique step exactly).
   const double pixdim[8] = {qfac, g.spacingX, g.spacingY, std::max(std::abs(stepDotN), 1e-6), 1, 1, 1, 1};
   for (int i = 0; i < 8; ++i) h.put<float>(76 + 4 * i, static_cast<float>(pixdim[i]));
+  h.put<std::int16_t>(252, kXformScannerAnat);  // qform_code
+  h.put<float>(256, static_cast<float>(qb));
+  h.put<float>(260, static_cast<float>(qc));
+  h.put<float>(264, static_cast<float>(qd));
+  for (int i = 0; i < 3; ++i) h.put<float>(268 + 4 * i, static_cast<float>(a[i][3]));
+}
+
+// The header: dimensions (frames in dimension 4, or 5 when several 3D slabs hold dimension 4), data type, the
+// qform and sform from the affine a, display range and description.
+HeaderBuffer niftiHeader(const ImageGeometry& g, const Affine& a, index_t frames, const NiftiOptions& o) {
+  const bool slabs = g.threeD && g.slices > 1;
+  HeaderBuffer h;
+  h.put<std::int32_t>(0, static_cast<std::int32_t>(kHeaderBytes));  // sizeof_hdr
+  h.put<char>(38, 'r');                                              // regular (ANALYZE heritage)
+  const int rank = (slabs ? 4 : 3) + (frames > 1 ? 1 : 0);
+  const std::int16_t dims[8] = {static_cast<std::int16_t>(rank),
+                                static_cast<std::int16_t>(g.nx),
+                                static_cast<std::int16_t>(g.ny),
+                                static_cast<std::int16_t>(slabs ? g.nz : g.planes()),
+                                static_cast<std::int16_t>(slabs ? g.slices : frames),
+                                static_cast<std::int16_t>(slabs ? frames : 1),
+                                1, 1};
+  for (int i = 0; i < 8; ++i) h.put<std::int16_t>(40 + 2 * i, dims[i]);
+  h.put<std::int16_t>(70, o.complex ? kComplex64 : kFloat32);  // datatype
+  h.put<std::int16_t>(72, o.complex ? 64 : 32);                // bitpix
+  putQform(h, g, a);
   h.put<float>(108, static_cast<float>(kVoxOffset));  // vox_offset
   h.put<float>(112, 1.f);                              // scl_slope: stored values are the image values
   h.put<float>(116, 0.f);                              // scl_inter
@@ -150,22 +152,20 @@ std::vector<std::string> writeNifti(const std::string& path, const CArray& image
   h.put<float>(124, static_cast<float>(o.calMax));
   h.put<float>(128, static_cast<float>(o.calMin));
   h.putText(148, o.description, 80);
-  h.put<std::int16_t>(252, kXformScannerAnat);  // qform_code
   h.put<std::int16_t>(254, kXformScannerAnat);  // sform_code
-  h.put<float>(256, static_cast<float>(qb));
-  h.put<float>(260, static_cast<float>(qc));
-  h.put<float>(264, static_cast<float>(qd));
-  for (int i = 0; i < 3; ++i) h.put<float>(268 + 4 * i, static_cast<float>(a[i][3]));
   for (int row = 0; row < 3; ++row)
     for (int c = 0; c < 4; ++c) h.put<float>(280 + 16 * row + 4 * c, static_cast<float>(a[row][c]));
   h.putText(344, std::string("n+1", 3), 4);  // magic "n+1\0": header and data in one file
+  return h;
+}
 
-  // Voxels: complex64 as interleaved (re, im) float32 pairs, which is cfloat's layout.
+// Voxels, little-endian: complex64 as interleaved (re, im) float32 pairs, which is cfloat's layout, or magnitudes.
+std::vector<float> voxelData(const CArray& image, bool complex) {
   const index_t count = image.size();
-  std::vector<float> data(static_cast<std::size_t>(o.complex ? 2 * count : count));
+  std::vector<float> data(static_cast<std::size_t>(complex ? 2 * count : count));
   for (index_t i = 0; i < count; ++i) {
     const cfloat v = image[i];
-    if (o.complex) {
+    if (complex) {
       data[static_cast<std::size_t>(2 * i)] = v.real();
       data[static_cast<std::size_t>(2 * i + 1)] = v.imag();
     } else {
@@ -180,6 +180,24 @@ std::vector<std::string> writeNifti(const std::string& path, const CArray& image
       std::memcpy(&f, &u, 4);
     }
   }
+  return data;
+}
+
+}  // namespace
+
+std::vector<std::string> writeNifti(const std::string& path, const CArray& image, const ImageGeometry& g,
+                                    const NiftiOptions& o) {
+  std::vector<std::string> warnings;
+  const index_t frames = std::max<index_t>(1, o.frames);
+  require(image.size() == g.nx * g.ny * g.planes() * frames,
+          path + ": image " + image.shape().str() + " does not match its geometry");
+  for (index_t n : {g.nx, g.ny, g.nz, g.slices, g.planes(), frames})
+    require(n <= 32767, path + ": NIfTI-1 dimensions are limited to 32767 (image " + image.shape().str() + ")");
+  const bool slabs = g.threeD && g.slices > 1;
+  if (slabs) warnings.push_back("several 3D slabs: written as 4D [x, y, z, slab] with the first slab's affine");
+  const Affine a = niftiAffine(g, &warnings);
+  const HeaderBuffer h = niftiHeader(g, a, frames, o);
+  const std::vector<float> data = voxelData(image, o.complex);
 
   AtomicFile file(path);
   std::ofstream out(file.tempPath(), std::ios::binary | std::ios::trunc);

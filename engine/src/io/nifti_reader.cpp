@@ -75,11 +75,17 @@ class Header {
   bool swap_;
 };
 
-}  // namespace
+// What the header says about the voxels: their dimensions, type and place in the file.
+struct Layout {
+  bool swap = false;  ///< the file's byte order is not this machine's
+  index_t dims[7] = {1, 1, 1, 1, 1, 1, 1};
+  index_t count = 1;  ///< voxels
+  int datatype = 0, bytes = 0;  ///< NIfTI datatype code, bytes a voxel
+  std::size_t offset = 0;       ///< vox_offset
+};
 
-CArray readNiftiImage(const std::string& path) {
-  // The header first: the size it implies is checked against the memory limit before the data are read.
-  std::vector<unsigned char> b = readPrefix(path, kHeaderBytes);
+// The byte order from sizeof_hdr, after checking that b starts a single-file NIfTI-1 header.
+bool byteOrderSwapped(const std::string& path, const std::vector<unsigned char>& b) {
   require(b.size() >= kHeaderBytes, path + ": too short for a NIfTI-1 header (" + std::to_string(b.size()) + " bytes)");
   std::int32_t sizeofHdr;
   std::memcpy(&sizeofHdr, b.data(), 4);
@@ -89,39 +95,77 @@ CArray readNiftiImage(const std::string& path) {
                                                 : ": not a NIfTI-1 file (sizeof_hdr is not 348)"));
   require(std::memcmp(b.data() + 344, "n+1", 4) == 0,
           path + ": not a single-file NIfTI-1 (.nii) image (magic is not \"n+1\"; a .hdr/.img pair is not read)");
-  const Header h0(b, swap);
-  const int rank = h0.get<std::int16_t>(40);
-  require(rank >= 1 && rank <= 7, path + ": NIfTI dim[0] = " + std::to_string(rank) + " (must be 1 to 7)");
-  index_t dims[7] = {1, 1, 1, 1, 1, 1, 1};
-  index_t count = 1;
-  for (int i = 0; i < rank; ++i) {
-    dims[i] = h0.get<std::int16_t>(42 + 2 * i);
-    require(dims[i] >= 1, path + ": NIfTI dim[" + std::to_string(i + 1) + "] = " + std::to_string(dims[i]));
-    count *= dims[i];  // at most 32767^7 < 2^105: checked below before any product can overflow
-    require(count <= static_cast<index_t>(kMaxBytes), path + ": NIfTI dimensions imply more than 2^34 voxels");
-  }
-  const int datatype = h0.get<std::int16_t>(70);
-  int bytes = 0;
+  return swap;
+}
+
+// Bytes a voxel of a datatype this reader reads.
+int voxelBytes(const std::string& path, int datatype) {
   switch (datatype) {
-    case 2: case 256: bytes = 1; break;    // uint8, int8
-    case 4: case 512: bytes = 2; break;    // int16, uint16
-    case 8: case 768: case 16: bytes = 4; break;  // int32, uint32, float32
-    case 32: case 64: bytes = 8; break;    // complex64, float64
+    case 2: case 256: return 1;    // uint8, int8
+    case 4: case 512: return 2;    // int16, uint16
+    case 8: case 768: case 16: return 4;  // int32, uint32, float32
+    case 32: case 64: return 8;    // complex64, float64
     default:
       throw Error(path + ": NIfTI datatype " + std::to_string(datatype) +
                   " is not read (uint8/int8/int16/uint16/int32/uint32/float32/float64/complex64 are)");
   }
+}
+
+// The header's layout, checked: dimensions, datatype against bitpix, vox_offset within reason.
+Layout readLayout(const std::string& path, const std::vector<unsigned char>& b) {
+  Layout l;
+  l.swap = byteOrderSwapped(path, b);
+  const Header h0(b, l.swap);
+  const int rank = h0.get<std::int16_t>(40);
+  require(rank >= 1 && rank <= 7, path + ": NIfTI dim[0] = " + std::to_string(rank) + " (must be 1 to 7)");
+  for (int i = 0; i < rank; ++i) {
+    l.dims[i] = h0.get<std::int16_t>(42 + 2 * i);
+    require(l.dims[i] >= 1, path + ": NIfTI dim[" + std::to_string(i + 1) + "] = " + std::to_string(l.dims[i]));
+    l.count *= l.dims[i];  // at most 32767^7 < 2^105: checked below before any product can overflow
+    require(l.count <= static_cast<index_t>(kMaxBytes), path + ": NIfTI dimensions imply more than 2^34 voxels");
+  }
+  l.datatype = h0.get<std::int16_t>(70);
+  l.bytes = voxelBytes(path, l.datatype);
   const int bitpix = h0.get<std::int16_t>(72);
-  require(bitpix == 8 * bytes, path + ": NIfTI datatype " + std::to_string(datatype) + " has " + std::to_string(8 * bytes) +
-                                   " bits a voxel but bitpix says " + std::to_string(bitpix));
+  require(bitpix == 8 * l.bytes, path + ": NIfTI datatype " + std::to_string(l.datatype) + " has " +
+                                     std::to_string(8 * l.bytes) + " bits a voxel but bitpix says " +
+                                     std::to_string(bitpix));
   // vox_offset is a float: compared as one before the conversion (1e30 or NaN into size_t is undefined).
   const float voxOffset = h0.get<float>(108);
   require(std::isfinite(voxOffset) && voxOffset >= static_cast<float>(kHeaderBytes),
           path + ": NIfTI vox_offset " + number(voxOffset) + " is before the end of the header");
   require(voxOffset <= static_cast<float>(kMaxBytes),
           path + ": NIfTI vox_offset " + number(voxOffset) + " is beyond any image file (16 GiB)");
-  const std::size_t offset = static_cast<std::size_t>(voxOffset);
-  const std::size_t need = offset + static_cast<std::size_t>(count) * static_cast<std::size_t>(bytes);
+  l.offset = static_cast<std::size_t>(voxOffset);
+  return l;
+}
+
+// Part `part` (0: real, 1: imaginary) of voxel i as stored, in the file b.
+double storedValue(const std::vector<unsigned char>& b, const Layout& l, index_t i, int part) {
+  const unsigned char* q =
+      b.data() + l.offset + static_cast<std::size_t>(i) * l.bytes + static_cast<std::size_t>(part) * 4;
+  const Header v(b, l.swap);
+  const std::size_t at = static_cast<std::size_t>(q - b.data());
+  switch (l.datatype) {
+    case 2: return *q;
+    case 256: return static_cast<std::int8_t>(*q);
+    case 4: return v.get<std::int16_t>(at);
+    case 512: return v.get<std::uint16_t>(at);
+    case 8: return v.get<std::int32_t>(at);
+    case 768: return v.get<std::uint32_t>(at);
+    case 16: case 32: return v.get<float>(at);
+    default: return v.get<double>(at);  // 64
+  }
+}
+
+}  // namespace
+
+CArray readNiftiImage(const std::string& path) {
+  // The header first: the size it implies is checked against the memory limit before the data are read.
+  std::vector<unsigned char> b = readPrefix(path, kHeaderBytes);
+  const Layout l = readLayout(path, b);
+  const index_t count = l.count;
+  const std::size_t need = l.offset + static_cast<std::size_t>(count) * static_cast<std::size_t>(l.bytes);
   require(need <= kMaxBytes, path + ": the NIfTI header implies " + std::to_string(need) +
                                  " bytes, larger than 16 GiB: not read as a reference image");
   // The file's bytes and the image (complex float) must fit beside each other.
@@ -130,33 +174,18 @@ CArray readNiftiImage(const std::string& path) {
   b = readPrefix(path, need);
   require(b.size() >= need, path + ": truncated NIfTI file: " + std::to_string(b.size()) + " bytes, the header needs " +
                                 std::to_string(need));
-  const Header h(b, swap);
+  const Header h(b, l.swap);
   float slope = h.get<float>(112), inter = h.get<float>(116);
   if (!std::isfinite(slope) || slope == 0) slope = 1, inter = 0;  // NIfTI: scl_slope 0 means unscaled
   if (!std::isfinite(inter)) inter = 0;
 
-  CArray out(Shape{dims[0], dims[1], count / (dims[0] * dims[1])});
-  const unsigned char* p = b.data() + offset;
-  auto value = [&](index_t i, int part) -> double {
-    const unsigned char* q = p + static_cast<std::size_t>(i) * bytes + static_cast<std::size_t>(part) * 4;
-    const Header v(b, swap);
-    const std::size_t at = static_cast<std::size_t>(q - b.data());
-    switch (datatype) {
-      case 2: return *q;
-      case 256: return static_cast<std::int8_t>(*q);
-      case 4: return v.get<std::int16_t>(at);
-      case 512: return v.get<std::uint16_t>(at);
-      case 8: return v.get<std::int32_t>(at);
-      case 768: return v.get<std::uint32_t>(at);
-      case 16: case 32: return v.get<float>(at);
-      default: return v.get<double>(at);  // 64
-    }
-  };
+  CArray out(Shape{l.dims[0], l.dims[1], count / (l.dims[0] * l.dims[1])});
   for (index_t i = 0; i < count; ++i) {
-    if (datatype == 32) {
-      out[i] = cfloat(static_cast<float>(value(i, 0)), static_cast<float>(value(i, 1)));  // complex: unscaled
+    if (l.datatype == 32) {
+      // complex: unscaled
+      out[i] = cfloat(static_cast<float>(storedValue(b, l, i, 0)), static_cast<float>(storedValue(b, l, i, 1)));
     } else {
-      out[i] = cfloat(static_cast<float>(slope * value(i, 0) + inter), 0.f);
+      out[i] = cfloat(static_cast<float>(slope * storedValue(b, l, i, 0) + inter), 0.f);
     }
     require(std::isfinite(out[i].real()) && std::isfinite(out[i].imag()),
             [&] { return path + ": NIfTI voxel " + std::to_string(i) + " is not finite"; });
