@@ -6,7 +6,8 @@
 #    simulation's reference, exactly), the others different (the object beats, breathes and enhances);
 #  - `recon` reconstructs 4 frames into BART's TIME dimension (10), and each frame is nearer its own reference
 #    than any other frame's (the reader gives frame r the reference of repetition r);
-#  - Cartesian frames and .cfl output (k-space and --traj-output with TIME in dimension 10);
+#  - Cartesian frames and .cfl output (k-space and --traj-output with TIME in dimension 10), which recon reads back
+#    (each frame with its own spokes);
 #  - bad --frames settings are one-line errors.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -59,6 +60,8 @@ PYEOF
 "$cli" simulate --frames 4 --matrix 32 --coils 2 --traj golden --output "$dir/k.cfl" --traj-output "$dir/t.cfl" >/dev/null
 [[ $(sed -n 2p "$dir/k.hdr") == "64 21 1 2 1 1 1 1 1 1 4 1 1 1 1 1 " ]] || fail "k.cfl dims: $(sed -n 2p "$dir/k.hdr")"
 [[ $(sed -n 2p "$dir/t.hdr") == "3 64 21 1 1 1 1 1 1 1 4 1 1 1 1 1 " ]] || fail "t.cfl dims: $(sed -n 2p "$dir/t.hdr")"
+"$cli" recon "$dir/k.cfl" --traj "$dir/t.cfl" --method gridding --device cpu --output "$dir/kimg.cfl" >/dev/null
+[[ $(sed -n 2p "$dir/kimg.hdr") == "32 32 1 1 1 1 1 1 1 1 4 1 1 1 1 1 " ]] || fail "recon of k.cfl: $(sed -n 2p "$dir/kimg.hdr")"
 
 expect_fail() {  # expect_fail TEXT cmd...
   local text=$1; shift

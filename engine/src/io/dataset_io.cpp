@@ -195,6 +195,34 @@ Dataset bartFrame(const std::string& name, CArray k, const Shape& s, const LoadO
   return d;
 }
 
+// A BART trajectory: [3, readout, profiles] for every frame, or one per time point along TIME (dimension 10, as
+// BART lays out a dynamic acquisition whose frames have spokes of their own, e.g. continuous golden angle;
+// `larmor-cli simulate --frames N --traj-output`), which must match the k-space's `times`.
+std::vector<RArray> bartTrajectories(const std::string& path, const std::string& name, const long matrix[3],
+                                     index_t times, std::vector<std::string>& warnings) {
+  const CArray t = readArrayFile(path);
+  const Shape s = t.shape();
+  const index_t frames = s[kBartTimeDim];
+  if (frames == 1) return {detail::checkedTrajectory(t, name, matrix, warnings)};
+  for (std::size_t dim = 3; dim < s.rank(); ++dim)
+    if (dim != kBartTimeDim && s[dim] != 1)
+      throw Error(name + ": trajectory " + s.str() + " must be [3, readout, spokes] (TIME in dimension 10)");
+  if (frames != times)
+    throw Error(name + ": trajectory " + s.str() + " has " + std::to_string(frames) +
+                " time points (TIME dim 10) but the k-space has " + std::to_string(times));
+  std::vector<RArray> out;
+  const index_t block = s[0] * s[1] * s[2];
+  for (index_t f = 0; f < frames; ++f) {
+    CArray one(Shape{s[0], s[1], s[2]});
+    std::copy_n(t.data() + f * block, block, one.data());
+    std::vector<std::string> w;
+    out.push_back(detail::checkedTrajectory(one, name + " (time " + std::to_string(f) + ")", matrix, w));
+    for (auto& x : w)
+      if (std::find(warnings.begin(), warnings.end(), x) == warnings.end()) warnings.push_back(std::move(x));
+  }
+  return out;
+}
+
 // BART's k-space layout, from a .cfl or a .ra file: [readout, pe1, pe2, coils, ..., TE 5, ..., TIME 10,
 // ..., slices 13]; every (TE, TIME) pair is a frame (contrast, repetition).
 Series loadBartSeries(const std::string& path, const LoadOptions& options) {
@@ -205,12 +233,12 @@ Series loadBartSeries(const std::string& path, const LoadOptions& options) {
     if (dim != kBartSliceDim && dim != kBartTeDim && dim != kBartTimeDim && s[dim] != 1)
       throw Error(name + ": k-space " + s.str() + " uses BART dimension " + std::to_string(dim) +
                   "; Larmor reads [readout, pe1, pe2, coils] with TE in dimension 5, TIME in 10 and slices in 13");
-  RArray traj;
+  std::vector<RArray> traj;  // one for every frame, or one per time point
   std::string trajName;
   std::vector<std::string> trajWarnings;
   if (!options.trajectoryPath.empty()) {
     trajName = arrayFileName(options.trajectoryPath);
-    traj = detail::checkedTrajectory(readArrayFile(options.trajectoryPath), trajName, options.matrix, trajWarnings);
+    traj = bartTrajectories(options.trajectoryPath, trajName, options.matrix, s[kBartTimeDim], trajWarnings);
   } else if (s[0] == 1 && s[1] > 1) {
     // Radial k-space read without its trajectory would be a 1 x N x P "Cartesian" volume: find it or refuse.
     const std::string beside = trajectoryBeside(path, s);
@@ -250,7 +278,8 @@ Series loadBartSeries(const std::string& path, const LoadOptions& options) {
         for (index_t sl = 0; sl < s[kBartSliceDim]; ++sl)
           std::copy_n(k.data() + e * strideTe + t * strideTime + sl * strideSlice, block, f.data() + sl * block);
       }
-      series.frames.push_back(bartFrame(name, std::move(f), frameShape, options, traj.empty() ? nullptr : &traj, trajName));
+      const RArray* frameTraj = traj.empty() ? nullptr : &traj[traj.size() == 1 ? 0 : static_cast<std::size_t>(t)];
+      series.frames.push_back(bartFrame(name, std::move(f), frameShape, options, frameTraj, trajName));
       for (const auto& w : trajWarnings) series.frames.back().warnings.push_back(w);
       series.keys.push_back(key);
       series.echoTimeMs.push_back(unknownTime());

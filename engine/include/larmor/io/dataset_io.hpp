@@ -18,7 +18,8 @@ namespace larmor::io {
 
 struct LoadOptions {
   /// BART trajectory (.cfl or .ra, dims [3, readout, spokes], cycles per FOV) for non-Cartesian .cfl/.ra k-space
-  /// and twix .dat files; for twix also "radial:180" or "radial:360" (uniform spoke angles, twix.hpp).
+  /// and twix .dat files; for twix also "radial:180" or "radial:360" (uniform spoke angles, twix.hpp). BART
+  /// k-space with TIME (dim 10) may have one trajectory per time point along the trajectory's own dimension 10.
   std::string trajectoryPath;
   /// Recon matrix for formats without a header (BART .cfl); 0 = what the data imply (Cartesian: the
   /// k-space size; non-Cartesian: 2*ceil(max |k|) per dimension). ISMRMRD files keep their header's
