@@ -84,6 +84,21 @@ QString ssim(double v) { return QString::number(v, 'f', 4); }
 }  // namespace
 
 CompareView::CompareView(QWidget* parent) : QWidget(parent) {
+  makeControls();
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(2);
+  // Two rows, so that the A and B lists do not widen the window (1024 px, gui.fitsXgaAndZooms): what is
+  // compared, then the flicker, the slice and the status.
+  layout->addLayout(pickRow());
+  layout->addLayout(controlRow());
+  layout->addLayout(viewGrid(), 1);
+  layout->addLayout(metricsRow());
+  connectControls();
+  clear(tr("Run a reconstruction to compare it."));
+}
+
+void CompareView::makeControls() {
   test_choice_ = new QComboBox;
   test_choice_->setObjectName("compareA");
   test_choice_->setMinimumWidth(120);
@@ -107,8 +122,9 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   // room it is given, elides, and keeps the whole text in its tooltip.
   status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   status_->setMinimumWidth(40);
-  // Two rows, so that the A and B lists do not widen the window (1024 px, gui.fitsXgaAndZooms): what is
-  // compared, then the flicker, the slice and the status.
+}
+
+QLayout* CompareView::pickRow() {
   auto* pick = new QHBoxLayout;
   pick->setContentsMargins(6, 4, 6, 0);
   pick->addWidget(new QLabel(tr("A")));
@@ -116,21 +132,28 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   pick->addSpacing(8);
   pick->addWidget(new QLabel(tr("B")));
   pick->addWidget(reference_, 1);
-  auto* top = new QHBoxLayout;
-  top->setContentsMargins(6, 0, 6, 4);
-  top->addWidget(flicker_);
   auto* fromFile = new QPushButton(tr("Reference file…"));
   fromFile->setToolTip(tr("Compare with an image file (BART .cfl, a DICOM series, NIfTI .nii/.nii.gz): any run of "
                           "the session, of any data, against it"));
   connect(fromFile, &QPushButton::clicked, this, &CompareView::referenceFileRequested);
   pick->addWidget(fromFile);
+  return pick;
+}
+
+QLayout* CompareView::controlRow() {
+  auto* top = new QHBoxLayout;
+  top->setContentsMargins(6, 0, 6, 4);
+  top->addWidget(flicker_);
   top->addSpacing(12);
   top->addWidget(new QLabel(tr("Slice")));
   top->addWidget(slice_, 1);
   top->addWidget(sliceLabel_);
   top->addSpacing(12);
   top->addWidget(status_, 2);
+  return top;
+}
 
+QLayout* CompareView::viewGrid() {
   auto* grid = new QGridLayout;
   grid->setSpacing(2);
   const QString titles[] = {tr("A: reconstruction"), tr("B: reference"), tr("Error |a·A − B|"), tr("Local PSNR")};
@@ -144,7 +167,10 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     views_[i]->setPlaceholder(tr("Run a reconstruction to compare it."));
     grid->addWidget(views_[i], i / 2, i % 2);
   }
+  return grid;
+}
 
+QLayout* CompareView::metricsRow() {
   table_ = new QTableWidget(3, 2);
   table_->setHorizontalHeaderLabels({tr("this slice"), tr("volume")});
   table_->setVerticalHeaderLabels({tr("percent error"), tr("PSNR"), tr("SSIM")});
@@ -161,15 +187,10 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   bottom->setContentsMargins(6, 2, 6, 2);
   bottom->addWidget(table_);
   bottom->addWidget(probe_, 1);
+  return bottom;
+}
 
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->setSpacing(2);
-  layout->addLayout(pick);
-  layout->addLayout(top);
-  layout->addLayout(grid, 1);
-  layout->addLayout(bottom);
-
+void CompareView::connectControls() {
   flickerTimer_ = new QTimer(this);
   flickerTimer_->setInterval(600);
   connect(flickerTimer_, &QTimer::timeout, this, [this] {
@@ -200,7 +221,6 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
       views_[kA]->setWindow(lo, hi);
       views_[kB]->setWindow(lo, hi);
     });
-  clear(tr("Run a reconstruction to compare it."));
 }
 
 CompareView::~CompareView() = default;

@@ -18,6 +18,7 @@
 #include "larmor/quality/metrics.hpp"
 
 class QComboBox;
+class QLayout;
 class QLabel;
 class QPushButton;
 class QSlider;
@@ -71,6 +72,14 @@ class CompareView : public QWidget {
   void referenceFileRequested();
 
  private:
+  // The constructor's parts: the choosers, slider and status; the layout's rows (which parent nothing yet);
+  // the signals.
+  void makeControls();
+  QLayout* pickRow();
+  QLayout* controlRow();
+  QLayout* viewGrid();
+  QLayout* metricsRow();
+  void connectControls();
   void recompute();
   void apply(std::shared_ptr<const CompareData> data, quint64 generation);
   void updateSliceMetrics();

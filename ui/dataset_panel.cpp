@@ -196,100 +196,102 @@ void DatasetPanel::fillHeader(const Dataset& d) {
   row(tr("Reference"), d.reference ? tr("yes (truth for compare)") : tr("none"));
 }
 
-void DatasetPanel::fillTrajectory(const Dataset& d) {
-  QChart* chart = chartView_->chart();
-  chart->removeAllSeries();
-  for (QAbstractAxis* a : chart->axes()) {
-    chart->removeAxis(a);
-    delete a;
-  }
-  const QColor imagingColor(110, 168, 220), calibColor(255, 176, 59);
-  auto* legendImaging = new QLineSeries;  // legend entries (and the 3D/trajectory points' colours)
-  legendImaging->setName(tr("imaging"));
-  legendImaging->setPen(QPen(imagingColor, 2));
-  auto* legendCalib = new QLineSeries;
-  legendCalib->setName(tr("calibration (ACS)"));
-  legendCalib->setPen(QPen(calibColor, 2));
-  QString xTitle, yTitle;
-  double range[4] = {-1, 1, -1, 1};
-  bool equal = false, anyCalib = false;
-  const Header& h = d.header;
+namespace {
+
+const QColor kImagingColor(110, 168, 220), kCalibColor(255, 176, 59);
+
+/// What the sampling chart shows: its series (not yet added), title, axis titles and ranges.
+struct SamplingPlot {
+  QString title, xTitle, yTitle;
+  double range[4] = {-1, 1, -1, 1};  ///< x from, x to, y from, y to
+  bool equal = false;                ///< one scale on both axes (k-space)
+  bool anyCalib = false;             ///< a calibration (ACS) point or line is shown
   QList<QAbstractSeries*> series;
-  if (h.trajectory == TrajectoryKind::Cartesian && d.sampled.size() > 0) {
-    const index_t n1 = d.sampled.shape()[0], n2 = d.sampled.shape()[1];
-    const bool hasCalib = d.calibration.size() == d.sampled.size();
-    if (n2 > 1) {
-      // 3D: which (pe1, pe2) lines were acquired; each point is a whole readout.
-      chart->setTitle(tr("Sampled lines (ky × kz)"));
-      xTitle = "ky (pe1)";
-      yTitle = "kz (pe2)";
-      auto* img = new QScatterSeries;
-      auto* cal = new QScatterSeries;
-      for (auto* sc : {img, cal}) {
-        sc->setMarkerSize(3.0);
-        sc->setBorderColor(Qt::transparent);
-      }
-      img->setColor(imagingColor);
-      cal->setColor(calibColor);
-      const index_t step = std::max<index_t>(1, (n1 * n2) / 20000);
-      for (index_t i = 0; i < n1 * n2; i += step) {
-        if (!d.sampled[i]) continue;
-        const bool c = hasCalib && d.calibration[i];
-        anyCalib |= c;
-        (c ? cal : img)->append(static_cast<double>(i % n1 - n1 / 2), static_cast<double>(i / n1 - n2 / 2));
-      }
-      series << img << cal;
-      range[0] = -n1 / 2.0 - 1, range[1] = n1 / 2.0, range[2] = -n2 / 2.0 - 1, range[3] = n2 / 2.0;
-    } else {
-      // 2D: each acquired phase-encoding line drawn along the readout, calibration lines in orange.
-      chart->setTitle(tr("Sampled lines (kx × ky)"));
-      xTitle = "kx";
-      yTitle = "ky (pe1)";
-      const double half = d.kspace.shape()[0] / 2.0;
-      const QPen imagingPen(imagingColor, 1), calibPen(calibColor, 1.5);
-      for (index_t l = 0; l < n1; ++l) {
-        if (!d.sampled[l]) continue;
-        const bool c = hasCalib && d.calibration[l];
-        anyCalib |= c;
-        auto* line = new QLineSeries;
-        line->setPen(c ? calibPen : imagingPen);
-        const double ky = static_cast<double>(l - n1 / 2);
-        line->append(-half, ky);
-        line->append(half - 1, ky);
-        series << line;
-      }
-      range[0] = -half, range[1] = half, range[2] = -n1 / 2.0 - 1, range[3] = n1 / 2.0;
-    }
-  } else if (d.trajectory.size() >= 3) {
-    chart->setTitle(tr("Trajectory (cycles / FOV)"));
-    xTitle = "kx";
-    yTitle = "ky";
-    auto* pts = new QScatterSeries;
-    pts->setMarkerSize(2.5);
-    pts->setBorderColor(Qt::transparent);
-    pts->setColor(imagingColor);
-    const index_t points = d.trajectory.size() / 3;
-    const index_t step = std::max<index_t>(1, points / 12000);
-    double kmax = 1;
-    for (index_t p = 0; p < points; p += step) {
-      pts->append(d.trajectory[3 * p], d.trajectory[3 * p + 1]);
-      kmax = std::max({kmax, std::abs(static_cast<double>(d.trajectory[3 * p])), std::abs(static_cast<double>(d.trajectory[3 * p + 1]))});
-    }
-    series << pts;
-    kmax = std::ceil(kmax * 1.02);
-    range[0] = range[2] = -kmax, range[1] = range[3] = kmax;
-    equal = true;
-  } else {
-    chart->setTitle(tr("Sampling: no trajectory stored"));
+};
+
+/// 3D Cartesian: which (pe1, pe2) lines were acquired; each point is a whole readout.
+SamplingPlot cartesian3dPlot(const Dataset& d, bool hasCalib) {
+  const index_t n1 = d.sampled.shape()[0], n2 = d.sampled.shape()[1];
+  SamplingPlot p{DatasetPanel::tr("Sampled lines (ky × kz)"), "ky (pe1)", "kz (pe2)"};
+  auto* img = new QScatterSeries;
+  auto* cal = new QScatterSeries;
+  for (auto* sc : {img, cal}) {
+    sc->setMarkerSize(3.0);
+    sc->setBorderColor(Qt::transparent);
   }
-  for (QAbstractSeries* sr : series) chart->addSeries(sr);
-  chart->addSeries(legendImaging);
-  if (anyCalib) chart->addSeries(legendCalib);
+  img->setColor(kImagingColor);
+  cal->setColor(kCalibColor);
+  const index_t step = std::max<index_t>(1, (n1 * n2) / 20000);
+  for (index_t i = 0; i < n1 * n2; i += step) {
+    if (!d.sampled[i]) continue;
+    const bool c = hasCalib && d.calibration[i];
+    p.anyCalib |= c;
+    (c ? cal : img)->append(static_cast<double>(i % n1 - n1 / 2), static_cast<double>(i / n1 - n2 / 2));
+  }
+  p.series << img << cal;
+  p.range[0] = -n1 / 2.0 - 1, p.range[1] = n1 / 2.0, p.range[2] = -n2 / 2.0 - 1, p.range[3] = n2 / 2.0;
+  return p;
+}
+
+/// 2D Cartesian: each acquired phase-encoding line drawn along the readout, calibration lines in orange.
+SamplingPlot cartesian2dPlot(const Dataset& d, bool hasCalib) {
+  const index_t n1 = d.sampled.shape()[0];
+  SamplingPlot p{DatasetPanel::tr("Sampled lines (kx × ky)"), "kx", "ky (pe1)"};
+  const double half = d.kspace.shape()[0] / 2.0;
+  const QPen imagingPen(kImagingColor, 1), calibPen(kCalibColor, 1.5);
+  for (index_t l = 0; l < n1; ++l) {
+    if (!d.sampled[l]) continue;
+    const bool c = hasCalib && d.calibration[l];
+    p.anyCalib |= c;
+    auto* line = new QLineSeries;
+    line->setPen(c ? calibPen : imagingPen);
+    const double ky = static_cast<double>(l - n1 / 2);
+    line->append(-half, ky);
+    line->append(half - 1, ky);
+    p.series << line;
+  }
+  p.range[0] = -half, p.range[1] = half, p.range[2] = -n1 / 2.0 - 1, p.range[3] = n1 / 2.0;
+  return p;
+}
+
+/// Non-Cartesian: the trajectory's points (at most about 12000), on equal axes.
+SamplingPlot trajectoryPlot(const Dataset& d) {
+  SamplingPlot p{DatasetPanel::tr("Trajectory (cycles / FOV)"), "kx", "ky"};
+  auto* pts = new QScatterSeries;
+  pts->setMarkerSize(2.5);
+  pts->setBorderColor(Qt::transparent);
+  pts->setColor(kImagingColor);
+  const index_t points = d.trajectory.size() / 3;
+  const index_t step = std::max<index_t>(1, points / 12000);
+  double kmax = 1;
+  for (index_t q = 0; q < points; q += step) {
+    pts->append(d.trajectory[3 * q], d.trajectory[3 * q + 1]);
+    kmax = std::max({kmax, std::abs(static_cast<double>(d.trajectory[3 * q])),
+                     std::abs(static_cast<double>(d.trajectory[3 * q + 1]))});
+  }
+  p.series << pts;
+  kmax = std::ceil(kmax * 1.02);
+  p.range[0] = p.range[2] = -kmax, p.range[1] = p.range[3] = kmax;
+  p.equal = true;
+  return p;
+}
+
+SamplingPlot samplingPlot(const Dataset& d) {
+  if (d.header.trajectory == TrajectoryKind::Cartesian && d.sampled.size() > 0) {
+    const bool hasCalib = d.calibration.size() == d.sampled.size();
+    return d.sampled.shape()[1] > 1 ? cartesian3dPlot(d, hasCalib) : cartesian2dPlot(d, hasCalib);
+  }
+  if (d.trajectory.size() >= 3) return trajectoryPlot(d);
+  return SamplingPlot{DatasetPanel::tr("Sampling: no trajectory stored")};
+}
+
+/// Value axes with ticks at round numbers through 0 (-64, 0, 64: not -129, -65, -1) over the plot's ranges,
+/// attached to every series of the chart.
+void addAxes(QChart* chart, const SamplingPlot& p) {
   auto* ax = new QValueAxis;
   auto* ay = new QValueAxis;
-  ax->setTitleText(xTitle);
-  ay->setTitleText(yTitle);
-  // Ticks at round numbers through 0 (-64, 0, 64: not -129, -65, -1).
+  ax->setTitleText(p.xTitle);
+  ay->setTitleText(p.yTitle);
   auto niceStep = [](double span) {
     const double raw = std::max(1.0, span / 4.0), p10 = std::pow(10.0, std::floor(std::log10(raw)));
     for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
@@ -302,23 +304,46 @@ void DatasetPanel::fillTrajectory(const Dataset& d) {
     a->setTickAnchor(0);
     a->setGridLineColor(QColor(60, 66, 76));
   }
-  ax->setTickInterval(niceStep(range[1] - range[0]));
-  ay->setTickInterval(niceStep(range[3] - range[2]));
-  ax->setRange(range[0], range[1]);
-  ay->setRange(range[2], range[3]);
+  ax->setTickInterval(niceStep(p.range[1] - p.range[0]));
+  ay->setTickInterval(niceStep(p.range[3] - p.range[2]));
+  ax->setRange(p.range[0], p.range[1]);
+  ay->setRange(p.range[2], p.range[3]);
   chart->addAxis(ax, Qt::AlignBottom);
   chart->addAxis(ay, Qt::AlignLeft);
   for (QAbstractSeries* sr : chart->series()) {
     sr->attachAxis(ax);
     sr->attachAxis(ay);
   }
+}
+
+}  // namespace
+
+void DatasetPanel::fillTrajectory(const Dataset& d) {
+  QChart* chart = chartView_->chart();
+  chart->removeAllSeries();
+  for (QAbstractAxis* a : chart->axes()) {
+    chart->removeAxis(a);
+    delete a;
+  }
+  auto* legendImaging = new QLineSeries;  // legend entries (and the 3D/trajectory points' colours)
+  legendImaging->setName(tr("imaging"));
+  legendImaging->setPen(QPen(kImagingColor, 2));
+  auto* legendCalib = new QLineSeries;
+  legendCalib->setName(tr("calibration (ACS)"));
+  legendCalib->setPen(QPen(kCalibColor, 2));
+  const SamplingPlot p = samplingPlot(d);
+  chart->setTitle(p.title);
+  for (QAbstractSeries* sr : p.series) chart->addSeries(sr);
+  chart->addSeries(legendImaging);
+  if (p.anyCalib) chart->addSeries(legendCalib);
+  addAxes(chart, p);
   // Only the two named series appear in the legend; the per-line series are anonymous.
   for (QLegendMarker* m : chart->legend()->markers())
     m->setVisible(m->series() == legendImaging || m->series() == legendCalib);
   chart->legend()->setVisible(true);
   chart->legend()->setAlignment(Qt::AlignBottom);
   auto* view = static_cast<AspectChartView*>(chartView_);
-  if (equal) view->setEqualAspect(range[0], range[1], range[2], range[3]);
+  if (p.equal) view->setEqualAspect(p.range[0], p.range[1], p.range[2], p.range[3]);
   else view->setFreeAspect();
 }
 

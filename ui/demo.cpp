@@ -40,6 +40,22 @@ phantom::SimulateSettings grappaPhantom() {
 
 DemoScript::DemoScript(MainWindow* window, bool quitAfter, QObject* parent)
     : QObject(parent), w_(window), quitAfter_(quitAfter) {
+  defineSteps();
+  connect(w_, &MainWindow::datasetLoaded, this, [this] {
+    if (running_ && waiting_ == Wait::Load) QTimer::singleShot(pauseMs_ / 3, this, &DemoScript::next);
+  });
+  connect(w_, &MainWindow::reconFinished, this, [this] {
+    if (running_ && waiting_ == Wait::Recon) QTimer::singleShot(pauseMs_, this, &DemoScript::next);
+  });
+  connect(w_, &MainWindow::loadFailed, this, [this](const QString& m) {
+    if (running_) fail(m);
+  });
+  connect(w_, &MainWindow::reconFailed, this, [this](const QString& m) {
+    if (running_) fail(m);
+  });
+}
+
+void DemoScript::defineSteps() {
   auto method = [this](recon::Method m, int iterations = 0) {
     SessionState s = w_->session();
     s.settings.method = m;
@@ -110,18 +126,6 @@ DemoScript::DemoScript(MainWindow* window, bool quitAfter, QObject* parent)
        },
        Wait::Pause},
   };
-  connect(w_, &MainWindow::datasetLoaded, this, [this] {
-    if (running_ && waiting_ == Wait::Load) QTimer::singleShot(pauseMs_ / 3, this, &DemoScript::next);
-  });
-  connect(w_, &MainWindow::reconFinished, this, [this] {
-    if (running_ && waiting_ == Wait::Recon) QTimer::singleShot(pauseMs_, this, &DemoScript::next);
-  });
-  connect(w_, &MainWindow::loadFailed, this, [this](const QString& m) {
-    if (running_) fail(m);
-  });
-  connect(w_, &MainWindow::reconFailed, this, [this](const QString& m) {
-    if (running_) fail(m);
-  });
 }
 
 void DemoScript::start(int pauseMs) {

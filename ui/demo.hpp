@@ -40,6 +40,7 @@ class DemoScript : public QObject {
     std::function<void()> act;
     Wait wait;
   };
+  void defineSteps();  ///< steps_: the tour, one (caption, action, what ends it) a step
   void next();
   void fail(const QString& message);
   void finish(int code);

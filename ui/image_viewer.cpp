@@ -62,6 +62,27 @@ QStringList ImageViewer::windowPresetNames() {
 }
 
 ImageViewer::ImageViewer(QWidget* parent) : QWidget(parent) {
+  QLayout* top = toolRow();
+  makeViews();
+  QWidget* sliceBox = sliceRow();
+  probe_ = new QLabel(kProbeHint);
+  probe_->setObjectName("probe");
+  probe_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  probe_->setContentsMargins(8, 2, 8, 2);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(2);
+  layout->addLayout(top);
+  layout->addWidget(area_, 1);
+  layout->addWidget(sliceBox);
+  layout->addWidget(probe_);
+  updateLayoutFor3D(false);
+  connectTools();
+  connectViews();
+}
+
+QLayout* ImageViewer::toolRow() {
   auto* top = new QHBoxLayout;
   top->setContentsMargins(6, 4, 6, 4);
   top->setSpacing(6);
@@ -119,7 +140,15 @@ ImageViewer::ImageViewer(QWidget* parent) : QWidget(parent) {
   top->addWidget(presetBox_, 10);
   top->addWidget(resetButton);
   top->addStretch(1);
+  connect(autoButton, &QToolButton::clicked, this, &ImageViewer::autoWindow);
+  connect(resetButton, &QToolButton::clicked, this, [this] {
+    for (SliceView* v : views_) v->resetView();
+    volumeView_->resetCamera();
+  });
+  return top;
+}
 
+void ImageViewer::makeViews() {
   area_ = new QWidget;
   grid_ = new QGridLayout(area_);
   grid_->setContentsMargins(0, 0, 0, 0);
@@ -134,32 +163,23 @@ ImageViewer::ImageViewer(QWidget* parent) : QWidget(parent) {
   grid_->addWidget(volumeView_, 1, 1);
   views_[SliceView::Axial]->setColorBar(true, barTitle(quality::Component::Magnitude));
   views_[SliceView::Axial]->setPlaceholder(tr("Open a file or make a phantom (File menu), then Run."));
+}
 
+QWidget* ImageViewer::sliceRow() {
   sliceSlider_ = new QSlider(Qt::Horizontal);
   sliceLabel_ = new QLabel;
-  auto* sliceRow = new QHBoxLayout;
-  sliceRow->setContentsMargins(6, 0, 6, 0);
-  sliceRow->addWidget(new QLabel(tr("Slice")));
-  sliceRow->addWidget(sliceSlider_, 1);
-  sliceRow->addWidget(sliceLabel_);
+  auto* row = new QHBoxLayout;
+  row->setContentsMargins(6, 0, 6, 0);
+  row->addWidget(new QLabel(tr("Slice")));
+  row->addWidget(sliceSlider_, 1);
+  row->addWidget(sliceLabel_);
   auto* sliceBox = new QWidget;
-  sliceBox->setLayout(sliceRow);
+  sliceBox->setLayout(row);
   sliceBox->setObjectName("sliceRow");
+  return sliceBox;
+}
 
-  probe_ = new QLabel(kProbeHint);
-  probe_->setObjectName("probe");
-  probe_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  probe_->setContentsMargins(8, 2, 8, 2);
-
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->setSpacing(2);
-  layout->addLayout(top);
-  layout->addWidget(area_, 1);
-  layout->addWidget(sliceBox);
-  layout->addWidget(probe_);
-  updateLayoutFor3D(false);
-
+void ImageViewer::connectTools() {
   connect(componentBox_, &QComboBox::activated, this, [this](int index) {
     setComponent(static_cast<quality::Component>(componentBox_->itemData(index).toInt()));
   });
@@ -167,15 +187,13 @@ ImageViewer::ImageViewer(QWidget* parent) : QWidget(parent) {
   auto applyEdits = [this] { setWindow(loEdit_->text().toDouble(), hiEdit_->text().toDouble()); };
   connect(loEdit_, &QLineEdit::editingFinished, this, applyEdits);
   connect(hiEdit_, &QLineEdit::editingFinished, this, applyEdits);
-  connect(autoButton, &QToolButton::clicked, this, &ImageViewer::autoWindow);
   connect(presetBox_, &QComboBox::activated, this, [this](int index) {
     if (index > 0) applyWindowPreset(presetBox_->itemText(index));
     presetBox_->setCurrentIndex(0);
   });
-  connect(resetButton, &QToolButton::clicked, this, [this] {
-    for (SliceView* v : views_) v->resetView();
-    volumeView_->resetCamera();
-  });
+}
+
+void ImageViewer::connectViews() {
   connect(sliceSlider_, &QSlider::valueChanged, this, [this](int s) { views_[SliceView::Axial]->setSlice(s); });
   for (SliceView* v : views_) {
     connect(v, &SliceView::windowDragged, this, [this](double lo, double hi) { setWindow(lo, hi); });

@@ -18,6 +18,7 @@ class QLabel;
 class QLineEdit;
 class QSlider;
 class QGridLayout;
+class QLayout;
 class QStackedWidget;
 
 namespace larmor::ui {
@@ -69,6 +70,13 @@ class ImageViewer : public QWidget {
   void windowChanged(double lo, double hi);
 
  private:
+  // The constructor's parts: the tool row (component, colour map, window; parents nothing yet), the view grid
+  // in area_, the slice row, and the signals of the tools and of the views.
+  QLayout* toolRow();
+  void makeViews();
+  QWidget* sliceRow();
+  void connectTools();
+  void connectViews();
   void rebuildDisplay(bool keepWindow);
   void applyWindowToViews();
   void updateLayoutFor3D(bool is3D);

@@ -44,6 +44,27 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   worker_ = new Worker(this);
   live_ = std::make_shared<LiveLambdaEngine>();
 
+  makeTabs();
+  makeBanner();
+  makeCentral();
+  makeDocks();
+  buildActions();
+  buildMenus();
+  buildToolBar();
+  buildStatusBar();
+
+  connectWidgets();
+  model_.addObserver(this);
+  refreshDevices();
+  applySession(lastSession());
+  warmUpDevice();
+
+  const QRect avail = screen() ? screen()->availableGeometry() : QRect(0, 0, 1440, 900);
+  resize(std::min(1440, avail.width()), std::min(900, avail.height()));
+  log(tr("Larmor started. %1").arg(deviceText()));
+}
+
+void MainWindow::makeTabs() {
   viewer_ = new ImageViewer;
   compare_ = new CompareView;
   timings_ = new TimingsView;
@@ -58,7 +79,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   tabs_->addTab(log_, tr("Log"));
   sideBySide_ = new SideBySideView;
   tabs_->addTab(sideBySide_, tr("Side by side"));
+}
 
+void MainWindow::makeBanner() {
   // The error banner: errors are shown in the window, never in a modal box that would block a
   // scripted run (an engine error is information, not a crash).
   banner_ = new QWidget;
@@ -76,7 +99,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   bl->addWidget(bannerText_, 1);
   bl->addWidget(close);
   banner_->hide();
+}
 
+void MainWindow::makeCentral() {
   auto* central = new QWidget;
   auto* cl = new QVBoxLayout(central);
   cl->setContentsMargins(0, 0, 0, 0);
@@ -93,7 +118,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   cl->addWidget(frames_);
   cl->addWidget(tabs_, 1);
   setCentralWidget(central);
+}
 
+void MainWindow::makeDocks() {
   datasetPanel_ = new DatasetPanel;
   auto* dataDock = new QDockWidget(tr("Dataset"), this);
   dataDock->setObjectName("datasetDock");
@@ -111,21 +138,6 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   // window still fits 1024 px: the centre gives way first (the views scale, long labels elide).
   datasetPanel_->setMinimumWidth(190);
   settings_->setMinimumWidth(255);
-
-  buildActions();
-  buildMenus();
-  buildToolBar();
-  buildStatusBar();
-
-  connectWidgets();
-  model_.addObserver(this);
-  refreshDevices();
-  applySession(lastSession());
-  warmUpDevice();
-
-  const QRect avail = screen() ? screen()->availableGeometry() : QRect(0, 0, 1440, 900);
-  resize(std::min(1440, avail.width()), std::min(900, avail.height()));
-  log(tr("Larmor started. %1").arg(deviceText()));
 }
 
 void MainWindow::setUiScale(double scale) {

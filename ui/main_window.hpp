@@ -126,6 +126,12 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
 
  private:
   // construction (main_window.cpp)
+  // The constructor's parts: the tabs (image, compare, timings, log, side by side), the error banner, the
+  // central widget (demo caption, banner, frame bar, tabs) and the dataset and settings docks.
+  void makeTabs();
+  void makeBanner();
+  void makeCentral();
+  void makeDocks();
   void buildActions();
   void buildMenus();
   void buildToolBar();

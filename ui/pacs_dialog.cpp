@@ -45,34 +45,7 @@ PacsDialog::PacsDialog(const QStringList& files, const QString& what, QWidget* p
   setWindowTitle(tr("Send to PACS"));
   auto* layout = new QVBoxLayout(this);
 
-  auto* nodesBox = new QGroupBox(tr("DICOM nodes"));
-  auto* nodesLayout = new QVBoxLayout(nodesBox);
-  list_ = new QListWidget;
-  list_->setObjectName("pacsNodes");
-  nodesLayout->addWidget(list_);
-  auto* form = new QFormLayout;
-  name_ = new QLineEdit;
-  name_->setPlaceholderText(tr("e.g. Hospital PACS (optional)"));
-  node_ = new QLineEdit;
-  node_->setPlaceholderText(tr("AET@host:port, e.g. ORTHANC@localhost:4242"));
-  timeout_ = new QSpinBox;
-  timeout_->setRange(1, 3600);
-  timeout_->setValue(10);
-  timeout_->setSuffix(tr(" s"));
-  timeout_->setToolTip(tr("How long to wait for the PACS to connect, accept and answer each request"));
-  form->addRow(tr("Name"), name_);
-  form->addRow(tr("Node"), node_);
-  form->addRow(tr("Timeout"), timeout_);
-  nodesLayout->addLayout(form);
-  auto* nodeButtons = new QHBoxLayout;
-  add_ = new QPushButton(tr("Add"));
-  remove_ = new QPushButton(tr("Remove"));
-  verify_ = new QPushButton(tr("Verify (C-ECHO)"));
-  verify_->setToolTip(tr("Check that the selected node answers (DICOM C-ECHO)"));
-  for (auto* b : {add_, remove_, verify_}) nodeButtons->addWidget(b);
-  nodeButtons->addStretch(1);
-  nodesLayout->addLayout(nodeButtons);
-  layout->addWidget(nodesBox);
+  layout->addWidget(makeNodesBox());
 
   auto* what_ = new QLabel(tr("To send: %1 (%n DICOM file(s))", nullptr, static_cast<int>(files_.size())).arg(what));
   what_->setWordWrap(true);
@@ -121,6 +94,37 @@ PacsDialog::PacsDialog(const QStringList& files, const QString& what, QWidget* p
   if (!io::dicomNetworkAvailable()) setStatus(tr("This build has no DICOM networking (LARMOR_IO)"), true);
   updateButtons();
   resize(620, 560);
+}
+
+QWidget* PacsDialog::makeNodesBox() {
+  auto* nodesBox = new QGroupBox(tr("DICOM nodes"));
+  auto* nodesLayout = new QVBoxLayout(nodesBox);
+  list_ = new QListWidget;
+  list_->setObjectName("pacsNodes");
+  nodesLayout->addWidget(list_);
+  auto* form = new QFormLayout;
+  name_ = new QLineEdit;
+  name_->setPlaceholderText(tr("e.g. Hospital PACS (optional)"));
+  node_ = new QLineEdit;
+  node_->setPlaceholderText(tr("AET@host:port, e.g. ORTHANC@localhost:4242"));
+  timeout_ = new QSpinBox;
+  timeout_->setRange(1, 3600);
+  timeout_->setValue(10);
+  timeout_->setSuffix(tr(" s"));
+  timeout_->setToolTip(tr("How long to wait for the PACS to connect, accept and answer each request"));
+  form->addRow(tr("Name"), name_);
+  form->addRow(tr("Node"), node_);
+  form->addRow(tr("Timeout"), timeout_);
+  nodesLayout->addLayout(form);
+  auto* nodeButtons = new QHBoxLayout;
+  add_ = new QPushButton(tr("Add"));
+  remove_ = new QPushButton(tr("Remove"));
+  verify_ = new QPushButton(tr("Verify (C-ECHO)"));
+  verify_->setToolTip(tr("Check that the selected node answers (DICOM C-ECHO)"));
+  for (auto* b : {add_, remove_, verify_}) nodeButtons->addWidget(b);
+  nodeButtons->addStretch(1);
+  nodesLayout->addLayout(nodeButtons);
+  return nodesBox;
 }
 
 PacsDialog::~PacsDialog() {

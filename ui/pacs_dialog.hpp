@@ -70,6 +70,8 @@ class PacsDialog : public QDialog {
     QString message;
     std::shared_ptr<io::SendReport> report;  ///< sends only
   };
+  /// The "DICOM nodes" group: the stored nodes, the fields of a new one, Add / Remove / Verify.
+  QWidget* makeNodesBox();
   void start(const QString& label, std::function<Outcome(const Progress&)> work, bool isSend);
   void finished();
   void setStatus(const QString& text, bool error);

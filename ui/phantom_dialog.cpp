@@ -14,38 +14,21 @@
 
 namespace larmor::ui {
 
+namespace {
+
+QSpinBox* spin(int lo, int hi) {
+  auto* s = new QSpinBox;
+  s->setRange(lo, hi);
+  return s;
+}
+
+}  // namespace
+
 PhantomDialog::PhantomDialog(QWidget* parent) : QDialog(parent) {
   setWindowTitle(tr("New phantom"));
   auto* form = new QFormLayout;
-  auto spin = [](int lo, int hi) {
-    auto* s = new QSpinBox;
-    s->setRange(lo, hi);
-    return s;
-  };
-  nx_ = spin(8, 1024);
-  ny_ = spin(8, 1024);
-  nz_ = spin(1, 512);
-  auto* matrix = new QWidget;
-  auto* ml = new QHBoxLayout(matrix);
-  ml->setContentsMargins(0, 0, 0, 0);
-  ml->addWidget(nx_);
-  ml->addWidget(new QLabel(QStringLiteral("×")));
-  ml->addWidget(ny_);
-  ml->addWidget(new QLabel(QStringLiteral("×")));
-  ml->addWidget(nz_);
-  form->addRow(tr("Matrix"), matrix);
-  twoD_ = new QRadioButton(tr("2D"));
-  threeD_ = new QRadioButton(tr("3D"));
-  auto* group = new QButtonGroup(this);
-  group->addButton(twoD_);
-  group->addButton(threeD_);
-  auto* dims = new QWidget;
-  auto* dl = new QHBoxLayout(dims);
-  dl->setContentsMargins(0, 0, 0, 0);
-  dl->addWidget(twoD_);
-  dl->addWidget(threeD_);
-  dl->addStretch(1);
-  form->addRow(tr("Dimensions"), dims);
+  form->addRow(tr("Matrix"), makeMatrixRow());
+  form->addRow(tr("Dimensions"), makeDimensionsRow());
   slices_ = spin(1, 512);
   slices_->setToolTip(tr("2D multi-slice: cross-sections of the 3D phantom"));
   form->addRow(tr("Slices (2D)"), slices_);
@@ -95,6 +78,36 @@ PhantomDialog::PhantomDialog(QWidget* parent) : QDialog(parent) {
   connect(trajectory_, &QComboBox::currentIndexChanged, this, &PhantomDialog::updateEnabled);
   connect(accel_, &QSpinBox::valueChanged, this, &PhantomDialog::updateEnabled);
   setSettings(phantom::SimulateSettings{});
+}
+
+QWidget* PhantomDialog::makeMatrixRow() {
+  nx_ = spin(8, 1024);
+  ny_ = spin(8, 1024);
+  nz_ = spin(1, 512);
+  auto* matrix = new QWidget;
+  auto* ml = new QHBoxLayout(matrix);
+  ml->setContentsMargins(0, 0, 0, 0);
+  ml->addWidget(nx_);
+  ml->addWidget(new QLabel(QStringLiteral("×")));
+  ml->addWidget(ny_);
+  ml->addWidget(new QLabel(QStringLiteral("×")));
+  ml->addWidget(nz_);
+  return matrix;
+}
+
+QWidget* PhantomDialog::makeDimensionsRow() {
+  twoD_ = new QRadioButton(tr("2D"));
+  threeD_ = new QRadioButton(tr("3D"));
+  auto* group = new QButtonGroup(this);
+  group->addButton(twoD_);
+  group->addButton(threeD_);
+  auto* dims = new QWidget;
+  auto* dl = new QHBoxLayout(dims);
+  dl->setContentsMargins(0, 0, 0, 0);
+  dl->addWidget(twoD_);
+  dl->addWidget(threeD_);
+  dl->addStretch(1);
+  return dims;
 }
 
 void PhantomDialog::updateEnabled() {

@@ -20,6 +20,8 @@ class PhantomDialog : public QDialog {
   phantom::SimulateSettings settings() const;
 
  private:
+  QWidget* makeMatrixRow();      ///< nx_ × ny_ × nz_
+  QWidget* makeDimensionsRow();  ///< twoD_ / threeD_, exclusive
   void updateEnabled();
   QSpinBox* nx_ = nullptr;
   QSpinBox* ny_ = nullptr;

@@ -89,6 +89,30 @@ int SettingsPanel::sliderFromLambda(double lambda) {
 }
 
 SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
+  QWidget* content = makeContent();
+  auto* scroll = new QScrollArea;
+  scroll->setWidget(content);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  // Wide enough for every group with the vertical scroll bar showing (nothing cut on the right).
+  content->setMinimumWidth(300);
+  setMinimumWidth(content->minimumWidth() + 24);
+
+  QLayout* buttons = makeButtons();
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(scroll, 1);
+  layout->addLayout(buttons);
+
+  connect(device_, &QComboBox::currentIndexChanged, this, &SettingsPanel::changed);
+  connect(trajectory_, &QLineEdit::editingFinished, this, [this] {
+    if (!loading_) emit trajectoryChanged(trajectory_->text());
+  });
+  setState(SessionState{});
+}
+
+QWidget* SettingsPanel::makeContent() {
   auto* content = new QWidget;
   auto* col = new QVBoxLayout(content);
   col->setContentsMargins(6, 6, 6, 6);
@@ -134,16 +158,10 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
   deviceNote_->setObjectName("deviceNote");
   forms.at("reconstruction")->addRow(QString(), deviceNote_);
   col->addStretch(1);
+  return content;
+}
 
-  auto* scroll = new QScrollArea;
-  scroll->setWidget(content);
-  scroll->setWidgetResizable(true);
-  scroll->setFrameShape(QFrame::NoFrame);
-  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-  // Wide enough for every group with the vertical scroll bar showing (nothing cut on the right).
-  content->setMinimumWidth(300);
-  setMinimumWidth(content->minimumWidth() + 24);
-
+QLayout* SettingsPanel::makeButtons() {
   run_ = new QPushButton(QIcon(":/icons/run.svg"), tr("Run"));
   run_->setObjectName("runButton");
   run_->setToolTip(tr("Reconstruct (Ctrl+R)"));
@@ -157,21 +175,10 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
   buttons->addWidget(run_, 2);
   buttons->addWidget(cancel_, 1);
   buttons->addWidget(copy, 1);
-
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(scroll, 1);
-  layout->addLayout(buttons);
-
   connect(run_, &QPushButton::clicked, this, &SettingsPanel::runRequested);
   connect(cancel_, &QPushButton::clicked, this, &SettingsPanel::cancelRequested);
   connect(copy, &QPushButton::clicked, this, &SettingsPanel::copyCliRequested);
-
-  connect(device_, &QComboBox::currentIndexChanged, this, &SettingsPanel::changed);
-  connect(trajectory_, &QLineEdit::editingFinished, this, [this] {
-    if (!loading_) emit trajectoryChanged(trajectory_->text());
-  });
-  setState(SessionState{});
+  return buttons;
 }
 
 SettingsPanel::Row SettingsPanel::makeRow(const st::Setting& s) {
@@ -179,112 +186,124 @@ SettingsPanel::Row SettingsPanel::makeRow(const st::Setting& s) {
   row.setting = &s;
   const QString tip = qs(st::help(s));
   switch (s.kind) {
-    case st::Kind::Choice: {
-      auto* c = new QComboBox;
-      for (const auto& ch : s.choices) c->addItem(qs(ch.label), qs(ch.name));
-      connect(c, &QComboBox::currentIndexChanged, this, &SettingsPanel::changed);
-      connect(c, &QComboBox::currentIndexChanged, this, &SettingsPanel::updateVisibility);
-      row.field = c;
-      row.show = [c](const st::Value& v) { c->setCurrentIndex(std::max(0, c->findData(qs(std::get<std::string>(v))))); };
-      row.read = [c](const st::Value&) -> st::Value { return c->currentData().toString().toStdString(); };
-      break;
-    }
-    case st::Kind::Integer: {
-      auto* b = new QSpinBox;
-      b->setRange(intBound(s.min), intBound(s.max));
-      if (!s.zeroMeans.empty()) b->setSpecialValueText(tr(s.zeroMeans.c_str()));
-      connect(b, &QSpinBox::valueChanged, this, &SettingsPanel::changed);
-      row.field = b;
-      row.show = [b](const st::Value& v) { b->setValue(static_cast<int>(std::get<long>(v))); };
-      row.read = [b](const st::Value&) -> st::Value { return static_cast<long>(b->value()); };
-      break;
-    }
-    case st::Kind::Real: {
-      if (s.key == "iterative.lambda") {
-        row.field = lambdaEditor(row);
-        break;
-      }
-      if (s.realStyle == st::RealStyle::Scientific) {
-        auto* e = scientificEdit(this);
-        connect(e, &QLineEdit::editingFinished, this, &SettingsPanel::changed);
-        row.field = e;
-        row.show = [e](const st::Value& v) { e->setText(sci(std::get<double>(v))); };
-        // Text that is not a number in range keeps the previous value (the validator stops most of it).
-        row.read = [e, &s](const st::Value& previous) -> st::Value {
-          bool ok = false;
-          const double v = e->text().toDouble(&ok);
-          try {
-            if (ok) st::check(s, v);
-          } catch (const std::exception&) {
-            ok = false;
-          }
-          return ok ? st::Value(v) : previous;
-        };
-      } else {
-        auto* b = new QDoubleSpinBox;
-        const double step = s.step > 0 ? s.step : (s.max - s.min) / 100;
-        b->setDecimals(3);
-        b->setSingleStep(step);
-        b->setRange(s.min + (s.minOpen ? 0.001 : 0), s.max - (s.maxOpen ? step : 0));
-        connect(b, &QDoubleSpinBox::valueChanged, this, &SettingsPanel::changed);
-        row.field = b;
-        row.show = [b](const st::Value& v) { b->setValue(std::get<double>(v)); };
-        row.read = [b](const st::Value&) -> st::Value { return b->value(); };
-      }
-      break;
-    }
-    case st::Kind::Flag: {
-      auto* c = new QCheckBox(qs(s.label));
-      connect(c, &QCheckBox::toggled, this, &SettingsPanel::changed);
-      row.field = c;
-      row.show = [c](const st::Value& v) { c->setChecked(std::get<bool>(v)); };
-      row.read = [c](const st::Value&) -> st::Value { return c->isChecked(); };
-      break;
-    }
-    case st::Kind::Text: {
-      auto* e = new QLineEdit;
-      e->setPlaceholderText(qs(s.valueName == "DIR" ? "default" : s.help));
-      connect(e, &QLineEdit::editingFinished, this, &SettingsPanel::changed);
-      row.field = pathRow(e, tr("Images (*.cfl *.hdr *.h5)"), this, s.valueName == "DIR");
-      row.show = [e](const st::Value& v) { e->setText(qs(std::get<std::string>(v))); };
-      row.read = [e](const st::Value&) -> st::Value { return e->text().trimmed().toStdString(); };
-      break;
-    }
-    case st::Kind::Dims: {
-      auto* w = new QWidget;
-      auto* l = new QHBoxLayout(w);
-      l->setContentsMargins(0, 0, 0, 0);
-      std::vector<QSpinBox*> boxes;
-      for (int i = 0; i < s.count; ++i) {
-        if (i > 0 && s.zeroMeans.empty()) l->addWidget(new QLabel(QStringLiteral("×")));
-        auto* b = new QSpinBox;
-        b->setRange(s.zeroMeans.empty() ? intBound(s.min) : 0, intBound(s.max));
-        if (!s.zeroMeans.empty()) b->setSpecialValueText(tr(s.zeroMeans.c_str()));
-        b->setToolTip(tip);
-        connect(b, &QSpinBox::valueChanged, this, &SettingsPanel::changed);
-        l->addWidget(b);
-        boxes.push_back(b);
-      }
-      row.field = w;
-      row.show = [boxes](const st::Value& v) {
-        const auto& d = std::get<std::vector<long>>(v);
-        for (std::size_t i = 0; i < boxes.size(); ++i) boxes[i]->setValue(static_cast<int>(d[i]));
-      };
-      const bool matrix = s.count == 3;
-      row.read = [boxes, matrix](const st::Value&) -> st::Value {
-        std::vector<long> d;
-        for (auto* b : boxes) d.push_back(b->value());
-        // A partly given matrix means "this in-plane size": 2D unless z is set; no x means the header's.
-        if (matrix && d[0] > 0 && d[1] == 0) d[1] = d[0];
-        if (matrix && d[0] > 0 && d[2] == 0) d[2] = 1;
-        if (matrix && d[0] == 0) d[1] = d[2] = 0;
-        return d;
-      };
-      break;
-    }
+    case st::Kind::Choice: choiceField(row, s); break;
+    case st::Kind::Integer: integerField(row, s); break;
+    case st::Kind::Real: realField(row, s); break;
+    case st::Kind::Flag: flagField(row, s); break;
+    case st::Kind::Text: textField(row, s); break;
+    case st::Kind::Dims: dimsField(row, s, tip); break;
   }
   row.field->setToolTip(tip);
   return row;
+}
+
+// A list of the choices (by name).
+void SettingsPanel::choiceField(Row& row, const st::Setting& s) {
+  auto* c = new QComboBox;
+  for (const auto& ch : s.choices) c->addItem(qs(ch.label), qs(ch.name));
+  connect(c, &QComboBox::currentIndexChanged, this, &SettingsPanel::changed);
+  connect(c, &QComboBox::currentIndexChanged, this, &SettingsPanel::updateVisibility);
+  row.field = c;
+  row.show = [c](const st::Value& v) { c->setCurrentIndex(std::max(0, c->findData(qs(std::get<std::string>(v))))); };
+  row.read = [c](const st::Value&) -> st::Value { return c->currentData().toString().toStdString(); };
+}
+
+// A spin box.
+void SettingsPanel::integerField(Row& row, const st::Setting& s) {
+  auto* b = new QSpinBox;
+  b->setRange(intBound(s.min), intBound(s.max));
+  if (!s.zeroMeans.empty()) b->setSpecialValueText(tr(s.zeroMeans.c_str()));
+  connect(b, &QSpinBox::valueChanged, this, &SettingsPanel::changed);
+  row.field = b;
+  row.show = [b](const st::Value& v) { b->setValue(static_cast<int>(std::get<long>(v))); };
+  row.read = [b](const st::Value&) -> st::Value { return static_cast<long>(b->value()); };
+}
+
+// λ's slider and edit; a scientific edit (text that is not a number in range keeps the previous value); or a spin box.
+void SettingsPanel::realField(Row& row, const st::Setting& s) {
+  if (s.key == "iterative.lambda") {
+    row.field = lambdaEditor(row);
+    return;
+  }
+  if (s.realStyle == st::RealStyle::Scientific) {
+    auto* e = scientificEdit(this);
+    connect(e, &QLineEdit::editingFinished, this, &SettingsPanel::changed);
+    row.field = e;
+    row.show = [e](const st::Value& v) { e->setText(sci(std::get<double>(v))); };
+    // Text that is not a number in range keeps the previous value (the validator stops most of it).
+    row.read = [e, &s](const st::Value& previous) -> st::Value {
+      bool ok = false;
+      const double v = e->text().toDouble(&ok);
+      try {
+        if (ok) st::check(s, v);
+      } catch (const std::exception&) {
+        ok = false;
+      }
+      return ok ? st::Value(v) : previous;
+    };
+  } else {
+    auto* b = new QDoubleSpinBox;
+    const double step = s.step > 0 ? s.step : (s.max - s.min) / 100;
+    b->setDecimals(3);
+    b->setSingleStep(step);
+    b->setRange(s.min + (s.minOpen ? 0.001 : 0), s.max - (s.maxOpen ? step : 0));
+    connect(b, &QDoubleSpinBox::valueChanged, this, &SettingsPanel::changed);
+    row.field = b;
+    row.show = [b](const st::Value& v) { b->setValue(std::get<double>(v)); };
+    row.read = [b](const st::Value&) -> st::Value { return b->value(); };
+  }
+}
+
+// A check box with the label.
+void SettingsPanel::flagField(Row& row, const st::Setting& s) {
+  auto* c = new QCheckBox(qs(s.label));
+  connect(c, &QCheckBox::toggled, this, &SettingsPanel::changed);
+  row.field = c;
+  row.show = [c](const st::Value& v) { c->setChecked(std::get<bool>(v)); };
+  row.read = [c](const st::Value&) -> st::Value { return c->isChecked(); };
+}
+
+// A path edit with a file (or folder) chooser.
+void SettingsPanel::textField(Row& row, const st::Setting& s) {
+  auto* e = new QLineEdit;
+  e->setPlaceholderText(qs(s.valueName == "DIR" ? "default" : s.help));
+  connect(e, &QLineEdit::editingFinished, this, &SettingsPanel::changed);
+  row.field = pathRow(e, tr("Images (*.cfl *.hdr *.h5)"), this, s.valueName == "DIR");
+  row.show = [e](const st::Value& v) { e->setText(qs(std::get<std::string>(v))); };
+  row.read = [e](const st::Value&) -> st::Value { return e->text().trimmed().toStdString(); };
+}
+
+// One spin box a dimension ("×" between them unless zero means something); a partly given matrix is completed.
+void SettingsPanel::dimsField(Row& row, const st::Setting& s, const QString& tip) {
+  auto* w = new QWidget;
+  auto* l = new QHBoxLayout(w);
+  l->setContentsMargins(0, 0, 0, 0);
+  std::vector<QSpinBox*> boxes;
+  for (int i = 0; i < s.count; ++i) {
+    if (i > 0 && s.zeroMeans.empty()) l->addWidget(new QLabel(QStringLiteral("×")));
+    auto* b = new QSpinBox;
+    b->setRange(s.zeroMeans.empty() ? intBound(s.min) : 0, intBound(s.max));
+    if (!s.zeroMeans.empty()) b->setSpecialValueText(tr(s.zeroMeans.c_str()));
+    b->setToolTip(tip);
+    connect(b, &QSpinBox::valueChanged, this, &SettingsPanel::changed);
+    l->addWidget(b);
+    boxes.push_back(b);
+  }
+  row.field = w;
+  row.show = [boxes](const st::Value& v) {
+    const auto& d = std::get<std::vector<long>>(v);
+    for (std::size_t i = 0; i < boxes.size(); ++i) boxes[i]->setValue(static_cast<int>(d[i]));
+  };
+  const bool matrix = s.count == 3;
+  row.read = [boxes, matrix](const st::Value&) -> st::Value {
+    std::vector<long> d;
+    for (auto* b : boxes) d.push_back(b->value());
+    // A partly given matrix means "this in-plane size": 2D unless z is set; no x means the header's.
+    if (matrix && d[0] > 0 && d[1] == 0) d[1] = d[0];
+    if (matrix && d[0] > 0 && d[2] == 0) d[2] = 1;
+    if (matrix && d[0] == 0) d[1] = d[2] = 0;
+    return d;
+  };
 }
 
 QWidget* SettingsPanel::lambdaEditor(Row& row) {

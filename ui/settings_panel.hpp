@@ -18,6 +18,7 @@ class QComboBox;
 class QFormLayout;
 class QGroupBox;
 class QLabel;
+class QLayout;
 class QLineEdit;
 class QPushButton;
 class QSlider;
@@ -69,7 +70,17 @@ class SettingsPanel : public QWidget {
     std::function<void(const recon::settings::Value&)> show;
     std::function<recon::settings::Value(const recon::settings::Value& previous)> read;
   };
+  /// The scrolled content: a group a settings group, a row a user setting, the trajectory and device rows.
+  QWidget* makeContent();
+  QLayout* makeButtons();  ///< Run, Cancel, CLI
   Row makeRow(const recon::settings::Setting& s);
+  // makeRow's field of each kind of setting: row.field, row.show and row.read.
+  void choiceField(Row& row, const recon::settings::Setting& s);
+  void integerField(Row& row, const recon::settings::Setting& s);
+  void realField(Row& row, const recon::settings::Setting& s);
+  void flagField(Row& row, const recon::settings::Setting& s);
+  void textField(Row& row, const recon::settings::Setting& s);
+  void dimsField(Row& row, const recon::settings::Setting& s, const QString& tip);
   QWidget* lambdaEditor(Row& row);
   void updateVisibility();
   void changed();
