@@ -19,7 +19,7 @@ limit=80
 marker='Long because:'
 ctags=/usr/bin/ctags
 fail() { echo "FAIL: $*" >&2; exit 1; }
-"$ctags" --version 2>/dev/null | grep -q "Universal Ctags" || fail "$ctags is not universal-ctags (apt-get install universal-ctags)"
+grep -q "Universal Ctags" <<< "$("$ctags" --version 2>/dev/null)" || fail "$ctags is not universal-ctags (apt-get install universal-ctags)"
 
 # long_functions ROOT: "file line end name" for every function definition over $limit lines under ROOT's
 # production folders (paths relative to ROOT). __launch_bounds__(...) is ignored so kernels keep their names.
