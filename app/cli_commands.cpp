@@ -17,6 +17,7 @@
 #include "larmor/batch/settings_file.hpp"
 #include "larmor/io/cfl.hpp"
 #include "larmor/io/dicom.hpp"
+#include "larmor/data/frames.hpp"
 #include "larmor/io/dataset_io.hpp"
 #include "larmor/io/export.hpp"
 #include "larmor/io/nifti.hpp"
@@ -476,6 +477,34 @@ int simulate(const SimulateArgs& a) {
   return 0;
 }
 
+namespace {
+
+/// The series with its one frame cut into frames as --frames / --spokes-per-frame ask (data/frames.hpp); unchanged
+/// when neither is given. A file of several frames already is refused (its frames are its own).
+io::Series binned(io::Series s, const BinArgs& b, const std::string& path) {
+  if (!b.any()) return s;
+  if (b.frames > 0 && b.spokesPerFrame > 0) throw Error("--frames and --spokes-per-frame: give one of them");
+  if (b.overlap > 0 && b.spokesPerFrame == 0) throw Error("--frame-overlap needs --spokes-per-frame");
+  if (s.frames.size() != 1)
+    throw Error(path + ": holds " + s.describeDims() + " already; --frames/--spokes-per-frame cut one continuous acquisition");
+  std::vector<Dataset> frames = b.frames > 0 ? binFramesByCount(s.frames.front(), b.frames)
+                                             : binFrames(s.frames.front(), b.spokesPerFrame, b.overlap);
+  s.keys.clear();
+  s.repetitions.clear();
+  for (std::size_t t = 0; t < frames.size(); ++t) {
+    io::FrameKey k;
+    k.repetition = static_cast<int>(t);
+    s.keys.push_back(k);
+    s.repetitions.push_back(static_cast<int>(t));
+  }
+  s.echoTimeMs.assign(frames.size(), io::unknownTime());
+  s.triggerTimeMs.assign(frames.size(), io::unknownTime());
+  s.frames = std::move(frames);
+  return s;
+}
+
+}  // namespace
+
 int recon(const ReconArgs& a) {
   io::LoadOptions lo;
   lo.trajectoryPath = a.traj;
@@ -539,7 +568,7 @@ int recon(const ReconArgs& a) {
   }
   applyFrames(a.frames, lo);
   const auto loadStart = std::chrono::steady_clock::now();
-  const io::Series series = io::loadSeries(a.input, lo);
+  const io::Series series = binned(io::loadSeries(a.input, lo), a.bin, a.input);
   json warmUp = nullptr;
   if (warm.valid()) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -557,24 +586,26 @@ int recon(const ReconArgs& a) {
   if (nFrames > 1) planned = Shape{planned[0], planned[1], planned[2], 1, planned[4] * static_cast<index_t>(nFrames)};
   io::checkOutputs({imageOutput(a.output, eo, planned), jsonOutput(a.json), jsonOutput(a.saveSettings)}, inputs);
   if (nFrames > 1) std::cout << a.input << ": " << nFrames << " frames (" << series.describeDims() << ")\n";
-  // Every frame with the same settings on the same backend.
-  std::vector<recon::ReconResult> results;
+  // Every frame with the same settings on the same backend: jointly with a temporal prior (cs on a series), else
+  // one by one.
+  const bool joint = recon::jointOverFrames(series.frames, req.settings);
+  if (joint) std::cout << "  the " << nFrames << " frames jointly (--frames-independent: one by one)\n";
+  std::vector<recon::ReconResult> results = recon::runFrames(series.frames, req);
   std::vector<std::string> warnings = d.warnings;
   json frames = framesJson(series);
   for (std::size_t f = 0; f < nFrames; ++f) {
-    req.dataset = &series.frames[f];
-    results.push_back(recon::run(req));
-    const recon::ReconResult& r = results.back();
+    const recon::ReconResult& r = results[f];
     for (const auto& w : r.warnings)
       if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
-    frames[f]["total_ms"] = r.timings.totalMilliseconds();
+    if (!joint) frames[f]["total_ms"] = r.timings.totalMilliseconds();
     if (!r.metrics.is_null()) frames[f]["metrics"] = r.metrics;
-    if (!r.convergence.is_null()) frames[f]["convergence"] = r.convergence;
+    if (!r.convergence.is_null() && !joint) frames[f]["convergence"] = r.convergence;
     if (nFrames > 1) {
-      std::cout << "  frame " << std::setw(3) << f << "  " << series.keys[f].str() << ": " << std::fixed
-                << std::setprecision(1) << r.timings.totalMilliseconds() << " ms";
+      std::cout << "  frame " << std::setw(3) << f << "  " << series.keys[f].str() << ":";
+      if (!joint) std::cout << " " << std::fixed << std::setprecision(1) << r.timings.totalMilliseconds() << " ms";
       if (r.metrics.contains("percent_error"))
-        std::cout << ", " << std::setprecision(2) << r.metrics["percent_error"].get<double>() << " % error vs reference";
+        std::cout << " " << std::fixed << std::setprecision(2) << r.metrics["percent_error"].get<double>()
+                  << " % error vs reference";
       std::cout << "\n";
     }
   }

@@ -23,8 +23,16 @@ struct FrameArgs {
   std::string contrast = "all", phase = "all", repetition = "all", set = "all";
 };
 
+/// --frames N / --spokes-per-frame K [--frame-overlap V]: a continuous non-Cartesian acquisition cut into frames
+/// in acquisition order (data/frames.hpp); 0: not cut.
+struct BinArgs {
+  int frames = 0, spokesPerFrame = 0, overlap = 0;
+  bool any() const { return frames > 0 || spokesPerFrame > 0; }
+};
+
 struct ReconArgs {
   FrameArgs frames;
+  BinArgs bin;
   std::string input, traj, device = "auto", output, json;
   std::string saveSettings;  ///< --save-settings: the settings as JSON for `batch --settings`
   recon::ReconSettings settings;  ///< from the settings table's flags (settings_options.hpp)

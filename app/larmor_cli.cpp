@@ -102,6 +102,12 @@ void addReconCommand(CLI::App& app, Commands& c) {
   reconCmd->add_option("--traj", rec.traj, "BART trajectory .cfl for .cfl k-space or twix .dat; twix also radial:180|radial:360");
   reconCmd->add_option("--device", rec.device, "auto|cpu|cuda[:N]");
   addFrameOptions(*reconCmd, rec.frames);
+  reconCmd->add_option("--frames", rec.bin.frames, "Cut a continuous non-Cartesian acquisition into N frames (acquisition order)")
+      ->check(CLI::Range(1, 1 << 20));
+  reconCmd->add_option("--spokes-per-frame", rec.bin.spokesPerFrame, "Cut it into frames of K consecutive spokes/interleaves")
+      ->check(CLI::Range(1, 1 << 24));
+  reconCmd->add_option("--frame-overlap", rec.bin.overlap, "With --spokes-per-frame: spokes shared by consecutive frames (sliding window)")
+      ->check(CLI::Range(0, 1 << 24));
   c.reconSettings.addTo(*reconCmd);
   reconCmd->add_option("--output", rec.output, "OUT.cfl | OUT.png | OUT.nii | DIR/ (DICOM series)")->required();
   reconCmd->add_flag("--anonymize", rec.anonymize, "DICOM: basic de-identification profile");

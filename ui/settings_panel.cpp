@@ -47,6 +47,7 @@ const std::vector<std::pair<std::string, const char*>> kGroups = {
     {"reconstruction", QT_TRANSLATE_NOOP("SettingsPanel", "Reconstruction")},
     {"nufft", QT_TRANSLATE_NOOP("SettingsPanel", "NUFFT / DFT")},
     {"iterative", QT_TRANSLATE_NOOP("SettingsPanel", "Iterative (CG, CS)")},
+    {"dynamic", QT_TRANSLATE_NOOP("SettingsPanel", "Dynamic (a series' frames, CS)")},
     {"grappa", QT_TRANSLATE_NOOP("SettingsPanel", "GRAPPA")},
 };
 

@@ -593,6 +593,27 @@ constexpr int kSparseStartCg = 10;
 
 double IterativeProblem::lipschitz() const { return impl_->lipschitz; }
 
+std::unique_ptr<solve::LinearOperator> IterativeProblem::normalOperator() {
+  return std::make_unique<ops::NormalOperator>(impl_->backend, *impl_->traj->gram, impl_->maps.get(), nullptr, 0);
+}
+const Buffer& IterativeProblem::rhsBuffer() const { return *impl_->rhs; }
+Buffer& IterativeProblem::solutionBuffer() {
+  impl_->haveSolution = true;
+  return *impl_->x;
+}
+
+void IterativeProblem::startLeastSquares() {
+  Impl& p = *impl_;
+  ops::NormalOperator A(p.backend, *p.traj->gram, p.maps.get(), nullptr, 0);
+  solve::DiagonalPreconditioner M(p.backend, *p.encodingDiagonal, 1.0, nullptr, 0, p.n);
+  solve::CgOptions co;
+  co.maxIterations = kSparseStartCg;
+  co.trackObjective = false;
+  co.stage = "cs: start";
+  solve::conjugateGradient(p.backend, A, *p.rhs, *p.x, co, &M);
+  p.haveSolution = true;
+}
+
 solve::FistaResult IterativeProblem::solveSparse(double lambda, int iterations, double tolerance, bool warmFromLast,
                                                  const CArray* initial, const Progress& progress,
                                                  const solve::FistaObserver& observer) {
@@ -612,15 +633,8 @@ solve::FistaResult IterativeProblem::solveSparse(double lambda, int iterations, 
   o.tolerance = tolerance;
   o.warmStart = warmFromLast && p.haveSolution;
   if (!o.warmStart) o.warmStart = p.loadInitial(initial);
-  if (!o.warmStart && kSparseStartCg > 0) {
-    // A cold start begins at a few preconditioned CG steps of the least-squares problem: FISTA's constant step
-    // 1/L is small for the low-density part of a non-Cartesian spectrum, which CG reaches in a few iterations.
-    solve::DiagonalPreconditioner M(p.backend, *p.encodingDiagonal, 1.0, nullptr, 0, p.n);
-    solve::CgOptions co;
-    co.maxIterations = kSparseStartCg;
-    co.trackObjective = false;
-    co.stage = "cs: start";
-    solve::conjugateGradient(p.backend, A, *p.rhs, *p.x, co, &M);
+  if (!o.warmStart) {
+    startLeastSquares();
     o.warmStart = true;
   }
   o.stage = "cs";
@@ -641,6 +655,7 @@ solve::FistaResult IterativeProblem::solveSparse(double lambda, int iterations, 
 index_t IterativeProblem::voxels() const { return impl_->n; }
 index_t IterativeProblem::coils() const { return impl_->coils; }
 Shape IterativeProblem::imageShape() const { return Shape{impl_->out[0], impl_->out[1], impl_->out[2]}; }
+Shape IterativeProblem::gridShape() const { return Shape{impl_->dims[0], impl_->dims[1], impl_->dims[2]}; }
 
 /// Images on the solve grid [dims, batch] -> the output [out, batch]: the pe FOV crop and the resampling to
 /// the matrix of Cartesian data (the FFT pipeline's tail); nothing for non-Cartesian data.

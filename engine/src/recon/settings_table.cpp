@@ -338,6 +338,41 @@ std::vector<Setting> build() {
                    "(Stone's GPU.Multi; --single-gpu: one GPU)",
                    kCg, [](ReconSettings& s) -> bool& { return s.iterative.multiGpu; }));
 
+  // --- dynamic imaging: a series' frames jointly (recon/dynamic.hpp) ----------------------------------
+  t.push_back(flag("dynamic.frames_independent", "frames-independent", true, "frames one by one", "dynamic",
+                   "cs on a series: every frame alone (no temporal prior) instead of the frames jointly",
+                   bit(Method::Cs), [](ReconSettings& s) -> bool& { return s.dynamic.framesIndependent; }));
+  {
+    Setting p = choice<TemporalPrior>(
+        "dynamic.temporal_prior", "temporal-prior", "Temporal prior", "dynamic",
+        "cs on a series: TV along time (ttv), spatio-temporal TV with --lambda for space (sttv), or locally "
+        "low-rank blocks (llr)",
+        bit(Method::Cs),
+        {{"ttv", "temporal TV"}, {"sttv", "spatio-temporal TV"}, {"llr", "locally low-rank"}},
+        [](ReconSettings& s) -> TemporalPrior& { return s.dynamic.prior; });
+    p.applies = [](const ReconSettings& s) { return !s.dynamic.framesIndependent; };
+    t.push_back(std::move(p));
+  }
+  {
+    Setting l = number<double>("dynamic.temporal_lambda", "temporal-lambda", "Temporal λ", "dynamic",
+                               "cs on a series: the temporal prior's weight, relative to max|Eᴴd| of the series",
+                               bit(Method::Cs), 0, kHuge, "L",
+                               [](ReconSettings& s) -> double& { return s.dynamic.temporalLambda; });
+    l.realStyle = RealStyle::Scientific;
+    l.applies = [](const ReconSettings& s) { return !s.dynamic.framesIndependent; };
+    t.push_back(std::move(l));
+  }
+  {
+    Setting b = number<int>("dynamic.llr_block", "llr-block", "LLR block", "dynamic",
+                            "cs on a series with --temporal-prior llr: the blocks' side", bit(Method::Cs), 1, 64, "B",
+                            [](ReconSettings& s) -> int& { return s.dynamic.lowRankBlock; });
+    b.unit = "voxels";
+    b.applies = [](const ReconSettings& s) {
+      return !s.dynamic.framesIndependent && s.dynamic.prior == TemporalPrior::LowRank;
+    };
+    t.push_back(std::move(b));
+  }
+
   // --- GRAPPA ---------------------------------------------------------------------------------------
   const auto basic = [](const ReconSettings& s) { return s.grappa.calibration == GrappaCalibration::Basic; };
   t.push_back(choice<GrappaCalibration>("grappa.calibration", "grappa-calibration", "Calibration", "grappa",

@@ -32,13 +32,16 @@
 namespace larmor::phantom {
 
 /// The motion and contrast of the dynamic phantom (times in frames).
+/// The defaults are a real-time cine's time scale: a frame of 21 spokes at a TR of 3 ms lasts ~63 ms, so a heart
+/// at 60 beats a minute beats every 16 frames and a breath of 4 s lasts 64 frames; the contrast of a first pass
+/// rises over about half a second.
 struct DynamicModel {
-  double beatPeriod = 4;         ///< frames per beat
+  double beatPeriod = 16;        ///< frames per beat
   double beatAmplitude = 0.2;    ///< relative change of the beating ellipse's half-axes
-  double breathPeriod = 12;      ///< frames per breath
+  double breathPeriod = 64;      ///< frames per breath
   double breathShiftPixels = 3;  ///< peak shift along y, in pixels of matrix[1]
-  double washInDelay = 1;        ///< frames before the contrast arrives
-  double washInTau = 2;          ///< rise time constant, frames
+  double washInDelay = 2;        ///< frames before the contrast arrives
+  double washInTau = 8;          ///< rise time constant, frames
   double washInPeak = 0.5;       ///< intensity added at full wash-in
 };
 

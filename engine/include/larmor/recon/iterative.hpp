@@ -144,6 +144,18 @@ class IterativeProblem {
   solve::FistaResult solveSparse(double lambda, int iterations, double tolerance, bool warmFromLast,
                                  const CArray* initial = nullptr, const Progress& progress = {},
                                  const solve::FistaObserver& observer = {});
+  // --- the pieces a joint solve over several problems is made of (recon/dynamic.hpp: the frames of a series) -----
+  /// E^H E of this problem (no prior), on its buffers; must not outlive the problem.
+  std::unique_ptr<solve::LinearOperator> normalOperator();
+  /// E^H d on the backend (voxels() elements).
+  const Buffer& rhsBuffer() const;
+  /// rho on the backend (voxels() elements); writing it makes it the problem's solution (combined(), warm starts).
+  Buffer& solutionBuffer();
+  /// rho <- a few Jacobi-preconditioned CG steps of the least-squares problem from zero: how a cold compressed-
+  /// sensing solve starts (FISTA's constant step is small for the low-density part of a non-Cartesian spectrum,
+  /// which CG reaches in a few iterations).
+  void startLeastSquares();
+
   /// What the last solveSparse used: the step bound L and the absolute weight lambda max|E^H d|.
   double lipschitz() const;
   double sparsityWeight(double lambda);
@@ -153,6 +165,7 @@ class IterativeProblem {
   index_t voxels() const;               ///< of the solve grid (Cartesian: readout FOV x encoded pe1 x pe2)
   index_t coils() const;
   Shape imageShape() const;             ///< the output [N0, N1, N2] (the matrix); = the grid unless Cartesian
+  Shape gridShape() const;              ///< the solve grid [N0, N1, N2] (voxels() elements)
   CArray solution() const;              ///< rho on the solve grid
   /// rho * sqrt(sum_c |S_c|^2) (single coil: rho): matches the sum-of-squares truth of docs/conventions.md
   /// for estimated and for true maps alike, and keeps rho's phase.

@@ -47,6 +47,13 @@ struct ReconResult {
 
 ReconResult run(const ReconRequest& request, const Progress& progress = {});
 
+/// Every frame of a series (io::Series::frames; request.dataset is not read): jointly, with the temporal prior of
+/// the settings, where jointOverFrames says so (recon/dynamic.hpp: --method cs on 2D frames), else run() on each
+/// frame in turn. One result per frame, in order; a joint result's timings and convergence are the whole series'
+/// (provenance "dynamic" says so), its metrics its own frame's against that frame's reference.
+std::vector<ReconResult> runFrames(const std::vector<Dataset>& frames, const ReconRequest& request,
+                                   const Progress& progress = {});
+
 /// Throws Error when --matrix gives a z size (> 1) for 2D data, where it would be ignored.
 /// run() calls it; the CLI calls it before loading the samples.
 void requireMatrixFitsData(const Dataset& d, const ReconSettings& s);

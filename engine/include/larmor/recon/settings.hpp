@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "larmor/recon/dynamic.hpp"
 #include "larmor/recon/grappa.hpp"
 #include "larmor/recon/iterative.hpp"
 #include "larmor/recon/noncartesian.hpp"
@@ -36,6 +37,8 @@ struct ReconSettings {
   NufftSettings nufft;
   GrappaSettings grappa;
   IterativeSettings iterative;
+  /// A series' frames (recon/dynamic.hpp): joint with a temporal prior under --method cs, or one by one.
+  DynamicSettings dynamic;
 };
 
 nlohmann::json toJson(const ReconSettings& s);

@@ -1,0 +1,283 @@
+// The joint reconstruction of a series' frames with a temporal prior (recon/dynamic.hpp has the maths): one
+// IterativeProblem per frame (its samples, trajectory and Toeplitz kernel), the coil maps of all frames' samples
+// shared by views, and one FISTA over the frames stacked in one buffer [Nx, Ny, T].
+#include "larmor/recon/dynamic.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+
+#include "larmor/backend/backend.hpp"
+#include "larmor/backend/low_rank_ops.hpp"
+#include "larmor/backend/sparsity_ops.hpp"
+#include "larmor/recon/cartesian.hpp"
+#include "larmor/recon/coil_maps.hpp"
+#include "larmor/recon/iterative.hpp"
+#include "larmor/recon/settings.hpp"
+#include "larmor/solve/fista.hpp"
+#include "larmor/util/error.hpp"
+
+namespace larmor::recon {
+namespace {
+
+std::size_t bytesOf(index_t n) { return static_cast<std::size_t>(n) * sizeof(cfloat); }
+
+/// blockdiag(A_1, ..., A_T) on a buffer of T blocks of n elements: each block through its own operator.
+class BlockDiagonal final : public solve::LinearOperator {
+ public:
+  BlockDiagonal(Backend& backend, std::vector<std::unique_ptr<solve::LinearOperator>> blocks, index_t n)
+      : backend_(backend), blocks_(std::move(blocks)), n_(n) {}
+  index_t size() const override { return n_ * static_cast<index_t>(blocks_.size()); }
+  void apply(const Buffer& x, Buffer& y) override {
+    for (std::size_t t = 0; t < blocks_.size(); ++t) {
+      // A view of the read-only input: nothing is written through it.
+      auto xt = backend_.view(const_cast<Buffer&>(x), offset(t), bytesOf(n_));
+      auto yt = backend_.view(y, offset(t), bytesOf(n_));
+      blocks_[t]->apply(*xt, *yt);
+    }
+  }
+
+ private:
+  std::size_t offset(std::size_t t) const { return t * bytesOf(n_); }
+  Backend& backend_;
+  std::vector<std::unique_ptr<solve::LinearOperator>> blocks_;
+  index_t n_;
+};
+
+void requireFramesAgree(const std::vector<Dataset>& frames) {
+  require(!frames.empty(), "dynamic: no frames");
+  const Header& a = frames.front().header;
+  for (std::size_t t = 1; t < frames.size(); ++t) {
+    const Header& b = frames[t].header;
+    const bool same = a.trajectory == b.trajectory && a.coils == b.coils && a.slices == b.slices &&
+                      std::equal(a.recon, a.recon + 3, b.recon) && std::equal(a.encoded, a.encoded + 3, b.encoded);
+    require(same, frames[t].source + ": frame " + std::to_string(t) +
+                      " differs from frame 0 in matrix, coils, slices or trajectory kind; a series' frames must agree");
+  }
+}
+
+/// The frames' samples side by side along the profiles: [readout, sum of profiles, 1, coils, slices].
+Dataset concatenateProfiles(const std::vector<Dataset>& frames) {
+  Dataset m = frames.front();
+  const Shape k0 = m.kspace.shape();
+  const index_t readout = k0[0], coils = k0[3], slices = k0[4];
+  index_t profiles = 0;
+  for (const Dataset& f : frames) profiles += f.kspace.shape()[1];
+  m.kspace = CArray(Shape{readout, profiles, 1, coils, slices});
+  m.trajectory = RArray(Shape{3, readout, profiles});
+  index_t at = 0;
+  for (const Dataset& f : frames) {
+    const index_t p = f.kspace.shape()[1];
+    for (index_t sc = 0; sc < coils * slices; ++sc)
+      std::copy_n(f.kspace.data() + sc * readout * p, readout * p, m.kspace.data() + (sc * profiles + at) * readout);
+    std::copy_n(f.trajectory.data(), 3 * readout * p, m.trajectory.data() + 3 * readout * at);
+    at += p;
+  }
+  return m;
+}
+
+/// The mean over the frames that sampled each Cartesian line; masks their union.
+Dataset averageCartesian(const std::vector<Dataset>& frames) {
+  Dataset m = frames.front();
+  const Shape ks = m.kspace.shape();
+  const index_t readout = ks[0], lines = ks[1] * ks[2], coils = ks[3], slices = ks[4];
+  std::vector<int> count(static_cast<std::size_t>(lines * slices), 0);
+  std::fill(m.kspace.data(), m.kspace.data() + m.kspace.size(), cfloat(0.f));
+  for (const Dataset& f : frames)
+    for (index_t sl = 0; sl < slices; ++sl)
+      for (index_t l = 0; l < lines; ++l) {
+        if (!f.sampled[l + lines * sl]) continue;
+        ++count[static_cast<std::size_t>(l + lines * sl)];
+        m.sampled[l + lines * sl] = 1;
+        if (f.calibration[l + lines * sl]) m.calibration[l + lines * sl] = 1;
+        for (index_t c = 0; c < coils; ++c) {
+          const index_t base = ((sl * coils + c) * lines + l) * readout;
+          for (index_t r = 0; r < readout; ++r) m.kspace[base + r] += f.kspace[base + r];
+        }
+      }
+  for (index_t sl = 0; sl < slices; ++sl)
+    for (index_t l = 0; l < lines; ++l) {
+      const int n = count[static_cast<std::size_t>(l + lines * sl)];
+      if (n < 2) continue;
+      for (index_t c = 0; c < coils; ++c) {
+        const index_t base = ((sl * coils + c) * lines + l) * readout;
+        for (index_t r = 0; r < readout; ++r) m.kspace[base + r] /= static_cast<float>(n);
+      }
+    }
+  return m;
+}
+
+SparsityOps::TvWeights tvWeights(const ReconSettings& s) {
+  const DynamicSettings& d = s.dynamic;
+  if (d.prior == TemporalPrior::TemporalTv) return {0.f, 0.f, 1.f};
+  // sttv: space weighted 1, time lambda_t / lambda_s (lambda_s = 0: time alone).
+  if (!(s.iterative.lambda > 0)) return {0.f, 0.f, 1.f};
+  return {1.f, 1.f, static_cast<float>(d.temporalLambda / s.iterative.lambda)};
+}
+
+/// The relative weight mu / max|E^H d| of the prior: lambda_t (ttv, llr), lambda_s (sttv with lambda_s > 0).
+double relativeWeight(const ReconSettings& s) {
+  const DynamicSettings& d = s.dynamic;
+  if (d.prior == TemporalPrior::SpatioTemporalTv && s.iterative.lambda > 0) return s.iterative.lambda;
+  return d.temporalLambda;
+}
+
+/// One slice of every frame: the frames' problems, the joint FISTA, each frame's combined image.
+class JointSlice {
+ public:
+  JointSlice(Backend& backend, const std::vector<Dataset>& frames, const Dataset& merged, const ReconSettings& s,
+             index_t slice, Timings& timings, const Progress& progress)
+      : backend_(backend), s_(s) {
+    IterativeProblem::CoilMapsSource maps = [&](index_t sl, const index_t dims[3],
+                                                std::shared_ptr<const CalibrationGridding>&, nlohmann::json& info) {
+      if (!maps_) {
+        maps_ = coilMapsForSliceOnBackend(backend, merged, sl, dims, s, &info, nullptr,
+                                          Progress::Sub(progress, 0.0, 0.1, "dynamic: coil maps: "), &gridding_);
+        mapBytes_ = bytesOf(dims[0] * dims[1] * dims[2] * std::max<index_t>(1, merged.header.coils));
+      }
+      return backend.view(*maps_, 0, mapBytes_);
+    };
+    for (std::size_t t = 0; t < frames.size(); ++t) {
+      const double f0 = 0.1 + 0.3 * static_cast<double>(t) / static_cast<double>(frames.size());
+      problems_.push_back(std::make_unique<IterativeProblem>(
+          backend, frames[t], s, slice, timings, Progress::Sub(progress, f0, f0 + 0.3 / frames.size(), "dynamic: "),
+          nullptr, &maps));
+    }
+    n_ = problems_.front()->voxels();
+  }
+
+  solve::FistaResult solve(Timings& timings, const Progress& progress) {
+    const auto frames = static_cast<index_t>(problems_.size());
+    std::vector<std::unique_ptr<solve::LinearOperator>> blocks;
+    for (auto& p : problems_) blocks.push_back(p->normalOperator());
+    BlockDiagonal A(backend_, std::move(blocks), n_);
+    auto b = backend_.allocate(bytesOf(n_ * frames)), x = backend_.allocate(bytesOf(n_ * frames));
+    {
+      ScopedStage st(timings, "dynamic: start", &backend_);
+      for (index_t t = 0; t < frames; ++t) {
+        IterativeProblem& p = *problems_[static_cast<std::size_t>(t)];
+        p.startLeastSquares();
+        backend_.copy(*b, p.rhsBuffer(), bytesOf(n_), bytesOf(n_ * t));
+        backend_.copy(*x, p.solutionBuffer(), bytesOf(n_), bytesOf(n_ * t));
+      }
+    }
+    double lipschitz = 0, mu = 0;
+    {
+      ScopedStage st(timings, "dynamic: step bound", &backend_);
+      lipschitz = 1.1 * solve::largestEigenvalue(backend_, A, *b, 30);
+      if (!(lipschitz > 0)) lipschitz = 1;
+      mu = relativeWeight(s_) * maxAbs(*b, n_ * frames);
+    }
+    solve::FistaOptions o;
+    o.maxIterations = s_.iterative.iterations;
+    o.tolerance = s_.iterative.tolerance;
+    o.warmStart = true;
+    o.stage = "dynamic";
+    const Prox prox = makeProx(frames);
+    solve::FistaResult r;
+    {
+      ScopedStage st(timings, "dynamic: FISTA", &backend_);
+      r = solve::fista(backend_, A, *b, *x, lipschitz, mu, prox, o, progress);
+    }
+    for (index_t t = 0; t < frames; ++t)
+      backend_.copy(problems_[static_cast<std::size_t>(t)]->solutionBuffer(), *x, bytesOf(n_), 0, bytesOf(n_ * t));
+    lipschitz_ = lipschitz;
+    mu_ = mu;
+    return r;
+  }
+
+  CArray combined(std::size_t t) const { return problems_[t]->combined(); }
+  double lipschitz() const { return lipschitz_; }
+  double weight() const { return mu_; }
+
+ private:
+  using Prox = std::function<void(Buffer&, double)>;
+
+  Prox makeProx(index_t frames) {
+    const Shape grid = problems_.front()->gridShape();
+    series_ = Shape{grid[0], grid[1], frames};
+    if (s_.dynamic.prior == TemporalPrior::LowRank) {
+      lowRank_ = makeLowRankOps(backend_);
+      return [this](Buffer& v, double threshold) {
+        std::array<index_t, 2> shift{0, 0};
+        const auto block = static_cast<index_t>(s_.dynamic.lowRankBlock);
+        for (int a = 0; a < 2; ++a) shift[static_cast<std::size_t>(a)] = static_cast<index_t>(shifts_() % static_cast<std::uint32_t>(block));
+        lowRank_->llrProx(v, series_, block, threshold, shift);
+      };
+    }
+    dual_ = backend_.allocate(bytesOf(SparsityOps::tvDualElements(series_)));
+    backend_.fill(*dual_, cfloat(0.f), SparsityOps::tvDualElements(series_));
+    const SparsityOps::TvWeights w = tvWeights(s_);
+    return [this, w](Buffer& v, double threshold) {
+      backend_.sparsityOps().tvProx(v, series_, threshold, s_.iterative.tvIterations, *dual_, w);
+    };
+  }
+
+  double maxAbs(const Buffer& b, index_t n) const {
+    std::vector<cfloat> h(static_cast<std::size_t>(n));
+    backend_.download(h.data(), b, bytesOf(n));
+    double m = 0;
+    for (const cfloat& v : h) m = std::max(m, static_cast<double>(std::abs(v)));
+    return m;
+  }
+
+  Backend& backend_;
+  const ReconSettings& s_;
+  std::vector<std::unique_ptr<IterativeProblem>> problems_;
+  std::unique_ptr<Buffer> maps_, dual_;
+  std::size_t mapBytes_ = 0;
+  std::shared_ptr<const CalibrationGridding> gridding_;
+  std::unique_ptr<LowRankOps> lowRank_;
+  std::mt19937 shifts_{20070101u};  // fixed seed: the same series for the same inputs
+  Shape series_;  ///< the series as one image [N0, N1, T] (2D frames leave the solve grid's third axis free)
+  index_t n_ = 0;
+  double lipschitz_ = 0, mu_ = 0;
+};
+
+}  // namespace
+
+bool jointOverFrames(const std::vector<Dataset>& frames, const ReconSettings& s) {
+  if (s.method != Method::Cs || frames.size() < 2 || s.dynamic.framesIndependent) return false;
+  return !frames.front().header.is3D();
+}
+
+Dataset mergeFrames(const std::vector<Dataset>& frames) {
+  requireFramesAgree(frames);
+  Dataset m = frames.front().header.trajectory == TrajectoryKind::Cartesian ? averageCartesian(frames)
+                                                                            : concatenateProfiles(frames);
+  m.reference.reset();
+  return m;
+}
+
+SeriesImages reconstructDynamic(Backend& backend, const std::vector<Dataset>& frames, const ReconSettings& s,
+                                Timings& timings, const Progress& progress) {
+  requireFramesAgree(frames);
+  require(!frames.front().header.is3D(), frames.front().source + ": joint reconstruction over frames needs 2D frames "
+                                         "(single- or multi-slice); use --frames-independent for 3D");
+  Dataset merged;
+  {
+    ScopedStage st(timings, "dynamic: merge frames");
+    merged = mergeFrames(frames);
+  }
+  const index_t slices = frames.front().header.slices;
+  SeriesImages out;
+  out.convergence = nlohmann::json::array();
+  for (index_t sl = 0; sl < slices; ++sl) {
+    const double f0 = static_cast<double>(sl) / static_cast<double>(slices), f1 = (sl + 1.0) / static_cast<double>(slices);
+    JointSlice joint(backend, frames, merged, s, sl, timings, Progress::Sub(progress, f0, f0 + 0.4 * (f1 - f0), ""));
+    const solve::FistaResult r = joint.solve(timings, Progress::Sub(progress, f0 + 0.4 * (f1 - f0), f1, ""));
+    nlohmann::json j = r.toJson();
+    j["slice"] = sl;
+    j["lipschitz"] = joint.lipschitz();
+    j["weight"] = joint.weight();
+    out.convergence.push_back(std::move(j));
+    for (std::size_t t = 0; t < frames.size(); ++t) {
+      const CArray c = joint.combined(t);
+      if (sl == 0) out.combined.emplace_back(Shape{c.shape()[0], c.shape()[1], c.shape()[2], 1, slices});
+      std::copy_n(c.data(), c.size(), out.combined[t].data() + sl * c.size());
+    }
+  }
+  return out;
+}
+
+}  // namespace larmor::recon
