@@ -8,6 +8,7 @@
 //    default, a NUFFT) + 60 PCG iterations, the whole call (upload, W, F^H d, PCG, download); Q is made
 //    once beforehand as in the paper;
 //  - sense-cg: Cartesian SENSE, 256^2 x 8 coils, R 2, 30 CG iterations, ESPIRiT maps, a whole recon::run;
+//  - dynamic-ttv: a series' 20 frames jointly (recon/dynamic.hpp), temporal TV, 128^2 x 8 coils x 21 spokes a frame;
 //  - cs-tv / cs-wavelet: compressed sensing, golden-angle radial 256^2 x 8 coils, 101 spokes, 100 FISTA
 //    iterations, a whole recon::run;
 //  - cg-slices64: CG-SENSE, golden-angle radial 128^2 x 8 coils x 64 slices, 96 spokes, 30 iterations, a whole
@@ -21,6 +22,7 @@
 #include <string>
 
 #include "bench_internal.hpp"
+#include "larmor/phantom/dynamic.hpp"
 #include "larmor/phantom/simulate.hpp"
 #include "larmor/recon/cartesian.hpp"
 #include "larmor/recon/coil_maps.hpp"
@@ -297,6 +299,55 @@ Prepared csWorkload(const Context& c, ops::RegularizerKind prior) {
   return p;
 }
 
+// The joint reconstruction of a series (recon/dynamic.hpp): the issue's case, 128^2 x 8 coils x 20 frames of 21
+// golden-angle spokes, 100 FISTA iterations of temporal TV, the whole recon::runFrames (plans, Q and F^H d per frame,
+// the coil maps of all frames, the step bound, FISTA, the downloads).
+Prepared dynamicWorkload(const Context& c) {
+  const index_t n = c.gpu ? 128 : 64, coils = 8, frames = c.gpu ? 20 : 8, spokes = 21;
+  phantom::SimulateSettings sim;
+  sim.coils = static_cast<int>(coils);
+  sim.noiseSigma = 0.01f;
+  sim.matrix[0] = sim.matrix[1] = n;
+  sim.trajectory = TrajectoryKind::GoldenAngle;
+  sim.frames = frames;
+  sim.spokesPerFrame = spokes;
+  struct State {
+    std::vector<Dataset> frames;
+    ReconRequest req;
+  };
+  auto st = std::make_shared<State>();
+  st->frames = phantom::simulateSeries(sim);
+  st->req.backend = std::shared_ptr<Backend>(&c.be, [](Backend*) {});
+  st->req.settings.method = Method::Cs;
+  settings::applyMethodDefaults(st->req.settings);
+  st->req.settings.dynamic.prior = TemporalPrior::TemporalTv;
+  st->req.settings.iterative.iterations = 100;
+  st->req.settings.iterative.tolerance = 0;
+  st->req.settings.keepCoilImages = false;
+  st->req.settings.iterative.cacheDirectory = "none";
+  Prepared p;
+  p.reps = c.gpu ? 10 : 2;
+  p.host = [st] {
+    const auto t0 = Clock::now();
+    const std::vector<ReconResult> r = runFrames(st->frames, st->req);
+    const double wall = msSince(t0);
+    return wall - (r.front().timings.totalMilliseconds() - deviceStageMs(r.front().timings));
+  };
+  const double grid = 4.0 * static_cast<double>(n * n);
+  const double samples = 2.0 * static_cast<double>(n * spokes * coils * frames);
+  p.hostBytesIn = samples * kC;
+  p.hostBytesOut = static_cast<double>(n * n * frames) * kC;
+  p.deviceLimitMs = 100 * static_cast<double>(frames) *
+                    bytesMs(2 * fftBytes(grid) * static_cast<double>(coils), c.limits.memoryBandwidth);
+  p.hostLimitMs = p.deviceLimitMs + bytesMs(p.hostBytesIn + p.hostBytesOut, c.limits.linkBandwidth);
+  p.limitBasis = "100 iterations x every frame's Toeplitz FFT pair on the 2N grid per coil at the memory bandwidth; "
+                 "set-up, maps and prior not counted; host to host: plus samples up and the frames down";
+  p.size = square(n) + " x 8 coils x " + std::to_string(frames) + " frames x 21 golden-angle spokes, temporal TV, "
+           "100 FISTA iterations, whole recon::runFrames";
+  p.scaled = scaledNote(c.gpu, c.quick, square(n) + " x " + std::to_string(frames) + " frames", "128^2 x 20 frames");
+  return p;
+}
+
 Prepared cgSlicesWorkload(const Context& c) {
   // Issue 20's batched slices: many independent slices of one call, spread over every visible GPU
   // (recon::reconstructIterativeOn; one GPU: CUDA_VISIBLE_DEVICES=0). The limit is one device's.
@@ -467,6 +518,8 @@ void addReconWorkloads(std::vector<Workload>& out) {
                  [](const Context& c) { return csWorkload(c, ops::RegularizerKind::Tv); }});
   out.push_back({"cs-wavelet", "compressed sensing, wavelet, FISTA 100 iterations, radial 256^2 x 8 coils", false,
                  [](const Context& c) { return csWorkload(c, ops::RegularizerKind::Wavelet); }});
+  out.push_back({"dynamic-ttv", "dynamic imaging: 20 frames jointly, temporal TV, FISTA 100 iterations, radial 128^2 x 8 coils",
+                 false, dynamicWorkload});
   out.push_back({"cg-slices64", "CG-SENSE radial 128^2 x 8 coils x 64 slices, the slices over every GPU", false,
                  cgSlicesWorkload});
   out.push_back({"espirit", "ESPIRiT coil maps 256^2 x 8 coils", false, espiritWorkload});

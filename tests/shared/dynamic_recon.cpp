@@ -5,11 +5,13 @@
 // order (the coil maps' source); frames that disagree are one error. CPU = GPU: tests/gpu/test_gpu_dynamic.cpp.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <numeric>
 
 #include "larmor/phantom/dynamic.hpp"
 #include "larmor/recon/dynamic.hpp"
 #include "larmor/recon/recon.hpp"
+#include "larmor/recon/resources.hpp"
 #include "larmor/recon/settings_table.hpp"
 #include "support/device.hpp"
 #include "support/expect_error.hpp"
@@ -137,3 +139,36 @@ TEST_P(DynamicRecon, FramesThatDisagreeAreOneError) {
 }
 
 LARMOR_INSTANTIATE_ON_TEST_DEVICE(DynamicRecon);
+
+// The memory planner counts every frame: each frame adds the same (its problem), and a series that cannot fit is
+// refused up front with one line, before any work: 256^2 x 32 coils x 100 frames of 21 golden-angle spokes, the host
+// capped by LARMOR_MEMORY_LIMIT.
+TEST_P(DynamicRecon, ASeriesThatCannotFitIsRefusedUpFront) {
+  phantom::SimulateSettings one;
+  one.matrix[0] = one.matrix[1] = 256;
+  one.coils = 32;
+  one.trajectory = TrajectoryKind::GoldenAngle;
+  one.spokes = 21;
+  const Dataset frame = phantom::simulate(one);
+  recon::ReconSettings s;
+  s.method = recon::Method::Cs;
+  const DeviceInfo dev = be().info();
+  const auto bytes = [&](std::size_t n) {
+    return recon::estimateDynamicMemory(std::vector<Dataset>(n, frame), s, dev).hostBytes() +
+           recon::estimateDynamicMemory(std::vector<Dataset>(n, frame), s, dev).deviceBytes();
+  };
+  EXPECT_NEAR(bytes(10) - bytes(2), 4 * (bytes(4) - bytes(2)), 1e-6 * bytes(10));
+  const std::vector<Dataset> frames(100, frame);
+  const recon::MemoryEstimate e = recon::estimateDynamicMemory(frames, s, dev);
+  EXPECT_NE(e.rule.find("100 frames jointly"), std::string::npos) << e.rule;
+  ::setenv("LARMOR_MEMORY_LIMIT", "100000000", 1);
+  const std::string why = larmor::test::expectError([&] { run(frames, "cs"); }, "cs over 100 frames jointly");
+  ::unsetenv("LARMOR_MEMORY_LIMIT");
+  EXPECT_NE(why.find("LARMOR_MEMORY_LIMIT"), std::string::npos) << why;
+}
+
+TEST_P(DynamicRecon, LowRankTakesAtMost64Frames) {
+  std::vector<Dataset> frames = series();
+  while (frames.size() <= 64) frames.push_back(frames[frames.size() % 8]);
+  larmor::test::expectError([&] { run(frames, "cs", {{"dynamic.temporal_prior", "llr"}}); }, "at most 64 frames");
+}

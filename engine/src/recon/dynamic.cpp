@@ -254,6 +254,10 @@ SeriesImages reconstructDynamic(Backend& backend, const std::vector<Dataset>& fr
   requireFramesAgree(frames);
   require(!frames.front().header.is3D(), frames.front().source + ": joint reconstruction over frames needs 2D frames "
                                          "(single- or multi-slice); use --frames-independent for 3D");
+  if (s.dynamic.prior == TemporalPrior::LowRank)
+    require(static_cast<index_t>(frames.size()) <= LowRankOps::kMaxFrames,
+            frames.front().source + ": --temporal-prior llr takes at most " + std::to_string(LowRankOps::kMaxFrames) +
+                " frames, the series has " + std::to_string(frames.size()) + "; use ttv or sttv");
   Dataset merged;
   {
     ScopedStage st(timings, "dynamic: merge frames");

@@ -354,6 +354,36 @@ void checkMemory(const MemoryEstimate& e, const DeviceInfo& dev, bool datasetLoa
                 " of host memory)");
 }
 
+MemoryEstimate estimateDynamicMemory(const std::vector<Dataset>& frames, const ReconSettings& s, const DeviceInfo& dev) {
+  require(!frames.empty(), "recon: no frames");
+  MemoryEstimate e = estimateMemory(frames.front(), s, dev);  // one frame's problem and its transient peak
+  const Dataset& d = frames.front();
+  const Header& h = d.header;
+  index_t out[3];
+  outputMatrix(d, s, out);
+  const bool cartesianData = h.trajectory == TrajectoryKind::Cartesian;
+  const int rank = cartesianData ? 2 : nonCartesianRank(d, out[2]);
+  const double T = static_cast<double>(frames.size()), C = static_cast<double>(std::max<index_t>(1, h.coils));
+  const double I = cartesianData ? voxels(h.encoded) : voxels(out);  // the solve grid (2D frames)
+  const double M = kspaceElements(d) / std::max(1.0, C * static_cast<double>(h.slices));
+  // Kept per frame: samples (M C), E^H d, x, the Jacobi diagonal (3 I), Q on the 2^rank-times grid.
+  const double perFrame = M * C + 3 * I + std::pow(2.0, rank) * I;
+  const double series = (5 + 3) * T * I;  // FISTA's vectors and the TV dual
+  e.datasetBytes = 0;
+  for (const Dataset& f : frames) e.datasetBytes += arrayBytes(f);
+  e.workBytes += ((T - 1) * perFrame + series) * kComplex;
+  // The results, and the merged samples the coil maps are estimated from: host memory on any backend.
+  e.resultBytes = e.resultBytes * T + arrayBytes(d) * T;
+  e.rule = "cs over " + std::to_string(frames.size()) + " frames jointly, " + e.rule;
+  return e;
+}
+
+MemoryEstimate planDynamicMemory(const std::vector<Dataset>& frames, const ReconSettings& s, const DeviceInfo& dev) {
+  MemoryEstimate e = estimateDynamicMemory(frames, s, dev);
+  checkMemory(e, dev, true);
+  return e;
+}
+
 MemoryEstimate planMemory(const Dataset& d, const ReconSettings& s, const DeviceInfo& dev, bool autoDevice,
                           bool datasetLoaded, bool* cpuInstead) {
   if (cpuInstead) *cpuInstead = false;

@@ -9,6 +9,7 @@
 #include "larmor/recon/dynamic.hpp"
 #include "larmor/recon/noise.hpp"
 #include "larmor/recon/recon.hpp"
+#include "larmor/recon/resources.hpp"
 #include "larmor/recon/settings_table.hpp"
 #include "larmor/util/provenance.hpp"
 
@@ -52,8 +53,11 @@ std::vector<ReconResult> runJoint(const std::vector<Dataset>& input, const Recon
       request.backend ? Selection{request.backend, {}} : BackendRegistry::instance().select(request.device);
   Backend& backend = *sel.backend;
   const DeviceInfo dev = backend.info();
+  // Refused up front, with one line, when the series cannot fit (resources.hpp).
+  const MemoryEstimate memory = planDynamicMemory(frames, request.settings, dev);
   progress.report(0.0, "reconstructing " + std::to_string(frames.size()) + " frames jointly on " + dev.id);
   Timings timings;
+  backend.resetPeakMemory();
   SeriesImages images = reconstructDynamic(backend, frames, request.settings, timings, progress);
   // The prior and its weights are in the settings' JSON (dynamic.*).
   const nlohmann::json dynamic = {{"joint", true}, {"frames", frames.size()}};
@@ -71,6 +75,12 @@ std::vector<ReconResult> runJoint(const std::vector<Dataset>& input, const Recon
     r.provenance["dynamic"] = dynamic;
     r.provenance["dynamic"]["frame"] = t;
     r.provenance["convergence"] = r.convergence;
+    r.provenance["memory"] = {{"rule", memory.rule},
+                              {"estimated_host_bytes", memory.hostBytes()},
+                              {"estimated_device_bytes", memory.deviceBytes()},
+                              {"peak_resident_bytes", peakResidentBytes()}};
+    if (const MemoryStats ms = backend.memoryStats(); ms.tracked)
+      r.provenance["memory"]["backend_peak_live_bytes"] = ms.peakLiveBytes;
   }
   progress.report(1.0, "done");
   return results;

@@ -6,6 +6,7 @@
 // measured peaks are in docs/reliability.md ("Memory: estimated and refused up front").
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "larmor/backend/backend.hpp"
 #include "larmor/data/dataset.hpp"
@@ -32,6 +33,13 @@ struct MemoryEstimate {
 MemoryEstimate estimateMemory(const Dataset& d, const ReconSettings& s, bool gpu);
 /// The same for the backend `dev` describes: GRAPPA's batch follows its memory (grappa::batchPlan).
 MemoryEstimate estimateMemory(const Dataset& d, const ReconSettings& s, const DeviceInfo& dev);
+
+/// The joint reconstruction of a series' frames (recon/dynamic.hpp) on the backend `dev` describes: every frame's
+/// problem kept (its samples, E^H d, x, Jacobi diagonal and Toeplitz kernel), one frame's transient work, the coil
+/// maps once, FISTA's five series-sized vectors and the TV dual (three), and the merged copy of the samples.
+MemoryEstimate estimateDynamicMemory(const std::vector<Dataset>& frames, const ReconSettings& s, const DeviceInfo& dev);
+/// The same, checked (checkMemory) before any work: refused with one line when it cannot fit.
+MemoryEstimate planDynamicMemory(const std::vector<Dataset>& frames, const ReconSettings& s, const DeviceInfo& dev);
 
 /// Extra memory of an FFT of an array of X bytes, as a fraction of X: the CPU FFT's shift temporary (1),
 /// cuFFT's work area on a GPU (1/2, measured; resources.cpp).
