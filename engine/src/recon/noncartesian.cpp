@@ -42,8 +42,17 @@ NufftOptions nufftOptions(const NufftSettings& n) {
   return o;
 }
 
-ImageSet reconstructNonCartesian(Backend& backend, const Dataset& d, const ReconSettings& s, Timings& timings,
-                                 const Progress& progress) {
+namespace {
+
+// The sizes of one reconstruction: the image (z = 1 for 2D data) of rank dims, m samples per coil and slice.
+struct Layout {
+  int dims = 2;
+  index_t image[3] = {1, 1, 1};
+  index_t m = 0, coils = 0, slices = 0, batch = 0;
+};
+
+// The method, the trajectory and the k-space's size checked against each other.
+Layout checkedLayout(const Dataset& d, const ReconSettings& s) {
   const Header& h = d.header;
   const std::string method = toString(s.method);
   require(s.method == Method::Gridding || s.method == Method::Tron || s.method == Method::Dft,
@@ -52,128 +61,175 @@ ImageSet reconstructNonCartesian(Backend& backend, const Dataset& d, const Recon
           d.source + ": --method " + method + " needs non-Cartesian data (a trajectory); this file is Cartesian "
                      "(use --method fft)");
   require(!d.trajectory.empty(), d.source + ": --method " + method + " needs a trajectory; the file has none");
-  const index_t coils = h.coils, slices = h.slices, batch = coils * slices;
+  Layout l;
+  l.coils = h.coils;
+  l.slices = h.slices;
+  l.batch = l.coils * l.slices;
+  l.dims = nonCartesianRank(d, h.recon[2]);
+  l.image[0] = h.recon[0];
+  l.image[1] = h.recon[1];
+  l.image[2] = l.dims == 3 ? h.recon[2] : 1;
+  require(l.dims == 2 || l.slices == 1,
+          d.source + ": 3D non-Cartesian data with " + std::to_string(l.slices) + " slices is not supported");
+  traj::validate(d.trajectory, l.dims, l.image, d.source + ": trajectory");
+  l.m = d.trajectory.size() / 3;
+  require(d.kspace.size() == l.m * l.batch, d.source + ": k-space " + d.kspace.shape().str() +
+                                                " does not match the " + std::to_string(l.m) + "-sample trajectory");
+  return l;
+}
 
-  const int dims = nonCartesianRank(d, h.recon[2]);
-  const index_t image[3] = {h.recon[0], h.recon[1], dims == 3 ? h.recon[2] : 1};
-  require(dims == 2 || slices == 1,
-          d.source + ": 3D non-Cartesian data with " + std::to_string(slices) + " slices is not supported");
-  traj::validate(d.trajectory, dims, image, d.source + ": trajectory");
-  const index_t m = d.trajectory.size() / 3;
-  require(d.kspace.size() == m * batch, d.source + ": k-space " + d.kspace.shape().str() + " does not match the " +
-                                           std::to_string(m) + "-sample trajectory");
-
-  std::optional<RadialInfo> radial;
-  if (dims == 2) radial = traj::detectRadial(d.trajectory);
-  // Radial lines through k = 0 (2D, 3D kooshball) or a stack of 2D radial planes (stack of stars): the
-  // ramp is exact for them.
+// Radial lines through k = 0 (2D, 3D kooshball) or a stack of 2D radial planes (stack of stars): the ramp is
+// exact for them.
+bool hasRadialLines(const Dataset& d, int dims, const std::optional<RadialInfo>& radial) {
   bool radialLines = dims == 2 ? radial.has_value() : traj::isRadialLines(d.trajectory);
   if (dims == 3 && !radialLines)
     if (const auto stack = traj::detectStack(d.trajectory)) radialLines = traj::detectRadial(stack->plane).has_value();
+  return radialLines;
+}
+
+// The NUFFT's options from the settings; TRON (the method or the spreader) needs 2D radial data.
+NufftOptions checkedNufftOptions(const Dataset& d, const ReconSettings& s, const std::optional<RadialInfo>& radial) {
   if (s.method == Method::Tron)
     require(radial.has_value(), d.source + ": --method tron needs 2D radial data (linear or golden-angle spokes "
                                            "through the centre); this file has a " +
-                                    toString(h.trajectory) + " trajectory (use --method gridding or dft)");
-
+                                    toString(d.header.trajectory) + " trajectory (use --method gridding or dft)");
   NufftOptions nufft = nufftOptions(s.nufft);
   if (s.method == Method::Tron) nufft.spreader = Spreader::Tron;
   if (nufft.spreader == Spreader::Tron)
     require(radial.has_value(), d.source + ": --spreader tron needs 2D radial data; use --spreader sector or auto");
-  const NufftGeometry geometry = traj::geometry(d.trajectory, dims, image, radial);
+  return nufft;
+}
 
-  // Density compensation (host, cached per trajectory).
+// Density compensation (host, cached per trajectory): the settings' method, or under auto the ramp for radial
+// lines and Pipe-Menon otherwise; no weights (empty) under none.
+RArray densityWeights(Backend& backend, const Dataset& d, const ReconSettings& s, const NufftGeometry& geometry,
+                      const NufftOptions& nufft, bool radialLines, Timings& timings, const Progress& progress) {
   DensityCompensation dcf = s.nufft.dcf;
   if (dcf == DensityCompensation::Auto) dcf = radialLines ? DensityCompensation::Ramp : DensityCompensation::PipeMenon;
   RArray weights;
-  if (dcf != DensityCompensation::None) {
-    progress.report(0.05, "density compensation (" + settings::choiceName("nufft.dcf", static_cast<int>(dcf)) + ")");
-    ScopedStage st(timings, "density compensation (" + settings::choiceName("nufft.dcf", static_cast<int>(dcf)) + ")", &backend);
-    traj::DcfOptions o;
-    o.method = dcf == DensityCompensation::Ramp ? traj::DcfMethod::Ramp : traj::DcfMethod::PipeMenon;
-    o.iterations = s.nufft.dcfIterations;
-    o.nufft = nufft;
-    try {
-      weights = traj::densityCompensation(backend, geometry, o, Progress::Sub(progress, 0.05, 0.15, "density compensation: "));
-    } catch (const Cancelled&) {
-      throw;
-    } catch (const Error& e) {
-      throw Error(d.source + ": " + e.what());
-    }
+  if (dcf == DensityCompensation::None) return weights;
+  progress.report(0.05, "density compensation (" + settings::choiceName("nufft.dcf", static_cast<int>(dcf)) + ")");
+  ScopedStage st(timings, "density compensation (" + settings::choiceName("nufft.dcf", static_cast<int>(dcf)) + ")", &backend);
+  traj::DcfOptions o;
+  o.method = dcf == DensityCompensation::Ramp ? traj::DcfMethod::Ramp : traj::DcfMethod::PipeMenon;
+  o.iterations = s.nufft.dcfIterations;
+  o.nufft = nufft;
+  try {
+    weights = traj::densityCompensation(backend, geometry, o, Progress::Sub(progress, 0.05, 0.15, "density compensation: "));
+  } catch (const Cancelled&) {
+    throw;
+  } catch (const Error& e) {
+    throw Error(d.source + ": " + e.what());
   }
+  return weights;
+}
 
-  // Slices of 2D data in chunks streamed through a GPU when there are several (slicesPerStreamedChunk): chunk
-  // c + 1 uploaded while chunk c is gridded (streamBatch), only two chunks' k-space on the device.
+// The k-space and the density compensation's weights on the backend. Slices of 2D data go in chunks streamed
+// through a GPU when there are several (slicesPerStreamedChunk): chunk c + 1 uploaded while chunk c is gridded
+// (streamBatch), only two chunks' k-space on the device; then the k-space stays on the host here and the
+// weights stay on the device for the chunks. One chunk: uploaded whole, its weights applied.
+struct DeviceKspace {
+  CDeviceArray kspace, dcf;
+  index_t perChunk = 1, chunks = 1;
+};
+
+DeviceKspace uploadKspace(Backend& backend, const Dataset& d, const Layout& l, const RArray& weights,
+                          Timings& timings, const Progress& progress) {
+  const index_t m = l.m, coils = l.coils, slices = l.slices, batch = l.batch;
+  DeviceKspace k;
   const std::size_t sliceBytes = static_cast<std::size_t>(m * coils) * sizeof(cfloat);
-  const index_t perChunk = slicesPerStreamedChunk(backend, slices, sliceBytes);
-  const index_t chunks = (slices + perChunk - 1) / perChunk;
+  k.perChunk = slicesPerStreamedChunk(backend, slices, sliceBytes);
+  k.chunks = (slices + k.perChunk - 1) / k.perChunk;
 
   progress.report(0.15, "upload k-space");
-  CDeviceArray kspace, dcfDevice;
   {
     ScopedStage st(timings, "upload", &backend);
-    if (chunks == 1) {
-      kspace = CDeviceArray::upload(backend, d.kspace);
-      kspace.reshape(Shape{m, batch});
+    if (k.chunks == 1) {
+      k.kspace = CDeviceArray::upload(backend, d.kspace);
+      k.kspace.reshape(Shape{m, batch});
     }
     if (!weights.empty()) {
       CArray w(Shape{m});
       for (index_t j = 0; j < m; ++j) w[j] = cfloat(weights[j], 0.f);
-      dcfDevice = CDeviceArray::upload(backend, w);
+      k.dcf = CDeviceArray::upload(backend, w);
     }
   }
-  if (chunks == 1 && !weights.empty()) {
+  if (k.chunks == 1 && !weights.empty()) {
     ScopedStage st(timings, "apply density compensation", &backend);
-    backend.multiply(kspace.buffer(), dcfDevice.buffer(), m, kspace.buffer(), m * batch, false);
-    dcfDevice = {};  // streamed chunks still need it
+    backend.multiply(k.kspace.buffer(), k.dcf.buffer(), m, k.kspace.buffer(), m * batch, false);
+    k.dcf = {};  // streamed chunks still need it
   }
+  return k;
+}
 
-  progress.report(0.25, "plan");
-  std::unique_ptr<NufftPlan> plan;
-  {
-    ScopedStage st(timings, s.method == Method::Dft ? "dft plan" : "nufft plan", &backend);
-    if (s.method == Method::Dft) {
-      DftOptions o;
-      o.trig = s.nufft.trig;
-      plan = backend.makeDftPlan(geometry, o);
-    } else {
-      plan = backend.makeNufftPlan(geometry, nufft);
-    }
+// The exact DFT's plan (--method dft) or the NUFFT's.
+std::unique_ptr<NufftPlan> makePlan(Backend& backend, const ReconSettings& s, const NufftGeometry& geometry,
+                                    const NufftOptions& nufft, Timings& timings) {
+  ScopedStage st(timings, s.method == Method::Dft ? "dft plan" : "nufft plan", &backend);
+  if (s.method == Method::Dft) {
+    DftOptions o;
+    o.trig = s.nufft.trig;
+    return backend.makeDftPlan(geometry, o);
   }
+  return backend.makeNufftPlan(geometry, nufft);
+}
 
-  progress.report(0.35, s.method == Method::Dft ? "exact adjoint DFT (F^H d)" : "adjoint NUFFT");
+// The coil images F^H (w d), unscaled: of the whole k-space at once, or chunk by chunk (upload, density
+// compensation and gridding of each chunk, the next chunk's upload beside them).
+CDeviceArray adjointImages(Backend& backend, const Dataset& d, const ReconSettings& s, const Layout& l,
+                           NufftPlan& plan, DeviceKspace& k, bool weighted, Timings& timings) {
+  const index_t m = l.m, coils = l.coils, batch = l.batch;
+  const index_t* image = l.image;
   const Shape imageShape{image[0], image[1], image[2], 1, batch};
   CDeviceArray images(backend, imageShape);
-  {
-    const std::string stage = s.method == Method::Dft    ? "adjoint dft (F^H d, " + settings::choiceName("nufft.trig", static_cast<int>(s.nufft.trig)) + ")"
-                              : s.method == Method::Tron ? "adjoint nufft (tron)"
-                                                         : "adjoint nufft";
-    if (chunks == 1) {
-      ScopedStage st(timings, stage, &backend);
-      plan->adjoint(kspace.buffer(), images.buffer(), batch);
-    } else {
-      // Upload, density compensation and gridding of each chunk, the next chunk's upload beside them.
-      ScopedStage st(timings, "upload + density compensation + " + stage + " (" + std::to_string(chunks) +
-                                  " chunks of " + std::to_string(perChunk) + " slices, streamed)", &backend);
-      streamSlices(backend, d.kspace.data(), slices, m * coils, perChunk, images.buffer(),
-                   image[0] * image[1] * image[2] * coils, [&](Buffer& in, index_t n, Buffer& chunkImages) {
-                     if (!weights.empty()) backend.multiply(in, dcfDevice.buffer(), m, in, m * n * coils, false);
-                     plan->adjoint(in, chunkImages, n * coils);
-                   });
-    }
+  const std::string stage = s.method == Method::Dft    ? "adjoint dft (F^H d, " + settings::choiceName("nufft.trig", static_cast<int>(s.nufft.trig)) + ")"
+                            : s.method == Method::Tron ? "adjoint nufft (tron)"
+                                                       : "adjoint nufft";
+  if (k.chunks == 1) {
+    ScopedStage st(timings, stage, &backend);
+    plan.adjoint(k.kspace.buffer(), images.buffer(), batch);
+  } else {
+    ScopedStage st(timings, "upload + density compensation + " + stage + " (" + std::to_string(k.chunks) +
+                                " chunks of " + std::to_string(k.perChunk) + " slices, streamed)", &backend);
+    streamSlices(backend, d.kspace.data(), l.slices, m * coils, k.perChunk, images.buffer(),
+                 image[0] * image[1] * image[2] * coils, [&](Buffer& in, index_t n, Buffer& chunkImages) {
+                   if (weighted) backend.multiply(in, k.dcf.buffer(), m, in, m * n * coils, false);
+                   plan.adjoint(in, chunkImages, n * coils);
+                 });
   }
+  return images;
+}
+
+}  // namespace
+
+ImageSet reconstructNonCartesian(Backend& backend, const Dataset& d, const ReconSettings& s, Timings& timings,
+                                 const Progress& progress) {
+  const Layout l = checkedLayout(d, s);
+  std::optional<RadialInfo> radial;
+  if (l.dims == 2) radial = traj::detectRadial(d.trajectory);
+  const bool radialLines = hasRadialLines(d, l.dims, radial);
+  const NufftOptions nufft = checkedNufftOptions(d, s, radial);
+  const NufftGeometry geometry = traj::geometry(d.trajectory, l.dims, l.image, radial);
+  const RArray weights = densityWeights(backend, d, s, geometry, nufft, radialLines, timings, progress);
+  DeviceKspace k = uploadKspace(backend, d, l, weights, timings, progress);
+
+  progress.report(0.25, "plan");
+  std::unique_ptr<NufftPlan> plan = makePlan(backend, s, geometry, nufft, timings);
+  progress.report(0.35, s.method == Method::Dft ? "exact adjoint DFT (F^H d)" : "adjoint NUFFT");
+  CDeviceArray images = adjointImages(backend, d, s, l, *plan, k, !weights.empty(), timings);
   plan.reset();
-  kspace = {};
-  dcfDevice = {};
+  k.kspace = {};
+  k.dcf = {};
   {
     ScopedStage st(timings, "scale", &backend);
-    const double voxels = static_cast<double>(image[0]) * static_cast<double>(image[1]) * static_cast<double>(image[2]);
+    const double voxels = static_cast<double>(l.image[0]) * static_cast<double>(l.image[1]) * static_cast<double>(l.image[2]);
     backend.scale(images.buffer(), cfloat(static_cast<float>(1.0 / std::sqrt(voxels))), images.size());
   }
 
   index_t out[3];
   outputMatrix(d, s, out);
-  if (dims == 2) out[2] = 1;
-  return finishCoilImages(backend, std::move(images), out, dims, coils, slices, s, timings, progress);
+  if (l.dims == 2) out[2] = 1;
+  return finishCoilImages(backend, std::move(images), out, l.dims, l.coils, l.slices, s, timings, progress);
 }
 
 }  // namespace larmor::recon
