@@ -378,6 +378,13 @@ struct Pipeline::Impl {
   index_t fovVoxels() const { return fov[0] * fov[1] * fov[2]; }
   void checkGeometry(const Dataset& d) const;
   std::vector<float> scalesFor(const Dataset& d, index_t first, index_t count, const CoilCompression* cc);
+  // The stages of one batch (Pipeline::process), in their order.
+  std::unique_ptr<CoilCompression> compressCoils(const Dataset& d, index_t first, index_t count, Timings* t);
+  void calibrateAndFill(Buffer& work, const std::vector<float>& scales, Timings* t, const Progress& progress);
+  bool fillPartialFourierEdge(Buffer& work, Timings* t);
+  void basicSlicesToImages(Buffer& work, bool combineTransposed, Timings* t);
+  void volumesToImages(Buffer& work, bool pfFill, Timings* t);
+  void resampleAndCombine(bool combineHere, Timings* t);
 };
 
 Pipeline::Impl::Impl(Backend& backend, const Dataset& d, const ReconSettings& s, index_t slicesPerBatch,
@@ -509,6 +516,124 @@ void Pipeline::upload(const Dataset& d, index_t first, index_t count) {
               sliceBytes * static_cast<std::size_t>(count));
 }
 
+// Coil compression (--grappa-out-coils) of the batch's slices into kwork: the compression of the slices
+// [first, first + count) computed on the host; none (null, the data stay in kin) without it.
+std::unique_ptr<CoilCompression> Pipeline::Impl::compressCoils(const Dataset& d, index_t first, index_t count,
+                                                               Timings* t) {
+  if (settings.outCoils <= 0) return nullptr;
+  const index_t B = batchSlices;
+  Stage st(t, "coil compression", &be);
+  auto cc = std::make_unique<CoilCompression>(computeCoilCompression(d, settings.outCoils, first, count));
+  // Slices of a partial batch beyond `count` get a zero matrix: zero virtual coils.
+  CArray mat(Shape{coilsIn, coils, B}, cfloat(0));
+  std::copy_n(cc->matrix.data(), cc->matrix.size(), mat.data());
+  be.upload(*compression, mat.data(), static_cast<std::size_t>(mat.size()) * sizeof(cfloat));
+  applyCoilCompression(be, *compression, coilsIn, coils, *kin, *kwork, volume(), B);
+  return cc;
+}
+
+// The calibration and the fill of each sub-batch of problems (gathered into the compact buffer and scattered
+// back when the problems are packed), with the host's equation scales where there are any.
+void Pipeline::Impl::calibrateAndFill(Buffer& work, const std::vector<float>& scales, Timings* t,
+                                      const Progress& progress) {
+  const std::size_t perSub = static_cast<std::size_t>(plan->entries()) *
+                             static_cast<std::size_t>(plan->calibrationGeometry().equations());
+  const index_t compactElements = n0 * n1 * coils * capacity;
+  for (index_t b = 0; b < subBatches; ++b) {
+    Buffer& data = compact ? *compactBuf : work;
+    if (compact) be.gather(*compactBuf, work, *compactTables[static_cast<std::size_t>(b)], compactElements);
+    std::vector<float> sub;
+    if (!scales.empty())
+      sub.assign(scales.begin() + static_cast<std::ptrdiff_t>(perSub * b),
+                 scales.begin() + static_cast<std::ptrdiff_t>(perSub * (b + 1)));
+    const double share = 0.75 / static_cast<double>(subBatches);
+    const std::string part = subBatches > 1 ? " " + str(b + 1) + "/" + str(subBatches) : std::string();
+    {
+      progress.report(0.15 + share * static_cast<double>(b), "calibration" + part);
+      Stage st(t, "calibration", &be);
+      plan->calibrate(data, &sub);
+    }
+    {
+      progress.report(0.15 + share * (static_cast<double>(b) + 0.7), "fill" + part);
+      Stage st(t, "fill", &be);
+      plan->fill(data);
+    }
+    if (compact) be.scatter(work, *compactBuf, *compactTables[static_cast<std::size_t>(b)], compactElements);
+  }
+}
+
+// Partial Fourier: GRAPPA filled the gaps of the acquired region; POCS or homodyne the missing edge, in
+// k-space (back from the calibration domain where the kernels worked in a hybrid space). Whether it ran.
+bool Pipeline::Impl::fillPartialFourierEdge(Buffer& work, Timings* t) {
+  const index_t B = batchSlices;
+  const bool pfFill = pf.region.any() && pfMethod != PartialFourierMethod::ZeroFill;
+  if (pfFill) {
+    Stage st(t, "partial Fourier (" + toString(pfMethod) + ")", &be);
+    if (partitions > 1 || basic) fromCalibrationDomain(be, work, n0, n1, n2, coils * B, basic, !twoD);
+    pf = fillPartialFourier(be, work, coils * B, n2 > 1 ? 3 : 2, pf.region, pfMethod);
+  }
+  return pfFill;
+}
+
+// Basic 2D slices are in (x, ky) after the fill, x already in image space: the readout's oversampling is
+// cropped first, and only the remaining y transform runs, on the cropped half: each plane transposed so that
+// y leads (the backend transforms leading dimensions; `work`, done with, holds it), one 1D inverse FFT. With
+// the sum of squares and no coil images kept (combineTransposed) the coils combine in that layout and only the
+// combined planes are transposed back (Table 5.1's 32-slice batch: 0.5 GB a pass of the cropped data; a 2D
+// inverse FFT and a forward one along x did the same with three transform passes and two half-swaps).
+void Pipeline::Impl::basicSlicesToImages(Buffer& work, bool combineTransposed, Timings* t) {
+  const index_t B = batchSlices;
+  const Shape encodedShape{n0, n1, n2, 1, coils * B};
+  const Shape fovShape{fov[0], fov[1], fov[2], 1, coils * B};
+  const index_t planes = coils * B, nx = fov[0], ny = n1;
+  {
+    Stage st(t, "crop oversampling", &be);
+    be.resizeCentred(images.buffer(), fovShape, work, encodedShape);
+  }
+  {
+    Stage st(t, "ifft", &be);
+    be.grappaOps().transpose(work, images.buffer(), nx, ny, planes);
+    be.fft(work, Shape{ny, nx * planes}, 1, FftDirection::Inverse);
+    if (!combineTransposed) be.grappaOps().transpose(images.buffer(), work, ny, nx, planes);
+  }
+  if (combineTransposed) {
+    Stage st(t, "combine " + toString(combine), &be);
+    be.sumOfSquares(images.buffer(), work, nx * ny, coils, B);
+    be.grappaOps().transpose(combined.buffer(), images.buffer(), ny, nx, B);
+  }
+}
+
+// Any other batch: the k-space (from the calibration domain, unless the partial Fourier fill brought it back
+// already) to coil images, the readout's oversampling cropped.
+void Pipeline::Impl::volumesToImages(Buffer& work, bool pfFill, Timings* t) {
+  const index_t B = batchSlices;
+  const Shape encodedShape{n0, n1, n2, 1, coils * B};
+  const Shape fovShape{fov[0], fov[1], fov[2], 1, coils * B};
+  {
+    Stage st(t, "ifft", &be);
+    if (pfFill) toImage(be, work, n0, n1, n2, coils * B, false, true);
+    else toImage(be, work, n0, n1, n2, coils * B, basic, twoD);
+  }
+  Stage st(t, "crop oversampling", &be);
+  be.resizeCentred(images.buffer(), fovShape, work, encodedShape);
+}
+
+// The coil images resampled to the output matrix where it differs from the field of view, and combined (unless
+// basicSlicesToImages combined them already: combineHere false).
+void Pipeline::Impl::resampleAndCombine(bool combineHere, Timings* t) {
+  const index_t B = batchSlices;
+  const Shape fovShape{fov[0], fov[1], fov[2], 1, coils * B};
+  const Shape outShape{out[0], out[1], out[2], 1, coils * B};
+  if (resample) {
+    Stage st(t, "resample to matrix", &be);
+    resampleToMatrix(be, images.buffer(), fovShape, resampled.buffer(), outShape, rank);
+  }
+  if (combineHere) {
+    Stage st(t, "combine " + toString(combine), &be);
+    combineCoils(be, resample ? resampled : images, combined, outVoxels(), coils, B, combine);
+  }
+}
+
 void Pipeline::process(const Dataset& d, index_t first, index_t count, Timings* timings, const Progress& progress) {
   Impl& m = *impl_;
   m.checkGeometry(d);
@@ -517,23 +642,12 @@ void Pipeline::process(const Dataset& d, index_t first, index_t count, Timings* 
   Timings* t = timings;
   Backend& be = m.be;
   const index_t B = m.batchSlices;
-  Buffer* work = m.kin.get();
-
-  std::unique_ptr<CoilCompression> cc;
-  if (m.settings.outCoils > 0) {
-    Stage st(t, "coil compression", &be);
-    cc = std::make_unique<CoilCompression>(computeCoilCompression(d, m.settings.outCoils, first, count));
-    // Slices of a partial batch beyond `count` get a zero matrix: zero virtual coils.
-    CArray mat(Shape{m.coilsIn, m.coils, B}, cfloat(0));
-    std::copy_n(cc->matrix.data(), cc->matrix.size(), mat.data());
-    be.upload(*m.compression, mat.data(), static_cast<std::size_t>(mat.size()) * sizeof(cfloat));
-    applyCoilCompression(be, *m.compression, m.coilsIn, m.coils, *m.kin, *m.kwork, m.volume(), B);
-    work = m.kwork.get();
-  }
+  const std::unique_ptr<CoilCompression> cc = m.compressCoils(d, first, count, t);
+  Buffer& work = cc ? *m.kwork : *m.kin;
   if (m.partitions > 1 || m.basic) {
     progress.report(0.05, "fft to calibration domain");
     Stage st(t, "fft to calibration domain", &be);
-    toCalibrationDomain(be, *work, m.n0, m.n1, m.n2, m.coils * B, m.basic, !m.twoD);
+    toCalibrationDomain(be, work, m.n0, m.n1, m.n2, m.coils * B, m.basic, !m.twoD);
   }
   // With η = 1 and κ = 0 (the defaults) the plan normalizes on the device. Otherwise the equation scales
   // come from the host's copy of the calibration block (p^{-η/2} and the clipping's sort have no backend
@@ -543,86 +657,16 @@ void Pipeline::process(const Dataset& d, index_t first, index_t count, Timings* 
     Stage st(t, "calibration scales (host)", nullptr);
     scales = m.scalesFor(d, first, count, cc.get());
   }
-  const std::size_t perSub = static_cast<std::size_t>(m.plan->entries()) *
-                             static_cast<std::size_t>(m.plan->calibrationGeometry().equations());
-  const index_t compactElements = m.n0 * m.n1 * m.coils * m.capacity;
-  for (index_t b = 0; b < m.subBatches; ++b) {
-    Buffer& data = m.compact ? *m.compactBuf : *work;
-    if (m.compact) be.gather(*m.compactBuf, *work, *m.compactTables[static_cast<std::size_t>(b)], compactElements);
-    std::vector<float> sub;
-    if (!scales.empty())
-      sub.assign(scales.begin() + static_cast<std::ptrdiff_t>(perSub * b),
-                 scales.begin() + static_cast<std::ptrdiff_t>(perSub * (b + 1)));
-    const double share = 0.75 / static_cast<double>(m.subBatches);
-    const std::string part = m.subBatches > 1 ? " " + str(b + 1) + "/" + str(m.subBatches) : std::string();
-    {
-      progress.report(0.15 + share * static_cast<double>(b), "calibration" + part);
-      Stage st(t, "calibration", &be);
-      m.plan->calibrate(data, &sub);
-    }
-    {
-      progress.report(0.15 + share * (static_cast<double>(b) + 0.7), "fill" + part);
-      Stage st(t, "fill", &be);
-      m.plan->fill(data);
-    }
-    if (m.compact) be.scatter(*work, *m.compactBuf, *m.compactTables[static_cast<std::size_t>(b)], compactElements);
-  }
-  const Shape encodedShape{m.n0, m.n1, m.n2, 1, m.coils * B};
-  const bool pfFill = m.pf.region.any() && m.pfMethod != PartialFourierMethod::ZeroFill;
-  if (pfFill) {
-    // Partial Fourier: GRAPPA filled the gaps of the acquired region; POCS or homodyne the missing edge, in
-    // k-space (back from the calibration domain where the kernels worked in a hybrid space).
-    Stage st(t, "partial Fourier (" + toString(m.pfMethod) + ")", &be);
-    if (m.partitions > 1 || m.basic) fromCalibrationDomain(be, *work, m.n0, m.n1, m.n2, m.coils * B, m.basic, !m.twoD);
-    m.pf = fillPartialFourier(be, *work, m.coils * B, m.n2 > 1 ? 3 : 2, m.pf.region, m.pfMethod);
-  }
+  m.calibrateAndFill(work, scales, t, progress);
+  const bool pfFill = m.fillPartialFourierEdge(work, t);
   progress.report(0.9, "ifft, combine");
-  const Shape fovShape{m.fov[0], m.fov[1], m.fov[2], 1, m.coils * B};
   const bool basicY = m.basic && !pfFill && m.n2 == 1 && m.fov[1] == m.n1 && m.fov[2] == 1;
   // Basic 2D slices summed of squares, no coil images kept and no resampling: combined in the y-leading layout.
   const bool combineTransposed =
       basicY && !m.resample && m.combine == Combine::SumOfSquares && !m.keepCoilImages;
-  if (basicY) {
-    // Basic 2D slices are in (x, ky) after the fill, x already in image space: the readout's oversampling is
-    // cropped first, and only the remaining y transform runs, on the cropped half: each plane transposed so
-    // that y leads (the backend transforms leading dimensions; `work`, done with, holds it), one 1D inverse
-    // FFT. With the sum of squares and no coil images kept the coils combine in that layout and only the
-    // combined planes are transposed back (Table 5.1's 32-slice batch: 0.5 GB a pass of the cropped data; a 2D
-    // inverse FFT and a forward one along x did the same with three transform passes and two half-swaps).
-    const index_t planes = m.coils * B, nx = m.fov[0], ny = m.n1;
-    {
-      Stage st(t, "crop oversampling", &be);
-      be.resizeCentred(m.images.buffer(), fovShape, *work, encodedShape);
-    }
-    {
-      Stage st(t, "ifft", &be);
-      be.transpose(*work, m.images.buffer(), nx, ny, planes);
-      be.fft(*work, Shape{ny, nx * planes}, 1, FftDirection::Inverse);
-      if (!combineTransposed) be.transpose(m.images.buffer(), *work, ny, nx, planes);
-    }
-    if (combineTransposed) {
-      Stage st(t, "combine " + toString(m.combine), &be);
-      be.sumOfSquares(m.images.buffer(), *work, nx * ny, m.coils, B);
-      be.transpose(m.combined.buffer(), m.images.buffer(), ny, nx, B);
-    }
-  } else {
-    {
-      Stage st(t, "ifft", &be);
-      if (pfFill) toImage(be, *work, m.n0, m.n1, m.n2, m.coils * B, false, true);
-      else toImage(be, *work, m.n0, m.n1, m.n2, m.coils * B, m.basic, m.twoD);
-    }
-    Stage st(t, "crop oversampling", &be);
-    be.resizeCentred(m.images.buffer(), fovShape, *work, encodedShape);
-  }
-  const Shape outShape{m.out[0], m.out[1], m.out[2], 1, m.coils * B};
-  if (m.resample) {
-    Stage st(t, "resample to matrix", &be);
-    resampleToMatrix(be, m.images.buffer(), fovShape, m.resampled.buffer(), outShape, m.rank);
-  }
-  if (!combineTransposed) {
-    Stage st(t, "combine " + toString(m.combine), &be);
-    combineCoils(be, m.resample ? m.resampled : m.images, m.combined, m.outVoxels(), m.coils, B, m.combine);
-  }
+  if (basicY) m.basicSlicesToImages(work, combineTransposed, t);
+  else m.volumesToImages(work, pfFill, t);
+  m.resampleAndCombine(!combineTransposed, t);
   // Everything is queued: now wait for the calibrations' outcome (the first wait of the batch).
   m.plan->checkCalibration();
   progress.report(1.0, "batch done");
