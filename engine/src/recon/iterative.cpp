@@ -157,6 +157,11 @@ struct IterativeProblem::Impl {
   std::shared_ptr<TrajectoryOperators> buildCartesianOperators(const Dataset& d, const ReconSettings& s,
                                                                index_t slice, Timings& timings,
                                                                const Progress& progress);
+  // buildCartesianOperators' steps.
+  void setCartesianGrid(const Dataset& d, const ReconSettings& s);
+  std::vector<std::int64_t> sampledPoints(const Dataset& d, index_t slice) const;
+  std::unique_ptr<Buffer> gatherCartesianSamples(const Dataset& d, index_t slice, ops::CartesianPlan& plan);
+  void readCartesianNorms(const Dataset& d, index_t slice, const Buffer& norms);
   void uploadSlice(const CArray& samples);
   void buildCoilMaps(const Dataset& d, const ReconSettings& s, index_t slice, Timings& timings,
                      const Progress& progress);
@@ -296,6 +301,32 @@ std::shared_ptr<IterativeProblem::TrajectoryOperators> IterativeProblem::Impl::b
 std::shared_ptr<IterativeProblem::TrajectoryOperators> IterativeProblem::Impl::buildCartesianOperators(
     const Dataset& d, const ReconSettings& s, index_t slice, Timings& timings, const Progress& progress) {
   Impl& p = *this;
+  setCartesianGrid(d, s);
+  progress.report(0.02, "cg: Cartesian sampling");
+  ScopedStage st(timings, "plan", &backend);
+  std::vector<std::int64_t> index = sampledPoints(d, slice);
+  p.m = static_cast<index_t>(index.size());
+  require(p.m > 0, d.source + ": slice " + std::to_string(slice) + " has no sampled line");
+
+  auto shared = std::make_shared<TrajectoryOperators>();
+  TrajectoryOperators& t = *shared;
+  t.geometry.dims = p.rank;  // no trajectory: the Cartesian operators need none
+  for (int i = 0; i < 3; ++i) t.geometry.image[i] = p.dims[i];
+  const Shape grid{p.dims[0], p.dims[1], p.dims[2]};
+  auto plan = std::make_unique<ops::CartesianPlan>(backend, grid, std::move(index));
+  const std::unique_ptr<Buffer> norms = gatherCartesianSamples(d, slice, *plan);
+  t.gram = std::make_unique<ops::CartesianGram>(backend, *plan);
+  readCartesianNorms(d, slice, *norms);
+  t.plan = std::move(plan);
+  t.info["encoding"] = "cartesian";
+  t.info["sampled_fraction"] = static_cast<double>(p.m) / static_cast<double>(p.n);
+  return shared;
+}
+
+/// The solve grid [recon FOV along the readout, encoded pe1, encoded pe2], the pe FOV and the output matrix;
+/// the k-space's size checked against the encoded matrix.
+void IterativeProblem::Impl::setCartesianGrid(const Dataset& d, const ReconSettings& s) {
+  Impl& p = *this;
   const Header& h = d.header;
   const CartesianGeometry g = cartesianGeometry(d, s);
   const index_t e0 = h.encoded[0], e1 = h.encoded[1], e2 = h.encoded[2];
@@ -312,36 +343,36 @@ std::shared_ptr<IterativeProblem::TrajectoryOperators> IterativeProblem::Impl::b
   const index_t encodedVoxels = e0 * e1 * e2;
   require(d.kspace.size() == encodedVoxels * p.coils * h.slices,
           d.source + ": k-space " + d.kspace.shape().str() + " does not match the encoded matrix and coils");
+}
 
-  progress.report(0.02, "cg: Cartesian sampling");
-  ScopedStage st(timings, "plan", &backend);
-  // The sampled points: every readout point of every sampled line of the solve grid [N0, e1, e2].
+/// The sampled points: every readout point of every sampled line of the solve grid [N0, e1, e2].
+std::vector<std::int64_t> IterativeProblem::Impl::sampledPoints(const Dataset& d, index_t slice) const {
+  const index_t e1 = d.header.encoded[1], e2 = d.header.encoded[2];
   std::vector<std::int64_t> index;
-  const index_t n0 = p.dims[0];
+  const index_t n0 = dims[0];
   for (index_t p2 = 0; p2 < e2; ++p2)
     for (index_t p1 = 0; p1 < e1; ++p1) {
       if (!d.sampled(p1, p2, slice)) continue;
       for (index_t x = 0; x < n0; ++x) index.push_back(x + n0 * (p1 + e1 * p2));
     }
-  p.m = static_cast<index_t>(index.size());
-  require(p.m > 0, d.source + ": slice " + std::to_string(slice) + " has no sampled line");
+  return index;
+}
 
-  auto shared = std::make_shared<TrajectoryOperators>();
-  TrajectoryOperators& t = *shared;
-  t.geometry.dims = g.rank;  // no trajectory: the Cartesian operators need none
-  for (int i = 0; i < 3; ++i) t.geometry.image[i] = p.dims[i];
-  const Shape grid{p.dims[0], p.dims[1], p.dims[2]};
-  auto plan = std::make_unique<ops::CartesianPlan>(backend, grid, std::move(index));
-
-  // The coils' encoded k-space to the device, the readout oversampling cropped there, the samples gathered: in
-  // groups of coils (one upload, one batched FFT pair and one gather a group; up to 16 MiB of k-space a group,
-  // so a 3D volume still goes coil by coil), and ||d||^2 read back once (SolverOps), not once a coil.
+/// The coils' encoded k-space to the device, the readout oversampling cropped there, the samples gathered into
+/// `data`: in groups of coils (one upload, one batched FFT pair and one gather a group; up to 16 MiB of k-space
+/// a group, so a 3D volume still goes coil by coil). Returns [||d_c||^2 for every coil, the count of non-finite
+/// samples uploaded] on the device, to be read back once (SolverOps), not once a coil.
+std::unique_ptr<Buffer> IterativeProblem::Impl::gatherCartesianSamples(const Dataset& d, index_t slice,
+                                                                       ops::CartesianPlan& plan) {
+  Impl& p = *this;
+  const index_t e0 = d.header.encoded[0], e1 = d.header.encoded[1], e2 = d.header.encoded[2];
+  const index_t encodedVoxels = e0 * e1 * e2;
   const index_t group = cartesianPlanCoilGroup(encodedVoxels, p.coils);
   auto encoded = backend.allocate(bytesOf(encodedVoxels * group));
   auto cropped = p.dims[0] == e0 ? nullptr : backend.allocate(bytesOf(p.n * group));
   auto gathered = group > 1 ? backend.allocate(bytesOf(p.m * group)) : nullptr;
   SolverOps& ops = backend.solverOps();
-  std::unique_ptr<Buffer> norms;  // [||d_c||^2 for every coil, the count of non-finite samples uploaded]
+  std::unique_ptr<Buffer> norms;
   const cfloat* src = d.kspace.data() + slice * encodedVoxels * p.coils;
   for (index_t c0 = 0; c0 < p.coils; c0 += group) {
     const index_t nc = std::min(group, p.coils - c0);
@@ -360,28 +391,30 @@ std::shared_ptr<IterativeProblem::TrajectoryOperators> IterativeProblem::Impl::b
       backend.fft(*cropped, to, 1, FftDirection::Forward);
     }
     const Buffer& grids = cropped ? *cropped : *encoded;
-    if (nc > 1) plan->sample(grids, *gathered, nc);
+    if (nc > 1) plan.sample(grids, *gathered, nc);
     for (index_t c = c0; c < c0 + nc; ++c) {
       auto b = backend.allocate(bytesOf(p.m));
       if (nc > 1) backend.copy(*b, *gathered, bytesOf(p.m), 0, bytesOf(p.m * (c - c0)));
-      else plan->sample(grids, *b);
+      else plan.sample(grids, *b);
       ops.dot(*norms, c, *b, *b, p.m);
       p.data.push_back(std::move(b));
     }
   }
-  t.gram = std::make_unique<ops::CartesianGram>(backend, *plan);
+  return norms;
+}
+
+/// ||d||^2 from the coils' norms; an error naming the slice (and the first bad sample) if the count of
+/// non-finite samples is not zero.
+void IterativeProblem::Impl::readCartesianNorms(const Dataset& d, index_t slice, const Buffer& norms) {
+  Impl& p = *this;
   std::vector<double> norm2(static_cast<std::size_t>(p.coils + 1));
-  ops.read(norm2.data(), *norms, 0, p.coils + 1);
+  backend.solverOps().read(norm2.data(), norms, 0, p.coils + 1);
   if (norm2.back() > 0) {
     d.requireFiniteSamples();  // names the first one (none in an earlier slice: each was counted)
     throw Error(d.source + ": slice " + std::to_string(slice) + " holds non-finite samples");
   }
   norm2.pop_back();
   for (double v : norm2) p.dataNorm2 += v;
-  t.plan = std::move(plan);
-  t.info["encoding"] = "cartesian";
-  t.info["sampled_fraction"] = static_cast<double>(p.m) / static_cast<double>(p.n);
-  return shared;
 }
 
 bool samplesCheckedOnBackend(const Dataset& d, const ReconSettings& s) {
