@@ -266,126 +266,173 @@ void solveSlice(Backend& backend, const Dataset& d, const ReconSettings& s, inde
   out.perSlice[static_cast<std::size_t>(sl)] = std::move(j);
 }
 
+/// What the devices' threads of solveOnDevices share with the watching thread: each device's progress through
+/// its block, its stages, its error and when its thread ran; the count still running; the stop flag.
+class DeviceRun {
+ public:
+  DeviceRun(const std::vector<Backend*>& devices, const Dataset& d, const ReconSettings& s, index_t slices,
+            const Progress& progress, SliceOutputs& out, OperatorCache* cache)
+      : devices_(devices), d_(d), own_(s), slices_(slices), nd_(devices.size()), progress_(progress), out_(out),
+        cache_(cache), fraction_(nd_), deviceTimings_(nd_), errors_(nd_), running_(nd_), span_(nd_, {0.0, 0.0}) {
+    // Each device solves its slices alone: no GPU.Multi helpers inside a slice.
+    own_.iterative.multiGpu = false;
+  }
+
+  /// Device k's thread: its block of slices, the error kept (and every device stopped) should one fail.
+  void work(std::size_t k) {
+    span_[k][0] = since();
+    try {
+      omp_set_num_threads(ompThreads_);  // the host's cores shared by the devices' threads
+      solveBlock(k);
+    } catch (...) {
+      errors_[k] = std::current_exception();
+      stop_ = true;
+    }
+    span_[k][1] = since();
+    std::lock_guard lock(doneMutex_);
+    --running_;
+    doneSignal_.notify_all();
+  }
+
+  /// The calling thread until every device is done: a report at once (the stage's text and a first cancellation
+  /// point), then every 50 ms. Returns the progress callback's own error (Cancelled, or the caller's), if any.
+  std::exception_ptr watch(const std::string& what) {
+    std::exception_ptr watchError;
+    for (;;) {
+      if (!watchError) {
+        double f = 0;
+        for (std::size_t k = 0; k < nd_; ++k)
+          f += fraction_[k].load() * static_cast<double>(block(k + 1) - block(k)) / static_cast<double>(slices_);
+        try {
+          progress_.report(f, what);
+        } catch (...) {
+          watchError = std::current_exception();
+          stop_ = true;  // the devices stop at their next step
+        }
+      }
+      std::unique_lock lock(doneMutex_);
+      if (doneSignal_.wait_for(lock, std::chrono::milliseconds(50), [&] { return running_ == 0; })) break;
+    }
+    return watchError;
+  }
+
+  /// A device's own error first, then the caller's (its progress callback's), then a cancellation (Cancelled
+  /// is also what the others throw once the first has stopped them).
+  void rethrowErrors(const std::exception_ptr& watchError) const {
+    std::exception_ptr failed, cancelled;
+    for (const auto& e : errors_) {
+      if (!e) continue;
+      try {
+        std::rethrow_exception(e);
+      } catch (const Cancelled&) {
+        if (!cancelled) cancelled = e;
+      } catch (...) {
+        failed = e;
+        break;
+      }
+    }
+    if (failed) std::rethrow_exception(failed);
+    if (watchError) std::rethrow_exception(watchError);
+    if (cancelled) std::rethrow_exception(cancelled);
+  }
+
+  /// Each device's slices, its stages summed over them, and when its thread started and ended.
+  nlohmann::json record() const {
+    nlohmann::json perDevice = nlohmann::json::array();
+    for (std::size_t k = 0; k < nd_; ++k) {
+      std::map<std::string, double> stages;
+      for (const auto& st : deviceTimings_[k].stages()) stages[st.stage] += st.milliseconds;
+      perDevice.push_back({{"device", devices_[k]->info().id},
+                           {"slices", {block(k) + 1, block(k + 1)}},
+                           {"stages_ms", stages},
+                           {"thread_ms", span_[k]}});  // when its thread started and ended, from the block's start
+    }
+    return perDevice;
+  }
+
+  /// Milliseconds since the block's start.
+  double since() const {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_).count();
+  }
+
+ private:
+  index_t block(std::size_t k) const { return static_cast<index_t>(k) * slices_ / static_cast<index_t>(nd_); }
+
+  /// Set by the first device to fail and by the watcher when the caller's progress throws: every device stops
+  /// at its next step (Cancelled), so an error on one GPU does not wait for the others' whole blocks.
+  void check() const {
+    if (stop_.load()) throw Cancelled();
+    progress_.checkCancelled();
+  }
+
+  /// Device k's slices [block(k), block(k + 1)), its operators kept from an earlier call where the cache has
+  /// them, its coil maps batched.
+  void solveBlock(std::size_t k) {
+    const index_t first = block(k), count = block(k + 1) - first;
+    CachedOperators cached(cache_, *devices_[k], d_, own_);
+    std::shared_ptr<IterativeProblem::TrajectoryOperators>& shared = cached.operators;
+    const Progress checked([&](double, const std::string&) { check(); });
+    BatchedMaps batched(*devices_[k], d_, own_, first + count, checked);
+    const IterativeProblem::CoilMapsSource mapsSource = batched.source();
+    const IterativeProblem::CoilMapsSource* maps = BatchedMaps::applies(d_, own_) ? &mapsSource : nullptr;
+    for (index_t sl = first; sl < first + count; ++sl) {
+      const double done = static_cast<double>(sl - first);
+      const Progress setup([&](double f, const std::string&) {
+        check();
+        fraction_[k] = (done + 0.2 * std::clamp(f, 0.0, 1.0)) / static_cast<double>(count);
+      });
+      const Progress iterations([&](double f, const std::string&) {
+        check();
+        fraction_[k] = (done + 0.2 + 0.8 * std::clamp(f, 0.0, 1.0)) / static_cast<double>(count);
+      });
+      solveSlice(*devices_[k], d_, own_, sl, slices_, deviceTimings_[k], setup, iterations, shared, out_, maps);
+      std::lock_guard lock(out_.mutex);
+      out_.perSlice[static_cast<std::size_t>(sl)]["device"] = devices_[k]->info().id;
+      if (cached.reused) out_.perSlice[static_cast<std::size_t>(sl)]["operators"] = "kept from an earlier call";
+    }
+    cached.keep();
+    fraction_[k] = 1.0;
+  }
+
+  const std::vector<Backend*>& devices_;
+  const Dataset& d_;
+  ReconSettings own_;
+  const index_t slices_;
+  const std::size_t nd_;
+  const Progress& progress_;
+  SliceOutputs& out_;
+  OperatorCache* cache_;
+  std::vector<std::atomic<double>> fraction_;  // of each device's block
+  std::vector<Timings> deviceTimings_;
+  std::vector<std::exception_ptr> errors_;
+  std::mutex doneMutex_;
+  std::condition_variable doneSignal_;
+  std::size_t running_;
+  std::atomic<bool> stop_{false};
+  const int ompThreads_ = std::max(1, omp_get_max_threads() / static_cast<int>(nd_));
+  const std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+  std::vector<std::array<double, 2>> span_;  // each device's thread: started, done (ms from t0)
+};
+
 /// The slices over several devices, a thread each; see the top of the file. Returns each device's record (its
 /// slices and its stages).
 nlohmann::json solveOnDevices(const std::vector<Backend*>& devices, const Dataset& d, const ReconSettings& s, index_t slices,
                     Timings& timings, const Progress& progress, SliceOutputs& out, OperatorCache* cache) {
-  const std::size_t nd = devices.size();
-  // Each device solves its slices alone: no GPU.Multi helpers inside a slice.
-  ReconSettings own = s;
-  own.iterative.multiGpu = false;
-  std::vector<std::atomic<double>> fraction(nd);  // of each device's block
-  std::vector<Timings> deviceTimings(nd);
-  std::vector<std::exception_ptr> errors(nd);
-  std::mutex doneMutex;
-  std::condition_variable doneSignal;
-  std::size_t running = nd;
-  // Set by the first device to fail and by the watcher when the caller's progress throws: every device stops at
-  // its next step (Cancelled), so an error on one GPU does not wait for the others' whole blocks.
-  std::atomic<bool> stop{false};
-  auto check = [&] {
-    if (stop.load()) throw Cancelled();
-    progress.checkCancelled();
-  };
-  const int ompThreads = std::max(1, omp_get_max_threads() / static_cast<int>(nd));
-  auto block = [&](std::size_t k) { return static_cast<index_t>(k) * slices / static_cast<index_t>(nd); };
-  const auto t0 = std::chrono::steady_clock::now();
-  auto since = [&] { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(); };
-  std::vector<std::array<double, 2>> span(nd, {0.0, 0.0});  // each device's thread: started, done (ms from t0)
-
-  auto work = [&](std::size_t k) {
-    span[k][0] = since();
-    try {
-      omp_set_num_threads(ompThreads);  // the host's cores shared by the devices' threads
-      const index_t first = block(k), count = block(k + 1) - first;
-      CachedOperators cached(cache, *devices[k], d, own);
-      std::shared_ptr<IterativeProblem::TrajectoryOperators>& shared = cached.operators;
-      const Progress checked([&](double, const std::string&) { check(); });
-      BatchedMaps batched(*devices[k], d, own, first + count, checked);
-      const IterativeProblem::CoilMapsSource mapsSource = batched.source();
-      const IterativeProblem::CoilMapsSource* maps = BatchedMaps::applies(d, own) ? &mapsSource : nullptr;
-      for (index_t sl = first; sl < first + count; ++sl) {
-        const double done = static_cast<double>(sl - first);
-        const Progress setup([&](double f, const std::string&) {
-          check();
-          fraction[k] = (done + 0.2 * std::clamp(f, 0.0, 1.0)) / static_cast<double>(count);
-        });
-        const Progress iterations([&](double f, const std::string&) {
-          check();
-          fraction[k] = (done + 0.2 + 0.8 * std::clamp(f, 0.0, 1.0)) / static_cast<double>(count);
-        });
-        solveSlice(*devices[k], d, own, sl, slices, deviceTimings[k], setup, iterations, shared, out, maps);
-        std::lock_guard lock(out.mutex);
-        out.perSlice[static_cast<std::size_t>(sl)]["device"] = devices[k]->info().id;
-        if (cached.reused) out.perSlice[static_cast<std::size_t>(sl)]["operators"] = "kept from an earlier call";
-      }
-      cached.keep();
-      fraction[k] = 1.0;
-    } catch (...) {
-      errors[k] = std::current_exception();
-      stop = true;
-    }
-    span[k][1] = since();
-    std::lock_guard lock(doneMutex);
-    --running;
-    doneSignal.notify_all();
-  };
-
+  DeviceRun run(devices, d, s, slices, progress, out, cache);
   std::vector<std::jthread> threads;  // joined on the way out should starting one of them throw
-  threads.reserve(nd);
-  for (std::size_t k = 0; k < nd; ++k) threads.emplace_back(work, k);
+  threads.reserve(devices.size());
+  for (std::size_t k = 0; k < devices.size(); ++k) threads.emplace_back([&run, k] { run.work(k); });
   const std::string what = std::string(s.method == Method::Cs ? "cs" : "cg") + ": " + std::to_string(slices) +
-                           " slices on " + std::to_string(nd) + " devices";
-  std::exception_ptr watchError;  // the progress callback's own (Cancelled, or the caller's)
-  for (;;) {  // a report at once (the stage's text and a first cancellation point), then every 50 ms
-    if (!watchError) {
-      double f = 0;
-      for (std::size_t k = 0; k < nd; ++k)
-        f += fraction[k].load() * static_cast<double>(block(k + 1) - block(k)) / static_cast<double>(slices);
-      try {
-        progress.report(f, what);
-      } catch (...) {
-        watchError = std::current_exception();
-        stop = true;  // the devices stop at their next step
-      }
-    }
-    std::unique_lock lock(doneMutex);
-    if (doneSignal.wait_for(lock, std::chrono::milliseconds(50), [&] { return running == 0; })) break;
-  }
+                           " slices on " + std::to_string(devices.size()) + " devices";
+  const std::exception_ptr watchError = run.watch(what);
   for (auto& t : threads) t.join();
-  const double wallMs = since();
-
-  // A device's own error first, then the caller's (its progress callback's), then a cancellation (Cancelled is
-  // also what the others throw once the first has stopped them).
-  std::exception_ptr failed, cancelled;
-  for (const auto& e : errors) {
-    if (!e) continue;
-    try {
-      std::rethrow_exception(e);
-    } catch (const Cancelled&) {
-      if (!cancelled) cancelled = e;
-    } catch (...) {
-      failed = e;
-      break;
-    }
-  }
-  if (failed) std::rethrow_exception(failed);
-  if (watchError) std::rethrow_exception(watchError);
-  if (cancelled) std::rethrow_exception(cancelled);
+  const double wallMs = run.since();
+  run.rethrowErrors(watchError);
 
   std::string ran;  // every device of the stage: "cuda:0+cuda:1"
   for (Backend* b : devices) ran += (ran.empty() ? "" : "+") + b->info().id;
   timings.add(what, wallMs, ran);
-  nlohmann::json perDevice = nlohmann::json::array();
-  for (std::size_t k = 0; k < nd; ++k) {
-    std::map<std::string, double> stages;
-    for (const auto& st : deviceTimings[k].stages()) stages[st.stage] += st.milliseconds;
-    perDevice.push_back({{"device", devices[k]->info().id},
-                         {"slices", {block(k) + 1, block(k + 1)}},
-                         {"stages_ms", stages},
-                         {"thread_ms", span[k]}});  // when its thread started and ended, from the block's start
-  }
-  return perDevice;
+  return run.record();
 }
 
 }  // namespace
