@@ -148,12 +148,69 @@ CArray adjointOn(Backend& backend, const NufftGeometry& box, const CArray& data,
   return out;
 }
 
+/// One box [lo, lo + len) of the 2N grid (u = p - N) as an adjoint problem. A box of extent len_d puts its voxel
+/// p' at X = p' - floor(len_d / 2), so u_d = X + s_d with s_d = floor(len_d / 2) + lo_d - N_d; the plan sees
+/// k'_d = k_d len_d / N_d (2k, k or, for len_d = 1 where X = 0, k / N) and each weight carries
+/// exp(2 pi i sum_d k_d s_d / N_d), computed in double.
+struct PsfBox {
+  NufftGeometry geometry;
+  CArray data;  ///< [M] the phased weights
+};
+
+PsfBox psfBox(const NufftGeometry& g, const RArray* weights, const index_t N[3], const index_t lo[3],
+              const index_t len[3]) {
+  const index_t m = g.samples();
+  PsfBox box;
+  NufftGeometry& b = box.geometry;
+  b.dims = g.dims;
+  for (int d = 0; d < 3; ++d) b.image[d] = d < g.dims ? len[d] : 1;
+  b.trajectory = RArray(Shape{3, m});
+  box.data = CArray(Shape{m});
+  CArray& data = box.data;
+  for (index_t j = 0; j < m; ++j) {
+    double phase = 0;
+    for (int d = 0; d < 3; ++d) {
+      const double k = g.trajectory[3 * j + d];
+      if (d >= g.dims) {
+        b.trajectory[3 * j + d] = 0.f;
+        continue;
+      }
+      const index_t sd = len[d] / 2 + lo[d] - N[d];
+      phase += k * static_cast<double>(sd) / static_cast<double>(N[d]);
+      b.trajectory[3 * j + d] = static_cast<float>(k * static_cast<double>(len[d]) / static_cast<double>(N[d]));
+    }
+    phase -= std::floor(phase);
+    const double w = weights ? static_cast<double>((*weights)[j]) : 1.0;
+    data[j] = cfloat(static_cast<float>(w * std::cos(2 * M_PI * phase)), static_cast<float>(w * std::sin(2 * M_PI * phase)));
+  }
+  return box;
+}
+
+/// The box's adjoint `part` [len] into its place [lo, lo + len) of q (the 2N grid G).
+void placeBox(CArray& q, const CArray& part, const index_t G[3], const index_t lo[3], const index_t len[3]) {
+  require(part.size() == len[0] * len[1] * len[2], "Toeplitz: a partial Q of the wrong size");
+  for (index_t z = 0; z < len[2]; ++z)
+    for (index_t y = 0; y < len[1]; ++y)
+      for (index_t x = 0; x < len[0]; ++x)
+        q[(lo[0] + x) + G[0] * ((lo[1] + y) + G[1] * (lo[2] + z))] = part[x + len[0] * (y + len[1] * z)];
+}
+
+/// u_L in [-(N_L - 1), -1] from the half u_L >= 0 by Q(-u) = conj(Q(u)) (real weights): index p -> 2N - p
+/// along every axis, defined where no index is 0 (u_d = -N_d has no mirror on the grid).
+void mirrorHalf(CArray& q, const index_t N[3], const index_t G[3], int L) {
+  for (index_t z = L == 2 ? 1 : 0; z < (L == 2 ? N[2] : G[2]); ++z)
+    for (index_t y = 1; y < (L == 1 ? N[1] : G[1]); ++y)
+      for (index_t x = 1; x < G[0]; ++x) {
+        const index_t mz = L == 2 ? G[2] - z : z;  // 2D: the unit z axis is not mirrored
+        q[x + G[0] * (y + G[1] * z)] = std::conj(q[(G[0] - x) + G[0] * ((G[1] - y) + G[1] * mz)]);
+      }
+}
+
 }  // namespace
 
 CArray psfBySymmetry(const NufftGeometry& g, const RArray* weights, const PsfAdjoint& adjoint,
                      const Progress& progress) {
   checkWeights(g, weights);
-  const index_t m = g.samples();
   const Shape grid = psfShape(g);
   const int L = g.dims == 3 ? 2 : 1;  // the halved axis
   index_t N[3], G[3];
@@ -162,45 +219,15 @@ CArray psfBySymmetry(const NufftGeometry& g, const RArray* weights, const PsfAdj
     G[d] = grid[d];
   }
   CArray q(grid);
-  // Q on the box [lo, lo + len) of the 2N grid (u = p - N). A box of extent len_d puts its voxel p' at
-  // X = p' - floor(len_d / 2), so u_d = X + s_d with s_d = floor(len_d / 2) + lo_d - N_d; the plan sees
-  // k'_d = k_d len_d / N_d (2k, k or, for len_d = 1 where X = 0, k / N) and each weight carries
-  // exp(2 pi i sum_d k_d s_d / N_d), computed in double.
-  auto box = [&](const index_t lo[3], const index_t len[3]) {
-    NufftGeometry b;
-    b.dims = g.dims;
-    for (int d = 0; d < 3; ++d) b.image[d] = d < g.dims ? len[d] : 1;
-    b.trajectory = RArray(Shape{3, m});
-    CArray data(Shape{m});
-    for (index_t j = 0; j < m; ++j) {
-      double phase = 0;
-      for (int d = 0; d < 3; ++d) {
-        const double k = g.trajectory[3 * j + d];
-        if (d >= g.dims) {
-          b.trajectory[3 * j + d] = 0.f;
-          continue;
-        }
-        const index_t sd = len[d] / 2 + lo[d] - N[d];
-        phase += k * static_cast<double>(sd) / static_cast<double>(N[d]);
-        b.trajectory[3 * j + d] = static_cast<float>(k * static_cast<double>(len[d]) / static_cast<double>(N[d]));
-      }
-      phase -= std::floor(phase);
-      const double w = weights ? static_cast<double>((*weights)[j]) : 1.0;
-      data[j] = cfloat(static_cast<float>(w * std::cos(2 * M_PI * phase)), static_cast<float>(w * std::sin(2 * M_PI * phase)));
-    }
-    const CArray part = adjoint(b, data);
-    require(part.size() == len[0] * len[1] * len[2], "Toeplitz: a partial Q of the wrong size");
-    for (index_t z = 0; z < len[2]; ++z)
-      for (index_t y = 0; y < len[1]; ++y)
-        for (index_t x = 0; x < len[0]; ++x)
-          q[(lo[0] + x) + G[0] * ((lo[1] + y) + G[1] * (lo[2] + z))] = part[x + len[0] * (y + len[1] * z)];
-  };
   // 1. The half u_L in [0, N_L): every other axis whole, in P boxes of N_L / P >= 8 planes (progress).
   index_t parts = 1;
   while (parts < 8 && N[L] % (2 * parts) == 0 && N[L] / (2 * parts) >= 8) parts *= 2;
   const index_t boxes = parts + g.dims;  // + the planes of step 3
   index_t done = 0;
-  auto report = [&] {
+  // Q on the box [lo, lo + len) of the 2N grid (psfBox), then the progress.
+  auto box = [&](const index_t lo[3], const index_t len[3]) {
+    const PsfBox b = psfBox(g, weights, N, lo, len);
+    placeBox(q, adjoint(b.geometry, b.data), G, lo, len);
     ++done;
     progress.report(static_cast<double>(done) / static_cast<double>(boxes),
                     "Q: " + std::to_string(done) + "/" + std::to_string(boxes));
@@ -210,23 +237,15 @@ CArray psfBySymmetry(const NufftGeometry& g, const RArray* weights, const PsfAdj
     lo[L] = N[L] + part * (N[L] / parts);
     len[L] = N[L] / parts;
     box(lo, len);
-    report();
   }
-  // 2. u_L in [-(N_L - 1), -1] by Q(-u) = conj(Q(u)) (real weights): index p -> 2N - p along every axis,
-  //    defined where no index is 0 (u_d = -N_d has no mirror on the grid).
-  for (index_t z = L == 2 ? 1 : 0; z < (L == 2 ? N[2] : G[2]); ++z)
-    for (index_t y = 1; y < (L == 1 ? N[1] : G[1]); ++y)
-      for (index_t x = 1; x < G[0]; ++x) {
-        const index_t mz = L == 2 ? G[2] - z : z;  // 2D: the unit z axis is not mirrored
-        q[x + G[0] * (y + G[1] * z)] = std::conj(q[(G[0] - x) + G[0] * ((G[1] - y) + G[1] * mz)]);
-      }
+  // 2. u_L in [-(N_L - 1), -1] by symmetry.
+  mirrorHalf(q, N, G, L);
   // 3. What has no mirror, directly: the plane u_L = -N_L, and where u_L < 0 the planes u_d = -N_d of the
   //    other axes (a few N^(d-1) voxels).
   {
     index_t lo[3] = {0, 0, 0}, len[3] = {G[0], G[1], G[2]};
     len[L] = 1;
     box(lo, len);
-    report();
   }
   for (int d = 0; d < g.dims; ++d) {
     if (d == L) continue;
@@ -234,7 +253,6 @@ CArray psfBySymmetry(const NufftGeometry& g, const RArray* weights, const PsfAdj
     len[d] = 1;
     len[L] = N[L];  // u_L in [-N_L, -1]
     box(lo, len);
-    report();
   }
   return q;
 }
