@@ -69,7 +69,7 @@ nlohmann::json CgResult::toJson() const {
 void RecordedApplication::operator()() {
   if (!recording_ && !tried_ && ++applications_ >= 2) {
     tried_ = true;
-    recording_ = backend_.solverOps().record([&] { a_.apply(x_, y_); });
+    recording_ = backend_.executionOps().record([&] { a_.apply(x_, y_); });
   }
   if (recording_) recording_->replay();
   else a_.apply(x_, y_);
@@ -119,8 +119,10 @@ bool replayWindow(const std::vector<double>& v, int first, int last, CgResult& r
   return false;
 }
 
-CgResult conjugateGradient(Backend& backend, LinearOperator& A, const Buffer& b, Buffer& x, const CgOptions& o,
-                           Preconditioner* M, const Progress& progress, const CgObserver& observer) {
+namespace {
+
+/// The buffers hold the operator's size, the iteration count is >= 0, the tolerance >= 0 and finite.
+void requireCgArguments(const LinearOperator& A, const Buffer& b, const Buffer& x, const CgOptions& o) {
   const index_t n = A.size();
   const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(cfloat);
   require(b.bytes() >= bytes && x.bytes() >= bytes,
@@ -128,6 +130,48 @@ CgResult conjugateGradient(Backend& backend, LinearOperator& A, const Buffer& b,
               " elements");
   require(o.maxIterations >= 0, "CG: the iteration count must be >= 0");
   require(o.tolerance >= 0 && std::isfinite(o.tolerance), "CG: the tolerance must be >= 0");
+}
+
+/// A x = 0 with A positive definite: x = 0, whatever the initial guess (and r = 0).
+void solveZeroRightHandSide(Backend& backend, Buffer& x, Buffer& r, index_t n, CgResult& result) {
+  backend.fill(x, cfloat(0.f), n);
+  backend.fill(r, cfloat(0.f), n);
+  result.stopReason = "zero right-hand side";
+  result.converged = true;
+}
+
+/// The start: r = b - A x0 (warm start; q its scratch) or x = 0 and r = b, z = M^-1 r (z is r without M), and
+/// the start's scalars queued into `state`: ||r||^2, the objective's x^H b and x^H r where tracked, rz.
+void startResidual(Backend& backend, LinearOperator& A, const Buffer& b, Buffer& x, Buffer& r, Buffer& q, Buffer& z,
+                   Preconditioner* M, Buffer& state, const CgOptions& o) {
+  const index_t n = A.size();
+  const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(cfloat);
+  SolverOps& ops = backend.solverOps();
+  const CgLayout l{o.maxIterations};
+  if (o.warmStart) {
+    A.apply(x, q);
+    backend.copy(r, b, bytes);
+    backend.axpby(r, cfloat(-1.f), q, cfloat(1.f), n);  // r = b - A x0
+  } else {
+    backend.fill(x, cfloat(0.f), n);
+    backend.copy(r, b, bytes);
+  }
+  ops.dot(state, l.rr(0), r, r, n);
+  if (o.trackObjective) {
+    ops.dot(state, l.xb(0), x, b, n);
+    ops.dot(state, l.xr(0), x, r, n);
+  }
+  if (M) M->apply(r, z);
+  ops.dot(state, l.rz(0), r, z, n);
+}
+
+}  // namespace
+
+CgResult conjugateGradient(Backend& backend, LinearOperator& A, const Buffer& b, Buffer& x, const CgOptions& o,
+                           Preconditioner* M, const Progress& progress, const CgObserver& observer) {
+  requireCgArguments(A, b, x, o);
+  const index_t n = A.size();
+  const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(cfloat);
 
   CgResult result;
   SolverOps& ops = backend.solverOps();
@@ -153,31 +197,13 @@ CgResult conjugateGradient(Backend& backend, LinearOperator& A, const Buffer& b,
   readState();
   const double bnorm = std::sqrt(v[CgLayout::kRhsNorm2]);
   if (!(bnorm > 0)) {
-    // A x = 0 with A positive definite: x = 0, whatever the initial guess.
-    backend.fill(x, cfloat(0.f), n);
-    backend.fill(*r, cfloat(0.f), n);
-    result.stopReason = "zero right-hand side";
-    result.converged = true;
+    solveZeroRightHandSide(backend, x, *r, n, result);
     std::fill(v.begin(), v.end(), 0.0);
     record(0, 0.0);
     return result;
   }
 
-  if (o.warmStart) {
-    A.apply(x, *q);
-    backend.copy(*r, b, bytes);
-    backend.axpby(*r, cfloat(-1.f), *q, cfloat(1.f), n);  // r = b - A x0
-  } else {
-    backend.fill(x, cfloat(0.f), n);
-    backend.copy(*r, b, bytes);
-  }
-  ops.dot(*state, l.rr(0), *r, *r, n);
-  if (objectiveRhs) {
-    ops.dot(*state, l.xb(0), x, b, n);
-    ops.dot(*state, l.xr(0), x, *r, n);
-  }
-  if (M) M->apply(*r, z);
-  ops.dot(*state, l.rz(0), *r, z, n);
+  startResidual(backend, A, b, x, *r, *q, z, M, *state, o);
   readState();
   record(0, bnorm);
   if (o.tolerance > 0 && kernels::cgConverged(v[static_cast<std::size_t>(l.rr(0))], v[CgLayout::kRhsNorm2],
