@@ -96,9 +96,8 @@ constexpr double kHuge = 1e30;
 // l2 solver's own settings.
 const MethodMask kCg = bit(Method::Cg) | bit(Method::Cs), kCgOnly = bit(Method::Cg), kGrappa = bit(Method::Grappa);
 
-std::vector<Setting> build() {
-  std::vector<Setting> t;
-  // --- reconstruction -------------------------------------------------------------------------------
+// --- reconstruction: the method, the matrix and what every method shares -----------------------------------
+void addReconstructionSettings(std::vector<Setting>& t) {
   t.push_back(choice<Method>("method", "method", "Method", "reconstruction", "Reconstruction method", kAllMethods,
                              {{"fft", "FFT (Cartesian)"},
                               {"gridding", "Gridding (NUFFT adjoint)"},
@@ -145,8 +144,10 @@ std::vector<Setting> build() {
     k.scope = Scope::Internal;
     t.push_back(std::move(k));
   }
+}
 
-  // --- NUFFT / DFT ----------------------------------------------------------------------------------
+// --- NUFFT / DFT -------------------------------------------------------------------------------------------
+void addNufftSettings(std::vector<Setting>& t) {
   t.push_back(number<int>("nufft.width", "width", "Kernel width W", "nufft",
                           "NUFFT Kaiser-Bessel kernel width W: the full width in grid points (Beatty et al. 2005; "
                           "docs/nufft.md)",
@@ -184,8 +185,10 @@ std::vector<Setting> build() {
                                bit(Method::Dft) | kCg,
                                {{"accurate", "accurate"}, {"fast", "fast"}, {"recurrence", "recurrence"}},
                                [](ReconSettings& s) -> TrigMode& { return s.nufft.trig; }));
+}
 
-  // --- iterative ------------------------------------------------------------------------------------
+// --- iterative: the prior, its weight, the iterations, E^H d and Q (cg, cs) --------------------------------
+void addIterativeSolveSettings(std::vector<Setting>& t) {
   t.push_back(choice<ops::RegularizerKind>(
       "iterative.regularizer", "reg", "Regularizer", "iterative",
       "The prior: for cg the l2 term λ||W x||² with W the identity, finite differences, or reference-weighted "
@@ -246,6 +249,10 @@ std::vector<Setting> build() {
     };
     t.push_back(std::move(q));
   }
+}
+
+// --- iterative: the coil maps ------------------------------------------------------------------------------
+void addCoilMapSettings(std::vector<Setting>& t) {
   {
     Setting c = base("iterative.coil_maps", "coil-maps", "Coil maps", "iterative",
                      "CG-SENSE coil sensitivities: ESPIRiT (Uecker et al. 2014), Walsh-style low-resolution "
@@ -303,6 +310,10 @@ std::vector<Setting> build() {
     c.applies = [](const ReconSettings& s) { return s.iterative.coilMaps == CoilMapSource::Espirit; };
     t.push_back(std::move(c));
   }
+}
+
+// --- iterative: the prior's and the solver's finer settings, the Q cache, the GPUs -------------------------
+void addIterativeTuningSettings(std::vector<Setting>& t) {
   {
     Setting a = number<double>("iterative.anatomical_delta", "anatomical-delta", "Edge scale δ", "iterative",
                                "Anatomical prior: edge scale of the weights (0: from the reference)", kCgOnly, 0, kHuge,
@@ -337,8 +348,10 @@ std::vector<Setting> build() {
                    "CG/CS: a multi-slice dataset's slices over every visible GPU; one slice: the exact F^H d and Q split over them "
                    "(Stone's GPU.Multi; --single-gpu: one GPU)",
                    kCg, [](ReconSettings& s) -> bool& { return s.iterative.multiGpu; }));
+}
 
-  // --- dynamic imaging: a series' frames jointly (recon/dynamic.hpp) ----------------------------------
+// --- dynamic imaging: a series' frames jointly (recon/dynamic.hpp) -----------------------------------------
+void addDynamicSettings(std::vector<Setting>& t) {
   t.push_back(flag("dynamic.frames_independent", "frames-independent", true, "frames one by one", "dynamic",
                    "cs on a series: every frame alone (no temporal prior) instead of the frames jointly",
                    bit(Method::Cs), [](ReconSettings& s) -> bool& { return s.dynamic.framesIndependent; }));
@@ -372,8 +385,10 @@ std::vector<Setting> build() {
     };
     t.push_back(std::move(b));
   }
+}
 
-  // --- GRAPPA ---------------------------------------------------------------------------------------
+// --- GRAPPA: the calibration and its kernel ----------------------------------------------------------------
+void addGrappaKernelSettings(std::vector<Setting>& t) {
   const auto basic = [](const ReconSettings& s) { return s.grappa.calibration == GrappaCalibration::Basic; };
   t.push_back(choice<GrappaCalibration>("grappa.calibration", "grappa-calibration", "Calibration", "grappa",
                                         "GRAPPA calibration: Schneider's findWsImproved (a KPE x KRO kernel) or "
@@ -426,6 +441,10 @@ std::vector<Setting> build() {
     g.applies = basic;
     t.push_back(std::move(g));
   }
+}
+
+// --- GRAPPA: the weights' fit (regularization, normalization, clipping), coil compression ------------------
+void addGrappaFitSettings(std::vector<Setting>& t) {
   {
     Setting c = number<double>("grappa.chi", "chi", "χ", "grappa",
                                "GRAPPA regularization χ: λ = χ·trace(AᴴA)/rows(A) (Schneider Listing 4.1)", kGrappa, 0,
@@ -455,6 +474,19 @@ std::vector<Setting> build() {
     o.zeroMeans = "no compression";
     t.push_back(std::move(o));
   }
+}
+
+/// The table, group by group in the order the CLI's help and the GUI show them.
+std::vector<Setting> build() {
+  std::vector<Setting> t;
+  addReconstructionSettings(t);
+  addNufftSettings(t);
+  addIterativeSolveSettings(t);
+  addCoilMapSettings(t);
+  addIterativeTuningSettings(t);
+  addDynamicSettings(t);
+  addGrappaKernelSettings(t);
+  addGrappaFitSettings(t);
   return t;
 }
 
