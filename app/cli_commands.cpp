@@ -503,6 +503,115 @@ io::Series binned(io::Series s, const BinArgs& b, const std::string& path) {
   return s;
 }
 
+/// The export's options from the command line.
+io::ExportOptions exportOptions(const ReconArgs& a) {
+  io::ExportOptions eo;
+  eo.anonymize = a.anonymize;
+  eo.seriesDescription = a.seriesDescription;
+  if (!a.components.empty()) eo.components = a.components;
+  eo.windowCenter = a.windowCenter;
+  eo.windowWidth = a.windowWidth;
+  eo.niftiComplex = a.niftiComplex;
+  return eo;
+}
+
+/// A GPU's first reconstruction in a process loads its kernels, cuFFT's first plan and the libraries' handles
+/// (warm_up.hpp: 2.2x a warm gridding, 3.7x a warm CG-SENSE): a tiny reconstruction of the same method runs
+/// beside the read, so that the read hides it. Its work is what the first reconstruction would do anyway; the
+/// recon waits for it rather than contend with it. None (invalid) on the CPU or under --no-warm-up.
+std::future<json> startWarmUp(const ReconArgs& a, const Selection& sel, const recon::ReconSettings& settings) {
+  if (!sel.backend->info().gpu || a.noWarmUp) return {};
+  recon::WarmUpHint hint;
+  const recon::Method m = settings.method;
+  hint.nonCartesian = !a.traj.empty() || m == recon::Method::Gridding || m == recon::Method::Tron ||
+                      m == recon::Method::Dft;
+  hint.threeD = settings.matrix[2] > 1;
+  return std::async(std::launch::async, [backend = sel.backend, settings, hint] {
+    std::string why;
+    const double ms = recon::warmUp(backend, settings, hint, &why);
+    json w = {{"ms", ms}};
+    if (!why.empty()) w["error"] = why;
+    return w;
+  });
+}
+
+/// The warm-up's record once it is done (null where none ran): its time, how long the recon waited for it
+/// beyond the read, why it failed.
+json waitForWarmUp(std::future<json>& warm) {
+  if (!warm.valid()) return nullptr;
+  const auto t0 = std::chrono::steady_clock::now();
+  json warmUp = warm.get();
+  warmUp["wait_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return warmUp;
+}
+
+/// Each frame's record (time, metrics, convergence; the joint reconstruction's are the first frame's) and, for
+/// several frames, a line each on the terminal; the frames' warnings added to `warnings` once each.
+json framesRecord(const io::Series& series, const std::vector<recon::ReconResult>& results, bool joint,
+                  std::vector<std::string>& warnings) {
+  const std::size_t nFrames = series.frames.size();
+  json frames = framesJson(series);
+  for (std::size_t f = 0; f < nFrames; ++f) {
+    const recon::ReconResult& r = results[f];
+    for (const auto& w : r.warnings)
+      if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
+    if (!joint) frames[f]["total_ms"] = r.timings.totalMilliseconds();
+    if (!r.metrics.is_null()) frames[f]["metrics"] = r.metrics;
+    if (!r.convergence.is_null() && !joint) frames[f]["convergence"] = r.convergence;
+    if (nFrames > 1) {
+      std::cout << "  frame " << std::setw(3) << f << "  " << series.keys[f].str() << ":";
+      if (!joint) std::cout << " " << std::fixed << std::setprecision(1) << r.timings.totalMilliseconds() << " ms";
+      if (r.metrics.contains("percent_error"))
+        std::cout << " " << std::fixed << std::setprecision(2) << r.metrics["percent_error"].get<double>()
+                  << " % error vs reference";
+      std::cout << "\n";
+    }
+  }
+  return frames;
+}
+
+/// What was written and how it went (the first frame's): the files, the device, the stages, the convergence,
+/// the noise whitening and the metrics against the reference.
+void printSummary(const ReconArgs& a, const recon::ReconResult& r, const io::ExportReport& rep, std::size_t nFrames) {
+  std::cout << "wrote " << a.output << " (" << io::toString(rep.kind) << ", " << rep.files.size() << " file"
+            << (rep.files.size() == 1 ? "" : "s") << ") " << r.image.shape().str()
+            << (nFrames > 1 ? " x " + std::to_string(nFrames) + " frames" : std::string()) << " on " << r.device
+            << " (" << r.deviceName << ")\n";
+  printTimings(r.timings);
+  printConvergence(r.convergence);
+  if (r.provenance.contains("noise_whitening"))
+    std::cout << "  " << r.provenance["noise_whitening"]["report"].get<std::string>() << "\n";
+  if (r.metrics.contains("percent_error"))
+    std::cout << "  vs reference" << (nFrames > 1 ? " (frame 0)" : "") << ": " << std::fixed << std::setprecision(2)
+              << r.metrics["percent_error"].get<double>() << " % error, PSNR "
+              << (r.metrics["psnr_db"].is_number() ? std::to_string(r.metrics["psnr_db"].get<double>()).substr(0, 6)
+                                                     : std::string("inf"))
+              << " dB, SSIM " << std::setprecision(3) << r.metrics["ssim"].get<double>() << "\n";
+}
+
+/// The --json sidecar (the first frame's provenance with the outputs, the frames, the read and the warm-up)
+/// and the --save-settings file.
+void writeSidecars(const ReconArgs& a, const recon::ReconResult& r, const io::ExportReport& rep,
+                   const io::Series& series, const json& frames, const json& load, const json& warmUp,
+                   const std::vector<std::string>& warnings) {
+  json stats = r.provenance;
+  stats["output"] = a.output;
+  stats["files"] = rep.files;
+  if (!r.convergence.is_null()) stats["convergence"] = r.convergence;
+  stats["image_shape"] = r.image.shape().dims();
+  stats["frames"] = frames;
+  stats["dims"] = series.describeDims();
+  stats["load"] = load;
+  if (!warmUp.is_null()) stats["warm_up"] = warmUp;
+  if (!warnings.empty()) stats["warnings"] = warnings;
+  if (!r.metrics.is_null()) stats["metrics"] = r.metrics;
+  // --anonymize covers the sidecar too: no date, host, path or file name (util/provenance.hpp).
+  writeJson(a.json, a.anonymize ? anonymizedProvenance(std::move(stats)) : stats);
+  // After the reconstruction worked: the settings that made it, for `larmor-cli batch --settings`.
+  writeJson(a.saveSettings, batch::settingsFileJson(a.settings, fs::exists(a.traj) ? fs::absolute(a.traj).string() : a.traj));
+  if (!a.saveSettings.empty()) std::cout << "wrote " << a.saveSettings << " (settings for larmor-cli batch --settings)\n";
+}
+
 }  // namespace
 
 int recon(const ReconArgs& a) {
@@ -516,13 +625,7 @@ int recon(const ReconArgs& a) {
   recon::settings::validate(req.settings);
 
   // Decide the output before the work, so a bad path fails fast (and nothing is written).
-  io::ExportOptions eo;
-  eo.anonymize = a.anonymize;
-  eo.seriesDescription = a.seriesDescription;
-  if (!a.components.empty()) eo.components = a.components;
-  eo.windowCenter = a.windowCenter;
-  eo.windowWidth = a.windowWidth;
-  eo.niftiComplex = a.niftiComplex;
+  const io::ExportOptions eo = exportOptions(a);
   // Output safety (output_safety.hpp): no output is an input (the data, --traj, --ref, --coil-maps FILE) or
   // another output, an existing output is our own earlier one, the folder is writable, a DICOM folder is
   // new, empty or our earlier export, and an explicit --matrix fits the format.
@@ -547,34 +650,11 @@ int recon(const ReconArgs& a) {
     (void)recon::planMemory(headerOnly, req.settings, sel.backend->info(), a.device == "auto", false);
   };
 
-  // A GPU's first reconstruction in a process loads its kernels, cuFFT's first plan and the libraries' handles
-  // (warm_up.hpp: 2.2x a warm gridding, 3.7x a warm CG-SENSE): a tiny reconstruction of the
-  // same method runs beside the read, so that the read hides it. Its work is what the first reconstruction would
-  // do anyway; the recon waits for it rather than contend with it.
-  std::future<json> warm;
-  if (sel.backend->info().gpu && !a.noWarmUp) {
-    recon::WarmUpHint hint;
-    const recon::Method m = req.settings.method;
-    hint.nonCartesian = !a.traj.empty() || m == recon::Method::Gridding || m == recon::Method::Tron ||
-                        m == recon::Method::Dft;
-    hint.threeD = req.settings.matrix[2] > 1;
-    warm = std::async(std::launch::async, [backend = sel.backend, settings = req.settings, hint] {
-      std::string why;
-      const double ms = recon::warmUp(backend, settings, hint, &why);
-      json w = {{"ms", ms}};
-      if (!why.empty()) w["error"] = why;
-      return w;
-    });
-  }
+  std::future<json> warm = startWarmUp(a, sel, req.settings);
   applyFrames(a.frames, lo);
   const auto loadStart = std::chrono::steady_clock::now();
   const io::Series series = binned(io::loadSeries(a.input, lo), a.bin, a.input);
-  json warmUp = nullptr;
-  if (warm.valid()) {
-    const auto t0 = std::chrono::steady_clock::now();
-    warmUp = warm.get();
-    warmUp["wait_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  }
+  const json warmUp = waitForWarmUp(warm);
   // The read as its own stage (the recon's stages come from recon::run): its time and the process's peak
   // resident memory when it ends (the arrays read, before any reconstruction work).
   const json load = {{"ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - loadStart).count()},
@@ -592,58 +672,13 @@ int recon(const ReconArgs& a) {
   if (joint) std::cout << "  the " << nFrames << " frames jointly (--frames-independent: one by one)\n";
   std::vector<recon::ReconResult> results = recon::runFrames(series.frames, req);
   std::vector<std::string> warnings = d.warnings;
-  json frames = framesJson(series);
-  for (std::size_t f = 0; f < nFrames; ++f) {
-    const recon::ReconResult& r = results[f];
-    for (const auto& w : r.warnings)
-      if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
-    if (!joint) frames[f]["total_ms"] = r.timings.totalMilliseconds();
-    if (!r.metrics.is_null()) frames[f]["metrics"] = r.metrics;
-    if (!r.convergence.is_null() && !joint) frames[f]["convergence"] = r.convergence;
-    if (nFrames > 1) {
-      std::cout << "  frame " << std::setw(3) << f << "  " << series.keys[f].str() << ":";
-      if (!joint) std::cout << " " << std::fixed << std::setprecision(1) << r.timings.totalMilliseconds() << " ms";
-      if (r.metrics.contains("percent_error"))
-        std::cout << " " << std::fixed << std::setprecision(2) << r.metrics["percent_error"].get<double>()
-                  << " % error vs reference";
-      std::cout << "\n";
-    }
-  }
+  const json frames = framesRecord(series, results, joint, warnings);
   const recon::ReconResult& r = results.front();
   for (const auto& w : warnings) std::cerr << "warning: " << w << "\n";
 
   const io::ExportReport rep = io::writeSeriesOutput(a.output, results, series, eo);
-  std::cout << "wrote " << a.output << " (" << io::toString(rep.kind) << ", " << rep.files.size() << " file"
-            << (rep.files.size() == 1 ? "" : "s") << ") " << r.image.shape().str()
-            << (nFrames > 1 ? " x " + std::to_string(nFrames) + " frames" : std::string()) << " on " << r.device
-            << " (" << r.deviceName << ")\n";
-  printTimings(r.timings);
-  printConvergence(r.convergence);
-  if (r.provenance.contains("noise_whitening"))
-    std::cout << "  " << r.provenance["noise_whitening"]["report"].get<std::string>() << "\n";
-  if (r.metrics.contains("percent_error"))
-    std::cout << "  vs reference" << (nFrames > 1 ? " (frame 0)" : "") << ": " << std::fixed << std::setprecision(2)
-              << r.metrics["percent_error"].get<double>() << " % error, PSNR "
-              << (r.metrics["psnr_db"].is_number() ? std::to_string(r.metrics["psnr_db"].get<double>()).substr(0, 6)
-                                                     : std::string("inf"))
-              << " dB, SSIM " << std::setprecision(3) << r.metrics["ssim"].get<double>() << "\n";
-  json stats = r.provenance;
-  stats["output"] = a.output;
-  stats["files"] = rep.files;
-  if (!r.convergence.is_null()) stats["convergence"] = r.convergence;
-  stats["image_shape"] = r.image.shape().dims();
-  stats["frames"] = frames;
-  stats["dims"] = series.describeDims();
-  stats["load"] = load;
-  // The warm-up beside the read: its time, how long the recon waited for it beyond the read, why it failed.
-  if (!warmUp.is_null()) stats["warm_up"] = warmUp;
-  if (!warnings.empty()) stats["warnings"] = warnings;
-  if (!r.metrics.is_null()) stats["metrics"] = r.metrics;
-  // --anonymize covers the sidecar too: no date, host, path or file name (util/provenance.hpp).
-  writeJson(a.json, a.anonymize ? anonymizedProvenance(std::move(stats)) : stats);
-  // After the reconstruction worked: the settings that made it, for `larmor-cli batch --settings`.
-  writeJson(a.saveSettings, batch::settingsFileJson(a.settings, fs::exists(a.traj) ? fs::absolute(a.traj).string() : a.traj));
-  if (!a.saveSettings.empty()) std::cout << "wrote " << a.saveSettings << " (settings for larmor-cli batch --settings)\n";
+  printSummary(a, r, rep, nFrames);
+  writeSidecars(a, r, rep, series, frames, load, warmUp, warnings);
   return pacs ? sendSeries(*pacs, rep.files, false) : 0;
 }
 
