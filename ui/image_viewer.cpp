@@ -139,6 +139,13 @@ QLayout* ImageViewer::toolRow() {
   top->addWidget(autoButton);
   top->addWidget(presetBox_, 10);
   top->addWidget(resetButton);
+  roiButton_ = new QToolButton;
+  roiButton_->setObjectName("roiButton");
+  roiButton_->setText(tr("ROI"));
+  roiButton_->setCheckable(true);
+  roiButton_->setToolTip(tr("Draw a rectangle of interest on the image (or ctrl+drag): a series shows the mean "
+                            "magnitude in it over the frames (time-intensity curve)"));
+  top->addWidget(roiButton_);
   top->addStretch(1);
   connect(autoButton, &QToolButton::clicked, this, &ImageViewer::autoWindow);
   connect(resetButton, &QToolButton::clicked, this, [this] {
@@ -207,6 +214,10 @@ void ImageViewer::connectViews() {
       linkCursor(c[0], c[1], c[2]);
     });
   }
+  connect(roiButton_, &QToolButton::toggled, this, [this](bool on) { views_[SliceView::Axial]->setRoiMode(on); });
+  connect(views_[SliceView::Axial], &SliceView::roiDrawn, this, [this](std::array<int, 3> a, std::array<int, 3> b) {
+    emit roiDrawn({std::min(a[0], b[0]), std::min(a[1], b[1]), std::max(a[0], b[0]), std::max(a[1], b[1]), a[2]});
+  });
   connect(views_[SliceView::Axial], &SliceView::sliceChanged, this, [this](int s) {
     sliceSlider_->blockSignals(true);
     sliceSlider_->setValue(s);
@@ -241,6 +252,7 @@ void ImageViewer::setImage(std::shared_ptr<const CArray> image, std::array<doubl
 
 void ImageViewer::clear(const QString& message) {
   cursor_.reset();
+  views_[SliceView::Axial]->setRoi(std::nullopt);
   image_.reset();
   volume_.reset();
   display_.reset();

@@ -12,6 +12,7 @@
 #include "larmor/array/array.hpp"
 #include "larmor/io/image_geometry.hpp"
 #include "larmor/quality/display.hpp"
+#include "time_curve.hpp"
 
 class QComboBox;
 class QLabel;
@@ -20,6 +21,7 @@ class QSlider;
 class QGridLayout;
 class QLayout;
 class QStackedWidget;
+class QToolButton;
 
 namespace larmor::ui {
 
@@ -64,9 +66,13 @@ class ImageViewer : public QWidget {
   /// y = j, z = k and all three draw the crosshair there (a click on a plane does this). 2D: nothing.
   void linkCursor(int i, int j, int k);
   std::optional<std::array<int, 3>> linkedCursor() const { return cursor_; }
+  /// The ROI tool (a rectangle on the axial plane; ctrl+drag draws one without it).
+  QToolButton* roiButton() const { return roiButton_; }
 
  signals:
   void probed(const QString& text);
+  /// A rectangle of interest was drawn on the axial plane (voxels of the [x, y, z x slices] stack).
+  void roiDrawn(const larmor::model::PlaneRoi& roi);
   void windowChanged(double lo, double hi);
 
  private:
@@ -97,6 +103,7 @@ class ImageViewer : public QWidget {
   QComboBox* componentBox_ = nullptr;
   QComboBox* colormapBox_ = nullptr;
   QComboBox* presetBox_ = nullptr;
+  QToolButton* roiButton_ = nullptr;
   QLineEdit* loEdit_ = nullptr;
   QLineEdit* hiEdit_ = nullptr;
   QWidget* area_ = nullptr;

@@ -32,6 +32,7 @@
 #include "settings_panel.hpp"
 #include "frame_bar.hpp"
 #include "slice_view.hpp"
+#include "time_curve_view.hpp"
 #include "timings_view.hpp"
 
 namespace larmor::ui {
@@ -73,7 +74,16 @@ void MainWindow::makeTabs() {
   log_->setMaximumBlockCount(5000);
   tabs_ = new QTabWidget;
   tabs_->setDocumentMode(true);
-  tabs_->addTab(viewer_, tr("Image"));
+  // The image tab: the viewer, and under it the time-intensity curve of a series.
+  curve_ = new TimeCurveView;
+  curve_->hide();
+  auto* imageTab = new QWidget;
+  auto* il = new QVBoxLayout(imageTab);
+  il->setContentsMargins(0, 0, 0, 0);
+  il->setSpacing(2);
+  il->addWidget(viewer_, 1);
+  il->addWidget(curve_);
+  tabs_->addTab(imageTab, tr("Image"));
   tabs_->addTab(compare_, QIcon(":/icons/compare.svg"), tr("Compare"));
   tabs_->addTab(timings_, tr("Timings"));
   tabs_->addTab(log_, tr("Log"));
@@ -189,6 +199,7 @@ void MainWindow::connectWidgets() {
   });
   connect(settings_, &SettingsPanel::settingsChanged, this, &MainWindow::onSettingsChanged);
   connect(settings_, &SettingsPanel::lambdaDragged, this, &MainWindow::onLambdaDragged);
+  connect(settings_, &SettingsPanel::temporalLambdaDragged, this, &MainWindow::onTemporalLambdaDragged);
   connect(settings_, &SettingsPanel::runRequested, this, &MainWindow::runReconstruction);
   connect(settings_, &SettingsPanel::cancelRequested, this, &MainWindow::cancelRun);
   connect(settings_, &SettingsPanel::copyCliRequested, this, &MainWindow::copyCliCommand);
@@ -198,6 +209,10 @@ void MainWindow::connectWidgets() {
     if (model_.source().isFile()) openFile(QString::fromStdString(model_.source().path));
   });
   connect(timings_, &TimingsView::sweepRequested, this, &MainWindow::runLambdaSweep);
+  connect(viewer_, &ImageViewer::roiDrawn, this, [this](const model::PlaneRoi& roi) {
+    roi_ = roi;
+    refreshTimeCurve();
+  });
   connect(timings_, &TimingsView::lambdaPicked, this, [this](double lambda) {
     SessionState s = settings_->state();
     s.settings.iterative.lambda = lambda;

@@ -17,6 +17,7 @@
 #include "worker.hpp"
 
 #include <atomic>
+#include <optional>
 #include "workstation_model.hpp"
 
 class QAction;
@@ -34,6 +35,7 @@ class DatasetPanel;
 class FrameBar;
 class ImageViewer;
 class SettingsPanel;
+class TimeCurveView;
 class TimingsView;
 
 class MainWindow : public QMainWindow, private model::WorkstationObserver {
@@ -91,6 +93,8 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   LiveTiming liveTiming() const { return liveTiming_; }
   SettingsPanel* settingsPanel() const { return settings_; }
   ImageViewer* imageViewer() const { return viewer_; }
+  /// The time-intensity curve under the image (data with frames).
+  TimeCurveView* timeCurveView() const { return curve_; }
   CompareView* compareView() const { return compare_; }
   TimingsView* timingsView() const { return timings_; }
   SideBySideView* sideBySideView() const { return sideBySide_; }
@@ -151,11 +155,14 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   void shownRunChanged() override;
   void sliceChanged(int slice) override;
   void comparisonChanged() override;
+  /// The time-intensity curve of the ROI over the frames, again (new runs, another frame, a new ROI).
+  void refreshTimeCurve();
   /// The settings panel's state into the model (the panel edits, the model keeps).
   void syncSession();
   // tasks (main_window_run.cpp)
   void onSettingsChanged();
   void onLambdaDragged(double lambda);
+  void onTemporalLambdaDragged(double lambda);
   void onTaskStarted(quint64 id, TaskKind kind, const QString& label);
   void onTaskProgress(quint64 id, double fraction, const QString& stage);
   void onTaskSucceeded(quint64 id, TaskKind kind, const QVariant& tag, const TaskOutput& out);
@@ -210,6 +217,8 @@ private:
   FrameBar* frames_ = nullptr;
   SettingsPanel* settings_ = nullptr;
   ImageViewer* viewer_ = nullptr;
+  TimeCurveView* curve_ = nullptr;
+  std::optional<model::PlaneRoi> roi_;  ///< the rectangle the curve is of
   CompareView* compare_ = nullptr;
   TimingsView* timings_ = nullptr;
   SideBySideView* sideBySide_ = nullptr;

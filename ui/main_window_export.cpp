@@ -123,7 +123,7 @@ bool MainWindow::saveScreenshot(const QString& path) {
 bool MainWindow::exportViewPng(const QString& path) {
   return exportWith("png", path, [&] {
     require(viewer_->hasImage(), path.toStdString() + ": no image to export yet");
-    QWidget* area = tabs_->currentWidget() == viewer_ ? viewer_->viewArea() : tabs_->currentWidget();
+    QWidget* area = tabs_->currentIndex() == 0 ? viewer_->viewArea() : tabs_->currentWidget();  // 0: the image tab
     exportPng(path, area->grab().toImage(), inputFiles(model_));
     return tr("exported the view: %1").arg(path);
   });

@@ -17,6 +17,7 @@
 #include "method_fit.hpp"
 #include "settings_panel.hpp"
 #include "slice_view.hpp"
+#include "time_curve_view.hpp"
 #include "timings_view.hpp"
 
 namespace larmor::ui {
@@ -62,6 +63,9 @@ void MainWindow::datasetChanged() {
   if (d.series)
     for (const auto& k : d.series->keys) frameNames << qs(k.str());
   frames_->setFrames(frameNames, static_cast<int>(d.frame));
+  settings_->setSeriesFrames(static_cast<int>(d.frameCount()));
+  roi_.reset();
+  refreshTimeCurve();
   log(tr("loaded %1: %2").arg(name, qs(d.description())));
   if (d.series) log(tr("%1: %2 frames (%3); the frame bar shows one at a time").arg(name).arg(d.frameCount()).arg(qs(d.series->describeDims())));
 }
@@ -70,6 +74,7 @@ void MainWindow::frameChanged() {
   const model::LoadedDataset& d = model_.data();
   datasetPanel_->setDataset(d.dataset);
   frames_->setCurrent(static_cast<int>(d.frame));
+  curve_->setCurrentFrame(static_cast<int>(d.frame));
   syncSession();
   // The frame's own run with these settings when there is one; otherwise reconstruct it when the user
   // has been reconstructing (or plays the cine), else say what to do.
@@ -141,6 +146,20 @@ void MainWindow::shownRunChanged() {
   if (run == model_.runs().newest() && convergenceHistory(*run->result).isEmpty() && !progressResiduals_.isEmpty())
     timings_->setConvergence(progressResiduals_, label);
   summary_->setText(qs(run->summary()));
+  refreshTimeCurve();
+}
+
+void MainWindow::refreshTimeCurve() {
+  const bool series = model_.frameCount() > 1;
+  curve_->setVisible(series);
+  if (!series) return;
+  curve_->setCurrentFrame(static_cast<int>(model_.frame()));
+  if (!roi_) {
+    curve_->clearCurve({});
+    return;
+  }
+  const model::PlaneRoi& r = *roi_;
+  curve_->setCurve(model_.timeCurve(r), tr("x %1–%2, y %3–%4").arg(r.x0).arg(r.x1).arg(r.y0).arg(r.y1));
 }
 
 void MainWindow::sliceChanged(int slice) {

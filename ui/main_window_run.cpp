@@ -30,6 +30,7 @@ ReconJob jobFor(const model::RunPlan& plan) {
   job.device = plan.session.device;
   job.backend = plan.backend;
   job.warmStart = plan.warmStart;
+  job.series = plan.series;
   return job;
 }
 
@@ -171,8 +172,9 @@ void MainWindow::onLambdaDragged(double lambda) {
     clearError();
     const model::RunPlan plan = model_.planRun(model::RunKind::LiveLambda);
     const ReconJob job = plan.ok() ? jobFor(plan) : ReconJob{};
-    if (!plan.ok() || !LiveLambdaEngine::applies(job)) {
-      submitRecon(model::RunKind::LiveLambda);  // multi-slice: the whole pipeline, warm-started
+    if (!plan.ok() || plan.series || !LiveLambdaEngine::applies(job)) {
+      // Multi-slice: the whole pipeline, warm-started; a series under cs: every frame jointly again.
+      submitRecon(model::RunKind::LiveLambda);
       return;
     }
     // One kept problem, chunked warm-started solves, each chunk's image on screen (live_lambda.hpp).
@@ -201,6 +203,19 @@ void MainWindow::onLambdaDragged(double lambda) {
   } else if (worker_->busy() && worker_->runningKind() == TaskKind::Recon) {
     submitRecon(model::RunKind::Recon);
   }
+}
+
+void MainWindow::onTemporalLambdaDragged(double lambda) {
+  SessionState s = settings_->state();
+  s.settings.dynamic.temporalLambda = lambda;
+  model_.setSession(s);
+  rememberSession(s);
+  // The joint reconstruction again with the new weight, in the worker: each move supersedes the run still
+  // going (Worker::restart), so a drag ends with the weight where the slider rests. The engine's joint
+  // path has no warm start: every run starts cold.
+  if (!model_.hasData() || !model_.runsWholeSeries() || s.settings.dynamic.framesIndependent) return;
+  clearError();
+  submitRecon(model::RunKind::Recon);
 }
 
 QString MainWindow::remainingText(qint64 elapsedMs, double fraction) {
@@ -280,7 +295,9 @@ void MainWindow::onTaskSucceeded(quint64 id, TaskKind kind, const QVariant&, con
                     : tr("GPU warm-up skipped: %1").arg(QString::fromStdString(why)));
     return;
   }
-  if (!model_.runFinished(id, out.result)) return;  // not a run the model planned
+  const bool planned = out.frames.empty() ? static_cast<bool>(model_.runFinished(id, out.result))
+                                           : static_cast<bool>(model_.runFinished(id, out.frames));
+  if (!planned) return;  // not a run the model planned
   stage_->setText(tr("Done"));
   emit reconFinished();
   prepareLiveLambda();
@@ -294,7 +311,7 @@ void MainWindow::prepareLiveLambda() {
   // Scripted runs (--quit) never move the slider.
   if (!interactive_ || !settings_->liveLambda() || !iterative || worker_->busy()) return;
   const model::RunPlan plan = model_.planRun(model::RunKind::LiveLambda);
-  if (!plan.ok()) return;
+  if (!plan.ok() || plan.series) return;  // a series re-runs whole (no kept problem for the joint path)
   const ReconJob job = jobFor(plan);
   if (!LiveLambdaEngine::applies(job) || live_->ready(job)) return;
   worker_->enqueue(makeLivePrepareTask(live_, job));

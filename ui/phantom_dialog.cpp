@@ -62,6 +62,12 @@ PhantomDialog::PhantomDialog(QWidget* parent) : QDialog(parent) {
   form->addRow(tr("Noise σ"), noise_);
   seed_ = spin(0, 1 << 30);
   form->addRow(tr("Noise seed"), seed_);
+  frames_ = spin(1, 1024);
+  frames_->setObjectName("phantomFrames");
+  frames_->setToolTip(tr("1: a static phantom. More: a dynamic series (2D, one slice; Cartesian, radial or golden "
+                         "angle), one acquisition a frame: a beating ellipse, breathing and a contrast wash-in. "
+                         "Radial: 'Spokes' counts all frames' spokes (auto: 21 a frame)"));
+  form->addRow(tr("Frames"), frames_);
 
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
   buttons->button(QDialogButtonBox::Ok)->setText(tr("Generate"));
@@ -77,6 +83,7 @@ PhantomDialog::PhantomDialog(QWidget* parent) : QDialog(parent) {
   connect(twoD_, &QRadioButton::toggled, this, &PhantomDialog::updateEnabled);
   connect(trajectory_, &QComboBox::currentIndexChanged, this, &PhantomDialog::updateEnabled);
   connect(accel_, &QSpinBox::valueChanged, this, &PhantomDialog::updateEnabled);
+  connect(slices_, &QSpinBox::valueChanged, this, &PhantomDialog::updateEnabled);
   setSettings(phantom::SimulateSettings{});
 }
 
@@ -121,6 +128,9 @@ void PhantomDialog::updateEnabled() {
   spokes_->setEnabled(k == TrajectoryKind::Radial || k == TrajectoryKind::GoldenAngle || k == TrajectoryKind::Radial3D);
   readout_->setEnabled(!cart);
   interleaves_->setEnabled(k == TrajectoryKind::Spiral || k == TrajectoryKind::StackOfSpirals);
+  // The dynamic phantom is 2D single-slice, Cartesian or radial (phantom::simulateSeries).
+  frames_->setEnabled(!is3D && slices_->value() == 1 &&
+                      (cart || k == TrajectoryKind::Radial || k == TrajectoryKind::GoldenAngle));
 }
 
 void PhantomDialog::setSettings(const phantom::SimulateSettings& s) {
@@ -139,6 +149,7 @@ void PhantomDialog::setSettings(const phantom::SimulateSettings& s) {
   interleaves_->setValue(static_cast<int>(s.interleaves));
   noise_->setValue(s.noiseSigma);
   seed_->setValue(static_cast<int>(s.seed));
+  frames_->setValue(static_cast<int>(std::max<index_t>(1, s.frames)));
   updateEnabled();
 }
 
@@ -157,6 +168,7 @@ phantom::SimulateSettings PhantomDialog::settings() const {
   s.interleaves = interleaves_->value();
   s.noiseSigma = static_cast<float>(noise_->value());
   s.seed = static_cast<std::uint64_t>(seed_->value());
+  s.frames = frames_->isEnabled() ? frames_->value() : 1;
   return s;
 }
 

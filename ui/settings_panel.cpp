@@ -126,12 +126,20 @@ QWidget* SettingsPanel::makeContent() {
     groups_.emplace_back(name, box);
     col->addWidget(box);
   }
+  int lambdaFormRow = -1;
   for (const st::Setting& s : st::table()) {
     if (s.scope != st::Scope::User) continue;
     Row row = makeRow(s);
     row.form = forms.at(s.group);
     const bool flag = s.kind == st::Kind::Flag;
-    row.form->addRow(flag ? QString() : qs(s.label), row.field);
+    if (s.key == "dynamic.temporal_lambda") {
+      // The temporal λ sits under λ, where the weights are tuned (it still shows and hides with its group's rule).
+      row.form = forms.at("iterative");
+      row.form->insertRow(lambdaFormRow + 1, qs(s.label), row.field);
+    } else {
+      row.form->addRow(flag ? QString() : qs(s.label), row.field);
+    }
+    if (s.key == "iterative.lambda") lambdaFormRow = row.form->rowCount() - 1;
     if (s.key == "method") {
       method_ = qobject_cast<QComboBox*>(row.field);
       // A new method brings its own defaults of the settings that depend on it (cs: TV, λ 0.01, ...).
@@ -224,6 +232,10 @@ void SettingsPanel::integerField(Row& row, const st::Setting& s) {
 void SettingsPanel::realField(Row& row, const st::Setting& s) {
   if (s.key == "iterative.lambda") {
     row.field = lambdaEditor(row);
+    return;
+  }
+  if (s.key == "dynamic.temporal_lambda") {
+    row.field = temporalLambdaEditor(row);
     return;
   }
   if (s.realStyle == st::RealStyle::Scientific) {
@@ -354,6 +366,52 @@ QWidget* SettingsPanel::lambdaEditor(Row& row) {
   return w;
 }
 
+// The temporal λ: a log slider beside its value, as λ's (no rule: the value is the weight used). Each move
+// re-runs the series (the window's worker supersedes a run still going, so a drag ends at the slider's rest).
+QWidget* SettingsPanel::temporalLambdaEditor(Row& row) {
+  temporalSlider_ = new QSlider(Qt::Horizontal);
+  temporalSlider_->setObjectName("temporalLambdaSlider");
+  temporalSlider_->setRange(0, kLambdaSteps);
+  temporalSlider_->setToolTip(tr("Temporal λ on a log scale, 1e-6 … 1e2 (far left: 0): the weight of the prior along time. "
+                                 "Dragging reconstructs the frames jointly again (no warm start on this path)."));
+  temporalEdit_ = scientificEdit(this);
+  temporalEdit_->setMaximumWidth(80);
+  auto* w = new QWidget;
+  auto* line = new QHBoxLayout(w);
+  line->setContentsMargins(0, 0, 0, 0);
+  line->addWidget(temporalSlider_, 1);
+  line->addWidget(temporalEdit_);
+  connect(temporalSlider_, &QSlider::valueChanged, this, [this](int pos) {
+    if (loading_) return;
+    temporalValue_ = lambdaFromSlider(pos);
+    temporalEdit_->setText(sci(temporalValue_));
+    emit temporalLambdaDragged(temporalValue_);
+  });
+  connect(temporalEdit_, &QLineEdit::editingFinished, this, [this] {
+    if (loading_) return;
+    const double l = temporalEdit_->text().toDouble();
+    if (!(l >= 0) || l == temporalValue_) return;  // an unchanged field (tabbing through) starts nothing
+    temporalValue_ = l;
+    loading_ = true;
+    temporalSlider_->setValue(sliderFromLambda(l));
+    loading_ = false;
+    emit temporalLambdaDragged(l);
+  });
+  row.show = [this](const st::Value& v) {
+    temporalValue_ = std::get<double>(v);
+    temporalSlider_->setValue(sliderFromLambda(temporalValue_));
+    temporalEdit_->setText(sci(temporalValue_));
+  };
+  row.read = [this](const st::Value&) -> st::Value { return temporalValue_; };
+  return w;
+}
+
+void SettingsPanel::setSeriesFrames(int frames) {
+  if (frames == seriesFrames_) return;
+  seriesFrames_ = frames;
+  updateVisibility();
+}
+
 void SettingsPanel::fixLambdaRule() {
   // A λ the user sets is the λ used: the rule row shows "as given" (silently: the λ's own signal follows).
   loading_ = true;
@@ -383,7 +441,8 @@ void SettingsPanel::updateVisibility() {
     bool any = name == "reconstruction";
     for (const Row& r : rows_) {
       if (r.setting->group != name) continue;
-      const bool forMethod = (r.setting->methods & st::bit(s.method)) != 0;
+      // The dynamic group is for a series: it shows once the data have frames.
+      const bool forMethod = (r.setting->methods & st::bit(s.method)) != 0 && (name != "dynamic" || seriesFrames_ > 1);
       r.form->setRowVisible(r.field, forMethod);
       r.field->setEnabled(r.setting->usedBy(s));
       any |= forMethod;

@@ -38,6 +38,11 @@ class SettingsPanel : public QWidget {
   static double lambdaFromSlider(int position);
   static int sliderFromLambda(double lambda);
   QSlider* lambdaSlider() const { return lambdaSlider_; }
+  /// The temporal λ's slider (dynamic.temporal_lambda, the same log scale as λ's): shown with the dynamic
+  /// group, for cs on data with frames; enabled unless the frames are reconstructed independently.
+  QSlider* temporalLambdaSlider() const { return temporalSlider_; }
+  /// How many frames the data have: the dynamic group shows only for a series (two or more).
+  void setSeriesFrames(int frames);
   QComboBox* methodBox() const { return method_; }
   /// The editor widget of a setting by its table key ("nufft.width"); null when it has none.
   QWidget* editor(const std::string& key) const;
@@ -56,6 +61,8 @@ class SettingsPanel : public QWidget {
   void settingsChanged();
   /// The λ slider moved (live re-solve when the method is CG).
   void lambdaDragged(double lambda);
+  /// The temporal λ slider moved (or its value was typed): the series is reconstructed again.
+  void temporalLambdaDragged(double lambda);
   void trajectoryChanged(const QString& path);
   void runRequested();
   void cancelRequested();
@@ -82,6 +89,7 @@ class SettingsPanel : public QWidget {
   void textField(Row& row, const recon::settings::Setting& s);
   void dimsField(Row& row, const recon::settings::Setting& s, const QString& tip);
   QWidget* lambdaEditor(Row& row);
+  QWidget* temporalLambdaEditor(Row& row);
   void updateVisibility();
   void changed();
   void setLambdaText(double lambda);
@@ -99,6 +107,10 @@ class SettingsPanel : public QWidget {
   QSlider* lambdaSlider_ = nullptr;
   QLineEdit* lambda_ = nullptr;
   QCheckBox* live_ = nullptr;
+  QSlider* temporalSlider_ = nullptr;
+  QLineEdit* temporalEdit_ = nullptr;
+  double temporalValue_ = 0;
+  int seriesFrames_ = 1;
   QPushButton* run_ = nullptr;
   QPushButton* cancel_ = nullptr;
 };

@@ -188,7 +188,21 @@ SliceView::Geometry SliceView::geometry() const {
 }
 
 std::optional<std::array<int, 3>> SliceView::voxelAt(QPointF pos) const {
-  if (!volume_ || pos.x() >= imageAreaWidth()) return std::nullopt;
+  if (pos.x() >= imageAreaWidth()) return std::nullopt;
+  const auto v = nearestVoxel(pos);
+  if (!v) return std::nullopt;
+  // Outside the image when clamping moved it by more than the half voxel that rounding allows.
+  const Geometry g = geometry();
+  const double u = g.u0 + (pos.x() - g.areaWidth / 2) * g.mmPerPixel;
+  const double w = g.v0 + (g.areaHeight / 2 - pos.y()) * g.mmPerPixel;
+  const long i = std::lround(g.axes.rightSign * u / volume_->spacing(g.axes.right));
+  const long j = std::lround(g.axes.upSign * w / volume_->spacing(g.axes.up));
+  if (i != (*v)[static_cast<std::size_t>(g.axes.right)] || j != (*v)[static_cast<std::size_t>(g.axes.up)]) return std::nullopt;
+  return v;
+}
+
+std::optional<std::array<int, 3>> SliceView::nearestVoxel(QPointF pos) const {
+  if (!volume_) return std::nullopt;
   const Geometry g = geometry();
   const double u = g.u0 + (pos.x() - g.areaWidth / 2) * g.mmPerPixel;
   const double v = g.v0 + (g.areaHeight / 2 - pos.y()) * g.mmPerPixel;
@@ -197,9 +211,37 @@ std::optional<std::array<int, 3>> SliceView::voxelAt(QPointF pos) const {
   ijk[static_cast<std::size_t>(g.axes.right)] =
       static_cast<int>(std::lround(g.axes.rightSign * u / volume_->spacing(g.axes.right)));
   ijk[static_cast<std::size_t>(g.axes.up)] = static_cast<int>(std::lround(g.axes.upSign * v / volume_->spacing(g.axes.up)));
-  for (int a = 0; a < 3; ++a)
-    if (ijk[static_cast<std::size_t>(a)] < 0 || ijk[static_cast<std::size_t>(a)] >= volume_->dim(a)) return std::nullopt;
+  for (int a = 0; a < 3; ++a) ijk[static_cast<std::size_t>(a)] = std::clamp(ijk[static_cast<std::size_t>(a)], 0, volume_->dim(a) - 1);
   return ijk;
+}
+
+QPointF SliceView::screenOf(const std::array<int, 3>& ijk, double du, double dv) const {
+  const Geometry g = geometry();
+  const double u = g.axes.rightSign * ijk[static_cast<std::size_t>(g.axes.right)] * volume_->spacing(g.axes.right) +
+                   du * 0.5 * volume_->spacing(g.axes.right);
+  const double v = g.axes.upSign * ijk[static_cast<std::size_t>(g.axes.up)] * volume_->spacing(g.axes.up) +
+                   dv * 0.5 * volume_->spacing(g.axes.up);
+  return {g.areaWidth / 2 + (u - g.u0) / g.mmPerPixel, g.areaHeight / 2 - (v - g.v0) / g.mmPerPixel};
+}
+
+void SliceView::setRoi(std::optional<std::pair<std::array<int, 3>, std::array<int, 3>>> corners) {
+  roi_ = corners;
+  update();
+}
+
+void SliceView::drawRoi(QPainter& p) {
+  if (!roi_ || !volume_) return;
+  // The rectangle around both corner voxels: each corner pushed half a voxel outwards.
+  const Geometry g = geometry();
+  const auto& [a, b] = *roi_;
+  const int ra = a[static_cast<std::size_t>(g.axes.right)], rb = b[static_cast<std::size_t>(g.axes.right)];
+  const int ua = a[static_cast<std::size_t>(g.axes.up)], ub = b[static_cast<std::size_t>(g.axes.up)];
+  const double sa = (ra <= rb ? -1.0 : 1.0) * g.axes.rightSign, ta = (ua <= ub ? -1.0 : 1.0) * g.axes.upSign;
+  const QRectF r = QRectF(screenOf(a, sa, ta), screenOf(b, -sa, -ta)).normalized();
+  p.setPen(QPen(QColor(0, 0, 0, 160), 3));
+  p.drawRect(r);
+  p.setPen(QPen(QColor(80, 220, 255), 1.5));
+  p.drawRect(r);
 }
 
 void SliceView::beforeRender(int width, int /*height*/) {
@@ -266,6 +308,7 @@ void SliceView::drawOverlay(QPainter& p) {
                placeholder_.isEmpty() ? tr("No image") : placeholder_);
     return;
   }
+  drawRoi(p);
   // Crosshair of the linked cursor.
   if (crosshair_) {
     const Geometry g = geometry();
@@ -324,6 +367,13 @@ void SliceView::drawOverlay(QPainter& p) {
 }
 
 void SliceView::mousePressEvent(QMouseEvent* e) {
+  roiDrag_ = e->button() == Qt::LeftButton && (roiMode_ || (e->modifiers() & Qt::ControlModifier)) && voxelAt(e->position());
+  if (roiDrag_) {
+    const auto v = *voxelAt(e->position());
+    setRoi(std::make_pair(v, v));
+    dragButton_ = Qt::NoButton;
+    return;
+  }
   dragButton_ = e->button();
   dragPan_ = e->button() == Qt::MiddleButton || (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ShiftModifier));
   dragStart_ = e->position();
@@ -335,6 +385,10 @@ void SliceView::mousePressEvent(QMouseEvent* e) {
 }
 
 void SliceView::mouseMoveEvent(QMouseEvent* e) {
+  if (roiDrag_ && roi_) {
+    if (const auto v = nearestVoxel(e->position())) setRoi(std::make_pair(roi_->first, *v));
+    return;
+  }
   const QPointF d = e->position() - dragStart_;
   if (dragButton_ == Qt::LeftButton && !dragPan_) {
     // Window/level as on a scanner console (docs/gui.md): right/left = wider/narrower window, up/down =
@@ -357,6 +411,12 @@ void SliceView::mouseMoveEvent(QMouseEvent* e) {
 }
 
 void SliceView::mouseReleaseEvent(QMouseEvent* e) {
+  if (roiDrag_) {
+    roiDrag_ = false;
+    if (const auto v = nearestVoxel(e->position()); v && roi_) setRoi(std::make_pair(roi_->first, *v));
+    if (roi_) emit roiDrawn(roi_->first, roi_->second);
+    return;
+  }
   // A click (no drag) points at a voxel: the 3D views link their planes and crosshair to it.
   if (dragButton_ == Qt::LeftButton && !dragPan_ && (e->position() - dragStart_).manhattanLength() <= 4) {
     if (lo_ != dragLo_ || hi_ != dragHi_) {  // undo the few pixels of window drag the click made

@@ -1,12 +1,14 @@
 #pragma once
 // One plane of a volume (axial, coronal or sagittal), rendered by VTK with a colour map and a window.
 // Mouse: left drag = window/level, middle drag or shift+left = pan, right drag or ctrl+wheel = zoom,
-// wheel = next/previous slice, double click = fit. The owner links views through the signals (the
+// wheel = next/previous slice, double click = fit, ctrl+left drag (or left drag in ROI mode) = a rectangle
+// of interest (the time-intensity curve of a series). The owner links views through the signals (the
 // compare tab links cursor, zoom/pan and window of four views).
 #include <QString>
 #include <array>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "display_orientation.hpp"
 #include "display_volume.hpp"
@@ -47,6 +49,15 @@ class SliceView : public VtkCanvas {
   void setViewTransform(double zoom, double panRight, double panUp);
   double zoom() const { return zoom_; }
   void resetView();
+  /// ROI mode: a left drag draws the rectangle of interest instead of changing the window.
+  void setRoiMode(bool on) { roiMode_ = on; }
+  bool roiMode() const { return roiMode_; }
+  /// The rectangle of interest: its two corner voxels (inclusive, in this plane); nullopt hides it.
+  void setRoi(std::optional<std::pair<std::array<int, 3>, std::array<int, 3>>> corners);
+  std::optional<std::pair<std::array<int, 3>, std::array<int, 3>>> roi() const { return roi_; }
+  /// Widget position of voxel `ijk`'s centre, moved by (du, dv) half voxels along the plane's volume axes
+  /// (screen right and up up to their signs): the overlay's drawing, and where tests point the mouse.
+  QPointF screenOf(const std::array<int, 3>& ijk, double du = 0, double dv = 0) const;
   /// Empty views say why (no image yet, an error).
   void setPlaceholder(const QString& text);
   /// Which way the volume's axes point (docs/conventions.md): decides the screen layout of the plane and
@@ -62,6 +73,8 @@ class SliceView : public VtkCanvas {
   void sliceChanged(int slice);
   void windowDragged(double lo, double hi);
   void viewTransformChanged(double zoom, double panRight, double panUp);
+  /// A rectangle of interest was drawn: its corner voxels (inclusive).
+  void roiDrawn(std::array<int, 3> from, std::array<int, 3> to);
 
  protected:
   void beforeRender(int width, int height) override;
@@ -77,6 +90,9 @@ class SliceView : public VtkCanvas {
   struct Geometry;  // screen <-> volume mapping for the current size, zoom and pan
   Geometry geometry() const;
   std::optional<std::array<int, 3>> voxelAt(QPointF pos) const;
+  /// The voxel under `pos`, clamped into the volume (a drag that leaves the image); nullopt without one.
+  std::optional<std::array<int, 3>> nearestVoxel(QPointF pos) const;
+  void drawRoi(QPainter& p);
   void applyWindow();
   int imageAreaWidth() const;
   void drawColorBar(QPainter& p);
@@ -93,6 +109,8 @@ class SliceView : public VtkCanvas {
   std::optional<std::array<int, 3>> crosshair_;
   model::PlaneLayout layout_;
   double zoom_ = 1, panRight_ = 0, panUp_ = 0;
+  bool roiMode_ = false, roiDrag_ = false;
+  std::optional<std::pair<std::array<int, 3>, std::array<int, 3>>> roi_;
   // drag state
   Qt::MouseButton dragButton_ = Qt::NoButton;
   bool dragPan_ = false;

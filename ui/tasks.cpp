@@ -4,6 +4,7 @@
 #include <QFileInfo>
 
 #include "larmor/backend/registry.hpp"
+#include "larmor/phantom/dynamic.hpp"
 #include "larmor/recon/iterative.hpp"
 #include "larmor/recon/recon.hpp"
 #include "larmor/recon/settings_table.hpp"
@@ -27,6 +28,13 @@ Task makeReconTask(ReconJob job, TaskKind kind, const QString& label) {
     req.backend = job.backend;
     req.settings.iterative.warmStart = job.warmStart;
     TaskOutput out;
+    if (job.series) {
+      // Every frame: jointly with the temporal prior where recon::jointOverFrames says so (cs), else one by one.
+      for (recon::ReconResult& r : recon::runFrames(job.series->frames, req, progress))
+        out.frames.push_back(std::make_shared<const recon::ReconResult>(std::move(r)));
+      out.dataset = job.dataset;
+      return out;
+    }
     out.result = std::make_shared<const recon::ReconResult>(recon::run(req, progress));
     out.dataset = job.dataset;
     return out;
@@ -97,9 +105,26 @@ Task makeSimulateTask(const phantom::SimulateSettings& s) {
   Task t;
   t.kind = TaskKind::Load;
   t.label = QObject::tr("simulating a %1x%2x%3 phantom").arg(s.matrix[0]).arg(s.matrix[1]).arg(s.matrix[2]);
+  if (s.frames > 1) t.label = QObject::tr("simulating a %1x%2 dynamic phantom, %3 frames").arg(s.matrix[0]).arg(s.matrix[1]).arg(s.frames);
   t.work = [s](const Progress& progress) {
     TaskOutput out;
-    out.dataset = std::make_shared<const Dataset>(phantom::simulate(s, progress));
+    if (s.frames <= 1) {
+      out.dataset = std::make_shared<const Dataset>(phantom::simulate(s, progress));
+      return out;
+    }
+    auto series = std::make_shared<io::Series>();
+    series->frames = phantom::simulateSeries(s, phantom::DynamicModel{}, progress);
+    series->repetitions.clear();
+    for (std::size_t f = 0; f < series->frames.size(); ++f) {
+      io::FrameKey k;
+      k.repetition = static_cast<int>(f);
+      series->keys.push_back(k);
+      series->repetitions.push_back(static_cast<int>(f));
+    }
+    series->echoTimeMs.assign(series->frames.size(), io::unknownTime());
+    series->triggerTimeMs.assign(series->frames.size(), io::unknownTime());
+    out.series = std::move(series);
+    out.dataset = std::shared_ptr<const Dataset>(out.series, &out.series->frames.front());
     return out;
   };
   return t;

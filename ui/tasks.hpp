@@ -8,6 +8,7 @@
 
 #include "larmor/backend/backend.hpp"
 #include "larmor/io/dataset_io.hpp"
+#include "larmor/io/series.hpp"
 #include "larmor/phantom/simulate.hpp"
 #include "larmor/recon/settings.hpp"
 #include "worker.hpp"
@@ -22,6 +23,9 @@ struct ReconJob {
   std::shared_ptr<Backend> backend;
   /// The previous solution, for the λ slider: the engine's warm start (IterativeSettings::warmStart).
   std::shared_ptr<const CArray> warmStart;
+  /// Non-null: every frame of this series through recon::runFrames (the joint reconstruction under cs);
+  /// the output's `frames` holds one result per frame.
+  std::shared_ptr<const io::Series> series;
 };
 
 Task makeReconTask(ReconJob job, TaskKind kind = TaskKind::Recon, const QString& label = {});
@@ -33,6 +37,8 @@ Task makeLoadTask(const QString& path, const io::LoadOptions& options);
 /// the session finds the libraries' kernels loaded (no cold start). Its output's extra holds
 /// {"ms": time, "error": why it did nothing}.
 Task makeWarmUpTask(std::shared_ptr<Backend> backend, const recon::ReconSettings& settings);
+/// A phantom; with settings.frames > 1 the dynamic phantom's series (phantom::simulateSeries), its frames the
+/// repetitions 0 .. frames - 1.
 Task makeSimulateTask(const phantom::SimulateSettings& settings);
 
 }  // namespace larmor::ui

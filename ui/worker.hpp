@@ -33,6 +33,8 @@ struct TaskOutput {
   std::shared_ptr<const Dataset> dataset;            ///< Load (a file's first frame; series holds them all)
   std::shared_ptr<const io::Series> series;          ///< Load of a file: its frames (io/series.hpp)
   std::shared_ptr<const recon::ReconResult> result;  ///< Recon
+  /// Recon of a whole series (recon::runFrames): one result per frame, in order (`result` is then empty).
+  std::vector<std::shared_ptr<const recon::ReconResult>> frames;
   nlohmann::json extra;                              ///< Sweep: the points
 };
 

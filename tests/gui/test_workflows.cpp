@@ -12,6 +12,7 @@
 #include <QMouseEvent>
 #include <QProcess>
 #include <QSlider>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -30,6 +31,7 @@
 
 #include "compare_view.hpp"
 #include "larmor/io/cfl.hpp"
+#include "larmor/phantom/dynamic.hpp"
 #include "larmor/io/image_geometry.hpp"
 #include "larmor/traj/dcf.hpp"
 #ifdef LARMOR_HAVE_IO
@@ -40,6 +42,8 @@
 #include "gui_test_support.hpp"
 #include "image_viewer.hpp"
 #include "main_window.hpp"
+#include "phantom_dialog.hpp"
+#include "time_curve_view.hpp"
 #include "settings_panel.hpp"
 #include "slice_view.hpp"
 #include "theme.hpp"
@@ -208,6 +212,130 @@ class WorkflowTest : public QObject {
     bar->setPlaying(false);
     QCOMPARE(seen.size(), std::size_t(2));
     QCOMPARE(finished_, f);
+  }
+
+  // New phantom with frames: the dialog's frames field makes a dynamic series; it is offered only where the
+  // simulator has a series (2D, one slice; Cartesian, radial or golden angle).
+  void phantomDialogFrames() {
+    PhantomDialog dlg;
+    phantom::SimulateSettings s = smallPhantom(TrajectoryKind::GoldenAngle, 48, 4);
+    s.frames = 6;
+    dlg.setSettings(s);
+    QSpinBox* frames = dlg.framesBox();
+    QVERIFY(frames && frames->isEnabled());
+    QCOMPARE(frames->value(), 6);
+    QCOMPARE(dlg.settings().frames, index_t(6));
+    QVERIFY(dlg.settings().trajectory == TrajectoryKind::GoldenAngle);
+    auto* traj = dlg.findChildren<QComboBox*>().value(0);
+    QVERIFY(traj);
+    traj->setCurrentIndex(traj->findData(static_cast<int>(TrajectoryKind::Spiral)));
+    QVERIFY2(!frames->isEnabled(), "a spiral phantom has no series, yet the frames field is offered");
+    QCOMPARE(dlg.settings().frames, index_t(1));
+    traj->setCurrentIndex(traj->findData(static_cast<int>(TrajectoryKind::Cartesian)));
+    QVERIFY(frames->isEnabled());
+    QCOMPARE(dlg.settings().frames, index_t(6));
+    s.frames = 1;
+    dlg.setSettings(s);
+    QCOMPARE(dlg.settings().frames, index_t(1));
+    // The dialog's settings load as a series of six frames.
+    s.frames = 6;
+    dlg.setSettings(s);
+    load(dlg.settings());
+    QCOMPARE(w_->model().frameCount(), std::size_t(6));
+    QVERIFY(w_->findChild<FrameBar*>()->isVisible());
+  }
+
+  // A dynamic phantom (48², 6 frames, 4 coils, golden angle) under cs: one run reconstructs every frame jointly
+  // (recon::runFrames), the cine plays it without reconstructing, the temporal λ slider re-runs it in the worker
+  // (the window keeps answering) and changes the image, and a rectangle drawn on the image gives a curve of one
+  // point per frame that rises with the truth's contrast wash-in.
+  void dynamicSeriesJointly() {
+    phantom::SimulateSettings ph = smallPhantom(TrajectoryKind::GoldenAngle, 48, 4);
+    ph.frames = 6;
+    load(ph);
+    QCOMPARE(w_->model().frameCount(), std::size_t(6));
+    QSlider* temporal = w_->settingsPanel()->temporalLambdaSlider();
+    QVERIFY(temporal);
+    setMethod(recon::Method::Cs, 40);
+    QVERIFY2(temporal->isVisibleTo(w_.get()) && temporal->isEnabled(), "no temporal λ slider for cs on a series");
+    QVERIFY2(run(240000), qPrintable(w_->lastError()));
+    const model::RunRecord* joint = w_->model().shownRun();
+    QVERIFY(joint && joint->isSeries());
+    QCOMPARE(joint->frames.size(), std::size_t(6));
+    QVERIFY2(joint->result->provenance.value("dynamic", nlohmann::json::object()).value("joint", false),
+             "the series was not reconstructed jointly");
+    const int jointNumber = joint->number;
+    const CArray before = joint->frames[3]->image;
+    // Cine: every frame from the one run, nothing reconstructed again.
+    auto* bar = w_->findChild<FrameBar*>();
+    const int f0 = finished_;
+    bar->setPlaying(true, 30);
+    std::set<std::size_t> seen;
+    waitUntil([&] { seen.insert(w_->model().frame()); return seen.size() == 6; }, 5000);
+    bar->setPlaying(false);
+    QCOMPARE(seen.size(), std::size_t(6));
+    QCOMPARE(finished_, f0);
+    QCOMPARE(w_->model().shownRun()->number, jointNumber);
+    // The shown image is the current frame's.
+    const std::size_t fr = w_->model().frame();
+    QCOMPARE(w_->model().shownRun()->result.get(), w_->model().shownRun()->frames[fr].get());
+    // The ROI: a 5 x 5 rectangle inside the wash-in ellipse (its centre in voxels as phantom::rasterize puts it:
+    // index = FOV position x N + N/2), drawn with ctrl+drag on the image.
+    const phantom::Ellipse e = phantom::dynamicEllipses(phantom::DynamicModel{}, 0, 48)[phantom::kWashInEllipse];
+    const int bx = static_cast<int>(std::lround(e.cx * 48 + 24)), by = static_cast<int>(std::lround(e.cy * 48 + 24));
+    w_->showTab("image");
+    QTest::qWait(200);
+    SliceView* v = axial();
+    const QPoint from = v->screenOf({bx - 2, by - 2, 0}).toPoint(), to = v->screenOf({bx + 2, by + 2, 0}).toPoint();
+    auto mouse = [&](QEvent::Type type, QPoint p, Qt::MouseButton b, Qt::MouseButtons bs) {
+      QMouseEvent me(type, QPointF(p), v->mapToGlobal(QPointF(p)), b, bs, Qt::ControlModifier);
+      QApplication::sendEvent(v, &me);
+    };
+    mouse(QEvent::MouseButtonPress, from, Qt::LeftButton, Qt::LeftButton);
+    mouse(QEvent::MouseMove, (from + to) / 2, Qt::NoButton, Qt::LeftButton);
+    mouse(QEvent::MouseMove, to, Qt::NoButton, Qt::LeftButton);
+    mouse(QEvent::MouseButtonRelease, to, Qt::LeftButton, Qt::NoButton);
+    TimeCurveView* curve = w_->timeCurveView();
+    QVERIFY(curve && curve->isVisible());
+    QCOMPARE(curve->pointCount(), 6);
+    const model::TimeCurve c = curve->curve();
+    QCOMPARE(c.truth.size(), std::size_t(6));
+    QString values;
+    for (int t = 0; t < 6; ++t) values += QStringLiteral(" %1/%2").arg(c.values[t], 0, 'g', 3).arg(c.truth[t], 0, 'g', 3);
+    qInfo("ROI x %d–%d, y %d–%d: mean |image| / truth per frame:%s", bx - 2, bx + 2, by - 2, by + 2, qPrintable(values));
+    // The wash-in: the truth is flat up to frame 2, then rises; the reconstruction's curve rises with it.
+    QVERIFY(c.truth[5] > c.truth[2] + 0.05);
+    QVERIFY2(c.values[5] > c.values[1], "the curve does not follow the wash-in");
+    QVERIFY2(c.values[5] - c.values[1] > 0.5 * (c.truth[5] - c.truth[1]), "the curve rises far less than the truth");
+    QVERIFY(w_->saveScreenshot(scratchDir("dynamic") + "/dynamic.png"));  // the cine with the curve (docs/gui.md)
+    // The temporal λ slider: a joint run again, in the worker; the event loop keeps turning meanwhile.
+    QVERIFY(waitUntil([&] { return !w_->worker()->busy(); }, 60000));
+    const double lt0 = w_->session().settings.dynamic.temporalLambda;
+    QElapsedTimer gap;
+    qint64 longest = 0;
+    QTimer tick;
+    gap.start();
+    connect(&tick, &QTimer::timeout, this, [&] { longest = std::max(longest, gap.restart()); });
+    tick.start(20);
+    temporal->setValue(temporal->value() + 100);  // λt x 10 (100 steps a decade)
+    QVERIFY2(w_->worker()->busy(), "the temporal λ started nothing in the worker");
+    QVERIFY2(waitUntil([&] { return finished_ > f0; }, 240000), qPrintable(w_->lastError()));
+    tick.stop();
+    qInfo("temporal λ %.3g -> %.3g: longest event-loop gap while the joint run went %lld ms", lt0,
+          w_->session().settings.dynamic.temporalLambda, static_cast<long long>(longest));
+    QVERIFY2(longest < 1000, "the window froze while the series was reconstructed");
+    QVERIFY(w_->session().settings.dynamic.temporalLambda > 5 * lt0);
+    QVERIFY2(curve->curve().values != c.values, "the curve did not follow the new run");
+    const model::RunRecord* again = w_->model().shownRun();
+    QVERIFY(again && again->isSeries() && again->number > jointNumber);
+    const CArray& after = again->frames[3]->image;
+    QCOMPARE(after.size(), before.size());
+    double diff = 0, norm = 0;
+    for (index_t i = 0; i < after.size(); ++i) {
+      diff += std::norm(after[i] - before[i]);
+      norm += std::norm(before[i]);
+    }
+    QVERIFY2(diff > 1e-6 * norm, "the temporal λ did not change the image");
   }
 
   void orientationAndClinicalLabels() {

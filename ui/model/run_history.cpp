@@ -65,6 +65,19 @@ const RunRecord& RunHistory::add(std::shared_ptr<const recon::ReconResult> resul
   return runs_.front();
 }
 
+const RunRecord& RunHistory::addSeries(std::vector<std::shared_ptr<const recon::ReconResult>> frames,
+                                       std::size_t current, std::string description, SessionSettings settings) {
+  const std::shared_ptr<const recon::ReconResult> shown = current < frames.size() ? frames[current] : nullptr;
+  add(shown, std::move(description), std::move(settings));
+  runs_.front().frames = std::move(frames);
+  return runs_.front();
+}
+
+void RunHistory::selectFrame(std::size_t f) {
+  for (RunRecord& r : runs_)
+    if (f < r.frames.size()) r.result = r.frames[f];
+}
+
 const RunRecord* RunHistory::find(int number) const {
   for (const RunRecord& r : runs_)
     if (r.number == number) return &r;

@@ -5,6 +5,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "larmor/recon/recon.hpp"
 #include "session_settings.hpp"
@@ -17,6 +18,11 @@ struct RunRecord {
   std::string label;        ///< "run 3: cg, fd λ 0.01"
   SessionSettings settings;
   std::shared_ptr<const recon::ReconResult> result;
+  /// A series run (recon::runFrames over every frame of a series at once, e.g. the joint reconstruction of
+  /// --method cs): each frame's result, `result` being the current frame's (RunHistory::selectFrame). Empty
+  /// for a run of one frame.
+  std::vector<std::shared_ptr<const recon::ReconResult>> frames;
+  bool isSeries() const { return !frames.empty(); }
 
   /// The combined image, sharing ownership with the result.
   std::shared_ptr<const CArray> image() const;
@@ -38,6 +44,11 @@ class RunHistory {
   /// Numbers, labels and keeps the run; returns it (valid until the next add or clear).
   const RunRecord& add(std::shared_ptr<const recon::ReconResult> result, std::string description,
                        SessionSettings settings);
+  /// A series run: `frames` one result per frame, `current` the frame shown now (its result is `result`).
+  const RunRecord& addSeries(std::vector<std::shared_ptr<const recon::ReconResult>> frames, std::size_t current,
+                             std::string description, SessionSettings settings);
+  /// Points every series run's `result` at frame `f` (another frame became current).
+  void selectFrame(std::size_t f);
   /// Forgets the runs (new data); the numbering goes on.
   void clear() { runs_.clear(); }
   const std::deque<RunRecord>& runs() const { return runs_; }

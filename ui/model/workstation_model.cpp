@@ -4,9 +4,14 @@
 #include "method_fit.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 
 #include "larmor/backend/registry.hpp"
+#include "larmor/quality/display.hpp"
+#include "larmor/recon/dynamic.hpp"
+#include "larmor/recon/settings.hpp"
 
 namespace larmor::model {
 
@@ -66,6 +71,13 @@ bool WorkstationModel::setFrame(std::size_t f) {
   data_ = describeDataset(std::shared_ptr<const Dataset>(series, &series->frames[f]), data_.source);
   data_.series = series;
   data_.frame = f;
+  frameTruths_.emplace(f, data_.truth);  // describeDataset computed it
+  runs_.selectFrame(f);
+  // A series run shows the new frame's image at once (the window keeps it shown: runForFrame finds it).
+  if (shownRun() && shownRun()->isSeries()) {
+    notify([](WorkstationObserver& o) { o.shownRunChanged(); });
+    updateComparison();
+  }
   notify([](WorkstationObserver& o) { o.frameChanged(); });
   return true;
 }
@@ -73,10 +85,55 @@ bool WorkstationModel::setFrame(std::size_t f) {
 int WorkstationModel::runForFrame(std::size_t f, const SessionSettings& session) const {
   int best = 0;
   for (const auto& r : runs_.runs()) {
+    if (!sameSession(r.settings, session)) continue;
     const auto it = runFrames_.find(r.number);
-    if (it != runFrames_.end() && it->second == f && sameSession(r.settings, session)) best = std::max(best, r.number);
+    if ((r.isSeries() && f < r.frames.size()) || (it != runFrames_.end() && it->second == f)) best = std::max(best, r.number);
   }
   return best;
+}
+
+bool WorkstationModel::runsWholeSeries() const {
+  return data_.frameCount() > 1 && session_.settings.method == recon::Method::Cs;
+}
+
+std::shared_ptr<const CArray> WorkstationModel::frameTruth(std::size_t f) const {
+  if (!data_.series) return f == 0 ? data_.truth : nullptr;
+  if (f >= data_.series->frames.size()) return nullptr;
+  const auto it = frameTruths_.find(f);
+  if (it != frameTruths_.end()) return it->second;
+  std::shared_ptr<const CArray> t;
+  const Dataset& d = data_.series->frames[f];
+  if (d.reference) {
+    try {
+      t = std::make_shared<const CArray>(quality::comparisonTruth(d));
+    } catch (const std::exception&) {  // describeDataset says why for the frame shown
+    }
+  }
+  frameTruths_[f] = t;
+  return t;
+}
+
+TimeCurve WorkstationModel::timeCurve(const PlaneRoi& roi) const {
+  TimeCurve c;
+  const RunRecord* shown = shownRun();
+  const std::size_t n = data_.frameCount();
+  bool anyTruth = false;
+  std::vector<double> truth;
+  for (std::size_t f = 0; f < n; ++f) {
+    const CArray* image = nullptr;
+    if (shown && shown->isSeries() && f < shown->frames.size()) {
+      image = &shown->frames[f]->image;
+    } else if (shown) {
+      const RunRecord* r = runs_.find(runForFrame(f, shown->settings));
+      if (r) image = r->isSeries() ? &r->frames[f]->image : &r->result->image;
+    }
+    c.values.push_back(image ? roiMean(*image, roi) : std::nan(""));
+    const std::shared_ptr<const CArray> t = frameTruth(f);
+    anyTruth |= static_cast<bool>(t);
+    truth.push_back(t ? roiMean(*t, roi) : std::nan(""));
+  }
+  if (anyTruth) c.truth = std::move(truth);
+  return c;
 }
 
 void WorkstationModel::setDataset(std::shared_ptr<const Dataset> dataset, DataSource source,
@@ -88,6 +145,8 @@ void WorkstationModel::setDataset(std::shared_ptr<const Dataset> dataset, DataSo
       keepForComparison({it->number, data_.source.name() + " · " + it->label, it->image()});
   data_ = describeDataset(std::move(dataset), std::move(source));
   data_.series = std::move(series);
+  frameTruths_.clear();
+  if (data_.series) frameTruths_[data_.frame] = data_.truth;
   runFrames_.clear();
   // Everything that belonged to the previous data goes: its runs (and what is shown and compared)
   // and where its exports went. The session settings and the device stay.
@@ -158,6 +217,21 @@ RunPlan WorkstationModel::planRun(RunKind kind) {
   plan.settings.keepCoilImages = false;  // the viewer shows the combined image; skip the coil download
   plan.backend = backend_;
   plan.description = describeSettings(session_.settings, &data_.dataset->header);
+  if (runsWholeSeries()) {
+    // Every frame at once: the joint reconstruction (or each frame alone with frames_independent); the
+    // engine has no warm start for the joint path.
+    plan.series = data_.series;
+    const auto& dyn = session_.settings.dynamic;
+    const bool joint = recon::jointOverFrames(data_.series->frames, session_.settings);
+    const char* prior = dyn.prior == recon::TemporalPrior::TemporalTv ? "ttv"
+                        : dyn.prior == recon::TemporalPrior::LowRank  ? "llr"
+                                                                      : "sttv";
+    char lt[32];
+    std::snprintf(lt, sizeof lt, "%.3g", dyn.temporalLambda);
+    plan.description += " · " + std::to_string(data_.frameCount()) + " frames " +
+                        (joint ? std::string("jointly, ") + prior + " λt " + lt : std::string("frame by frame"));
+    return plan;
+  }
   if (data_.frameCount() > 1) plan.description += " · " + data_.frameName();
   if (kind == RunKind::LiveLambda)
     if (const RunRecord* shown = shownRun()) plan.warmStart = shown->image();
@@ -165,7 +239,7 @@ RunPlan WorkstationModel::planRun(RunKind kind) {
 }
 
 void WorkstationModel::runStarted(std::uint64_t task, const RunPlan& plan) {
-  pendingRuns_[task] = {plan.session, plan.description, data_.frame};
+  pendingRuns_[task] = {plan.session, plan.description, data_.frame, static_cast<bool>(plan.series)};
 }
 
 const RunRecord* WorkstationModel::runFinished(std::uint64_t task, std::shared_ptr<const recon::ReconResult> result) {
@@ -178,6 +252,24 @@ const RunRecord* WorkstationModel::runFinished(std::uint64_t task, std::shared_p
   pendingRuns_.erase(pendingRuns_.begin(), std::next(it));
   const RunRecord& run = runs_.add(std::move(result), std::move(pending.description), std::move(pending.session));
   runFrames_[run.number] = pending.frame;
+  return added(run);
+}
+
+const RunRecord* WorkstationModel::runFinished(std::uint64_t task,
+                                               std::vector<std::shared_ptr<const recon::ReconResult>> frames) {
+  const auto it = pendingRuns_.find(task);
+  const bool fits = it != pendingRuns_.end() && it->second.series && frames.size() == data_.frameCount() &&
+                    std::all_of(frames.begin(), frames.end(), [](const auto& r) { return static_cast<bool>(r); });
+  if (!fits) {
+    runEnded(task);
+    return nullptr;
+  }
+  PendingRun pending = std::move(it->second);
+  pendingRuns_.erase(pendingRuns_.begin(), std::next(it));
+  return added(runs_.addSeries(std::move(frames), data_.frame, std::move(pending.description), std::move(pending.session)));
+}
+
+const RunRecord* WorkstationModel::added(const RunRecord& run) {
   const bool sameShape = shownRun() && shownRun()->result->image.shape() == run.result->image.shape();
   shown_ = run.number;
   testChoice_ = kNoReference;  // a new run is A again

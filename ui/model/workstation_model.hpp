@@ -17,6 +17,7 @@
 #include "larmor/backend/backend.hpp"
 #include "run_history.hpp"
 #include "session_settings.hpp"
+#include "time_curve.hpp"
 #include "workstation_observer.hpp"
 
 namespace larmor::model {
@@ -35,6 +36,9 @@ struct RunPlan {
   recon::ReconSettings settings;  ///< what the engine gets (no coil images: the viewer shows the combined one)
   std::shared_ptr<Backend> backend;
   std::shared_ptr<const CArray> warmStart;
+  /// Non-null: every frame of this series at once (recon::runFrames: jointly with the temporal prior under
+  /// cs), one series run; `dataset` is then the current frame. No warm start on this path.
+  std::shared_ptr<const io::Series> series;
   std::string description;  ///< "cg, fd λ 0.01"
   bool ok() const { return error.empty(); }
 };
@@ -68,8 +72,19 @@ class WorkstationModel {
   /// remembers its frame, so going back to a frame shows its run again (runForFrame). False when `f` is
   /// not a frame or already current.
   bool setFrame(std::size_t f);
-  /// The newest run of frame `f` made with `session`, or 0.
+  /// The newest run of frame `f` made with `session` (a run of that frame, or a series run), or 0.
   int runForFrame(std::size_t f, const SessionSettings& session) const;
+  /// Whether a run with the session's settings reconstructs every frame of the series at once (a series
+  /// of two or more frames under --method cs: jointly, or one by one with dynamic.frames_independent) rather
+  /// than the current frame alone (the other methods: each frame when it is first shown).
+  bool runsWholeSeries() const;
+  /// What frame `f` should equal (its reference as quality::comparisonTruth makes it), or null; computed
+  /// once per frame of the data.
+  std::shared_ptr<const CArray> frameTruth(std::size_t f) const;
+  /// The time-intensity curve in `roi` (time_curve.hpp) of the shown run: its frames when it is a series
+  /// run, else each frame's run with the shown run's settings (NaN where a frame has none); the truth's
+  /// beside it when the frames have one.
+  TimeCurve timeCurve(const PlaneRoi& roi) const;
   bool hasData() const { return static_cast<bool>(data_.dataset); }
   std::shared_ptr<const Dataset> dataset() const { return data_.dataset; }
   const LoadedDataset& data() const { return data_; }
@@ -98,6 +113,8 @@ class WorkstationModel {
   /// Adds the result of `task` as a run and shows it; null (nothing changes) for a task the model did
   /// not plan. Earlier tasks are over once a later one ends (the worker runs them in order).
   const RunRecord* runFinished(std::uint64_t task, std::shared_ptr<const recon::ReconResult> result);
+  /// The same for a series plan (RunPlan::series): one result per frame, kept as one series run.
+  const RunRecord* runFinished(std::uint64_t task, std::vector<std::shared_ptr<const recon::ReconResult>> frames);
   /// `task` failed or was cancelled.
   void runEnded(std::uint64_t task);
   const RunHistory& runs() const { return runs_; }
@@ -145,7 +162,10 @@ class WorkstationModel {
     SessionSettings session;
     std::string description;
     std::size_t frame = 0;
+    bool series = false;
   };
+  const RunRecord* added(const RunRecord& run);  ///< shows a run just added and tells the observers
+  mutable std::map<std::size_t, std::shared_ptr<const CArray>> frameTruths_;
   std::map<int, std::size_t> runFrames_;  ///< run number -> the frame it reconstructed
   std::map<std::uint64_t, PendingRun> pendingRuns_;
   RunHistory runs_;
