@@ -4,7 +4,9 @@
 //   1. an undersampled radial Shepp-Logan phantom (128², 8 coils, 64 spokes: a third of Nyquist's π/2·N)
 //      reconstructed by gridding, by iterative CG-SENSE and by compressed sensing (TV), side by side;
 //   2. the λ slider of the CS reconstruction moved through three values, each shown as it converges;
-//   3. a Cartesian phantom undersampled R = 4 with 24 calibration lines, reconstructed by GRAPPA and
+//   3. a dynamic phantom (8 frames of 21 golden-angle spokes) reconstructed frame by frame, then jointly
+//      with the spatio-temporal prior; the cine plays with the time-intensity curve of the contrast wash-in;
+//   4. a Cartesian phantom undersampled R = 4 with 24 calibration lines, reconstructed by GRAPPA and
 //      compared with the truth.
 // Each step waits for the window's own signals (loaded, finished); an engine error ends the demo with
 // the error shown. With quitAfter (--quit-after-demo) the application exits at the end: 0 when every

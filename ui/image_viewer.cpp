@@ -250,6 +250,11 @@ void ImageViewer::setImage(std::shared_ptr<const CArray> image, std::array<doubl
   rebuildDisplay(sameShape);
 }
 
+void ImageViewer::setRoi(const model::PlaneRoi& roi) {
+  views_[SliceView::Axial]->setRoi(std::make_pair(std::array<int, 3>{roi.x0, roi.y0, roi.z}, std::array<int, 3>{roi.x1, roi.y1, roi.z}));
+  emit roiDrawn(roi);
+}
+
 void ImageViewer::clear(const QString& message) {
   cursor_.reset();
   views_[SliceView::Axial]->setRoi(std::nullopt);

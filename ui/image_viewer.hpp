@@ -68,6 +68,8 @@ class ImageViewer : public QWidget {
   std::optional<std::array<int, 3>> linkedCursor() const { return cursor_; }
   /// The ROI tool (a rectangle on the axial plane; ctrl+drag draws one without it).
   QToolButton* roiButton() const { return roiButton_; }
+  /// Draws `roi` on the axial plane as if the user had (roiDrawn follows).
+  void setRoi(const model::PlaneRoi& roi);
 
  signals:
   void probed(const QString& text);

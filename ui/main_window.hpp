@@ -59,6 +59,8 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   SessionState session() const;
   /// "image", "compare", "timings", "log" (and "dataset" raises the dataset dock).
   void showTab(const QString& name);
+  /// The rectangle the time-intensity curve is of (as drawn on the image; the presenter's demo).
+  void setTimeCurveRoi(const model::PlaneRoi& roi);
   /// The larmor-cli command for the current data and settings.
   QString cliCommandText() const;
   /// Each returns false and shows the error (banner + log) when it fails.

@@ -149,6 +149,8 @@ void MainWindow::shownRunChanged() {
   refreshTimeCurve();
 }
 
+void MainWindow::setTimeCurveRoi(const model::PlaneRoi& roi) { viewer_->setRoi(roi); }
+
 void MainWindow::refreshTimeCurve() {
   const bool series = model_.frameCount() > 1;
   curve_->setVisible(series);
