@@ -3,7 +3,7 @@
 // positive definite matrices of n <= 128 in shared memory, and for 1 x 1 systems. They queue work on
 // `l.stream` and return; info[e] = k + 1 when the leading minor of order k + 1 of A_e is not positive definite
 // (cuSOLVER's convention), else 0; the caller zeroes `info` first. Counts are validated
-// by the caller (CudaBackend::choleskySolveBatched, linalg.cu); pointers are device pointers.
+// by the caller (CudaBackend::choleskySolveBatched: GrappaOps on the device, linalg.cu); pointers are device pointers.
 #include <cstddef>
 
 #include "kernels.hpp"

@@ -1,7 +1,9 @@
 // CudaBackend's core (twin: engine/src/cpu/cpu_backend.cpp): the device description, the stream, and the
-// vector and array ops, whose kernels are in kernels.cu. memory.cu, fft.cu, nufft.cu, dft.cu, linalg.cu,
-// coil_combine.cu, prior.cu, finite_difference.cu, sparsity.cu and wavelet.cu have the rest, each named
-// after its CPU twin.
+// vector and array ops, whose kernels are in kernels.cu; with them the ops of three families that live on the
+// backend's private state: ExecutionOps (queued transfers, peer copies, CUDA graphs; the CPU's at once:
+// engine/src/backend/execution_ops.cpp and cpu/memory.cpp), ToeplitzOps (the Gram of the FFT) and GrappaOps's
+// transpose. memory.cu, fft.cu, nufft.cu, dft.cu, linalg.cu, coil_combine.cu, prior.cu, finite_difference.cu,
+// sparsity.cu and wavelet.cu have the rest, each named after its CPU twin.
 #include "cuda_backend.hpp"
 #include "fft_last.hpp"
 
@@ -98,6 +100,7 @@ CudaBackend::CudaBackend(int device) : device_(device) {
   qualityOps_ = std::make_unique<CudaQualityOps>(*this);
   toeplitzOps_ = std::make_unique<CudaToeplitzOps>(*this);
   grappaOps_ = std::make_unique<CudaGrappaOps>(*this);
+  executionOps_ = std::make_unique<CudaExecutionOps>(*this);
   scratch_ = allocator_->allocate((kMaxReduceBlocks + 1) * sizeof(double2));  // last: nothing throws after it
 }
 
@@ -123,6 +126,7 @@ SolverOps& CudaBackend::solverOps() { return *solverOps_; }
 QualityOps& CudaBackend::qualityOps() { return *qualityOps_; }
 ToeplitzOps& CudaBackend::toeplitzOps() { return *toeplitzOps_; }
 GrappaOps& CudaBackend::grappaOps() { return *grappaOps_; }
+ExecutionOps& CudaBackend::executionOps() { return *executionOps_; }
 
 void CudaBackend::activate() const { LARMOR_CUDA_CHECK(cudaSetDevice(device_)); }
 
@@ -267,12 +271,12 @@ void CudaBackend::synchronize() {
   LARMOR_CUDA_CHECK(cudaStreamSynchronize(downStream_.handle));
 }
 
-// --- queued transfers (Backend::uploadQueued / downloadQueued) ---------------------------------------------
+// --- queued transfers (ExecutionOps::uploadQueued / downloadQueued) ----------------------------------------
 
 namespace {
 
 /// A copy on a copy stream and the event after it.
-class QueuedTransfer final : public Backend::Transfer {
+class QueuedTransfer final : public ExecutionOps::Transfer {
  public:
   QueuedTransfer(CudaBackend& backend, cudaEvent_t done) : backend_(backend), done_(done) {}
   ~QueuedTransfer() override {
@@ -298,8 +302,8 @@ void CudaBackend::waitFor(cudaEvent_t event) {
   LARMOR_CUDA_CHECK(cudaStreamWaitEvent(stream_.handle, event, 0));
 }
 
-std::unique_ptr<Backend::Transfer> CudaBackend::queueCopy(cudaStream_t copyStream, void* to, const void* from,
-                                                          std::size_t bytes, cudaMemcpyKind kind) {
+std::unique_ptr<ExecutionOps::Transfer> CudaBackend::queueCopy(cudaStream_t copyStream, void* to, const void* from,
+                                                               std::size_t bytes, cudaMemcpyKind kind) {
   cudaEvent_t queued = nullptr, done = nullptr;
   LARMOR_CUDA_CHECK(cudaEventCreateWithFlags(&queued, cudaEventDisableTiming));
   if (cudaEventCreateWithFlags(&done, cudaEventDisableTiming) != cudaSuccess) {
@@ -317,25 +321,27 @@ std::unique_ptr<Backend::Transfer> CudaBackend::queueCopy(cudaStream_t copyStrea
   return transfer;
 }
 
-std::unique_ptr<Backend::Transfer> CudaBackend::uploadQueued(Buffer& dst, const void* src, std::size_t bytes,
-                                                             std::size_t dstOffset) {
+std::unique_ptr<ExecutionOps::Transfer> CudaBackend::uploadQueued(Buffer& dst, const void* src, std::size_t bytes,
+                                                                  std::size_t dstOffset) {
   checked(dst, "upload");
   require(bytes <= dst.bytes() && dstOffset <= dst.bytes() - bytes, "cuda backend: upload past the end of a buffer");
   // From memory that cannot be pinned the copy is staged, at once (pageable memory would make the host wait
   // for the copy stream anyway).
-  if (bytes == 0 || !pinHostBlock(src, bytes)) return Backend::uploadQueued(dst, src, bytes, dstOffset);
+  if (bytes == 0 || !pinHostBlock(src, bytes))
+    return ImmediateExecutionOps(*this).uploadQueued(dst, src, bytes, dstOffset);
   std::lock_guard lock(mutex_);
   refuseWhileRecording("an upload");
   activate();
   return queueCopy(upStream_.handle, static_cast<char*>(dst.ptr()) + dstOffset, src, bytes, cudaMemcpyHostToDevice);
 }
 
-std::unique_ptr<Backend::Transfer> CudaBackend::downloadQueued(void* dst, const Buffer& src, std::size_t bytes,
-                                                               std::size_t srcOffset) {
+std::unique_ptr<ExecutionOps::Transfer> CudaBackend::downloadQueued(void* dst, const Buffer& src, std::size_t bytes,
+                                                                    std::size_t srcOffset) {
   checked(src, "download");
   require(bytes <= src.bytes() && srcOffset <= src.bytes() - bytes,
           "cuda backend: download past the end of a buffer");
-  if (bytes == 0 || !pinHostBlock(dst, bytes)) return Backend::downloadQueued(dst, src, bytes, srcOffset);
+  if (bytes == 0 || !pinHostBlock(dst, bytes))
+    return ImmediateExecutionOps(*this).downloadQueued(dst, src, bytes, srcOffset);
   std::lock_guard lock(mutex_);
   refuseWhileRecording("a download");
   activate();
@@ -343,10 +349,10 @@ std::unique_ptr<Backend::Transfer> CudaBackend::downloadQueued(void* dst, const 
                    cudaMemcpyDeviceToHost);
 }
 
-// --- recorded work (SolverOps::record): a CUDA graph of the stream's work -----------------------------------
+// --- recorded work (ExecutionOps::record): a CUDA graph of the stream's work --------------------------------
 
 namespace {
-class GraphRecording final : public SolverOps::Recording {
+class GraphRecording final : public ExecutionOps::Recording {
  public:
   /// Holds `fft` (its plans and work area stay while the graph may replay their kernels).
   GraphRecording(std::recursive_mutex& mutex, int device, cudaStream_t stream, cudaGraphExec_t exec, FftEngine& fft)
@@ -375,7 +381,7 @@ class GraphRecording final : public SolverOps::Recording {
 };
 }  // namespace
 
-std::unique_ptr<SolverOps::Recording> CudaBackend::record(const std::function<void()>& work) {
+std::unique_ptr<ExecutionOps::Recording> CudaBackend::record(const std::function<void()>& work) {
   // The lock is held throughout: another thread's work would otherwise be captured into the graph (and not
   // run). Work that transfers, synchronises or reads a result fails here (the runtime refuses a capturing
   // stream's synchronisation; transfers refuse themselves), as does work that allocates or releases: its

@@ -31,6 +31,7 @@ class CudaSolverOps;
 class CudaQualityOps;
 class CudaToeplitzOps;
 class CudaGrappaOps;
+class CudaExecutionOps;
 
 class CudaBackend final : public Backend {
  public:
@@ -47,16 +48,18 @@ class CudaBackend final : public Backend {
   void upload(Buffer& dst, const void* src, std::size_t bytes, std::size_t dstOffset = 0) override;
   void download(void* dst, const Buffer& src, std::size_t bytes, std::size_t srcOffset = 0) override;
   void copy(Buffer& dst, const Buffer& src, std::size_t bytes, std::size_t dstOffset = 0, std::size_t srcOffset = 0) override;
-  bool copyFromPeer(Buffer& dst, std::size_t dstOffset, Backend& source, const Buffer& src, std::size_t srcOffset,
-                    std::size_t bytes) override;
   void synchronize() override;
-  std::unique_ptr<Transfer> uploadQueued(Buffer& dst, const void* src, std::size_t bytes, std::size_t dstOffset = 0) override;
-  std::unique_ptr<Transfer> downloadQueued(void* dst, const Buffer& src, std::size_t bytes,
-                                           std::size_t srcOffset = 0) override;
+  /// ExecutionOps's ops on this device (a copy stream per direction, peer copies, CUDA graphs of the stream's
+  /// work); CudaExecutionOps forwards here.
+  bool copyFromPeer(Buffer& dst, std::size_t dstOffset, Backend& source, const Buffer& src, std::size_t srcOffset,
+                    std::size_t bytes);
+  std::unique_ptr<ExecutionOps::Transfer> uploadQueued(Buffer& dst, const void* src, std::size_t bytes,
+                                                       std::size_t dstOffset = 0);
+  std::unique_ptr<ExecutionOps::Transfer> downloadQueued(void* dst, const Buffer& src, std::size_t bytes,
+                                                         std::size_t srcOffset = 0);
+  std::unique_ptr<ExecutionOps::Recording> record(const std::function<void()>& work);
   /// Work queued on this backend from now on waits for `event` (a queued transfer's join()).
   void waitFor(cudaEvent_t event);
-  /// SolverOps::record on this device (a CUDA graph of the stream's work); CudaSolverOps forwards here.
-  std::unique_ptr<SolverOps::Recording> record(const std::function<void()>& work);
   MemoryStats memoryStats() const override { return allocator_->stats(); }
   void resetPeakMemory() override { allocator_->resetPeak(); }
 
@@ -68,7 +71,8 @@ class CudaBackend final : public Backend {
   double norm2(const Buffer& x, index_t n) override;
 
   void fft(Buffer& data, const Shape& shape, int rank, FftDirection dir) override;
-  void fftGram(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal) override;
+  /// ToeplitzOps::fftGram on this device; CudaToeplitzOps forwards here.
+  void fftGram(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal);
   /// ToeplitzOps::fftGramInBox on this device; CudaToeplitzOps forwards here.
   void fftGramInBox(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal, const Shape& box);
   /// Work queued on this backend from now on starts after the work queued on `other` so far (an event).
@@ -77,12 +81,14 @@ class CudaBackend final : public Backend {
   /// ToeplitzOps::fftGramPadded on this device (fft_last.cu's padded passes); CudaToeplitzOps forwards here.
   void fftGramPadded(Buffer& out, const Buffer& image, const Shape& imageShape, Buffer& grid, const Shape& gridShape,
                      int rank, const Buffer& diagonal);
-  void transpose(Buffer& dst, const Buffer& src, index_t n0, index_t n1, index_t batch) override;
+  /// GrappaOps::transpose on this device (kernels.cu); CudaGrappaOps forwards here.
+  void transpose(Buffer& dst, const Buffer& src, index_t n0, index_t n1, index_t batch);
   void sumOfSquares(Buffer& out, const Buffer& coilImages, index_t voxels, index_t coils, index_t batch) override;
 
   void reciprocalDiagonal(Buffer& out, const Buffer& a, double alpha, const Buffer* b, double beta,
                           index_t n) override;
 
+  ExecutionOps& executionOps() override;
   PriorOps& priorOps() override;
   SparsityOps& sparsityOps() override;
   CoilCombineOps& coilCombineOps() override;
@@ -98,7 +104,8 @@ class CudaBackend final : public Backend {
   void gemmBatched(MatOp opA, MatOp opB, index_t m, index_t n, index_t k, cfloat alpha, const Buffer& A,
                    const MatrixBatch& a, const Buffer& B, const MatrixBatch& b, cfloat beta, Buffer& C,
                    const MatrixBatch& c, index_t batch) override;
-  void choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b, index_t batch) override;
+  /// GrappaOps::choleskySolveBatched on this device (linalg.cu); CudaGrappaOps forwards here.
+  void choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b, index_t batch);
   /// GrappaOps::choleskySolveBatchedQueued on this device (linalg.cu); CudaGrappaOps forwards here.
   GrappaOps::SolveCheck choleskySolveBatchedQueued(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b,
                                                    index_t batch);
@@ -169,8 +176,8 @@ class CudaBackend final : public Backend {
   const float2* elements(const Buffer& b, index_t n, const char* op) const;
   double2 readResult();
   /// Queues a copy on `copyStream` after the work queued on the backend so far (uploadQueued, downloadQueued).
-  std::unique_ptr<Transfer> queueCopy(cudaStream_t copyStream, void* to, const void* from, std::size_t bytes,
-                                      cudaMemcpyKind kind);
+  std::unique_ptr<ExecutionOps::Transfer> queueCopy(cudaStream_t copyStream, void* to, const void* from,
+                                                    std::size_t bytes, cudaMemcpyKind kind);
 
   const int device_;
   DeviceInfo info_;
@@ -205,6 +212,7 @@ class CudaBackend final : public Backend {
   std::unique_ptr<CudaQualityOps> qualityOps_;
   std::unique_ptr<CudaToeplitzOps> toeplitzOps_;
   std::unique_ptr<CudaGrappaOps> grappaOps_;
+  std::unique_ptr<CudaExecutionOps> executionOps_;
 };
 
 /// The prior kernels (larmor/backend/prior_ops.hpp) on one device: prior.cu and finite_difference.cu.
@@ -286,7 +294,6 @@ class CudaSolverOps final : public SolverOps {
   void dot(Buffer& s, index_t slot, const Buffer& a, const Buffer& b, index_t n) override;
   void countNonFinite(Buffer& s, index_t slot, const Buffer& x, index_t n) override;
   void scaleByInverseRoot(Buffer& dst, const Buffer& src, const Buffer& s, index_t slot, index_t n) override;
-  std::unique_ptr<Recording> record(const std::function<void()>& work) override { return be_.record(work); }
   void cgCurvature(Buffer& s, const CgLayout& l, int k, const Buffer& p, const Buffer& q, index_t n) override;
   void cgUpdate(Buffer& s, const CgLayout& l, int k, Buffer& x, Buffer& r, const Buffer& p, const Buffer& q,
                 const Buffer* b, double tolerance, index_t n, const Buffer* minv = nullptr, Buffer* z = nullptr) override;
@@ -308,11 +315,14 @@ class CudaSolverOps final : public SolverOps {
   std::unique_ptr<Buffer> partials_;
 };
 
-/// The Toeplitz operator's padded Gram product (larmor/backend/toeplitz_ops.hpp) on one device: the backend's
-/// own fftGramPadded and fftGramInBox (cuda_backend.cu, fft_last.cu).
+/// The Gram of the FFT (larmor/backend/toeplitz_ops.hpp) on one device: the backend's own fftGram, fftGramPadded and
+/// fftGramInBox (cuda_backend.cu, fft.cu, fft_last.cu).
 class CudaToeplitzOps final : public ToeplitzOps {
  public:
   explicit CudaToeplitzOps(CudaBackend& backend) : be_(backend) {}
+  void fftGram(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal) override {
+    be_.fftGram(data, shape, rank, diagonal);
+  }
   void fftGramPadded(Buffer& out, const Buffer& image, const Shape& imageShape, Buffer& grid, const Shape& gridShape,
                      int rank, const Buffer& diagonal) override {
     be_.fftGramPadded(out, image, imageShape, grid, gridShape, rank, diagonal);
@@ -325,15 +335,44 @@ class CudaToeplitzOps final : public ToeplitzOps {
   CudaBackend& be_;
 };
 
-/// GRAPPA calibration's queued solve (larmor/backend/grappa_ops.hpp) on one device: the backend's own
-/// choleskySolveBatchedQueued (linalg.cu).
+/// GRAPPA's kernels (larmor/backend/grappa_ops.hpp) on one device: the backend's own choleskySolveBatched,
+/// choleskySolveBatchedQueued (linalg.cu) and transpose (cuda_backend.cu, kernels.cu).
 class CudaGrappaOps final : public GrappaOps {
  public:
   explicit CudaGrappaOps(CudaBackend& backend) : be_(backend) {}
+  void choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b, index_t batch) override {
+    be_.choleskySolveBatched(A, a, B, b, batch);
+  }
+  void transpose(Buffer& dst, const Buffer& src, index_t n0, index_t n1, index_t batch) override {
+    be_.transpose(dst, src, n0, n1, batch);
+  }
   SolveCheck choleskySolveBatchedQueued(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b,
                                         index_t batch) override {
     return be_.choleskySolveBatchedQueued(A, a, B, b, batch);
   }
+
+ private:
+  CudaBackend& be_;
+};
+
+/// Queued transfers, peer copies and recorded work (larmor/backend/execution_ops.hpp) on one device: the backend's
+/// own uploadQueued, downloadQueued, copyFromPeer and record (cuda_backend.cu).
+class CudaExecutionOps final : public ExecutionOps {
+ public:
+  explicit CudaExecutionOps(CudaBackend& backend) : be_(backend) {}
+  std::unique_ptr<Transfer> uploadQueued(Buffer& dst, const void* src, std::size_t bytes,
+                                         std::size_t dstOffset = 0) override {
+    return be_.uploadQueued(dst, src, bytes, dstOffset);
+  }
+  std::unique_ptr<Transfer> downloadQueued(void* dst, const Buffer& src, std::size_t bytes,
+                                           std::size_t srcOffset = 0) override {
+    return be_.downloadQueued(dst, src, bytes, srcOffset);
+  }
+  bool copyFromPeer(Buffer& dst, std::size_t dstOffset, Backend& source, const Buffer& src, std::size_t srcOffset,
+                    std::size_t bytes) override {
+    return be_.copyFromPeer(dst, dstOffset, source, src, srcOffset, bytes);
+  }
+  std::unique_ptr<Recording> record(const std::function<void()>& work) override { return be_.record(work); }
 
  private:
   CudaBackend& be_;

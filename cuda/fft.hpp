@@ -25,7 +25,7 @@ class FftEngine {
 
   /// In place, over dims [0, rank) of `shape` (rank 1..3, checked by the caller), batched over the rest.
   void transform(float2* data, const Shape& shape, int rank, FftDirection dir);
-  /// In place, data <- F^H diag(d) F data (Backend::fftGram): pre-modulation, DFT, d / N, inverse DFT,
+  /// In place, data <- F^H diag(d) F data (ToeplitzOps::fftGram): pre-modulation, DFT, d / N, inverse DFT,
   /// conjugate pre-modulation. d: shape.span(0, rank) elements (device), applied to every batch.
   /// box (optional, ToeplitzOps::fftGramInBox): data is zero outside this centred box and only the box of the result
   /// is used; the fused pass (fft_last.cu) then transforms only the planes of the last dimension that it spans.
@@ -37,7 +37,7 @@ class FftEngine {
   bool gramPadded(float2* out, const float2* image, const Shape& imageShape, float2* grid, const Shape& gridShape,
                   int rank, const float2* diagonal);
   std::size_t cachedPlans() const { return plans_.size(); }
-  /// While held (a recording that may replay these plans' kernels on this work area is alive: SolverOps::record),
+  /// While held (a recording that may replay these plans' kernels on this work area is alive: ExecutionOps::record),
   /// evicted plans and outgrown work areas are kept, not destroyed; they go when the last hold ends.
   void hold() { ++holds_; }
   void release();

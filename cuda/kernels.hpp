@@ -42,7 +42,7 @@ void reciprocalDiagonal(const Launch& l, float2* out, const float2* a, double al
 void resizeCentred(const Launch& l, float2* dst, const index_t dstDims[4], const float2* src,
                    const index_t srcDims[4], index_t batch);
 void sumOfSquares(const Launch& l, float2* out, const float2* in, index_t voxels, index_t coils, index_t batch);
-/// Backend::transpose: each n0 x n1 plane of `batch` transposed through 32 x 32 tiles in shared memory (reads and
+/// GrappaOps::transpose: each n0 x n1 plane of `batch` transposed through 32 x 32 tiles in shared memory (reads and
 /// writes both along rows).
 void transpose(const Launch& l, float2* dst, const float2* src, index_t n0, index_t n1, index_t batch);
 

@@ -196,7 +196,7 @@ TEST_F(CudaBackendTest, UploadDownloadAtOffsets) {
   EXPECT_EQ(data, back);
 }
 
-// SolverOps::record: the recorded work (FFTs, the Gram of a diagonal, vector ops) queued again by replay() gives
+// ExecutionOps::record: the recorded work (FFTs, the Gram of a diagonal, vector ops) queued again by replay() gives
 // the bits that running it directly gives, replay after replay; work that transfers, synchronises, reads a
 // result or allocates is refused (null) without running, and the backend stays usable after each refusal.
 TEST_F(CudaBackendTest, RecordedWorkReplaysTheSameBitsAndRefusesWhatItCannotReplay) {
@@ -206,13 +206,13 @@ TEST_F(CudaBackendTest, RecordedWorkReplaysTheSameBitsAndRefusesWhatItCannotRepl
   const CDeviceArray d = CDeviceArray::upload(gpu(), diag), other = CDeviceArray::upload(gpu(), input);
   auto work = [&](CDeviceArray& x) {
     gpu().fft(x.buffer(), shape, 2, FftDirection::Forward);
-    gpu().fftGram(x.buffer(), shape, 2, d.buffer());
+    gpu().toeplitzOps().fftGram(x.buffer(), shape, 2, d.buffer());
     gpu().axpby(x.buffer(), cfloat(0.5f, -0.25f), other.buffer(), cfloat(0.75f), x.size());
     gpu().fft(x.buffer(), shape, 2, FftDirection::Inverse);
   };
   work(direct);  // the first run makes the plans and work areas, as CG's first iteration does
   work(replayed);
-  auto rec = gpu().solverOps().record([&] { work(replayed); });
+  auto rec = gpu().executionOps().record([&] { work(replayed); });
   ASSERT_NE(rec, nullptr) << "FFTs and vector ops must be recordable";
   for (int i = 0; i < 3; ++i) {
     work(direct);
@@ -244,7 +244,7 @@ TEST_F(CudaBackendTest, RecordedWorkReplaysTheSameBitsAndRefusesWhatItCannotRepl
   };
   for (const auto& [name, body] : refused) {
     const CArray before = replayed.download();
-    auto r = gpu().solverOps().record([&] {
+    auto r = gpu().executionOps().record([&] {
       gpu().scale(replayed.buffer(), cfloat(2.f), replayed.size());
       body();
     });
@@ -448,7 +448,7 @@ TEST_P(CudaFft, ForwardInverseRoundTripAndGramMatchCpu) {
   const CArray diagonal = randomArray(Shape{shape.span(0, static_cast<std::size_t>(rank))}, 21);
   auto [cg, gg] = both(in, [&](Backend& b, CDeviceArray& x) {
     CDeviceArray d = CDeviceArray::upload(b, diagonal);
-    b.fftGram(x.buffer(), shape, rank, d.buffer());
+    b.toeplitzOps().fftGram(x.buffer(), shape, rank, d.buffer());
   });
   EXPECT_LT(relL2Error(gg, cg), kFftTol) << "gram";
   // fftGramInBox: the input zero outside the centred box of half the transformed lengths, the results compared
@@ -469,7 +469,7 @@ TEST_P(CudaFft, ForwardInverseRoundTripAndGramMatchCpu) {
     if (!inBox(i)) boxed[i] = cfloat(0.f);
   CArray cb = runOn(cpu(), boxed, [&](Backend& b, CDeviceArray& x) {
     CDeviceArray d = CDeviceArray::upload(b, diagonal);
-    b.fftGram(x.buffer(), shape, rank, d.buffer());
+    b.toeplitzOps().fftGram(x.buffer(), shape, rank, d.buffer());
   });
   CArray gb = runOn(gpu(), boxed, [&](Backend& b, CDeviceArray& x) {
     CDeviceArray d = CDeviceArray::upload(b, diagonal);

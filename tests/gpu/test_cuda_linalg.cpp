@@ -132,7 +132,8 @@ TEST_F(CudaLinalg, CholeskySolveBatchedMatchesCpu) {
       Backend* bes[2] = {cpu.get(), gpu.get()};
       for (int i = 0; i < 2; ++i) {
         auto A = put(*bes[i], a), B = put(*bes[i], b);
-        bes[i]->choleskySolveBatched(*A, MatrixBatch{n, n, n, n * n}, *B, MatrixBatch{n, nrhs, n, n * nrhs}, batch);
+        bes[i]->grappaOps().choleskySolveBatched(*A, MatrixBatch{n, n, n, n * n}, *B, MatrixBatch{n, nrhs, n, n * nrhs},
+                                                 batch);
         xs[i] = get(*bes[i], *B, n * nrhs * batch);
         ls[i] = get(*bes[i], *A, n * n * batch);
       }
@@ -160,7 +161,7 @@ TEST_F(CudaLinalg, CholeskySolveBatchedNamesTheEntryThatIsNotPositiveDefinite) {
         a[static_cast<std::size_t>(e * n * n + i * (n + 1))] = e == 3 && i == badRow ? -1.f : 2.f;
     auto A = put(*gpu, a), B = put(*gpu, std::vector<cfloat>(static_cast<std::size_t>(n * batch), cfloat(1)));
     try {
-      gpu->choleskySolveBatched(*A, MatrixBatch{n, n, n, n * n}, *B, MatrixBatch{n, 1, n, n}, batch);
+      gpu->grappaOps().choleskySolveBatched(*A, MatrixBatch{n, n, n, n * n}, *B, MatrixBatch{n, 1, n, n}, batch);
       ADD_FAILURE() << "no error for an indefinite matrix, n " << n;
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("matrix 3 "), std::string::npos) << e.what();
@@ -197,12 +198,12 @@ TEST_F(CudaLinalg, QueuedCholeskySolveReportsAtItsCheck) {
     EXPECT_NE(std::string(e.what()).find("(leading minor 31)"), std::string::npos) << e.what();
   }
   auto Ai = put(*gpu, good), Bi = put(*gpu, rhs);
-  gpu->choleskySolveBatched(*Ai, a, *Bi, b, batch);
+  gpu->grappaOps().choleskySolveBatched(*Ai, a, *Bi, b, batch);
   EXPECT_EQ(get(*gpu, *B, n * batch), get(*gpu, *Bi, n * batch));
   // A check dropped unread gives its block back; the next solves still report correctly.
   for (int i = 0; i < 3; ++i) (void)gpu->grappaOps().choleskySolveBatchedQueued(*A2, a, *B2, b, batch);
   auto A3 = put(*gpu, bad), B3 = put(*gpu, rhs);
-  EXPECT_THROW(gpu->choleskySolveBatched(*A3, a, *B3, b, batch), Error);
+  EXPECT_THROW(gpu->grappaOps().choleskySolveBatched(*A3, a, *B3, b, batch), Error);
 }
 
 TEST_F(CudaLinalg, GatherAndScatterMatchCpu) {

@@ -104,7 +104,7 @@ TEST_P(BackendOps, TransposeSwapsEachPlanesFirstTwoDimensions) {
   for (const auto& [n0, n1, batch] : {std::tuple<index_t, index_t, index_t>{33, 70, 3}, {64, 64, 2}, {1, 5, 4}, {300, 7, 1}}) {
     const CArray in = randomArray(Shape{n0 * n1 * batch}, 11);
     CDeviceArray din = CDeviceArray::upload(be(), in), dout(be(), Shape{n0 * n1 * batch});
-    be().transpose(dout.buffer(), din.buffer(), n0, n1, batch);
+    be().grappaOps().transpose(dout.buffer(), din.buffer(), n0, n1, batch);
     const CArray out = dout.download();
     index_t bad = 0;
     for (index_t b = 0; b < batch; ++b)
@@ -114,8 +114,8 @@ TEST_P(BackendOps, TransposeSwapsEachPlanesFirstTwoDimensions) {
     EXPECT_EQ(bad, 0) << n0 << " x " << n1 << " x " << batch;
   }
   CDeviceArray a(be(), Shape{12}), c(be(), Shape{12});
-  EXPECT_THROW(be().transpose(a.buffer(), a.buffer(), 3, 4, 1), Error);  // not in place
-  EXPECT_THROW(be().transpose(a.buffer(), c.buffer(), 3, 4, 2), Error);  // past the end
+  EXPECT_THROW(be().grappaOps().transpose(a.buffer(), a.buffer(), 3, 4, 1), Error);  // not in place
+  EXPECT_THROW(be().grappaOps().transpose(a.buffer(), c.buffer(), 3, 4, 2), Error);  // past the end
 }
 
 TEST_P(BackendOps, BoundsAreChecked) {

@@ -49,7 +49,7 @@ TEST_P(FftDefinition, FftMatchesTheDefinitionEvaluatedInDouble) {
   }
 }
 
-// fftGram = F^H diag(d) F (Backend::fftGram; the GPU, for even lengths, reads d half a period away between two
+// fftGram = F^H diag(d) F (ToeplitzOps::fftGram; the GPU, for even lengths, reads d half a period away between two
 // plain cuFFTs, else drops the two inner modulations): against the definition
 // (the float64 DFT, d applied to every batch, the float64 inverse; the middle rounded to float once).
 TEST_P(FftDefinition, GramMatchesTheDefinition) {
@@ -62,7 +62,7 @@ TEST_P(FftDefinition, GramMatchesTheDefinition) {
   for (index_t i = 0; i < x.size(); ++i) masked[i] = cfloat(fx[static_cast<std::size_t>(i)] * cdouble(d[i % plane]));
   const std::vector<cdouble> want = centredDft(masked, p.rank, FftDirection::Inverse);
   CDeviceArray dx = CDeviceArray::upload(*be_, x), dd = CDeviceArray::upload(*be_, d);
-  be_->fftGram(dx.buffer(), shape, p.rank, dd.buffer());
+  be_->toeplitzOps().fftGram(dx.buffer(), shape, p.rank, dd.buffer());
   EXPECT_LT(relL2Error(dx.download(), want), 1e-5) << shape.str() << " rank " << p.rank;
 }
 

@@ -181,7 +181,7 @@ TEST_P(SolverScalars, CgCancelStopsWithinAWindow) {
   EXPECT_EQ(A.applications, seen);       // the next window never started
 }
 
-// q = A p recorded once and replayed (SolverOps::record, a CUDA graph on the GPU): the same iterate and history
+// q = A p recorded once and replayed (ExecutionOps::record, a CUDA graph on the GPU): the same iterate and history
 // bit for bit as applying A every iteration; on the GPU the operator's host code runs twice (the first
 // iteration, then the recording), so a recording that silently fell back would show here.
 TEST_P(SolverScalars, CgRecordedOperatorGivesTheSameBits) {

@@ -69,18 +69,19 @@ TEST_P(StreamedBatchTest, QueuedTransfersFollowTheWorkBeforeThem) {
   auto buf = be().allocate(static_cast<std::size_t>(n) * sizeof(cfloat));
   be().fill(*buf, cfloat(3), n);
   // The upload starts after the fill, and the scale joined behind it sees the upload.
-  auto up = be().uploadQueued(*buf, host.data(), static_cast<std::size_t>(n) * sizeof(cfloat));
+  ExecutionOps& exec = be().executionOps();
+  auto up = exec.uploadQueued(*buf, host.data(), static_cast<std::size_t>(n) * sizeof(cfloat));
   up->join();
   be().scale(*buf, cfloat(2), n);
-  auto down = be().downloadQueued(back.data(), *buf, static_cast<std::size_t>(n) * sizeof(cfloat));
+  auto down = exec.downloadQueued(back.data(), *buf, static_cast<std::size_t>(n) * sizeof(cfloat));
   down->wait();
   index_t bad = 0;
   for (index_t i = 0; i < n; ++i)
     if (back[i] != cfloat(2) * host[i]) ++bad;
   EXPECT_EQ(bad, 0);
   // Out of bounds: one clear error.
-  EXPECT_THROW(be().uploadQueued(*buf, host.data(), static_cast<std::size_t>(n + 1) * sizeof(cfloat)), Error);
-  EXPECT_THROW(be().downloadQueued(back.data(), *buf, 8, static_cast<std::size_t>(n) * sizeof(cfloat)), Error);
+  EXPECT_THROW(exec.uploadQueued(*buf, host.data(), static_cast<std::size_t>(n + 1) * sizeof(cfloat)), Error);
+  EXPECT_THROW(exec.downloadQueued(back.data(), *buf, 8, static_cast<std::size_t>(n) * sizeof(cfloat)), Error);
 }
 
 LARMOR_INSTANTIATE_ON_TEST_DEVICE(StreamedBatchTest);

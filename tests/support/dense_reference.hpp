@@ -61,10 +61,12 @@ class DenseDftPlan final : public NufftPlan {
   std::vector<cd> F_;
 };
 
-/// The CPU backend, but with DenseDftPlan as both its exact DFT and its NUFFT.
+/// The CPU backend, but with DenseDftPlan as both its exact DFT and its NUFFT: a test double that implements the
+/// Backend's core by forwarding to a CPU backend, forwards the families to that backend's, and queues nothing
+/// (ImmediateExecutionOps: its own buffers' peer copies, transfers at once, no recording).
 class DenseBackend final : public Backend {
  public:
-  DenseBackend() : cpu_(makeCpuBackend()) {}
+  DenseBackend() : cpu_(makeCpuBackend()), execution_(*this) {}
   DeviceInfo info() const override { return cpu_->info(); }
   std::unique_ptr<Buffer> allocate(std::size_t bytes) override { return cpu_->allocate(bytes); }
   std::unique_ptr<Buffer> view(Buffer& p, std::size_t o, std::size_t b) override { return cpu_->view(p, o, b); }
@@ -83,17 +85,16 @@ class DenseBackend final : public Backend {
   cdouble dot(const Buffer& a, const Buffer& b, index_t n) override { return cpu_->dot(a, b, n); }
   double norm2(const Buffer& x, index_t n) override { return cpu_->norm2(x, n); }
   void fft(Buffer& d, const Shape& s, int r, FftDirection dir) override { cpu_->fft(d, s, r, dir); }
-  void fftGram(Buffer& d, const Shape& s, int r, const Buffer& g) override { cpu_->fftGram(d, s, r, g); }
   void resizeCentred(Buffer& d, const Shape& ds, const Buffer& s, const Shape& ss) override {
     cpu_->resizeCentred(d, ds, s, ss);
   }
-  void transpose(Buffer& d, const Buffer& s, index_t n0, index_t n1, index_t b) override { cpu_->transpose(d, s, n0, n1, b); }
   void sumOfSquares(Buffer& o, const Buffer& c, index_t v, index_t n, index_t b) override {
     cpu_->sumOfSquares(o, c, v, n, b);
   }
   void reciprocalDiagonal(Buffer& o, const Buffer& a, double al, const Buffer* b, double be, index_t n) override {
     cpu_->reciprocalDiagonal(o, a, al, b, be, n);
   }
+  ExecutionOps& executionOps() override { return execution_; }
   PriorOps& priorOps() override { return cpu_->priorOps(); }
   SparsityOps& sparsityOps() override { return cpu_->sparsityOps(); }
   CoilCombineOps& coilCombineOps() override { return cpu_->coilCombineOps(); }
@@ -115,9 +116,6 @@ class DenseBackend final : public Backend {
                    const MatrixBatch& c, index_t batch) override {
     cpu_->gemmBatched(oa, ob, m, n, k, al, A, a, B, b, be, C, c, batch);
   }
-  void choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b, index_t n) override {
-    cpu_->choleskySolveBatched(A, a, B, b, n);
-  }
   void gather(Buffer& o, const Buffer& s, const Buffer& i, index_t n, index_t batch, index_t stride) override {
     cpu_->gather(o, s, i, n, batch, stride);
   }
@@ -128,6 +126,7 @@ class DenseBackend final : public Backend {
 
  private:
   std::shared_ptr<Backend> cpu_;
+  ImmediateExecutionOps execution_;
 };
 
 /// Solves A x = b for Hermitian positive definite A (n x n, row-major) by Cholesky in double.

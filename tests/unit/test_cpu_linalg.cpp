@@ -175,7 +175,7 @@ TEST_F(CpuLinalg, CholeskySolveBatchedMatchesDoubleSolve) {
         a[static_cast<std::size_t>(e * n * n + i + j * n)] = i >= j ? cfloat(s) : cfloat(99.f, -7.f);
       }
   auto A = toBuffer(*be, a), B = toBuffer(*be, b);
-  be->choleskySolveBatched(*A, MatrixBatch{n, n, n, n * n}, *B, MatrixBatch{n, nrhs, n, n * nrhs}, batch);
+  be->grappaOps().choleskySolveBatched(*A, MatrixBatch{n, n, n, n * n}, *B, MatrixBatch{n, nrhs, n, n * nrhs}, batch);
   const auto x = fromBuffer(*be, *B, n * nrhs * batch);
   const auto l = fromBuffer(*be, *A, n * n * batch);
   for (index_t e = 0; e < batch; ++e) {
@@ -215,7 +215,7 @@ TEST_F(CpuLinalg, CholeskySolveBatchedNamesTheEntryThatIsNotPositiveDefinite) {
     for (index_t i = 0; i < n; ++i) a[static_cast<std::size_t>(e * n * n + i * (n + 1))] = e == 2 ? -1.f : 2.f;
   auto A = toBuffer(*be, a), B = toBuffer(*be, std::vector<cfloat>(static_cast<std::size_t>(n * batch), cfloat(1)));
   try {
-    be->choleskySolveBatched(*A, MatrixBatch{n, n, n, n * n}, *B, MatrixBatch{n, 1, n, n}, batch);
+    be->grappaOps().choleskySolveBatched(*A, MatrixBatch{n, n, n, n * n}, *B, MatrixBatch{n, 1, n, n}, batch);
     FAIL() << "no error for an indefinite matrix";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("matrix 2 "), std::string::npos) << e.what();

@@ -355,7 +355,7 @@ TEST(IterativeRecon, SlabAdjointEqualsTheFullAdjoint) {
     };
     for (int slabs : {1, 3}) {
       // Two dense backends (no peer path: the device output goes through the host) and two CPU backends (a
-      // peer copy between them, Backend::copyFromPeer).
+      // peer copy between them, ExecutionOps::copyFromPeer).
       for (const std::vector<Backend*>& list :
            {std::vector<Backend*>{&a}, std::vector<Backend*>{&a, &b}, std::vector<Backend*>{c0.get(), c1.get()}}) {
         const CArray got = recon::slabAdjoint(list, g, s, batch, factory, slabs);

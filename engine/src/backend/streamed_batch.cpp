@@ -1,11 +1,12 @@
-// Backend's defaults (its serial, queued transfers at once, peer copies) and streamBatch (larmor/backend/streamed_batch.hpp).
+// Backend's serial and streamBatch (larmor/backend/streamed_batch.hpp), built on the backend's queued transfers
+// (ExecutionOps, larmor/backend/execution_ops.hpp).
 //
 // streamBatch's order of calls, with buffers in[c % 2] and out[c % 2]:
 //   up(0)
 //   for c: up(c + 1)          starts after compute(c - 1), the last user of in[(c + 1) % 2]
 //          join up(c); join down(c - 2) (the last reader of out[c % 2]); compute(c); down(c)
 //   wait for the downloads
-// Each transfer starts once the work queued before it has finished (Backend::uploadQueued), so up(c + 1),
+// Each transfer starts once the work queued before it has finished (ExecutionOps::uploadQueued), so up(c + 1),
 // queued before compute(c), runs beside it; down(c), queued after compute(c), runs beside compute(c + 1).
 #include "larmor/backend/streamed_batch.hpp"
 
@@ -17,37 +18,9 @@
 
 namespace larmor {
 
-namespace {
-/// A transfer that happened at once.
-class DoneTransfer final : public Backend::Transfer {
- public:
-  void join() override {}
-  void wait() override {}
-};
-}  // namespace
-
-std::unique_ptr<Backend::Transfer> Backend::uploadQueued(Buffer& dst, const void* src, std::size_t bytes,
-                                                         std::size_t dstOffset) {
-  upload(dst, src, bytes, dstOffset);
-  return std::make_unique<DoneTransfer>();
-}
-
-std::unique_ptr<Backend::Transfer> Backend::downloadQueued(void* dst, const Buffer& src, std::size_t bytes,
-                                                           std::size_t srcOffset) {
-  download(dst, src, bytes, srcOffset);
-  return std::make_unique<DoneTransfer>();
-}
-
 std::uint64_t Backend::nextSerial() {
   static std::atomic<std::uint64_t> next{1};
   return next.fetch_add(1);
-}
-
-bool Backend::copyFromPeer(Buffer& dst, std::size_t dstOffset, Backend& source, const Buffer& src,
-                           std::size_t srcOffset, std::size_t bytes) {
-  if (&source != this) return false;
-  copy(dst, src, bytes, dstOffset, srcOffset);
-  return true;
 }
 
 index_t slicesPerStreamedChunk(const Backend& be, index_t slices, std::size_t sliceBytes) {
@@ -67,11 +40,12 @@ void streamBatch(Backend& be, const StreamedBatch& b) {
     in[static_cast<std::size_t>(i)] = be.allocate(b.inBytes);
     if (b.outBytes > 0) out[static_cast<std::size_t>(i)] = be.allocate(b.outBytes);
   }
-  std::array<std::unique_ptr<Backend::Transfer>, 2> up, down;
+  ExecutionOps& exec = be.executionOps();
+  std::array<std::unique_ptr<ExecutionOps::Transfer>, 2> up, down;
   auto upload = [&](index_t c) {
     const HostSpan h = b.input(c);
     require(h.bytes <= b.inBytes, "streamBatch: chunk " + std::to_string(c) + "'s input exceeds the buffers");
-    up[static_cast<std::size_t>(c % 2)] = be.uploadQueued(*in[static_cast<std::size_t>(c % 2)], h.data, h.bytes);
+    up[static_cast<std::size_t>(c % 2)] = exec.uploadQueued(*in[static_cast<std::size_t>(c % 2)], h.data, h.bytes);
   };
   upload(0);
   for (index_t c = 0; c < b.chunks; ++c) {
@@ -83,7 +57,7 @@ void streamBatch(Backend& be, const StreamedBatch& b) {
     if (b.outBytes > 0) {
       const MutableHostSpan h = b.output(c);
       require(h.bytes <= b.outBytes, "streamBatch: chunk " + std::to_string(c) + "'s output exceeds the buffers");
-      down[k] = be.downloadQueued(h.data, *out[k], h.bytes);
+      down[k] = exec.downloadQueued(h.data, *out[k], h.bytes);
     }
   }
   for (auto& d : down)

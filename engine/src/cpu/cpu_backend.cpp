@@ -1,7 +1,7 @@
 // CpuBackend: the Backend interface on the host, FFTW3 and OpenMP loops; the reference implementation of
 // every Backend op, which the CUDA backend is tested against. Twin of cuda/cuda_backend.cu: this file has
-// the device description and the vector and array ops (on the GPU their kernels are in cuda/kernels.cu);
-// memory.cpp, fft.cpp, nufft.cpp, dft.cpp, linalg.cpp, coil_combine.cpp, prior.cpp and
+// the device description, the vector and array ops (on the GPU their kernels are in cuda/kernels.cu), the Gram of
+// the FFT (ToeplitzOps) and GRAPPA's transpose (GrappaOps); memory.cpp, fft.cpp, nufft.cpp, dft.cpp, linalg.cpp, coil_combine.cpp, prior.cpp and
 // finite_difference.cpp have the rest, each named after its CUDA twin.
 #include <omp.h>
 
@@ -127,53 +127,6 @@ void CpuBackend::fft(Buffer& data, const Shape& shape, int rank, FftDirection di
   fft_.transform(cptr(data), shape, rank, dir);
 }
 
-void CpuBackend::fftGram(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal) {
-  require(rank >= 1 && rank <= 3 && static_cast<std::size_t>(rank) <= std::max<std::size_t>(shape.rank(), 1),
-          "cpu backend: fft rank must be 1..3 and within the array's rank, got " + std::to_string(rank));
-  checkCount(data, shape.size(), "fftGram");
-  const index_t plane = shape.span(0, static_cast<std::size_t>(rank));
-  checkCount(diagonal, plane, "fftGram");
-  if (fft_.gramEven(cptr(data), shape, rank, cptr(diagonal))) return;
-  // Odd lengths: the shifts are copies, not modulations, and do not cancel: the composition itself.
-  fft(data, shape, rank, FftDirection::Forward);
-  multiply(data, diagonal, plane, data, shape.size(), false);
-  fft(data, shape, rank, FftDirection::Inverse);
-}
-
-// --- ToeplitzOps: the padded Gram as its three steps (the box changes nothing on the host) ----------------
-
-void CpuToeplitzOps::fftGramPadded(Buffer& out, const Buffer& image, const Shape& imageShape, Buffer& grid,
-                                   const Shape& gridShape, int rank, const Buffer& diagonal) {
-  be_.resizeCentred(grid, gridShape, image, imageShape);
-  fftGramInBox(grid, gridShape, rank, diagonal, imageShape);
-  be_.resizeCentred(out, imageShape, grid, gridShape);
-}
-
-void CpuToeplitzOps::fftGramInBox(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal, const Shape&) {
-  be_.fftGram(data, shape, rank, diagonal);
-}
-
-void CpuBackend::transpose(Buffer& dst, const Buffer& src, index_t n0, index_t n1, index_t batch) {
-  require(n0 >= 0 && n1 >= 0 && batch >= 0, "cpu backend: transpose needs non-negative sizes");
-  checkCount(dst, n0 * n1 * batch, "transpose");
-  checkCount(src, n0 * n1 * batch, "transpose");
-  require(dst.ptr() != src.ptr() || n0 * n1 * batch == 0, "cpu backend: transpose cannot work in place");
-  cfloat* pd = cptr(dst);
-  const cfloat* ps = cptr(src);
-  // Tiles of 32 x 32 elements: one tile's rows and columns stay in the cache while it is copied.
-  constexpr index_t kTile = 32;
-  const index_t ti = (n0 + kTile - 1) / kTile, tj = (n1 + kTile - 1) / kTile;
-#pragma omp parallel for collapse(3) schedule(static)
-  for (index_t b = 0; b < batch; ++b)
-    for (index_t bj = 0; bj < tj; ++bj)
-      for (index_t bi = 0; bi < ti; ++bi) {
-        const cfloat* s = ps + n0 * n1 * b;
-        cfloat* d = pd + n0 * n1 * b;
-        for (index_t j = bj * kTile; j < std::min(n1, (bj + 1) * kTile); ++j)
-          for (index_t i = bi * kTile; i < std::min(n0, (bi + 1) * kTile); ++i) d[j + n1 * i] = s[i + n0 * j];
-      }
-}
-
 void CpuBackend::resizeCentred(Buffer& dst, const Shape& ds, const Buffer& src, const Shape& ss) {
   require(ds.span(4, std::max<std::size_t>(ds.rank(), 4)) == ss.span(4, std::max<std::size_t>(ss.rank(), 4)),
           "cpu backend: resizeCentred needs equal batch sizes, " + ds.str() + " vs " + ss.str());
@@ -216,6 +169,55 @@ void CpuBackend::sumOfSquares(Buffer& out, const Buffer& in, index_t voxels, ind
       for (index_t c = 0; c < coils; ++c) s += std::norm(cdouble(pi[(b * coils + c) * voxels + v]));
       po[b * voxels + v] = cfloat(static_cast<float>(std::sqrt(s)), 0.f);
     }
+}
+
+// --- ToeplitzOps: the Gram of the FFT; padded as its three steps (the box changes nothing on the host) ---------
+
+void CpuToeplitzOps::fftGram(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal) {
+  require(rank >= 1 && rank <= 3 && static_cast<std::size_t>(rank) <= std::max<std::size_t>(shape.rank(), 1),
+          "cpu backend: fft rank must be 1..3 and within the array's rank, got " + std::to_string(rank));
+  checkCount(data, shape.size(), "fftGram");
+  const index_t plane = shape.span(0, static_cast<std::size_t>(rank));
+  checkCount(diagonal, plane, "fftGram");
+  if (fft_.gramEven(cptr(data), shape, rank, cptr(diagonal))) return;
+  // Odd lengths: the shifts are copies, not modulations, and do not cancel: the composition itself.
+  be_.fft(data, shape, rank, FftDirection::Forward);
+  be_.multiply(data, diagonal, plane, data, shape.size(), false);
+  be_.fft(data, shape, rank, FftDirection::Inverse);
+}
+
+void CpuToeplitzOps::fftGramPadded(Buffer& out, const Buffer& image, const Shape& imageShape, Buffer& grid,
+                                   const Shape& gridShape, int rank, const Buffer& diagonal) {
+  be_.resizeCentred(grid, gridShape, image, imageShape);
+  fftGramInBox(grid, gridShape, rank, diagonal, imageShape);
+  be_.resizeCentred(out, imageShape, grid, gridShape);
+}
+
+void CpuToeplitzOps::fftGramInBox(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal, const Shape&) {
+  fftGram(data, shape, rank, diagonal);
+}
+
+// --- GrappaOps::transpose: the planes' transpose ------------------------------------------------------------
+
+void CpuGrappaOps::transpose(Buffer& dst, const Buffer& src, index_t n0, index_t n1, index_t batch) {
+  require(n0 >= 0 && n1 >= 0 && batch >= 0, "cpu backend: transpose needs non-negative sizes");
+  checkCount(dst, n0 * n1 * batch, "transpose");
+  checkCount(src, n0 * n1 * batch, "transpose");
+  require(dst.ptr() != src.ptr() || n0 * n1 * batch == 0, "cpu backend: transpose cannot work in place");
+  cfloat* pd = cptr(dst);
+  const cfloat* ps = cptr(src);
+  // Tiles of 32 x 32 elements: one tile's rows and columns stay in the cache while it is copied.
+  constexpr index_t kTile = 32;
+  const index_t ti = (n0 + kTile - 1) / kTile, tj = (n1 + kTile - 1) / kTile;
+#pragma omp parallel for collapse(3) schedule(static)
+  for (index_t b = 0; b < batch; ++b)
+    for (index_t bj = 0; bj < tj; ++bj)
+      for (index_t bi = 0; bi < ti; ++bi) {
+        const cfloat* s = ps + n0 * n1 * b;
+        cfloat* d = pd + n0 * n1 * b;
+        for (index_t j = bj * kTile; j < std::min(n1, (bj + 1) * kTile); ++j)
+          for (index_t i = bi * kTile; i < std::min(n0, (bi + 1) * kTile); ++i) d[j + n1 * i] = s[i + n0 * j];
+      }
 }
 
 }  // namespace cpu

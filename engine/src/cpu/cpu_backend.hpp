@@ -59,8 +59,8 @@ class FftEngine {
   FftEngine& operator=(const FftEngine&) = delete;
   /// The transform of `data` (shape.size() elements, checked by the caller) over dims [0, rank).
   void transform(cfloat* data, const Shape& shape, int rank, FftDirection dir);
-  /// data <- F^H diag(d) F data (Backend::fftGram), d one transform's elements applied to every batch, when every
-  /// transformed length is even (or 1); false, with nothing done, otherwise.
+  /// data <- F^H diag(d) F data (ToeplitzOps::fftGram), d one transform's elements applied to every batch, when
+  /// every transformed length is even (or 1); false, with nothing done, otherwise.
   bool gramEven(cfloat* data, const Shape& shape, int rank, const cfloat* d);
 
  private:
@@ -134,8 +134,6 @@ class CpuSolverOps final : public SolverOps {
   void dot(Buffer& s, index_t slot, const Buffer& a, const Buffer& b, index_t n) override;
   void countNonFinite(Buffer& s, index_t slot, const Buffer& x, index_t n) override;
   void scaleByInverseRoot(Buffer& dst, const Buffer& src, const Buffer& s, index_t slot, index_t n) override;
-  /// Null: the CPU's calls cost nothing to make, the solvers run the work themselves.
-  std::unique_ptr<Recording> record(const std::function<void()>&) override { return nullptr; }
   void cgCurvature(Buffer& s, const CgLayout& l, int k, const Buffer& p, const Buffer& q, index_t n) override;
   void cgUpdate(Buffer& s, const CgLayout& l, int k, Buffer& x, Buffer& r, const Buffer& p, const Buffer& q,
                 const Buffer* b, double tolerance, index_t n, const Buffer* minv = nullptr, Buffer* z = nullptr) override;
@@ -158,34 +156,44 @@ class CpuQualityOps final : public QualityOps {
                            const quality::CompareOptions& options) override;
 };
 
-/// The Toeplitz operator's padded Gram product (larmor/backend/toeplitz_ops.hpp) on the host: cpu_backend.cpp,
-/// as the backend's resizeCentred, fftGram, resizeCentred.
+/// The Gram of the FFT (larmor/backend/toeplitz_ops.hpp) on the host: cpu_backend.cpp. fftGram by the FFT engine
+/// between two shifts (even lengths) or as fft, multiply, inverse fft; fftGramPadded as the backend's resizeCentred,
+/// fftGram, resizeCentred.
 class CpuToeplitzOps final : public ToeplitzOps {
  public:
-  explicit CpuToeplitzOps(Backend& backend) : be_(backend) {}
+  CpuToeplitzOps(Backend& backend, FftEngine& fft) : be_(backend), fft_(fft) {}
+  void fftGram(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal) override;
   void fftGramPadded(Buffer& out, const Buffer& image, const Shape& imageShape, Buffer& grid, const Shape& gridShape,
                      int rank, const Buffer& diagonal) override;
   void fftGramInBox(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal, const Shape& box) override;
 
  private:
   Backend& be_;
+  FftEngine& fft_;
 };
 
-/// GRAPPA calibration's queued solve (larmor/backend/grappa_ops.hpp) on the host: linalg.cpp, the backend's
-/// choleskySolveBatched at once.
+/// GRAPPA's kernels (larmor/backend/grappa_ops.hpp) on the host: linalg.cpp (the batched Cholesky in double; the
+/// queued solve is that solve at once) and cpu_backend.cpp (transpose).
 class CpuGrappaOps final : public GrappaOps {
  public:
-  explicit CpuGrappaOps(Backend& backend) : be_(backend) {}
+  void choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b, index_t batch) override;
   SolveCheck choleskySolveBatchedQueued(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b,
                                         index_t batch) override;
+  void transpose(Buffer& dst, const Buffer& src, index_t n0, index_t n1, index_t batch) override;
+};
 
- private:
-  Backend& be_;
+/// Queued transfers, peer copies and recording (larmor/backend/execution_ops.hpp) on the host: each at once, as
+/// ImmediateExecutionOps, with peer copies from every CPU backend's buffers (memory.cpp).
+class CpuExecutionOps final : public ImmediateExecutionOps {
+ public:
+  using ImmediateExecutionOps::ImmediateExecutionOps;
+  bool copyFromPeer(Buffer& dst, std::size_t dstOffset, Backend& source, const Buffer& src, std::size_t srcOffset,
+                    std::size_t bytes) override;
 };
 
 class CpuBackend final : public Backend {
  public:
-  CpuBackend() : solver_(*this), toeplitz_(*this), grappa_(*this) {}
+  CpuBackend() : solver_(*this), toeplitz_(*this, fft_), execution_(*this) {}
 
   DeviceInfo info() const override;
 
@@ -195,8 +203,6 @@ class CpuBackend final : public Backend {
   void upload(Buffer& dst, const void* src, std::size_t bytes, std::size_t dstOffset = 0) override;
   void download(void* dst, const Buffer& src, std::size_t bytes, std::size_t srcOffset = 0) override;
   void copy(Buffer& dst, const Buffer& src, std::size_t bytes, std::size_t dstOffset = 0, std::size_t srcOffset = 0) override;
-  bool copyFromPeer(Buffer& dst, std::size_t dstOffset, Backend& source, const Buffer& src, std::size_t srcOffset,
-                    std::size_t bytes) override;
   void synchronize() override {}
   /// Bytes in HostBuffers of the process (every CPU backend's together); memory.cpp.
   MemoryStats memoryStats() const override;
@@ -212,11 +218,10 @@ class CpuBackend final : public Backend {
   void reciprocalDiagonal(Buffer& out, const Buffer& a, double alpha, const Buffer* b, double beta,
                           index_t n) override;
   void fft(Buffer& data, const Shape& shape, int rank, FftDirection dir) override;
-  void fftGram(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal) override;
   void resizeCentred(Buffer& dst, const Shape& dstShape, const Buffer& src, const Shape& srcShape) override;
-  void transpose(Buffer& dst, const Buffer& src, index_t n0, index_t n1, index_t batch) override;
   void sumOfSquares(Buffer& out, const Buffer& coilImages, index_t voxels, index_t coils, index_t batch) override;
 
+  ExecutionOps& executionOps() override { return execution_; }
   PriorOps& priorOps() override { return prior_; }
   SparsityOps& sparsityOps() override { return sparsity_; }
   CoilCombineOps& coilCombineOps() override { return coilCombine_; }
@@ -234,7 +239,6 @@ class CpuBackend final : public Backend {
   void gemmBatched(MatOp opA, MatOp opB, index_t m, index_t n, index_t k, cfloat alpha, const Buffer& A,
                    const MatrixBatch& a, const Buffer& B, const MatrixBatch& b, cfloat beta, Buffer& C,
                    const MatrixBatch& c, index_t batch) override;
-  void choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b, index_t batch) override;
   void gather(Buffer& out, const Buffer& src, const Buffer& index, index_t n, index_t batch = 1,
               index_t stride = 0) override;
   void scatter(Buffer& out, const Buffer& src, const Buffer& index, index_t n, index_t batch = 1,
@@ -250,6 +254,7 @@ class CpuBackend final : public Backend {
   CpuQualityOps quality_;
   CpuToeplitzOps toeplitz_;
   CpuGrappaOps grappa_;
+  CpuExecutionOps execution_;
 };
 
 }  // namespace larmor::cpu

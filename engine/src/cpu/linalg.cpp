@@ -177,7 +177,8 @@ void CpuBackend::gemmBatched(MatOp opA, MatOp opB, index_t m, index_t n, index_t
   }
 }
 
-void CpuBackend::choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b, index_t batch) {
+void CpuGrappaOps::choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b,
+                                        index_t batch) {
   const char* op = "choleskySolveBatched";
   require(batch >= 0, "cpu backend: choleskySolveBatched needs a non-negative batch, got " + str(batch));
   const index_t n = a.rows, nrhs = b.cols;
@@ -219,7 +220,7 @@ void CpuBackend::choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B
 
 GrappaOps::SolveCheck CpuGrappaOps::choleskySolveBatchedQueued(Buffer& A, const MatrixBatch& a, Buffer& B,
                                                                const MatrixBatch& b, index_t batch) {
-  be_.choleskySolveBatched(A, a, B, b, batch);  // at once: throws here, nothing is left to check
+  choleskySolveBatched(A, a, B, b, batch);  // at once: throws here, nothing is left to check
   return [] {};
 }
 

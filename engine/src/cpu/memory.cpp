@@ -1,6 +1,7 @@
 // Host memory of the CPU backend: buffers from fftwf_malloc (aligned for FFTW's SIMD loads), and upload,
-// download and copy as memcpy with bounds checks. Twin of cuda/memory.cu (the device allocator and the
-// pinned staging area), which the GPU needs and the host does not: here a Buffer is plain host memory.
+// download and copy (and ExecutionOps's peer copies between CPU backends) as memcpy with bounds checks. Twin of
+// cuda/memory.cu (the device allocator and the pinned staging area), which the GPU needs and the host does not:
+// here a Buffer is plain host memory.
 #include <atomic>
 #include <cstring>
 #include <string>
@@ -71,11 +72,11 @@ void CpuBackend::copy(Buffer& dst, const Buffer& src, std::size_t bytes, std::si
   std::memcpy(static_cast<char*>(dst.ptr()) + dstOffset, static_cast<const char*>(src.ptr()) + srcOffset, bytes);
 }
 
-bool CpuBackend::copyFromPeer(Buffer& dst, std::size_t dstOffset, Backend& source, const Buffer& src,
-                              std::size_t srcOffset, std::size_t bytes) {
+bool CpuExecutionOps::copyFromPeer(Buffer& dst, std::size_t dstOffset, Backend& source, const Buffer& src,
+                                   std::size_t srcOffset, std::size_t bytes) {
   // Every CPU backend's buffers are host memory, and their work is done when its call returns.
   if (!dynamic_cast<CpuBackend*>(&source)) return false;
-  copy(dst, src, bytes, dstOffset, srcOffset);
+  be_.copy(dst, src, bytes, dstOffset, srcOffset);
   return true;
 }
 

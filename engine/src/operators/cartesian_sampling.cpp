@@ -81,7 +81,7 @@ void CartesianGram::apply(const Buffer& x, Buffer& y, index_t batch) {
   const index_t n = grid_.size();
   const Shape shape{grid_[0], grid_[1], grid_[2], batch};
   if (&x != &y) backend_.copy(y, x, bytesOf(n * batch));
-  backend_.fftGram(y, shape, rank_, *mask_);  // F^H M F
+  backend_.toeplitzOps().fftGram(y, shape, rank_, *mask_);  // F^H M F
 }
 
 }  // namespace larmor::ops

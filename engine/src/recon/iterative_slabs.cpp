@@ -10,7 +10,7 @@
 // samples multiplied by exp(+2 pi i k (z0 - c + cs)/N) returns exactly the full adjoint on the slab's
 // planes. The other coordinates are unchanged. Work per device is O(M N / devices): the exact DFT's cost.
 // The phases live on each slab's device (the samples go up as they are and are modulated there); in 3D the
-// slabs' planes can go straight into an image on one device (peer copies between GPUs, Backend::copyFromPeer),
+// slabs' planes can go straight into an image on one device (peer copies between GPUs, ExecutionOps::copyFromPeer),
 // with no stop on the host.
 #include <cmath>
 #include <exception>
@@ -184,7 +184,7 @@ void SlabAdjoint::adjoint(const CArray& samples, index_t batch, Backend& primary
       // The slab's planes of image bt: [n0, n1, ns] at plane z0 there.
       const std::size_t to = static_cast<std::size_t>(bt * voxels + slab.z0 * plane) * sizeof(cfloat),
                         from = static_cast<std::size_t>(bt) * part;
-      if (!primary.copyFromPeer(out, to, be, *images[i], from, part)) {
+      if (!primary.executionOps().copyFromPeer(out, to, be, *images[i], from, part)) {
         std::vector<cfloat> host(part / sizeof(cfloat));
         be.download(host.data(), *images[i], part, from);
         primary.upload(out, host.data(), part, to);

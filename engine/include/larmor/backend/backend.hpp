@@ -4,26 +4,38 @@
 // kernels, a run-time plugin, cuda/) implement it. No CUDA types appear here: device memory is an opaque
 // Buffer.
 //
-// The core, which many algorithms share:
-//   memory and transfers   allocate, view, upload, download, copy, copyFromPeer, uploadQueued, downloadQueued,
-//                          synchronize, memoryStats, resetPeakMemory
-//   vector ops, reductions fill, scale, axpby, multiply, dot, norm2, reciprocalDiagonal, sumOfSquares
-//   arrays                 fft, fftGram, resizeCentred, transpose, gather, scatter
-//   dense linear algebra   gemmBatched, choleskySolveBatched (batched, column-major)
-//   plan factories         makeNufftPlan, makeDftPlan
+// The core, which several algorithms share: 24 virtual methods, each with the callers that keep it here (engine/src
+// unless named):
+//   device                 info: the device's description (recon.cpp's planner and provenance, pipelines, front ends)
+//   memory and transfers   allocate, upload, download, copy: every pipeline and operator; view: SENSE's coil maps
+//                          (operators/sense.cpp) and dynamic imaging's frames (recon/dynamic.cpp); synchronize:
+//                          stage timings (util/timer.cpp), coil maps, bench; memoryStats, resetPeakMemory: the
+//                          planner's figures (recon/recon.cpp) and bench
+//   vector ops, reductions fill, scale, axpby, multiply, dot, norm2: the solvers, the operators and the pipelines;
+//                          reciprocalDiagonal: CG's Jacobi preconditioner, GRAPPA's weights, partial Fourier;
+//                          sumOfSquares: SENSE, the Cartesian, GRAPPA, iterative and partial-Fourier pipelines,
+//                          display scaling
+//   arrays                 fft, resizeCentred: every Cartesian and calibration step, ESPIRiT, Toeplitz; gather,
+//                          scatter: Cartesian sampling (operators/cartesian_sampling.cpp) and GRAPPA
+//   dense linear algebra   gemmBatched: GRAPPA, SENSE, ESPIRiT, coil compression (batched, column-major)
+//   plan factories         makeNufftPlan, makeDftPlan: gridding, iterative, calibration, Toeplitz, density
+//                          compensation
 // An operation that one algorithm alone needs lives in that algorithm's family, an interface of its own that
 // each backend provides (CPU twin in engine/src/cpu/, CUDA twin in cuda/), so adding an algorithm does not grow
-// this class:
+// this class; a new backend (a test double, another GPU API) implements the core and the families it needs:
 // (family             what                                   its callers in engine/src)
+//   executionOps()    queued transfers, peer copies,         backend/streamed_batch.cpp, recon/iterative_slabs.cpp,
+//                     recorded work (CUDA graphs)            solve/cg.cpp
 //   priorOps()        finite-difference priors               operators/regularizer.cpp
 //   sparsityOps()     TV and wavelet proximal maps           recon/iterative.cpp (compressed sensing)
 //   coilCombineOps()  adaptive coil combination              recon/cartesian.cpp
 //   espiritOps()      ESPIRiT's eigenvectors                 operators/espirit.cpp
-//   solverOps()       CG/FISTA scalars and fused steps, the  solve/cg.cpp, solve/fista.cpp, recon/iterative.cpp
-//                     recorded operator (CUDA graphs)
+//   solverOps()       CG/FISTA scalars and fused steps       solve/cg.cpp, solve/fista.cpp, recon/iterative.cpp
 //   qualityOps()      image metrics                          quality/metrics.cpp
-//   toeplitzOps()     the padded Gram product                operators/toeplitz.cpp
-//   grappaOps()       the queued batched Cholesky            recon/grappa_plan.cpp
+//   toeplitzOps()     the Gram of the FFT, F^H diag(d) F,    operators/cartesian_sampling.cpp,
+//                     plain and padded                       operators/toeplitz.cpp
+//   grappaOps()       the batched Cholesky solve (queued or  recon/grappa_plan.cpp, recon/grappa.cpp
+//                     not), the planes' transpose
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -35,6 +47,7 @@
 #include "larmor/backend/buffer.hpp"
 #include "larmor/backend/coil_combine_ops.hpp"
 #include "larmor/backend/espirit_ops.hpp"
+#include "larmor/backend/execution_ops.hpp"
 #include "larmor/backend/grappa_ops.hpp"
 #include "larmor/backend/prior_ops.hpp"
 #include "larmor/backend/quality_ops.hpp"
@@ -94,36 +107,8 @@ class Backend {
   /// bytes from src + srcOffset to dst + dstOffset (both on this backend).
   virtual void copy(Buffer& dst, const Buffer& src, std::size_t bytes, std::size_t dstOffset = 0,
                     std::size_t srcOffset = 0) = 0;
-  /// bytes from `src`, a buffer of another backend `source`, + srcOffset to dst + dstOffset, without a stop on
-  /// the host: ordered after the work queued on both backends before the call and before the work queued on
-  /// either after it (the CUDA backend: a peer copy over NVLink or PCIe between two devices; CPU backends:
-  /// memcpy; `source` this backend itself: copy()). False, with nothing done, where this backend cannot reach
-  /// the other's memory (another kind of backend): the caller then goes through the host. Default: copy() for
-  /// this backend's own buffers, false for any other's.
-  virtual bool copyFromPeer(Buffer& dst, std::size_t dstOffset, Backend& source, const Buffer& src,
-                            std::size_t srcOffset, std::size_t bytes);
-  /// Waits for all queued work, queued transfers included (timing, before host reads).
+  /// Waits for all queued work, ExecutionOps's queued transfers included (timing, before host reads).
   virtual void synchronize() = 0;
-  /// A transfer queued by uploadQueued() or downloadQueued(). Its destructor waits for it (so that neither
-  /// memory is released under a copy); it dies before the backend.
-  class Transfer {
-   public:
-    virtual ~Transfer() = default;
-    /// The backend's work queued after this call starts after the transfer (an upload's buffer is ready).
-    virtual void join() = 0;
-    /// Returns when the transfer has finished (a download's host memory holds the data, an upload's may
-    /// change).
-    virtual void wait() = 0;
-  };
-  /// Transfers that overlap the backend's computation and each other (the CUDA backend: a copy stream for
-  /// each direction, from host memory pinned on first use, array.hpp). Each starts once the work queued
-  /// before the call has finished, so that it never overwrites or reads a buffer that work still uses; work
-  /// queued later does not wait for it until join(). The host memory stays valid (and an upload's unchanged)
-  /// until the transfer has finished. Defaults: upload() / download() at once, nothing left to join or wait for.
-  virtual std::unique_ptr<Transfer> uploadQueued(Buffer& dst, const void* src, std::size_t bytes,
-                                                 std::size_t dstOffset = 0);
-  virtual std::unique_ptr<Transfer> downloadQueued(void* dst, const Buffer& src, std::size_t bytes,
-                                                   std::size_t srcOffset = 0);
   /// What this backend's buffers hold (MemoryStats above); the peaks restart from the live figures at
   /// resetPeakMemory(). Defaults: not tracked.
   virtual MemoryStats memoryStats() const { return {}; }
@@ -151,24 +136,16 @@ class Backend {
   // --- arrays ---------------------------------------------------------------------------------------
   /// Centred unitary FFT (convention above) over dimensions [0, rank) of `shape`, batched over the rest.
   virtual void fft(Buffer& data, const Shape& shape, int rank, FftDirection dir) = 0;
-  /// In place, data <- F^H diag(d) F data for F the centred unitary FFT over dims [0, rank) of `shape`
-  /// (the Gram operator of a k-space diagonal: Cartesian sampling masks; the Toeplitz operator's padded form is
-  /// ToeplitzOps::fftGramPadded): d holds
-  /// shape.span(0, rank) elements, applied to every batch. The same as fft, multiply, inverse fft; on a GPU
-  /// the two inner modulations of the centred FFTs cancel (their product is 1/N) and are not made.
-  virtual void fftGram(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal) = 0;
   /// Copies the centred region: dst (shape dstShape) from src (shape srcShape), both of the same
   /// rank <= 4 with equal batch (dims >= 4). Along each dimension the centres (floor(N/2)) coincide;
   /// where dst is larger the border is zero (zero-padding), where smaller src is cropped.
   virtual void resizeCentred(Buffer& dst, const Shape& dstShape, const Buffer& src, const Shape& srcShape) = 0;
-  /// dst[j + n1 (i + n0 b)] = src[i + n0 (j + n1 b)] for i < n0, j < n1, b < batch: each n0 x n1 plane transposed
-  /// (its first two dimensions swapped), so that a transform along the second runs as one along the leading
-  /// dimension. dst and src must differ.
-  virtual void transpose(Buffer& dst, const Buffer& src, index_t n0, index_t n1, index_t batch) = 0;
   /// out[v + voxels*b] = sqrt(sum_c |in[v + voxels*(c + coils*b)]|^2) (imaginary part 0).
   virtual void sumOfSquares(Buffer& out, const Buffer& coilImages, index_t voxels, index_t coils, index_t batch) = 0;
 
   // --- kernels of single algorithms, each behind its own interface -----------------------------------
+  /// Queued transfers, peer copies and recorded work (larmor/backend/execution_ops.hpp); owned by the backend.
+  virtual ExecutionOps& executionOps() = 0;
   /// The finite-difference priors' kernels (ops/regularizer.hpp); owned by the backend.
   virtual PriorOps& priorOps() = 0;
   /// Compressed sensing's sparsity priors (TV, wavelets; larmor/backend/sparsity_ops.hpp); owned by the backend.
@@ -181,9 +158,10 @@ class Backend {
   virtual SolverOps& solverOps() = 0;
   /// Image metrics against a reference (larmor/backend/quality_ops.hpp); owned by the backend.
   virtual QualityOps& qualityOps() = 0;
-  /// The Toeplitz operator's padded Gram product (larmor/backend/toeplitz_ops.hpp); owned by the backend.
+  /// The Gram of the FFT, plain (Cartesian sampling) and padded (the Toeplitz operator;
+  /// larmor/backend/toeplitz_ops.hpp); owned by the backend.
   virtual ToeplitzOps& toeplitzOps() = 0;
-  /// GRAPPA calibration's queued solve (larmor/backend/grappa_ops.hpp); owned by the backend.
+  /// GRAPPA's batched Cholesky solves and planes' transpose (larmor/backend/grappa_ops.hpp); owned by the backend.
   virtual GrappaOps& grappaOps() = 0;
 
   // --- non-uniform transforms (ops/nufft.hpp) ------------------------------------------------------
@@ -191,15 +169,11 @@ class Backend {
   virtual std::unique_ptr<NufftPlan> makeNufftPlan(const NufftGeometry& geometry, const NufftOptions& options) = 0;
   virtual std::unique_ptr<NufftPlan> makeDftPlan(const NufftGeometry& geometry, const DftOptions& options) = 0;
 
-  // --- batched dense linear algebra (ops/linalg.hpp), complex float, column-major -------------------
+  // --- batched dense linear algebra (ops/linalg.hpp), complex float, column-major; index moves -------
   /// C_b = alpha op(A_b) op(B_b) + beta C_b for b < batch; m x n result, inner dimension k.
   virtual void gemmBatched(MatOp opA, MatOp opB, index_t m, index_t n, index_t k, cfloat alpha, const Buffer& A,
                            const MatrixBatch& a, const Buffer& B, const MatrixBatch& b, cfloat beta, Buffer& C,
                            const MatrixBatch& c, index_t batch) = 0;
-  /// Solves A_b X_b = B_b in place (B_b <- X_b) for Hermitian positive definite n x n A_b (overwritten by
-  /// its Cholesky factor). Throws Error naming the batch entry when one is not positive definite.
-  virtual void choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b,
-                                    index_t batch) = 0;
   /// out[i + n b] = src[index[i] + stride b] for i < n, b < batch (index: int64 buffer on this backend, n
   /// entries, shared by the batch; index < 0 gives 0). A batch of grids sampled at the same points needs
   /// one index of n entries, not n * batch.

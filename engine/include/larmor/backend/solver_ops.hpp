@@ -26,9 +26,9 @@
 // The arithmetic of each step (which values, in which precision, rounded where) is written once in
 // larmor/kernels/solver_math.hpp and used by both twins.
 //
-// record(): the solvers' operator application recorded once and replayed (solve/cg.hpp's
-// RecordedApplication), where a GPU's host queues kernels more slowly than a small problem's kernels run.
-#include <functional>
+// The solvers' operator application recorded once and replayed (solve/cg.hpp's RecordedApplication, where a GPU's
+// host queues kernels more slowly than a small problem's kernels run) is ExecutionOps::record
+// (larmor/backend/execution_ops.hpp).
 #include <memory>
 #include <vector>
 
@@ -59,21 +59,6 @@ class SolverOps {
   virtual void countNonFinite(Buffer& s, index_t slot, const Buffer& x, index_t n) = 0;
   /// dst = src / sqrt(s[slot]) (0 where s[slot] is 0): the power iteration's normalisation.
   virtual void scaleByInverseRoot(Buffer& dst, const Buffer& src, const Buffer& s, index_t slot, index_t n) = 0;
-
-  // --- recorded work (solve/cg.hpp's RecordedApplication) ----------------------------------------------------
-  /// Device work recorded once and queued again by replay() on the same buffers with the same arguments, for
-  /// one launch where the work makes many (the CUDA backend: a CUDA graph). Dies before the backend and the
-  /// buffers the work uses.
-  class Recording {
-   public:
-    virtual ~Recording() = default;
-    virtual void replay() = 0;
-  };
-  /// Records `work` without running it: calls of the backend's queued operations only (no transfer,
-  /// synchronisation, host read, allocation or release: each makes recording fail), whose arguments stay
-  /// valid for the recording's life. Null where the backend does not record (the CPU, whose calls cost
-  /// nothing to make) or `work` could not be recorded: the caller then runs `work` itself.
-  virtual std::unique_ptr<Recording> record(const std::function<void()>& work) = 0;
 
   // --- conjugate gradients (solve/cg.cpp), iteration k >= 1 ----------------------------------------------
   /// pq[k] = Re <p, q>; unless stopped: stop = k (Breakdown) when pq[k] or rz[k-1] is not > 0.

@@ -1,7 +1,7 @@
 #pragma once
 // A batch streamed through a backend in chunks, so that the link and the device work at the same time: chunk
 // c + 1's input is uploaded while chunk c is computed and chunk c - 1's output is downloaded
-// (Backend::uploadQueued / downloadQueued; two device buffers each way, "double buffering"). The time of a
+// (ExecutionOps::uploadQueued / downloadQueued; two device buffers each way, "double buffering"). The time of a
 // batch approaches max(upload, compute, download) per chunk instead of their sum, which matters for host-to-host
 // batches.
 #include <cstddef>

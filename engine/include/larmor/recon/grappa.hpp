@@ -5,7 +5,7 @@
 // kernel, power clipping and normalization, Alg. 4.3), both solving W = B A^H (A A^H + λE)^{-1} with
 // λ = χ trace(A A^H) / rows(A) (Listing 4.1); filling of the missing lines, inverse FFT, coil combination;
 // optional SVD coil compression first. Written once against the Backend primitives (gather, gemmBatched,
-// choleskySolveBatched, scatter, fft), so the CPU and the GPU run the same algorithm with the data on the
+// scatter, fft) and GrappaOps's batched Cholesky, so the CPU and the GPU run the same algorithm with the data on the
 // device from the upload to the download. docs/grappa.md has the method, the choices and the accuracy.
 // 3D data undersampled along pe1 and pe2 (R = Ry x Rz) use a kernel over both phase encodings (2D GRAPPA,
 // Blaimer et al. 2006; Brau et al. 2008): see grappa.cpp.

@@ -219,7 +219,7 @@ class SlabAdjoint {
   CArray adjoint(const CArray& samples, index_t batch) const;
   /// The same into `out` ([N0, N1, N2, batch]) on `primary`, one of the backends: in 3D each slab's planes go
   /// there from its device without a stop on the host where the devices reach each other
-  /// (Backend::copyFromPeer); 2D through the host.
+  /// (ExecutionOps::copyFromPeer); 2D through the host.
   void adjoint(const CArray& samples, index_t batch, Backend& primary, Buffer& out) const;
 
  private:

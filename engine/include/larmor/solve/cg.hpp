@@ -34,7 +34,7 @@ class LinearOperator {
 };
 
 /// y = A x on fixed buffers, as the solvers apply it once per iteration: the first application runs directly
-/// (the operator makes its plans, work areas and caches then), the second is recorded (SolverOps::record: a CUDA
+/// (the operator makes its plans, work areas and caches then), the second is recorded (ExecutionOps::record: a CUDA
 /// graph, one launch instead of one per kernel, for a GPU whose host queues kernels more slowly than a small
 /// problem's kernels run) and every later one replays it. Where the backend does not record, or the operator's
 /// work cannot be recorded, or `enabled` is false, every application runs directly. The same bits either way.
@@ -51,7 +51,7 @@ class RecordedApplication {
   Buffer& y_;
   int applications_ = 0;
   bool tried_;
-  std::unique_ptr<SolverOps::Recording> recording_;
+  std::unique_ptr<ExecutionOps::Recording> recording_;
 };
 
 /// z = M^{-1} r for a Hermitian positive definite M that approximates A.
@@ -101,7 +101,7 @@ struct CgOptions {
   /// rule of readWindow. The result does not depend on it (the kernels stop themselves); progress, the
   /// observer and a cancel then act per window. The CPU reads after every iteration.
   int readEvery = 0;
-  /// Record the operator application once and replay it (SolverOps::record: one CUDA graph launch instead of
+  /// Record the operator application once and replay it (ExecutionOps::record: one CUDA graph launch instead of
   /// one per kernel) from the second iteration on, where the backend can; the result is the same bits.
   bool recordOperator = true;
 };
