@@ -69,43 +69,51 @@ DemoScript::DemoScript(MainWindow* window, bool quitAfter, QObject* parent)
   });
 }
 
+void DemoScript::useMethod(recon::Method m, int iterations) {
+  SessionState s = w_->session();
+  s.settings.method = m;
+  recon::settings::applyMethodDefaults(s.settings);
+  if (iterations > 0) s.settings.iterative.iterations = iterations;
+  s.device = "auto";
+  w_->applySession(s);
+}
+
+void DemoScript::rememberShown() {
+  if (const auto* r = w_->model().shownRun()) radialRuns_.push_back(r->number);
+}
+
 void DemoScript::defineSteps() {
-  auto method = [this](recon::Method m, int iterations = 0) {
-    SessionState s = w_->session();
-    s.settings.method = m;
-    recon::settings::applyMethodDefaults(s.settings);
-    if (iterations > 0) s.settings.iterative.iterations = iterations;
-    s.device = "auto";
-    w_->applySession(s);
-  };
-  auto remember = [this] {
-    if (const auto* r = w_->model().shownRun()) radialRuns_.push_back(r->number);
-  };
-  steps_ = {
+  steps_.clear();
+  for (auto part : {&DemoScript::radialSteps, &DemoScript::dynamicSteps, &DemoScript::cartesianSteps})
+    for (Step& st : (this->*part)()) steps_.push_back(std::move(st));
+}
+
+std::vector<DemoScript::Step> DemoScript::radialSteps() {
+  return {
       {tr("Undersampled radial phantom: 64 spokes, 8 coils"), [this] { w_->newPhantom(radialPhantom()); }, Wait::Load},
       {tr("1/3 Gridding (density-compensated adjoint NUFFT): streaks"),
-       [this, method] {
-         method(recon::Method::Gridding);
+       [this] {
+         useMethod(recon::Method::Gridding);
          w_->runReconstruction();
        },
        Wait::Recon},
       {tr("2/3 Iterative CG-SENSE: the coils fill the gaps"),
-       [this, method, remember] {
-         remember();
-         method(recon::Method::Cg, 30);
+       [this] {
+         rememberShown();
+         useMethod(recon::Method::Cg, 30);
          w_->runReconstruction();
        },
        Wait::Recon},
       {tr("3/3 Compressed sensing (total variation)"),
-       [this, method, remember] {
-         remember();
-         method(recon::Method::Cs, 60);
+       [this] {
+         rememberShown();
+         useMethod(recon::Method::Cs, 60);
          w_->runReconstruction();
        },
        Wait::Recon},
       {tr("Gridding vs CG vs CS, side by side"),
-       [this, remember] {
-         remember();
+       [this] {
+         rememberShown();
          showSideBySide();
        },
        Wait::Pause},
@@ -121,6 +129,34 @@ void DemoScript::defineSteps() {
        [this] { w_->settingsPanel()->lambdaSlider()->setValue(SettingsPanel::sliderFromLambda(3e-2)); }, Wait::Recon},
       {tr("Live λ: back to a good balance"),
        [this] { w_->settingsPanel()->lambdaSlider()->setValue(SettingsPanel::sliderFromLambda(3e-4)); }, Wait::Recon},
+  };
+}
+
+std::vector<DemoScript::Step> DemoScript::cartesianSteps() {
+  return {
+      {tr("Cartesian, R = 4 with 24 calibration lines"),
+       [this] {
+         docks(true, false);  // the sampling plot shows the calibration block
+         w_->newPhantom(grappaPhantom());
+       },
+       Wait::Load},
+      {tr("GRAPPA R4: the calibration lines teach the missing ones"),
+       [this] {
+         useMethod(recon::Method::Grappa);
+         w_->runReconstruction();
+       },
+       Wait::Recon},
+      {tr("GRAPPA R4 against the truth"),
+       [this] {
+         docks(false, false);
+         w_->showTab("compare");
+       },
+       Wait::Pause},
+  };
+}
+
+std::vector<DemoScript::Step> DemoScript::dynamicSteps() {
+  return {
       {tr("Dynamic phantom: 8 frames of 21 spokes — a beating ventricle, breathing, a contrast wash-in"),
        [this] {
          docks(false, false);
@@ -128,9 +164,11 @@ void DemoScript::defineSteps() {
        },
        Wait::Load},
       {tr("Frame by frame (CS, no temporal prior): each frame from its 21 spokes alone"),
-       [this, method] {
-         method(recon::Method::Cs, 40);
+       [this] {
          SessionState s = w_->session();
+         s.settings.method = recon::Method::Cs;
+         recon::settings::applyMethodDefaults(s.settings);
+         s.settings.iterative.iterations = 40;
          s.settings.dynamic.framesIndependent = true;
          w_->applySession(s);
          w_->runReconstruction();
@@ -151,24 +189,6 @@ void DemoScript::defineSteps() {
          const int x = static_cast<int>(std::lround(e.cx * 64 + 32)), y = static_cast<int>(std::lround(e.cy * 64 + 32));
          w_->setTimeCurveRoi({x - 3, y - 3, x + 3, y + 3, 0});
          if (auto* bar = w_->findChild<FrameBar*>()) bar->setPlaying(true, 300);
-       },
-       Wait::Pause},
-      {tr("Cartesian, R = 4 with 24 calibration lines"),
-       [this] {
-         docks(true, false);  // the sampling plot shows the calibration block
-         w_->newPhantom(grappaPhantom());
-       },
-       Wait::Load},
-      {tr("GRAPPA R4: the calibration lines teach the missing ones"),
-       [this, method] {
-         method(recon::Method::Grappa);
-         w_->runReconstruction();
-       },
-       Wait::Recon},
-      {tr("GRAPPA R4 against the truth"),
-       [this] {
-         docks(false, false);
-         w_->showTab("compare");
        },
        Wait::Pause},
   };

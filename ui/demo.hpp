@@ -16,6 +16,8 @@
 #include <functional>
 #include <vector>
 
+#include "larmor/recon/settings.hpp"
+
 namespace larmor::ui {
 
 class MainWindow;
@@ -43,6 +45,13 @@ class DemoScript : public QObject {
     Wait wait;
   };
   void defineSteps();  ///< steps_: the tour, one (caption, action, what ends it) a step
+  // The tour's parts: the radial phantom (methods side by side, live λ), the dynamic phantom (frame by frame,
+  // jointly, the cine with the wash-in curve), the Cartesian phantom (GRAPPA against the truth).
+  std::vector<Step> radialSteps();
+  std::vector<Step> dynamicSteps();
+  std::vector<Step> cartesianSteps();
+  void useMethod(recon::Method m, int iterations = 0);  ///< the session's method, its defaults, on "auto"
+  void rememberShown();  ///< the shown run goes into the side-by-side view
   void next();
   void fail(const QString& message);
   void finish(int code);
