@@ -72,3 +72,35 @@ TEST_F(GpuDynamic, JointFramesMatchTheCpu) {
     EXPECT_EQ(g[0].device.rfind("cuda", 0), 0u) << g[0].device;
   }
 }
+
+// --lambda-rule cv on a series (recon/dynamic.hpp): the temporal lambda from held-out spokes within 5 % of the best of
+// a sweep of fixed lambdas, on the case (128^2 x 8 coils x 20 frames of 21 golden-angle spokes, 1 % noise).
+TEST_F(GpuDynamic, CrossValidatedTemporalLambdaIsNearTheBest) {
+  phantom::SimulateSettings s;
+  s.matrix[0] = s.matrix[1] = 128;
+  s.coils = 8;
+  s.trajectory = TrajectoryKind::GoldenAngle;
+  s.frames = 20;
+  s.spokesPerFrame = 21;
+  s.noiseSigma = 0.01f;
+  const std::vector<Dataset> frames = phantom::simulateSeries(s);
+  auto mean = [](const std::vector<recon::ReconResult>& rs) {
+    double sum = 0;
+    for (const auto& r : rs) sum += r.metrics["percent_error"].get<double>();
+    return sum / static_cast<double>(rs.size());
+  };
+  auto with = [&](const std::string& key, const std::string& value) {
+    recon::ReconRequest r;
+    r.backend = gpu_;
+    r.settings.method = recon::Method::Cs;
+    recon::settings::applyMethodDefaults(r.settings);
+    recon::settings::set(r.settings, recon::settings::find(key), value);
+    return recon::runFrames(frames, r);
+  };
+  double best = 1e300;
+  for (const char* lambda : {"1e-3", "2e-3", "4e-3", "8e-3", "1.6e-2"})
+    best = std::min(best, mean(with("dynamic.temporal_lambda", lambda)));
+  const double cv = mean(with("iterative.lambda_rule", "cv"));
+  std::printf("dynamic cv: %.3f %% against the sweep's best %.3f %%\n", cv, best);
+  EXPECT_LT(cv, 1.05 * best);
+}

@@ -22,11 +22,7 @@ constexpr std::uint32_t kSeed = 7;        ///< the draw's seed: the same split, 
 constexpr index_t kCentre = 12;           ///< Cartesian: lines within this of the centre are never held out
 constexpr double kGrid[] = {1e-2, 3.16227766e-3, 1e-3, 3.16227766e-4, 1e-4, 3.16227766e-5, 1e-5};
 
-/// The two halves of a dataset: `train` without the held-out lines or profiles, `test` with only them.
-struct Split {
-  Dataset train, test;
-  index_t heldOut = 0, of = 0;
-};
+using Split = CrossValidationSplit;
 
 /// Cartesian: the sampled (pe1, pe2) lines outside the centre and the calibration lines, a tenth of them drawn;
 /// where every line outside the centre is a calibration line (a fully sampled acquisition), those.
@@ -121,14 +117,35 @@ Split splitProfiles(const Dataset& whole) {
 }
 }  // namespace
 
-LambdaChoice crossValidatedLambda(Backend& backend, const Dataset& d, const ReconSettings& s, index_t slice,
-                                  Timings& timings) {
+CrossValidationSplit crossValidationSplit(const Dataset& d, index_t slice) {
   const bool cartesian = d.header.trajectory == TrajectoryKind::Cartesian;
   require(cartesian || d.kspace.shape()[1] > 1, d.source + ": --lambda-rule cv needs more than one profile");
   Split split = cartesian ? splitCartesian(d, slice) : splitProfiles(d);
   require(split.heldOut >= 1 && split.heldOut < split.of,
           d.source + ": --lambda-rule cv: too few lines outside the calibration region to hold any out (" +
               std::to_string(split.of) + ")");
+  split.lines = cartesian;
+  return split;
+}
+
+double lambdaAtBestScore(const std::vector<double>& grid, const std::vector<double>& score) {
+  const std::size_t n = score.size();
+  const std::size_t best = static_cast<std::size_t>(std::min_element(score.begin(), score.end()) - score.begin());
+  double logLambda = std::log10(grid[best]);
+  if (best > 0 && best + 1 < n) {
+    // The parabola through (log lambda, score) at best - 1, best, best + 1 (equal spacing h): its vertex.
+    const double a = score[best - 1], b = score[best], c = score[best + 1];
+    const double h = std::log10(grid[best + 1]) - std::log10(grid[best]);
+    const double curvature = a - 2 * b + c;
+    if (curvature > 0) logLambda += std::clamp(0.5 * h * (a - c) / curvature, -std::abs(h), std::abs(h));
+  }
+  return std::pow(10.0, logLambda);
+}
+
+LambdaChoice crossValidatedLambda(Backend& backend, const Dataset& d, const ReconSettings& s, index_t slice,
+                                  Timings& timings) {
+  const bool cartesian = d.header.trajectory == TrajectoryKind::Cartesian;
+  Split split = crossValidationSplit(d, slice);
 
   // One set of coil maps, from the training half, for both halves: the held-out samples are predicted through
   // the maps the solution was made with.
@@ -163,18 +180,8 @@ LambdaChoice crossValidatedLambda(Backend& backend, const Dataset& d, const Reco
     score.push_back(test.residualNormOf(train.solution()) / norm);
     curve.push_back({lambda, score.back()});
   }
-  const std::size_t n = score.size();
-  const std::size_t best = static_cast<std::size_t>(std::min_element(score.begin(), score.end()) - score.begin());
-  double logLambda = std::log10(kGrid[best]);
-  if (best > 0 && best + 1 < n) {
-    // The parabola through (log lambda, score) at best - 1, best, best + 1 (equal spacing h): its vertex.
-    const double a = score[best - 1], b = score[best], c = score[best + 1];
-    const double h = std::log10(kGrid[best + 1]) - std::log10(kGrid[best]);
-    const double curvature = a - 2 * b + c;
-    if (curvature > 0) logLambda += std::clamp(0.5 * h * (a - c) / curvature, -std::abs(h), std::abs(h));
-  }
   LambdaChoice choice;
-  choice.lambda = std::pow(10.0, logLambda);
+  choice.lambda = lambdaAtBestScore(std::vector<double>(std::begin(kGrid), std::end(kGrid)), score);
   choice.record = {{"rule", "cv"},       {"held_out", split.heldOut}, {"of", split.of},
                    {"held_out_kind", cartesian ? "lines" : "profiles"}, {"scores", curve},
                    {"lambda_from_cv", choice.lambda}};

@@ -31,6 +31,20 @@ struct LambdaChoice {
   nlohmann::json record;  ///< rule, held-out count, the grid's scores
 };
 
+/// The two parts of the data cross-validation uses: `train` without the held-out lines or profiles, `test` with
+/// only them (the same draw every call).
+struct CrossValidationSplit {
+  Dataset train, test;
+  index_t heldOut = 0, of = 0;
+  bool lines = false;  ///< Cartesian lines (else profiles)
+};
+/// The split of slice `slice` of `d`; throws Error when nothing can be held out.
+CrossValidationSplit crossValidationSplit(const Dataset& d, index_t slice);
+
+/// The vertex (in log lambda) of the parabola through the best score and its neighbours on `grid` (half decades,
+/// either order), kept between them; the best grid point where it is at an end or the curve is not convex.
+double lambdaAtBestScore(const std::vector<double>& grid, const std::vector<double>& score);
+
 /// The cross-validated relative lambda of slice `slice` of `d` under settings `s` (method cs). Throws Error when
 /// the data have too few lines or profiles outside the calibration region to hold any out.
 LambdaChoice crossValidatedLambda(Backend& backend, const Dataset& d, const ReconSettings& s, index_t slice,
