@@ -26,6 +26,7 @@
 #include "larmor/recon/resources.hpp"
 #include "larmor/util/atomic_file.hpp"
 #include "larmor/util/input_file.hpp"
+#include "larmor/util/signals_blocked.hpp"
 
 namespace fs = std::filesystem;
 
@@ -124,22 +125,6 @@ class FolderLock {
 
  private:
   int fd_ = -1;
-};
-
-class SignalsBlocked {
- public:
-  SignalsBlocked() {
-    sigset_t s;
-    sigemptyset(&s);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&s, sig);
-    ::pthread_sigmask(SIG_BLOCK, &s, &old_);
-  }
-  ~SignalsBlocked() { ::pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
-  SignalsBlocked(const SignalsBlocked&) = delete;
-  SignalsBlocked& operator=(const SignalsBlocked&) = delete;
-
- private:
-  sigset_t old_;
 };
 
 }  // namespace

@@ -28,6 +28,7 @@
 #include "larmor/util/temp_registry.hpp"
 #ifdef LARMOR_HAVE_IO
 #include "larmor/io/dicom.hpp"
+#include "larmor/util/signals_blocked.hpp"
 #endif
 
 namespace fs = std::filesystem;
@@ -88,25 +89,12 @@ Temporary makeTempDir(const fs::path& target, const char* role, const std::strin
   return t;
 }
 
-// Blocks SIGINT/SIGTERM/SIGHUP while the previous export and the new one swap places, so a signal
-// cannot land between the two renames (it is delivered right after).
-class SignalsBlocked {
- public:
-  SignalsBlocked() {
-    sigset_t s;
-    sigemptyset(&s);
-    sigaddset(&s, SIGINT);
-    sigaddset(&s, SIGTERM);
-    sigaddset(&s, SIGHUP);
-    ::pthread_sigmask(SIG_BLOCK, &s, &old_);
-  }
-  ~SignalsBlocked() { ::pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
-  SignalsBlocked(const SignalsBlocked&) = delete;
-  SignalsBlocked& operator=(const SignalsBlocked&) = delete;
-
- private:
-  sigset_t old_;
-};
+/// The report, its warnings printed first where the options ask.
+ExportReport finished(ExportReport report, const ExportOptions& o) {
+  if (o.printWarnings)
+    for (const auto& w : report.warnings) std::cerr << "warning: " << report.path << ": " << w << "\n";
+  return report;
+}
 
 void validateOptions(const ExportOptions& o, const std::string& path) {
   for (const auto& c : o.components) (void)componentFromString(c);
@@ -399,9 +387,7 @@ ExportReport writeImageOutput(const std::string& path, const recon::ReconResult&
       break;
     }
   }
-  if (o.printWarnings)
-    for (const auto& w : report.warnings) std::cerr << "warning: " << report.path << ": " << w << "\n";
-  return report;
+  return finished(std::move(report), o);
 }
 
 namespace {
@@ -553,9 +539,7 @@ ExportReport writeSeriesOutput(const std::string& path, const std::vector<recon:
       break;
     }
   }
-  if (o.printWarnings)
-    for (const auto& w : report.warnings) std::cerr << "warning: " << report.path << ": " << w << "\n";
-  return report;
+  return finished(std::move(report), o);
 }
 
 }  // namespace larmor::io
