@@ -482,9 +482,9 @@ namespace {
 /// The series with its one frame cut into frames as --frames / --spokes-per-frame ask (data/frames.hpp); unchanged
 /// when neither is given. A file of several frames already is refused (its frames are its own).
 io::Series binned(io::Series s, const BinArgs& b, const std::string& path) {
+  if (b.overlap > 0 && b.spokesPerFrame == 0) throw Error("--frame-overlap needs --spokes-per-frame");
   if (!b.any()) return s;
   if (b.frames > 0 && b.spokesPerFrame > 0) throw Error("--frames and --spokes-per-frame: give one of them");
-  if (b.overlap > 0 && b.spokesPerFrame == 0) throw Error("--frame-overlap needs --spokes-per-frame");
   if (s.frames.size() != 1)
     throw Error(path + ": holds " + s.describeDims() + " already; --frames/--spokes-per-frame cut one continuous acquisition");
   std::vector<Dataset> frames = b.frames > 0 ? binFramesByCount(s.frames.front(), b.frames)

@@ -187,10 +187,8 @@ bool reconstructJob(RunContext& ctx, const Worker& w, Job& job, bool severalWork
     req.cache = w.cache;
     const auto tRecon = std::chrono::steady_clock::now();
     job.atRecon = msSince(ctx.t0);
-    for (const Dataset& frame : job.series.frames) {  // every frame with the same settings
-      req.dataset = &frame;
-      results.push_back(recon::run(req));
-    }
+    // Every frame with the same settings: jointly with a temporal prior under cs (recon/dynamic.hpp), else one by one.
+    results = recon::runFrames(job.series.frames, req);
     job.reconMs = msSince(tRecon);
     job.atReconEnd = msSince(ctx.t0);
   } catch (const std::exception& e) {
