@@ -21,8 +21,11 @@ Scored on magnitudes over the whole field of view and the whole series, after on
 s = <x, t> / <x, x> for the series (as `bart nrmse -s`): NRMSE = ||s x - t|| / ||t||.
 
 Usage: tools/dynamic_contest.py --cli build/default/bin/larmor-cli [--out build/dynamic] [--quick] [--figure PNG]
-Writes OUT/results.json and OUT/results.md (and the figure). --quick: 64^2, 8 frames of 11 spokes, 3-point sweeps
-(tests/e2e/bart_dynamic.sh).
+                               [--case all|bart-phantom|larmor-simulate] [--reuse] [--figure-only]
+Writes OUT/results.json and OUT/results.md (and the figure). --quick: 64^2, 8 frames of 11 spokes, BART's maps
+only, BART's 3-point sweep, no Larmor sweeps (tests/e2e/bart_dynamic.sh). --case runs one case (the other's
+results in OUT are kept); --reuse rescores the data and outputs of an earlier run in OUT (each run's seconds are
+kept beside its output, NAME.run.json).
 """
 import argparse
 import json
