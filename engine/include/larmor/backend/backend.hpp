@@ -8,7 +8,7 @@
 // unless named):
 //   device                 info: the device's description (recon.cpp's planner and provenance, pipelines, front ends)
 //   memory and transfers   allocate, upload, download, copy: every pipeline and operator; view: SENSE's coil maps
-//                          (operators/sense.cpp) and dynamic imaging's frames (recon/dynamic.cpp); synchronize:
+//                          (ops/sense.cpp) and dynamic imaging's frames (recon/dynamic.cpp); synchronize:
 //                          stage timings (util/timer.cpp), coil maps, bench; memoryStats, resetPeakMemory: the
 //                          planner's figures (recon/recon.cpp) and bench
 //   vector ops, reductions fill, scale, axpby, multiply, dot, norm2: the solvers, the operators and the pipelines;
@@ -16,7 +16,7 @@
 //                          sumOfSquares: SENSE, the Cartesian, GRAPPA, iterative and partial-Fourier pipelines,
 //                          display scaling
 //   arrays                 fft, resizeCentred: every Cartesian and calibration step, ESPIRiT, Toeplitz; gather,
-//                          scatter: Cartesian sampling (operators/cartesian_sampling.cpp) and GRAPPA
+//                          scatter: Cartesian sampling (ops/cartesian_sampling.cpp) and GRAPPA
 //   dense linear algebra   gemmBatched: GRAPPA, SENSE, ESPIRiT, coil compression (batched, column-major)
 //   plan factories         makeNufftPlan, makeDftPlan: gridding, iterative, calibration, Toeplitz, density
 //                          compensation
@@ -26,14 +26,14 @@
 // (family             what                                   its callers in engine/src)
 //   executionOps()    queued transfers, peer copies,         backend/streamed_batch.cpp, recon/iterative_slabs.cpp,
 //                     recorded work (CUDA graphs)            solve/cg.cpp
-//   priorOps()        finite-difference priors               operators/regularizer.cpp
+//   priorOps()        finite-difference priors               ops/regularizer.cpp
 //   sparsityOps()     TV and wavelet proximal maps           recon/iterative.cpp (compressed sensing)
 //   coilCombineOps()  adaptive coil combination              recon/cartesian.cpp
-//   espiritOps()      ESPIRiT's eigenvectors                 operators/espirit.cpp
+//   espiritOps()      ESPIRiT's eigenvectors                 ops/espirit.cpp
 //   solverOps()       CG/FISTA scalars and fused steps       solve/cg.cpp, solve/fista.cpp, recon/iterative.cpp
 //   qualityOps()      image metrics                          quality/metrics.cpp
-//   toeplitzOps()     the Gram of the FFT, F^H diag(d) F,    operators/cartesian_sampling.cpp,
-//                     plain and padded                       operators/toeplitz.cpp
+//   toeplitzOps()     the Gram of the FFT, F^H diag(d) F,    ops/cartesian_sampling.cpp,
+//                     plain and padded                       ops/toeplitz.cpp
 //   grappaOps()       the batched Cholesky solve (queued or  recon/grappa_plan.cpp, recon/grappa.cpp
 //                     not), the planes' transpose
 #include <cstddef>

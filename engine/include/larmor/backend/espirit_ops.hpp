@@ -3,7 +3,7 @@
 // interface so that the Backend interface does not grow with it (docs/architecture.md, "the PriorOps rule").
 // Each backend provides one (Backend::espiritOps(); engine/src/cpu/espirit.cpp, cuda/espirit.cu); both run
 // the same lines of larmor/kernels/espirit_math.hpp. The rest of ESPIRiT is backend-neutral
-// (engine/src/operators/espirit.cpp).
+// (engine/src/ops/espirit.cpp).
 #include <vector>
 
 #include "larmor/array/array.hpp"

@@ -1,8 +1,8 @@
 #pragma once
 // ToeplitzOps: the Gram operator of the FFT, F^H diag(d) F, one interface that each backend provides
 // (Backend::toeplitzOps()). Plain, the Gram of a k-space diagonal: Cartesian sampling masks
-// (engine/src/operators/cartesian_sampling.cpp); padded, the Toeplitz operator's product (ops/toeplitz.hpp;
-// Fessler et al., IEEE TSP 53:3393, 2005), out = crop(F^H diag(d) F pad(image)) (engine/src/operators/toeplitz.cpp).
+// (engine/src/ops/cartesian_sampling.cpp); padded, the Toeplitz operator's product (ops/toeplitz.hpp;
+// Fessler et al., IEEE TSP 53:3393, 2005), out = crop(F^H diag(d) F pad(image)) (engine/src/ops/toeplitz.cpp).
 // CPU twin engine/src/cpu/cpu_backend.cpp (FFTW between two shifts, or the composition; padded: resizeCentred,
 // fftGram, resizeCentred); CUDA twin cuda/cuda_backend.cu and cuda/fft_last.cu, which fuse the diagonal into the
 // last dimension's pass, the padding and the cropping into the transforms' first and last passes, and transform
@@ -20,13 +20,13 @@ class ToeplitzOps {
   /// In place, data <- F^H diag(d) F data for F the centred unitary FFT over dims [0, rank) of `shape` (the Gram
   /// operator of a k-space diagonal: Cartesian sampling masks): d holds shape.span(0, rank) elements, applied to
   /// every batch. The same as fft, multiply, inverse fft; on a GPU the two inner modulations of the centred FFTs
-  /// cancel (their product is 1/N) and are not made. The caller: operators/cartesian_sampling.cpp.
+  /// cancel (their product is 1/N) and are not made. The caller: ops/cartesian_sampling.cpp.
   virtual void fftGram(Buffer& data, const Shape& shape, int rank, const Buffer& diagonal) = 0;
 
   /// out <- crop(F^H diag(d) F pad(image)). pad and crop are Backend::resizeCentred between imageShape and
   /// gridShape (equal batch), F and d as in fftGram over dims [0, rank) of gridShape; `grid` (gridShape's
   /// elements) is scratch whose contents on return are unspecified; out may be image. The caller: the Toeplitz
-  /// operator's product (engine/src/operators/toeplitz.cpp).
+  /// operator's product (engine/src/ops/toeplitz.cpp).
   virtual void fftGramPadded(Buffer& out, const Buffer& image, const Shape& imageShape, Buffer& grid,
                              const Shape& gridShape, int rank, const Buffer& diagonal) = 0;
 
