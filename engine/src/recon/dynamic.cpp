@@ -154,23 +154,30 @@ class JointSlice {
     std::vector<std::unique_ptr<solve::LinearOperator>> blocks;
     for (auto& p : problems_) blocks.push_back(p->normalOperator());
     BlockDiagonal A(backend_, std::move(blocks), n_);
-    auto b = backend_.allocate(bytesOf(n_ * frames)), x = backend_.allocate(bytesOf(n_ * frames));
+    // E^H d of the series, its peak and the step bound do not depend on lambda: made at the first solve and kept
+    // (cross-validation solves the same series for every lambda of its grid).
+    const bool first = !b_;
+    if (first) {
+      b_ = backend_.allocate(bytesOf(n_ * frames));
+      for (index_t t = 0; t < frames; ++t)
+        backend_.copy(*b_, problems_[static_cast<std::size_t>(t)]->rhsBuffer(), bytesOf(n_), bytesOf(n_ * t));
+    }
+    auto x = backend_.allocate(bytesOf(n_ * frames));
     {
       ScopedStage st(timings, "dynamic: start", &backend_);
       for (index_t t = 0; t < frames; ++t) {
         IterativeProblem& p = *problems_[static_cast<std::size_t>(t)];
         p.startLeastSquares();
-        backend_.copy(*b, p.rhsBuffer(), bytesOf(n_), bytesOf(n_ * t));
         backend_.copy(*x, p.solutionBuffer(), bytesOf(n_), bytesOf(n_ * t));
       }
     }
-    double lipschitz = 0, mu = 0;
-    {
+    if (first) {
       ScopedStage st(timings, "dynamic: step bound", &backend_);
-      lipschitz = 1.1 * solve::largestEigenvalue(backend_, A, *b, 30);
-      if (!(lipschitz > 0)) lipschitz = 1;
-      mu = relativeWeight(s_) * maxAbs(*b, n_ * frames);
+      lipschitz_ = 1.1 * solve::largestEigenvalue(backend_, A, *b_, 30);
+      if (!(lipschitz_ > 0)) lipschitz_ = 1;
+      rhsMax_ = maxAbs(*b_, n_ * frames);
     }
+    mu_ = relativeWeight(s_) * rhsMax_;
     solve::FistaOptions o;
     o.maxIterations = s_.iterative.iterations;
     o.tolerance = s_.iterative.tolerance;
@@ -180,12 +187,10 @@ class JointSlice {
     solve::FistaResult r;
     {
       ScopedStage st(timings, "dynamic: FISTA", &backend_);
-      r = solve::fista(backend_, A, *b, *x, lipschitz, mu, prox, o, progress);
+      r = solve::fista(backend_, A, *b_, *x, lipschitz_, mu_, prox, o, progress);
     }
     for (index_t t = 0; t < frames; ++t)
       backend_.copy(problems_[static_cast<std::size_t>(t)]->solutionBuffer(), *x, bytesOf(n_), 0, bytesOf(n_ * t));
-    lipschitz_ = lipschitz;
-    mu_ = mu;
     return r;
   }
 
@@ -241,7 +246,8 @@ class JointSlice {
   std::mt19937 shifts_{20070101u};  // fixed seed: the same series for the same inputs
   Shape series_;  ///< the series as one image [N0, N1, T] (2D frames leave the solve grid's third axis free)
   index_t n_ = 0;
-  double lipschitz_ = 0, mu_ = 0;
+  std::unique_ptr<Buffer> b_;  ///< E^H d of the series [N0, N1, T]
+  double lipschitz_ = 0, mu_ = 0, rhsMax_ = 0;
 };
 
 /// The temporal lambda by cross-validation (--lambda-rule cv on a series; recon/lambda_cv.hpp): every frame's
