@@ -74,22 +74,6 @@ ImageSet reconstructByMethod(Backend& backend, const Dataset& d, const ReconRequ
 
 // The metrics against the dataset's reference image, where it has one of the image's size. The reference is
 // optional: one that cannot be compared (NaN, all zero) costs the metrics, not the image.
-void compareWithReference(Backend& backend, const Dataset& d, ReconResult& result) {
-  if (d.reference && d.reference->size() == result.image.size()) {
-    ScopedStage st(result.timings, "metrics");
-    try {
-      result.metrics = quality::toJson(quality::compareWithTruthOn(backend, result.image, d));
-    } catch (const Cancelled&) {
-      throw;
-    } catch (const Error& e) {
-      result.metrics = {{"skipped", e.what()}};
-      result.warnings.push_back(d.source + ": the reference image cannot be compared (" + e.what() + "); no metrics");
-    }
-  } else if (d.reference) {
-    result.metrics = {{"skipped", "the reference " + d.reference->shape().str() + " and the image " +
-                                      result.image.shape().str() + " differ in size (--matrix)"}};
-  }
-}
 
 // The provenance of the result: the settings, device, timings and source, the noise whitening's report, the
 // convergence, the partial Fourier, the device notice, and the memory: the planner's estimate beside the
@@ -119,6 +103,23 @@ void addProvenance(ReconResult& result, const ReconRequest& request, const Datas
 }
 
 }  // namespace
+
+void compareWithReference(Backend& backend, const Dataset& d, ReconResult& result) {
+  if (d.reference && d.reference->size() == result.image.size()) {
+    ScopedStage st(result.timings, "metrics");
+    try {
+      result.metrics = quality::toJson(quality::compareWithTruthOn(backend, result.image, d));
+    } catch (const Cancelled&) {
+      throw;
+    } catch (const Error& e) {
+      result.metrics = {{"skipped", e.what()}};
+      result.warnings.push_back(d.source + ": the reference image cannot be compared (" + e.what() + "); no metrics");
+    }
+  } else if (d.reference) {
+    result.metrics = {{"skipped", "the reference " + d.reference->shape().str() + " and the image " +
+                                      result.image.shape().str() + " differ in size (--matrix)"}};
+  }
+}
 
 ReconResult run(const ReconRequest& request, const Progress& progress) {
   const bool whiten = request.dataset && request.settings.noiseWhitening == NoiseWhiteningMode::Auto &&

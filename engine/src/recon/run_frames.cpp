@@ -1,11 +1,8 @@
 // recon::runFrames: a series' frames, jointly with a temporal prior (recon/dynamic.hpp) or one by one (run()).
 // The joint path does what run() does around the reconstruction (checks, noise whitening, the backend, the
 // metrics, the provenance) for every frame, with one reconstruction for all of them.
-#include <optional>
 
 #include "larmor/backend/registry.hpp"
-#include "larmor/quality/display.hpp"
-#include "larmor/quality/metrics.hpp"
 #include "larmor/recon/dynamic.hpp"
 #include "larmor/recon/noise.hpp"
 #include "larmor/recon/recon.hpp"
@@ -28,21 +25,6 @@ std::vector<Dataset> preparedFrames(const std::vector<Dataset>& frames, const Re
     if (s.noiseWhitening == NoiseWhiteningMode::Auto && out.back().noise) whitenIfRequested(out.back(), s.noiseWhitening);
   }
   return out;
-}
-
-nlohmann::json metricsOf(Backend& backend, const CArray& image, const Dataset& d, std::vector<std::string>& warnings) {
-  if (!d.reference) return nullptr;
-  if (d.reference->size() != image.size())
-    return {{"skipped", "the reference " + d.reference->shape().str() + " and the image " + image.shape().str() +
-                            " differ in size (--matrix)"}};
-  try {
-    return quality::toJson(quality::compareWithTruthOn(backend, image, d));
-  } catch (const Cancelled&) {
-    throw;
-  } catch (const Error& e) {
-    warnings.push_back(d.source + ": the reference image cannot be compared (" + e.what() + "); no metrics");
-    return {{"skipped", e.what()}};
-  }
 }
 
 std::vector<ReconResult> runJoint(const std::vector<Dataset>& input, const ReconRequest& request,
@@ -70,7 +52,7 @@ std::vector<ReconResult> runJoint(const std::vector<Dataset>& input, const Recon
     r.image = std::move(images.combined[t]);
     r.timings = timings;
     r.convergence = images.convergence;
-    r.metrics = metricsOf(backend, r.image, frames[t], r.warnings);
+    compareWithReference(backend, frames[t], r);
     r.provenance = provenance(toJson(request.settings), dev.id, dev.name, timings, frames[t].source);
     r.provenance["dynamic"] = dynamic;
     r.provenance["dynamic"]["frame"] = t;

@@ -54,6 +54,10 @@ ReconResult run(const ReconRequest& request, const Progress& progress = {});
 std::vector<ReconResult> runFrames(const std::vector<Dataset>& frames, const ReconRequest& request,
                                    const Progress& progress = {});
 
+/// result.metrics against d.reference when it has the image's size (a "metrics" stage in result.timings); a
+/// reference that cannot be compared costs the metrics and adds a warning, one of another size is noted as skipped.
+void compareWithReference(Backend& backend, const Dataset& d, ReconResult& result);
+
 /// Throws Error when --matrix gives a z size (> 1) for 2D data, where it would be ignored.
 /// run() calls it; the CLI calls it before loading the samples.
 void requireMatrixFitsData(const Dataset& d, const ReconSettings& s);
