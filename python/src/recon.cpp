@@ -1,0 +1,187 @@
+// larmor.recon: recon::run with the settings given as keyword arguments, named as larmor-cli recon's flags
+// ("--lambda-rule" is lambda_rule; lambda is also lam) or by their JSON keys ("iterative.lambda"), parsed and
+// checked by the engine's settings table (larmor/recon/settings_table.hpp) as the CLI's are: the method first and
+// its defaults, then each other setting; a lambda given fixes the lambda rule unless one is given; a setting
+// the method does not read is an error. So the same settings give the CLI's image, bit for bit.
+// The GIL is released while the engine works; progress callbacks and Ctrl-C reach Python through the engine's
+// Progress (its reports take the GIL for a moment).
+#include <pybind11/stl.h>
+
+#include <atomic>
+#include <cmath>
+#include <sstream>
+
+#include "bindings.hpp"
+#include "json_convert.hpp"
+#include "larmor/recon/settings_table.hpp"
+#include "numpy_arrays.hpp"
+#include "recon_result.hpp"
+
+namespace larmor::python {
+
+namespace st = recon::settings;
+
+namespace {
+
+/// The table's setting for a keyword: lam and lambda_ are lambda (a Python keyword); underscores are dashes.
+const st::Setting& settingFor(const std::string& name) {
+  std::string flag = (name == "lam" || name == "lambda_") ? "lambda" : name;
+  if (flag.find('.') == std::string::npos)
+    for (char& c : flag)
+      if (c == '_') c = '-';
+  for (const st::Setting& s : st::table())
+    if (s.flag == flag || s.key == name) {
+      require(s.scope == st::Scope::User, "larmor.recon: " + name + " is an internal setting");
+      return s;
+    }
+  throw Error("larmor.recon: unknown setting " + name + " (larmor.settings() lists them)");
+}
+
+/// A Python value as the command line's text: reals by repr (the shortest text that reads back as the same
+/// double), sequences of integers as AxB[xC].
+std::string asText(const py::handle& v) {
+  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
+  if (py::isinstance<py::float_>(v)) return py::repr(v).cast<std::string>();
+  if (py::isinstance<py::int_>(v)) return py::str(v).cast<std::string>();
+  if (py::isinstance<py::sequence>(v)) {
+    std::string text;
+    for (const py::handle& e : v) text += (text.empty() ? "" : "x") + py::str(e).cast<std::string>();
+    return text;
+  }
+  return py::str(v).cast<std::string>();
+}
+
+std::string given(const st::Setting& s, const py::handle& v) {
+  return s.cliFlag() + (s.kind == st::Kind::Flag ? "" : " " + asText(v));
+}
+
+}  // namespace
+
+/// The CLI's SettingsOptions::apply over keyword arguments (app/settings_options.cpp).
+recon::ReconSettings settingsFrom(const std::string& method, const py::dict& kwargs) {
+  recon::ReconSettings s;
+  st::set(s, st::find("method"), method);
+  st::applyMethodDefaults(s);
+  bool lambdaGiven = false, ruleGiven = false;
+  for (const auto& [k, v] : kwargs) {
+    const st::Setting& setting = settingFor(k.cast<std::string>());
+    if (setting.key == "method") throw Error("larmor.recon: give the method as method=...");
+    if (setting.kind == st::Kind::Flag) setting.put(s, v.cast<bool>() ? setting.flagSets : !setting.flagSets);
+    else st::set(s, setting, asText(v));
+    lambdaGiven |= setting.key == "iterative.lambda";
+    ruleGiven |= setting.key == "iterative.lambda_rule";
+  }
+  if (lambdaGiven && !ruleGiven) s.iterative.lambdaRule = recon::LambdaRule::Fixed;
+  for (const auto& [k, v] : kwargs) {
+    const st::Setting& setting = settingFor(k.cast<std::string>());
+    if ((setting.methods & st::bit(s.method)) == 0)
+      throw Error(given(setting, v) + ": does not apply to --method " + recon::toString(s.method));
+  }
+  return s;
+}
+
+namespace {
+
+/// Reports to a Python callable (fraction, stage) and turns Ctrl-C into a cancellation.
+struct PythonProgress {
+  py::object callback;
+  std::shared_ptr<std::atomic<bool>> interrupted = std::make_shared<std::atomic<bool>>(false);
+  Progress progress() const {
+    return Progress([cb = callback, flag = interrupted](double f, const std::string& stage) {
+      py::gil_scoped_acquire gil;
+      if (PyErr_CheckSignals() != 0) {
+        flag->store(true);
+        throw Cancelled();
+      }
+      if (!cb.is_none()) {
+        try {
+          cb(f, stage);
+        } catch (py::error_already_set& e) {
+          e.restore();
+          PyErr_Clear();
+          throw Cancelled();
+        }
+      }
+    });
+  }
+};
+
+PyReconResult run(const Dataset& d, const std::string& method, const std::string& device, bool keepCoilImages,
+                  const py::object& progress, const py::kwargs& kwargs) {
+  recon::ReconRequest req;
+  req.dataset = &d;
+  req.settings = settingsFrom(method, kwargs);
+  req.settings.keepCoilImages = keepCoilImages;
+  req.device = device;
+  st::validate(req.settings);
+  req.backend = backendFor(device);
+  PythonProgress reporter{progress};
+  PyReconResult out;
+  try {
+    py::gil_scoped_release release;
+    out.result = recon::run(req, reporter.progress());
+  } catch (const Cancelled&) {
+    if (reporter.interrupted->load()) throw py::error_already_set();  // the KeyboardInterrupt pending
+    throw;
+  }
+  return out;
+}
+
+py::dict timings(const Timings& t) {
+  py::dict o;
+  for (const StageTiming& s : t.stages()) o[py::str(s.stage)] = s.milliseconds;
+  return o;
+}
+
+py::list settingsTable() {
+  py::list out;
+  for (const st::Setting& s : st::table()) {
+    if (s.scope != st::Scope::User) continue;
+    py::dict o;
+    o["name"] = [&] { std::string n = s.flag; for (char& c : n) if (c == '-') c = '_'; return n; }();
+    o["flag"] = s.flag.empty() ? std::string() : s.cliFlag();
+    o["key"] = s.key;
+    o["help"] = st::help(s);
+    out.append(o);
+  }
+  return out;
+}
+
+/// A NumPy view of one of the result's images, kept alive by the result object.
+py::object imageView(py::object self, CArray recon::ReconResult::*member) {
+  CArray& a = self.cast<PyReconResult&>().result.*member;
+  if (a.empty()) return py::none();
+  return py::array_t<cfloat>(numpyShape(a.shape()), a.data(), self);
+}
+
+void bindResult(py::module_& m) {
+  py::class_<PyReconResult>(m, "ReconResult", "recon::run's result: images (NumPy views), timings, convergence, metrics.")
+      .def_property_readonly("image", [](py::object self) { return imageView(self, &recon::ReconResult::image); }, "complex64 (slices, 1, z, y, x), coil-combined")
+      .def_property_readonly("coil_images", [](py::object self) { return imageView(self, &recon::ReconResult::coilImages); }, "complex64 (slices, coils, z, y, x), or None (keep_coil_images=False)")
+      .def_property_readonly("timings", [](const PyReconResult& r) { return timings(r.result.timings); })
+      .def_property_readonly("convergence", [](const PyReconResult& r) { return toPython(r.result.convergence); })
+      .def_property_readonly("metrics", [](const PyReconResult& r) { return toPython(r.result.metrics); })
+      .def_property_readonly("provenance", [](const PyReconResult& r) { return toPython(r.result.provenance); })
+      .def_property_readonly("device", [](const PyReconResult& r) { return r.result.device; })
+      .def_property_readonly("device_name", [](const PyReconResult& r) { return r.result.deviceName; })
+      .def_property_readonly("warnings", [](const PyReconResult& r) { return r.result.warnings; })
+      .def("__repr__", [](const PyReconResult& r) {
+        std::ostringstream s;
+        s << "<larmor.ReconResult " << r.result.image.shape().str() << " on " << r.result.device << ", "
+          << r.result.timings.totalMilliseconds() << " ms>";
+        return s.str();
+      });
+}
+
+}  // namespace
+
+void bindRecon(py::module_& m) {
+  bindResult(m);
+  m.def("recon", &run, py::arg("dataset"), py::kw_only(), py::arg("method") = "fft", py::arg("device") = "cpu",
+        py::arg("keep_coil_images") = false, py::arg("progress") = py::none(),
+        "Reconstructs a Dataset as `larmor-cli recon` does; settings as keyword arguments named as the CLI's flags "
+        "(lambda_rule=..., lam=..., iters=...). progress(fraction, stage) is called as it goes; Ctrl-C cancels.");
+  m.def("settings", &settingsTable, "The reconstruction settings (name, flag, JSON key, help), from the engine's table.");
+}
+
+}  // namespace larmor::python
