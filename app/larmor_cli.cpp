@@ -8,6 +8,7 @@
 #include "batch.hpp"
 #include "cli_commands.hpp"
 #include "cli_pacs.hpp"
+#include "cli_serve.hpp"
 #include "settings_options.hpp"
 #include "larmor/util/error.hpp"
 #include "larmor/util/openmp_policy.hpp"
@@ -56,6 +57,9 @@ struct Commands {
   larmor::cli::BenchArgs bn;
   CLI::App* batch = nullptr;
   larmor::cli::BatchArgs bat;
+  CLI::App *serve = nullptr, *stream = nullptr;
+  larmor::cli::ServeArgs srv;
+  larmor::cli::StreamArgs str;
 };
 
 void addDeviceAndInfoCommands(CLI::App& app, Commands& c) {
@@ -217,6 +221,8 @@ int dispatch(Commands& c) {
     if (*c.echo) return echoCommand(c.pacs);
     if (*c.send) return sendCommand(c.pacs);
     if (*c.batch) return batch(c.bat);
+    if (*c.serve) return serve(c.srv);
+    if (*c.stream) return stream(c.str);
   } catch (const larmor::Cancelled&) {
     std::cerr << "larmor-cli: cancelled\n";
     return 130;
@@ -242,6 +248,8 @@ int main(int argc, char** argv) {
   addMapsAndCompareCommands(app, c);
   addSettingsAndBenchCommands(app, c);
   c.batch = larmor::cli::addBatchCommand(app, c.bat);
+  c.serve = larmor::cli::addServeCommand(app, c.srv);
+  c.stream = larmor::cli::addStreamCommand(app, c.str);
   if (const auto exit = parse(app, argc, argv)) return *exit;
   // SIGINT/SIGTERM/SIGHUP remove the temporaries of a write in progress (docs/reliability.md).
   larmor::installTempCleanupOnSignals();

@@ -497,7 +497,7 @@ class AcquisitionPass {
         cartesian_(h.trajectory == TrajectoryKind::Cartesian), g_(h.geometry) {}
 
   // Acquisition i (its version already checked) where it belongs; the frames outside `select` are not kept.
-  void add(const AcquisitionReader& reader, const AcqRecord& record, std::uint64_t i, const FrameSelection& select) {
+  void add(bool samplesVerified, const AcqRecord& record, std::uint64_t i, const FrameSelection& select) {
     const AcqHead& ah = record.head;
     const FrameKey key{ah.idx.contrast, ah.idx.phase, ah.idx.repetition, ah.idx.set};
     keyOf_.push_back(key);
@@ -520,7 +520,7 @@ class AcquisitionPass {
       ++skippedKinds_["reference (calibration-only, not used for non-Cartesian data)"];
       return;
     }
-    const Samples s = checkedSamples(record, i, path_, coils_, reader.samplesVerified());
+    const Samples s = checkedSamples(record, i, path_, coils_, samplesVerified);
     geometry_.add(ah, g_);
     if (referenceOnly) {
       accumulator(references_, key).lines.add(ah, s, i);
@@ -648,30 +648,50 @@ class AcquisitionPass {
 
 }  // namespace
 
-AcquisitionFrames readAcquisitions(const std::string& path, const std::string& group, const EncodingFacts& facts,
-                                   const FrameSelection& select, const Progress& progress, const Dataset& base,
-                                   bool keepSamples) {
-  const Header& h = base.header;
-  AcquisitionReader reader(path, group);
-  const std::uint64_t count = reader.count();
-  // Structure only: the imaging samples are checked, not kept; the reader's threads check them.
-  if (!keepSamples && h.trajectory == TrajectoryKind::Cartesian) reader.verifySamplesOnly();
-  AcquisitionPass pass(h, facts, path, count, keepSamples);
+namespace {
+
+// The pass over `count` acquisitions, record(i) giving each (a file's or a stream's: the same Dataset either way);
+// verified(): the last record's samples were already checked by its reader.
+template <class Get, class Verified>
+AcquisitionFrames passOver(std::uint64_t count, Get&& record, Verified&& verified, const std::string& path,
+                           const EncodingFacts& facts, const FrameSelection& select, const Progress& progress,
+                           const Dataset& base, bool keepSamples) {
+  AcquisitionPass pass(base.header, facts, path, count, keepSamples);
   AcquisitionFrames out;
   const std::uint64_t step = std::max<std::uint64_t>(1, count / 100);
   out.all.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(count, 1u << 20)));
   for (std::uint64_t i = 0; i < count; ++i) {
     if (i % step == 0) progress.report(static_cast<double>(i) / static_cast<double>(count), "reading acquisitions");
-    const AcqRecord& record = reader.get(i);
-    out.all.push_back(infoOf(record.head));
-    requireVersion(record.head, i, path);
-    pass.add(reader, record, i, select);
+    const AcqRecord& r = record(i);
+    out.all.push_back(infoOf(r.head));
+    requireVersion(r.head, i, path);
+    pass.add(verified(), r, i, select);
   }
   progress.report(1.0, "reading acquisitions");
   pass.requireFrames(select);
   pass.listIndices(out);
   pass.finishFrames(base, out);
   return out;
+}
+
+}  // namespace
+
+AcquisitionFrames readAcquisitions(const std::string& path, const std::string& group, const EncodingFacts& facts,
+                                   const FrameSelection& select, const Progress& progress, const Dataset& base,
+                                   bool keepSamples) {
+  AcquisitionReader reader(path, group);
+  // Structure only: the imaging samples are checked, not kept; the reader's threads check them.
+  if (!keepSamples && base.header.trajectory == TrajectoryKind::Cartesian) reader.verifySamplesOnly();
+  return passOver(
+      reader.count(), [&](std::uint64_t i) -> const AcqRecord& { return reader.get(i); },
+      [&] { return reader.samplesVerified(); }, path, facts, select, progress, base, keepSamples);
+}
+
+AcquisitionFrames assembleAcquisitions(const std::vector<AcqRecord>& records, const std::string& label,
+                                       const EncodingFacts& facts, const Dataset& base) {
+  return passOver(
+      records.size(), [&](std::uint64_t i) -> const AcqRecord& { return records[i]; }, [] { return false; }, label,
+      facts, FrameSelection{}, Progress{}, base, true);
 }
 
 }  // namespace larmor::io::detail

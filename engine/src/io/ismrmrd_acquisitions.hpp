@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ismrmrd_header.hpp"
+#include "ismrmrd_records.hpp"
 #include "larmor/data/dataset.hpp"
 #include "larmor/io/series.hpp"
 #include "larmor/util/progress.hpp"
@@ -36,5 +37,10 @@ struct AcquisitionFrames {
 AcquisitionFrames readAcquisitions(const std::string& path, const std::string& group, const EncodingFacts& facts,
                                    const FrameSelection& select, const Progress& progress, const Dataset& base,
                                    bool keepSamples = true);
+
+/// The same pass over acquisitions held in memory (the streaming server's slices): records[i].data and .traj
+/// point at the samples; `label` stands for the file name in errors. Every frame is kept.
+AcquisitionFrames assembleAcquisitions(const std::vector<AcqRecord>& records, const std::string& label,
+                                       const EncodingFacts& facts, const Dataset& base);
 
 }  // namespace larmor::io::detail

@@ -253,7 +253,14 @@ H5Id openIsmrmrdFile(const std::string& path, const std::string& group) {
 }
 
 ISMRMRD::IsmrmrdHeader parseHeader(hid_t file, const std::string& path, const std::string& group) {
-  const std::string xml = readXmlText(file, path, group);
+  return parseHeaderText(readXmlText(file, path, group), path);
+}
+
+std::string headerText(hid_t file, const std::string& path, const std::string& group) {
+  return readXmlText(file, path, group);
+}
+
+ISMRMRD::IsmrmrdHeader parseHeaderText(const std::string& xml, const std::string& path) {
   checkNarrowedValues(xml, path);
   ISMRMRD::IsmrmrdHeader hdr;
   try {

@@ -24,6 +24,12 @@ H5Id openIsmrmrdFile(const std::string& path, const std::string& group);
 /// /group/xml of an open file, parsed.
 ISMRMRD::IsmrmrdHeader parseHeader(hid_t file, const std::string& path, const std::string& group);
 
+/// /group/xml of an open file as text (what the streaming client sends as the HEADER message).
+std::string headerText(hid_t file, const std::string& path, const std::string& group);
+
+/// XML header text parsed, with the same checks as a file's (`path` names it in errors: a file or a stream).
+ISMRMRD::IsmrmrdHeader parseHeaderText(const std::string& xml, const std::string& path);
+
 /// The value of string user parameter `name`, or nullptr.
 const std::string* findStringParameter(const ISMRMRD::IsmrmrdHeader& h, const std::string& name);
 

@@ -1,0 +1,247 @@
+// larmor-cli serve: a reconstruction server speaking the ISMRMRD streaming protocol (docs/streaming.md). One
+// thread per connection reads its messages (larmor/stream/protocol.hpp), collects its acquisitions into slices
+// (larmor/stream/assembler.hpp) and reconstructs each slice with recon::run as soon as its last acquisition
+// arrives, sending the image back at once. One backend, selected at start, serves every connection (its plans and
+// the GPU stay warm); reconstructions take it one at a time. A bad message costs its connection a TEXT message
+// "error: ..." and a CLOSE, never the server.
+#include "cli_serve.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "larmor/backend/registry.hpp"
+#include "larmor/util/error.hpp"
+#ifdef LARMOR_HAVE_IO
+#include <nlohmann/json.hpp>
+
+#include "larmor/batch/settings_file.hpp"
+#include "larmor/io/cfl.hpp"
+#include "larmor/io/export.hpp"
+#include "larmor/io/output_safety.hpp"
+#include "larmor/recon/recon.hpp"
+#include "larmor/recon/settings.hpp"
+#include "larmor/recon/settings_table.hpp"
+#include "larmor/stream/assembler.hpp"
+#include "larmor/stream/images.hpp"
+#include "larmor/stream/socket.hpp"
+#endif
+
+namespace larmor::cli {
+
+CLI::App* addServeCommand(CLI::App& app, ServeArgs& a) {
+  auto* cmd = app.add_subcommand("serve", "Reconstruction server speaking the ISMRMRD streaming protocol (docs/streaming.md)");
+  cmd->add_option("--port", a.port, "TCP port (default 9002; 0: any free port, printed)")->check(CLI::Range(0, 65535));
+  cmd->add_option("--listen", a.listen, "Address to listen on (default 127.0.0.1; 0.0.0.0: every interface)");
+  cmd->add_option("--settings", a.settings, "Settings JSON (recon --save-settings) for preset configurations");
+  cmd->add_option("--output-dir", a.outputDir, "Also write every image as a .cfl here");
+  cmd->add_option("--device", a.device, "auto|cpu|cuda[:N]");
+  cmd->add_option("--idle-timeout", a.idleTimeout, "Seconds a connection may stay silent (default 60)")
+      ->check(CLI::Range(1, 86400));
+  return cmd;
+}
+
+CLI::App* addStreamCommand(CLI::App& app, StreamArgs& a) {
+  auto* cmd = app.add_subcommand("stream", "Stream a raw-data file to a reconstruction server and write the images");
+  cmd->add_option("FILE", a.input, "ISMRMRD .h5")->required();
+  cmd->add_option("--to", a.to, "host:port of the server")->required();
+  cmd->add_option("--config", a.config, "Configuration name: default.xml, a method (gridding, cg, ...), or a settings .json on the server");
+  cmd->add_option("--output", a.output, "OUT.cfl: the images [x, y, z, 1, slices]");
+  cmd->add_option("--timeout", a.timeout, "Seconds to wait for the server (default 120)")->check(CLI::Range(1, 86400));
+  return cmd;
+}
+
+#ifndef LARMOR_HAVE_IO
+int serve(const ServeArgs&) { throw Error("serve: this build has no ISMRMRD support (LARMOR_IO=OFF)"); }
+#else
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+// What a connection's configuration chose: the settings, and whether the method follows the header.
+struct Config {
+  recon::ReconSettings settings;
+  bool fitMethod = true;  ///< a preset: Cartesian data keep the method, non-Cartesian data get gridding for fft
+  std::string name;
+};
+
+class Server {
+ public:
+  explicit Server(const ServeArgs& a) : args_(a) {
+    if (!a.settings.empty()) base_ = batch::readSettingsFile(a.settings).settings;
+    recon::settings::validate(base_);
+    if (!a.outputDir.empty())
+      require(fs::is_directory(a.outputDir), "--output-dir " + a.outputDir + ": not a folder");
+    const Selection sel = BackendRegistry::instance().select(a.device);
+    if (!sel.notice.empty()) log("note: " + sel.notice);
+    backend_ = sel.backend;
+  }
+
+  void run() {
+    stream::Listener listener(args_.listen, args_.port);
+    log("larmor-cli serve: listening on " + args_.listen + ":" + std::to_string(listener.port()));
+    for (;;) {
+      std::string peer;
+      const int fd = listener.accept(peer);
+      const int id = ++connections_;
+      std::thread([this, fd, peer, id] { serveConnection(fd, peer, id); }).detach();
+    }
+  }
+
+ private:
+  void log(const std::string& line) {
+    const std::lock_guard<std::mutex> lock(logMutex_);
+    std::cout << line << std::endl;
+  }
+
+  void serveConnection(int fd, const std::string& peer, int id) {
+    stream::SocketStream s(fd, peer, args_.idleTimeout * 1000);
+    const std::string who = "connection " + std::to_string(id) + " (" + peer + ")";
+    log(who + ": open");
+    try {
+      session(s, who, id);
+      log(who + ": closed");
+    } catch (const std::exception& e) {
+      log(who + ": error: " + e.what());
+      try {  // tell the client, where it still listens
+        stream::writeText(s, stream::kText, std::string("error: ") + e.what());
+        stream::writeClose(s);
+      } catch (const std::exception&) {
+      }
+    }
+  }
+
+  // CONFIG_FILE's name: a settings file (.json, as `recon --save-settings` writes), a method name (fft,
+  // gridding, cg, cs, grappa, tron, dft; ".xml" allowed), or any other preset name (default.xml, a Gadgetron
+  // configuration): the server's settings, the method fitted to the header.
+  Config configFor(const std::string& name) const {
+    Config c{base_, true, name};
+    if (name.size() > 5 && name.substr(name.size() - 5) == ".json") {
+      require(fs::is_regular_file(name), "CONFIG_FILE " + name + ": no such settings file on the server");
+      c.settings = batch::readSettingsFile(name).settings;
+      c.fitMethod = false;
+    } else {
+      std::string method = name.size() > 4 && name.substr(name.size() - 4) == ".xml" ? name.substr(0, name.size() - 4) : name;
+      for (const char* m : {"fft", "gridding", "tron", "dft", "cg", "cs", "grappa"})
+        if (method == m) c.settings.method = recon::methodFromString(method), c.fitMethod = false;
+    }
+    recon::settings::validate(c.settings);
+    return c;
+  }
+
+  // CONFIG_TEXT: a settings JSON (recon --save-settings' file as text).
+  Config configFromText(const std::string& text) const {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(text);
+    } catch (const std::exception&) {
+      throw Error("CONFIG_TEXT: not a Larmor settings JSON (recon --save-settings writes one)");
+    }
+    Config c{batch::settingsFromJson(j, "CONFIG_TEXT").settings, false, "CONFIG_TEXT"};
+    recon::settings::validate(c.settings);
+    return c;
+  }
+
+  // Reads messages until CLOSE; each finished slice is reconstructed and sent back.
+  void session(stream::SocketStream& s, const std::string& who, int id) {
+    Config config = configFor("default.xml");
+    std::optional<stream::SliceAssembler> assembler;
+    int sent = 0;
+    for (;;) {
+      stream::Message m;
+      try {
+        m = stream::readMessage(s);
+      } catch (const Error&) {
+        if (assembler && assembler->pending() > 0)
+          log(who + ": " + std::to_string(assembler->pending()) + " acquisitions of unfinished slices dropped (" +
+              std::to_string(sent) + " images were sent)");
+        throw;
+      }
+      switch (m.id) {
+        case stream::kConfigFile: config = configFor(m.text); break;
+        case stream::kConfigText: config = configFromText(m.text); break;
+        case stream::kHeader:
+          assembler.emplace(m.text, "stream from " + s.peer());
+          if (config.fitMethod && assembler->header().trajectory != TrajectoryKind::Cartesian &&
+              config.settings.method == recon::Method::Fft)
+            config.settings.method = recon::Method::Gridding;
+          break;
+        case stream::kAcquisition: {
+          require(assembler.has_value(), "ACQUISITION before the HEADER message");
+          const auto arrived = Clock::now();
+          for (auto& slice : assembler->add(std::move(m.acquisition)))
+            send(s, who, id, slice, config, ++sent, arrived);
+          break;
+        }
+        case stream::kClose:
+          if (assembler)
+            for (auto& slice : assembler->finish()) send(s, who, id, slice, config, ++sent, Clock::now());
+          stream::writeClose(s);
+          log(who + ": " + std::to_string(sent) + " images sent");
+          return;
+        case stream::kText: log(who + ": client says: " + m.text); break;
+        case stream::kWaveform: break;  // read and dropped
+        default: throw Error("message id " + std::to_string(m.id) + " is not taken from a client");
+      }
+    }
+  }
+
+  void send(stream::SocketStream& s, const std::string& who, int id, const stream::FinishedSlice& slice,
+            const Config& config, int index, Clock::time_point arrived) {
+    recon::ReconRequest req;
+    req.dataset = &slice.dataset;
+    req.settings = config.settings;
+    req.settings.keepCoilImages = false;
+    req.device = args_.device;
+    req.backend = backend_;
+    recon::ReconResult r;
+    {
+      const std::lock_guard<std::mutex> lock(reconMutex_);
+      r = recon::run(req);
+    }
+    const std::string comment = "Larmor " + recon::toString(req.settings.method);
+    stream::writeImage(s, stream::imageMessage(r.image, slice, index, 1, comment));
+    log(who + ": slice " + std::to_string(slice.slice) + " repetition " + std::to_string(slice.key.repetition) +
+        " (" + comment + ") sent " + std::to_string(msSince(arrived)) + " ms after its last acquisition");
+    if (!args_.outputDir.empty()) writeResult(r.image, slice, id);
+  }
+
+  // DIR/larmor-CONNECTION-sSLICE-rREP-cCON-pPHASE-tSET.cfl, written atomically, never over a file that is not
+  // Larmor's own (output_safety.hpp).
+  void writeResult(const CArray& image, const stream::FinishedSlice& slice, int id) {
+    const auto& k = slice.key;
+    const std::string name = "larmor-" + std::to_string(id) + "-s" + std::to_string(slice.slice) + "-r" +
+                             std::to_string(k.repetition) + "-c" + std::to_string(k.contrast) + "-p" +
+                             std::to_string(k.phase) + "-t" + std::to_string(k.set) + ".cfl";
+    const std::string path = (fs::path(args_.outputDir) / name).string();
+    io::requireReplaceable(path, io::OutputRole::Image);
+    io::writeCfl(path, io::toBartImage(image));
+  }
+
+  ServeArgs args_;
+  recon::ReconSettings base_;
+  std::shared_ptr<Backend> backend_;
+  std::mutex reconMutex_, logMutex_;
+  std::atomic<int> connections_{0};
+};
+
+}  // namespace
+
+int serve(const ServeArgs& a) {
+  Server server(a);
+  server.run();
+  return 0;
+}
+#endif
+
+}  // namespace larmor::cli

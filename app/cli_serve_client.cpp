@@ -1,0 +1,153 @@
+// larmor-cli stream: the client of the streaming server (docs/streaming.md). Replays an ISMRMRD file as a scanner
+// streams it (CONFIG_FILE, HEADER, every acquisition, CLOSE) while a second thread reads what comes back (IMAGE
+// and TEXT messages until CLOSE), so neither side can block the other. Each image's latency is timed from the
+// moment the slice's last acquisition was sent. The images are written as one BART .cfl [x, y, z, 1, slices] in
+// slice order, as `larmor-cli recon --output OUT.cfl` writes them.
+#include "cli_serve.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "larmor/util/error.hpp"
+#ifdef LARMOR_HAVE_IO
+#include "larmor/io/cfl.hpp"
+#include "larmor/io/export.hpp"
+#include "larmor/io/output_safety.hpp"
+#include "larmor/stream/images.hpp"
+#include "larmor/stream/replay.hpp"
+#include "larmor/stream/socket.hpp"
+#endif
+
+namespace larmor::cli {
+
+#ifndef LARMOR_HAVE_IO
+int stream(const StreamArgs&) { throw Error("stream: this build has no ISMRMRD support (LARMOR_IO=OFF)"); }
+#else
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using SliceKey = std::tuple<int, int, int, int, int>;  // slice, contrast, phase, repetition, set
+
+// What the reader thread collects.
+struct Received {
+  std::mutex mutex;
+  std::map<SliceKey, Clock::time_point> lastSent;  ///< when each slice's last acquisition went out
+  std::map<SliceKey, CArray> images;
+  std::vector<double> latencyMs;
+  std::vector<std::string> errors;
+  bool closed = false;
+};
+
+void readReplies(stream::SocketStream& s, Received& r) {
+  try {
+    for (;;) {
+      stream::Message m = stream::readMessage(s);
+      const std::lock_guard<std::mutex> lock(r.mutex);
+      if (m.id == stream::kClose) {
+        r.closed = true;
+        return;
+      }
+      if (m.id == stream::kText) {
+        if (m.text.rfind("error", 0) == 0) r.errors.push_back(m.text);
+        else std::cout << "server: " << m.text << "\n";
+        continue;
+      }
+      if (m.id != stream::kImage) continue;
+      const auto& h = m.image.head;
+      const SliceKey key{h.slice, h.contrast, h.phase, h.repetition, h.set};
+      if (auto it = r.lastSent.find(key); it != r.lastSent.end())
+        r.latencyMs.push_back(std::chrono::duration<double, std::milli>(Clock::now() - it->second).count());
+      r.images[key] = stream::imagePixels(m.image);
+    }
+  } catch (const std::exception& e) {
+    const std::lock_guard<std::mutex> lock(r.mutex);
+    if (!r.closed) r.errors.push_back(e.what());
+  }
+}
+
+// The images, one frame, into [x, y, z, 1, slices] by slice index.
+CArray stacked(const std::map<SliceKey, CArray>& images, const std::string& output) {
+  const CArray& first = images.begin()->second;
+  const Shape one = first.shape();
+  int slices = 0;
+  for (const auto& [key, img] : images) {
+    const auto& [slice, c, p, rep, set] = key;
+    require(c == 0 && p == 0 && rep == 0 && set == 0,
+            output + ": the server sent several frames (contrast, phase, repetition or set > 0); the client writes one");
+    require(img.shape() == one, output + ": the server's images differ in size");
+    slices = std::max(slices, slice + 1);
+  }
+  require(static_cast<std::size_t>(slices) == images.size(), output + ": the server sent " +
+                                                                 std::to_string(images.size()) + " images for " +
+                                                                 std::to_string(slices) + " slices");
+  CArray out(Shape{one[0], one[1], one[2], 1, slices});
+  for (const auto& [key, img] : images)
+    std::copy_n(img.data(), img.size(), out.data() + img.size() * std::get<0>(key));
+  return out;
+}
+
+void printLatency(std::vector<double> ms) {
+  if (ms.empty()) return;
+  std::sort(ms.begin(), ms.end());
+  char line[160];
+  std::snprintf(line, sizeof line, "latency after a slice's last acquisition: median %.1f ms, max %.1f ms (%zu images)",
+                ms[ms.size() / 2], ms.back(), ms.size());
+  std::cout << line << "\n";
+}
+
+}  // namespace
+
+int stream(const StreamArgs& a) {
+  if (!a.output.empty()) io::requireReplaceable(a.output, io::OutputRole::Image);
+  std::string host;
+  int port = 0;
+  stream::splitHostPort(a.to, host, port, "--to");
+  stream::SocketStream s(stream::connectTcp(host, port), a.to, a.timeout * 1000);
+  Received r;
+  std::thread reader([&] { readReplies(s, r); });
+  const auto start = Clock::now();
+  std::size_t sent = 0;
+  try {
+    stream::writeConfigFile(s, a.config);
+    stream::replayIsmrmrd(
+        a.input, [&](const std::string& xml) { stream::writeText(s, stream::kHeader, xml); },
+        [&](const stream::Acquisition& acq) {
+          stream::writeAcquisition(s, acq);
+          ++sent;
+          if (acq.head.flags & (std::uint64_t{1} << (ISMRMRD::ISMRMRD_ACQ_LAST_IN_SLICE - 1))) {
+            const auto& i = acq.head.idx;
+            const std::lock_guard<std::mutex> lock(r.mutex);
+            r.lastSent[{i.slice, i.contrast, i.phase, i.repetition, i.set}] = Clock::now();
+          }
+        });
+    stream::writeClose(s);
+  } catch (const std::exception& e) {
+    s.shutdownWrite();
+    reader.join();
+    for (const auto& err : r.errors) std::cerr << "server: " << err << "\n";
+    throw;
+  }
+  reader.join();
+  const double totalMs = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  std::cout << a.input << ": " << sent << " acquisitions sent, " << r.images.size() << " images back in "
+            << static_cast<int>(totalMs) << " ms\n";
+  printLatency(r.latencyMs);
+  for (const auto& err : r.errors) std::cerr << "server: " << err << "\n";
+  if (!r.errors.empty()) return 1;
+  require(r.closed, a.to + ": the server ended the connection without CLOSE");
+  if (!a.output.empty() && !r.images.empty()) {
+    io::writeCfl(a.output, io::toBartImage(stacked(r.images, a.output)));
+    std::cout << "wrote " << io::cflBasePath(a.output) << ".cfl\n";
+  }
+  return 0;
+}
+#endif
+
+}  // namespace larmor::cli

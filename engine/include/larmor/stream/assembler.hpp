@@ -1,0 +1,45 @@
+#pragma once
+// Streamed acquisitions into Datasets, one slice of one frame at a time (docs/streaming.md). Acquisitions are
+// kept per (slice, contrast, phase, repetition, set); an imaging acquisition flagged ACQ_LAST_IN_SLICE finishes
+// its group, the end of the stream finishes the rest. A finished group becomes a one-slice Dataset through the
+// ISMRMRD file reader's own pass (io/ismrmrd_acquisitions.hpp), so a streamed slice is the Dataset the file gives
+// for that slice. Noise scans belong to every group, as they do to every frame of a file.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "larmor/data/dataset.hpp"
+#include "larmor/io/series.hpp"
+#include "larmor/stream/protocol.hpp"
+
+namespace larmor::stream {
+
+struct FinishedSlice {
+  int slice = 0;     ///< the acquisitions' slice index
+  io::FrameKey key;  ///< contrast, phase, repetition, set
+  Dataset dataset;   ///< one slice, validated
+};
+
+class SliceAssembler {
+ public:
+  /// `xml`: the HEADER message; `label` names the stream in errors (e.g. "stream from 127.0.0.1:5000").
+  /// Error when the header is not a valid ISMRMRD header Larmor can reconstruct.
+  SliceAssembler(const std::string& xml, std::string label);
+  ~SliceAssembler();
+  SliceAssembler(const SliceAssembler&) = delete;
+  SliceAssembler& operator=(const SliceAssembler&) = delete;
+
+  const Header& header() const;
+  /// Takes one acquisition; returns the slice it finished (none, or one).
+  std::vector<FinishedSlice> add(Acquisition a);
+  /// The end of the stream: every group not finished yet, in (key, slice) order.
+  std::vector<FinishedSlice> finish();
+  /// Acquisitions held now (not yet reconstructed).
+  std::size_t pending() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace larmor::stream
