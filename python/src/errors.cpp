@@ -7,15 +7,16 @@
 namespace larmor::python {
 
 void bindErrors(py::module_& m) {
-  static py::exception<Error> error(m, "Error", PyExc_RuntimeError);
-  static py::exception<Cancelled> cancelled(m, "Cancelled", error.ptr());
+  // Kept for the life of the process (never destroyed: a destructor after the interpreter's end would need the GIL).
+  static auto* error = new py::exception<Error>(m, "Error", PyExc_RuntimeError);
+  static auto* cancelled = new py::exception<Cancelled>(m, "Cancelled", error->ptr());
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const Cancelled& e) {
-      cancelled(e.what());
+      (*cancelled)(e.what());
     } catch (const Error& e) {
-      error(e.what());
+      (*error)(e.what());
     }
   });
 }

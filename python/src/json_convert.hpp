@@ -8,8 +8,7 @@ namespace larmor::python {
 
 inline pybind11::object toPython(const nlohmann::json& j) {
   if (j.is_null()) return pybind11::none();
-  static const auto loads = pybind11::module_::import("json").attr("loads");
-  return loads(j.dump());
+  return pybind11::module_::import("json").attr("loads")(j.dump());
 }
 
 }  // namespace larmor::python

@@ -7,8 +7,8 @@
 // Progress (its reports take the GIL for a moment).
 #include <pybind11/stl.h>
 
-#include <atomic>
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 #include "bindings.hpp"
@@ -51,6 +51,15 @@ std::string asText(const py::handle& v) {
   return py::str(v).cast<std::string>();
 }
 
+/// "cg, cs": the methods of a mask, as the CLI names them.
+std::string methodNames(st::MethodMask mask) {
+  std::string names;
+  for (int m = 0; m <= static_cast<int>(recon::Method::Cs); ++m)
+    if (mask & st::bit(static_cast<recon::Method>(m)))
+      names += (names.empty() ? "" : ", ") + recon::toString(static_cast<recon::Method>(m));
+  return names;
+}
+
 std::string given(const st::Setting& s, const py::handle& v) {
   return s.cliFlag() + (s.kind == st::Kind::Flag ? "" : " " + asText(v));
 }
@@ -75,34 +84,37 @@ recon::ReconSettings settingsFrom(const std::string& method, const py::dict& kwa
   for (const auto& [k, v] : kwargs) {
     const st::Setting& setting = settingFor(k.cast<std::string>());
     if ((setting.methods & st::bit(s.method)) == 0)
-      throw Error(given(setting, v) + ": does not apply to --method " + recon::toString(s.method));
+      throw Error(given(setting, v) + ": does not apply to --method " + recon::toString(s.method) + " (it is read by " +
+                  methodNames(setting.methods) + ")");
   }
   return s;
 }
 
 namespace {
 
-/// Reports to a Python callable (fraction, stage) and turns Ctrl-C into a cancellation.
+/// Reports to a Python callable (fraction, stage) and turns Ctrl-C into a cancellation. The engine's Progress
+/// points to it (no Python object is copied or freed while the GIL is released).
 struct PythonProgress {
   py::object callback;
-  std::shared_ptr<std::atomic<bool>> interrupted = std::make_shared<std::atomic<bool>>(false);
-  Progress progress() const {
-    return Progress([cb = callback, flag = interrupted](double f, const std::string& stage) {
-      py::gil_scoped_acquire gil;
-      if (PyErr_CheckSignals() != 0) {
-        flag->store(true);
-        throw Cancelled();
-      }
-      if (!cb.is_none()) {
-        try {
-          cb(f, stage);
-        } catch (py::error_already_set& e) {
-          e.restore();
-          PyErr_Clear();
-          throw Cancelled();
-        }
-      }
-    });
+  bool interrupted = false;
+  std::optional<py::error_already_set> raised;  ///< what the callback raised, raised again by run()
+
+  void report(double f, const std::string& stage) {
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) {  // Ctrl-C: its KeyboardInterrupt stays pending for run() to raise
+      interrupted = true;
+      throw Cancelled();
+    }
+    if (callback.is_none()) return;
+    try {
+      callback(f, stage);
+    } catch (py::error_already_set& e) {
+      raised = std::move(e);
+      throw Cancelled();
+    }
+  }
+  Progress progress() {
+    return Progress([this](double f, const std::string& stage) { report(f, stage); });
   }
 };
 
@@ -115,13 +127,16 @@ PyReconResult run(const Dataset& d, const std::string& method, const std::string
   req.device = device;
   st::validate(req.settings);
   req.backend = backendFor(device);
-  PythonProgress reporter{progress};
+  PythonProgress reporter;
+  reporter.callback = progress;
+  const Progress engineProgress = reporter.progress();
   PyReconResult out;
   try {
     py::gil_scoped_release release;
-    out.result = recon::run(req, reporter.progress());
+    out.result = recon::run(req, engineProgress);
   } catch (const Cancelled&) {
-    if (reporter.interrupted->load()) throw py::error_already_set();  // the KeyboardInterrupt pending
+    if (reporter.interrupted) throw py::error_already_set();  // the KeyboardInterrupt pending
+    if (reporter.raised) throw *reporter.raised;
     throw;
   }
   return out;

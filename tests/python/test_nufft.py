@@ -1,0 +1,121 @@
+"""larmor.NufftPlan against a float64 direct sum, adjointness, batches, and no copy of C-contiguous complex64 arrays.
+
+The sums (ops/nufft.hpp): forward d_j = sum_n x_n exp(-2 pi i k_j . r_n), adjoint x_n = sum_j d_j exp(+2 pi i k_j . r_n),
+r_n = (n - floor(N/2)) / N per dimension; k_j[0] pairs with the image's last NumPy axis.
+"""
+import numpy as np
+import pytest
+
+import larmor
+
+RNG = np.random.default_rng(7)
+
+
+def positions(shape):
+    """r_n of every voxel of a NumPy image shape ((nz,) ny, nx), as (voxels, d) with column 0 along x."""
+    axes = [(np.arange(n) - n // 2) / n for n in shape]
+    grids = np.meshgrid(*axes, indexing="ij")
+    return np.stack([g.ravel() for g in reversed(grids)], axis=1)
+
+
+def direct_forward(image, traj):
+    r = positions(image.shape)
+    return np.exp(-2j * np.pi * traj.astype(np.float64) @ r.T) @ image.astype(np.complex128).ravel()
+
+
+def direct_adjoint(samples, traj, shape):
+    r = positions(shape)
+    return (np.exp(2j * np.pi * r @ traj.astype(np.float64).T) @ samples.astype(np.complex128)).reshape(shape)
+
+
+def random_case(shape, m):
+    d = len(shape)
+    traj = np.stack([RNG.uniform(-n / 2, n / 2, m) for n in reversed(shape)], axis=1).astype(np.float32)
+    image = (RNG.standard_normal(shape) + 1j * RNG.standard_normal(shape)).astype(np.complex64)
+    samples = (RNG.standard_normal(m) + 1j * RNG.standard_normal(m)).astype(np.complex64)
+    assert traj.shape == (m, d)
+    return traj, image, samples
+
+
+def rel(a, b):
+    return np.linalg.norm(a - b) / np.linalg.norm(b)
+
+
+@pytest.mark.parametrize("shape", [(12, 10), (6, 8, 5)])
+def test_nufft_matches_direct_sum(shape):
+    traj, image, samples = random_case(shape, 150)
+    plan = larmor.NufftPlan(traj, shape)
+    assert plan.shape == shape and plan.samples == 150
+    assert rel(plan.forward(image), direct_forward(image, traj)) < 2e-3
+    assert rel(plan.adjoint(samples), direct_adjoint(samples, traj, shape)) < 2e-3
+
+
+def test_exact_dft_plan_matches_direct_sum():
+    traj, image, samples = random_case((9, 11), 80)
+    plan = larmor.NufftPlan(traj, (9, 11), exact=True)
+    assert rel(plan.forward(image), direct_forward(image, traj)) < 1e-5
+    assert rel(plan.adjoint(samples), direct_adjoint(samples, traj, (9, 11))) < 1e-5
+
+
+def test_forward_and_adjoint_are_adjoint():
+    traj, image, samples = random_case((16, 16), 300)
+    plan = larmor.NufftPlan(traj, (16, 16), width=6)
+    lhs = np.vdot(plan.forward(image).astype(np.complex128), samples)
+    rhs = np.vdot(image.astype(np.complex128), plan.adjoint(samples))
+    assert abs(lhs - rhs) / abs(lhs) < 1e-5
+
+
+def test_batches_are_leading_axes():
+    traj, image, _ = random_case((8, 8), 60)
+    plan = larmor.NufftPlan(traj, (8, 8))
+    stack = np.stack([image, 2 * image, 1j * image])
+    out = plan.forward(stack)
+    assert out.shape == (3, 60)
+    np.testing.assert_allclose(out[1], 2 * out[0], rtol=1e-5, atol=1e-5)
+    back = plan.adjoint(out)
+    assert back.shape == (3, 8, 8)
+
+
+def test_trajectory_shape_is_kept_for_samples():
+    traj, image, _ = random_case((8, 8), 60)
+    plan = larmor.NufftPlan(traj.reshape(6, 10, 2), (8, 8))
+    assert plan.forward(image).shape == (6, 10)
+
+
+def test_c_contiguous_complex64_is_not_copied():
+    traj, image, samples = random_case((10, 10), 50)
+    plan = larmor.NufftPlan(traj, (10, 10))
+    out = np.empty(50, np.complex64)
+    result = plan.forward(image, out=out)
+    assert result is out
+    assert plan._last_input_address == image.ctypes.data
+    img_out = np.empty((10, 10), np.complex64)
+    assert plan.adjoint(samples, out=img_out) is img_out
+    assert plan._last_input_address == samples.ctypes.data
+    # Another dtype or order is converted (a copy), with the same result.
+    as128 = image.astype(np.complex128)
+    np.testing.assert_allclose(plan.forward(as128), out, rtol=1e-6, atol=1e-6)
+    assert plan._last_input_address != as128.ctypes.data
+    fortran = np.asfortranarray(image)
+    np.testing.assert_allclose(plan.forward(fortran), out, rtol=1e-6, atol=1e-6)
+
+
+def test_cpu_device_arrays_are_accepted():
+    traj, image, _ = random_case((10, 10), 50)
+    plan = larmor.NufftPlan(traj, (10, 10), "cpu")
+    x = larmor.to_device(image, "cpu")
+    y = plan.forward(x)
+    assert plan._last_input_address == x.ptr
+    assert isinstance(y, larmor.DeviceArray) and y.shape == (50,)
+    np.testing.assert_allclose(y.to_numpy(), plan.forward(image), rtol=1e-6, atol=1e-6)
+
+
+def test_bad_inputs_raise_one_line_errors():
+    traj, image, _ = random_case((10, 10), 50)
+    plan = larmor.NufftPlan(traj, (10, 10))
+    with pytest.raises(larmor.Error, match="not a multiple of 100"):
+        plan.forward(np.zeros(7, np.complex64))
+    with pytest.raises(larmor.Error, match="coordinates"):
+        larmor.NufftPlan(np.zeros((5, 4), np.float32), (10, 10))
+    with pytest.raises(larmor.Error, match="out must"):
+        plan.forward(image, out=np.zeros(50, np.complex128))
