@@ -155,6 +155,7 @@ bool bareStart(const GuiOptions& o) {
 
 void ScriptedRun::afterLoad() {
   if (finished_) return;
+  if (window_->ranOnOpen()) return;  // the file's method runs already; its reconFinished ends the script
   if (options_.run) window_->runReconstruction();
   else if (!options_.screenshot.isEmpty() || options_.quit) finish(0);
 }
@@ -240,6 +241,7 @@ int larmorMain(int argc, char** argv) {
   }
 
   MainWindow window;
+  window.setMethodGiven(options.settingsGiven);
   if (options.quit || options.settingsGiven) {
     window.applySession(options.session);
     window.setInteractive(false);

@@ -1,5 +1,7 @@
 #include "dataset_panel.hpp"
 
+#include "method_choice.hpp"
+
 #include <QAbstractTableModel>
 #include <algorithm>
 #include <array>
@@ -181,11 +183,9 @@ void DatasetPanel::fillHeader(const Dataset& d) {
   row(tr("Encoded"), dims(h.encoded) + QStringLiteral("   ") + fov(h.encodedFovMm));
   row(tr("Recon"), dims(h.recon) + QStringLiteral("   ") + fov(h.reconFovMm));
   row(tr("Coils / slices"), QStringLiteral("%1 / %2").arg(h.coils).arg(h.slices));
-  if (h.trajectory == TrajectoryKind::Cartesian)
-    row(tr("Acceleration"), QStringLiteral("R %1 × %2, %3 calibration lines")
-                                .arg(h.accelerationPe1)
-                                .arg(h.accelerationPe2)
-                                .arg(h.calibrationLines));
+  // From the sampling mask (method_choice.hpp): R and calibration lines for regular undersampling, the
+  // sampled share and the fully sampled centre for Poisson-disc-like sampling (files may state neither).
+  row(tr("Sampling"), QString::fromStdString(model::describeSampling(d).summary()));
   row(tr("k-space"), QString::fromStdString(d.kspace.shape().str()));
   row(tr("Acquisitions"), d.acquisitions.empty() ? tr("none stored (simulated)")
                                                  : QStringLiteral("%1 (+%2 noise scans)").arg(d.acquisitions.size()).arg(d.noiseScans));

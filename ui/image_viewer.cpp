@@ -242,9 +242,20 @@ void ImageViewer::setImage(std::shared_ptr<const CArray> image, std::array<doubl
     return;
   }
   // [x, y, z, 1, slices] -> [x, y, z * slices]: multi-slice 2D becomes a stack the slice slider walks.
+  // One plane of a 3D encoding ([1, y, z]: BART's ky-kz plane after the readout IFFT; or [x, 1, z]) is a 2D
+  // image of its two other axes, as larmor-cli writes it, not a volume one voxel thick (the same memory).
   const Shape& s = image_->shape();
+  Shape shape{s[0], s[1], image_->size() / (s[0] * s[1])};
+  planeOf3D_ = s[2] > 1 && image_->size() == s[0] * s[1] * s[2] && (s[0] == 1 || s[1] == 1);
+  if (planeOf3D_) {
+    const int flat = s[0] == 1 ? 0 : 1, other = 1 - flat;
+    shape = Shape{s[static_cast<std::size_t>(other)], s[2], 1};
+    // Square pixels, as larmor-cli's PNG: the third axis' FOV is the slab's (BART files state none), not the plane's.
+    const double d = spacingMm[static_cast<std::size_t>(other)];
+    spacing_ = {d, d, spacingMm[static_cast<std::size_t>(flat)]};
+  }
   auto vol = std::make_shared<CArray>(*image_);
-  vol->reshape(Shape{s[0], s[1], image_->size() / (s[0] * s[1])});
+  vol->reshape(shape);
   volume_ = std::move(vol);
   // A re-run with the same shape (a λ change, another method) keeps the user's window and view.
   rebuildDisplay(sameShape);
@@ -377,7 +388,9 @@ void ImageViewer::setOrientation(const model::DisplayOrientation& o) {
   for (SliceView* v : views_) v->setOrientation(o);
 }
 
-void ImageViewer::setPatientGeometry(std::optional<io::ImageGeometry> g) { patient_ = std::move(g); }
+void ImageViewer::setPatientGeometry(std::optional<io::ImageGeometry> g) {
+  patient_ = planeOf3D_ ? std::nullopt : std::move(g);  // the plane's axes are not the geometry's x, y
+}
 
 void ImageViewer::resetProbe() { probe_->setText(kProbeHint); }
 

@@ -94,6 +94,7 @@ class ImageViewer : public QWidget {
   std::shared_ptr<const CArray> image_;
   std::shared_ptr<CArray> volume_;  // the image as [x, y, z*slices]
   std::array<double, 3> spacing_{1, 1, 1};
+  bool planeOf3D_ = false;  ///< the image is one plane of a 3D encoding, shown as 2D
   QString title_;
   DisplayVolumePtr display_;
   quality::Component component_ = quality::Component::Magnitude;

@@ -47,6 +47,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
   makeTabs();
   makeBanner();
+  makeMethodBanner();
   makeCentral();
   makeDocks();
   buildActions();
@@ -124,6 +125,7 @@ void MainWindow::makeCentral() {
   demoCaption_->hide();
   cl->addWidget(demoCaption_);
   cl->addWidget(banner_);
+  cl->addWidget(methodBanner_);
   frames_ = new FrameBar;
   cl->addWidget(frames_);
   cl->addWidget(tabs_, 1);
@@ -304,6 +306,8 @@ void MainWindow::buildMenus() {
   rec->addAction(runAction_);
   rec->addAction(cancelAction_);
   rec->addAction(sweepAction_);
+  rec->addSeparator();
+  rec->addAction(runOnOpenAction_);
   QMenu* view = menuBar()->addMenu(tr("&View"));
   const char* tabNames[] = {"image", "compare", "timings", "log", "side"};
   for (int i = 0; i < 5; ++i) {

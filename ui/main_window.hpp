@@ -109,6 +109,17 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   /// Interactive sessions restore settings from a sidecar next to the data and remember the session
   /// for the next start; scripted runs (--quit, or settings given as flags) do neither: their flags decide.
   void setInteractive(bool on) { interactive_ = on; }
+  /// Reconstruct ▸ Run the fitting method on open: a file that opens gets the method its data call for
+  /// (model/method_choice.hpp) and is reconstructed at once; off, the method is still chosen but not run.
+  /// Kept in QSettings with the other GUI settings.
+  void setRunOnOpen(bool on);
+  bool runOnOpen() const { return runOnOpen_; }
+  /// The command line named the method: files keep it (no choice on open, nothing run unless --run).
+  void setMethodGiven(bool given) { methodGiven_ = given; }
+  /// Whether the last file opened started its reconstruction by itself.
+  bool ranOnOpen() const { return ranOnOpen_; }
+  /// The method banner: why the method was chosen, the aliasing to expect ("" when hidden).
+  QString methodNotice() const;
   /// Window size, dock layout as the user left them (interactive starts; scripted runs keep the
   /// default layout so their screenshots do not depend on the user's last session).
   void restoreSavedLayout();
@@ -181,6 +192,12 @@ public:
 private:
   void showError(const QString& message);
   void clearError();
+  // the method for new data (main_window_method.cpp)
+  void makeMethodBanner();
+  /// New data: the method chosen when a file opened (or when the session's method cannot apply), said why.
+  void adoptMethodFor(const Dataset& d);
+  void showMethodNotice(const QString& text, bool offerRadial);
+  void reopenAsRadial(const QString& trajectory);
   void log(const QString& message);
   void rememberSession(const SessionState& s);
   void forgetTrajectoryUnlessFor(const QString& dataPath);
@@ -201,6 +218,7 @@ private:
 
   model::WorkstationModel model_;
   std::shared_ptr<LiveLambdaEngine> live_;
+  std::shared_ptr<LiveSeriesEngine> liveSeries_ = std::make_shared<LiveSeriesEngine>();
   std::shared_ptr<std::atomic<bool>> alive_ = std::make_shared<std::atomic<bool>>(true);
   quint64 liveGeneration_ = 0;
   QElapsedTimer liveClock_;  ///< started at each live-λ slider move
@@ -214,6 +232,13 @@ private:
   double baseFontPt_ = 0;
   QVector<QPointF> progressResiduals_;  ///< of the running reconstruction, from its progress text
   bool interactive_ = true;
+  bool runOnOpen_ = true, methodGiven_ = false;
+  bool chooseForLoad_ = false;  ///< the load in flight is a file opened: choose its method
+  bool runAfterLoad_ = false, ranOnOpen_ = false;
+  QWidget* methodBanner_ = nullptr;
+  QLabel* methodText_ = nullptr;
+  QWidget* radialOffer_ = nullptr;
+  QAction* runOnOpenAction_ = nullptr;
 
   DatasetPanel* datasetPanel_ = nullptr;
   FrameBar* frames_ = nullptr;

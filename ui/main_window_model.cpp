@@ -54,8 +54,10 @@ void MainWindow::datasetChanged() {
     std::map<recon::Method, QString> problems;
     for (auto m : {recon::Method::Fft, recon::Method::Gridding, recon::Method::Tron, recon::Method::Dft, recon::Method::Cg,
                    recon::Method::Grappa, recon::Method::Cs})
-      if (const std::string why = model::methodProblem(m, d.dataset->header); !why.empty()) problems[m] = qs(why);
+      if (const std::string why = model::methodProblem(m, *d.dataset); !why.empty()) problems[m] = qs(why);
     settings_->setMethodProblems(problems);
+    adoptMethodFor(*d.dataset);
+    if (runAfterLoad_) viewer_->clear(tr("%1 loaded: reconstructing with %2…").arg(name, qs(model::methodLabel(model_.session().settings.method))));
     settings_->setDataFolder(d.source.isFile() ? QFileInfo(qs(d.source.path)).absolutePath() : defaultOutputFolder());
     if (o.basis != "geometry" && o.basis != "simulator") log(tr("display orientation: %1").arg(qs(o.basis)));
   }

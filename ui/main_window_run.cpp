@@ -88,9 +88,12 @@ void MainWindow::openFile(const QString& path, bool trajectoryForIt) {
   clearError();
   const QFileInfo fi(path);
   if (!trajectoryForIt) forgetTrajectoryUnlessFor(fi.absoluteFilePath());
-  // A sidecar next to the data restores the settings it was last reconstructed with.
+  // A sidecar next to the data restores the settings it was last reconstructed with; without one (and
+  // without a method on the command line) the data choose their method when they arrive.
+  chooseForLoad_ = !methodGiven_;
   if (auto side = interactive_ ? loadSidecar(fi.absoluteFilePath()) : std::nullopt) {
     applySession(*side);
+    chooseForLoad_ = false;
     log(tr("settings restored from %1").arg(sidecarPath(fi.fileName())));
   }
   syncSession();
@@ -105,6 +108,7 @@ void MainWindow::openFile(const QString& path, bool trajectoryForIt) {
 
 void MainWindow::newPhantom(const phantom::SimulateSettings& s) {
   clearError();
+  chooseForLoad_ = false;
   forgetTrajectoryUnlessFor({});
   const quint64 id = worker_->restart(makeSimulateTask(s));
   model_.loadStarted(id, model::DataSource::simulated(s));
@@ -114,6 +118,12 @@ bool MainWindow::submitRecon(model::RunKind kind) {
   const model::RunPlan plan = model_.planRun(kind);
   if (!plan.ok()) {
     showError(QString::fromStdString(plan.error));
+    // A reconstruction asked for and refused before it started has failed as one that stopped in the engine
+    // (a scripted --run waits for either outcome).
+    if (kind == model::RunKind::Recon) {
+      stage_->setText(tr("Reconstruction failed"));
+      emit reconFailed(QString::fromStdString(plan.error));
+    }
     return false;
   }
   const quint64 id = worker_->restart(makeReconTask(jobFor(plan), TaskKind::Recon, QString::fromStdString(plan.description)));
@@ -211,11 +221,41 @@ void MainWindow::onTemporalLambdaDragged(double lambda) {
   model_.setSession(s);
   rememberSession(s);
   // The joint reconstruction again with the new weight, in the worker: each move supersedes the run still
-  // going (Worker::restart), so a drag ends with the weight where the slider rests. The engine's joint
-  // path has no warm start: every run starts cold.
+  // going (Worker::restart), so a drag ends with the weight where the slider rests. Live (the λ slider's live
+  // setting): one kept series (live_lambda.hpp's LiveSeriesEngine) solved from the last series in growing
+  // chunks, the shown frame of each chunk on screen; otherwise the whole joint reconstruction, cold.
   if (!model_.hasData() || !model_.runsWholeSeries() || s.settings.dynamic.framesIndependent) return;
   clearError();
-  submitRecon(model::RunKind::Recon);
+  const model::RunPlan plan = model_.planRun(model::RunKind::Recon);
+  const ReconJob job = plan.ok() ? jobFor(plan) : ReconJob{};
+  if (!settings_->liveLambda() || !plan.ok() || !LiveSeriesEngine::applies(job)) {
+    submitRecon(model::RunKind::Recon);
+    return;
+  }
+  const quint64 generation = ++liveGeneration_;
+  const QString label = QString::fromStdString(plan.description);
+  auto alive = alive_;
+  liveClock_.start();
+  const QElapsedTimer clock = liveClock_;
+  LiveSeriesEngine::Publish publish = [this, alive, generation, label, clock](
+                                          std::shared_ptr<const std::vector<CArray>> frames, int done, int total) {
+    if (!alive->load()) return;
+    const double publishedMs = static_cast<double>(clock.nsecsElapsed()) / 1e6;
+    QMetaObject::invokeMethod(
+        this,
+        [this, alive, generation, label, frames, done, total, publishedMs] {
+          if (!alive->load() || generation != liveGeneration_) return;  // a newer λ is on its way
+          const std::size_t f = std::min(model_.frame(), frames->size() - 1);
+          auto image = std::make_shared<const CArray>((*frames)[f]);
+          viewer_->setImage(image, model_.voxelSpacing(*image),
+                            tr("%1 — frame %2, %3/%4 iterations").arg(label).arg(f).arg(done).arg(total));
+          liveTiming_ = {publishedMs, static_cast<double>(liveClock_.nsecsElapsed()) / 1e6};
+          emit liveImageShown(done, total);
+        },
+        Qt::QueuedConnection);
+  };
+  const quint64 id = worker_->restart(makeLiveSeriesTask(liveSeries_, job, label, std::move(publish)));
+  model_.runStarted(id, plan);
 }
 
 QString MainWindow::remainingText(qint64 elapsedMs, double fraction) {
@@ -274,6 +314,9 @@ void MainWindow::onTaskSucceeded(quint64 id, TaskKind kind, const QVariant&, con
     if (!current) return;  // a later load supersedes it
     if (model_.source().isFile()) addRecentFile(QString::fromStdString(model_.source().path));
     stage_->setText(tr("Loaded"));
+    ranOnOpen_ = runAfterLoad_;
+    runAfterLoad_ = false;
+    if (ranOnOpen_) runReconstruction();  // the method chosen for the file (adoptMethodFor)
     emit datasetLoaded();
     return;
   }
@@ -311,7 +354,13 @@ void MainWindow::prepareLiveLambda() {
   // Scripted runs (--quit) never move the slider.
   if (!interactive_ || !settings_->liveLambda() || !iterative || worker_->busy()) return;
   const model::RunPlan plan = model_.planRun(model::RunKind::LiveLambda);
-  if (!plan.ok() || plan.series) return;  // a series re-runs whole (no kept problem for the joint path)
+  if (!plan.ok()) return;
+  if (plan.series) {  // a joint series: its kept problem, for the temporal λ slider (λ re-runs the series whole)
+    const ReconJob job = jobFor(model_.planRun(model::RunKind::Recon));
+    if (LiveSeriesEngine::applies(job) && !liveSeries_->ready(job))
+      worker_->enqueue(makeLiveSeriesPrepareTask(liveSeries_, job));
+    return;
+  }
   const ReconJob job = jobFor(plan);
   if (!LiveLambdaEngine::applies(job) || live_->ready(job)) return;
   worker_->enqueue(makeLivePrepareTask(live_, job));

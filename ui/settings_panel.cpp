@@ -2,6 +2,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QListView>
 #include <QDoubleSpinBox>
 #include <QDoubleValidator>
 #include <QFileDialog>
@@ -519,7 +520,15 @@ void SettingsPanel::setMethodProblems(const std::map<recon::Method, QString>& pr
     const auto it = problems.find(m);
     item->setEnabled(it == problems.end());
     item->setToolTip(it == problems.end() ? QString() : it->second);
+    // Hidden, not only disabled: a list of what applies (the reason stays the item's tooltip).
+    if (auto* list = qobject_cast<QListView*>(method_->view())) list->setRowHidden(i, it != problems.end());
   }
+}
+
+bool SettingsPanel::methodHidden(recon::Method m) const {
+  const int i = method_ ? method_->findData(QString::fromStdString(recon::toString(m))) : -1;
+  const auto* list = method_ ? qobject_cast<QListView*>(method_->view()) : nullptr;
+  return i >= 0 && list && list->isRowHidden(i);
 }
 
 bool SettingsPanel::methodEnabled(recon::Method m) const {

@@ -52,6 +52,8 @@ class SettingsPanel : public QWidget {
   void setMethodProblems(const std::map<recon::Method, QString>& problems);
   /// Whether the method list offers `m` (enabled), and the tooltip it carries.
   bool methodEnabled(recon::Method m) const;
+  /// Whether the method is left out of the list (it cannot apply to the data).
+  bool methodHidden(recon::Method m) const;
   /// Where the trajectory file dialog starts while its field is empty: the data's folder.
   void setDataFolder(const QString& folder);
   QString dataFolder() const;

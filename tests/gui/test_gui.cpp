@@ -96,6 +96,7 @@ class GuiTest : public QObject {
   void init() {
     w_ = std::make_unique<MainWindow>();
     w_->applySession(SessionState{});  // defaults, not whatever an earlier test left in QSettings
+    w_->setRunOnOpen(false);  // these tests choose their methods and run them
     w_->resize(1400, 900);
     w_->show();
     QVERIFY(QTest::qWaitForWindowExposed(w_.get()));

@@ -1,6 +1,10 @@
 // Which methods apply to which data (method_fit.hpp).
 #include "method_fit.hpp"
 
+#include <algorithm>
+
+#include "method_choice.hpp"
+
 namespace larmor::model {
 
 std::string methodLabel(recon::Method m) {
@@ -33,6 +37,17 @@ std::string methodProblem(recon::Method m, const Header& h) {
     case recon::Method::Cg:
     case recon::Method::Cs: return {};
   }
+  return {};
+}
+
+std::string methodProblem(recon::Method m, const Dataset& d) {
+  if (std::string why = methodProblem(m, d.header); !why.empty() || m != recon::Method::Grappa) return why;
+  const SamplingFacts f = describeSampling(d);
+  if (f.fullySampled) return "GRAPPA fills the lines an undersampled scan skipped; these data are fully sampled: use FFT.";
+  if (!f.regular)
+    return "GRAPPA needs regular undersampling; these data are sampled irregularly (" + f.summary() + "): use CS or CG.";
+  if (f.calibrationLines < 2)
+    return "GRAPPA calibrates from fully sampled centre lines; these data have none: use CG or CS.";
   return {};
 }
 

@@ -13,6 +13,9 @@ namespace larmor::model {
 
 /// "" when `m` can reconstruct data with header `h`; otherwise one sentence for the user saying why.
 std::string methodProblem(recon::Method m, const Header& h);
+/// The same with the data's sampling (method_choice.hpp) also asked: GRAPPA needs regularly undersampled
+/// Cartesian data with calibration lines (not fully sampled, not Poisson-disc ones).
+std::string methodProblem(recon::Method m, const Dataset& d);
 
 /// The method's name as the GUI shows it ("FFT", "GRAPPA", "Gridding", "TRON", "Exact DFT", "CG", "CS").
 std::string methodLabel(recon::Method m);

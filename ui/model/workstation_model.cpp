@@ -204,7 +204,7 @@ RunPlan WorkstationModel::planRun(RunKind kind) {
     plan.error = "No data: open a file or make a phantom first.";
     return plan;
   }
-  if (const std::string why = methodProblem(session_.settings.method, data_.dataset->header); !why.empty()) {
+  if (const std::string why = methodProblem(session_.settings.method, *data_.dataset); !why.empty()) {
     plan.error = why;
     return plan;
   }
