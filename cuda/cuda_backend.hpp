@@ -60,8 +60,9 @@ class CudaBackend final : public Backend {
   std::unique_ptr<ExecutionOps::Recording> record(const std::function<void()>& work);
   /// Work queued on this backend from now on waits for `event` (a queued transfer's join()).
   void waitFor(cudaEvent_t event);
-  MemoryStats memoryStats() const override { return allocator_->stats(); }
-  void resetPeakMemory() override { allocator_->resetPeak(); }
+  /// ExecutionOps's memory figures: the caching allocator's (memory.hpp).
+  MemoryStats memoryStats() const { return allocator_->stats(); }
+  void resetPeakMemory() { allocator_->resetPeak(); }
 
   void fill(Buffer& x, cfloat value, index_t n) override;
   void scale(Buffer& x, cfloat a, index_t n) override;
@@ -373,6 +374,8 @@ class CudaExecutionOps final : public ExecutionOps {
     return be_.copyFromPeer(dst, dstOffset, source, src, srcOffset, bytes);
   }
   std::unique_ptr<Recording> record(const std::function<void()>& work) override { return be_.record(work); }
+  MemoryStats memoryStats() const override { return be_.memoryStats(); }
+  void resetPeakMemory() override { be_.resetPeakMemory(); }
 
  private:
   CudaBackend& be_;

@@ -39,7 +39,7 @@ class DeviceAllocator {
   void close() noexcept;
   int device() const { return device_; }
   /// Bytes handed out (live, rounded sizes) and held from cudaMalloc (live + cached), with their peaks since
-  /// resetPeak() (Backend::memoryStats).
+  /// resetPeak() (ExecutionOps::memoryStats).
   MemoryStats stats() const;
   void resetPeak() noexcept;
   /// How many blocks have been handed out or given back so far (CudaBackend::record: work that allocates or

@@ -6,7 +6,9 @@
 #include "larmor/backend/registry.hpp"
 #include "larmor/quality/display.hpp"
 #include "larmor/quality/metrics.hpp"
+#include "larmor/recon/dynamic.hpp"
 #include "larmor/recon/iterative.hpp"
+#include "larmor/recon/live_series.hpp"
 #include "larmor/recon/settings_table.hpp"
 #include "larmor/util/provenance.hpp"
 #include "larmor/util/timer.hpp"
@@ -138,6 +140,65 @@ recon::ReconResult LiveLambdaEngine::solve(const ReconJob& job, const Progress& 
   return result;
 }
 
+LiveSeriesEngine::LiveSeriesEngine() = default;
+LiveSeriesEngine::~LiveSeriesEngine() = default;
+
+bool LiveSeriesEngine::applies(const ReconJob& job) {
+  return job.series && recon::jointOverFrames(job.series->frames, job.settings) &&
+         job.settings.iterative.lambdaRule != recon::LambdaRule::CrossValidation;
+}
+
+std::string LiveSeriesEngine::keyOf(const ReconJob& job) {
+  recon::ReconSettings s = job.settings;
+  s.dynamic.temporalLambda = 0;  // what a solve takes, not what the series is built from
+  s.iterative.warmStart.reset();
+  return std::to_string(reinterpret_cast<std::uintptr_t>(job.series.get())) + "|" + job.device + "|" +
+         recon::settings::toJson(s).dump();
+}
+
+void LiveSeriesEngine::reset() {
+  std::lock_guard lock(mutex_);
+  series_.reset();
+  data_.reset();
+  key_.clear();
+}
+
+bool LiveSeriesEngine::ready(const ReconJob& job) {
+  std::lock_guard lock(mutex_);
+  return series_ && key_ == keyOf(job);
+}
+
+void LiveSeriesEngine::prepare(const ReconJob& job, const Progress& progress) {
+  std::lock_guard lock(mutex_);
+  prepareLocked(job, progress);
+}
+
+void LiveSeriesEngine::prepareLocked(const ReconJob& job, const Progress& progress) {
+  const std::string key = keyOf(job);
+  if (series_ && key_ == key) return;
+  series_.reset();
+  key_.clear();
+  data_ = job.series;
+  recon::ReconRequest r;
+  r.settings = job.settings;
+  r.device = job.device;
+  r.backend = job.backend;
+  series_ = std::make_unique<recon::LiveSeries>(job.series->frames, r, progress);
+  key_ = key;
+}
+
+std::vector<recon::ReconResult> LiveSeriesEngine::solve(const ReconJob& job, const Progress& progress,
+                                                        const Publish& publish) {
+  std::lock_guard lock(mutex_);
+  prepareLocked(job, Progress::Sub(progress, 0.0, 0.3, ""));
+  recon::LiveSeries::Publish each;
+  if (publish)
+    each = [&](const std::vector<CArray>& frames, int done, int total) {
+      publish(std::make_shared<const std::vector<CArray>>(frames), done, total);
+    };
+  return series_->solve(job.settings.dynamic.temporalLambda, each, Progress::Sub(progress, 0.3, 1.0, ""));
+}
+
 Task makeLivePrepareTask(std::shared_ptr<LiveLambdaEngine> engine, ReconJob job) {
   Task t;
   t.kind = TaskKind::Prepare;
@@ -157,6 +218,32 @@ Task makeLiveLambdaTask(std::shared_ptr<LiveLambdaEngine> engine, ReconJob job, 
   t.work = [engine = std::move(engine), job = std::move(job), publish = std::move(publish)](const Progress& progress) {
     TaskOutput out;
     out.result = std::make_shared<const recon::ReconResult>(engine->solve(job, progress, publish));
+    out.dataset = job.dataset;
+    return out;
+  };
+  return t;
+}
+
+Task makeLiveSeriesPrepareTask(std::shared_ptr<LiveSeriesEngine> engine, ReconJob job) {
+  Task t;
+  t.kind = TaskKind::Prepare;
+  t.label = QObject::tr("preparing live temporal λ");
+  t.work = [engine = std::move(engine), job = std::move(job)](const Progress& progress) {
+    engine->prepare(job, progress);
+    return TaskOutput{};
+  };
+  return t;
+}
+
+Task makeLiveSeriesTask(std::shared_ptr<LiveSeriesEngine> engine, ReconJob job, const QString& label,
+                        LiveSeriesEngine::Publish publish) {
+  Task t;
+  t.kind = TaskKind::Recon;
+  t.label = label;
+  t.work = [engine = std::move(engine), job = std::move(job), publish = std::move(publish)](const Progress& progress) {
+    TaskOutput out;
+    for (recon::ReconResult& r : engine->solve(job, progress, publish))
+      out.frames.push_back(std::make_shared<const recon::ReconResult>(std::move(r)));
     out.dataset = job.dataset;
     return out;
   };

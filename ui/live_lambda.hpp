@@ -18,6 +18,7 @@
 
 namespace larmor::recon {
 class IterativeProblem;
+class LiveSeries;
 }
 
 namespace larmor::ui {
@@ -49,9 +50,40 @@ class LiveLambdaEngine {
   double setupMs_ = 0;
 };
 
+/// Live temporal λ: the same for a series under cs (the joint reconstruction): one kept recon::LiveSeries
+/// (engine/include/larmor/recon/live_series.hpp: frames' problems, coil maps, E^H d and step bound made once), each
+/// new temporal λ solved from the last series in growing chunks, every chunk's frames published.
+class LiveSeriesEngine {
+ public:
+  /// (every frame's image [x, y, 1, 1, slices], iterations done for this λ, the settings' total).
+  using Publish = std::function<void(std::shared_ptr<const std::vector<CArray>> frames, int done, int total)>;
+  LiveSeriesEngine();
+  ~LiveSeriesEngine();
+  /// Whether `job` can take the live path (a series that recon::jointOverFrames reconstructs jointly).
+  static bool applies(const ReconJob& job);
+  /// Makes the kept series for `job` unless the kept one fits it (worker thread).
+  void prepare(const ReconJob& job, const Progress& progress);
+  bool ready(const ReconJob& job);
+  /// Solves job.settings.dynamic.temporal_lambda (worker thread), making the kept series first unless the kept
+  /// one fits `job`; one result per frame, as recon::runFrames.
+  std::vector<recon::ReconResult> solve(const ReconJob& job, const Progress& progress, const Publish& publish);
+  void reset();
+
+ private:
+  static std::string keyOf(const ReconJob& job);
+  void prepareLocked(const ReconJob& job, const Progress& progress);
+  std::mutex mutex_;
+  std::unique_ptr<recon::LiveSeries> series_;
+  std::shared_ptr<const io::Series> data_;  ///< kept: its address is part of the key
+  std::string key_;
+};
+
 /// The worker's tasks over one engine: keep it alive as long as the window.
 Task makeLivePrepareTask(std::shared_ptr<LiveLambdaEngine> engine, ReconJob job);
 Task makeLiveLambdaTask(std::shared_ptr<LiveLambdaEngine> engine, ReconJob job, const QString& label,
                         LiveLambdaEngine::Publish publish);
+Task makeLiveSeriesPrepareTask(std::shared_ptr<LiveSeriesEngine> engine, ReconJob job);
+Task makeLiveSeriesTask(std::shared_ptr<LiveSeriesEngine> engine, ReconJob job, const QString& label,
+                        LiveSeriesEngine::Publish publish);
 
 }  // namespace larmor::ui

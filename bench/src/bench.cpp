@@ -1,5 +1,5 @@
 // The runner of `larmor-cli bench` (larmor/bench/bench.hpp; docs/benchmarks.md). Per workload:
-//  1. peaks reset: the host's (below) and the backend's (Backend::resetPeakMemory);
+//  1. peaks reset: the host's (below) and the backend's (ExecutionOps::resetPeakMemory);
 //  2. prepare (sizes, data, plans), one warm-up of each run, then `reps` timed device-resident runs and `reps`
 //     timed host-to-host runs, each ended by a backend synchronize; median, min and max (wall clock);
 //  3. peak host memory: the process's VmHWM after the runs minus VmRSS before (freed heap memory is first
@@ -112,8 +112,8 @@ nlohmann::json measure(const Workload& w, const Context& ctx, const std::functio
                        std::string& memoryMethod) {
   Backend& be = ctx.be;
   be.synchronize();
-  const MemoryStats devBefore = be.memoryStats();
-  be.resetPeakMemory();
+  const MemoryStats devBefore = be.executionOps().memoryStats();
+  be.executionOps().resetPeakMemory();
   HostPeak hostPeak;
   memoryMethod = hostPeak.usesHwm() ? "VmHWM after clear_refs" : "VmRSS sampled every 1 ms";
 
@@ -146,7 +146,7 @@ nlohmann::json measure(const Workload& w, const Context& ctx, const std::functio
   }
   const std::size_t hostBytes = hostPeak.finish();
   be.synchronize();
-  const MemoryStats devAfter = be.memoryStats();
+  const MemoryStats devAfter = be.executionOps().memoryStats();
 
   std::string deviceHow = "measured";
   Stats d = stats(dev);

@@ -9,6 +9,9 @@
 //    once beforehand as in the paper;
 //  - sense-cg: Cartesian SENSE, 256^2 x 8 coils, R 2, 30 CG iterations, ESPIRiT maps, a whole recon::run;
 //  - dynamic-ttv: a series' 20 frames jointly (recon/dynamic.hpp), temporal TV, 128^2 x 8 coils x 21 spokes a frame;
+//  - dynamic-live: the same series kept (recon/live_series.hpp) and solved again at a new temporal lambda, as the
+//    workstation's slider does: the whole chunked solve, and the slider-to-pixels time (the first chunk's frames
+//    on the host) in its extra figures;
 //  - cs-tv / cs-wavelet: compressed sensing, golden-angle radial 256^2 x 8 coils, 101 spokes, 100 FISTA
 //    iterations, a whole recon::run;
 //  - cg-slices64: CG-SENSE, golden-angle radial 128^2 x 8 coils x 64 slices, 96 spokes, 30 iterations, a whole
@@ -17,6 +20,7 @@
 //  - cartesian: FFT recon 256^2 (readout 2x oversampled) x 32 coils x 64 slices, host k-space in, image out.
 // Data are simulated phantoms (recon workloads) or random (GRAPPA, as the thesis), never zeros. Floors are
 // memory-traffic floors of the dominant passes (the FMA floor of F^H d for iterative-128), named per workload.
+#include <algorithm>
 #include <memory>
 #include <random>
 #include <string>
@@ -28,6 +32,7 @@
 #include "larmor/recon/coil_maps.hpp"
 #include "larmor/recon/grappa.hpp"
 #include "larmor/recon/iterative.hpp"
+#include "larmor/recon/live_series.hpp"
 #include "larmor/recon/recon.hpp"
 #include "larmor/recon/settings.hpp"
 #include "larmor/bench/bench.hpp"
@@ -348,6 +353,69 @@ Prepared dynamicWorkload(const Context& c) {
   return p;
 }
 
+// The workstation's live temporal lambda on dynamicWorkload's series: LiveSeries made and solved once before the
+// timed runs; each run moves lambda_t (between two values half a decade apart) and solves from the last series in
+// published chunks of 2, 4, 8, ... iterations (100 in all). host(): the whole chunked solve; extra: the median time
+// from the move to the first chunk's frames on the host (what the slider's picture waits for, before Qt draws it).
+Prepared dynamicLiveWorkload(const Context& c) {
+  const index_t n = c.gpu ? 128 : 64, coils = 8, frames = c.gpu ? 20 : 8, spokes = 21;
+  phantom::SimulateSettings sim;
+  sim.coils = static_cast<int>(coils);
+  sim.noiseSigma = 0.01f;
+  sim.matrix[0] = sim.matrix[1] = n;
+  sim.trajectory = TrajectoryKind::GoldenAngle;
+  sim.frames = frames;
+  sim.spokesPerFrame = spokes;
+  ReconRequest req;
+  req.backend = std::shared_ptr<Backend>(&c.be, [](Backend*) {});
+  req.settings.method = Method::Cs;
+  settings::applyMethodDefaults(req.settings);
+  req.settings.dynamic.prior = TemporalPrior::TemporalTv;
+  req.settings.iterative.iterations = 100;
+  req.settings.iterative.tolerance = 0;
+  req.settings.iterative.cacheDirectory = "none";
+  struct State {
+    std::unique_ptr<LiveSeries> live;
+    double lambda = 0;
+    int moves = 0;
+    std::vector<double> firstMs;
+  };
+  auto st = std::make_shared<State>();
+  st->live = std::make_unique<LiveSeries>(phantom::simulateSeries(sim), req);
+  st->lambda = req.settings.dynamic.temporalLambda;
+  st->live->solve(st->lambda);
+  Prepared p;
+  p.reps = c.gpu ? 10 : 2;
+  p.host = [st] {
+    const double lambda = st->lambda * (st->moves++ % 2 == 0 ? 3.16227766 : 1.0);
+    const auto t0 = Clock::now();
+    bool first = true;
+    st->live->solve(lambda, [&](const std::vector<CArray>&, int, int) {
+      if (first) st->firstMs.push_back(msSince(t0));
+      first = false;
+    });
+    return kNaN;
+  };
+  p.report = [st](nlohmann::json& extra, double, double) {
+    std::vector<double> v = st->firstMs;
+    if (v.empty()) return;
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    extra["slider_to_host_ms"] = v[v.size() / 2];
+    extra["setup_ms_kept"] = st->live->setupMilliseconds();
+  };
+  p.hostBytesOut = static_cast<double>(n * n * frames) * kC;
+  p.deviceLimitMs = 100 * static_cast<double>(frames) *
+                    bytesMs(2 * fftBytes(4.0 * static_cast<double>(n * n)) * static_cast<double>(coils),
+                            c.limits.memoryBandwidth);
+  p.hostLimitMs = p.deviceLimitMs + 6 * bytesMs(p.hostBytesOut, c.limits.linkBandwidth);
+  p.limitBasis = "100 iterations x every frame's Toeplitz FFT pair on the 2N grid per coil at the memory bandwidth; "
+                 "plus the frames down after each of the 6 chunks";
+  p.size = square(n) + " x 8 coils x " + std::to_string(frames) + " frames x 21 golden-angle spokes, temporal TV, "
+           "a new lambda_t: 100 FISTA iterations in 6 published chunks from the last series";
+  p.scaled = scaledNote(c.gpu, c.quick, square(n) + " x " + std::to_string(frames) + " frames", "128^2 x 20 frames");
+  return p;
+}
+
 Prepared cgSlicesWorkload(const Context& c) {
   // Issue 20's batched slices: many independent slices of one call, spread over every visible GPU
   // (recon::reconstructIterativeOn; one GPU: CUDA_VISIBLE_DEVICES=0). The limit is one device's.
@@ -520,6 +588,8 @@ void addReconWorkloads(std::vector<Workload>& out) {
                  [](const Context& c) { return csWorkload(c, ops::RegularizerKind::Wavelet); }});
   out.push_back({"dynamic-ttv", "dynamic imaging: 20 frames jointly, temporal TV, FISTA 100 iterations, radial 128^2 x 8 coils",
                  false, dynamicWorkload});
+  out.push_back({"dynamic-live", "dynamic imaging: a new temporal lambda on the kept series (the live slider), 128^2 x 8 coils",
+                 false, dynamicLiveWorkload});
   out.push_back({"cg-slices64", "CG-SENSE radial 128^2 x 8 coils x 64 slices, the slices over every GPU", false,
                  cgSlicesWorkload});
   out.push_back({"espirit", "ESPIRiT coil maps 256^2 x 8 coils", false, espiritWorkload});

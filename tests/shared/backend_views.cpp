@@ -29,17 +29,17 @@ TEST_P(BackendViews, AViewIsItsParentsElements) {
   auto parent = be().allocate(bytesOf(n));
   const std::vector<cfloat> x = ramp(n, 1);
   be().upload(*parent, x.data(), bytesOf(n));
-  const std::size_t live = be().memoryStats().liveBytes;
+  const std::size_t live = be().executionOps().memoryStats().liveBytes;
   {
     auto part = be().view(*parent, bytesOf(3), bytesOf(4));
     EXPECT_EQ(part->bytes(), bytesOf(4));
-    EXPECT_EQ(be().memoryStats().liveBytes, live);
+    EXPECT_EQ(be().executionOps().memoryStats().liveBytes, live);
     std::vector<cfloat> got(4);
     be().download(got.data(), *part, bytesOf(4));
     for (int i = 0; i < 4; ++i) EXPECT_EQ(got[static_cast<std::size_t>(i)], x[static_cast<std::size_t>(3 + i)]);
     be().fill(*part, cfloat(7, 7), 4);  // through the view: the parent's elements 3..6
   }
-  EXPECT_EQ(be().memoryStats().liveBytes, live);  // the view freed nothing
+  EXPECT_EQ(be().executionOps().memoryStats().liveBytes, live);  // the view freed nothing
   std::vector<cfloat> all(static_cast<std::size_t>(n));
   be().download(all.data(), *parent, bytesOf(n));
   for (index_t i = 0; i < n; ++i)
@@ -53,9 +53,9 @@ TEST_P(BackendViews, SenseHoldsTheCoilMapsOnce) {
   const std::vector<cfloat> values = ramp(voxels * coils, 0.5f);
   std::copy(values.begin(), values.end(), maps.data());
   be().synchronize();
-  const std::size_t before = be().memoryStats().liveBytes;
+  const std::size_t before = be().executionOps().memoryStats().liveBytes;
   ops::CoilSensitivities s(be(), maps, voxels, coils);
-  const std::size_t held = be().memoryStats().liveBytes - before;
+  const std::size_t held = be().executionOps().memoryStats().liveBytes - before;
   // The maps once and the root sum of squares (CUDA: each allocation's size class, at most 25 % more).
   EXPECT_GE(held, bytesOf(voxels * coils + voxels));
   EXPECT_LE(held, bytesOf(voxels * coils + voxels) * 5 / 4 + 1024);

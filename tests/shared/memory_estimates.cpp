@@ -1,5 +1,5 @@
 // Shared by the unit (cpu) and GPU (cuda) binaries: the resource planner's working-set estimate
-// (recon/resources.cpp) against the backend's measured peak of its buffers (Backend::memoryStats) during a
+// (recon/resources.cpp) against the backend's measured peak of its buffers (ExecutionOps::memoryStats) during a
 // real recon::run, within 0.8-1.25x. Both backends count their buffers the same way;
 // the formulas count the buffers each path allocates. On the GPU the peak is taken above what was live
 // before the run, and the lower bound is 0.7: the FFT engine keeps the largest cuFFT work area it has
@@ -31,7 +31,7 @@ class MemoryEstimate : public larmor::test::DeviceTest {
     req.backend = be_;
     req.settings = s;
     be().synchronize();
-    const double before = static_cast<double>(be().memoryStats().liveBytes);
+    const double before = static_cast<double>(be().executionOps().memoryStats().liveBytes);
     const recon::ReconResult r = recon::run(req);
     const double peak = r.provenance["memory"]["backend_peak_live_bytes"].get<double>() - before;
     const double estimate = recon::estimateMemory(d, s, be().info()).workBytes;

@@ -189,6 +189,9 @@ class CpuExecutionOps final : public ImmediateExecutionOps {
   using ImmediateExecutionOps::ImmediateExecutionOps;
   bool copyFromPeer(Buffer& dst, std::size_t dstOffset, Backend& source, const Buffer& src, std::size_t srcOffset,
                     std::size_t bytes) override;
+  /// Bytes in HostBuffers of the process (every CPU backend's together); memory.cpp.
+  MemoryStats memoryStats() const override;
+  void resetPeakMemory() override;
 };
 
 class CpuBackend final : public Backend {
@@ -204,9 +207,6 @@ class CpuBackend final : public Backend {
   void download(void* dst, const Buffer& src, std::size_t bytes, std::size_t srcOffset = 0) override;
   void copy(Buffer& dst, const Buffer& src, std::size_t bytes, std::size_t dstOffset = 0, std::size_t srcOffset = 0) override;
   void synchronize() override {}
-  /// Bytes in HostBuffers of the process (every CPU backend's together); memory.cpp.
-  MemoryStats memoryStats() const override;
-  void resetPeakMemory() override;
 
   // cpu_backend.cpp
   void fill(Buffer& x, cfloat value, index_t n) override;

@@ -11,7 +11,7 @@
 namespace larmor::cpu {
 
 namespace {
-// Bytes in HostBuffers now and at most since the last reset (Backend::memoryStats), process-wide.
+// Bytes in HostBuffers now and at most since the last reset (ExecutionOps::memoryStats), process-wide.
 std::atomic<std::size_t> gLive{0}, gPeak{0};
 
 void addLive(std::size_t bytes) {
@@ -33,7 +33,7 @@ HostBuffer::~HostBuffer() {
   gLive.fetch_sub(bytes_);
 }
 
-MemoryStats CpuBackend::memoryStats() const {
+MemoryStats CpuExecutionOps::memoryStats() const {
   MemoryStats m;
   m.liveBytes = m.reservedBytes = gLive.load();
   m.peakLiveBytes = m.peakReservedBytes = gPeak.load();
@@ -41,7 +41,7 @@ MemoryStats CpuBackend::memoryStats() const {
   return m;
 }
 
-void CpuBackend::resetPeakMemory() { gPeak.store(gLive.load()); }
+void CpuExecutionOps::resetPeakMemory() { gPeak.store(gLive.load()); }
 
 std::unique_ptr<Buffer> CpuBackend::allocate(std::size_t bytes) { return std::make_unique<HostBuffer>(bytes); }
 

@@ -149,7 +149,9 @@ class JointSlice {
     n_ = problems_.front()->voxels();
   }
 
-  solve::FistaResult solve(Timings& timings, const Progress& progress) {
+  /// FISTA for `iterations` iterations with the settings' weights, from the last solution where `warm` and one
+  /// exists, else from each frame's least-squares start.
+  solve::FistaResult solve(int iterations, bool warm, Timings& timings, const Progress& progress) {
     const auto frames = static_cast<index_t>(problems_.size());
     std::vector<std::unique_ptr<solve::LinearOperator>> blocks;
     for (auto& p : problems_) blocks.push_back(p->normalOperator());
@@ -162,13 +164,13 @@ class JointSlice {
       for (index_t t = 0; t < frames; ++t)
         backend_.copy(*b_, problems_[static_cast<std::size_t>(t)]->rhsBuffer(), bytesOf(n_), bytesOf(n_ * t));
     }
-    auto x = backend_.allocate(bytesOf(n_ * frames));
-    {
+    if (!x_ || !warm) {
+      x_ = backend_.allocate(bytesOf(n_ * frames));
       ScopedStage st(timings, "dynamic: start", &backend_);
       for (index_t t = 0; t < frames; ++t) {
         IterativeProblem& p = *problems_[static_cast<std::size_t>(t)];
         p.startLeastSquares();
-        backend_.copy(*x, p.solutionBuffer(), bytesOf(n_), bytesOf(n_ * t));
+        backend_.copy(*x_, p.solutionBuffer(), bytesOf(n_), bytesOf(n_ * t));
       }
     }
     if (first) {
@@ -179,7 +181,7 @@ class JointSlice {
     }
     mu_ = relativeWeight(s_) * rhsMax_;
     solve::FistaOptions o;
-    o.maxIterations = s_.iterative.iterations;
+    o.maxIterations = iterations;
     o.tolerance = s_.iterative.tolerance;
     o.warmStart = true;
     o.stage = "dynamic";
@@ -187,10 +189,10 @@ class JointSlice {
     solve::FistaResult r;
     {
       ScopedStage st(timings, "dynamic: FISTA", &backend_);
-      r = solve::fista(backend_, A, *b_, *x, lipschitz_, mu_, prox, o, progress);
+      r = solve::fista(backend_, A, *b_, *x_, lipschitz_, mu_, prox, o, progress);
     }
     for (index_t t = 0; t < frames; ++t)
-      backend_.copy(problems_[static_cast<std::size_t>(t)]->solutionBuffer(), *x, bytesOf(n_), 0, bytesOf(n_ * t));
+      backend_.copy(problems_[static_cast<std::size_t>(t)]->solutionBuffer(), *x_, bytesOf(n_), 0, bytesOf(n_ * t));
     return r;
   }
 
@@ -202,6 +204,7 @@ class JointSlice {
     return *maps_;
   }
   void setTemporalLambda(double lambda) { s_.dynamic.temporalLambda = lambda; }
+  const ReconSettings& settings() const { return s_; }
   double lipschitz() const { return lipschitz_; }
   double weight() const { return mu_; }
 
@@ -247,6 +250,7 @@ class JointSlice {
   Shape series_;  ///< the series as one image [N0, N1, T] (2D frames leave the solve grid's third axis free)
   index_t n_ = 0;
   std::unique_ptr<Buffer> b_;  ///< E^H d of the series [N0, N1, T]
+  std::unique_ptr<Buffer> x_;  ///< the series' last solution [N0, N1, T]
   double lipschitz_ = 0, mu_ = 0, rhsMax_ = 0;
 };
 
@@ -276,7 +280,7 @@ double crossValidatedTemporalLambda(Backend& backend, const std::vector<Dataset>
   nlohmann::json curve = nlohmann::json::array();
   for (double lambda : kGrid) {
     fit.setTemporalLambda(lambda);
-    fit.solve(quiet, {});
+    fit.solve(s.iterative.iterations, false, quiet, {});
     double r2 = 0;
     for (std::size_t t = 0; t < held.frames(); ++t) {
       const double r = held.problem(t).residualNormOf(fit.problem(t).solution());
@@ -330,7 +334,8 @@ SeriesImages reconstructDynamic(Backend& backend, const std::vector<Dataset>& fr
     if (s.iterative.lambdaRule == LambdaRule::CrossValidation)
       used.dynamic.temporalLambda = crossValidatedTemporalLambda(backend, frames, s, sl, timings, choice);
     JointSlice joint(backend, frames, merged, used, sl, timings, Progress::Sub(progress, f0, f0 + 0.4 * (f1 - f0), ""));
-    const solve::FistaResult r = joint.solve(timings, Progress::Sub(progress, f0 + 0.4 * (f1 - f0), f1, ""));
+    const solve::FistaResult r =
+        joint.solve(used.iterative.iterations, false, timings, Progress::Sub(progress, f0 + 0.4 * (f1 - f0), f1, ""));
     nlohmann::json j = r.toJson();
     j["slice"] = sl;
     j["lipschitz"] = joint.lipschitz();
@@ -346,5 +351,37 @@ SeriesImages reconstructDynamic(Backend& backend, const std::vector<Dataset>& fr
   }
   return out;
 }
+
+// The frames and their merge are read while the frames' problems are made (the coil maps too), not kept.
+struct DynamicProblem::Impl {
+  Impl(Backend& backend, const std::vector<Dataset>& frames, const ReconSettings& s, index_t slice, Timings& timings,
+       const Progress& progress)
+      : joint(backend, frames, mergeFrames(frames), s, slice, timings, progress) {}
+  JointSlice joint;
+};
+
+DynamicProblem::DynamicProblem(Backend& backend, const std::vector<Dataset>& frames, const ReconSettings& s, index_t slice,
+                               Timings& timings, const Progress& progress) {
+  requireFramesAgree(frames);
+  require(s.method == Method::Cs && frames.size() > 1 && !frames.front().header.is3D(),
+          frames.front().source + ": a joint problem over frames needs --method cs and two or more 2D frames");
+  require(slice >= 0 && slice < frames.front().header.slices,
+          frames.front().source + ": slice " + std::to_string(slice) + " is not in the series");
+  impl_ = std::make_unique<Impl>(backend, frames, s, slice, timings, progress);
+}
+
+DynamicProblem::~DynamicProblem() = default;
+
+solve::FistaResult DynamicProblem::solve(double temporalLambda, int iterations, bool warm, Timings& timings,
+                                         const Progress& progress) {
+  require(temporalLambda >= 0 && iterations >= 1, "dynamic: a solve needs temporal lambda >= 0 and iterations >= 1");
+  impl_->joint.setTemporalLambda(temporalLambda);
+  return impl_->joint.solve(iterations, warm, timings, progress);
+}
+
+std::size_t DynamicProblem::frames() const { return impl_->joint.frames(); }
+CArray DynamicProblem::combined(std::size_t t) const { return impl_->joint.combined(t); }
+double DynamicProblem::lipschitz() const { return impl_->joint.lipschitz(); }
+double DynamicProblem::weight() const { return impl_->joint.weight(); }
 
 }  // namespace larmor::recon

@@ -77,7 +77,7 @@ ImageSet reconstructByMethod(Backend& backend, const Dataset& d, const ReconRequ
 
 // The provenance of the result: the settings, device, timings and source, the noise whitening's report, the
 // convergence, the partial Fourier, the device notice, and the memory: the planner's estimate beside the
-// backend's own count of its buffers during this call (Backend::memoryStats), how good the estimate is,
+// backend's own count of its buffers during this call (ExecutionOps::memoryStats), how good the estimate is,
 // measured on every run.
 void addProvenance(ReconResult& result, const ReconRequest& request, const Dataset& d, const ImageSet& images,
                    const Selection& sel, const DeviceInfo& dev, const NoiseWhitening& whitening,
@@ -96,7 +96,7 @@ void addProvenance(ReconResult& result, const ReconRequest& request, const Datas
                                  {"estimated_host_bytes", memory.hostBytes()},
                                  {"estimated_device_bytes", memory.deviceBytes()},
                                  {"peak_resident_bytes", peakResidentBytes()}};
-  if (const MemoryStats ms = sel.backend->memoryStats(); ms.tracked) {
+  if (const MemoryStats ms = sel.backend->executionOps().memoryStats(); ms.tracked) {
     result.provenance["memory"]["backend_peak_live_bytes"] = ms.peakLiveBytes;
     result.provenance["memory"]["backend_peak_reserved_bytes"] = ms.peakReservedBytes;
   }
@@ -148,7 +148,7 @@ ReconResult run(const ReconRequest& request, const Progress& progress) {
   progress.report(0.0, "reconstructing on " + dev.id);
   for (const auto& st : whiteningTime.stages()) result.timings.add(st.stage, st.milliseconds, st.device);
 
-  backend.resetPeakMemory();  // the backend's peak during this call: the provenance's "memory"
+  backend.executionOps().resetPeakMemory();  // the backend's peak during this call: the provenance's "memory"
   ImageSet images = reconstructByMethod(backend, d, request, result.timings, progress);
   result.convergence = std::move(images.convergence);
   if (!images.partialFourier.is_null()) result.warnings.push_back(d.source + ": " + images.partialFourier["line"].get<std::string>());

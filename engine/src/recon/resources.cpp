@@ -2,7 +2,7 @@
 // slices, S = slices, C = coils; E = encoded voxels (readout oversampled), F = those voxels after the
 // readout oversampling is cropped, O = output voxels (--matrix, else the header's recon matrix), K =
 // k-space samples of the whole dataset. Every formula counts the backend buffers the code allocates
-// (Backend::allocate, what Backend::memoryStats measures); the comments name them.
+// (Backend::allocate, what ExecutionOps::memoryStats measures); the comments name them.
 //
 // FFT transients (fftTransientFactor, f): the CPU FFT (cpu/fft.cpp) shifts in place and FFTW transforms in
 // place, so it needs nothing beside the array X (f = 0; until 2026-11-27 it shifted through a temporary as large

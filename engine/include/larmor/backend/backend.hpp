@@ -4,13 +4,12 @@
 // kernels, a run-time plugin, cuda/) implement it. No CUDA types appear here: device memory is an opaque
 // Buffer.
 //
-// The core, which several algorithms share: 24 virtual methods, each with the callers that keep it here (engine/src
+// The core, which several algorithms share: 22 virtual methods, each with the callers that keep it here (engine/src
 // unless named):
 //   device                 info: the device's description (recon.cpp's planner and provenance, pipelines, front ends)
 //   memory and transfers   allocate, upload, download, copy: every pipeline and operator; view: SENSE's coil maps
 //                          (ops/sense.cpp) and dynamic imaging's frames (recon/dynamic.cpp); synchronize:
-//                          stage timings (util/timer.cpp), coil maps, bench; memoryStats, resetPeakMemory: the
-//                          planner's figures (recon/recon.cpp) and bench
+//                          stage timings (util/timer.cpp), coil maps, bench
 //   vector ops, reductions fill, scale, axpby, multiply, dot, norm2: the solvers, the operators and the pipelines;
 //                          reciprocalDiagonal: CG's Jacobi preconditioner, GRAPPA's weights, partial Fourier;
 //                          sumOfSquares: SENSE, the Cartesian, GRAPPA, iterative and partial-Fourier pipelines,
@@ -25,7 +24,8 @@
 // this class; a new backend (a test double, another GPU API) implements the core and the families it needs:
 // (family             what                                   its callers in engine/src)
 //   executionOps()    queued transfers, peer copies,         backend/streamed_batch.cpp, recon/iterative_slabs.cpp,
-//                     recorded work (CUDA graphs)            solve/cg.cpp
+//                     recorded work (CUDA graphs), the       solve/cg.cpp; memory figures: recon/recon.cpp,
+//                     memory figures of the allocator        recon/run_frames.cpp, bench/
 //   priorOps()        finite-difference priors               ops/regularizer.cpp
 //   sparsityOps()     TV and wavelet proximal maps           recon/iterative.cpp (compressed sensing)
 //   coilCombineOps()  adaptive coil combination              recon/cartesian.cpp
@@ -75,15 +75,6 @@ struct DeviceInfo {
 
 enum class FftDirection { Forward, Inverse };
 
-/// Bytes in a backend's buffers (allocate()), for benchmarks and diagnostics. live: in buffers now; peakLive: the
-/// most live since resetPeakMemory(); reserved / peakReserved: live plus what an allocator keeps cached for
-/// reuse (the CUDA backend's caching allocator; = live on the CPU). Library workspaces taken outside
-/// allocate() (cuBLAS/cuSOLVER handles, the CUDA context) are not counted. tracked = false: no figures.
-struct MemoryStats {
-  std::size_t liveBytes = 0, peakLiveBytes = 0, reservedBytes = 0, peakReservedBytes = 0;
-  bool tracked = false;
-};
-
 /// Centred, unitary discrete Fourier transform convention, written down once (docs/conventions.md):
 ///   X[k] = N^{-1/2} sum_n x[n] exp(-2 pi i (k - c)(n - c) / N),  c = floor(N / 2),
 /// for each transformed dimension of length N (Forward; Inverse has +i). Index c holds k = 0 and
@@ -109,10 +100,6 @@ class Backend {
                     std::size_t srcOffset = 0) = 0;
   /// Waits for all queued work, ExecutionOps's queued transfers included (timing, before host reads).
   virtual void synchronize() = 0;
-  /// What this backend's buffers hold (MemoryStats above); the peaks restart from the live figures at
-  /// resetPeakMemory(). Defaults: not tracked.
-  virtual MemoryStats memoryStats() const { return {}; }
-  virtual void resetPeakMemory() {}
 
   // --- complex vectors of n elements ---------------------------------------------------------------
   virtual void fill(Buffer& x, cfloat value, index_t n) = 0;
@@ -144,7 +131,8 @@ class Backend {
   virtual void sumOfSquares(Buffer& out, const Buffer& coilImages, index_t voxels, index_t coils, index_t batch) = 0;
 
   // --- kernels of single algorithms, each behind its own interface -----------------------------------
-  /// Queued transfers, peer copies and recorded work (larmor/backend/execution_ops.hpp); owned by the backend.
+  /// Queued transfers, peer copies, recorded work and the memory figures (larmor/backend/execution_ops.hpp); owned
+  /// by the backend.
   virtual ExecutionOps& executionOps() = 0;
   /// The finite-difference priors' kernels (ops/regularizer.hpp); owned by the backend.
   virtual PriorOps& priorOps() = 0;

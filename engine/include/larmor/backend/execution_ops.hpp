@@ -2,7 +2,8 @@
 // ExecutionOps: how a backend's work is queued beyond the core's calls, one interface that each backend provides
 // (Backend::executionOps()): transfers that overlap the computation (streamBatch, backend/streamed_batch.cpp),
 // copies from another backend's memory (GPU.Multi's slabs, recon/iterative_slabs.cpp) and work recorded once and
-// replayed (the solvers' operator application, solve/cg.hpp's RecordedApplication). ImmediateExecutionOps below
+// replayed (the solvers' operator application, solve/cg.hpp's RecordedApplication), and what the backend's memory
+// holds (the planner's provenance, recon/recon.cpp; bench/). ImmediateExecutionOps below
 // does each at once and records nothing (engine/src/backend/execution_ops.cpp): the CPU backend's (whose peer
 // copies reach every CPU backend, engine/src/cpu/memory.cpp) and a test double's. The CUDA twin (cuda/cuda_backend.cu)
 // queues transfers on a copy stream per direction, copies between devices and records CUDA graphs.
@@ -15,6 +16,15 @@
 namespace larmor {
 
 class Backend;
+
+/// Bytes in a backend's buffers (allocate()), for benchmarks and diagnostics. live: in buffers now; peakLive: the
+/// most live since resetPeakMemory(); reserved / peakReserved: live plus what an allocator keeps cached for
+/// reuse (the CUDA backend's caching allocator; = live on the CPU). Library workspaces taken outside
+/// allocate() (cuBLAS/cuSOLVER handles, the CUDA context) are not counted. tracked = false: no figures.
+struct MemoryStats {
+  std::size_t liveBytes = 0, peakLiveBytes = 0, reservedBytes = 0, peakReservedBytes = 0;
+  bool tracked = false;
+};
 
 class ExecutionOps {
  public:
@@ -65,12 +75,18 @@ class ExecutionOps {
   /// valid for the recording's life. Null where the backend does not record (the CPU, whose calls cost
   /// nothing to make) or `work` could not be recorded: the caller then runs `work` itself.
   virtual std::unique_ptr<Recording> record(const std::function<void()>& work) = 0;
+
+  // --- memory figures (recon/recon.cpp's provenance, recon/run_frames.cpp, bench/) ------------------------------
+  /// What the backend's buffers hold (MemoryStats above); the peaks restart from the live figures at
+  /// resetPeakMemory(). Defaults: not tracked.
+  virtual MemoryStats memoryStats() const { return {}; }
+  virtual void resetPeakMemory() {}
 };
 
 /// Each op at once on `backend`: the queued transfers are Backend::upload / download (nothing left to join or
 /// wait for), a peer copy reaches `backend`'s own buffers alone (Backend::copy; false for any other backend's),
-/// record() returns null. What a backend with nothing to overlap provides; the CUDA backend's transfers from
-/// host memory that cannot be pinned take this path too. Keeps a reference to `backend`.
+/// record() returns null, no memory figures. What a backend with nothing to overlap provides; the CUDA backend's
+/// transfers from host memory that cannot be pinned take this path too. Keeps a reference to `backend`.
 class ImmediateExecutionOps : public ExecutionOps {
  public:
   explicit ImmediateExecutionOps(Backend& backend) : be_(backend) {}

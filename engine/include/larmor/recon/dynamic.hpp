@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "larmor/data/dataset.hpp"
+#include "larmor/solve/fista.hpp"
 #include "larmor/util/progress.hpp"
 #include "larmor/util/timer.hpp"
 
@@ -69,6 +70,35 @@ struct SeriesImages {
 /// `backend`. Throws one-line Errors; Cancelled when progress asks.
 SeriesImages reconstructDynamic(Backend& backend, const std::vector<Dataset>& frames, const ReconSettings& s,
                                 Timings& timings, const Progress& progress = {});
+
+/// One slice of a series' joint problem, kept between solves (the workstation's live temporal lambda): the frames'
+/// problems, the coil maps of the time average, E^H d of the series, its peak and the step bound L are built once;
+/// each solve() then runs FISTA alone, from the last solution where asked, so that a new temporal lambda costs its
+/// iterations only. The settings' other weights (spatial lambda, prior, iterations' TV inner steps) are the
+/// constructor's.
+class DynamicProblem {
+ public:
+  /// `frames` as reconstructDynamic's (--method cs, two or more 2D frames); slice: which slice of the series.
+  DynamicProblem(Backend& backend, const std::vector<Dataset>& frames, const ReconSettings& s, index_t slice,
+                 Timings& timings, const Progress& progress = {});
+  ~DynamicProblem();
+  DynamicProblem(const DynamicProblem&) = delete;
+  DynamicProblem& operator=(const DynamicProblem&) = delete;
+
+  /// `iterations` of FISTA with this temporal lambda; warm: from the last solve's series (the first solve, or
+  /// warm = false, starts from each frame's least-squares start).
+  solve::FistaResult solve(double temporalLambda, int iterations, bool warm, Timings& timings,
+                           const Progress& progress = {});
+  std::size_t frames() const;
+  /// Frame t's combined image [x, y, 1] (as IterativeProblem::combined).
+  CArray combined(std::size_t t) const;
+  double lipschitz() const;  ///< the step bound L
+  double weight() const;     ///< the last solve's absolute weight mu
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 /// Every frame's samples in one dataset (the time average that the coil maps are estimated from): non-Cartesian
 /// profiles concatenated in frame order; Cartesian k-space averaged over the frames that sampled each line, the
