@@ -1,0 +1,90 @@
+"""larmor.recon against larmor-cli recon on the same file and settings: the same image, bit for bit; the settings
+(from the engine's one table) fail with the CLI's one-line messages; results carry timings, convergence and metrics."""
+import numpy as np
+import pytest
+
+import larmor
+from conftest import cli_error, read_cfl, run_cli
+
+CASES = [
+    ("cart.h5", "fft", {}),
+    ("cart.h5", "grappa", {}),
+    ("cart.h5", "cg", {"iters": 8}),
+    ("full.h5", "fft", {"combine": "adaptive"}),
+    ("radial.h5", "gridding", {"width": 6}),
+    ("radial.h5", "cs", {"lam": 0.001, "iters": 15}),
+    ("radial.h5", "cs", {"reg": "wavelet", "lambda_rule": "fixed", "lam": 2e-4, "iters": 10}),
+    ("radial.h5", "cg", {"iters": 6, "toeplitz": "nufft", "kernel_direct": True}),
+]
+
+
+def cli_flags(settings):
+    flags = []
+    for k, v in settings.items():
+        flag = "--" + ("lambda" if k == "lam" else k.replace("_", "-"))
+        flags += [flag] if v is True else [flag, str(v)]
+    return flags
+
+
+@pytest.mark.parametrize("file,method,settings", CASES)
+def test_recon_equals_the_cli_bit_for_bit(phantoms, tmp_path, file, method, settings):
+    out = tmp_path / "cli.cfl"
+    run_cli("recon", phantoms / file, "--method", method, "--device", "cpu", *cli_flags(settings), "--output", out)
+    d = larmor.read(str(phantoms / file))
+    r = larmor.recon(d, method=method, **settings)
+    cli = read_cfl(out)
+    assert cli.size == r.image.size
+    assert np.array_equal(cli.ravel(), r.image.ravel()), f"max difference {np.abs(cli.ravel() - r.image.ravel()).max()}"
+
+
+def test_result_carries_timings_convergence_and_metrics(phantoms):
+    r = larmor.recon(larmor.read(str(phantoms / "radial.h5")), method="cs", lam=0.001, iters=5, keep_coil_images=True)
+    assert r.image.shape == (1, 1, 1, 48, 48) and r.image.dtype == np.complex64
+    assert r.coil_images.shape == (1, 4, 1, 48, 48)
+    assert r.device == "cpu" and "FISTA" in r.timings and all(ms >= 0 for ms in r.timings.values())
+    assert r.convergence and r.metrics["percent_error"] > 0
+    assert r.provenance["settings"]["method"] == "cs"
+    assert larmor.recon(larmor.read(str(phantoms / "cart.h5"))).coil_images is None
+
+
+def test_settings_come_from_the_table():
+    names = {s["name"] for s in larmor.settings()}
+    assert {"method", "lambda", "iters", "reg", "lambda_rule", "grappa_kernel", "combine"} <= names
+    assert all(s["help"] for s in larmor.settings())
+
+
+@pytest.mark.parametrize("settings,flags", [
+    ({"iters": -1}, ["--iters", "-1"]),
+    ({"reg": "bogus"}, ["--reg", "bogus"]),
+    ({"lam": -1.0}, ["--lambda", "-1.0"]),
+])
+def test_bad_settings_raise_the_cli_message(phantoms, tmp_path, settings, flags):
+    expected = cli_error("recon", phantoms / "radial.h5", "--method", "cs", *flags, "--output", tmp_path / "x.png")
+    with pytest.raises(larmor.Error) as e:
+        larmor.recon(larmor.read(str(phantoms / "radial.h5")), method="cs", **settings)
+    assert str(e.value) == expected
+
+
+def test_a_setting_the_method_does_not_read_is_an_error(phantoms, tmp_path):
+    expected = cli_error("recon", phantoms / "cart.h5", "--method", "fft", "--lambda", "0.1", "--output", tmp_path / "x.png")
+    with pytest.raises(larmor.Error) as e:
+        larmor.recon(larmor.read(str(phantoms / "cart.h5")), method="fft", lam=0.1)
+    assert str(e.value) == expected
+    with pytest.raises(larmor.Error, match="unknown setting bogus"):
+        larmor.recon(larmor.read(str(phantoms / "cart.h5")), bogus=1)
+
+
+def test_progress_is_reported_and_its_exception_stops_the_recon(phantoms):
+    d = larmor.read(str(phantoms / "radial.h5"))
+    seen = []
+    larmor.recon(d, method="cs", iters=5, progress=lambda f, stage: seen.append((f, stage)))
+    assert seen and all(0 <= f <= 1 for f, _ in seen)
+
+    class Stop(Exception):
+        pass
+
+    def stop(f, stage):
+        raise Stop(stage)
+
+    with pytest.raises(Stop):
+        larmor.recon(d, method="cs", iters=5, progress=stop)
