@@ -209,11 +209,12 @@ class Server {
       const std::lock_guard<std::mutex> lock(reconMutex_);
       r = recon::run(req);
     }
+    // Written before it is sent: a client gone by now loses nothing already reconstructed.
+    if (!args_.outputDir.empty()) writeResult(r.image, slice, id);
     const std::string comment = "Larmor " + recon::toString(req.settings.method);
     stream::writeImage(s, stream::imageMessage(r.image, slice, index, 1, comment));
     log(who + ": slice " + std::to_string(slice.slice) + " repetition " + std::to_string(slice.key.repetition) +
         " (" + comment + ") sent " + std::to_string(msSince(arrived)) + " ms after its last acquisition");
-    if (!args_.outputDir.empty()) writeResult(r.image, slice, id);
   }
 
   // DIR/larmor-CONNECTION-sSLICE-rREP-cCON-pPHASE-tSET.cfl, written atomically, never over a file that is not
