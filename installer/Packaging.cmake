@@ -83,6 +83,13 @@ if(LARMOR_HAVE_GUI)
   set(LARMOR_PACKAGE_EXTRA_DEPENDS "libqt6svg6")
   set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "qt6-qpa-plugins")
 endif()
+# The Python module (python/, docs/python.md) is built for one Python minor version and imports NumPy.
+if(LARMOR_HAVE_PYTHON)
+  math(EXPR _larmor_py_next "${Python3_VERSION_MINOR} + 1")
+  list(APPEND LARMOR_PACKAGE_EXTRA_DEPENDS "python3 (>= ${Python3_VERSION_MAJOR}.${Python3_VERSION_MINOR}~)"
+       "python3 (<< ${Python3_VERSION_MAJOR}.${_larmor_py_next})" "python3-numpy")
+  string(APPEND CPACK_PACKAGE_DESCRIPTION " Python 3 scripts use the same engine on NumPy arrays: import larmor.")
+endif()
 # The CUDA runtime libraries the plugin links against, as NVIDIA's apt repository names them
 # (cuda-cudart-13-0, libcufft-13-0, ...): suggested, never required.
 if(LARMOR_HAVE_CUDA)
@@ -95,6 +102,9 @@ endif()
 
 # The ELF files whose libraries become Depends: everything installed except the CUDA plugin.
 set(LARMOR_PACKAGE_SHLIBDEPS_FILES "$<TARGET_FILE:larmor-cli>;$<TARGET_FILE:larmor_engine>")
+if(LARMOR_HAVE_PYTHON)
+  list(APPEND LARMOR_PACKAGE_SHLIBDEPS_FILES "$<TARGET_FILE:_larmor>")
+endif()
 if(LARMOR_HAVE_GUI)
   list(APPEND LARMOR_PACKAGE_SHLIBDEPS_FILES "$<TARGET_FILE:larmor>" "$<TARGET_FILE:larmor_ui>")
 endif()

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # The installer test (tests/package/CMakeLists.txt, docs/packaging.md). Usage:
-#   package_test.sh deb|cli|gui WORK BUILD VERSION CPACK HAVE_CUDA HAVE_GUI
+#   package_test.sh deb|cli|gui|python WORK BUILD VERSION CPACK HAVE_CUDA HAVE_GUI [HAVE_PYTHON]
 # deb: cpack writes WORK/cpack/larmor_VERSION_ARCH.deb from BUILD; dpkg-deb -x unpacks it into WORK/root;
 #      the files, the control fields (Depends without CUDA) and the RUNPATHs are checked.
 # cli: WORK/root/usr/bin/larmor-cli --version, version, simulate, recon to PNG and to a DICOM series;
 #      then, with the CUDA libraries hidden (a private mount namespace), the same on the CPU, quietly.
 # gui: WORK/root/usr/bin/larmor --version, and --run --screenshot --quit under xvfb-run.
+# python: `import larmor` from WORK/root/usr/lib/python3/dist-packages with the system python3: the installed module
+#      and engine (not the build tree's), devices(), and a simulated file read, reconstructed and written.
 # Nothing comes from the build tree at run time: LD_LIBRARY_PATH and LARMOR_PLUGIN_DIR are unset, so the
 # programs find their libraries by RUNPATH and the CUDA plugin next to the installed engine library.
 # Exit 77 (ctest: skipped) where dpkg-deb, or for gui xvfb-run, is missing.
 set -euo pipefail
-mode=$1 work=$2 build=$3 version=$4 cpack=$5 have_cuda=$6 have_gui=$7
+mode=$1 work=$2 build=$3 version=$4 cpack=$5 have_cuda=$6 have_gui=$7 have_python=${8:-0}
 src=$(cd "$(dirname "$0")/../.." && pwd)  # the source tree (test data)
 root=$work/root
 
@@ -86,13 +88,21 @@ deb)
     done
     need usr/share/man/man1/larmor.1.gz
   fi
+  pymodule=""
+  if [ "$have_python" = 1 ]; then
+    need usr/lib/python3/dist-packages/larmor/__init__.py
+    pymodule=$(cd "$root" && ls usr/lib/python3/dist-packages/larmor/_larmor.*.so 2>/dev/null | head -n 1)
+    [ -n "$pymodule" ] || fail "the package has no usr/lib/python3/dist-packages/larmor/_larmor.*.so"
+    echo "$(dpkg-deb -f "$deb" Depends)" | grep -q "python3-numpy" || fail "Depends lacks python3-numpy (import larmor needs it)"
+  fi
   # A runtime package: no headers, no development symlinks, no build paths in RUNPATH.
-  if grep -Eq '/include/|\.so$|\.a$' <(grep -v '/larmor/liblarmor_cuda.so$' "$work/contents.txt"); then
+  # (The CUDA plugin and the Python extension module are loaded by name with their .so.)
+  if grep -Eq '/include/|\.so$|\.a$' <(grep -Ev '/larmor/liblarmor_cuda.so$|/dist-packages/larmor/_larmor\.[^/]*\.so$' "$work/contents.txt"); then
     grep -E '/include/|\.so$|\.a$' "$work/contents.txt"
     fail "development files in the runtime package"
   fi
   for elf in usr/bin/larmor-cli usr/bin/larmor "$libdir"/liblarmor_*.so.*.*.* "$libdir"/larmor/liblarmor_cuda.so \
-    "$libdir"/larmor/larmor-h5check; do
+    "$libdir"/larmor/larmor-h5check $pymodule; do
     [ -f "$root/$elf" ] || continue
     runpath=$(readelf -d "$root/$elf" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
     echo "RUNPATH /$elf: ${runpath:-none}"
@@ -228,8 +238,33 @@ gui)
   [ "$size" -gt 20000 ] || fail "the screenshot is suspiciously small ($size bytes)"
   echo "PASS: screenshot $size bytes"
   ;;
+python)
+  dist=$root/usr/lib/python3/dist-packages
+  [ -f "$dist/larmor/__init__.py" ] || fail "$dist/larmor missing: package.deb did not run or failed"
+  out=$work/python
+  rm -rf "$out" && mkdir -p "$out"
+  installed_env "$out/home"
+  "$root/usr/bin/larmor-cli" simulate --matrix 32 --coils 2 --output "$out/ph.h5" > /dev/null
+  (cd "$out" && env -u PYTHONPATH PYTHONPATH="$dist" PYTHONNOUSERSITE=1 /usr/bin/python3 - "$root" "$out/ph.h5" "$out/img.png") <<'PY' ||
+import os, sys
+import larmor
+root, data, png = sys.argv[1:]
+def inside(path):
+    return os.path.realpath(path).startswith(os.path.realpath(root) + "/")
+assert inside(larmor.__file__), f"larmor came from {larmor.__file__}, not the package"
+engine = [line.split()[-1] for line in open("/proc/self/maps") if "liblarmor_engine" in line]
+assert engine and all(inside(p) for p in engine), f"the engine came from {set(engine)}, not the package"
+print("devices:", [d["id"] for d in larmor.devices()])
+r = larmor.recon(larmor.read(data), method="fft")
+larmor.write(png, r)
+print("recon:", r.image.shape, "on", r.device)
+PY
+    fail "import larmor from the package failed"
+  is_png "$out/img.png" || fail "larmor.write wrote no PNG"
+  echo "PASS"
+  ;;
 *)
-  echo "usage: $0 deb|cli|gui WORK BUILD VERSION CPACK HAVE_CUDA HAVE_GUI" >&2
+  echo "usage: $0 deb|cli|gui|python WORK BUILD VERSION CPACK HAVE_CUDA HAVE_GUI" >&2
   exit 2
   ;;
 esac
