@@ -8,6 +8,7 @@ build=(cmake ninja-build g++ pkg-config make
        libfftw3-dev libhdf5-dev libismrmrd-dev libpugixml-dev libboost-dev
        nlohmann-json3-dev libcli11-dev libeigen3-dev zlib1g-dev libpng-dev
        libgtest-dev libgmock-dev libbenchmark-dev)
+build+=(python3-dev pybind11-dev python3-numpy python3-pytest)  # import larmor (python/) and its pytest tests
 # File formats: DICOM (DCMTK).
 io=(libdcmtk-dev)
 # The workstation: Qt 6 widgets + charts, VTK 9.1 core rendering (NOT libvtk9-qt-dev: that is Qt 5).
