@@ -158,3 +158,12 @@ def test_recon_on_the_gpu_equals_the_cli(tmp_path):
     else:  # the GPU's own run-to-run rounding (atomic sums): the CLI differs from itself by as much
         spread = np.abs(outputs[0] - outputs[1]).max()
         assert np.abs(outputs[0].ravel() - r.image.ravel()).max() <= 4 * spread
+
+
+def test_the_gpu_example_of_the_docs_runs():
+    page = pathlib.Path(__file__).resolve().parents[2] / "docs" / "python.md"
+    import re
+
+    blocks = re.findall(r"^```python gpu\n(.*?)^```", page.read_text(), flags=re.S | re.M)
+    assert len(blocks) == 1
+    exec(compile(blocks[0], "docs/python.md GPU example", "exec"), {"__name__": "__main__"})
