@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/fuzz/make-corpus.sh OUTDIR [BUILD]: writes the seed corpora OUTDIR/{cfl,rawarray,ismrmrd,twix,nifti,dicom_reference} with
+# tests/fuzz/make-corpus.sh OUTDIR [BUILD]: writes the seed corpora OUTDIR/{cfl,rawarray,ismrmrd,twix,nifti,dicom_reference,stream} with
 # fuzz_make_corpus (built by run.sh in build/fuzz): small valid inputs from Larmor's own writers, so the
 # repository holds no binary seeds.
 set -euo pipefail

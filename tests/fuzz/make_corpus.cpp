@@ -20,6 +20,8 @@
 #include "support/twix_writer.hpp"
 #ifdef LARMOR_HAVE_IO
 #include "larmor/io/ismrmrd.hpp"
+#include "larmor/stream/protocol.hpp"
+#include "larmor/stream/replay.hpp"
 #endif
 
 namespace fs = std::filesystem;
@@ -88,7 +90,7 @@ int main(int argc, char** argv) {
   }
   const fs::path out = argv[1];
   const fs::path tmp = out / "tmp";
-  for (const char* d : {"cfl", "rawarray", "ismrmrd", "twix", "nifti", "dicom_reference", "tmp"}) fs::create_directories(out / d);
+  for (const char* d : {"cfl", "rawarray", "ismrmrd", "twix", "nifti", "dicom_reference", "stream", "tmp"}) fs::create_directories(out / d);
   const std::string split(fuzz::kSplit);
 
   // k-space arrays in BART's layout (name, k-space, optional trajectory).
@@ -135,6 +137,13 @@ int main(int argc, char** argv) {
     const std::string path = (tmp / (name + ".h5")).string();
     io::writeIsmrmrd(d, path);
     put(out / "ismrmrd" / name, slurp(path));
+    stream::MemorySink wire;  // the same scan as a client streams it to `larmor-cli serve`
+    stream::writeConfigFile(wire, "default.xml");
+    stream::replayIsmrmrd(
+        path, [&](const std::string& xml) { stream::writeText(wire, stream::kHeader, xml); },
+        [&](const stream::Acquisition& a) { stream::writeAcquisition(wire, a); });
+    stream::writeClose(wire);
+    put(out / "stream" / name, std::string(wire.bytes.begin(), wire.bytes.end()));
   };
   ismrmrd("cart2d", phantom::simulate(small(8, 6, 1, 1, 2)));
   ismrmrd("accel", phantom::simulate(small(8, 12, 1, 1, 2, 2)));

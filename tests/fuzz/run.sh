@@ -2,13 +2,13 @@
 # tests/fuzz/run.sh [SECONDS]: configures build/fuzz with clang (libFuzzer, ASan, UBSan), builds the
 # fuzz targets, makes the seed corpora and runs each fuzzer for SECONDS (default 600), one after the
 # other. The growing corpora stay in build/fuzz/corpus/NAME, findings in build/fuzz/artifacts/NAME/.
-# Environment: JOBS (build parallelism, default 2), FUZZERS (default "cfl rawarray ismrmrd twix nifti dicom_reference").
+# Environment: JOBS (build parallelism, default 2), FUZZERS (default "cfl rawarray ismrmrd twix nifti dicom_reference stream").
 # Exit status: non-zero when any fuzzer found something.
 set -euo pipefail
 seconds=${1:-600}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$root/build/fuzz
-fuzzers=${FUZZERS:-cfl rawarray ismrmrd twix nifti dicom_reference}
+fuzzers=${FUZZERS:-cfl rawarray ismrmrd twix nifti dicom_reference stream}
 
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DLARMOR_FUZZ=ON -DLARMOR_CUDA=OFF -DLARMOR_GUI=OFF -DLARMOR_TESTS=OFF -DLARMOR_BENCH=OFF >/dev/null
