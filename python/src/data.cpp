@@ -6,6 +6,7 @@
 
 #include "bindings.hpp"
 #include "json_convert.hpp"
+#include "larmor/io/dataset_arrays.hpp"
 #include "larmor/io/dataset_io.hpp"
 #include "larmor/io/export.hpp"
 #include "numpy_arrays.hpp"
@@ -76,6 +77,32 @@ Dataset read(const std::string& path, const std::string& trajectory, const std::
   return io::loadDataset(path, lo);
 }
 
+/// k-space (coils, pe1, readout), ([slices,] coils, pe2, pe1, readout) or, with a trajectory (profiles, readout,
+/// 2|3) in cycles per FOV, ([slices,] coils, 1, profiles, readout): the Dataset a .cfl of them would give.
+Dataset fromArrays(const py::handle& kspace, const py::object& trajectory, const std::vector<long>& matrix) {
+  CArray k = toCArray(kspace, "larmor.Dataset.from_arrays: the k-space");
+  std::vector<index_t> dims = k.shape().dims();
+  require(dims.size() >= 3 && dims.size() <= 5, "larmor.Dataset.from_arrays: the k-space has " +
+                                                     std::to_string(dims.size()) +
+                                                     " axes; 3 to 5 are read ([slices,] coils, [pe2,] pe1, readout)");
+  if (dims.size() == 3) dims.insert(dims.begin() + 2, 1);
+  k.reshape(Shape(dims));
+  std::optional<CArray> traj;
+  if (!trajectory.is_none()) {
+    const RNumpy t = RNumpy::ensure(trajectory);
+    require(t && t.ndim() == 3 && (t.shape(2) == 2 || t.shape(2) == 3),
+            "larmor.Dataset.from_arrays: the trajectory must be real (profiles, readout, 2|3)");
+    const index_t n = t.size() / t.shape(2), d = t.shape(2);
+    traj.emplace(Shape{3, t.shape(1), t.shape(0)});
+    for (index_t j = 0; j < n; ++j)
+      for (index_t c = 0; c < d; ++c) (*traj)[3 * j + c] = t.data()[d * j + c];
+  }
+  io::LoadOptions lo;
+  for (std::size_t i = 0; i < 3 && i < matrix.size(); ++i) lo.matrix[i] = matrix[i];
+  py::gil_scoped_release release;
+  return io::datasetFromArrays("arrays", std::move(k), traj ? &*traj : nullptr, lo);
+}
+
 /// An image in the engine's [x, y, z, 1, slices] (a NumPy array of up to 5 axes: (slices, 1, z, y, x)).
 CArray imageArray(const py::handle& image) {
   CArray a = toCArray(image, "larmor.write: the image");
@@ -121,6 +148,11 @@ py::dict write(const std::string& path, const py::object& image, const Dataset* 
 
 void bindDatasetClass(py::module_& m) {
   py::class_<Dataset>(m, "Dataset", "A dataset as read: k-space, trajectory, masks and header (NumPy views, no copy).")
+      .def_static("from_arrays", &fromArrays, py::arg("kspace"), py::arg("trajectory") = py::none(),
+                  py::arg("matrix") = std::vector<long>{},
+                  "The Dataset that a BART .cfl of these arrays would give: k-space ([slices,] coils, [pe2,] pe1, "
+                  "readout), or with a trajectory (profiles, readout, 2|3) in cycles per FOV ([slices,] coils, 1, "
+                  "profiles, readout).")
       .def_readonly("source", &Dataset::source)
       .def_property_readonly("header", [](const Dataset& d) { return header(d.header); })
       .def_property_readonly("kspace", [](py::object self) { return view(self.cast<Dataset&>().kspace, self); },

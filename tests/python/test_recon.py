@@ -88,3 +88,33 @@ def test_progress_is_reported_and_its_exception_stops_the_recon(phantoms):
 
     with pytest.raises(Stop):
         larmor.recon(d, method="cs", iters=5, progress=stop)
+
+
+def write_cfl(base, array):
+    """NumPy (axes reversed) -> BART .cfl/.hdr."""
+    with open(f"{base}.hdr", "w") as f:
+        f.write("# Dimensions\n" + " ".join(map(str, array.shape[::-1])) + "\n")
+    np.ascontiguousarray(array, np.complex64).tofile(f"{base}.cfl")
+
+
+def test_recon_of_arrays_equals_the_cli_of_their_cfl(phantoms, tmp_path):
+    d = larmor.read(str(phantoms / "cart.h5"))
+    k = d.kspace[0]  # (coils, 1, pe1, readout)
+    write_cfl(tmp_path / "k", k)
+    run_cli("recon", tmp_path / "k.cfl", "--method", "grappa", "--device", "cpu", "--output", tmp_path / "cli.cfl")
+    r = larmor.recon(k, method="grappa")
+    assert np.array_equal(read_cfl(tmp_path / "cli.cfl").ravel(), r.image.ravel())
+    assert np.array_equal(larmor.recon(k[:, 0], method="grappa").image, r.image)  # (coils, pe1, readout)
+
+
+def test_recon_of_non_cartesian_arrays_equals_the_cli(phantoms, tmp_path):
+    d = larmor.read(str(phantoms / "radial.h5"))
+    k, traj = d.kspace[0], d.trajectory  # (coils, 1, spokes, readout), (spokes, readout, 3)
+    write_cfl(tmp_path / "k", k)
+    write_cfl(tmp_path / "t", traj.astype(np.complex64))
+    run_cli("recon", tmp_path / "k.cfl", "--traj", tmp_path / "t.cfl", "--method", "cs", "--iters", 10, "--device", "cpu",
+            "--matrix", "48x48", "--output", tmp_path / "cli.cfl")
+    r = larmor.recon(k, trajectory=traj[..., :2], method="cs", iters=10, matrix="48x48")
+    assert np.array_equal(read_cfl(tmp_path / "cli.cfl").ravel(), r.image.ravel())
+    with pytest.raises(larmor.Error, match="trajectory must be real"):
+        larmor.recon(k, trajectory=np.zeros((3, 4), np.float32))

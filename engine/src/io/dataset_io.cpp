@@ -1,4 +1,5 @@
 #include "larmor/io/dataset_io.hpp"
+#include "larmor/io/dataset_arrays.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -8,6 +9,7 @@
 #include <limits>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <system_error>
 
@@ -431,6 +433,22 @@ Series loadSeries(const std::string& path, const LoadOptions& options, const Pro
 
 Dataset loadDataset(const std::string& path, const LoadOptions& options, const Progress& progress) {
   return singleFrame(loadSeries(path, options, progress), path);
+}
+
+Dataset datasetFromArrays(const std::string& name, CArray kspace, const CArray* trajectory, const LoadOptions& options) {
+  const Shape s = kspace.shape();
+  require(s.rank() <= 5, name + ": k-space " + s.str() + " must be [readout, pe1, pe2, coils, slices]");
+  std::vector<std::string> warnings;
+  std::optional<RArray> traj;
+  if (trajectory) traj = detail::checkedTrajectory(*trajectory, name + " trajectory", options.matrix, warnings);
+  else if (s[0] == 1 && s[1] > 1 && looksNonCartesian(kspace))
+    throw Error(name + ": k-space " + s.str() + " looks non-Cartesian (readout dimension 1, every profile through "
+                "k = 0) and no trajectory was given");
+  const Shape frameShape{s[0], s[1], s[2], s[3], 1, 1, 1, 1, 1, 1, 1, 1, 1, s[4]};
+  Dataset d = bartFrame(name, std::move(kspace), frameShape, options, traj ? &*traj : nullptr, name + " trajectory");
+  for (auto& w : warnings) d.warnings.push_back(std::move(w));
+  checkSampleMagnitudes(d);
+  return d;
 }
 
 }  // namespace larmor::io
