@@ -187,6 +187,12 @@ void requireFormatOptions(const ReconArgs& a) {
   if (!a.components.empty() && kind != io::OutputKind::Dicom) refuse("--component", "a DICOM series (DIR/)");
   if (!a.seriesDescription.empty() && kind != io::OutputKind::Dicom)
     refuse("--series-description", "a DICOM series (DIR/)");
+  const std::pair<const char*, bool> dicomOnly[] = {
+      {"--patient-name", !a.patientName.empty()}, {"--patient-id", !a.patientId.empty()},
+      {"--accession", !a.accession.empty()},      {"--study-description", !a.studyDescription.empty()},
+      {"--study-uid", !a.studyUid.empty()},       {"--series-number", a.seriesNumber != 0}};
+  for (const auto& [option, given] : dicomOnly)
+    if (given && kind != io::OutputKind::Dicom) refuse(option, "a DICOM series (DIR/)");
   if (a.niftiComplex && kind != io::OutputKind::Nifti) refuse("--nifti-complex", "NIfTI (.nii)");
   if ((a.windowCenter != 0 || a.windowWidth != 0) && kind == io::OutputKind::Bart)
     refuse(a.windowWidth != 0 ? "--window-width" : "--window-center", "DICOM, NIfTI and PNG (.cfl holds the complex values)");
@@ -508,6 +514,9 @@ io::ExportOptions exportOptions(const ReconArgs& a) {
   io::ExportOptions eo;
   eo.anonymize = a.anonymize;
   eo.seriesDescription = a.seriesDescription;
+  eo.patientName = a.patientName, eo.patientId = a.patientId, eo.accessionNumber = a.accession;
+  eo.studyDescription = a.studyDescription, eo.studyInstanceUid = a.studyUid;
+  eo.seriesNumber = a.seriesNumber;
   if (!a.components.empty()) eo.components = a.components;
   eo.windowCenter = a.windowCenter;
   eo.windowWidth = a.windowWidth;

@@ -39,6 +39,8 @@ struct ReconArgs {
   // Export (DICOM / NIfTI)
   bool anonymize = false, niftiComplex = false;
   std::string seriesDescription;
+  std::string patientName, patientId, accession, studyDescription, studyUid;  ///< DICOM patient and study
+  int seriesNumber = 0;  ///< DICOM SeriesNumber (0: 1 + component)
   std::vector<std::string> components;
   float windowCenter = 0, windowWidth = 0;
   // --send AET@host:port: C-STORE the DICOM series after the export (cli_pacs.hpp)

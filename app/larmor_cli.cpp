@@ -116,6 +116,13 @@ void addReconCommand(CLI::App& app, Commands& c) {
   reconCmd->add_option("--output", rec.output, "OUT.cfl | OUT.png | OUT.nii | DIR/ (DICOM series)")->required();
   reconCmd->add_flag("--anonymize", rec.anonymize, "DICOM: basic de-identification profile");
   reconCmd->add_option("--series-description", rec.seriesDescription, "DICOM SeriesDescription");
+  reconCmd->add_option("--patient-name", rec.patientName, "DICOM PatientName, e.g. DOE^JANE (default: the raw data's)");
+  reconCmd->add_option("--patient-id", rec.patientId, "DICOM PatientID (default: the raw data's)");
+  reconCmd->add_option("--accession", rec.accession, "DICOM AccessionNumber");
+  reconCmd->add_option("--study-description", rec.studyDescription, "DICOM StudyDescription (default: the raw data's)");
+  reconCmd->add_option("--study-uid", rec.studyUid, "DICOM StudyInstanceUID, to add a series to an exported study");
+  reconCmd->add_option("--series-number", rec.seriesNumber, "DICOM SeriesNumber (default 1 + component)")
+      ->check(CLI::Range(1, 99999));
   reconCmd->add_option("--component", rec.components, "DICOM series: magnitude|phase|real|imaginary (repeatable)");
   reconCmd->add_option("--window-center", rec.windowCenter, "Display window centre (DICOM/NIfTI); 0 = automatic");
   reconCmd->add_option("--window-width", rec.windowWidth, "Display window width; 0 = automatic");

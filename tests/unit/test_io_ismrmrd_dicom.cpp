@@ -269,6 +269,48 @@ TEST(IoDicom, PatientStudyDataAndProvenance) {
   EXPECT_EQ(in.get(G28, 0x1055), "AUTOMATIC");
 }
 
+// The user's patient and study fields, a study UID shared by exports and the series number: written as set,
+// the next component's series one number on; anonymization overrides them all; invalid values refused.
+TEST(IoDicom, PatientFieldsStudyUidAndSeriesNumber) {
+  const std::string dir = freshTestDir("io-dicom-fields");
+  auto rc = reconstructPhantom(8, 8, 1, 1);
+  io::ExportOptions o;
+  o.printWarnings = false;
+  o.patientName = "DOE^JANE", o.patientId = "P-0042", o.accessionNumber = "ACC123";
+  o.studyDescription = "Brain research";
+  o.studyInstanceUid = io::newDicomUid();
+  o.seriesNumber = 7;
+  o.components = {"magnitude", "phase"};
+  auto report = io::writeImageOutput(dir + "/a/", rc.r, rc.d, o);
+  expectValid(report.files);
+  const auto mag = readSeries(report.files, "magnitude"), phase = readSeries(report.files, "phase");
+  ASSERT_FALSE(mag.empty());
+  ASSERT_FALSE(phase.empty());
+  EXPECT_EQ(mag[0].get(G10, 0x0010), "DOE^JANE");
+  EXPECT_EQ(mag[0].get(G10, 0x0020), "P-0042");
+  EXPECT_EQ(mag[0].get(G8, 0x0050), "ACC123");
+  EXPECT_EQ(mag[0].get(G8, 0x1030), "Brain research");
+  EXPECT_EQ(mag[0].get(G20, 0x000d), o.studyInstanceUid);
+  EXPECT_EQ(mag[0].get(G20, 0x0011), "7");
+  EXPECT_EQ(phase[0].get(G20, 0x0011), "8");
+  EXPECT_EQ(phase[0].get(G20, 0x000d), o.studyInstanceUid);
+
+  o.anonymize = true;
+  report = io::writeImageOutput(dir + "/anon/", rc.r, rc.d, o);
+  const auto anon = readSeries(report.files, "magnitude");
+  ASSERT_FALSE(anon.empty());
+  EXPECT_EQ(anon[0].get(G10, 0x0010), "ANONYMIZED^PATIENT");
+  EXPECT_EQ(anon[0].get(G8, 0x0050), "");
+  EXPECT_EQ(anon[0].get(G8, 0x1030), "");
+
+  io::ExportOptions bad;
+  bad.studyInstanceUid = "not a uid";
+  EXPECT_THROW(io::checkOutputPath(dir + "/c/", bad), Error);
+  bad = {};
+  bad.seriesNumber = -1;
+  EXPECT_THROW(io::checkOutputPath(dir + "/c/", bad), Error);
+}
+
 TEST(IoDicom, NoGeometryWarnsAndStillValidates) {
   const std::string dir = freshTestDir("io-dicom");
   auto rc = reconstructPhantom(8, 8, 1, 2);

@@ -136,7 +136,7 @@ struct SeriesContext {
   const ImageGeometry* g = nullptr;
   std::string studyUid, frameOfReferenceUid, date, time, timezone;
   bool nonAscii = false;
-  std::string patientName, patientId, studyDescription, protocolName, derivation, provenanceJson;
+  std::string patientName, patientId, accessionNumber, studyDescription, protocolName, derivation, provenanceJson;
   std::string methodName;
 };
 
@@ -160,7 +160,14 @@ std::string componentTerm(ImageComponent c) {
   return "MIXED";
 }
 
-int seriesNumber(ImageComponent c) { return 1 + static_cast<int>(c); }
+int seriesNumber(const ExportOptions& o, ImageComponent c) {
+  if (o.seriesNumber <= 0) return 1 + static_cast<int>(c);
+  int rank = 0;  // the component's place among those exported
+  for (const auto& name : o.components)
+    if (componentFromString(name) == c) break;
+    else ++rank;
+  return o.seriesNumber + rank;
+}
 
 // Explicit VR Little Endian: every reader supports it and private elements keep their VR (UT).
 void writeInstance(DcmFileFormat& file, const std::string& path) {
@@ -256,13 +263,13 @@ void putStudyAndSeries(Instance& in, const SeriesContext& ctx, const SeriesPlan&
   in.set(DCM_StudyTime, o.anonymize ? "" : headerDate ? h.studyTime : ctx.time);
   in.set(DCM_ReferringPhysicianName, "");
   in.set(DCM_StudyID, "LARMOR");  // type 2, but DICOMDIR builders need a value; not identifying
-  in.set(DCM_AccessionNumber, "");
+  in.set(DCM_AccessionNumber, o.anonymize ? "" : ctx.accessionNumber);
   if (!ctx.studyDescription.empty() && !o.anonymize) in.set(DCM_StudyDescription, ctx.studyDescription);
 
   // General Series (C.7.3.1)
   in.set(DCM_Modality, "MR");
   in.set(DCM_SeriesInstanceUID, sp.seriesUid);
-  in.set(DCM_SeriesNumber, std::to_string(seriesNumber(comp)));
+  in.set(DCM_SeriesNumber, std::to_string(seriesNumber(o, comp)));
   in.set(DCM_SeriesDescription, sp.description);
   if (!o.anonymize) {
     in.set(DCM_SeriesDate, ctx.date);
@@ -466,7 +473,7 @@ std::vector<std::string> writeDicomSeriesFiles(const std::string& dir, const rec
   const Header& h = d.header;
   SeriesContext ctx;
   ctx.r = &r, ctx.d = &d, ctx.o = &o, ctx.g = &g;
-  ctx.studyUid = newDicomUid();
+  ctx.studyUid = o.studyInstanceUid.empty() ? newDicomUid() : o.studyInstanceUid;
   ctx.frameOfReferenceUid = newDicomUid();
   const std::time_t now = std::time(nullptr);
   std::tm utc{};
@@ -479,11 +486,14 @@ std::vector<std::string> writeDicomSeriesFiles(const std::string& dir, const rec
     ctx.patientId = "ANONYMIZED";
   } else {
     // PN: 64 bytes per component group; LO: 64 bytes.
-    ctx.patientName = cleanText(placeholderOr(h.patientName, simulated ? "LARMOR^PHANTOM" : "LARMOR^UNKNOWN"), 64,
-                                ctx.nonAscii);
-    ctx.patientId = cleanText(placeholderOr(h.patientId, simulated ? "LARMOR-PHANTOM" : "LARMOR-UNKNOWN"), 64,
-                              ctx.nonAscii);
-    ctx.studyDescription = cleanText(h.studyDescription, 64, ctx.nonAscii);
+    // The user's fields first, then the header's, then clearly marked placeholders.
+    const std::string& name = o.patientName.empty() ? h.patientName : o.patientName;
+    const std::string& id = o.patientId.empty() ? h.patientId : o.patientId;
+    ctx.patientName = cleanText(placeholderOr(name, simulated ? "LARMOR^PHANTOM" : "LARMOR^UNKNOWN"), 64, ctx.nonAscii);
+    ctx.patientId = cleanText(placeholderOr(id, simulated ? "LARMOR-PHANTOM" : "LARMOR-UNKNOWN"), 64, ctx.nonAscii);
+    ctx.accessionNumber = cleanText(o.accessionNumber, 16, ctx.nonAscii);  // SH: 16 characters
+    ctx.studyDescription =
+        cleanText(o.studyDescription.empty() ? h.studyDescription : o.studyDescription, 64, ctx.nonAscii);
     ctx.protocolName = cleanText(h.protocolName, 64, ctx.nonAscii);
   }
 

@@ -103,6 +103,11 @@ void validateOptions(const ExportOptions& o, const std::string& path) {
     throw Error(path + ": the window centre must be a finite number (--window-center)");
   if (!std::isfinite(o.windowWidth) || o.windowWidth < 0)
     throw Error(path + ": the window width must be a finite number >= 0, 0 = automatic (--window-width)");
+  if (o.seriesNumber < 0 || o.seriesNumber > 99999)
+    throw Error(path + ": the series number must be 1..99999, 0 = automatic (--series-number)");
+  const std::string& uid = o.studyInstanceUid;  // DICOM UI: digits and dots, at most 64 characters
+  if (uid.size() > 64 || uid.find_first_not_of("0123456789.") != std::string::npos)
+    throw Error(path + ": \"" + uid + "\" is not a DICOM UID (digits and dots, at most 64 characters)");
 }
 
 double percentile(std::vector<float> v, double q) {

@@ -28,7 +28,15 @@ struct ExportOptions {
   /// DICOM SeriesDescription (empty: "Larmor <method>"); the component is appended for non-magnitude series.
   std::string seriesDescription;
   /// DICOM: basic de-identification (docs/dicom.md): no names, IDs, dates; provenance paths and host removed.
+  /// It overrides the patient and study fields below.
   bool anonymize = false;
+  /// DICOM PatientName / PatientID / AccessionNumber / StudyDescription; empty: the header's (placeholders
+  /// for name and ID when it has none, no accession).
+  std::string patientName, patientId, accessionNumber, studyDescription;
+  /// DICOM StudyInstanceUID: exports of one study share it (empty: a new study per export).
+  std::string studyInstanceUid;
+  /// DICOM SeriesNumber of the first component's series, the next components counting on (0: 1 + component).
+  int seriesNumber = 0;
   /// DICOM: one series per component, of magnitude | phase | real | imaginary.
   std::vector<std::string> components = {"magnitude"};
   /// Display window of the magnitude in image units (DICOM WindowCenter/Width, NIfTI cal_min/cal_max).
