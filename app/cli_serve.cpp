@@ -15,6 +15,7 @@
 #include <iostream>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include "larmor/backend/registry.hpp"
@@ -26,9 +27,11 @@
 #include "larmor/io/cfl.hpp"
 #include "larmor/io/export.hpp"
 #include "larmor/io/output_safety.hpp"
+#include "larmor/recon/operator_cache.hpp"
 #include "larmor/recon/recon.hpp"
 #include "larmor/recon/settings.hpp"
 #include "larmor/recon/settings_table.hpp"
+#include "larmor/recon/warm_up.hpp"
 #include "larmor/stream/assembler.hpp"
 #include "larmor/stream/images.hpp"
 #include "larmor/stream/socket.hpp"
@@ -45,6 +48,10 @@ CLI::App* addServeCommand(CLI::App& app, ServeArgs& a) {
   cmd->add_option("--device", a.device, "auto|cpu|cuda[:N]");
   cmd->add_option("--idle-timeout", a.idleTimeout, "Seconds a connection may stay silent (default 60)")
       ->check(CLI::Range(1, 86400));
+  cmd->add_option("--max-connections", a.maxConnections, "Connections served at once (default 32)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--max-scan-memory", a.maxScanGiB, "GiB of unfinished slices one connection may hold (default 4)")
+      ->check(CLI::Range(0.001, 1024.0));
   return cmd;
 }
 
@@ -85,6 +92,7 @@ class Server {
     const Selection sel = BackendRegistry::instance().select(a.device);
     if (!sel.notice.empty()) log("note: " + sel.notice);
     backend_ = sel.backend;
+    warmUp();
   }
 
   void run() {
@@ -94,11 +102,32 @@ class Server {
       std::string peer;
       const int fd = listener.accept(peer);
       const int id = ++connections_;
-      std::thread([this, fd, peer, id] { serveConnection(fd, peer, id); }).detach();
+      try {
+        std::thread([this, fd, peer, id] { serveConnection(fd, peer, id); }).detach();
+      } catch (const std::system_error& e) {  // no thread to be had: this connection is refused, not the server
+        stream::SocketStream refused(fd, peer, 1000);
+        log("connection " + std::to_string(id) + " (" + peer + "): refused (" + e.what() + ")");
+      }
     }
   }
 
  private:
+  // A GPU's first reconstruction pays for library handles, plans and kernel loads (recon/warm_up.hpp): paid
+  // here, before the first scan, for Cartesian and non-Cartesian data.
+  void warmUp() {
+    if (!backend_->info().gpu) return;
+    for (bool nonCartesian : {false, true}) {
+      recon::ReconSettings s = base_;
+      if (nonCartesian && s.method == recon::Method::Fft) s.method = recon::Method::Gridding;
+      if (!nonCartesian && s.method != recon::Method::Fft && s.method != recon::Method::Grappa) s.method = recon::Method::Fft;
+      recon::WarmUpHint hint;
+      hint.nonCartesian = nonCartesian;
+      std::string why;
+      const double ms = recon::warmUp(backend_, s, hint, &why);
+      log("warm-up (" + recon::toString(s.method) + "): " + (why.empty() ? std::to_string(ms) + " ms" : why));
+    }
+  }
+
   void log(const std::string& line) {
     const std::lock_guard<std::mutex> lock(logMutex_);
     std::cout << line << std::endl;
@@ -107,8 +136,12 @@ class Server {
   void serveConnection(int fd, const std::string& peer, int id) {
     stream::SocketStream s(fd, peer, args_.idleTimeout * 1000);
     const std::string who = "connection " + std::to_string(id) + " (" + peer + ")";
+    const int open = ++open_;
     log(who + ": open");
     try {
+      if (open > args_.maxConnections)
+        throw Error("the server is serving " + std::to_string(args_.maxConnections) +
+                    " connections (--max-connections); try again later");
       session(s, who, id);
       log(who + ": closed");
     } catch (const std::exception& e) {
@@ -119,6 +152,7 @@ class Server {
       } catch (const std::exception&) {
       }
     }
+    --open_;
   }
 
   // CONFIG_FILE's name: a settings file (.json, as `recon --save-settings` writes), a method name (fft,
@@ -171,7 +205,8 @@ class Server {
         case stream::kConfigFile: config = configFor(m.text); break;
         case stream::kConfigText: config = configFromText(m.text); break;
         case stream::kHeader:
-          assembler.emplace(m.text, "stream from " + s.peer());
+          assembler.emplace(m.text, "stream from " + s.peer(),
+                            static_cast<std::uint64_t>(args_.maxScanGiB * 1024 * 1024 * 1024));
           if (config.fitMethod && assembler->header().trajectory != TrajectoryKind::Cartesian &&
               config.settings.method == recon::Method::Fft)
             config.settings.method = recon::Method::Gridding;
@@ -204,6 +239,7 @@ class Server {
     req.settings.keepCoilImages = false;
     req.device = args_.device;
     req.backend = backend_;
+    req.cache = cache_;  // a scan's slices usually share one trajectory: its operators are built once
     recon::ReconResult r;
     {
       const std::lock_guard<std::mutex> lock(reconMutex_);
@@ -232,8 +268,9 @@ class Server {
   ServeArgs args_;
   recon::ReconSettings base_;
   std::shared_ptr<Backend> backend_;
+  std::shared_ptr<recon::OperatorCache> cache_ = std::make_shared<recon::OperatorCache>();  // after backend_
   std::mutex reconMutex_, logMutex_;
-  std::atomic<int> connections_{0};
+  std::atomic<int> connections_{0}, open_{0};
 };
 
 }  // namespace

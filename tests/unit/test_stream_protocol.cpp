@@ -242,6 +242,35 @@ TEST(StreamAssembler, StreamedSlicesAreTheFileReadersSlices) {
   EXPECT_EQ(assembler->pending(), 0u);
 }
 
+// A stream that never finishes a slice cannot hold more than the assembler's limit.
+TEST(StreamAssembler, UnfinishedSlicesAreBounded) {
+  phantom::SimulateSettings ss;
+  ss.matrix[0] = ss.matrix[1] = 16;
+  ss.coils = 1;
+  const std::string path = std::string(LARMOR_TEST_TMP) + "/stream_assembler_pending.h5";
+  std::filesystem::create_directories(LARMOR_TEST_TMP);
+  std::filesystem::remove(path);
+  io::writeIsmrmrd(phantom::simulate(ss), path);
+  std::optional<SliceAssembler> assembler;
+  std::string error;
+  std::size_t taken = 0;
+  replayIsmrmrd(
+      path, [&](const std::string& xml) { assembler.emplace(xml, "stream", 4096); },
+      [&](const Acquisition& a) {
+        Acquisition held = a;
+        held.head.flags = 0;  // never the last in its slice
+        try {
+          (void)assembler->add(held);
+          ++taken;
+        } catch (const Error& e) {
+          if (error.empty()) error = e.what();
+        }
+      });
+  EXPECT_NE(error.find("more than 4096 bytes"), std::string::npos) << error;
+  EXPECT_GT(taken, 0u);
+  EXPECT_LE(assembler->pendingBytes(), 4096u);
+}
+
 TEST(StreamAssembler, SliceBeyondTheHeaderIsRefused) {
   phantom::SimulateSettings ss;
   ss.matrix[0] = ss.matrix[1] = 16;

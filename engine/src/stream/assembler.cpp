@@ -73,10 +73,27 @@ struct SliceAssembler::Impl {
   std::vector<Acquisition> noise;
   std::map<GroupKey, std::vector<Acquisition>> groups;
   std::size_t pending = 0;
+  std::uint64_t pendingBytes = 0, maxPendingBytes = 0;
   int declaredSlices = -1;  ///< the header's encoding limits' slices (-1: not declared)
+
+  // Counts `a` against the bytes the stream may hold; Error beyond them.
+  void hold(const Acquisition& a) {
+    const std::uint64_t bytes = sizeof a + a.trajectory.size() * sizeof(float) + a.data.size() * sizeof(cfloat);
+    if (pendingBytes + bytes > maxPendingBytes)
+      throw Error(label + ": the unfinished slices would hold more than " + std::to_string(maxPendingBytes) +
+                  " bytes (no acquisition flagged ACQ_LAST_IN_SLICE finishes them)");
+    pendingBytes += bytes;
+  }
+
+  static std::uint64_t bytesOf(const std::vector<Acquisition>& acqs) {
+    std::uint64_t n = 0;
+    for (const Acquisition& a : acqs) n += sizeof a + a.trajectory.size() * sizeof(float) + a.data.size() * sizeof(cfloat);
+    return n;
+  }
 
   FinishedSlice build(const GroupKey& key, std::vector<Acquisition> acqs) {
     pending -= acqs.size();
+    pendingBytes -= bytesOf(acqs);
     std::vector<AcqRecord> records;
     records.reserve(noise.size() + acqs.size());
     for (const Acquisition& a : noise) records.push_back(recordOf(a));
@@ -93,9 +110,11 @@ struct SliceAssembler::Impl {
   }
 };
 
-SliceAssembler::SliceAssembler(const std::string& xml, std::string label) : impl_(std::make_unique<Impl>()) {
+SliceAssembler::SliceAssembler(const std::string& xml, std::string label, std::uint64_t maxPendingBytes)
+    : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.label = std::move(label);
+  m.maxPendingBytes = maxPendingBytes;
   m.base.source = m.label;
   m.base.header = io::detail::headerFromXml(io::detail::parseHeaderText(xml, m.label), m.label, m.facts);
   if (m.facts.slicesDeclared) m.declaredSlices = static_cast<int>(m.facts.slices);
@@ -110,16 +129,19 @@ const Header& SliceAssembler::header() const { return impl_->base.header; }
 
 std::size_t SliceAssembler::pending() const { return impl_->pending; }
 
+std::uint64_t SliceAssembler::pendingBytes() const { return impl_->pendingBytes; }
+
 std::vector<FinishedSlice> SliceAssembler::add(Acquisition a) {
   Impl& m = *impl_;
+  const GroupKey key = groupOf(a.head);
+  if (!isNoise(a) && m.declaredSlices >= 0 && std::get<0>(key) >= m.declaredSlices)
+    throw Error(m.label + ": an acquisition has slice index " + std::to_string(std::get<0>(key)) +
+                " but the header's encoding limits allow slices 0.." + std::to_string(m.declaredSlices - 1));
+  m.hold(a);
   if (isNoise(a)) {
     m.noise.push_back(std::move(a));
     return {};
   }
-  const GroupKey key = groupOf(a.head);
-  if (m.declaredSlices >= 0 && std::get<0>(key) >= m.declaredSlices)
-    throw Error(m.label + ": an acquisition has slice index " + std::to_string(std::get<0>(key)) +
-                " but the header's encoding limits allow slices 0.." + std::to_string(m.declaredSlices - 1));
   const bool last = endsSlice(a);
   auto& group = m.groups[key];
   group.push_back(std::move(a));

@@ -4,6 +4,7 @@
 // its group, the end of the stream finishes the rest. A finished group becomes a one-slice Dataset through the
 // ISMRMRD file reader's own pass (io/ismrmrd_acquisitions.hpp), so a streamed slice is the Dataset the file gives
 // for that slice. Noise scans belong to every group, as they do to every frame of a file.
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,7 +25,10 @@ class SliceAssembler {
  public:
   /// `xml`: the HEADER message; `label` names the stream in errors (e.g. "stream from 127.0.0.1:5000").
   /// Error when the header is not a valid ISMRMRD header Larmor can reconstruct.
-  SliceAssembler(const std::string& xml, std::string label);
+  /// `maxPendingBytes`: the samples and trajectories it may hold for slices not yet finished (noise scans
+  /// included); an acquisition beyond it is an Error (a stream that never finishes a slice cannot fill memory).
+  SliceAssembler(const std::string& xml, std::string label, std::uint64_t maxPendingBytes = kDefaultPendingBytes);
+  static constexpr std::uint64_t kDefaultPendingBytes = std::uint64_t{4} << 30;
   ~SliceAssembler();
   SliceAssembler(const SliceAssembler&) = delete;
   SliceAssembler& operator=(const SliceAssembler&) = delete;
@@ -34,8 +38,9 @@ class SliceAssembler {
   std::vector<FinishedSlice> add(Acquisition a);
   /// The end of the stream: every group not finished yet, in (key, slice) order.
   std::vector<FinishedSlice> finish();
-  /// Acquisitions held now (not yet reconstructed).
+  /// Acquisitions held now (not yet reconstructed), and their bytes.
   std::size_t pending() const;
+  std::uint64_t pendingBytes() const;
 
  private:
   struct Impl;
