@@ -22,7 +22,7 @@ trap '[[ -n $server_pid ]] && kill $server_pid 2>/dev/null || true' EXIT
 printf '# Dimensions\n1 1 \n' >"$dir/out/larmor-1-s0-r0-c0-p0-t0.hdr"
 printf 'userdata' >"$dir/out/larmor-1-s0-r0-c0-p0-t0.cfl"
 
-"$cli" serve --port 0 --device cpu --output-dir "$dir/out" --idle-timeout 2 >"$dir/serve.log" 2>&1 &
+"$cli" serve --port 0 --device cpu --output-dir "$dir/out" --idle-timeout 5 >"$dir/serve.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 100); do grep -q "listening on" "$dir/serve.log" && break; sleep 0.1; done
 port=$(sed -n 's/.*listening on [0-9.]*:\([0-9]*\).*/\1/p' "$dir/serve.log")
