@@ -17,7 +17,9 @@ from ._larmor import (  # noqa: E402,F401  (the public API)
     Error,
     NufftPlan,
     ReconResult,
+    coil_compression,
     compare,
+    compress_coils,
     devices,
     espirit,
     fft,
@@ -26,13 +28,18 @@ from ._larmor import (  # noqa: E402,F401  (the public API)
     settings,
     synchronize,
     to_device,
+    total_variation,
+    tv_prox,
+    wavelet_l1,
+    wavelet_prox,
     why_no_gpu,
     write,
 )
 
 __all__ = [
-    "Cancelled", "Dataset", "DeviceArray", "Error", "NufftPlan", "ReconResult", "compare", "devices", "espirit",
-    "fft", "ifft", "read", "recon", "settings", "synchronize", "to_device", "why_no_gpu", "write",
+    "Cancelled", "Dataset", "DeviceArray", "Error", "NufftPlan", "ReconResult", "coil_compression", "compare",
+    "compress_coils", "devices", "espirit", "fft", "ifft", "read", "recon", "settings", "synchronize", "to_device",
+    "total_variation", "tv_prox", "wavelet_l1", "wavelet_prox", "why_no_gpu", "write",
 ]
 
 

@@ -23,5 +23,6 @@ void bindRecon(py::module_& m);    // recon.cpp
 void bindDeviceArray(py::module_& m);  // device_array.cpp
 void bindNufft(py::module_& m);    // nufft.cpp
 void bindOps(py::module_& m);      // ops.cpp
+void bindPriors(py::module_& m);   // priors.cpp
 
 }  // namespace larmor::python

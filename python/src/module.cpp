@@ -12,4 +12,5 @@ PYBIND11_MODULE(_larmor, m) {
   bindDeviceArray(m);
   bindNufft(m);
   bindOps(m);
+  bindPriors(m);
 }

@@ -77,3 +77,81 @@ def test_errors_are_larmor_errors():
     with pytest.raises(larmor.Error, match="complex"):
         larmor.fft(np.array(["a", "b"]), 1)
     assert issubclass(larmor.Error, RuntimeError)
+
+
+def forward_differences(u):
+    """D u: one forward difference per axis longer than 1, 0 at the last index (Neumann)."""
+    out = []
+    for ax in range(u.ndim):
+        if u.shape[ax] == 1:
+            continue
+        d = np.zeros_like(u)
+        d[(slice(None),) * ax + (slice(0, -1),)] = np.diff(u, axis=ax)
+        out.append(d)
+    return np.stack(out)
+
+
+def adjoint_differences(p, shape):
+    u = np.zeros(shape, p.dtype)
+    axes = [ax for ax in range(len(shape)) if shape[ax] > 1]
+    for q, ax in zip(p, axes):
+        lead = (slice(None),) * ax
+        u[lead + (slice(1, None),)] += q[lead + (slice(0, -1),)]
+        u[lead + (slice(0, -1),)] -= q[lead + (slice(0, -1),)]
+    return u
+
+
+def tv_prox_reference(x, t, iterations):
+    """Beck & Teboulle's FGP in float64 from a zero dual field, as backend/sparsity_ops.hpp states it."""
+    x = x.astype(np.complex128)
+    d = sum(n > 1 for n in x.shape)
+    p = np.zeros((d,) + x.shape, np.complex128)
+    r, tk = p.copy(), 1.0
+    for _ in range(iterations):
+        u = x - t * adjoint_differences(r, x.shape)
+        q = r + forward_differences(u) / (4 * d * t)
+        pn = q / np.maximum(1, np.sqrt(np.sum(np.abs(q) ** 2, axis=0)))
+        tk1 = (1 + np.sqrt(1 + 4 * tk * tk)) / 2
+        r, p, tk = pn + (tk - 1) / tk1 * (pn - p), pn, tk1
+    return x - t * adjoint_differences(p, x.shape)
+
+
+@pytest.mark.parametrize("shape", [(20, 24), (6, 10, 12)])
+def test_total_variation_and_its_prox_against_numpy(shape):
+    x = crandn(*shape)
+    tv = np.sum(np.sqrt(np.sum(np.abs(forward_differences(x.astype(np.complex128))) ** 2, axis=0)))
+    assert larmor.total_variation(x) == pytest.approx(tv, rel=1e-5)
+    u = larmor.tv_prox(x, 0.3, iterations=15)
+    ref = tv_prox_reference(x, 0.3, 15)
+    assert np.linalg.norm(u - ref) / np.linalg.norm(ref) < 1e-4
+    assert larmor.total_variation(u) < larmor.total_variation(x)
+    np.testing.assert_array_equal(larmor.tv_prox(x, 0.0), x)
+
+
+def test_wavelet_prox_shrinks_details_and_follows_the_shift():
+    x = crandn(32, 48)
+    np.testing.assert_allclose(larmor.wavelet_prox(x, 0.0), x, atol=1e-5)
+    assert larmor.wavelet_l1(np.ones((32, 48), np.complex64)) == pytest.approx(0, abs=1e-3)
+    u = larmor.wavelet_prox(x, 0.5)
+    assert larmor.wavelet_l1(u) < larmor.wavelet_l1(x) and np.linalg.norm(u) < np.linalg.norm(x)
+    coarse = larmor.wavelet_prox(x, 1e6)
+    assert larmor.wavelet_l1(coarse) == pytest.approx(0, abs=1e-2)
+    shift = (3, 5)
+    shifted = larmor.wavelet_prox(x, 0.5, shift=shift)
+    np.testing.assert_allclose(shifted, np.roll(larmor.wavelet_prox(np.roll(x, shift, axis=(0, 1)), 0.5), (-3, -5), axis=(0, 1)),
+                               atol=1e-5)
+
+
+def test_coil_compression(phantoms):
+    d = larmor.read(str(phantoms / "cart.h5"))
+    matrix, kept = larmor.coil_compression(d, 2)
+    m = matrix.reshape(-1, 2, 4)[0]  # (out, in)
+    np.testing.assert_allclose(m @ m.conj().T, np.eye(2), atol=1e-5)
+    assert 0.5 < kept[0] <= 1
+    small = larmor.compress_coils(d.kspace, matrix)
+    assert small.shape == (1, 2, 1, 48, d.kspace.shape[-1])
+    assert np.linalg.norm(small) <= np.linalg.norm(d.kspace) * (1 + 1e-6)
+    full, _ = larmor.coil_compression(d, 4)
+    np.testing.assert_allclose(np.linalg.norm(larmor.compress_coils(d.kspace, full)), np.linalg.norm(d.kspace), rtol=1e-5)
+    with pytest.raises(larmor.Error):
+        larmor.coil_compression(d, 9)
