@@ -9,8 +9,9 @@
 #
 # STEPS=build,test (the default: both; a warm machine keeps the build for a later STEPS=test). PYTHON (python3: the
 # machine's, with NumPy, CuPy and PyTorch), BUILD_DIR (build/device), BUILD_TIMEOUT (540 s), TEST_TIMEOUT (300 s).
-# pybind11's headers: PYBIND11_INCLUDE, else build/pybind11-include when carried (a copy of Debian's
-# /usr/include/pybind11 as build/pybind11-include/pybind11), else PyTorch's include folder (it ships pybind11/).
+# pybind11's headers: PYBIND11_INCLUDE, else PyTorch's include folder (it ships pybind11/, a version that knows the
+# machine's Python 3.12), else build/pybind11-include when carried (a copy of Debian's /usr/include/pybind11 as
+# build/pybind11-include/pybind11; Debian 12's 2.10 predates Python 3.12).
 # Exit status: 2 configure or build failed, 1 the tests failed or skipped (a skip here means no usable GPU), 0 passed.
 set -u -o pipefail
 OUT=${1:?usage: tests/gpu/python-on-device.sh OUTDIR}
@@ -23,9 +24,11 @@ PY=$(command -v "${PYTHON:-python3}") || { echo "python-on-device: no ${PYTHON:-
 BUILD=${BUILD_DIR:-build/device}
 
 pybind11_include() {
+  local torch
+  torch=$("$PY" -c "import torch, os; print(os.path.join(os.path.dirname(torch.__file__), 'include'))" 2>/dev/null)
   if [[ -n ${PYBIND11_INCLUDE:-} ]]; then echo "$PYBIND11_INCLUDE"
-  elif [[ -f $ROOT/build/pybind11-include/pybind11/pybind11.h ]]; then echo "$ROOT/build/pybind11-include"
-  else "$PY" -c "import torch, os; print(os.path.join(os.path.dirname(torch.__file__), 'include'))"
+  elif [[ -n $torch && -f $torch/pybind11/pybind11.h ]]; then echo "$torch"
+  else echo "$ROOT/build/pybind11-include"
   fi
 }
 
