@@ -112,7 +112,13 @@ void bindDeviceArray(py::module_& m) {
       .def("to_numpy", &toNumpyCopy, "A copy in host memory, as a NumPy array.")
       .def("__array__", [](PyDeviceArray& d, py::object) { return toNumpyCopy(d); }, py::arg("dtype") = py::none())
       .def_property_readonly("__cuda_array_interface__", &cudaArrayInterface)
-      .def("__dlpack__", [](py::object self, py::object) { return toDlpack(self); }, py::arg("stream") = py::none())
+      // DLPack's keywords (stream, and DLPack 1.0's max_version, dl_device, copy): the legacy "dltensor" capsule,
+      // which every version of the protocol accepts; copy=True is refused (this export is the copy-free one).
+      .def("__dlpack__", [](py::object self, py::kwargs kwargs) {
+        if (kwargs.contains("copy") && !kwargs["copy"].is_none() && kwargs["copy"].cast<bool>())
+          throw py::buffer_error("larmor.DeviceArray.__dlpack__: copy=True is not supported (to_numpy() copies)");
+        return toDlpack(self);
+      })
       .def("__dlpack_device__", [](PyDeviceArray& d) {
         return py::make_tuple(d.backend->isGpu() ? int(dlpack::kDLCUDA) : int(dlpack::kDLCPU),
                               d.backend->isGpu() ? d.deviceIndex() : 0);

@@ -107,3 +107,7 @@ def test_cpu_device_array_round_trip_and_dlpack():
     gc.collect()
     np.testing.assert_array_equal(v, x)  # the capsule keeps the DeviceArray alive
     assert not hasattr(larmor.to_device(x, "cpu"), "__cuda_array_interface__")
+    b = larmor.to_device(x, "cpu")
+    b.__dlpack__(stream=None, max_version=(1, 0), dl_device=None, copy=None)  # DLPack 1.0's keywords are accepted
+    with pytest.raises(BufferError):
+        b.__dlpack__(copy=True)
