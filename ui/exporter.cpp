@@ -83,6 +83,10 @@ io::ExportOptions engineOptions(const DicomExportOptions& o) {
   io::ExportOptions opt;
   opt.seriesDescription = asciiText(o.seriesDescription).toStdString();
   opt.anonymize = o.anonymize;
+  opt.patientName = o.patientName.trimmed().toStdString();
+  opt.patientId = o.patientId.trimmed().toStdString();
+  opt.accessionNumber = o.accessionNumber.trimmed().toStdString();
+  opt.studyDescription = o.studyDescription.trimmed().toStdString();
   opt.components = {quality::toString(o.component)};
   // The window only means something for magnitude (it is stored for the magnitude series).
   if (o.component == quality::Component::Magnitude && o.windowHigh > o.windowLow) {
@@ -129,23 +133,48 @@ int dicomInstanceCount(const QStringList& files) {
   return n;
 }
 
-QStringList exportDicom(const QString& directory, const recon::ReconResult& result, const Dataset& dataset,
-                        const DicomExportOptions& options, const Progress& progress) {
-  std::string dir = QDir(directory).absolutePath().toStdString();
-  if (dir.back() != '/') dir += '/';  // a trailing slash means "DICOM series" to writeImageOutput, as to the CLI
-  const io::ExportOptions opt = engineOptions(options);
-  checkImageOutput(dir, result.image.shape(), inputsOf(dataset), opt);
-  return files(io::writeImageOutput(dir, result, dataset, opt, progress));
+namespace {
+
+// One frame through writeImageOutput, several through writeSeriesOutput (the CLI's paths).
+io::ExportReport writeImages(const std::string& path, const ExportImages& images, const io::ExportOptions& opt,
+                             const Progress& progress) {
+  require(!images.results.empty() && images.results.front(), path + ": no image to export");
+  const Dataset& first = images.series ? images.series->frames.front() : *images.dataset;
+  checkImageOutput(path, images.results.front()->image.shape(), inputsOf(first), opt);
+  if (images.results.size() == 1 || !images.series)
+    return io::writeImageOutput(path, *images.results.front(), images.dataset ? *images.dataset : first, opt, progress);
+  std::vector<recon::ReconResult> results;
+  for (const auto& r : images.results) results.push_back(*r);
+  return io::writeSeriesOutput(path, results, *images.series, opt, progress);
 }
 
-QStringList exportNifti(const QString& path, const recon::ReconResult& result, const Dataset& dataset,
-                        const DicomExportOptions& options, const Progress& progress) {
+}  // namespace
+
+QStringList exportDicom(const QString& directory, const ExportImages& images, const DicomExportOptions& options,
+                        const Progress& progress) {
+  std::string dir = QDir(directory).absolutePath().toStdString();
+  if (dir.back() != '/') dir += '/';  // a trailing slash means "DICOM series" to writeImageOutput, as to the CLI
+  io::ExportOptions opt = engineOptions(options);
+  opt.studyInstanceUid = images.studyUid;
+  opt.seriesNumber = images.seriesNumber;
+  return files(writeImages(dir, images, opt, progress));
+}
+
+QStringList exportNifti(const QString& path, const ExportImages& images, const DicomExportOptions& options,
+                        const Progress& progress) {
   io::ExportOptions opt = engineOptions(options);
   opt.niftiComplex = options.component != quality::Component::Magnitude;
-  checkImageOutput(path.toStdString(), result.image.shape(), inputsOf(dataset), opt);
-  QStringList written = files(io::writeImageOutput(path.toStdString(), result, dataset, opt, progress));
-  progress.report(1.0, "written");
+  QStringList written = files(writeImages(path.toStdString(), images, opt, progress));
+  progress.report(1.0, "written " + path.toStdString());
   return written;
+}
+
+QStringList exportDicom(const QString& directory, const recon::ReconResult& result, const Dataset& dataset,
+                        const DicomExportOptions& options, const Progress& progress) {
+  ExportImages images;
+  images.results = {std::shared_ptr<const recon::ReconResult>(&result, [](const recon::ReconResult*) {})};
+  images.dataset = &dataset;
+  return exportDicom(directory, images, options, progress);
 }
 
 }  // namespace larmor::ui

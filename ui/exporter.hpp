@@ -6,15 +6,27 @@
 #include <QString>
 #include <QStringList>
 
+#include <memory>
+#include <vector>
+
 #include "larmor/data/dataset.hpp"
+#include "larmor/io/series.hpp"
 #include "larmor/quality/display.hpp"
 #include "larmor/recon/recon.hpp"
 
 namespace larmor::ui {
 
 struct DicomExportOptions {
-  QString seriesDescription;  ///< empty: the engine's "Larmor <method>"
-  bool anonymize = false;
+  QString seriesDescription;  ///< empty: the series description rule (model::seriesDescription)
+  bool anonymize = false;     ///< overrides the patient and study fields
+  /// Every frame of a series (each reconstructed with the shown run's settings), or the one on screen.
+  enum class Frames {
+    Auto,     ///< every frame when each has a run, else the one on screen
+    All,      ///< every frame; an error names those without a run
+    Current,  ///< the frame on screen
+  } frames = Frames::Auto;
+  /// DICOM patient and study; empty: the study's fields as last set (model::StudyFields), else the header's.
+  QString patientName, patientId, accessionNumber, studyDescription;
   quality::Component component = quality::Component::Magnitude;
   /// The window the user looks at, stored as DICOM WindowCenter/Width (NIfTI cal_min/max); 0 width = auto.
   double windowLow = 0, windowHigh = 0;
@@ -41,10 +53,23 @@ QString asciiText(const QString& text);
 /// The number of DICOM instances (.dcm files) in an export's file list.
 int dicomInstanceCount(const QStringList& files);
 
+/// What an export writes: one frame's result, or every frame of `series` (results in frame order, one per
+/// frame) with its temporal tags (io::writeSeriesOutput); DICOM's study UID and first series number.
+struct ExportImages {
+  std::vector<std::shared_ptr<const recon::ReconResult>> results;
+  const Dataset* dataset = nullptr;        ///< the frame on screen (one result)
+  const io::Series* series = nullptr;      ///< every frame (several results)
+  std::string studyUid;
+  int seriesNumber = 0;
+};
+
 /// `progress`: per file written (the engine's export progress).
+QStringList exportDicom(const QString& directory, const ExportImages& images, const DicomExportOptions& options,
+                        const Progress& progress = {});
+QStringList exportNifti(const QString& path, const ExportImages& images, const DicomExportOptions& options,
+                        const Progress& progress = {});
+/// One frame (the shown image).
 QStringList exportDicom(const QString& directory, const recon::ReconResult& result, const Dataset& dataset,
-                        const DicomExportOptions& options, const Progress& progress = {});
-QStringList exportNifti(const QString& path, const recon::ReconResult& result, const Dataset& dataset,
                         const DicomExportOptions& options, const Progress& progress = {});
 
 }  // namespace larmor::ui

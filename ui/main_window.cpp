@@ -297,7 +297,7 @@ void MainWindow::buildMenus() {
   exp->addAction(exportCflAction_);
   exp->addAction(exportDicomAction_);
   exp->addAction(exportNiftiAction_);
-  exp->addAction(tr("Send to PACS…"), this, [this] { openSendToPacs(this, model_); })->setObjectName("sendToPacs");
+  exp->addAction(tr("Send to PACS…"), this, &MainWindow::sendToPacsDialog)->setObjectName("sendToPacs");
   file->addSeparator();
   file->addAction(quitAction_);
   QMenu* edit = menuBar()->addMenu(tr("&Edit"));

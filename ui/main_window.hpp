@@ -34,6 +34,7 @@ class CompareView;
 class DatasetPanel;
 class FrameBar;
 class ImageViewer;
+class PacsDialog;
 class SettingsPanel;
 class TimeCurveView;
 class TimingsView;
@@ -69,6 +70,9 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   bool exportCflFile(const QString& path);
   bool exportDicomSeries(const QString& directory, const DicomExportOptions& options = {});
   bool exportNiftiFile(const QString& path, const DicomExportOptions& options = {});
+  /// Export ▸ Send to PACS without its options dialog: writes the series as exportDicomSeries would (every
+  /// frame by default) into a temporary folder and opens the PACS dialog on it (null when it cannot).
+  PacsDialog* sendToPacs(const DicomExportOptions& options = {});
   /// An image file (BART .cfl) as the compare tab's reference B; false (and the error shown) when unreadable.
   bool loadReferenceFile(const QString& path);
 
@@ -206,6 +210,7 @@ private:
   void exportCflDialog();
   void exportDicomDialog();
   void exportNiftiDialog();
+  void sendToPacsDialog();
   void copyCliCommand();
   void openDialog();
   void newPhantomDialog();
@@ -214,7 +219,15 @@ private:
   template <class F>
   bool exportWith(const char* kind, const QString& path, F&& write);
   QString suggestedOutput(const QString& suffix) const;
-  QString defaultSeriesDescription() const;
+  /// What a DICOM/NIfTI export or a send writes and how: the frames (options.frames), the series
+  /// description rule, the study's patient fields, the window on screen; for DICOM the study UID and a new
+  /// series number. Throws Error naming `path` when there is nothing to write.
+  ExportImages prepareExport(const QString& path, DicomExportOptions& options, bool dicom);
+  /// The options of a DICOM export or a send (series description, frames, patient and study, anonymize,
+  /// component; `directory` non-null: its row too). The study fields are kept for the study. False: cancelled.
+  bool askDicomOptions(const QString& title, DicomExportOptions& options, QString* directory);
+  /// "4 frames" / "frame 2/4" / "" (one frame): what an export wrote, for its confirmation.
+  QString framesWritten(const ExportImages& images) const;
 
   model::WorkstationModel model_;
   std::shared_ptr<LiveLambdaEngine> live_;

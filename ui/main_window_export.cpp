@@ -15,6 +15,7 @@
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLineEdit>
+#include <QMessageBox>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QPlainTextEdit>
@@ -29,6 +30,7 @@
 #include "larmor/util/error.hpp"
 #include "image_viewer.hpp"
 #include "main_window.hpp"
+#include "pacs_dialog.hpp"
 #include "phantom_dialog.hpp"
 #include "settings_panel.hpp"
 
@@ -102,13 +104,44 @@ QString MainWindow::suggestedOutput(const QString& suffix) const {
   return QString::fromStdString(model_.suggestedOutputBase(folder.toStdString())) + suffix;
 }
 
-QString MainWindow::defaultSeriesDescription() const {
-  // Protocol + method, as a radiographer reads it in the PACS: "t1_se_tra GRAPPA R4".
-  const model::RunRecord* run = model_.shownRun();
-  const auto ds = model_.dataset();
-  QString protocol = ds ? QString::fromStdString(ds->header.protocolName).trimmed() : QString();
-  const QString method = run ? QString::fromStdString(run->description) : QString();
-  return asciiText(protocol.isEmpty() ? method : protocol + QStringLiteral(" ") + method).left(64);
+ExportImages MainWindow::prepareExport(const QString& path, DicomExportOptions& o, bool dicom) {
+  const std::string problem = model_.exportProblem();
+  require(problem.empty(), path.toStdString() + ": " + problem);
+  using Frames = DicomExportOptions::Frames;
+  const model::WorkstationModel::SeriesExport se = model_.seriesExport(o.frames != Frames::Current);
+  require(o.frames != Frames::All || se.missing.empty(),
+          path.toStdString() + ": " + se.missing + " (show each frame once, or play the cine, to reconstruct it; or export the frame on screen)");
+  if (!se.missing.empty()) log(tr("export: %1; the frame on screen alone is written").arg(QString::fromStdString(se.missing)));
+  if (o.windowHigh <= o.windowLow && viewer_->component() == quality::Component::Magnitude) {
+    o.windowLow = viewer_->windowLow();  // the window on screen (DICOM WindowCenter/Width, NIfTI cal_min/max)
+    o.windowHigh = viewer_->windowHigh();
+  }
+  if (o.seriesDescription.isEmpty()) o.seriesDescription = asciiText(QString::fromStdString(se.description)).left(64);
+  const model::StudyFields study = model_.study();
+  const auto orStudy = [](QString& field, const std::string& kept) {
+    if (field.trimmed().isEmpty()) field = QString::fromStdString(kept);
+  };
+  orStudy(o.patientName, study.patientName);
+  orStudy(o.patientId, study.patientId);
+  orStudy(o.accessionNumber, study.accessionNumber);
+  orStudy(o.studyDescription, study.studyDescription);
+  model::StudyFields kept = study;  // what this export writes is what the study's next one proposes
+  kept.patientName = o.patientName.trimmed().toStdString(), kept.patientId = o.patientId.trimmed().toStdString();
+  kept.accessionNumber = o.accessionNumber.trimmed().toStdString();
+  kept.studyDescription = o.studyDescription.trimmed().toStdString();
+  model_.setStudy(kept);
+  ExportImages images;
+  images.results = se.results;
+  if (se.wholeSeries) images.series = model_.data().series.get();
+  else images.dataset = model_.dataset().get();
+  if (dicom) images.seriesNumber = model_.reserveSeries(1, images.studyUid);
+  return images;
+}
+
+QString MainWindow::framesWritten(const ExportImages& images) const {
+  if (images.results.size() > 1) return tr("%1 frames").arg(images.results.size());
+  if (model_.frameCount() > 1) return QString::fromStdString(model::frameLabel(model_.frame(), model_.frameCount()));
+  return {};
 }
 
 bool MainWindow::saveScreenshot(const QString& path) {
@@ -140,19 +173,16 @@ bool MainWindow::exportCflFile(const QString& path) {
 
 bool MainWindow::exportDicomSeries(const QString& directory, const DicomExportOptions& options) {
   return exportWith("dicom", directory, [&] {
-    const std::string problem = model_.exportProblem();
-    require(problem.empty(), directory.toStdString() + ": " + problem);
     DicomExportOptions o = options;
-    if (o.windowHigh <= o.windowLow && viewer_->component() == quality::Component::Magnitude) {
-      o.windowLow = viewer_->windowLow();
-      o.windowHigh = viewer_->windowHigh();
-    }
-    if (o.seriesDescription.isEmpty()) o.seriesDescription = defaultSeriesDescription();
-    const QStringList files = exportDicom(directory, *model_.shownResult(), *model_.dataset(), o, exportProgress());
+    const ExportImages images = prepareExport(directory, o, true);
+    const QStringList files = exportDicom(directory, images, o, exportProgress());
     for (const QString& f : files)
       if (f.startsWith("warning")) log(f);
     const int n = dicomInstanceCount(files);
-    const QString what = tr("Exported %n DICOM image(s)", nullptr, n) + tr(" (series \"%1\") into %2").arg(asciiText(o.seriesDescription), directory);
+    const QString frames = framesWritten(images);
+    const QString what = (n == 1 ? tr("Exported 1 DICOM image") : tr("Exported %1 DICOM images").arg(n)) +
+                         (frames.isEmpty() ? QString() : tr(" of %1").arg(frames)) +
+                         tr(" (series %1 \"%2\") into %3").arg(images.seriesNumber).arg(asciiText(o.seriesDescription), QDir(directory).absolutePath());
     lastNotice_ = what;
     statusBar()->showMessage(what, 15000);  // on screen, not only in the log
     return what;
@@ -161,15 +191,29 @@ bool MainWindow::exportDicomSeries(const QString& directory, const DicomExportOp
 
 bool MainWindow::exportNiftiFile(const QString& path, const DicomExportOptions& options) {
   return exportWith("nifti", path, [&] {
-    const std::string problem = model_.exportProblem();
-    require(problem.empty(), path.toStdString() + ": " + problem);
     DicomExportOptions o = options;  // the magnitude carries the window on screen (cal_min / cal_max)
-    if (o.windowHigh <= o.windowLow && viewer_->component() == quality::Component::Magnitude) {
-      o.windowLow = viewer_->windowLow();
-      o.windowHigh = viewer_->windowHigh();
-    }
-    exportNifti(path, *model_.shownResult(), *model_.dataset(), o, exportProgress());
-    return tr("exported %1 (NIfTI)").arg(path);
+    const ExportImages images = prepareExport(path, o, false);
+    exportNifti(path, images, o, exportProgress());
+    const QString frames = framesWritten(images);
+    const QString what = images.results.size() > 1 ? tr("Exported %1 (NIfTI, %2 as a 4th dimension)").arg(QFileInfo(path).absoluteFilePath(), frames)
+                         : frames.isEmpty() ? tr("Exported %1 (NIfTI)").arg(QFileInfo(path).absoluteFilePath())
+                                            : tr("Exported %1 (NIfTI, %2)").arg(QFileInfo(path).absoluteFilePath(), frames);
+    lastNotice_ = what;
+    statusBar()->showMessage(what, 15000);  // the path on screen, not only "written"
+    return what;
+  });
+}
+
+PacsDialog* MainWindow::sendToPacs(const DicomExportOptions& options) {
+  DicomExportOptions o = options;
+  return openSendToPacs(this, [this, o](const QString& dir) mutable {
+    const ExportImages images = prepareExport(dir, o, true);
+    QStringList files;
+    for (const QString& f : exportDicom(dir, images, o, {}))
+      if (!f.startsWith("warning")) files << f;
+    const QString frames = framesWritten(images);
+    return std::make_pair(files, tr("series %1 \"%2\"%3").arg(images.seriesNumber).arg(asciiText(o.seriesDescription),
+                                                                   frames.isEmpty() ? QString() : tr(", %1").arg(frames)));
   });
 }
 
@@ -211,26 +255,54 @@ void MainWindow::exportCflDialog() {
   if (!f.isEmpty()) exportCflFile(f);
 }
 
-void MainWindow::exportDicomDialog() {
+bool MainWindow::askDicomOptions(const QString& title, DicomExportOptions& o, QString* directory) {
   QDialog dlg(this);
-  dlg.setWindowTitle(tr("Export DICOM series"));
+  dlg.setWindowTitle(title);
   auto* form = new QFormLayout(&dlg);
-  auto* dir = new QLineEdit(suggestedOutput("-dicom"));
-  auto* browse = new QPushButton(tr("Choose…"));
-  connect(browse, &QPushButton::clicked, &dlg, [&] {
-    const QString d = QFileDialog::getExistingDirectory(&dlg, tr("Series directory"), dir->text());
-    if (!d.isEmpty()) dir->setText(d);
-  });
-  auto* row = new QHBoxLayout;
-  row->addWidget(dir, 1);
-  row->addWidget(browse);
-  form->addRow(tr("Directory"), row);
-  const model::RunRecord* run = model_.shownRun();
-  (void)run;
-  auto* desc = new QLineEdit(defaultSeriesDescription());
+  QLineEdit* dir = nullptr;
+  if (directory) {
+    dir = new QLineEdit(*directory);
+    auto* browse = new QPushButton(tr("Choose…"));
+    connect(browse, &QPushButton::clicked, &dlg, [&] {
+      const QString d = QFileDialog::getExistingDirectory(&dlg, tr("Series directory"), dir->text());
+      if (!d.isEmpty()) dir->setText(d);
+    });
+    auto* row = new QHBoxLayout;
+    row->addWidget(dir, 1);
+    row->addWidget(browse);
+    form->addRow(tr("Directory"), row);
+  }
+  // Frames: every frame of the series by default, when each has a run with these settings.
+  auto* frames = new QComboBox;
+  frames->setObjectName("exportFrames");
+  const std::size_t n = model_.frameCount();
+  const auto all = model_.seriesExport(true);
+  if (n > 1) {
+    frames->addItem(all.missing.empty() ? tr("All %1 frames").arg(n) : tr("All %1 frames (%2)").arg(n).arg(QString::fromStdString(all.missing)),
+                    static_cast<int>(DicomExportOptions::Frames::All));
+    frames->addItem(tr("This frame only (%1)").arg(QString::fromStdString(model::frameLabel(model_.frame(), n))),
+                    static_cast<int>(DicomExportOptions::Frames::Current));
+    if (!all.missing.empty()) frames->setCurrentIndex(1);
+    form->addRow(tr("Frames"), frames);
+  }
+  auto* desc = new QLineEdit(asciiText(QString::fromStdString(all.description)).left(64));
   desc->setMaxLength(64);
   desc->setToolTip(tr("DICOM SeriesDescription: plain ASCII, up to 64 characters (λ is written as lambda)"));
   form->addRow(tr("Series description"), desc);
+  // The study's fields, kept for this study: every series exported from it lands in the same study.
+  const model::StudyFields study = model_.study();
+  auto field = [&](const QString& label, const std::string& value, int maxLength, const char* name) {
+    auto* e = new QLineEdit(QString::fromStdString(value));
+    e->setObjectName(QString::fromLatin1(name));
+    e->setMaxLength(maxLength);
+    form->addRow(label, e);
+    return e;
+  };
+  QLineEdit* patient = field(tr("Patient name"), study.patientName, 64, "patientName");
+  patient->setPlaceholderText(tr("FAMILY^GIVEN (empty: LARMOR^UNKNOWN)"));
+  QLineEdit* pid = field(tr("Patient ID"), study.patientId, 64, "patientId");
+  QLineEdit* accession = field(tr("Accession number"), study.accessionNumber, 16, "accessionNumber");
+  QLineEdit* studyDesc = field(tr("Study description"), study.studyDescription, 64, "studyDescription");
   auto* anon = new QCheckBox(tr("remove names, IDs and dates"));
   form->addRow(tr("Anonymize"), anon);
   auto* comp = new QComboBox;
@@ -240,18 +312,49 @@ void MainWindow::exportDicomDialog() {
   connect(buttons, &QDialogButtonBox::accepted, &dlg, &QDialog::accept);
   connect(buttons, &QDialogButtonBox::rejected, &dlg, &QDialog::reject);
   form->addRow(buttons);
-  if (dlg.exec() != QDialog::Accepted) return;
-  DicomExportOptions o;
+  if (dlg.exec() != QDialog::Accepted) return false;
+  if (dir) *directory = dir->text();
+  if (n > 1) o.frames = static_cast<DicomExportOptions::Frames>(frames->currentData().toInt());
   o.seriesDescription = desc->text();
+  model::StudyFields kept = study;  // kept for the study even when the export is then refused
+  kept.patientName = patient->text().trimmed().toStdString();
+  kept.patientId = pid->text().trimmed().toStdString();
+  kept.accessionNumber = accession->text().trimmed().toStdString();
+  kept.studyDescription = studyDesc->text().trimmed().toStdString();
+  model_.setStudy(kept);
+  o.patientName = patient->text(), o.patientId = pid->text();
+  o.accessionNumber = accession->text(), o.studyDescription = studyDesc->text();
   o.anonymize = anon->isChecked();
   o.component = quality::componentFromString(comp->currentText().toStdString());
-  exportDicomSeries(dir->text(), o);
+  return true;
+}
+
+void MainWindow::exportDicomDialog() {
+  DicomExportOptions o;
+  QString dir = suggestedOutput("-dicom");
+  if (askDicomOptions(tr("Export DICOM series"), o, &dir)) exportDicomSeries(dir, o);
+}
+
+void MainWindow::sendToPacsDialog() {
+  DicomExportOptions o;
+  if (askDicomOptions(tr("Send to PACS: the series"), o, nullptr)) sendToPacs(o);
 }
 
 void MainWindow::exportNiftiDialog() {
   const QString f = QFileDialog::getSaveFileName(this, tr("Save the image as NIfTI"), suggestedOutput(".nii"),
                                                  tr("NIfTI (*.nii)"));
-  if (!f.isEmpty()) exportNiftiFile(f);
+  if (f.isEmpty()) return;
+  DicomExportOptions o;  // every frame as a 4th dimension when each has a run; the user may keep to one
+  if (model_.frameCount() > 1 && model_.seriesExport(true).missing.empty()) {
+    QMessageBox ask(QMessageBox::Question, tr("Export NIfTI"), tr("Write every frame of the series (a 4D NIfTI) or the frame on screen?"),
+                    QMessageBox::NoButton, this);
+    QPushButton* every = ask.addButton(tr("All %1 frames").arg(model_.frameCount()), QMessageBox::AcceptRole);
+    ask.addButton(tr("This frame only"), QMessageBox::RejectRole);
+    ask.setDefaultButton(every);
+    ask.exec();
+    o.frames = ask.clickedButton() == every ? DicomExportOptions::Frames::All : DicomExportOptions::Frames::Current;
+  }
+  exportNiftiFile(f, o);
 }
 
 void MainWindow::copyCliCommand() {

@@ -25,7 +25,7 @@
 #include <QtConcurrent/QtConcurrent>
 
 #include "exporter.hpp"
-#include "workstation_model.hpp"
+#include "larmor/util/error.hpp"
 
 namespace larmor::ui {
 
@@ -76,7 +76,8 @@ PacsDialog::PacsDialog(const QStringList& files, const QString& what, QWidget* p
   for (auto* b : {send_, cancel_, close}) buttons->addWidget(b);
   layout->addLayout(buttons);
 
-  connect(add_, &QPushButton::clicked, this, [this] { addNode(name_->text(), node_->text(), timeout_->value()); });
+  connect(add_, &QPushButton::clicked, this,
+          [this] { addNode(name_->text(), node_->text(), timeout_->value(), callingAe_->text()); });
   connect(node_, &QLineEdit::returnPressed, add_, &QPushButton::click);
   connect(remove_, &QPushButton::clicked, this, &PacsDialog::removeSelectedNode);
   connect(verify_, &QPushButton::clicked, this, &PacsDialog::verify);
@@ -115,6 +116,11 @@ QWidget* PacsDialog::makeNodesBox() {
   form->addRow(tr("Name"), name_);
   form->addRow(tr("Node"), node_);
   form->addRow(tr("Timeout"), timeout_);
+  callingAe_ = new QLineEdit(QStringLiteral("LARMOR"));
+  callingAe_->setObjectName("callingAeTitle");
+  callingAe_->setMaxLength(16);
+  callingAe_->setToolTip(tr("Our AE title, as the PACS knows this workstation (up to 16 characters)"));
+  form->addRow(tr("Calling AE title"), callingAe_);
   nodesLayout->addLayout(form);
   auto* nodeButtons = new QHBoxLayout;
   add_ = new QPushButton(tr("Add"));
@@ -135,9 +141,11 @@ PacsDialog::~PacsDialog() {
 
 void PacsDialog::keepTemporaryFolder(std::unique_ptr<QTemporaryDir> dir) { tempDir_ = std::move(dir); }
 
-bool PacsDialog::addNode(const QString& name, const QString& nodeText, int timeoutSeconds) {
+bool PacsDialog::addNode(const QString& name, const QString& nodeText, int timeoutSeconds, const QString& callingAe) {
   try {
-    const std::size_t i = nodes_.add(name.trimmed().toStdString(), nodeText.trimmed().toStdString(), timeoutSeconds);
+    const QString calling = callingAe.trimmed().isEmpty() ? QStringLiteral("LARMOR") : callingAe.trimmed();
+    const std::size_t i = nodes_.add(name.trimmed().toStdString(), nodeText.trimmed().toStdString(), timeoutSeconds,
+                                     calling.toStdString());
     saveNodes();
     refreshNodes();
     list_->setCurrentRow(static_cast<int>(i));
@@ -321,27 +329,21 @@ void PacsDialog::updateButtons() {
   cancel_->setEnabled(running && sending_);
 }
 
-PacsDialog* openSendToPacs(QWidget* parent, const model::WorkstationModel& m) {
-  const std::string problem = m.exportProblem();
-  if (!problem.empty() || !dicomExportAvailable()) {
-    QMessageBox::information(parent, QObject::tr("Send to PACS"),
-                             problem.empty() ? QObject::tr("This build has no DICOM writer")
-                                             : QObject::tr("Nothing to send: %1").arg(QString::fromStdString(problem)));
+PacsDialog* openSendToPacs(QWidget* parent, const std::function<std::pair<QStringList, QString>(const QString&)>& write) {
+  if (!dicomExportAvailable()) {
+    QMessageBox::information(parent, QObject::tr("Send to PACS"), QObject::tr("This build has no DICOM writer"));
     return nullptr;
   }
   auto dir = std::make_unique<QTemporaryDir>(QDir::tempPath() + "/larmor-pacs-XXXXXX");
-  QStringList files;
+  std::pair<QStringList, QString> series;
   try {
     require(dir->isValid(), "cannot make a temporary folder for the series: " + dir->errorString().toStdString());
-    for (const QString& f : exportDicom(dir->path() + "/series", *m.shownResult(), *m.dataset(), DicomExportOptions{}))
-      if (!f.startsWith("warning")) files << f;
+    series = write(dir->path() + "/series");
   } catch (const std::exception& e) {
-    QMessageBox::warning(parent, QObject::tr("Send to PACS"), QString::fromStdString(e.what()));
+    QMessageBox::warning(parent, QObject::tr("Send to PACS"), QObject::tr("Nothing to send: %1").arg(QString::fromStdString(e.what())));
     return nullptr;
   }
-  const model::RunRecord* run = m.shownRun();
-  const QString what = run ? QString::fromStdString(run->label) : QObject::tr("the shown image");
-  auto* dlg = new PacsDialog(files, what, parent);
+  auto* dlg = new PacsDialog(series.first, series.second, parent);
   dlg->keepTemporaryFolder(std::move(dir));
   dlg->setAttribute(Qt::WA_DeleteOnClose);
   dlg->setWindowModality(Qt::WindowModal);

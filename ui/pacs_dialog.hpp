@@ -7,7 +7,9 @@
 #include <QDialog>
 #include <QFutureWatcher>
 #include <QStringList>
+#include <functional>
 #include <memory>
+#include <utility>
 
 #include "dicom_nodes.hpp"
 #include "larmor/io/dicom_send.hpp"
@@ -21,10 +23,6 @@ class QPushButton;
 class QSpinBox;
 class QTableWidget;
 class QTemporaryDir;
-
-namespace larmor::model {
-class WorkstationModel;
-}
 
 namespace larmor::ui {
 
@@ -40,7 +38,8 @@ class PacsDialog : public QDialog {
 
   // --- actions (the buttons; public for the GUI tests) ---------------------------------------------
   /// Adds (or replaces) a node and stores the list; false with the error in statusText() when invalid.
-  bool addNode(const QString& name, const QString& nodeText, int timeoutSeconds = 10);
+  /// `callingAe`: our AE title for this node (empty: LARMOR).
+  bool addNode(const QString& name, const QString& nodeText, int timeoutSeconds = 10, const QString& callingAe = {});
   void removeSelectedNode();
   void selectNode(int index);
   int selectedNode() const;
@@ -89,7 +88,7 @@ class PacsDialog : public QDialog {
   QFutureWatcher<Outcome>* watcher_ = nullptr;
 
   QListWidget* list_ = nullptr;
-  QLineEdit *name_ = nullptr, *node_ = nullptr;
+  QLineEdit *name_ = nullptr, *node_ = nullptr, *callingAe_ = nullptr;
   QSpinBox* timeout_ = nullptr;
   QPushButton *add_ = nullptr, *remove_ = nullptr, *verify_ = nullptr, *send_ = nullptr, *cancel_ = nullptr;
   QProgressBar* bar_ = nullptr;
@@ -97,9 +96,10 @@ class PacsDialog : public QDialog {
   QTableWidget* table_ = nullptr;
 };
 
-/// Export ▸ Send to PACS…: writes the shown image as a DICOM series (magnitude, the default export) into a
-/// temporary folder and opens the dialog on it (window-modal, not blocking). Shows why not when there is
-/// nothing to send or this build has no DICOM. Returns the dialog (null when it did not open).
-PacsDialog* openSendToPacs(QWidget* parent, const model::WorkstationModel& model);
+/// Export ▸ Send to PACS…: `write` writes the DICOM series into the temporary folder it is given (the window's
+/// export: every frame by default) and returns its files and a few words on them; the dialog opens on them
+/// (window-modal, not blocking). Shows why not when `write` throws or this build has no DICOM. Returns the
+/// dialog (null when it did not open).
+PacsDialog* openSendToPacs(QWidget* parent, const std::function<std::pair<QStringList, QString>(const QString&)>& write);
 
 }  // namespace larmor::ui

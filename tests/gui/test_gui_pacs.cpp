@@ -9,6 +9,9 @@
 //  - pacsCancel: Cancel right after Send stops before the first file: nothing claimed as sent.
 // Skips (QSKIP) only when Orthanc is not installed or cannot start here.
 #include <QApplication>
+#include <QDialog>
+#include <QLineEdit>
+#include <QSlider>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QJsonArray>
@@ -24,10 +27,12 @@
 #include <QtTest/QtTest>
 #include <arpa/inet.h>
 #include <csignal>
+#include <set>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "frame_bar.hpp"
 #include "gui_test_support.hpp"
 #include "larmor/io/dicom.hpp"
 #include "larmor/io/export.hpp"
@@ -151,6 +156,73 @@ class PacsGuiTest : public QObject {
     waitUntil([&] { return ::kill(static_cast<pid_t>(pid_), 0) != 0; }, 10000);  // it stops in ~3 s
   }
 
+  // A file of four repetitions, each frame reconstructed, sent with the patient fields under our own calling AE
+  // title: Orthanc holds one series of four instances with the tags set, received from that AE title.
+  void pacsFourFramesArriveAsOneSeries() {
+    if (!skip_.isEmpty()) QSKIP(qPrintable(skip_));
+    const QString dir = scratchDir("pacs-frames");
+    QProcess gen;
+    gen.setWorkingDirectory(dir);
+    gen.start("ismrmrd_generate_cartesian_shepp_logan", {"-m", "32", "-c", "2", "-r", "4", "-n", "0", "-o", "rep4.h5"});
+    if (!gen.waitForStarted(10000)) QSKIP("ismrmrd_generate_cartesian_shepp_logan is not installed");
+    QVERIFY(gen.waitForFinished(60000) && gen.exitCode() == 0);
+    MainWindow w;
+    w.setRunOnOpen(false);
+    w.resize(1200, 800);
+    w.show();
+    int loaded = 0, finished = 0;
+    connect(&w, &MainWindow::datasetLoaded, this, [&] { ++loaded; });
+    connect(&w, &MainWindow::reconFinished, this, [&] { ++finished; });
+    w.openFile(dir + "/rep4.h5");
+    QVERIFY(waitUntil([&] { return loaded > 0; }, 60000));
+    QCOMPARE(w.model().frameCount(), std::size_t(4));
+    SessionState session = w.session();
+    session.settings.method = recon::Method::Fft;
+    session.device = "cpu";
+    w.applySession(session);
+    for (int f = 0; f < 4; ++f) {  // each frame reconstructed once, as stepping through them does
+      if (f > 0) w.findChild<FrameBar*>()->findChild<QSlider*>("frameSlider")->setValue(f);
+      else w.runReconstruction();
+      QVERIFY2(waitUntil([&] { return finished > f; }, 60000), "a frame was not reconstructed");
+    }
+    DicomExportOptions o;
+    o.patientName = "DOE^JOHN", o.patientId = "PACS-4", o.accessionNumber = "ACC-PACS";
+    PacsDialog* dlg = w.sendToPacs(o);
+    QVERIFY2(dlg, "Send to PACS did not open the dialog");
+    QCOMPARE(dlg->files().size(), 4);
+    auto* calling = dlg->findChild<QLineEdit*>("callingAeTitle");
+    QVERIFY2(calling, "the PACS dialog has no calling AE title field");
+    calling->setText("LARMOR_WS2");
+    QVERIFY2(dlg->addNode("frames Orthanc", node(), 10, calling->text()), qPrintable(dlg->statusText()));
+    bool sent = false, all = false;
+    connect(dlg, &PacsDialog::sendFinished, this, [&](bool a, const QString&) { sent = true, all = a; });
+    dlg->send();
+    QVERIFY(waitSignal(dlg, sent, 30000));
+    QVERIFY2(all, qPrintable(dlg->statusText()));
+    const io::DicomInstance first = io::readDicomFile(dlg->files().front().toStdString());
+    const QString seriesUid = QString::fromStdString(first.get(0x0020, 0x000e));
+    const QJsonArray found = QJsonDocument::fromJson(curl({"-X", "POST", "--data", seriesUid, rest("/tools/lookup")})).array();
+    QVERIFY2(found.size() == 1, "Orthanc does not hold the series");
+    const QJsonObject series = QJsonDocument::fromJson(curl({rest("/series/" + found[0].toObject()["ID"].toString())})).object();
+    const QJsonArray instances = series["Instances"].toArray();
+    QCOMPARE(instances.size(), 4);
+    std::set<int> numbers, positions;
+    for (const auto& i : instances) {
+      const QString id = i.toString();
+      const QJsonObject tags = QJsonDocument::fromJson(curl({rest("/instances/" + id + "/tags?simplify")})).object();
+      QCOMPARE(tags["PatientName"].toString(), QStringLiteral("DOE^JOHN"));
+      QCOMPARE(tags["PatientID"].toString(), QStringLiteral("PACS-4"));
+      QCOMPARE(tags["AccessionNumber"].toString(), QStringLiteral("ACC-PACS"));
+      QCOMPARE(tags["NumberOfTemporalPositions"].toString(), QStringLiteral("4"));
+      numbers.insert(tags["InstanceNumber"].toString().toInt());
+      positions.insert(tags["TemporalPositionIdentifier"].toString().toInt());
+      QCOMPARE(QString::fromUtf8(curl({rest("/instances/" + id + "/metadata/RemoteAET")})), QStringLiteral("LARMOR_WS2"));
+    }
+    QCOMPARE(numbers, (std::set<int>{1, 2, 3, 4}));
+    QCOMPARE(positions, (std::set<int>{1, 2, 3, 4}));
+    dlg->close();
+  }
+
   void pacsSendFromMenu() {
     if (!skip_.isEmpty()) QSKIP(qPrintable(skip_));
     MainWindow w;
@@ -175,6 +247,10 @@ class PacsGuiTest : public QObject {
 
     QAction* action = w.menuBar()->findChild<QAction*>("sendToPacs");
     QVERIFY2(action, "File > Export has no Send to PACS action");
+    // The series' options first (patient, study, frames): accepted as proposed.
+    QTimer::singleShot(0, this, [] {
+      if (auto* options = qobject_cast<QDialog*>(QApplication::activeModalWidget())) options->accept();
+    });
     action->trigger();
     auto* dlg = w.findChild<PacsDialog*>();
     QVERIFY2(dlg, "Send to PACS did not open the dialog");

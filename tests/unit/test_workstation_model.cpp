@@ -267,6 +267,37 @@ TEST_F(WorkstationModelTest, ExportsProposeANameAndRememberTheirFolder) {
   EXPECT_EQ(m.suggestedOutputBase("/work/here"), "/exports/today/scan-fft");
 }
 
+// One series-description rule (Export and Send); a study's patient fields and UID are kept across other data,
+// and each of its series gets a number of its own.
+TEST_F(WorkstationModelTest, StudiesKeepTheirFieldsAndNumberTheirSeries) {
+  EXPECT_EQ(seriesDescription(" t1_se_tra ", "GRAPPA R4", ""), "t1_se_tra GRAPPA R4");
+  EXPECT_EQ(seriesDescription("", "FFT", frameLabel(2, 4)), "FFT frame 3/4");
+  EXPECT_EQ(seriesDescription(std::string(80, 'p'), "FFT", "").size(), 64u);
+  m.loadStarted(1, DataSource::file("/data/a.h5"));
+  ASSERT_TRUE(m.loadFinished(1, simulated(smallPhantom())));
+  ASSERT_TRUE(addRun(m, 1));
+  EXPECT_EQ(m.seriesExport(true).description, m.dataset()->header.protocolName + " FFT");  // one frame: none named
+  EXPECT_EQ(m.seriesExport(true).results.size(), 1u);
+  StudyFields f = m.study();
+  f.patientName = "DOE^JANE", f.accessionNumber = "A1";
+  m.setStudy(f);
+  std::string uid1, uid2, uidB;
+  EXPECT_EQ(m.reserveSeries(1, uid1), 1);
+  EXPECT_EQ(m.reserveSeries(2, uid2), 2);
+  EXPECT_EQ(uid1, uid2);
+  m.loadStarted(2, DataSource::file("/data/b.h5"));
+  ASSERT_TRUE(m.loadFinished(2, simulated(smallPhantom())));
+  EXPECT_EQ(m.study().patientName, "");
+  EXPECT_EQ(m.reserveSeries(1, uidB), 1);
+  EXPECT_NE(uidB, uid1);
+  m.loadStarted(3, DataSource::file("/data/a.h5"));  // the first study again
+  ASSERT_TRUE(m.loadFinished(3, simulated(smallPhantom())));
+  EXPECT_EQ(m.study().patientName, "DOE^JANE");
+  EXPECT_EQ(m.study().accessionNumber, "A1");
+  EXPECT_EQ(m.reserveSeries(1, uid2), 4);
+  EXPECT_EQ(uid2, uid1);
+}
+
 TEST_F(WorkstationModelTest, SessionDeviceAndSliceTellTheObservers) {
   const int sessions = seen.sessions, devices = seen.devices;
   SessionSettings s = m.session();

@@ -16,3 +16,27 @@ std::string defaultOutputBase(const DataSource& source, const RunRecord* run, co
 }
 
 }  // namespace larmor::model
+
+namespace larmor::model {
+
+StudyFields studyFieldsFrom(const Header& header) {
+  StudyFields f;
+  f.patientName = header.patientName;
+  f.patientId = header.patientId;
+  f.studyDescription = header.studyDescription;
+  return f;
+}
+
+std::string frameLabel(std::size_t f, std::size_t n) {
+  return "frame " + std::to_string(f + 1) + "/" + std::to_string(n);
+}
+
+std::string seriesDescription(const std::string& protocolName, const std::string& method, const std::string& frame) {
+  const auto first = protocolName.find_first_not_of(" \t"), last = protocolName.find_last_not_of(" \t");
+  const std::string protocol = first == std::string::npos ? std::string() : protocolName.substr(first, last - first + 1);
+  std::string d = protocol.empty() ? method : method.empty() ? protocol : protocol + " " + method;
+  if (!frame.empty()) d += " " + frame;
+  return d.substr(0, 64);
+}
+
+}  // namespace larmor::model

@@ -9,6 +9,9 @@
 #include <filesystem>
 
 #include "larmor/backend/registry.hpp"
+#ifdef LARMOR_HAVE_IO
+#include "larmor/io/dicom.hpp"
+#endif
 #include "larmor/quality/display.hpp"
 #include "larmor/recon/dynamic.hpp"
 #include "larmor/recon/settings.hpp"
@@ -393,6 +396,59 @@ std::string WorkstationModel::exportProblem() const {
 
 std::string WorkstationModel::suggestedOutputBase(const std::string& outputFolder) const {
   return defaultOutputBase(data_.source, shownRun(), export_.lastFolder, outputFolder);
+}
+
+std::string WorkstationModel::studyKey() const { return data_.source.isFile() ? data_.source.path : "phantom"; }
+
+StudyFields WorkstationModel::study() const {
+  const auto it = studies_.find(studyKey());
+  if (it != studies_.end()) return it->second;
+  return data_.dataset ? studyFieldsFrom(data_.dataset->header) : StudyFields{};
+}
+
+void WorkstationModel::setStudy(const StudyFields& fields) {
+  StudyFields f = study();
+  f.patientName = fields.patientName, f.patientId = fields.patientId;
+  f.accessionNumber = fields.accessionNumber, f.studyDescription = fields.studyDescription;
+  studies_[studyKey()] = f;
+}
+
+int WorkstationModel::reserveSeries(int count, std::string& studyUid) {
+  StudyFields f = study();
+#ifdef LARMOR_HAVE_IO
+  if (f.studyUid.empty()) f.studyUid = io::newDicomUid();  // without DICOM, NIfTI has no study
+#endif
+  const int first = f.nextSeriesNumber;
+  f.nextSeriesNumber += std::max(1, count);
+  studies_[studyKey()] = f;
+  studyUid = f.studyUid;
+  return first;
+}
+
+WorkstationModel::SeriesExport WorkstationModel::seriesExport(bool allFrames) const {
+  SeriesExport e;
+  const RunRecord* shown = shownRun();
+  if (!shown || !data_.dataset) return e;
+  const std::size_t n = data_.frameCount();
+  std::vector<std::size_t> missing;
+  if (allFrames && n > 1) {
+    for (std::size_t f = 0; f < n; ++f) {
+      const RunRecord* r = shown->isSeries() ? shown : runs_.find(runForFrame(f, shown->settings));
+      if (!r) missing.push_back(f);
+      else e.results.push_back(r->isSeries() ? r->frames.at(f) : r->result);
+    }
+  }
+  e.wholeSeries = n > 1 && allFrames && missing.empty();
+  if (!e.wholeSeries) e.results = {shown->result};
+  if (!missing.empty()) {
+    e.missing = "frame" + std::string(missing.size() > 1 ? "s " : " ");
+    for (std::size_t i = 0; i < missing.size(); ++i) e.missing += (i ? ", " : "") + std::to_string(missing[i] + 1);
+    e.missing += " of " + std::to_string(n) + " not reconstructed with these settings yet";
+  }
+  e.description = seriesDescription(data_.dataset->header.protocolName,
+                                    describeSettings(shown->settings.settings, &data_.dataset->header),
+                                    n > 1 && !e.wholeSeries ? frameLabel(data_.frame, n) : std::string());
+  return e;
 }
 
 void WorkstationModel::recordExport(ExportOutcome outcome) {

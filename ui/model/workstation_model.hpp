@@ -146,6 +146,21 @@ class WorkstationModel {
   /// The name an export dialog proposes, without a suffix (defaultOutputBase).
   std::string suggestedOutputBase(const std::string& outputFolder) const;
   void recordExport(ExportOutcome outcome);
+  /// The frames a DICOM/NIfTI export or a send writes of the shown run: every frame of the series (a series
+  /// run's, or each frame's run with the shown run's settings) when `allFrames` and each has one, else the
+  /// shown frame alone. `missing` names the frames without a run ("frames 2-4/4") when all were asked for.
+  struct SeriesExport {
+    std::vector<std::shared_ptr<const recon::ReconResult>> results;  ///< one per frame written, in frame order
+    bool wholeSeries = false;  ///< every frame of a multi-frame series (results.size() == frameCount())
+    std::string missing;
+    std::string description;   ///< the series description rule's (seriesDescription)
+  };
+  SeriesExport seriesExport(bool allFrames) const;
+  /// The current study's fields (StudyFields: the user's, else the header's).
+  StudyFields study() const;
+  void setStudy(const StudyFields& fields);
+  /// The current study's UID (made once) and `count` series numbers from its next one; returns the first.
+  int reserveSeries(int count, std::string& studyUid);
 
  private:
   template <class F>
@@ -173,6 +188,8 @@ class WorkstationModel {
   int slice_ = -1;
   ComparisonState comparison_;
   ExportState export_;
+  std::map<std::string, StudyFields> studies_;  ///< by study key (the file, or "phantom"); kept across data
+  std::string studyKey() const;
 
  private:
   void keepForComparison(CompareCandidate c);
