@@ -1,10 +1,13 @@
 // larmor-cli serve: a reconstruction server speaking the ISMRMRD streaming protocol (docs/streaming.md). One
 // thread per connection reads its messages (larmor/stream/protocol.hpp), collects its acquisitions into slices
 // (larmor/stream/assembler.hpp) and reconstructs each slice with recon::run as soon as its last acquisition
-// arrives, sending the image back at once. One backend, selected at start, serves every connection (its plans and
-// the GPU stay warm); reconstructions take it one at a time. A bad message costs its connection a TEXT message
-// "error: ..." and a CLOSE, never the server.
+// arrives, sending the image back at once. One warm backend per device (--devices: every GPU, or CPU workers),
+// opened at start, serves every connection: each finished slice goes to the first idle device
+// (larmor/stream/device_pool.hpp), so one scan's slices may run on several devices at once, and each connection
+// sends its images back in the order its slices finished (cli_serve_outbox.hpp). A bad message costs its
+// connection a TEXT message "error: ..." and a CLOSE, never the server.
 #include "cli_serve.hpp"
+#include "cli_serve_outbox.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -12,11 +15,14 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iostream>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 #include "larmor/backend/registry.hpp"
 #include "larmor/util/error.hpp"
@@ -33,6 +39,7 @@
 #include "larmor/recon/settings_table.hpp"
 #include "larmor/recon/warm_up.hpp"
 #include "larmor/stream/assembler.hpp"
+#include "larmor/stream/device_pool.hpp"
 #include "larmor/stream/images.hpp"
 #include "larmor/stream/socket.hpp"
 #endif
@@ -45,7 +52,8 @@ CLI::App* addServeCommand(CLI::App& app, ServeArgs& a) {
   cmd->add_option("--listen", a.listen, "Address to listen on (default 127.0.0.1; 0.0.0.0: every interface)");
   cmd->add_option("--settings", a.settings, "Settings JSON (recon --save-settings) for preset configurations");
   cmd->add_option("--output-dir", a.outputDir, "Also write every image as a .cfl here");
-  cmd->add_option("--device", a.device, "auto|cpu|cuda[:N]");
+  cmd->add_option("--devices", a.devices, "all (every GPU, else the CPU) | cuda:0,cuda:1,... | cpu | cpu,cpu (CPU workers)");
+  cmd->add_option("--device", a.devices, "One device: auto|cpu|cuda[:N] (as --devices)");
   cmd->add_option("--idle-timeout", a.idleTimeout, "Seconds a connection may stay silent (default 60)")
       ->check(CLI::Range(1, 86400));
   cmd->add_option("--max-connections", a.maxConnections, "Connections served at once (default 32)")
@@ -89,10 +97,14 @@ class Server {
     recon::settings::validate(base_);
     if (!a.outputDir.empty())
       require(fs::is_directory(a.outputDir), "--output-dir " + a.outputDir + ": not a folder");
-    const Selection sel = BackendRegistry::instance().select(a.device);
-    if (!sel.notice.empty()) log("note: " + sel.notice);
-    backend_ = sel.backend;
-    warmUp();
+    std::string notice;
+    std::vector<stream::PoolDevice> devices = stream::openDevices(a.devices, &notice);
+    if (!notice.empty()) log("note: " + notice);
+    warmUp(devices);
+    std::string names;
+    for (const auto& d : devices) names += (names.empty() ? "" : ", ") + d.label;
+    log("devices: " + names);
+    pool_ = std::make_unique<stream::DevicePool>(std::move(devices));
   }
 
   void run() {
@@ -114,8 +126,15 @@ class Server {
  private:
   // A GPU's first reconstruction pays for library handles, plans and kernel loads (recon/warm_up.hpp): paid
   // here, before the first scan, for Cartesian and non-Cartesian data.
-  void warmUp() {
-    if (!backend_->info().gpu) return;
+  // Every GPU at the same time, each on its own thread.
+  void warmUp(const std::vector<stream::PoolDevice>& devices) {
+    std::vector<std::thread> threads;
+    for (const auto& d : devices)
+      if (d.gpu) threads.emplace_back([this, &d] { warmUp(d); });
+    for (auto& t : threads) t.join();
+  }
+
+  void warmUp(const stream::PoolDevice& d) {
     for (bool nonCartesian : {false, true}) {
       recon::ReconSettings s = base_;
       if (nonCartesian && s.method == recon::Method::Fft) s.method = recon::Method::Gridding;
@@ -123,8 +142,8 @@ class Server {
       recon::WarmUpHint hint;
       hint.nonCartesian = nonCartesian;
       std::string why;
-      const double ms = recon::warmUp(backend_, s, hint, &why);
-      log("warm-up (" + recon::toString(s.method) + "): " + (why.empty() ? std::to_string(ms) + " ms" : why));
+      const double ms = recon::warmUp(d.backend, s, hint, &why);
+      log("warm-up of " + d.label + " (" + recon::toString(s.method) + "): " + (why.empty() ? std::to_string(ms) + " ms" : why));
     }
   }
 
@@ -186,11 +205,27 @@ class Server {
     return c;
   }
 
-  // Reads messages until CLOSE; each finished slice is reconstructed and sent back.
+  // A connection's scan: its messages read here, its images sent by its Outbox as the devices finish them.
   void session(stream::SocketStream& s, const std::string& who, int id) {
+    Outbox out(s, 2 * pool_->size() + 2, [this, who](const std::string& line) { log(who + ": " + line); });
+    try {
+      readUntilClose(s, who, id, out);
+    } catch (const std::exception&) {
+      out.finish();  // what was reconstructed goes out first
+      if (!out.failure().empty()) throw Error(out.failure());
+      throw;
+    }
+    out.finish();
+    if (!out.failure().empty()) throw Error(out.failure());
+    stream::writeClose(s);
+    log(who + ": " + std::to_string(out.sent()) + " images sent");
+  }
+
+  // Reads messages until CLOSE; each finished slice goes to the devices at once.
+  void readUntilClose(stream::SocketStream& s, const std::string& who, int id, Outbox& out) {
     Config config = configFor("default.xml");
     std::optional<stream::SliceAssembler> assembler;
-    int sent = 0;
+    int queued = 0;
     for (;;) {
       stream::Message m;
       try {
@@ -198,7 +233,7 @@ class Server {
       } catch (const Error&) {
         if (assembler && assembler->pending() > 0)
           log(who + ": " + std::to_string(assembler->pending()) + " acquisitions of unfinished slices dropped (" +
-              std::to_string(sent) + " images were sent)");
+              std::to_string(queued) + " slices were reconstructed or queued)");
         throw;
       }
       switch (m.id) {
@@ -214,15 +249,12 @@ class Server {
         case stream::kAcquisition: {
           require(assembler.has_value(), "ACQUISITION before the HEADER message");
           const auto arrived = Clock::now();
-          for (auto& slice : assembler->add(std::move(m.acquisition)))
-            send(s, who, id, slice, config, ++sent, arrived);
+          for (auto& slice : assembler->add(std::move(m.acquisition))) submit(out, id, std::move(slice), config, ++queued, arrived);
           break;
         }
         case stream::kClose:
           if (assembler)
-            for (auto& slice : assembler->finish()) send(s, who, id, slice, config, ++sent, Clock::now());
-          stream::writeClose(s);
-          log(who + ": " + std::to_string(sent) + " images sent");
+            for (auto& slice : assembler->finish()) submit(out, id, std::move(slice), config, ++queued, Clock::now());
           return;
         case stream::kText: log(who + ": client says: " + m.text); break;
         case stream::kWaveform: break;  // read and dropped
@@ -231,26 +263,40 @@ class Server {
     }
   }
 
-  void send(stream::SocketStream& s, const std::string& who, int id, const stream::FinishedSlice& slice,
-            const Config& config, int index, Clock::time_point arrived) {
+  // The slice to the first idle device; its image into the connection's outbox, in order.
+  void submit(Outbox& out, int id, stream::FinishedSlice slice, const Config& config, int index,
+              Clock::time_point arrived) {
+    auto shared = std::make_shared<const stream::FinishedSlice>(std::move(slice));
+    auto task = std::make_shared<std::packaged_task<SliceOutcome(stream::PoolDevice&)>>(
+        [this, shared, settings = config.settings, id](stream::PoolDevice& d) {
+          return reconstruct(d, *shared, settings, id);
+        });
+    OutgoingSlice o;
+    o.result = task->get_future();
+    o.slice = shared;
+    o.index = index;
+    o.comment = "Larmor " + recon::toString(config.settings.method);
+    o.arrived = arrived;
+    pool_->submit([task](stream::PoolDevice& d) { (*task)(d); });
+    out.push(std::move(o));
+  }
+
+  // On device `d`'s thread. Written to --output-dir before it is sent: a client gone by then loses nothing.
+  SliceOutcome reconstruct(stream::PoolDevice& d, const stream::FinishedSlice& slice, const recon::ReconSettings& settings,
+                           int id) {
     recon::ReconRequest req;
     req.dataset = &slice.dataset;
-    req.settings = config.settings;
+    req.settings = settings;
     req.settings.keepCoilImages = false;
-    req.device = args_.device;
-    req.backend = backend_;
-    req.cache = cache_;  // a scan's slices usually share one trajectory: its operators are built once
-    recon::ReconResult r;
-    {
-      const std::lock_guard<std::mutex> lock(reconMutex_);
-      r = recon::run(req);
-    }
-    // Written before it is sent: a client gone by now loses nothing already reconstructed.
+    if (pool_->size() > 1) req.settings.iterative.multiGpu = false;  // each slice stays on its device
+    req.device = d.gpu ? d.label : "cpu";
+    req.backend = d.backend;
+    req.cache = d.cache;  // a scan's slices usually share one trajectory: its operators are built once per device
+    const auto t0 = Clock::now();
+    SliceOutcome r{recon::run(req).image, d.label, 0};
+    r.reconMs = msSince(t0);
     if (!args_.outputDir.empty()) writeResult(r.image, slice, id);
-    const std::string comment = "Larmor " + recon::toString(req.settings.method);
-    stream::writeImage(s, stream::imageMessage(r.image, slice, index, 1, comment));
-    log(who + ": slice " + std::to_string(slice.slice) + " repetition " + std::to_string(slice.key.repetition) +
-        " (" + comment + ") sent " + std::to_string(msSince(arrived)) + " ms after its last acquisition");
+    return r;
   }
 
   // DIR/larmor-CONNECTION-sSLICE-rREP-cCON-pPHASE-tSET.cfl, written atomically, never over a file that is not
@@ -267,9 +313,8 @@ class Server {
 
   ServeArgs args_;
   recon::ReconSettings base_;
-  std::shared_ptr<Backend> backend_;
-  std::shared_ptr<recon::OperatorCache> cache_ = std::make_shared<recon::OperatorCache>();  // after backend_
-  std::mutex reconMutex_, logMutex_;
+  std::unique_ptr<stream::DevicePool> pool_;
+  std::mutex logMutex_;
   std::atomic<int> connections_{0}, open_{0};
 };
 

@@ -11,7 +11,7 @@ namespace larmor::cli {
 
 struct ServeArgs {
   int port = 9002;
-  std::string listen = "127.0.0.1", settings, outputDir, device = "auto";
+  std::string listen = "127.0.0.1", settings, outputDir, devices = "all";
   int idleTimeout = 60;  ///< seconds without a byte before a connection is closed
   int maxConnections = 32;  ///< connections served at once; one more gets an error
   double maxScanGiB = 4;    ///< unfinished slices one connection may hold (SliceAssembler's limit)

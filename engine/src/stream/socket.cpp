@@ -85,6 +85,7 @@ void SocketStream::write(const void* from, std::size_t n) {
 }
 
 void SocketStream::shutdownWrite() { ::shutdown(fd_, SHUT_WR); }
+void SocketStream::shutdownRead() { ::shutdown(fd_, SHUT_RD); }
 
 Listener::Listener(const std::string& address, int port) {
   require(port >= 0 && port <= 65535, "--port " + std::to_string(port) + ": not a TCP port (0..65535)");

@@ -21,6 +21,8 @@ class SocketStream : public ByteSource, public ByteSink {
   void write(const void* from, std::size_t n) override;
   /// No more writes (the peer reads the end of the stream after what was sent).
   void shutdownWrite();
+  /// No more reads: a read blocked in another thread returns (the connection closed); writes still go out.
+  void shutdownRead();
   const std::string& peer() const { return peer_; }
   /// True when the peer closed before sending the first byte of the next read (an orderly end).
   bool endedCleanly() const { return endedCleanly_; }
