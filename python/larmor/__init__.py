@@ -18,6 +18,7 @@ from ._larmor import (  # noqa: E402,F401  (the public API)
     NufftPlan,
     ReconResult,
     coil_compression,
+    coil_maps,
     compare,
     compress_coils,
     devices,
@@ -37,9 +38,9 @@ from ._larmor import (  # noqa: E402,F401  (the public API)
 )
 
 __all__ = [
-    "Cancelled", "Dataset", "DeviceArray", "Error", "NufftPlan", "ReconResult", "coil_compression", "compare",
-    "compress_coils", "devices", "espirit", "fft", "ifft", "read", "recon", "settings", "synchronize", "to_device",
-    "total_variation", "tv_prox", "wavelet_l1", "wavelet_prox", "why_no_gpu", "write",
+    "Cancelled", "Dataset", "DeviceArray", "Error", "NufftPlan", "ReconResult", "coil_compression", "coil_maps",
+    "compare", "compress_coils", "devices", "espirit", "fft", "ifft", "read", "recon", "settings", "synchronize",
+    "to_device", "total_variation", "tv_prox", "wavelet_l1", "wavelet_prox", "why_no_gpu", "write",
 ]
 
 

@@ -24,5 +24,6 @@ void bindDeviceArray(py::module_& m);  // device_array.cpp
 void bindNufft(py::module_& m);    // nufft.cpp
 void bindOps(py::module_& m);      // ops.cpp
 void bindPriors(py::module_& m);   // priors.cpp
+void bindMaps(py::module_& m);     // maps.cpp
 
 }  // namespace larmor::python

@@ -13,4 +13,5 @@ PYBIND11_MODULE(_larmor, m) {
   bindNufft(m);
   bindOps(m);
   bindPriors(m);
+  bindMaps(m);
 }

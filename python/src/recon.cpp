@@ -16,6 +16,7 @@
 #include "larmor/recon/settings_table.hpp"
 #include "numpy_arrays.hpp"
 #include "recon_result.hpp"
+#include "recon_settings.hpp"
 
 namespace larmor::python {
 
@@ -66,7 +67,6 @@ std::string given(const st::Setting& s, const py::handle& v) {
 
 }  // namespace
 
-/// The CLI's SettingsOptions::apply over keyword arguments (app/settings_options.cpp).
 recon::ReconSettings settingsFrom(const std::string& method, const py::dict& kwargs) {
   recon::ReconSettings s;
   st::set(s, st::find("method"), method);

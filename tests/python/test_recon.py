@@ -118,3 +118,20 @@ def test_recon_of_non_cartesian_arrays_equals_the_cli(phantoms, tmp_path):
     assert np.array_equal(read_cfl(tmp_path / "cli.cfl").ravel(), r.image.ravel())
     with pytest.raises(larmor.Error, match="trajectory must be real"):
         larmor.recon(k, trajectory=np.zeros((3, 4), np.float32))
+
+
+@pytest.mark.parametrize("file,source,settings", [
+    ("cart.h5", "espirit", {}),
+    ("cart.h5", "walsh", {"calibration_size": 16}),
+    ("radial.h5", "espirit", {"espirit_crop": 0.7}),
+    ("radial.h5", "walsh", {}),
+])
+def test_coil_maps_equal_larmor_cli_maps(phantoms, tmp_path, file, source, settings):
+    flags = []
+    for k, v in settings.items():
+        flags += ["--" + k.replace("_", "-"), str(v)]
+    run_cli("maps", phantoms / file, "--coil-maps", source, "--device", "cpu", *flags, "--output", tmp_path / "m.cfl")
+    maps = larmor.coil_maps(larmor.read(str(phantoms / file)), source, **settings)
+    cli = read_cfl(tmp_path / "m.cfl")
+    assert maps.shape == (1, 4, 1, 48, 48)
+    assert np.array_equal(cli.ravel(), maps.ravel())
