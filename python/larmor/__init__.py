@@ -17,6 +17,7 @@ from ._larmor import (  # noqa: E402,F401  (the public API)
     Error,
     NufftPlan,
     ReconResult,
+    SenseNormal,
     coil_compression,
     coil_maps,
     compare,
@@ -38,7 +39,7 @@ from ._larmor import (  # noqa: E402,F401  (the public API)
 )
 
 __all__ = [
-    "Cancelled", "Dataset", "DeviceArray", "Error", "NufftPlan", "ReconResult", "coil_compression", "coil_maps",
+    "Cancelled", "Dataset", "DeviceArray", "Error", "NufftPlan", "ReconResult", "SenseNormal", "coil_compression", "coil_maps",
     "compare", "compress_coils", "devices", "espirit", "fft", "ifft", "read", "recon", "settings", "synchronize",
     "to_device", "total_variation", "tv_prox", "wavelet_l1", "wavelet_prox", "why_no_gpu", "write",
 ]

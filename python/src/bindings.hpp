@@ -25,5 +25,6 @@ void bindNufft(py::module_& m);    // nufft.cpp
 void bindOps(py::module_& m);      // ops.cpp
 void bindPriors(py::module_& m);   // priors.cpp
 void bindMaps(py::module_& m);     // maps.cpp
+void bindSense(py::module_& m);    // sense.cpp
 
 }  // namespace larmor::python

@@ -14,4 +14,5 @@ PYBIND11_MODULE(_larmor, m) {
   bindOps(m);
   bindPriors(m);
   bindMaps(m);
+  bindSense(m);
 }

@@ -119,3 +119,31 @@ def test_bad_inputs_raise_one_line_errors():
         larmor.NufftPlan(np.zeros((5, 4), np.float32), (10, 10))
     with pytest.raises(larmor.Error, match="out must"):
         plan.forward(image, out=np.zeros(50, np.complex128))
+
+
+def encoding_matrix(traj, shape):
+    """F[j, n] = exp(-2 pi i k_j . r_n) in float64."""
+    return np.exp(-2j * np.pi * traj.astype(np.float64) @ positions(shape).T)
+
+
+def test_sense_normal_and_adjoint_against_float64_matrices():
+    shape, m, coils = (10, 12), 150, 3
+    traj, _, _ = random_case(shape, m)
+    maps = np.stack([(RNG.standard_normal(shape) + 1j * RNG.standard_normal(shape)) for _ in range(coils)]).astype(np.complex64)
+    x = (RNG.standard_normal(shape) + 1j * RNG.standard_normal(shape)).astype(np.complex64)
+    data = (RNG.standard_normal((coils, m)) + 1j * RNG.standard_normal((coils, m))).astype(np.complex64)
+    n = np.prod(shape)
+    f = encoding_matrix(traj, shape)
+    s = maps.reshape(coils, -1).astype(np.complex128)
+    normal = sum(np.conj(s[c]) * (f.conj().T @ (f @ (s[c] * x.ravel()))) for c in range(coils)) / n
+    adjoint = sum(np.conj(s[c]) * (f.conj().T @ data[c]) for c in range(coils)) / np.sqrt(n)
+    op = larmor.SenseNormal(traj, maps)
+    assert op.shape == shape and op.coils == coils
+    assert rel(op.normal(x).ravel(), normal) < 1e-4
+    assert rel(op.adjoint(data).ravel(), adjoint) < 2e-3
+    with_prior = larmor.SenseNormal(traj, maps, lam=0.5, reg="tikhonov")
+    assert rel(with_prior.normal(x).ravel(), normal + 0.5 * x.ravel()) < 1e-4
+    by_nufft = larmor.SenseNormal(traj, maps, psf="nufft")
+    assert rel(by_nufft.normal(x).ravel(), normal) < 2e-3
+    with pytest.raises(larmor.Error, match="expected none, tikhonov or fd"):
+        larmor.SenseNormal(traj, maps, reg="l1")
