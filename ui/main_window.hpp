@@ -180,6 +180,8 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   void onSettingsChanged();
   void onLambdaDragged(double lambda);
   void onTemporalLambdaDragged(double lambda);
+  /// A live run's delivery of its chunks to the screen (a new generation: older runs' chunks are dropped).
+  std::function<void(int done, int total, std::function<void()> show)> liveDelivery();
   void onTaskStarted(quint64 id, TaskKind kind, const QString& label);
   void onTaskProgress(quint64 id, double fraction, const QString& stage);
   void onTaskSucceeded(quint64 id, TaskKind kind, const QVariant& tag, const TaskOutput& out);

@@ -188,24 +188,12 @@ void MainWindow::onLambdaDragged(double lambda) {
       return;
     }
     // One kept problem, chunked warm-started solves, each chunk's image on screen (live_lambda.hpp).
-    const quint64 generation = ++liveGeneration_;
     const QString label = QString::fromStdString(plan.description);
-    auto alive = alive_;
-    liveClock_.start();
-    const QElapsedTimer clock = liveClock_;
-    LiveLambdaEngine::Publish publish = [this, alive, generation, label, clock](std::shared_ptr<const CArray> image,
+    LiveLambdaEngine::Publish publish = [this, deliver = liveDelivery(), label](std::shared_ptr<const CArray> image,
                                                                                 int done, int total) {
-      if (!alive->load()) return;
-      const double publishedMs = static_cast<double>(clock.nsecsElapsed()) / 1e6;
-      QMetaObject::invokeMethod(
-          this,
-          [this, alive, generation, label, image, done, total, publishedMs] {
-            if (!alive->load() || generation != liveGeneration_) return;  // a newer λ is on its way
-            viewer_->setImage(image, model_.voxelSpacing(*image), tr("%1 — %2/%3 iterations").arg(label).arg(done).arg(total));
-            liveTiming_ = {publishedMs, static_cast<double>(liveClock_.nsecsElapsed()) / 1e6};
-            emit liveImageShown(done, total);
-          },
-          Qt::QueuedConnection);
+      deliver(done, total, [this, label, image, done, total] {
+        viewer_->setImage(image, model_.voxelSpacing(*image), tr("%1 — %2/%3 iterations").arg(label).arg(done).arg(total));
+      });
     };
     const quint64 id = worker_->restart(makeLiveLambdaTask(live_, job, label, std::move(publish)));
     model_.runStarted(id, plan);
@@ -213,6 +201,26 @@ void MainWindow::onLambdaDragged(double lambda) {
   } else if (worker_->busy() && worker_->runningKind() == TaskKind::Recon) {
     submitRecon(model::RunKind::Recon);
   }
+}
+
+std::function<void(int, int, std::function<void()>)> MainWindow::liveDelivery() {
+  // From the worker: `show` queued on the window's thread, dropped when the window is gone or a newer λ has
+  // started since; the live timing records when the chunk was published and when it was on screen.
+  const quint64 generation = ++liveGeneration_;
+  liveClock_.start();
+  return [this, alive = alive_, generation, clock = liveClock_](int done, int total, std::function<void()> show) {
+    if (!alive->load()) return;
+    const double publishedMs = static_cast<double>(clock.nsecsElapsed()) / 1e6;
+    QMetaObject::invokeMethod(
+        this,
+        [this, alive, generation, done, total, publishedMs, show = std::move(show)] {
+          if (!alive->load() || generation != liveGeneration_) return;  // a newer λ is on its way
+          show();
+          liveTiming_ = {publishedMs, static_cast<double>(liveClock_.nsecsElapsed()) / 1e6};
+          emit liveImageShown(done, total);
+        },
+        Qt::QueuedConnection);
+  };
 }
 
 void MainWindow::onTemporalLambdaDragged(double lambda) {
@@ -232,27 +240,15 @@ void MainWindow::onTemporalLambdaDragged(double lambda) {
     submitRecon(model::RunKind::Recon);
     return;
   }
-  const quint64 generation = ++liveGeneration_;
   const QString label = QString::fromStdString(plan.description);
-  auto alive = alive_;
-  liveClock_.start();
-  const QElapsedTimer clock = liveClock_;
-  LiveSeriesEngine::Publish publish = [this, alive, generation, label, clock](
+  LiveSeriesEngine::Publish publish = [this, deliver = liveDelivery(), label](
                                           std::shared_ptr<const std::vector<CArray>> frames, int done, int total) {
-    if (!alive->load()) return;
-    const double publishedMs = static_cast<double>(clock.nsecsElapsed()) / 1e6;
-    QMetaObject::invokeMethod(
-        this,
-        [this, alive, generation, label, frames, done, total, publishedMs] {
-          if (!alive->load() || generation != liveGeneration_) return;  // a newer λ is on its way
-          const std::size_t f = std::min(model_.frame(), frames->size() - 1);
-          auto image = std::make_shared<const CArray>((*frames)[f]);
-          viewer_->setImage(image, model_.voxelSpacing(*image),
-                            tr("%1 — frame %2, %3/%4 iterations").arg(label).arg(f).arg(done).arg(total));
-          liveTiming_ = {publishedMs, static_cast<double>(liveClock_.nsecsElapsed()) / 1e6};
-          emit liveImageShown(done, total);
-        },
-        Qt::QueuedConnection);
+    deliver(done, total, [this, label, frames, done, total] {
+      const std::size_t f = std::min(model_.frame(), frames->size() - 1);
+      auto image = std::make_shared<const CArray>((*frames)[f]);
+      viewer_->setImage(image, model_.voxelSpacing(*image),
+                        tr("%1 — frame %2, %3/%4 iterations").arg(label).arg(f).arg(done).arg(total));
+    });
   };
   const quint64 id = worker_->restart(makeLiveSeriesTask(liveSeries_, job, label, std::move(publish)));
   model_.runStarted(id, plan);
