@@ -222,7 +222,8 @@ CLI::App* addBatchCommand(CLI::App& app, BatchArgs& a) {
   c->add_option("--output-dir", a.outputDir, "Output folder (also holds journal.jsonl, summary.json, contact-sheet.png)");
   c->add_option("--format", a.formats, "cfl|nii|dcm|png, repeatable or comma-separated (default cfl)")->delimiter(',');
   c->add_option("--devices", a.devices, "all (every GPU, else the CPU) | cpu | cuda:0,cuda:1,...");
-  c->add_option("--jobs", a.jobs, "CPU workers when on the CPU (they share the OpenMP threads)")->check(CLI::Range(1, 1024));
+  c->add_option("--server", a.server, "host:port of a running `larmor-cli serve`: reconstruct there (docs/streaming.md)");
+  c->add_option("--jobs", a.jobs, "CPU workers when on the CPU (they share the OpenMP threads); with --server: items in flight (default 4)")->check(CLI::Range(1, 1024));
   c->add_option("--shard", a.shard, "K/N: only items i with i mod N = K (what each Slurm array task runs)");
   c->add_option("--status", a.status, "Report done/failed/pending of the batch in DIR (all shards); exit 0 when all done")
       ->type_name("DIR");
@@ -261,6 +262,13 @@ int batch(const BatchArgs& a) {
   ro.outputDir = a.outputDir;
   ro.devices = a.devices;
   ro.jobs = a.jobs;
+  if (!a.server.empty()) {  // this process only loads, streams and writes: CPU workers, one connection each
+    require(a.devices == "all", "batch: --devices applies without --server (the server's own --devices choose)");
+    ro.devices = "cpu";
+    ro.jobs = a.jobs > 0 ? a.jobs : 4;
+    ro.reconstruct = serverReconstruction(a.server, 600);
+    ro.reconstructedOn = "server " + a.server;
+  }
   if (!a.shard.empty()) parseShard(a.shard, ro.shardIndex, ro.shardCount);
   ProgressLine bar(::isatty(2) == 1);
   const batch::RunResult r = batch::run(plan, ro, [&](const batch::ProgressEvent& ev) { bar.update(ev); });

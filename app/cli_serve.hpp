@@ -1,7 +1,13 @@
 #pragma once
 // larmor-cli serve (a reconstruction server speaking the ISMRMRD streaming protocol) and larmor-cli stream (its
 // client, replaying a raw-data file as a scanner streams it). docs/streaming.md.
+#include <cstddef>
+#include <map>
 #include <string>
+#include <tuple>
+#include <vector>
+
+#include "larmor/array/array.hpp"
 
 namespace CLI {
 class App;
@@ -21,6 +27,29 @@ struct StreamArgs {
   std::string input, to, config = "default.xml", output;
   int timeout = 120;  ///< seconds without a byte from the server
 };
+
+/// One scan streamed to a server (stream, batch --server).
+struct ScanRequest {
+  std::string input, trajectory;                          ///< the raw data; a .cfl's trajectory
+  std::string to, configName = "default.xml", configText;  ///< configText non-empty: sent as CONFIG_TEXT instead
+  int timeoutS = 120;
+  bool pace = false;  ///< at the acquisition's own pace (its timestamps), not at full speed
+};
+using ImageKey = std::tuple<int, int, int, int, int>;  ///< slice, contrast, phase, repetition, set
+/// What came back.
+struct ScanReply {
+  std::map<ImageKey, CArray> images;  ///< [x, y, z, channels] each
+  std::vector<double> latencyMs;      ///< per image: from its slice's last acquisition sent to the image received
+  std::vector<std::string> errors;    ///< the server's "error: ..." messages, or the connection's failure
+  bool closed = false;                ///< the server ended with CLOSE
+  std::size_t sent = 0;               ///< acquisitions
+  std::size_t slicesSent = 0;         ///< slices whose last acquisition went out
+  double totalMs = 0;                 ///< from connecting to the server's CLOSE
+  double scanMs = 0;                  ///< the acquisition's own duration, from its timestamps (0: none)
+};
+/// Streams `r.input` to `r.to` and collects the replies. Throws Error when the file cannot be read or the
+/// connection fails before the scan is sent; what the server reports is in errors.
+ScanReply streamScan(const ScanRequest& r);
 
 /// The `serve` and `stream` subcommands, their options into `a`.
 CLI::App* addServeCommand(CLI::App& app, ServeArgs& a);

@@ -29,20 +29,17 @@ namespace larmor::cli {
 
 #ifndef LARMOR_HAVE_IO
 int stream(const StreamArgs&) { throw Error("stream: this build has no ISMRMRD support (LARMOR_IO=OFF)"); }
+ScanReply streamScan(const ScanRequest&) { throw Error("stream: this build has no ISMRMRD support (LARMOR_IO=OFF)"); }
 #else
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using SliceKey = std::tuple<int, int, int, int, int>;  // slice, contrast, phase, repetition, set
 
-// What the reader thread collects.
+// What the reader thread collects, under its mutex.
 struct Received {
   std::mutex mutex;
-  std::map<SliceKey, Clock::time_point> lastSent;  ///< when each slice's last acquisition went out
-  std::map<SliceKey, CArray> images;
-  std::vector<double> latencyMs;
-  std::vector<std::string> errors;
-  bool closed = false;
+  std::map<ImageKey, Clock::time_point> lastSent;  ///< when each slice's last acquisition went out
+  ScanReply reply;
 };
 
 void readReplies(stream::SocketStream& s, Received& r) {
@@ -51,29 +48,29 @@ void readReplies(stream::SocketStream& s, Received& r) {
       stream::Message m = stream::readMessage(s);
       const std::lock_guard<std::mutex> lock(r.mutex);
       if (m.id == stream::kClose) {
-        r.closed = true;
+        r.reply.closed = true;
         return;
       }
       if (m.id == stream::kText) {
-        if (m.text.rfind("error", 0) == 0) r.errors.push_back(m.text);
+        if (m.text.rfind("error", 0) == 0) r.reply.errors.push_back(m.text);
         else std::cout << "server: " << m.text << "\n";
         continue;
       }
       if (m.id != stream::kImage) continue;
       const auto& h = m.image.head;
-      const SliceKey key{h.slice, h.contrast, h.phase, h.repetition, h.set};
+      const ImageKey key{h.slice, h.contrast, h.phase, h.repetition, h.set};
       if (auto it = r.lastSent.find(key); it != r.lastSent.end())
-        r.latencyMs.push_back(std::chrono::duration<double, std::milli>(Clock::now() - it->second).count());
-      r.images[key] = stream::imagePixels(m.image);
+        r.reply.latencyMs.push_back(std::chrono::duration<double, std::milli>(Clock::now() - it->second).count());
+      r.reply.images[key] = stream::imagePixels(m.image);
     }
   } catch (const std::exception& e) {
     const std::lock_guard<std::mutex> lock(r.mutex);
-    if (!r.closed) r.errors.push_back(e.what());
+    if (!r.reply.closed) r.reply.errors.push_back(e.what());
   }
 }
 
 // The images, one frame, into [x, y, z, 1, slices] by slice index.
-CArray stacked(const std::map<SliceKey, CArray>& images, const std::string& output) {
+CArray stacked(const std::map<ImageKey, CArray>& images, const std::string& output) {
   const CArray& first = images.begin()->second;
   const Shape one = first.shape();
   int slices = 0;
@@ -104,40 +101,48 @@ void printLatency(std::vector<double> ms) {
 
 }  // namespace
 
-int stream(const StreamArgs& a) {
-  if (!a.output.empty()) io::requireReplaceable(a.output, io::OutputRole::Image);
+ScanReply streamScan(const ScanRequest& q) {
   std::string host;
   int port = 0;
-  stream::splitHostPort(a.to, host, port, "--to");
-  stream::SocketStream s(stream::connectTcp(host, port), a.to, a.timeout * 1000);
+  stream::splitHostPort(q.to, host, port, "--to");
+  const auto start = Clock::now();
+  stream::SocketStream s(stream::connectTcp(host, port), q.to, q.timeoutS * 1000);
   Received r;
   std::thread reader([&] { readReplies(s, r); });
-  const auto start = Clock::now();
-  std::size_t sent = 0;
   try {
-    stream::writeConfigFile(s, a.config);
+    if (q.configText.empty()) stream::writeConfigFile(s, q.configName);
+    else stream::writeText(s, stream::kConfigText, q.configText);
     stream::replayIsmrmrd(
-        a.input, [&](const std::string& xml) { stream::writeText(s, stream::kHeader, xml); },
+        q.input, [&](const std::string& xml) { stream::writeText(s, stream::kHeader, xml); },
         [&](const stream::Acquisition& acq) {
           stream::writeAcquisition(s, acq);
-          ++sent;
+          const std::lock_guard<std::mutex> lock(r.mutex);
+          ++r.reply.sent;
           if (acq.head.flags & (std::uint64_t{1} << (ISMRMRD::ISMRMRD_ACQ_LAST_IN_SLICE - 1))) {
             const auto& i = acq.head.idx;
-            const std::lock_guard<std::mutex> lock(r.mutex);
             r.lastSent[{i.slice, i.contrast, i.phase, i.repetition, i.set}] = Clock::now();
+            ++r.reply.slicesSent;
           }
         });
     stream::writeClose(s);
-  } catch (const std::exception& e) {
+  } catch (const std::exception&) {
     s.shutdownWrite();
     reader.join();
-    for (const auto& err : r.errors) std::cerr << "server: " << err << "\n";
+    for (const auto& err : r.reply.errors) std::cerr << "server: " << err << "\n";
     throw;
   }
   reader.join();
-  const double totalMs = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-  std::cout << a.input << ": " << sent << " acquisitions sent, " << r.images.size() << " images back in "
-            << static_cast<int>(totalMs) << " ms\n";
+  r.reply.totalMs = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  return std::move(r.reply);
+}
+
+int stream(const StreamArgs& a) {
+  if (!a.output.empty()) io::requireReplaceable(a.output, io::OutputRole::Image);
+  ScanRequest q;
+  q.input = a.input, q.to = a.to, q.configName = a.config, q.timeoutS = a.timeout;
+  const ScanReply r = streamScan(q);
+  std::cout << a.input << ": " << r.sent << " acquisitions sent, " << r.images.size() << " images back in "
+            << static_cast<int>(r.totalMs) << " ms\n";
   printLatency(r.latencyMs);
   for (const auto& err : r.errors) std::cerr << "server: " << err << "\n";
   if (!r.errors.empty()) return 1;

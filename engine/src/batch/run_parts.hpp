@@ -121,6 +121,8 @@ struct RunContext {
   std::vector<std::string> notes;            ///< why an item that a run did before is done again
   std::string host, shard;                   ///< for the journal's records
   io::ExportOptions exportOptions;
+  /// RunOptions::reconstruct: where set, items are reconstructed by it, not on the workers' devices.
+  std::function<std::vector<recon::ReconResult>(const Item&, const ItemSettings&, const io::Series&)> reconstruct;
 
   std::mutex ownedMutex;        ///< guards `owned`
   std::set<std::string> owned;  ///< outputs this batch may replace: the journal's, then this run's

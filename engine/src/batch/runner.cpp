@@ -240,6 +240,7 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
   ctx.host = hostName();
   ctx.shard = std::to_string(o.shardIndex) + "/" + std::to_string(o.shardCount);
   ctx.exportOptions.printWarnings = false;
+  ctx.reconstruct = o.reconstruct;
 
   std::vector<Worker> workers;
   const double atPlanned = msSince(t0);
@@ -250,6 +251,8 @@ RunResult run(const Plan& plan, const RunOptions& o, const std::function<void(co
     progress.message(b.notice);
     workers = std::move(b.workers);
     workers.resize(std::min(workers.size(), queue.size()));
+    if (o.reconstruct)
+      for (auto& w : workers) w.id = o.reconstructedOn;  // the journal and progress name where it ran
   }
   runWorkers(ctx, workers, queue);  // scheduler.cpp; each item: job.cpp
 

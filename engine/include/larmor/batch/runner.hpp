@@ -25,6 +25,8 @@
 
 #include "larmor/batch/manifest.hpp"
 #include "larmor/batch/settings_file.hpp"
+#include "larmor/io/series.hpp"
+#include "larmor/recon/recon.hpp"
 
 namespace larmor::batch {
 
@@ -56,6 +58,11 @@ struct RunOptions {
   std::string devices = "all";  ///< all | cpu | cuda:0,cuda:1,...
   int jobs = 0;                 ///< CPU workers when on the CPU (0: 1)
   int shardIndex = 0, shardCount = 1;
+  /// Where set, every item's frames are reconstructed by this instead of on the workers' devices (larmor-cli
+  /// batch --server: a warm streaming server); the workers (devices "cpu", `jobs` of them) then load, hand over
+  /// and write, `jobs` items in flight. An Error it throws is the item's failure.
+  std::function<std::vector<recon::ReconResult>(const Item&, const ItemSettings&, const io::Series&)> reconstruct;
+  std::string reconstructedOn = "server";  ///< with `reconstruct`: the items' device in the journal and progress
 };
 
 /// One worker's device as resolved from RunOptions::devices.
