@@ -307,34 +307,45 @@ Prepared csWorkload(const Context& c, ops::RegularizerKind prior) {
 // The joint reconstruction of a series (recon/dynamic.hpp): the case, 128^2 x 8 coils x 20 frames of 21
 // golden-angle spokes, 100 FISTA iterations of temporal TV, the whole recon::runFrames (plans, Q and F^H d per frame,
 // the coil maps of all frames, the step bound, FISTA, the downloads).
-Prepared dynamicWorkload(const Context& c) {
-  const index_t n = c.gpu ? 128 : 64, coils = 8, frames = c.gpu ? 20 : 8, spokes = 21;
+/// The dynamic workloads' series and request: 128^2 (CPU 64^2) x 8 coils x 20 (CPU 8) frames of 21 golden-angle spokes,
+/// 1 % noise; cs with temporal TV, 100 iterations, no tolerance.
+struct DynamicCase {
+  index_t n = 0, coils = 8, frames = 0, spokes = 21;
+  std::vector<Dataset> series;
+  ReconRequest req;
+};
+
+DynamicCase dynamicCase(const Context& c) {
+  DynamicCase d;
+  d.n = c.gpu ? 128 : 64;
+  d.frames = c.gpu ? 20 : 8;
   phantom::SimulateSettings sim;
-  sim.coils = static_cast<int>(coils);
+  sim.coils = static_cast<int>(d.coils);
   sim.noiseSigma = 0.01f;
-  sim.matrix[0] = sim.matrix[1] = n;
+  sim.matrix[0] = sim.matrix[1] = d.n;
   sim.trajectory = TrajectoryKind::GoldenAngle;
-  sim.frames = frames;
-  sim.spokesPerFrame = spokes;
-  struct State {
-    std::vector<Dataset> frames;
-    ReconRequest req;
-  };
-  auto st = std::make_shared<State>();
-  st->frames = phantom::simulateSeries(sim);
-  st->req.backend = std::shared_ptr<Backend>(&c.be, [](Backend*) {});
-  st->req.settings.method = Method::Cs;
-  settings::applyMethodDefaults(st->req.settings);
-  st->req.settings.dynamic.prior = TemporalPrior::TemporalTv;
-  st->req.settings.iterative.iterations = 100;
-  st->req.settings.iterative.tolerance = 0;
-  st->req.settings.keepCoilImages = false;
-  st->req.settings.iterative.cacheDirectory = "none";
+  sim.frames = d.frames;
+  sim.spokesPerFrame = d.spokes;
+  d.series = phantom::simulateSeries(sim);
+  d.req.backend = std::shared_ptr<Backend>(&c.be, [](Backend*) {});
+  d.req.settings.method = Method::Cs;
+  settings::applyMethodDefaults(d.req.settings);
+  d.req.settings.dynamic.prior = TemporalPrior::TemporalTv;
+  d.req.settings.iterative.iterations = 100;
+  d.req.settings.iterative.tolerance = 0;
+  d.req.settings.keepCoilImages = false;
+  d.req.settings.iterative.cacheDirectory = "none";
+  return d;
+}
+
+Prepared dynamicWorkload(const Context& c) {
+  auto st = std::make_shared<DynamicCase>(dynamicCase(c));
+  const index_t n = st->n, coils = st->coils, frames = st->frames, spokes = st->spokes;
   Prepared p;
   p.reps = c.gpu ? 10 : 2;
   p.host = [st] {
     const auto t0 = Clock::now();
-    const std::vector<ReconResult> r = runFrames(st->frames, st->req);
+    const std::vector<ReconResult> r = runFrames(st->series, st->req);
     const double wall = msSince(t0);
     return wall - (r.front().timings.totalMilliseconds() - deviceStageMs(r.front().timings));
   };
@@ -358,22 +369,8 @@ Prepared dynamicWorkload(const Context& c) {
 // published chunks of 2, 4, 8, ... iterations (100 in all). host(): the whole chunked solve; extra: the median time
 // from the move to the first chunk's frames on the host (what the slider's picture waits for, before Qt draws it).
 Prepared dynamicLiveWorkload(const Context& c) {
-  const index_t n = c.gpu ? 128 : 64, coils = 8, frames = c.gpu ? 20 : 8, spokes = 21;
-  phantom::SimulateSettings sim;
-  sim.coils = static_cast<int>(coils);
-  sim.noiseSigma = 0.01f;
-  sim.matrix[0] = sim.matrix[1] = n;
-  sim.trajectory = TrajectoryKind::GoldenAngle;
-  sim.frames = frames;
-  sim.spokesPerFrame = spokes;
-  ReconRequest req;
-  req.backend = std::shared_ptr<Backend>(&c.be, [](Backend*) {});
-  req.settings.method = Method::Cs;
-  settings::applyMethodDefaults(req.settings);
-  req.settings.dynamic.prior = TemporalPrior::TemporalTv;
-  req.settings.iterative.iterations = 100;
-  req.settings.iterative.tolerance = 0;
-  req.settings.iterative.cacheDirectory = "none";
+  const DynamicCase d = dynamicCase(c);
+  const index_t n = d.n, coils = d.coils, frames = d.frames;
   struct State {
     std::unique_ptr<LiveSeries> live;
     double lambda = 0;
@@ -381,8 +378,8 @@ Prepared dynamicLiveWorkload(const Context& c) {
     std::vector<double> firstMs;
   };
   auto st = std::make_shared<State>();
-  st->live = std::make_unique<LiveSeries>(phantom::simulateSeries(sim), req);
-  st->lambda = req.settings.dynamic.temporalLambda;
+  st->live = std::make_unique<LiveSeries>(d.series, d.req);
+  st->lambda = d.req.settings.dynamic.temporalLambda;
   st->live->solve(st->lambda);
   Prepared p;
   p.reps = c.gpu ? 10 : 2;
