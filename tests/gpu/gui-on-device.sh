@@ -68,16 +68,16 @@ run empty-cold "$D/cart-r2.h5" --method fft
 run cs-tv "$D/radial.h5" --method cs --reg tv
 run grappa "$D/cart-r4.h5" --method grappa
 run sense "$D/cart-r2.h5" --method cg
-# The workflow tests measure slider-to-pixels for live λ; on this machine with the CUDA plugin.
+# The workflow tests measure slider-to-pixels for live λ and the live temporal λ; on this machine with the CUDA plugin.
 WF=$P/bin/larmor_gui_workflow_tests
 [[ -x $WF ]] || WF=$ROOT/build/default/bin/larmor_gui_workflow_tests  # carried beside an older pack
 if [[ -x $WF ]]; then
   # The warm-up's effect needs a process of its own: the first run of a process after the start-up warm-up.
   timeout 300 "$WF" firstRunAfterWarmUp >"$OUT/gui-warmup.log" 2>&1
   echo "warm-up test exit $?: $(grep -E 'QINFO.*warm-up' "$OUT/gui-warmup.log" | sed 's/.*QINFO *: *//')" | tee -a "$OUT/summary.txt"
-  timeout 300 "$WF" liveLambdaSliderToPixels demoRunsToTheEnd framesOfASeries >"$OUT/gui-workflow-tests.log" 2>&1
+  timeout 300 "$WF" liveLambdaSliderToPixels demoRunsToTheEnd framesOfASeries dynamicSeriesJointly >"$OUT/gui-workflow-tests.log" 2>&1
   echo "larmor_gui_workflow_tests exit $?: $(grep -E 'Totals' "$OUT/gui-workflow-tests.log")" | tee -a "$OUT/summary.txt"
-  grep -E "QINFO.*(slider|λ|ms)" "$OUT/gui-workflow-tests.log" | head -16 | tee -a "$OUT/summary.txt"
+  grep -E "QINFO.*(slider|λ|ms)" "$OUT/gui-workflow-tests.log" | head -20 | tee -a "$OUT/summary.txt"
 fi
 if [[ -x $P/bin/larmor_gui_tests ]]; then
   timeout 400 "$P/bin/larmor_gui_tests" ${GUI_TEST_FILTER:+--gtest_filter=$GUI_TEST_FILTER} >"$OUT/gui-tests.log" 2>&1
