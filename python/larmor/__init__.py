@@ -18,6 +18,7 @@ from ._larmor import (  # noqa: E402,F401  (the public API)
     NufftPlan,
     ReconResult,
     SenseNormal,
+    Series,
     coil_compression,
     coil_maps,
     compare,
@@ -27,6 +28,8 @@ from ._larmor import (  # noqa: E402,F401  (the public API)
     fft,
     ifft,
     read,
+    read_series,
+    recon_series,
     settings,
     synchronize,
     to_device,
@@ -36,12 +39,14 @@ from ._larmor import (  # noqa: E402,F401  (the public API)
     wavelet_prox,
     why_no_gpu,
     write,
+    write_series,
 )
 
 __all__ = [
     "Cancelled", "Dataset", "DeviceArray", "Error", "NufftPlan", "ReconResult", "SenseNormal", "coil_compression", "coil_maps",
     "compare", "compress_coils", "devices", "espirit", "fft", "ifft", "read", "recon", "settings", "synchronize",
     "to_device", "total_variation", "tv_prox", "wavelet_l1", "wavelet_prox", "why_no_gpu", "write",
+    "Series", "read_series", "recon_series", "write_series",
 ]
 
 

@@ -26,5 +26,6 @@ void bindOps(py::module_& m);      // ops.cpp
 void bindPriors(py::module_& m);   // priors.cpp
 void bindMaps(py::module_& m);     // maps.cpp
 void bindSense(py::module_& m);    // sense.cpp
+void bindSeries(py::module_& m);   // series.cpp
 
 }  // namespace larmor::python

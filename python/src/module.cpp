@@ -8,6 +8,7 @@ PYBIND11_MODULE(_larmor, m) {
   bindErrors(m);
   bindDevices(m);
   bindData(m);
+  bindSeries(m);
   bindRecon(m);
   bindDeviceArray(m);
   bindNufft(m);

@@ -13,6 +13,7 @@
 
 #include "bindings.hpp"
 #include "json_convert.hpp"
+#include "larmor/io/series.hpp"
 #include "larmor/recon/settings_table.hpp"
 #include "numpy_arrays.hpp"
 #include "recon_result.hpp"
@@ -118,27 +119,52 @@ struct PythonProgress {
   }
 };
 
-PyReconResult run(const Dataset& d, const std::string& method, const std::string& device, bool keepCoilImages,
-                  const py::object& progress, const py::kwargs& kwargs) {
+recon::ReconRequest request(const std::string& method, const std::string& device, bool keepCoilImages,
+                            const py::kwargs& kwargs) {
   recon::ReconRequest req;
-  req.dataset = &d;
   req.settings = settingsFrom(method, kwargs);
   req.settings.keepCoilImages = keepCoilImages;
   req.device = device;
   st::validate(req.settings);
   req.backend = backendFor(device);
+  return req;
+}
+
+/// work() with the GIL released and the progress reported to `progress`; a cancellation by Ctrl-C or by the
+/// callback's exception comes back as that exception.
+template <class Work>
+auto reporting(const py::object& progress, Work work) {
   PythonProgress reporter;
   reporter.callback = progress;
   const Progress engineProgress = reporter.progress();
-  PyReconResult out;
   try {
     py::gil_scoped_release release;
-    out.result = recon::run(req, engineProgress);
+    return work(engineProgress);
   } catch (const Cancelled&) {
     if (reporter.interrupted) throw py::error_already_set();  // the KeyboardInterrupt pending
     if (reporter.raised) throw *reporter.raised;
     throw;
   }
+}
+
+PyReconResult run(const Dataset& d, const std::string& method, const std::string& device, bool keepCoilImages,
+                  const py::object& progress, const py::kwargs& kwargs) {
+  recon::ReconRequest req = request(method, device, keepCoilImages, kwargs);
+  req.dataset = &d;
+  PyReconResult out;
+  out.result = reporting(progress, [&](const Progress& p) { return recon::run(req, p); });
+  return out;
+}
+
+/// Every frame of a series, as larmor-cli recon does with a file of several frames: jointly with the temporal
+/// prior where the settings say so (cs on 2D frames), else one by one (recon::runFrames).
+py::list runSeries(const io::Series& series, const std::string& method, const std::string& device, bool keepCoilImages,
+                   const py::object& progress, const py::kwargs& kwargs) {
+  const recon::ReconRequest req = request(method, device, keepCoilImages, kwargs);
+  std::vector<recon::ReconResult> results =
+      reporting(progress, [&](const Progress& p) { return recon::runFrames(series.frames, req, p); });
+  py::list out;
+  for (auto& r : results) out.append(PyReconResult{std::move(r)});
   return out;
 }
 
@@ -196,6 +222,10 @@ void bindRecon(py::module_& m) {
         py::arg("keep_coil_images") = false, py::arg("progress") = py::none(),
         "Reconstructs a Dataset as `larmor-cli recon` does; settings as keyword arguments named as the CLI's flags "
         "(lambda_rule=..., lam=..., iters=...). progress(fraction, stage) is called as it goes; Ctrl-C cancels.");
+  m.def("recon_series", &runSeries, py::arg("series"), py::kw_only(), py::arg("method") = "fft", py::arg("device") = "cpu",
+        py::arg("keep_coil_images") = false, py::arg("progress") = py::none(),
+        "Every frame of a Series (read_series) as larmor-cli recon does: jointly with a temporal prior for cs on 2D "
+        "frames, else one by one; a list of ReconResult, one per frame.");
   m.def("settings", &settingsTable, "The reconstruction settings (name, flag, JSON key, help), from the engine's table.");
 }
 

@@ -135,3 +135,21 @@ def test_coil_maps_equal_larmor_cli_maps(phantoms, tmp_path, file, source, setti
     cli = read_cfl(tmp_path / "m.cfl")
     assert maps.shape == (1, 4, 1, 48, 48)
     assert np.array_equal(cli.ravel(), maps.ravel())
+
+
+def test_a_series_of_frames_equals_the_cli(tmp_path):
+    dyn = tmp_path / "dyn.h5"
+    run_cli("simulate", "--frames", 3, "--traj", "golden", "--matrix", 32, "--coils", 2, "--output", dyn)
+    run_cli("recon", dyn, "--method", "cs", "--iters", 8, "--device", "cpu", "--output", tmp_path / "cli.cfl")
+    series = larmor.read_series(str(dyn))
+    assert len(series) == 3 and [k["repetition"] for k in series.keys] == [0, 1, 2]
+    assert series[1].kspace.shape[1] == 2
+    results = larmor.recon_series(series, method="cs", iters=8)
+    assert len(results) == 3 and results[0].provenance.get("dynamic")
+    larmor.write_series(str(tmp_path / "py.cfl"), results, series)
+    cli, py = read_cfl(tmp_path / "cli.cfl"), read_cfl(tmp_path / "py.cfl")
+    assert cli.shape == py.shape and np.array_equal(cli, py)
+    frames = np.stack([r.image.ravel() for r in results])
+    assert np.array_equal(frames.ravel(), cli.ravel())
+    with pytest.raises(larmor.Error, match="frames"):
+        larmor.read(str(dyn))  # one frame at a time: the message says how to choose
