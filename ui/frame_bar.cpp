@@ -1,6 +1,7 @@
 // The frame bar (frame_bar.hpp).
 #include "frame_bar.hpp"
 
+#include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QSignalBlocker>
@@ -28,13 +29,22 @@ FrameBar::FrameBar(QWidget* parent) : QWidget(parent) {
   play_->setCheckable(true);
   play_->setText(QStringLiteral("▶ Cine"));
   play_->setToolTip(tr("Play the frames in turn (each frame is reconstructed once, then shown from the runs)"));
+  speed_ = new QComboBox;
+  speed_->setObjectName("cineSpeed");
+  for (double r : cineRates()) speed_->addItem(tr("%1 fps").arg(r), r);
+  speed_->setCurrentIndex(static_cast<int>(cineRates().indexOf(4.0)));
+  speed_->setToolTip(tr("Cine speed: frames per second"));
   timer_ = new QTimer(this);
   l->addWidget(title);
   l->addWidget(slider_, 1);
   l->addWidget(name_);
   l->addWidget(play_);
+  l->addWidget(speed_);
+  connect(speed_, &QComboBox::currentIndexChanged, this, [this] {
+    if (timer_->isActive()) timer_->start(qRound(1000.0 / cineRate()));
+  });
   connect(slider_, &QSlider::valueChanged, this, [this](int v) {
-    name_->setText(QStringLiteral("%1 / %2  %3").arg(v + 1).arg(names_.size()).arg(names_.value(v)));
+    name_->setText(names_.value(v));
     emit frameRequested(v);
   });
   connect(play_, &QToolButton::toggled, this, [this](bool on) { setPlaying(on); });
@@ -48,14 +58,14 @@ void FrameBar::setFrames(const QStringList& names, int current) {
   const QSignalBlocker block(slider_);
   slider_->setRange(0, std::max(0, static_cast<int>(names.size()) - 1));
   slider_->setValue(current);
-  name_->setText(QStringLiteral("%1 / %2  %3").arg(current + 1).arg(names_.size()).arg(names_.value(current)));
+  name_->setText(names_.value(current));
   setVisible(names.size() > 1);
 }
 
 void FrameBar::setCurrent(int frame) {
   const QSignalBlocker block(slider_);
   slider_->setValue(frame);
-  name_->setText(QStringLiteral("%1 / %2  %3").arg(frame + 1).arg(names_.size()).arg(names_.value(frame)));
+  name_->setText(names_.value(frame));
 }
 
 int FrameBar::current() const { return slider_->value(); }
@@ -67,8 +77,19 @@ void FrameBar::setPlaying(bool on, int ms) {
     play_->setChecked(on);
     play_->setText(on ? QStringLiteral("■ Stop") : QStringLiteral("▶ Cine"));
   }
-  if (on) timer_->start(ms);
+  if (on) timer_->start(ms > 0 ? ms : qRound(1000.0 / cineRate()));
   else timer_->stop();
 }
+
+QList<double> FrameBar::cineRates() { return {1, 2, 4, 8, 15, 30}; }
+
+void FrameBar::setCineRate(double framesPerSecond) {
+  const int i = static_cast<int>(cineRates().indexOf(framesPerSecond));
+  if (i >= 0) speed_->setCurrentIndex(i);
+}
+
+double FrameBar::cineRate() const { return speed_->currentData().toDouble(); }
+
+QString FrameBar::currentName() const { return name_->text(); }
 
 }  // namespace larmor::ui

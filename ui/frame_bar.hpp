@@ -1,11 +1,12 @@
 #pragma once
 // The frame bar (series, not merges): for a file with several frames (repetitions, echoes,
-// cardiac phases, sets; io/series.hpp) a slider over the frames, the frame's name and a cine button that
-// steps through them. Hidden for single-frame data. It only asks; the window makes the frame current in
+// cardiac phases, sets; io/series.hpp) a slider over the frames, the frame's name ("frame 2/4 · repetition 1",
+// as the run titles name it), a cine button that steps through them and the cine's speed (frames per second). Hidden for single-frame data. It only asks; the window makes the frame current in
 // the model and shows (or reconstructs) its image.
 #include <QStringList>
 #include <QWidget>
 
+class QComboBox;
 class QLabel;
 class QSlider;
 class QTimer;
@@ -17,13 +18,20 @@ class FrameBar : public QWidget {
   Q_OBJECT
  public:
   explicit FrameBar(QWidget* parent = nullptr);
-  /// The frames' names ("repetition 0", ...) and the current one; fewer than two hide the bar.
+  /// The frames' names ("frame 1/4 · repetition 0", ...) and the current one; fewer than two hide the bar.
   void setFrames(const QStringList& names, int current);
   void setCurrent(int frame);
   int current() const;
   bool playing() const;
-  /// Cine: the next frame every `ms` (the window may hold a step back while a frame reconstructs).
-  void setPlaying(bool on, int ms = 250);
+  /// Cine: the next frame every `ms` (0: at the speed chosen; the window may hold a step back while a frame
+  /// reconstructs).
+  void setPlaying(bool on, int ms = 0);
+  /// The cine's speed in frames per second (one of cineRates()); a running cine takes it at once.
+  void setCineRate(double framesPerSecond);
+  double cineRate() const;
+  static QList<double> cineRates();
+  /// The name shown for the current frame.
+  QString currentName() const;
 
  signals:
   void frameRequested(int frame);
@@ -34,6 +42,7 @@ class FrameBar : public QWidget {
   QSlider* slider_ = nullptr;
   QLabel* name_ = nullptr;
   QToolButton* play_ = nullptr;
+  QComboBox* speed_ = nullptr;
   QTimer* timer_ = nullptr;
   QStringList names_;
 };

@@ -257,8 +257,13 @@ void ImageViewer::setImage(std::shared_ptr<const CArray> image, std::array<doubl
   auto vol = std::make_shared<CArray>(*image_);
   vol->reshape(shape);
   volume_ = std::move(vol);
-  // A re-run with the same shape (a λ change, another method) keeps the user's window and view.
-  rebuildDisplay(sameShape);
+  // A re-run with the same shape and range (a λ change) keeps the user's window and view; an image of another
+  // range (GRAPPA after the aliased FFT, another file's frame) gets a window of its own.
+  const double before = rangeHigh_;
+  rangeHigh_ = quality::percentileWindow(quality::component(*image_, quality::Component::Magnitude), 0.5, 99.5).hi;
+  const double tolerance = userWindow_ ? kUserRange : kAutoRange;
+  const bool sameRange = before > 0 && rangeHigh_ > 0 && rangeHigh_ <= tolerance * before && before <= tolerance * rangeHigh_;
+  rebuildDisplay(sameShape && sameRange);
 }
 
 void ImageViewer::setRoi(const model::PlaneRoi& roi) {
@@ -348,6 +353,7 @@ void ImageViewer::setWindow(double lo, double hi) {
   if (hi <= lo) hi = lo + std::max(1e-12, std::abs(lo) * 1e-6);
   lo_ = lo;
   hi_ = hi;
+  userWindow_ = true;  // autoWindow says otherwise after it
   applyWindowToViews();
 }
 
@@ -355,12 +361,14 @@ void ImageViewer::autoWindow() {
   if (!display_) return;
   if (component_ == quality::Component::Phase) {
     setWindow(-std::numbers::pi, std::numbers::pi);
+    userWindow_ = false;
     return;
   }
   const RArray values = quality::component(*volume_, component_);
   const auto w = quality::percentileWindow(values, 0.5, 99.5);
   // Magnitudes start at zero: a window from 0 keeps the background black, as radiographers expect.
   setWindow(component_ == quality::Component::Magnitude ? 0.0 : w.lo, w.hi);
+  userWindow_ = false;
 }
 
 void ImageViewer::applyWindowPreset(const QString& name) {

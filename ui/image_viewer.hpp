@@ -102,6 +102,12 @@ class ImageViewer : public QWidget {
   std::optional<io::ImageGeometry> patient_;
   std::optional<std::array<int, 3>> cursor_;  ///< the clicked voxel (3D), kept when the mouse leaves
   double lo_ = 0, hi_ = 1;
+  /// The shown image's range: the 99.5th percentile of its magnitude. A new image of the same shape keeps a
+  /// window the user set while its range is within kUserRange of this one (a λ change, not another file's
+  /// frame); an automatic window follows any change of range beyond kAutoRange (GRAPPA after the aliased FFT).
+  double rangeHigh_ = 0;
+  bool userWindow_ = false;  ///< the window was set by the user (drag, numbers, a preset), not automatic
+  static constexpr double kUserRange = 1.5, kAutoRange = 1.05;
 
   QComboBox* componentBox_ = nullptr;
   QComboBox* colormapBox_ = nullptr;

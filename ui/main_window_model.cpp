@@ -61,9 +61,12 @@ void MainWindow::datasetChanged() {
     settings_->setDataFolder(d.source.isFile() ? QFileInfo(qs(d.source.path)).absolutePath() : defaultOutputFolder());
     if (o.basis != "geometry" && o.basis != "simulator") log(tr("display orientation: %1").arg(qs(o.basis)));
   }
-  QStringList frameNames;
+  QStringList frameNames;  // "frame 2/4 · repetition 1": the label of the run titles, then the file's terms
   if (d.series)
-    for (const auto& k : d.series->keys) frameNames << qs(k.str());
+    for (std::size_t f = 0; f < d.series->keys.size(); ++f) {
+      const std::string detail = model::frameDetail(*d.series, f);
+      frameNames << qs(model::frameLabel(f, d.series->keys.size()) + (detail.empty() ? "" : " · " + detail));
+    }
   frames_->setFrames(frameNames, static_cast<int>(d.frame));
   settings_->setSeriesFrames(static_cast<int>(d.frameCount()));
   roi_.reset();
@@ -133,7 +136,8 @@ void MainWindow::shownRunChanged() {
   const model::RunRecord* run = model_.shownRun();
   if (!run) return;  // only new data show none, and datasetChanged cleared the views
   clearError();
-  const QString label = qs(run->label);
+  // A series run holds every frame: its title names the one on screen, as a run of one frame does.
+  const QString label = qs(run->label) + (run->isSeries() && model_.frameCount() > 1 ? qs(" · " + model_.data().frameName()) : QString());
   viewer_->setImage(run->image(), model_.voxelSpacing(run->result->image), label);
   if (const auto ds = model_.dataset()) {
     try {

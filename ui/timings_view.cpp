@@ -183,13 +183,15 @@ void TimingsView::showResult(const recon::ReconResult& r, const QString& label) 
   QStringList names;
   double maxMs = 0;
   for (const auto& st : stages) maxMs = std::max(maxMs, st.milliseconds);
-  // Seconds once a stage takes seconds: "39.7", not "3.965e+04".
-  const bool seconds = maxMs >= 2000;
+  // Seconds once a stage takes a second: the axis reads "1.5", not "1.5e+03".
+  const bool seconds = maxMs >= 1000;
   const double unit = seconds ? 1e-3 : 1.0;
   // Bars from the top in pipeline order (a horizontal bar chart draws its first category at the bottom).
   for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
     const bool onGpu = it->device.rfind("cuda", 0) == 0;
-    QString name = QString::fromStdString(it->stage);
+    // Each bar's duration as people read it ("1.41 s", "23 ms") beside its name, not Qt's "1.41e+03".
+    QString name = QStringLiteral("%1  %2").arg(QString::fromStdString(it->stage),
+                                                QString::fromStdString(model::formatDuration(it->milliseconds)));
     // Same stage names can repeat (per slice); the axis needs them unique.
     while (names.contains(name)) name += QChar(0x200B);
     names << name;
@@ -199,10 +201,7 @@ void TimingsView::showResult(const recon::ReconResult& r, const QString& label) 
   auto* series = new QHorizontalStackedBarSeries;
   series->append(gpu);
   series->append(cpu);
-  series->setLabelsVisible(true);
-  series->setLabelsFormat("@value");
-  series->setLabelsPrecision(3);
-  series->setLabelsPosition(QAbstractBarSeries::LabelsInsideBase);
+  series->setLabelsVisible(false);  // the durations are in the stage names
   c->addSeries(series);
   auto* cats = new QBarCategoryAxis;
   cats->append(names);

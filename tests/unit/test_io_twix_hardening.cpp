@@ -116,6 +116,9 @@ TEST(TwixHardening, LyingLengthsAndOffsets) {
   poke<std::uint32_t>(vb, 0, static_cast<std::uint32_t>(vb.size() + 1));
   writeBytes(path, vb);
   expectError([&] { io::loadDataset(path); }, "the measurement header at byte 0 claims");
+  // Not a twix file at all (text): said so, in one line.
+  writeBytes(path, "hello, this is not a twix file");
+  expectError([&] { io::loadDataset(path); }, "t.dat: not a Siemens twix file (the measurement header at byte 0 claims");
 }
 
 TEST(TwixHardening, ZeroChannelsSamplesAndBadScans) {

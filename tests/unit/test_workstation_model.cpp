@@ -337,6 +337,11 @@ TEST(WorkstationModelLabels, DescribeSettings) {
   EXPECT_EQ(describeSettings(s, &h), "GRAPPA R4");
   EXPECT_EQ(formatDuration(39650), "39.6 s");
   EXPECT_EQ(formatDuration(164.2), "164 ms");
+  EXPECT_EQ(formatDuration(1410), "1.41 s");
+  EXPECT_EQ(formatDuration(23.4), "23 ms");
+  EXPECT_EQ(formatDuration(4.2), "4.20 ms");
+  EXPECT_EQ(formatDuration(999.7), "1.00 s");
+  EXPECT_EQ(formatDuration(125000), "2 min 05 s");
 }
 
 // Which methods can apply, said once for the GUI's list and the run plan.

@@ -41,7 +41,29 @@ std::array<double, 3> LoadedDataset::voxelSpacing(const Shape& shape) const {
 }
 
 std::string LoadedDataset::frameName() const {
-  return series && frame < series->keys.size() && series->frames.size() > 1 ? series->keys[frame].str() : std::string();
+  return series && frame < series->keys.size() && series->frames.size() > 1 ? frameLabel(frame, series->frames.size())
+                                                                            : std::string();
+}
+
+std::string frameLabel(std::size_t f, std::size_t n) {
+  return "frame " + std::to_string(f + 1) + "/" + std::to_string(n);
+}
+
+std::string frameDetail(const io::Series& s, std::size_t f) {
+  if (f >= s.keys.size()) return {};
+  const auto varies = [&](int io::FrameKey::*dim) {
+    for (const auto& k : s.keys)
+      if (k.*dim != s.keys.front().*dim) return true;
+    return false;
+  };
+  const std::pair<const char*, int io::FrameKey::*> dims[] = {{"contrast", &io::FrameKey::contrast},
+                                                              {"phase", &io::FrameKey::phase},
+                                                              {"repetition", &io::FrameKey::repetition},
+                                                              {"set", &io::FrameKey::set}};
+  std::string d;
+  for (const auto& [name, dim] : dims)
+    if (varies(dim)) d += (d.empty() ? "" : ", ") + std::string(name) + " " + std::to_string(s.keys[f].*dim);
+  return d;
 }
 
 LoadedDataset describeDataset(std::shared_ptr<const Dataset> dataset, DataSource source) {

@@ -34,7 +34,7 @@ struct LoadedDataset {
   std::shared_ptr<const io::Series> series;
   std::size_t frame = 0;
   std::size_t frameCount() const { return series ? series->frames.size() : 1; }
-  /// "repetition 3" ("" for single-frame data).
+  /// "frame 2/4" (frameLabel; "" for single-frame data): the frame bar, run titles and exports alike.
   std::string frameName() const;
 
   /// "radial, k-space [..], 4 coils" for the log.
@@ -43,6 +43,12 @@ struct LoadedDataset {
   /// multi-slice 2D the third entry is the slice thickness.
   std::array<double, 3> voxelSpacing(const Shape& imageShape) const;
 };
+
+/// "frame 3/4": frame `f` (0-based) of `n`, as the frame bar, the run titles and the exports name it.
+std::string frameLabel(std::size_t f, std::size_t n);
+/// What frame `f` of `s` is in the file's terms: its indices along the dims that vary in the series
+/// ("repetition 2", "contrast 1, repetition 0"); "" when none vary.
+std::string frameDetail(const io::Series& s, std::size_t f);
 
 /// The data with their truth computed (an Error while computing it goes into truthProblem).
 LoadedDataset describeDataset(std::shared_ptr<const Dataset> dataset, DataSource source);

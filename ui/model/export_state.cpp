@@ -27,10 +27,6 @@ StudyFields studyFieldsFrom(const Header& header) {
   return f;
 }
 
-std::string frameLabel(std::size_t f, std::size_t n) {
-  return "frame " + std::to_string(f + 1) + "/" + std::to_string(n);
-}
-
 std::string seriesDescription(const std::string& protocolName, const std::string& method, const std::string& frame) {
   const auto first = protocolName.find_first_not_of(" \t"), last = protocolName.find_last_not_of(" \t");
   const std::string protocol = first == std::string::npos ? std::string() : protocolName.substr(first, last - first + 1);

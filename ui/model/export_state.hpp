@@ -34,9 +34,6 @@ struct StudyFields {
 /// The fields an export of data with this header starts from (the header's names; no accession).
 StudyFields studyFieldsFrom(const Header& header);
 
-/// "frame 3/4": frame `f` (0-based) of `n`, as the frame bar, the run titles and the exports name it.
-std::string frameLabel(std::size_t f, std::size_t n);
-
 /// The series description of Export and Send to PACS alike: "<protocol> <method>" ("t1_se_tra GRAPPA R4";
 /// the method alone when there is no protocol), then " frame 3/4" when one frame of several is written
 /// (`frame` empty: every frame, or a single-frame file). At most 64 characters.

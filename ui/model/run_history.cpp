@@ -26,7 +26,8 @@ std::shared_ptr<const CArray> RunRecord::image() const {
 std::string formatDuration(double ms) {
   if (!(ms >= 0)) return "?";
   if (ms < 10) return formatted(ms, "%.2f") + " ms";
-  if (ms < 2000) return formatted(ms, "%.0f") + " ms";
+  if (ms < 999.5) return formatted(ms, "%.0f") + " ms";
+  if (ms < 9995) return formatted(ms / 1000, "%.2f") + " s";
   if (ms < 120000) return formatted(ms / 1000, "%.1f") + " s";
   return formatted(std::floor(ms / 60000), "%.0f") + " min " + formatted(std::fmod(ms / 1000, 60.0), "%02.0f") + " s";
 }

@@ -34,7 +34,7 @@ struct RunRecord {
 /// data's header when given) and, for the iterative methods, the regularizer and λ.
 std::string describeSettings(const recon::ReconSettings& settings, const Header* header = nullptr);
 
-/// "4.20 ms", "164 ms", "39.7 s", "2 min 05 s": a duration as people read it.
+/// "4.20 ms", "164 ms", "1.41 s", "39.7 s", "2 min 05 s": a duration as people read it (never "1.41e+03").
 std::string formatDuration(double ms);
 
 class RunHistory {

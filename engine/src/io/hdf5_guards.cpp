@@ -80,6 +80,12 @@ std::string hdf5Reason() {
       },
       &reason);
   H5Eclear2(H5E_DEFAULT);
+  // libhdf5's "truncated file: eof = 20000, sblock->base_addr = 0, stored_eof = 1902272", said in the user's terms.
+  unsigned long long eof = 0, base = 0, stored = 0;
+  if (std::sscanf(reason.c_str(), "truncated file: eof = %llu, sblock->base_addr = %llu, stored_eof = %llu", &eof, &base,
+                  &stored) == 3)
+    return "the file ends after " + std::to_string(eof) + " of its " + std::to_string(stored) +
+           " bytes: copied or downloaded only in part";
   return oneLine(reason);
 }
 

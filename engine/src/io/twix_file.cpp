@@ -71,9 +71,12 @@ void readHeaderBuffers(const FileReader& f, Layout& L) {
   if (L.measEnd - L.measStart < 8) f.fail("measurement" + at(L.measStart) + " is shorter than its 8-byte header");
   f.read(L.measStart, head, 8, "the measurement header");
   const std::uint64_t hdrLen = u32(head, 0), buffers = u32(head, 4);
+  // A VB file starts with its measurement header's length: a first word that cannot be one is no twix file.
+  const std::string notTwix = !L.vd && L.measStart == 0 ? "not a Siemens twix file (" : "";
   if (hdrLen < 8 || hdrLen > L.measEnd - L.measStart)
-    f.fail("the measurement header" + at(L.measStart) + " claims " + std::to_string(hdrLen) +
-           " bytes, but the measurement holds " + std::to_string(L.measEnd - L.measStart));
+    f.fail(notTwix + "the measurement header" + at(L.measStart) + " claims " + std::to_string(hdrLen) +
+           " bytes, but the " + (notTwix.empty() ? "measurement holds " : "file holds ") +
+           std::to_string(L.measEnd - L.measStart) + (notTwix.empty() ? "" : ")"));
   if (hdrLen > kMaxHeaderBytes) f.fail("the measurement header claims " + std::to_string(hdrLen) + " bytes (> 256 MiB)");
   if (buffers > kMaxBuffers)
     f.fail("the measurement header claims " + std::to_string(buffers) + " text buffers (at most 64)");

@@ -1,0 +1,214 @@
+// GUI tests: what carries over between runs and files, and how the workstation says things
+// (ui/image_viewer.cpp, ui/frame_bar.cpp, ui/timings_view.cpp, ui/model/dataset_state.cpp). A run whose image
+// has another range (GRAPPA after the aliased FFT) gets a window of its own while a λ-like change keeps the
+// user's; the frame bar and the run title name the frame alike ("frame 2/4"); the cine has a speed; stage
+// timings read "1.41 s", never "1.41e+03"; a non-twix .dat and a truncated .h5 fail with the one line
+// `larmor-cli info` prints. Each behaviour under Xvfb.
+#include <QBarCategoryAxis>
+#include <QChart>
+#include <QChartView>
+#include <QComboBox>
+#include <QCoreApplication>
+#include <QDir>
+#include <QFile>
+#include <QLabel>
+#include <QProcess>
+#include <QSlider>
+#include <QStandardPaths>
+#include <QTimer>
+#include <QtTest/QtTest>
+
+#include "frame_bar.hpp"
+#include "gui_test_support.hpp"
+#include "image_viewer.hpp"
+#include "larmor/recon/settings_table.hpp"
+#include "main_window.hpp"
+#include "slice_view.hpp"
+#include "theme.hpp"
+#include "timings_view.hpp"
+
+using namespace larmor;
+using namespace larmor::ui;
+using namespace larmor::ui::test;
+
+class StateCarryOverTest : public QObject {
+  Q_OBJECT
+
+ private:
+  std::unique_ptr<MainWindow> w_;
+  int finished_ = 0, failed_ = 0, loaded_ = 0, loadFailed_ = 0;
+
+  static bool tool(const QString& program, const QStringList& args, const QString& dir) {
+    if (QStandardPaths::findExecutable(program).isEmpty()) return false;
+    QProcess p;
+    p.setWorkingDirectory(dir);
+    p.start(program, args);
+    return p.waitForFinished(60000) && p.exitCode() == 0;
+  }
+  bool open(const QString& path) {
+    const int before = loaded_, lf = loadFailed_;
+    w_->openFile(path);
+    waitUntil([&] { return loaded_ > before || loadFailed_ > lf; }, 60000);
+    return loaded_ > before;
+  }
+  bool run(int ms = 90000) {
+    const int f = finished_, e = failed_;
+    w_->runReconstruction();
+    waitUntil([&] { return finished_ > f || failed_ > e; }, ms);
+    return finished_ > f;
+  }
+  void setMethod(recon::Method m) {
+    SessionState s = w_->session();
+    s.settings.method = m;
+    recon::settings::applyMethodDefaults(s.settings);
+    s.device = "auto";
+    w_->applySession(s);
+  }
+  /// What `larmor-cli info FILE` prints on its error line, without the program's name.
+  static QString cliInfoError(const QString& file) {
+    QProcess p;
+    p.start(QCoreApplication::applicationDirPath() + "/larmor-cli", {"info", file});
+    p.waitForFinished(60000);
+    QString err = QString::fromUtf8(p.readAllStandardError()).trimmed();
+    if (err.startsWith("larmor-cli: ")) err = err.mid(12);
+    return err;
+  }
+
+ private slots:
+  void init() {
+    w_ = std::make_unique<MainWindow>();
+    w_->applySession(SessionState{});
+    w_->setRunOnOpen(false);
+    w_->resize(1200, 800);
+    w_->show();
+    QVERIFY(QTest::qWaitForWindowExposed(w_.get()));
+    finished_ = failed_ = loaded_ = loadFailed_ = 0;
+    connect(w_.get(), &MainWindow::reconFinished, this, [this] { ++finished_; });
+    connect(w_.get(), &MainWindow::reconFailed, this, [this] { ++failed_; });
+    connect(w_.get(), &MainWindow::datasetLoaded, this, [this] { ++loaded_; });
+    connect(w_.get(), &MainWindow::loadFailed, this, [this] { ++loadFailed_; });
+  }
+  void cleanup() { w_.reset(); }
+
+  // An image of another range gets its own window; one of the same range keeps the user's.
+  void windowFollowsTheImagesRange() {
+    ImageViewer* v = w_->imageViewer();
+    auto image = [](float scale) {
+      auto a = std::make_shared<CArray>(Shape{32, 32, 1, 1, 1});
+      for (index_t i = 0; i < a->size(); ++i) (*a)[i] = cfloat(scale * static_cast<float>(i % 97) / 96.0f, 0.0f);
+      return std::shared_ptr<const CArray>(a);
+    };
+    v->setImage(image(1.0f), {1, 1, 1}, "fft");
+    const double autoHigh = v->windowHigh();
+    v->setImage(image(1.2f), {1, 1, 1}, "grappa");  // an automatic window follows the range
+    QVERIFY2(std::abs(v->windowHigh() - 1.2 * autoHigh) < 1e-3 * autoHigh, qPrintable(QString::number(v->windowHigh())));
+    v->setImage(image(1.0f), {1, 1, 1}, "fft");
+    v->setWindow(0.1, 0.5);  // the user's window
+    v->setImage(image(1.1f), {1, 1, 1}, "cg, another lambda");
+    QCOMPARE(v->windowHigh(), 0.5);
+    v->setImage(image(4.0f), {1, 1, 1}, "grappa");  // four times the range: the FFT's window would saturate it
+    QVERIFY2(v->windowHigh() > 3.5, qPrintable(QString::number(v->windowHigh())));
+  }
+
+  // The same on real runs: FFT of an R4 file (aliased, lower), then GRAPPA.
+  void grappaAfterFftGetsItsOwnWindow() {
+    const QString dir = scratchDir("carry-window");
+    if (!tool("ismrmrd_generate_cartesian_shepp_logan", {"-m", "64", "-c", "4", "-a", "4", "-w", "24", "-n", "0", "-o", "r4.h5"}, dir))
+      QSKIP("ismrmrd_generate_cartesian_shepp_logan is not installed");
+    QVERIFY2(open(dir + "/r4.h5"), qPrintable(w_->lastError()));
+    setMethod(recon::Method::Fft);
+    QVERIFY2(run(), qPrintable(w_->lastError()));
+    const double fftHigh = w_->imageViewer()->windowHigh();
+    setMethod(recon::Method::Grappa);
+    QVERIFY2(run(), qPrintable(w_->lastError()));
+    const double grappaHigh = w_->imageViewer()->windowHigh();
+    w_->imageViewer()->autoWindow();
+    QCOMPARE(grappaHigh, w_->imageViewer()->windowHigh());  // GRAPPA's own window, not FFT's
+    QVERIFY2(std::abs(grappaHigh - fftHigh) > 0.1 * grappaHigh,
+             qPrintable(QString("FFT %1, GRAPPA %2: the test data do not differ in range").arg(fftHigh).arg(grappaHigh)));
+  }
+
+  // "frame 2/4" in the frame bar and in the title of the frame's run; the cine's speed.
+  void frameLabelsAgreeAndCineHasASpeed() {
+    const QString dir = scratchDir("carry-frames");
+    if (!tool("ismrmrd_generate_cartesian_shepp_logan", {"-m", "32", "-c", "2", "-r", "4", "-n", "0", "-o", "rep4.h5"}, dir))
+      QSKIP("ismrmrd_generate_cartesian_shepp_logan is not installed");
+    QVERIFY2(open(dir + "/rep4.h5"), qPrintable(w_->lastError()));
+    auto* bar = w_->findChild<FrameBar*>();
+    QVERIFY(bar);
+    QCOMPARE(bar->currentName(), QStringLiteral("frame 1/4 · repetition 0"));
+    setMethod(recon::Method::Fft);
+    QVERIFY2(run(), qPrintable(w_->lastError()));
+    const int before = finished_;
+    bar->findChild<QSlider*>("frameSlider")->setValue(1);
+    QVERIFY(waitUntil([&] { return finished_ > before; }, 60000));
+    QCOMPARE(bar->currentName(), QStringLiteral("frame 2/4 · repetition 1"));
+    const QString title = w_->imageViewer()->planeView(SliceView::Axial)->title();
+    QVERIFY2(title.endsWith(QStringLiteral("· frame 2/4")), qPrintable(title));
+    auto* speed = bar->findChild<QComboBox*>("cineSpeed");
+    QVERIFY2(speed && speed->isVisibleTo(w_.get()), "no cine speed");
+    bar->setCineRate(15);
+    bar->setPlaying(true);
+    QCOMPARE(bar->findChild<QTimer*>()->interval(), 67);
+    bar->setCineRate(2);
+    QCOMPARE(bar->findChild<QTimer*>()->interval(), 500);  // a running cine takes the new speed
+    bar->setPlaying(false);
+  }
+
+  // Stage timings as people read them: no "e+03" in the stage names.
+  void timingsAreReadable() {
+    auto s = smallPhantom(TrajectoryKind::Cartesian, 32, 2);
+    const int before = loaded_;
+    w_->newPhantom(s);
+    QVERIFY(waitUntil([&] { return loaded_ > before; }, 60000));
+    setMethod(recon::Method::Fft);
+    QVERIFY2(run(), qPrintable(w_->lastError()));
+    QChart* chart = w_->timingsView()->stageChart()->chart();
+    QStringList names;
+    for (QAbstractAxis* a : chart->axes(Qt::Vertical))
+      if (auto* cats = qobject_cast<QBarCategoryAxis*>(a)) names = cats->categories();
+    QVERIFY(!names.isEmpty());
+    for (const QString& n : names) {
+      QVERIFY2(!n.contains("e+") && !n.contains("e-"), qPrintable(n));
+      QVERIFY2(n.contains(QRegularExpression(" [0-9.]+ (ms|s)$")), qPrintable(n));
+    }
+  }
+
+  // A .dat that is no twix and a truncated .h5: the one line larmor-cli info prints, no libhdf5 internals.
+  void loadErrorsAreTheClisOneLine() {
+    const QString dir = scratchDir("carry-errors");
+    QFile text(dir + "/notes.dat");
+    QVERIFY(text.open(QIODevice::WriteOnly));
+    text.write("hello, this is not a twix file\n");
+    text.close();
+    QVERIFY(!open(dir + "/notes.dat"));
+    QVERIFY2(w_->lastError().contains("notes.dat: not a Siemens twix file"), qPrintable(w_->lastError()));
+    QCOMPARE(w_->lastError(), cliInfoError(dir + "/notes.dat"));
+    if (!tool("ismrmrd_generate_cartesian_shepp_logan", {"-m", "32", "-c", "2", "-n", "0", "-o", "full.h5"}, dir))
+      QSKIP("ismrmrd_generate_cartesian_shepp_logan is not installed");
+    QFile full(dir + "/full.h5");
+    QVERIFY(full.open(QIODevice::ReadOnly));
+    const QByteArray bytes = full.read(full.size() / 2);
+    QFile cut(dir + "/cut.h5");
+    QVERIFY(cut.open(QIODevice::WriteOnly));
+    cut.write(bytes);
+    cut.close();
+    QVERIFY(!open(dir + "/cut.h5"));
+    QVERIFY2(!w_->lastError().contains("eof") && !w_->lastError().contains("sblock") && !w_->lastError().contains('\n'),
+             qPrintable(w_->lastError()));
+    QVERIFY2(w_->lastError().contains("cut.h5: damaged or truncated HDF5 file (the file ends after"), qPrintable(w_->lastError()));
+    QCOMPARE(w_->lastError(), cliInfoError(dir + "/cut.h5"));
+  }
+};
+
+int main(int argc, char** argv) {
+  QStandardPaths::setTestModeEnabled(true);
+  QApplication app(argc, argv);
+  QCoreApplication::setOrganizationName("LarmorTest");
+  QCoreApplication::setApplicationName("larmor-gui-state-tests");
+  applyTheme(app);
+  StateCarryOverTest t;
+  return QTest::qExec(&t, argc, argv);
+}
+
+#include "test_state_carry_over.moc"
