@@ -43,10 +43,10 @@ from ._larmor import (  # noqa: E402,F401  (the public API)
 )
 
 __all__ = [
-    "Cancelled", "Dataset", "DeviceArray", "Error", "NufftPlan", "ReconResult", "SenseNormal", "coil_compression", "coil_maps",
-    "compare", "compress_coils", "devices", "espirit", "fft", "ifft", "read", "recon", "settings", "synchronize",
-    "to_device", "total_variation", "tv_prox", "wavelet_l1", "wavelet_prox", "why_no_gpu", "write",
-    "Series", "read_series", "recon_series", "write_series",
+    "Cancelled", "Dataset", "DeviceArray", "Error", "NufftPlan", "ReconResult", "SenseNormal", "Series",
+    "coil_compression", "coil_maps", "compare", "compress_coils", "devices", "espirit", "fft", "ifft", "read",
+    "read_series", "recon", "recon_series", "settings", "synchronize", "to_device", "total_variation", "tv_prox",
+    "wavelet_l1", "wavelet_prox", "why_no_gpu", "write", "write_series",
 ]
 
 
