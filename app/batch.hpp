@@ -4,6 +4,7 @@
 // job array whose tasks each take a shard of the same batch. The engine does the work
 // (larmor/batch/runner.hpp); this file holds the command line, the progress line and the Slurm script.
 #include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,8 @@ int batch(const BatchArgs& args);
 
 /// What batch::RunOptions::reconstruct takes: an item's frames reconstructed elsewhere.
 using BatchReconstruct =
-    std::function<std::vector<recon::ReconResult>(const batch::Item&, const batch::ItemSettings&, const io::Series&)>;
+    std::function<std::vector<recon::ReconResult>(const batch::Item&, const batch::ItemSettings&, const io::Series&,
+                                                  std::mutex&)>;
 /// Items streamed to the server at `to` (batch_server.cpp); `timeoutS`: seconds it may stay silent.
 BatchReconstruct serverReconstruction(const std::string& to, int timeoutS);
 

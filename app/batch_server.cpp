@@ -52,9 +52,11 @@ ScanReply scanOn(const ScanRequest& q) {
 }  // namespace
 
 BatchReconstruct serverReconstruction(const std::string& to, int timeoutS) {
-  return [to, timeoutS](const batch::Item& item, const batch::ItemSettings& is, const io::Series& series) {
+  return [to, timeoutS](const batch::Item& item, const batch::ItemSettings& is, const io::Series& series,
+                        std::mutex& fileLock) {
     ScanRequest q;
     q.input = item.input, q.trajectory = is.trajectory, q.to = to, q.timeoutS = timeoutS;
+    q.fileLock = &fileLock;
     q.configText = batch::settingsFileJson(is.settings, is.trajectory).dump();
     const ScanReply r = scanOn(q);
     if (!r.errors.empty()) throw Error("--server " + to + ": " + r.errors.front());

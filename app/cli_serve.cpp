@@ -65,7 +65,11 @@ CLI::App* addServeCommand(CLI::App& app, ServeArgs& a) {
 
 CLI::App* addStreamCommand(CLI::App& app, StreamArgs& a) {
   auto* cmd = app.add_subcommand("stream", "Stream a raw-data file to a reconstruction server and write the images");
-  cmd->add_option("FILE", a.input, "ISMRMRD .h5")->required();
+  cmd->add_option("FILE", a.input, "ISMRMRD .h5, or BART .cfl k-space (--traj for non-Cartesian)")->required();
+  cmd->add_option("--traj", a.traj, "BART .cfl trajectory of a .cfl FILE");
+  cmd->add_flag("--pace", a.pace, "Send at the acquisition's own pace (its time stamps, 2.5 ms ticks), not at full speed");
+  cmd->add_option("--tr", a.tr, "With --pace: ms per acquisition where the file has no time stamps")
+      ->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--to", a.to, "host:port of the server")->required();
   cmd->add_option("--config", a.config, "Configuration name: default.xml, a method (gridding, cg, ...), or a settings .json on the server");
   cmd->add_option("--output", a.output, "OUT.cfl: the images [x, y, z, 1, slices]");

@@ -3,6 +3,7 @@
 // client, replaying a raw-data file as a scanner streams it). docs/streaming.md.
 #include <cstddef>
 #include <map>
+#include <mutex>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -24,8 +25,10 @@ struct ServeArgs {
 };
 
 struct StreamArgs {
-  std::string input, to, config = "default.xml", output;
+  std::string input, to, config = "default.xml", output, traj;
   int timeout = 120;  ///< seconds without a byte from the server
+  bool pace = false;  ///< at the acquisition's own pace
+  double tr = 0;      ///< ms per acquisition where the file has no time stamps
 };
 
 /// One scan streamed to a server (stream, batch --server).
@@ -34,6 +37,8 @@ struct ScanRequest {
   std::string to, configName = "default.xml", configText;  ///< configText non-empty: sent as CONFIG_TEXT instead
   int timeoutS = 120;
   bool pace = false;  ///< at the acquisition's own pace (its timestamps), not at full speed
+  double trMs = 0;    ///< the pace where the file has no time stamps: one acquisition per trMs
+  std::mutex* fileLock = nullptr;  ///< held while the file is read (libhdf5 is not thread-safe)
 };
 using ImageKey = std::tuple<int, int, int, int, int>;  ///< slice, contrast, phase, repetition, set
 /// What came back.
@@ -45,6 +50,7 @@ struct ScanReply {
   std::size_t sent = 0;               ///< acquisitions
   std::size_t slicesSent = 0;         ///< slices whose last acquisition went out
   double totalMs = 0;                 ///< from connecting to the server's CLOSE
+  double streamMs = 0;                ///< from the first acquisition sent to the last image received
   double scanMs = 0;                  ///< the acquisition's own duration, from its timestamps (0: none)
 };
 /// Streams `r.input` to `r.to` and collects the replies. Throws Error when the file cannot be read or the

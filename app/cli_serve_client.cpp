@@ -1,6 +1,7 @@
-// larmor-cli stream: the client of the streaming server (docs/streaming.md). Replays an ISMRMRD file as a scanner
-// streams it (CONFIG_FILE, HEADER, every acquisition, CLOSE) while a second thread reads what comes back (IMAGE
-// and TEXT messages until CLOSE), so neither side can block the other. Each image's latency is timed from the
+// larmor-cli stream: the client of the streaming server (docs/streaming.md). Replays an ISMRMRD file (or a BART
+// .cfl, converted: larmor/stream/replay.hpp) as a scanner streams it (CONFIG_FILE, HEADER, every acquisition,
+// CLOSE), at full speed or at the acquisition's own pace (its time stamps, or --tr), while a second thread reads
+// what comes back (IMAGE and TEXT messages until CLOSE), so neither side can block the other. Each image's latency is timed from the
 // moment the slice's last acquisition was sent. The images are written as one BART .cfl [x, y, z, 1, slices] in
 // slice order, as `larmor-cli recon --output OUT.cfl` writes them.
 #include "cli_serve.hpp"
@@ -39,6 +40,7 @@ using Clock = std::chrono::steady_clock;
 struct Received {
   std::mutex mutex;
   std::map<ImageKey, Clock::time_point> lastSent;  ///< when each slice's last acquisition went out
+  Clock::time_point firstSent, lastImage;
   ScanReply reply;
 };
 
@@ -62,6 +64,7 @@ void readReplies(stream::SocketStream& s, Received& r) {
       if (auto it = r.lastSent.find(key); it != r.lastSent.end())
         r.reply.latencyMs.push_back(std::chrono::duration<double, std::milli>(Clock::now() - it->second).count());
       r.reply.images[key] = stream::imagePixels(m.image);
+      r.lastImage = Clock::now();
     }
   } catch (const std::exception& e) {
     const std::lock_guard<std::mutex> lock(r.mutex);
@@ -99,9 +102,72 @@ void printLatency(std::vector<double> ms) {
   std::cout << line << "\n";
 }
 
+// Slices per second from the first acquisition sent to the last image back, against the acquisition's own rate.
+void printThroughput(const ScanReply& r) {
+  if (r.images.empty() || r.streamMs <= 0) return;
+  const double n = static_cast<double>(r.images.size()), rate = n / (r.streamMs / 1e3);
+  char line[240];
+  std::snprintf(line, sizeof line, "throughput: %zu images in %.3f s = %.1f slices/s", r.images.size(), r.streamMs / 1e3, rate);
+  std::cout << line;
+  if (r.scanMs > 0) {
+    const double own = n / (r.scanMs / 1e3);
+    std::snprintf(line, sizeof line, "; the acquisition's own pace %.1f slices/s (%.3f s of acquisitions): %.1fx its pace",
+                  own, r.scanMs / 1e3, rate / own);
+    std::cout << line;
+  }
+  std::cout << "\n";
+}
+
+// The file's scan, read under the caller's file lock where it has one.
+stream::RecordedScan record(const ScanRequest& q) {
+  if (!q.fileLock) return stream::recordScan(q.input, q.trajectory);
+  const std::lock_guard<std::mutex> lock(*q.fileLock);
+  return stream::recordScan(q.input, q.trajectory);
+}
+
+// The acquisition's own duration: n acquisitions at their schedule's mean interval (0 when it has none).
+double scanDuration(const stream::RecordedScan& scan, double trMs) {
+  const std::size_t n = scan.acquisitions.size();
+  if (n < 2) return 0;
+  try {
+    const std::vector<double> at = stream::acquisitionSchedule(scan, trMs, "");
+    return at.back() * static_cast<double>(n) / static_cast<double>(n - 1);
+  } catch (const Error&) {
+    return 0;
+  }
+}
+
+// CONFIG, HEADER, every acquisition (at `at[i]` ms from the first when pacing), CLOSE.
+void sendScan(stream::SocketStream& s, const ScanRequest& q, const stream::RecordedScan& scan,
+              const std::vector<double>& at, Received& r) {
+  if (q.configText.empty()) stream::writeConfigFile(s, q.configName);
+  else stream::writeText(s, stream::kConfigText, q.configText);
+  stream::writeText(s, stream::kHeader, scan.header);
+  const auto t0 = Clock::now();
+  {
+    const std::lock_guard<std::mutex> lock(r.mutex);
+    r.firstSent = t0;
+  }
+  for (std::size_t k = 0; k < scan.acquisitions.size(); ++k) {
+    const stream::Acquisition& acq = scan.acquisitions[k];
+    if (!at.empty()) std::this_thread::sleep_until(t0 + std::chrono::duration<double, std::milli>(at[k]));
+    stream::writeAcquisition(s, acq);
+    const std::lock_guard<std::mutex> lock(r.mutex);
+    ++r.reply.sent;
+    if (acq.head.flags & (std::uint64_t{1} << (ISMRMRD::ISMRMRD_ACQ_LAST_IN_SLICE - 1))) {
+      const auto& i = acq.head.idx;
+      r.lastSent[{i.slice, i.contrast, i.phase, i.repetition, i.set}] = Clock::now();
+      ++r.reply.slicesSent;
+    }
+  }
+  stream::writeClose(s);
+}
+
 }  // namespace
 
 ScanReply streamScan(const ScanRequest& q) {
+  const stream::RecordedScan scan = record(q);  // read (and a .cfl converted) before connecting
+  const std::vector<double> at = q.pace ? stream::acquisitionSchedule(scan, q.trMs, q.input) : std::vector<double>{};
   std::string host;
   int port = 0;
   stream::splitHostPort(q.to, host, port, "--to");
@@ -110,21 +176,7 @@ ScanReply streamScan(const ScanRequest& q) {
   Received r;
   std::thread reader([&] { readReplies(s, r); });
   try {
-    if (q.configText.empty()) stream::writeConfigFile(s, q.configName);
-    else stream::writeText(s, stream::kConfigText, q.configText);
-    stream::replayIsmrmrd(
-        q.input, [&](const std::string& xml) { stream::writeText(s, stream::kHeader, xml); },
-        [&](const stream::Acquisition& acq) {
-          stream::writeAcquisition(s, acq);
-          const std::lock_guard<std::mutex> lock(r.mutex);
-          ++r.reply.sent;
-          if (acq.head.flags & (std::uint64_t{1} << (ISMRMRD::ISMRMRD_ACQ_LAST_IN_SLICE - 1))) {
-            const auto& i = acq.head.idx;
-            r.lastSent[{i.slice, i.contrast, i.phase, i.repetition, i.set}] = Clock::now();
-            ++r.reply.slicesSent;
-          }
-        });
-    stream::writeClose(s);
+    sendScan(s, q, scan, at, r);
   } catch (const std::exception&) {
     s.shutdownWrite();
     reader.join();
@@ -133,17 +185,22 @@ ScanReply streamScan(const ScanRequest& q) {
   }
   reader.join();
   r.reply.totalMs = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  if (!r.reply.images.empty())
+    r.reply.streamMs = std::chrono::duration<double, std::milli>(r.lastImage - r.firstSent).count();
+  r.reply.scanMs = scanDuration(scan, q.trMs);
   return std::move(r.reply);
 }
 
 int stream(const StreamArgs& a) {
   if (!a.output.empty()) io::requireReplaceable(a.output, io::OutputRole::Image);
   ScanRequest q;
-  q.input = a.input, q.to = a.to, q.configName = a.config, q.timeoutS = a.timeout;
+  q.input = a.input, q.trajectory = a.traj, q.to = a.to, q.configName = a.config, q.timeoutS = a.timeout;
+  q.pace = a.pace, q.trMs = a.tr;
   const ScanReply r = streamScan(q);
   std::cout << a.input << ": " << r.sent << " acquisitions sent, " << r.images.size() << " images back in "
             << static_cast<int>(r.totalMs) << " ms\n";
   printLatency(r.latencyMs);
+  printThroughput(r);
   for (const auto& err : r.errors) std::cerr << "server: " << err << "\n";
   if (!r.errors.empty()) return 1;
   require(r.closed, a.to + ": the server ended the connection without CLOSE");

@@ -188,7 +188,7 @@ bool reconstructJob(RunContext& ctx, const Worker& w, Job& job, bool severalWork
     const auto tRecon = std::chrono::steady_clock::now();
     job.atRecon = msSince(ctx.t0);
     // Every frame with the same settings: jointly with a temporal prior under cs (recon/dynamic.hpp), else one by one.
-    results = ctx.reconstruct ? ctx.reconstruct(ctx.plan.items[job.index], job.is, job.series)
+    results = ctx.reconstruct ? ctx.reconstruct(ctx.plan.items[job.index], job.is, job.series, ctx.loadMutex)
                               : recon::runFrames(job.series.frames, req);
     job.reconMs = msSince(tRecon);
     job.atReconEnd = msSince(ctx.t0);

@@ -122,7 +122,8 @@ struct RunContext {
   std::string host, shard;                   ///< for the journal's records
   io::ExportOptions exportOptions;
   /// RunOptions::reconstruct: where set, items are reconstructed by it, not on the workers' devices.
-  std::function<std::vector<recon::ReconResult>(const Item&, const ItemSettings&, const io::Series&)> reconstruct;
+  std::function<std::vector<recon::ReconResult>(const Item&, const ItemSettings&, const io::Series&, std::mutex&)>
+      reconstruct;
 
   std::mutex ownedMutex;        ///< guards `owned`
   std::set<std::string> owned;  ///< outputs this batch may replace: the journal's, then this run's

@@ -18,6 +18,7 @@
 //  - Shard k of n (Slurm array task k) takes items i with i mod n = k.
 //  - At the end: DIR/summary.json and DIR/contact-sheet.png over the whole plan (every shard's results).
 #include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -60,8 +61,10 @@ struct RunOptions {
   int shardIndex = 0, shardCount = 1;
   /// Where set, every item's frames are reconstructed by this instead of on the workers' devices (larmor-cli
   /// batch --server: a warm streaming server); the workers (devices "cpu", `jobs` of them) then load, hand over
-  /// and write, `jobs` items in flight. An Error it throws is the item's failure.
-  std::function<std::vector<recon::ReconResult>(const Item&, const ItemSettings&, const io::Series&)> reconstruct;
+  /// and write, `jobs` items in flight. The mutex is the one ISMRMRD loading holds (libhdf5 is not thread-safe).
+  /// An Error it throws is the item's failure.
+  std::function<std::vector<recon::ReconResult>(const Item&, const ItemSettings&, const io::Series&, std::mutex&)>
+      reconstruct;
   std::string reconstructedOn = "server";  ///< with `reconstruct`: the items' device in the journal and progress
 };
 
