@@ -224,6 +224,34 @@ TEST(IoCfl, AtomicFileCommitFailure) {
   expectError([&] { nothing.commit(); }, "never");
 }
 
+// A ky-kz plane [1, ny, nz, coils] sampled like BART's Poisson-disc brain: a fully sampled 8 x 8 centre, and the
+// centre row and column sampled on beyond it. The calibration block is the full centre (grown ring by ring),
+// not nothing (a cross from the centre overshoots the block).
+TEST(IoCfl, PoissonPlaneCalibrationIsTheFullCentre) {
+  const std::string dir = testDir();
+  const index_t ny = 40, nz = 50, cy = ny / 2, cz = nz / 2;
+  CArray k(Shape{1, ny, nz, 2}, cfloat(0, 0));
+  const auto sampled = [&](index_t y, index_t z) {
+    const bool box = y >= cy - 4 && y < cy + 4 && z >= cz - 4 && z < cz + 4;
+    return box || y == cy || z == cz || (y * 7 + z * 13) % 5 == 0;
+  };
+  for (index_t c = 0; c < 2; ++c)
+    for (index_t z = 0; z < nz; ++z)
+      for (index_t y = 0; y < ny; ++y)
+        if (sampled(y, z)) k(0, y, z, c) = cfloat(1.0f + static_cast<float>(y), 0.5f);
+  io::writeCfl(dir + "/plane", k);
+  const Dataset d = io::loadDataset(dir + "/plane.cfl");
+  EXPECT_EQ(d.header.calibrationLines, 8);
+  index_t inside = 0;
+  for (index_t z = 0; z < nz; ++z)
+    for (index_t y = 0; y < ny; ++y) {
+      const bool box = y >= cy - 4 && y < cy + 4 && z >= cz - 4 && z < cz + 4;
+      EXPECT_EQ(d.calibration(y, z, 0), box ? 1 : 0) << y << ", " << z;
+      inside += d.calibration(y, z, 0);
+    }
+  EXPECT_EQ(inside, 64);
+}
+
 TEST(IoCfl, LoadCartesianKspace) {
   const std::string dir = testDir();
   // [readout 8, pe1 6, pe2 1, coils 2]: every other line plus the centre block 2..4.

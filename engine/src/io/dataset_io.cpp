@@ -43,14 +43,27 @@ void detectCalibration(Dataset& d) {
   bool all = true;
   for (index_t i = 0; i < n1 * n2; ++i) all = all && d.sampled[i];  // slice 0 decides
   if (all || !d.sampled(c1, c2, 0)) return;
+  // The fully sampled block around the centre, grown one ring at a time: each side moves out while the new
+  // line across the block's other range is sampled in full. (A cross from the centre reaches past the block
+  // wherever the centre lines run on, as in Poisson-disc masks, and then finds no full block at all.)
   index_t lo1 = c1, hi1 = c1, lo2 = c2, hi2 = c2;
-  while (lo1 > 0 && d.sampled(lo1 - 1, c2, 0)) --lo1;
-  while (hi1 + 1 < n1 && d.sampled(hi1 + 1, c2, 0)) ++hi1;
-  while (lo2 > 0 && d.sampled(c1, lo2 - 1, 0)) --lo2;
-  while (hi2 + 1 < n2 && d.sampled(c1, hi2 + 1, 0)) ++hi2;
-  for (index_t p2 = lo2; p2 <= hi2; ++p2)
+  const auto row = [&](index_t p1) {  // line p1 along pe2 over [lo2, hi2]
+    for (index_t p2 = lo2; p2 <= hi2; ++p2)
+      if (!d.sampled(p1, p2, 0)) return false;
+    return true;
+  };
+  const auto column = [&](index_t p2) {  // line p2 along pe1 over [lo1, hi1]
     for (index_t p1 = lo1; p1 <= hi1; ++p1)
-      if (!d.sampled(p1, p2, 0)) return;  // not a full block: leave calibration to the method
+      if (!d.sampled(p1, p2, 0)) return false;
+    return true;
+  };
+  for (bool grew = true; grew;) {
+    grew = false;
+    if (lo1 > 0 && row(lo1 - 1)) --lo1, grew = true;
+    if (hi1 + 1 < n1 && row(hi1 + 1)) ++hi1, grew = true;
+    if (lo2 > 0 && column(lo2 - 1)) --lo2, grew = true;
+    if (hi2 + 1 < n2 && column(hi2 + 1)) ++hi2, grew = true;
+  }
   if (hi1 - lo1 + 1 < 2) return;
   for (index_t s = 0; s < d.header.slices; ++s)
     for (index_t p2 = lo2; p2 <= hi2; ++p2)
