@@ -271,6 +271,29 @@ void SliceView::beforeRender(int width, int /*height*/) {
   renderer()->ResetCameraClippingRange();
 }
 
+namespace {
+// The power of ten of the colour bar's labels: 0 while the values read as they are (formatValue's range).
+int colorBarExponent(double lo, double hi) {
+  const double a = std::max(std::abs(lo), std::abs(hi));
+  if (!(a > 0) || !std::isfinite(a) || (a >= 1e-3 && a < 1e5)) return 0;
+  return static_cast<int>(std::floor(std::log10(a)));
+}
+}  // namespace
+
+QStringList SliceView::colorBarLabels() const {
+  const double scale = std::pow(10.0, -colorBarExponent(lo_, hi_));
+  QStringList l;
+  for (int t = 0; t <= 4; ++t) l << QString::number((lo_ + t / 4.0 * (hi_ - lo_)) * scale, 'g', 4);
+  return l;
+}
+
+QString SliceView::colorBarScale() const {
+  const int e = colorBarExponent(lo_, hi_);
+  return e == 0 ? QString() : QStringLiteral("×1e%1").arg(e);
+}
+
+int SliceView::colorBarLabelWidth() { return kColorBarWidth - 12 - 14 - 6; }
+
 void SliceView::drawColorBar(QPainter& p) {
   const int x0 = imageAreaWidth();
   p.fillRect(QRect(x0, 0, width() - x0, height()), QColor(18, 21, 27));
@@ -286,13 +309,14 @@ void SliceView::drawColorBar(QPainter& p) {
   f.setPointSizeF(std::max(7.0, f.pointSizeF() - 1));
   p.setFont(f);
   p.setPen(QColor(210, 218, 228));
+  const QStringList labels = colorBarLabels();
   for (int t = 0; t <= 4; ++t) {
-    const double frac = t / 4.0;
-    const int y = static_cast<int>(bar.bottom() - frac * bar.height());
+    const int y = static_cast<int>(bar.bottom() - t / 4.0 * bar.height());
     p.drawLine(bar.right() + 1, y, bar.right() + 4, y);
-    p.drawText(QRect(bar.right() + 6, y - 8, width() - bar.right() - 6, 16), Qt::AlignLeft | Qt::AlignVCenter,
-               formatValue(lo_ + frac * (hi_ - lo_)));
+    p.drawText(QRect(bar.right() + 6, y - 8, width() - bar.right() - 6, 16), Qt::AlignLeft | Qt::AlignVCenter, labels[t]);
   }
+  if (const QString scale = colorBarScale(); !scale.isEmpty())
+    p.drawText(QRect(x0 + 2, bottom + 8, width() - x0 - 4, 20), Qt::AlignHCenter | Qt::AlignVCenter, scale);
   if (!colorBarTitle_.isEmpty())
     p.drawText(QRect(x0 + 2, 6, width() - x0 - 4, 22), Qt::AlignHCenter | Qt::AlignVCenter, colorBarTitle_);
 }

@@ -40,6 +40,12 @@ class SliceView : public VtkCanvas {
   void setInfoText(const QString& text);
   QString infoText() const { return info_; }
   QString colorBarTitle() const { return colorBarTitle_; }
+  /// The colour bar's five tick labels, bottom to top, and the power of ten they are in ("×1e12" under the bar;
+  /// "" when the values read as they are): every label fits beside the bar.
+  QStringList colorBarLabels() const;
+  QString colorBarScale() const;
+  /// The width a tick label has beside the bar, in pixels.
+  static int colorBarLabelWidth();
   /// A large label in the top right corner ("A", "B" while flickering).
   void setBadge(const QString& badge);
   /// The linked cursor (voxel indices in the volume), drawn as a crosshair; nullopt hides it.

@@ -11,6 +11,7 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
+#include <QFontMetrics>
 #include <QLabel>
 #include <QProcess>
 #include <QSlider>
@@ -153,6 +154,23 @@ class StateCarryOverTest : public QObject {
     bar->setCineRate(2);
     QCOMPARE(bar->findChild<QTimer*>()->interval(), 500);  // a running cine takes the new speed
     bar->setPlaying(false);
+  }
+
+  // Colour-bar labels of an image at ~3e12 (the BART brain's scale): each fits beside the bar, the power of ten
+  // said once under it.
+  void colorBarLabelsFit() {
+    SliceView* axial = w_->imageViewer()->planeView(SliceView::Axial);
+    w_->imageViewer()->setWindow(0, 3.0682e12);
+    QCOMPARE(axial->colorBarScale(), QStringLiteral("×1e12"));
+    QFont f = axial->font();
+    f.setPointSizeF(std::max(7.0, f.pointSizeF() - 1));
+    const QFontMetrics fm(f);
+    for (const QString& l : axial->colorBarLabels())
+      QVERIFY2(fm.horizontalAdvance(l) <= SliceView::colorBarLabelWidth(), qPrintable(l));
+    QCOMPARE(axial->colorBarLabels().last(), QStringLiteral("3.068"));
+    w_->imageViewer()->setWindow(0, 1.5);
+    QCOMPARE(axial->colorBarScale(), QString());
+    QCOMPARE(axial->colorBarLabels().last(), QStringLiteral("1.5"));
   }
 
   // Stage timings as people read them: no "e+03" in the stage names.
