@@ -175,6 +175,17 @@ std::unique_ptr<Buffer> CudaBackend::view(Buffer& parent, std::size_t offset, st
   return std::make_unique<DeviceBuffer>(checked(parent, "view"), offset, bytes);
 }
 
+std::unique_ptr<Buffer> CudaBackend::borrow(void* ptr, std::size_t bytes) {
+  activate();
+  cudaPointerAttributes a{};
+  const bool known = ptr && cudaPointerGetAttributes(&a, ptr) == cudaSuccess;
+  (void)cudaGetLastError();
+  require(known && (a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged) && a.device == device_,
+          "cuda backend: the borrowed memory is not device memory of " + info_.id);
+  LARMOR_CUDA_CHECK(cudaDeviceSynchronize());
+  return std::make_unique<DeviceBuffer>(allocator_, ptr, bytes, DeviceBuffer::Borrowed{});
+}
+
 void CudaBackend::upload(Buffer& dst, const void* src, std::size_t bytes, std::size_t dstOffset) {
   checked(dst, "upload");
   require(bytes <= dst.bytes() && dstOffset <= dst.bytes() - bytes, "cuda backend: upload past the end of a buffer");

@@ -134,6 +134,9 @@ class CudaBackend final : public Backend {
   /// header needs no cuBLAS include.
   std::shared_ptr<void> linalgState;
   DeviceAllocator& allocator() { return *allocator_; }
+  /// BackendProvider::borrow for this device: `ptr` checked to be its memory, the device synchronized (the
+  /// other library's streams' work on it finished), a DeviceBuffer that releases nothing.
+  std::unique_ptr<Buffer> borrow(void* ptr, std::size_t bytes);
   std::recursive_mutex& mutex() const { return mutex_; }
 
   cudaStream_t stream() const { return stream_.handle; }

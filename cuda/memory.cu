@@ -158,6 +158,11 @@ DeviceBuffer::DeviceBuffer(const DeviceBuffer& parent, std::size_t offset, std::
   block_.ptr = static_cast<char*>(parent.block_.ptr) + offset;
 }
 
+DeviceBuffer::DeviceBuffer(std::shared_ptr<DeviceAllocator> allocator, void* foreign, std::size_t bytes, Borrowed)
+    : allocator_(std::move(allocator)), bytes_(bytes), owned_(false) {
+  block_.ptr = foreign;
+}
+
 DeviceBuffer::~DeviceBuffer() {
   if (owned_) allocator_->release(block_);
 }

@@ -75,6 +75,10 @@ class DeviceBuffer final : public Buffer {
   DeviceBuffer(std::shared_ptr<DeviceAllocator> allocator, std::size_t bytes);
   /// A view of bytes of `parent` from `offset`: owns nothing, releases nothing (Backend::view).
   DeviceBuffer(const DeviceBuffer& parent, std::size_t offset, std::size_t bytes);
+  /// Device memory that another library allocated and keeps alive (CudaBackend::borrow): owns nothing, releases
+  /// nothing.
+  struct Borrowed {};
+  DeviceBuffer(std::shared_ptr<DeviceAllocator> allocator, void* foreign, std::size_t bytes, Borrowed);
   ~DeviceBuffer() override;
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;

@@ -45,6 +45,11 @@ class CudaProvider final : public BackendProvider {
   }
 
   std::shared_ptr<Backend> create(int index) override { return std::make_shared<CudaBackend>(index); }
+
+  std::unique_ptr<Buffer> borrow(Backend& backend, void* ptr, std::size_t bytes) override {
+    auto* cuda = dynamic_cast<CudaBackend*>(&backend);
+    return cuda ? cuda->borrow(ptr, bytes) : nullptr;
+  }
 };
 
 }  // namespace

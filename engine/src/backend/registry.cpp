@@ -131,6 +131,13 @@ std::string BackendRegistry::whyNoGpu() {
   return reasons;
 }
 
+std::unique_ptr<Buffer> BackendRegistry::borrow(Backend& backend, void* ptr, std::size_t bytes) {
+  const std::string id = backend.info().id;
+  for (auto& p : providers_)
+    if (id.rfind(p->family() + ":", 0) == 0) return p->borrow(backend, ptr, bytes);
+  return nullptr;
+}
+
 Selection BackendRegistry::select(const std::string& spec) {
   if (spec == "cpu") return {makeCpuBackend(), {}};  // no plugin needed (see the top of the file)
   loadPlugins();

@@ -20,6 +20,14 @@ class BackendProvider {
   virtual std::vector<DeviceInfo> devices(std::string* whyNone) = 0;
   /// Backend for device `index` of this family; throws Error when it cannot be used.
   virtual std::shared_ptr<Backend> create(int index) = 0;
+  /// `bytes` of memory at `ptr` on `backend`'s device (a backend this family created) that another library
+  /// allocated and keeps alive (CuPy, PyTorch), as a buffer of `backend` that releases nothing; that library's
+  /// queued work on it has finished when this returns. Null where the family cannot borrow (the default);
+  /// throws Error where `ptr` is not memory of that device.
+  virtual std::unique_ptr<Buffer> borrow(Backend& backend, void* ptr, std::size_t bytes) {
+    (void)backend, (void)ptr, (void)bytes;
+    return nullptr;
+  }
 };
 
 struct Selection {
@@ -44,6 +52,9 @@ class BackendRegistry {
   std::string whyNoGpu();
   /// "auto" (first GPU, else the CPU with a notice), "cpu" (loads no plugin), "cuda" (= cuda:0), "cuda:N".
   Selection select(const std::string& spec);
+  /// BackendProvider::borrow of the family that made `backend` (its id's family); null for the CPU (whose
+  /// operations take any Buffer over host memory) and a family that cannot borrow.
+  std::unique_ptr<Buffer> borrow(Backend& backend, void* ptr, std::size_t bytes);
 
  private:
   BackendRegistry() = default;
@@ -56,7 +67,7 @@ std::shared_ptr<Backend> makeCpuBackend();
 
 /// The plugin entry point a GPU plugin exports (extern "C").
 using PluginRegisterFn = int (*)(BackendRegistry*, int abiVersion);
-constexpr int kPluginAbiVersion = 1;
+constexpr int kPluginAbiVersion = 2;  ///< 2: BackendProvider::borrow
 constexpr const char* kPluginRegisterSymbol = "larmor_plugin_register";
 
 }  // namespace larmor
