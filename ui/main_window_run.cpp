@@ -247,7 +247,10 @@ void MainWindow::onTemporalLambdaDragged(double lambda) {
       const std::size_t f = std::min(model_.frame(), frames->size() - 1);
       auto image = std::make_shared<const CArray>((*frames)[f]);
       viewer_->setImage(image, model_.voxelSpacing(*image),
-                        tr("%1 — frame %2, %3/%4 iterations").arg(label).arg(f).arg(done).arg(total));
+                        tr("%1 — %2, %3/%4 iterations")
+                            .arg(label, QString::fromStdString(model::frameLabel(f, frames->size())))
+                            .arg(done)
+                            .arg(total));
     });
   };
   const quint64 id = worker_->restart(makeLiveSeriesTask(liveSeries_, job, label, std::move(publish)));
