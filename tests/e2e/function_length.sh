@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # No production function is longer than 80 lines without a reason written at its top. Production code is
-# engine/src, engine/include, cuda/, app/ and ui/ (not tests/, not bench/); a function's length is its ctags
+# engine/src, engine/include, cuda/, app/, ui/ and python/src (the bindings; not tests/, not bench/); a function's length is its ctags
 # definition line to its closing line, inclusive (/usr/bin/ctags, universal-ctags: --fields=+ne gives line: and
 # end:). A longer function passes only if the comment block just above it, or its signature and the first three
 # lines after its opening brace, hold a comment starting with the marker "Long because:" and a reason, e.g.
@@ -24,7 +24,7 @@ grep -q "Universal Ctags" <<< "$("$ctags" --version 2>/dev/null)" || fail "$ctag
 # long_functions ROOT: "file line end name" for every function definition over $limit lines under ROOT's
 # production folders (paths relative to ROOT). __launch_bounds__(...) is ignored so kernels keep their names.
 long_functions() {
-  (cd "$1" && find engine/src engine/include cuda app ui -type f \
+  (cd "$1" && find engine/src engine/include cuda app ui python/src -type f \
       \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' \) 2>/dev/null | sort |
     "$ctags" --fields=+ne -o - --kinds-C++=f --kinds-CUDA=f -I '__launch_bounds__+' -L - |
     awk -F'\t' -v limit="$limit" '{
@@ -67,7 +67,7 @@ check() {
 }
 
 # The checker on a tree of its own.
-rm -rf "$dir"; mkdir -p "$dir/t/engine/src/x" "$dir/t/cuda" "$dir/t/tests/unit"
+rm -rf "$dir"; mkdir -p "$dir/t/engine/src/x" "$dir/t/cuda" "$dir/t/tests/unit" "$dir/t/python/src"
 t=$dir/t
 body() { for i in $(seq 1 "$1"); do echo "  s += $i;"; done; }
 {
@@ -85,11 +85,12 @@ body() { for i in $(seq 1 "$1"); do echo "  s += $i;"; done; }
   echo "__global__ void __launch_bounds__(256) kernelBare(float* s) {"; body 85; echo "}"
 } > "$t/cuda/k.cu"
 { echo "int longTest(int s) {"; body 100; echo "  return s;"; echo "}"; } > "$t/tests/unit/test_a.cpp"
+{ echo "void bindLong(int s) {"; body 85; echo "}"; } > "$t/python/src/b.cpp"
 printf '# header\n' > "$dir/allowed.txt"
 if check "$t" "$dir/allowed.txt" > "$dir/bad.out"; then fail "a tree with long functions passed"; fi
-expected=$'cuda/k.cu:1 kernelBare 87 lines\nengine/src/x/a.cpp:3 longBare 91 lines\nengine/src/x/a.cpp:283 longFar 91 lines'
-[[ $(cat "$dir/bad.out") == "$expected" ]] || { cat "$dir/bad.out" >&2; fail "the checker did not name exactly the three bare long functions"; }
-printf '# header\nengine/src/x/a.cpp longBare\nengine/src/x/a.cpp longFar\ncuda/k.cu kernelBare\n' > "$dir/allowed.txt"
+expected=$'cuda/k.cu:1 kernelBare 87 lines\nengine/src/x/a.cpp:3 longBare 91 lines\nengine/src/x/a.cpp:283 longFar 91 lines\npython/src/b.cpp:1 bindLong 87 lines'
+[[ $(cat "$dir/bad.out") == "$expected" ]] || { cat "$dir/bad.out" >&2; fail "the checker did not name exactly the four bare long functions"; }
+printf '# header\nengine/src/x/a.cpp longBare\nengine/src/x/a.cpp longFar\ncuda/k.cu kernelBare\npython/src/b.cpp bindLong\n' > "$dir/allowed.txt"
 check "$t" "$dir/allowed.txt" > "$dir/good.out" || { cat "$dir/good.out" >&2; fail "allowed functions failed"; }
 printf 'engine/src/x/a.cpp shortOne\n' >> "$dir/allowed.txt"
 if check "$t" "$dir/allowed.txt" > "$dir/stale.out"; then fail "a stale allowed entry passed"; fi
