@@ -15,10 +15,12 @@ from ._larmor import (  # noqa: E402,F401  (the public API)
     Dataset,
     DeviceArray,
     Error,
+    GrappaCalibration,
     NufftPlan,
     ReconResult,
     SenseNormal,
     Series,
+    asarray,
     coil_compression,
     coil_maps,
     compare,
@@ -43,11 +45,32 @@ from ._larmor import (  # noqa: E402,F401  (the public API)
 )
 
 __all__ = [
-    "Cancelled", "Dataset", "DeviceArray", "Error", "NufftPlan", "ReconResult", "SenseNormal", "Series",
-    "coil_compression", "coil_maps", "compare", "compress_coils", "devices", "espirit", "fft", "ifft", "read",
-    "read_series", "recon", "recon_series", "settings", "synchronize", "to_device", "total_variation", "tv_prox",
-    "wavelet_l1", "wavelet_prox", "why_no_gpu", "write", "write_series",
+    "Cancelled", "Dataset", "DeviceArray", "Error", "GrappaCalibration", "NufftPlan", "ReconResult", "SenseNormal",
+    "Series", "asarray", "coil_compression", "coil_maps", "compare", "compress_coils", "devices", "espirit", "fft",
+    "grappa_calibrate", "ifft", "read", "read_series", "recon", "recon_series", "settings", "synchronize",
+    "to_device", "total_variation", "tv_prox", "wavelet_l1", "wavelet_prox", "why_no_gpu", "write", "write_series",
 ]
+
+
+def _on_host(kspace):
+    """k-space for Dataset.from_arrays: a DeviceArray, CuPy array or PyTorch CUDA tensor is read back to the host (the
+    engine's reconstructions take a Dataset in host memory); anything else as it is."""
+    if isinstance(kspace, DeviceArray):
+        return kspace.to_numpy()
+    cuda = hasattr(kspace, "__cuda_array_interface__") or (
+        hasattr(kspace, "__dlpack_device__") and kspace.__dlpack_device__()[0] == 2)
+    return asarray(kspace).to_numpy() if cuda else kspace
+
+
+def _dataset(data, trajectory, settings, who):
+    if isinstance(data, Dataset):
+        if trajectory is not None:
+            raise Error(who + ": a Dataset carries its own trajectory; trajectory= is for k-space arrays")
+        return data
+    matrix = settings.get("matrix", ())
+    if isinstance(matrix, str):
+        matrix = [int(v) for v in matrix.lower().split("x")]
+    return Dataset.from_arrays(_on_host(data), trajectory, list(matrix))
 
 
 def recon(data, *, trajectory=None, **settings):
@@ -59,11 +82,15 @@ def recon(data, *, trajectory=None, **settings):
     settings: method=, device=, keep_coil_images=, progress=, and larmor-cli recon's flags with _ for - (lam= for
     --lambda); larmor.settings() lists them.
     """
-    if not isinstance(data, Dataset):
-        matrix = settings.get("matrix", ())
-        if isinstance(matrix, str):
-            matrix = [int(v) for v in matrix.lower().split("x")]
-        data = Dataset.from_arrays(data, trajectory, list(matrix))
-    elif trajectory is not None:
-        raise Error("larmor.recon: a Dataset carries its own trajectory; trajectory= is for k-space arrays")
-    return _larmor.recon(data, **settings)
+    return _larmor.recon(_dataset(data, trajectory, settings, "larmor.recon"), **settings)
+
+
+def grappa_calibrate(data, *, device="cpu", **settings):
+    """GRAPPA weights of Cartesian k-space with calibration lines: a GrappaCalibration (.weights, .sampling, .apply).
+
+    data: a Dataset, or k-space arrays as larmor.recon takes them (a DeviceArray, CuPy or PyTorch array is read back).
+    settings: larmor-cli recon's GRAPPA flags with _ for - (grappa_kernel="4x5", chi=, eta=, kappa=, ...).
+    .apply(kspace=None) reconstructs k-space of the same shape with these settings (the engine's GRAPPA pipeline,
+    which calibrates on that k-space's own calibration lines); .apply() is larmor-cli recon --method grappa's image.
+    """
+    return _larmor._grappa_calibrate(_dataset(data, None, settings, "larmor.grappa_calibrate"), device=device, **settings)

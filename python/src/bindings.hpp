@@ -27,5 +27,6 @@ void bindPriors(py::module_& m);   // priors.cpp
 void bindMaps(py::module_& m);     // maps.cpp
 void bindSense(py::module_& m);    // sense.cpp
 void bindSeries(py::module_& m);   // series.cpp
+void bindGrappa(py::module_& m);   // grappa.cpp
 
 }  // namespace larmor::python

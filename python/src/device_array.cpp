@@ -16,6 +16,19 @@ PyDeviceArray::PyDeviceArray(std::shared_ptr<Backend> b, std::string dev, Shape 
   buffer = backend->allocate(bytes());
 }
 
+PyDeviceArray::PyDeviceArray(std::shared_ptr<Backend> b, std::string dev, Shape s, std::unique_ptr<Buffer> buf,
+                             py::object keep)
+    : backend(std::move(b)), device(std::move(dev)), buffer(std::move(buf)), shape(std::move(s)), owner(std::move(keep)) {}
+
+PyDeviceArray::~PyDeviceArray() {
+  if (!owner || !backend) return;
+  try {
+    py::gil_scoped_release release;
+    backend->synchronize();
+  } catch (...) {  // a destructor: a failed device says so at its next call
+  }
+}
+
 int PyDeviceArray::deviceIndex() const {
   const std::string id = backend->info().id;
   const auto colon = id.find(':');
@@ -123,9 +136,18 @@ void bindDeviceArray(py::module_& m) {
         return py::make_tuple(d.backend->isGpu() ? int(dlpack::kDLCUDA) : int(dlpack::kDLCPU),
                               d.backend->isGpu() ? d.deviceIndex() : 0);
       })
+      .def_property_readonly("borrowed", &PyDeviceArray::borrowed,
+                             "whether the memory is another library's (from_dlpack, asarray), kept alive by this array")
+      .def_static("from_dlpack", [](const py::handle& obj) { return borrowArray(obj, "larmor.DeviceArray.from_dlpack"); },
+                  py::arg("obj"),
+                  "Another library's complex64 C-contiguous array (a CuPy array, a PyTorch tensor, a NumPy array) as "
+                  "a DeviceArray over the same memory, without a copy; the array keeps the producer alive.")
       .def("__repr__", [](const PyDeviceArray& d) {
-        return "<larmor.DeviceArray " + d.backend->info().id + " complex64 engine shape " + d.shape.str() + ">";
+        return "<larmor.DeviceArray " + d.backend->info().id + " complex64 engine shape " + d.shape.str() +
+               (d.borrowed() ? " borrowed>" : ">");
       });
+  m.def("asarray", [](const py::handle& obj) { return borrowArray(obj, "larmor.asarray"); }, py::arg("obj"),
+        "DeviceArray.from_dlpack: a CuPy array, a PyTorch tensor or a NumPy array borrowed without a copy.");
   m.def("to_device", &upload, py::arg("array"), py::arg("device") = "cuda",
         "Uploads an array (as complex64) to a device: a DeviceArray.");
   m.def("synchronize", [](const std::string& device) {

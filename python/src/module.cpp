@@ -16,4 +16,5 @@ PYBIND11_MODULE(_larmor, m) {
   bindPriors(m);
   bindMaps(m);
   bindSense(m);
+  bindGrappa(m);
 }

@@ -144,18 +144,26 @@ py::object runDevice(PyNufftPlan& p, PyDeviceArray& in, py::object out, bool for
     out = py::cast(PyDeviceArray(p.backend, p.device, Shape(dims)));
   }
   PyDeviceArray& result = out.cast<PyDeviceArray&>();
-  require(result.backend == p.backend && result.size() == batch * perOut,
-          "NufftPlan: out must be a DeviceArray of " + std::to_string(batch * perOut) + " elements on the plan's device");
+  require(result.backend == p.backend && result.size() == batch * perOut && !result.readonly,
+          "NufftPlan: out must be a writable DeviceArray of " + std::to_string(batch * perOut) +
+              " elements on the plan's device");
   const Transform op = forward ? &NufftPlan::forward : &NufftPlan::adjoint;
   p.lastInput = in.buffer->ptr();
   {
     py::gil_scoped_release release;
     ((*p.plan).*op)(*in.buffer, *result.buffer, batch);
+    // Borrowed memory is the producer's again when the call returns (its own stream may read or overwrite it).
+    if (in.borrowed() || result.borrowed()) p.backend->synchronize();
   }
   return out;
 }
 
-py::object apply(PyNufftPlan& p, const py::object& x, const py::object& out, bool forward) {
+/// CuPy arrays and PyTorch CUDA tensors are borrowed (DeviceArrays over their memory): `out=` one of them is
+/// written where it is.
+py::object apply(PyNufftPlan& p, py::object x, py::object out, bool forward) {
+  const char* what = forward ? "NufftPlan.forward" : "NufftPlan.adjoint";
+  if (isForeignCudaArray(x)) x = borrowArray(x, what);
+  if (isForeignCudaArray(out)) out = borrowArray(out, what);
   if (py::isinstance<PyDeviceArray>(x)) return runDevice(p, x.cast<PyDeviceArray&>(), out, forward);
   return runHost(p, x, out, forward);
 }

@@ -1,11 +1,13 @@
 // Building blocks with NumPy in and out: the centred unitary FFT (the project's convention, backend.hpp:
-// X[k] = N^-1/2 sum_n x[n] exp(-2 pi i (k - c)(n - c) / N), c = floor(N/2), over the last `ndim` NumPy axes),
+// X[k] = N^-1/2 sum_n x[n] exp(-2 pi i (k - c)(n - c) / N), c = floor(N/2), over the last `ndim` NumPy axes; on
+// DeviceArrays too, borrowed CuPy/PyTorch arrays included),
 // ESPIRiT coil maps (ops/espirit.hpp) and the image quality metrics (quality/metrics.hpp).
 #include <pybind11/stl.h>
 
 #include <cstring>
 
 #include "bindings.hpp"
+#include "device_array.hpp"
 #include "json_convert.hpp"
 #include "larmor/ops/espirit.hpp"
 #include "larmor/quality/metrics.hpp"
@@ -15,22 +17,31 @@ namespace larmor::python {
 
 namespace {
 
-py::array fft(const py::handle& x, int ndim, bool inverse, const std::string& device) {
+void checkRank(int ndim, py::ssize_t rank) {
+  require(ndim >= 1 && ndim <= 3 && ndim <= rank, "larmor.fft: ndim " + std::to_string(ndim) +
+                                                      " must be 1 to 3 and at most the array's axes (" +
+                                                      std::to_string(rank) + ")");
+}
+
+/// NumPy in, NumPy out (`out` when given: C-contiguous complex64 of the input's size, may be the input).
+py::object fftHost(const py::handle& x, py::object out, int ndim, bool inverse, const std::string& device) {
   const CNumpy in = complexArray(x, "larmor.fft");
-  require(ndim >= 1 && ndim <= 3 && ndim <= in.ndim(),
-          "larmor.fft: ndim " + std::to_string(ndim) + " must be 1 to 3 and at most the array's axes (" +
-              std::to_string(in.ndim()) + ")");
-  CNumpy out(std::vector<py::ssize_t>(in.shape(), in.shape() + in.ndim()));
+  checkRank(ndim, in.ndim());
+  require(out.is_none() || (CNumpy::check_(out) && py::reinterpret_borrow<CNumpy>(out).size() == in.size() &&
+                            py::reinterpret_borrow<CNumpy>(out).writeable()),
+          "larmor.fft: out must be a writable C-contiguous complex64 array of the input's size");
+  CNumpy result = out.is_none() ? CNumpy(std::vector<py::ssize_t>(in.shape(), in.shape() + in.ndim()))
+                                : py::reinterpret_borrow<CNumpy>(out);
   const Shape shape = engineShape(in);
   const std::size_t bytes = static_cast<std::size_t>(in.size()) * sizeof(cfloat);
   const auto* src = in.data();
-  auto* dst = out.mutable_data();
+  auto* dst = result.mutable_data();
   {
     py::gil_scoped_release release;
     auto backend = backendFor(device);
     const FftDirection dir = inverse ? FftDirection::Inverse : FftDirection::Forward;
     if (!backend->isGpu()) {
-      std::memcpy(dst, src, bytes);
+      if (dst != src) std::memcpy(dst, src, bytes);
       BorrowedBuffer data(dst, bytes);
       backend->fft(data, shape, ndim, dir);
     } else {
@@ -41,7 +52,30 @@ py::array fft(const py::handle& x, int ndim, bool inverse, const std::string& de
       backend->synchronize();
     }
   }
+  return std::move(result);
+}
+
+/// DeviceArray in, DeviceArray out on its backend (`out` when given, may be the input: in place); borrowed memory
+/// is synchronized before returning, as NufftPlan does.
+py::object fftDevice(PyDeviceArray& x, py::object out, int ndim, bool inverse) {
+  checkRank(ndim, static_cast<py::ssize_t>(x.shape.rank()));
+  if (out.is_none()) out = py::cast(PyDeviceArray(x.backend, x.device, x.shape));
+  require(py::isinstance<PyDeviceArray>(out), "larmor.fft: out must be a DeviceArray for a DeviceArray input");
+  PyDeviceArray& result = out.cast<PyDeviceArray&>();
+  require(result.backend == x.backend && result.size() == x.size() && !result.readonly,
+          "larmor.fft: out must be a writable DeviceArray of the input's size on its device");
+  py::gil_scoped_release release;
+  if (result.buffer->ptr() != x.buffer->ptr()) x.backend->copy(*result.buffer, *x.buffer, x.bytes());
+  x.backend->fft(*result.buffer, x.shape, ndim, inverse ? FftDirection::Inverse : FftDirection::Forward);
+  if (x.borrowed() || result.borrowed()) x.backend->synchronize();
   return out;
+}
+
+py::object fft(py::object x, int ndim, bool inverse, const std::string& device, py::object out) {
+  if (isForeignCudaArray(x)) x = borrowArray(x, "larmor.fft");
+  if (isForeignCudaArray(out)) out = borrowArray(out, "larmor.fft");
+  if (py::isinstance<PyDeviceArray>(x)) return fftDevice(x.cast<PyDeviceArray&>(), out, ndim, inverse);
+  return fftHost(x, out, ndim, inverse, device);
 }
 
 py::tuple espirit(const py::handle& calibration, const std::vector<index_t>& shape, int kernel, double threshold,
@@ -85,10 +119,13 @@ py::object compare(const py::handle& test, const py::handle& reference, bool lea
 
 void bindOps(py::module_& m) {
   m.def("fft", &fft, py::arg("x"), py::arg("ndim") = 2, py::kw_only(), py::arg("inverse") = false,
-        py::arg("device") = "cpu",
-        "Centred unitary FFT over the last `ndim` axes (k = 0 and the image centre at index floor(N/2)).");
-  m.def("ifft", [](const py::handle& x, int ndim, const std::string& device) { return fft(x, ndim, true, device); },
-        py::arg("x"), py::arg("ndim") = 2, py::kw_only(), py::arg("device") = "cpu", "The inverse of larmor.fft.");
+        py::arg("device") = "cpu", py::arg("out") = py::none(),
+        "Centred unitary FFT over the last `ndim` axes (k = 0 and the image centre at index floor(N/2)); a DeviceArray "
+        "(or a CuPy/PyTorch CUDA array, borrowed) is transformed on its device into a DeviceArray (out= one, or x).");
+  m.def("ifft", [](py::object x, int ndim, const std::string& device, py::object out) {
+    return fft(std::move(x), ndim, true, device, std::move(out));
+  }, py::arg("x"), py::arg("ndim") = 2, py::kw_only(), py::arg("device") = "cpu", py::arg("out") = py::none(),
+        "The inverse of larmor.fft.");
   m.def("espirit", &espirit, py::arg("calibration"), py::arg("shape"), py::kw_only(), py::arg("kernel") = 6,
         py::arg("threshold") = 0.001, py::arg("crop") = 0.8, py::arg("device") = "cpu",
         "ESPIRiT coil maps from calibration k-space (coils, [kz,] ky, kx) onto an image grid ((nz,) ny, nx): "

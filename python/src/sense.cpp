@@ -1,8 +1,10 @@
-// larmor.SenseNormal: CG-SENSE's operators on an image ((nz,) ny, nx) for a non-Cartesian trajectory and coil maps
-// (ops/sense.hpp, docs/conventions.md's physics scale E = N^-1/2 F S):
-//   normal(x)   = (E^H E + lam W^H W) x = sum_c S_c^H T S_c x + lam W^H W x,  T = N^-1 F^H F by Toeplitz embedding
-//                 (Q from the exact DFT, or the NUFFT: ops/toeplitz.hpp), W the prior (none, tikhonov, fd)
-//   adjoint(d)  = E^H d = N^-1/2 sum_c S_c^H F^H d_c, d (coils, M)
+// larmor.SenseNormal: CG-SENSE's operators on an image ((nz,) ny, nx) for a non-Cartesian trajectory, or a Cartesian
+// sampling mask, and coil maps (ops/sense.hpp, docs/conventions.md's physics scale E = N^-1/2 F S):
+//   normal(x)   = (E^H E + lam W^H W) x = sum_c S_c^H T S_c x + lam W^H W x,  T = N^-1 F^H F: by Toeplitz embedding
+//                 for a trajectory (Q from the exact DFT, or the NUFFT: ops/toeplitz.hpp), IFFT_u diag(mask) FFT_u for
+//                 a mask (ops/cartesian_sampling.hpp's CartesianGram); W the prior (none, tikhonov, fd)
+//   adjoint(d)  = E^H d = N^-1/2 sum_c S_c^H F^H d_c, d (coils, M); for a mask the M sampled points in C order
+//                 (numpy.flatnonzero(mask)), or whole k-space grids (coils, [nz,] ny, nx) of which they are taken
 // with the engine's own objects (ToeplitzOperator, CoilSensitivities, NormalOperator, SenseEncoding), so a user's
 // solver in Python applies the operator the reconstruction applies.
 #include <pybind11/stl.h>
@@ -11,6 +13,7 @@
 #include <cstring>
 
 #include "bindings.hpp"
+#include "larmor/ops/cartesian_sampling.hpp"
 #include "larmor/ops/regularizer.hpp"
 #include "larmor/ops/sense.hpp"
 #include "larmor/ops/toeplitz.hpp"
@@ -25,12 +28,13 @@ struct PySenseNormal {
   NufftGeometry geometry;
   std::vector<py::ssize_t> imageShape;
   index_t voxels = 0, coils = 0;
-  std::unique_ptr<ops::ToeplitzOperator> gram;
+  std::unique_ptr<ops::FourierGram> gram;
   std::unique_ptr<ops::CoilSensitivities> maps;
   std::unique_ptr<ops::Regularizer> prior;
   std::unique_ptr<ops::NormalOperator> normal;
   std::unique_ptr<NufftPlan> plan;
   std::unique_ptr<ops::SenseEncoding> encoding;
+  std::vector<std::int64_t> sampled;  ///< a mask's sampled grid indices (empty for a trajectory)
 };
 
 NufftGeometry geometryOf(const py::handle& traj, const std::vector<py::ssize_t>& shape) {
@@ -54,19 +58,37 @@ std::unique_ptr<ops::Regularizer> priorOf(Backend& b, const std::string& reg, co
   throw Error("SenseNormal: reg " + reg + ": expected none, tikhonov or fd");
 }
 
-PySenseNormal make(const py::handle& traj, const py::handle& maps, const std::string& device, double lam,
-                   const std::string& reg, const std::string& psf) {
+/// The maps (coils, [nz,] ny, nx) on the host in the engine's layout, and the object's shapes from them.
+CArray mapsOf(PySenseNormal& p, const py::handle& maps) {
   const CNumpy s = complexArray(maps, "SenseNormal: the coil maps");
   require(s.ndim() == 3 || s.ndim() == 4, "SenseNormal: the coil maps are (coils, [nz,] ny, nx)");
-  require(psf == "dft" || psf == "nufft", "SenseNormal: psf " + psf + ": expected dft or nufft");
-  PySenseNormal p;
   p.imageShape.assign(s.shape() + 1, s.shape() + s.ndim());
-  p.geometry = geometryOf(traj, p.imageShape);
   p.coils = s.shape(0);
   p.voxels = s.size() / p.coils;
+  p.geometry.dims = static_cast<int>(p.imageShape.size());
+  for (std::size_t i = 0; i < p.imageShape.size(); ++i) p.geometry.image[i] = p.imageShape[p.imageShape.size() - 1 - i];
+  CArray a(Shape{p.geometry.image[0], p.geometry.image[1], p.geometry.image[2], p.coils}, CArray::NoInit{});
+  std::memcpy(a.data(), s.data(), static_cast<std::size_t>(s.size()) * sizeof(cfloat));
+  return a;
+}
+
+/// What both kinds share once the plan and the Gram operator are made: the maps, the prior, A and E.
+void finish(PySenseNormal& p, const CArray& maps, double lam, const std::string& reg, double samples) {
+  Backend& b = *p.backend;
+  p.maps = std::make_unique<ops::CoilSensitivities>(b, maps, p.voxels, p.coils);
+  p.prior = priorOf(b, reg, p.geometry.image);
+  p.normal = std::make_unique<ops::NormalOperator>(b, *p.gram, p.maps.get(), p.prior.get(), lam);
+  p.encoding = std::make_unique<ops::SenseEncoding>(b, *p.plan, p.maps.get(), 1.0 / std::sqrt(samples));
+}
+
+PySenseNormal make(const py::handle& traj, const py::handle& maps, const std::string& device, double lam,
+                   const std::string& reg, const std::string& psf) {
+  require(psf == "dft" || psf == "nufft", "SenseNormal: psf " + psf + ": expected dft or nufft");
+  PySenseNormal p;
+  const CArray mapArray = mapsOf(p, maps);
+  const NufftGeometry g = geometryOf(traj, p.imageShape);
+  p.geometry.trajectory = g.trajectory;
   p.backend = backendFor(device);
-  CArray mapArray(Shape{p.geometry.image[0], p.geometry.image[1], p.geometry.image[2], p.coils}, CArray::NoInit{});
-  std::memcpy(mapArray.data(), s.data(), static_cast<std::size_t>(s.size()) * sizeof(cfloat));
   py::gil_scoped_release release;
   Backend& b = *p.backend;
   ops::PsfOptions po;
@@ -74,11 +96,29 @@ PySenseNormal make(const py::handle& traj, const py::handle& maps, const std::st
   const CArray q = ops::computePsf(b, p.geometry, nullptr, po);
   const double n = static_cast<double>(p.voxels);
   p.gram = std::make_unique<ops::ToeplitzOperator>(b, p.geometry, q, 1.0 / n);
-  p.maps = std::make_unique<ops::CoilSensitivities>(b, mapArray, p.voxels, p.coils);
-  p.prior = priorOf(b, reg, p.geometry.image);
-  p.normal = std::make_unique<ops::NormalOperator>(b, *p.gram, p.maps.get(), p.prior.get(), lam);
   p.plan = b.makeNufftPlan(p.geometry, NufftOptions{});
-  p.encoding = std::make_unique<ops::SenseEncoding>(b, *p.plan, p.maps.get(), 1.0 / std::sqrt(n));
+  finish(p, mapArray, lam, reg, n);
+  return p;
+}
+
+/// A Cartesian mask ((nz,) ny, nx) of the maps' image shape, nonzero where sampled (k = 0 at index N // 2).
+PySenseNormal makeCartesian(const py::handle& mask, const py::handle& maps, const std::string& device, double lam,
+                            const std::string& reg) {
+  PySenseNormal p;
+  const CArray mapArray = mapsOf(p, maps);
+  const RNumpy m = RNumpy::ensure(mask);
+  require(m && std::vector<py::ssize_t>(m.shape(), m.shape() + m.ndim()) == p.imageShape,
+          "SenseNormal.cartesian: the mask must be real or boolean of the maps' image shape ((nz,) ny, nx)");
+  for (index_t i = 0; i < p.voxels; ++i)
+    if (m.data()[i] != 0.0f) p.sampled.push_back(i);
+  p.backend = backendFor(device);
+  py::gil_scoped_release release;
+  Backend& b = *p.backend;
+  const Shape grid{p.geometry.image[0], p.geometry.image[1], p.geometry.image[2]};
+  auto plan = std::make_unique<ops::CartesianPlan>(b, grid, p.sampled);
+  p.gram = std::make_unique<ops::CartesianGram>(b, *plan);
+  p.plan = std::move(plan);
+  finish(p, mapArray, lam, reg, static_cast<double>(p.voxels));
   return p;
 }
 
@@ -102,9 +142,19 @@ py::array applyNormal(PySenseNormal& p, const py::handle& x) {
   return out;
 }
 
+/// A mask's sampled points (coils, M) of whole k-space grids (coils, [nz,] ny, nx).
+CNumpy sampledPoints(const PySenseNormal& p, const CNumpy& grids) {
+  const index_t m = static_cast<index_t>(p.sampled.size());
+  CNumpy out(std::vector<py::ssize_t>{p.coils, m});
+  for (index_t c = 0; c < p.coils; ++c)
+    for (index_t j = 0; j < m; ++j) out.mutable_data()[c * m + j] = grids.data()[c * p.voxels + p.sampled[j]];
+  return out;
+}
+
 py::array applyAdjoint(PySenseNormal& p, const py::handle& d) {
-  const CNumpy in = complexArray(d, "SenseNormal.adjoint");
-  const index_t m = p.geometry.samples();
+  CNumpy in = complexArray(d, "SenseNormal.adjoint");
+  const index_t m = p.plan->samples();
+  if (!p.sampled.empty() && in.size() == p.coils * p.voxels) in = sampledPoints(p, in);
   require(in.size() == m * p.coils, "SenseNormal.adjoint: the data has " + std::to_string(in.size()) +
                                         " samples, not coils x samples = " + std::to_string(p.coils) + " x " +
                                         std::to_string(m));
@@ -133,9 +183,14 @@ py::array applyAdjoint(PySenseNormal& p, const py::handle& d) {
 void bindSense(py::module_& m) {
   py::class_<PySenseNormal>(m, "SenseNormal",
                             "CG-SENSE's normal operator (E^H E + lam W^H W) and E^H for a trajectory (..., 2|3) in "
-                            "cycles per FOV and coil maps (coils, [nz,] ny, nx), with E = N^-1/2 F S.")
+                            "cycles per FOV (or a Cartesian mask: SenseNormal.cartesian) and coil maps "
+                            "(coils, [nz,] ny, nx), with E = N^-1/2 F S.")
       .def(py::init(&make), py::arg("traj"), py::arg("maps"), py::arg("device") = "cpu", py::kw_only(),
            py::arg("lam") = 0.0, py::arg("reg") = "none", py::arg("psf") = "dft")
+      .def_static("cartesian", &makeCartesian, py::arg("mask"), py::arg("maps"), py::arg("device") = "cpu",
+                  py::kw_only(), py::arg("lam") = 0.0, py::arg("reg") = "none",
+                  "The same operators for Cartesian sampling: a mask ((nz,) ny, nx), nonzero where sampled, k = 0 at "
+                  "index N // 2 (T = IFFT_u diag(mask) FFT_u, no embedding).")
       .def("normal", &applyNormal, py::arg("x"), "(E^H E + lam W^H W) x")
       .def("adjoint", &applyAdjoint, py::arg("data"), "E^H d for data (coils, samples...)")
       .def_property_readonly("shape", [](const PySenseNormal& p) { return py::tuple(py::cast(p.imageShape)); })

@@ -147,3 +147,92 @@ def test_sense_normal_and_adjoint_against_float64_matrices():
     assert rel(by_nufft.normal(x).ravel(), normal) < 2e-3
     with pytest.raises(larmor.Error, match="expected none, tikhonov or fd"):
         larmor.SenseNormal(traj, maps, reg="l1")
+
+
+def test_numpy_arrays_are_borrowed_without_a_copy():
+    traj, image, samples = random_case((10, 10), 50)
+    plan = larmor.NufftPlan(traj, (10, 10))
+    x = larmor.asarray(image)
+    assert x.borrowed and x.ptr == image.ctypes.data and x.shape == (10, 10) and x.device == "cpu"
+    out = np.zeros(50, np.complex64)
+    y = larmor.DeviceArray.from_dlpack(out)
+    assert plan.forward(x, out=y) is y
+    assert plan._last_input_address == image.ctypes.data
+    np.testing.assert_array_equal(out, plan.forward(image))  # written where it is, the NumPy path's bits
+    back = larmor.asarray(np.zeros((10, 10), np.complex64))
+    plan.adjoint(larmor.asarray(samples), out=back)
+    np.testing.assert_array_equal(back.to_numpy(), plan.adjoint(samples))
+    # The producer is kept alive by the DeviceArray: nothing else holds this array.
+    kept = larmor.asarray(np.full((10, 10), 2, np.complex64))
+    np.testing.assert_array_equal(plan.forward(kept).to_numpy(), plan.forward(np.full((10, 10), 2, np.complex64)))
+    # numpy.from_dlpack of a borrowed array is the same memory again.
+    assert np.from_dlpack(x).ctypes.data == image.ctypes.data
+
+
+def test_what_cannot_be_borrowed_is_refused_in_one_line():
+    traj, image, _ = random_case((10, 10), 50)
+    plan = larmor.NufftPlan(traj, (10, 10))
+    with pytest.raises(larmor.Error, match="only as complex64"):
+        larmor.asarray(image.astype(np.complex128))
+    with pytest.raises(larmor.Error, match="only C-contiguous"):
+        larmor.asarray(np.asfortranarray(image))
+    with pytest.raises(larmor.Error, match="neither __dlpack__ nor __cuda_array_interface__"):
+        larmor.asarray([1, 2, 3])
+    frozen = np.zeros(50, np.complex64)
+    frozen.flags.writeable = False
+    with pytest.raises(larmor.Error, match="writable DeviceArray"):
+        plan.forward(larmor.asarray(image), out=larmor.asarray(frozen))
+
+
+def test_fft_on_borrowed_and_device_arrays():
+    x = (RNG.standard_normal((3, 8, 6)) + 1j * RNG.standard_normal((3, 8, 6))).astype(np.complex64)
+    expected = larmor.fft(x)
+    d = larmor.asarray(x.copy())
+    y = larmor.fft(d)
+    assert isinstance(y, larmor.DeviceArray) and not y.borrowed
+    np.testing.assert_array_equal(y.to_numpy(), expected)
+    host = x.copy()
+    assert larmor.fft(larmor.asarray(host), out=larmor.asarray(host)) is not None
+    np.testing.assert_array_equal(host, expected)  # in place, where the NumPy array is
+    out = np.empty_like(x)
+    assert larmor.ifft(expected, out=out) is out
+    np.testing.assert_allclose(out, x, atol=1e-5)
+
+
+def test_recon_takes_device_array_kspace(phantoms):
+    d = larmor.read(str(phantoms / "cart.h5"))
+    k = np.ascontiguousarray(d.kspace)
+    r = larmor.recon(larmor.asarray(k), method="grappa")
+    np.testing.assert_array_equal(r.image, larmor.recon(k, method="grappa").image)
+
+
+def cartesian_case(shape, coils):
+    mask = RNG.uniform(size=shape) < 0.4
+    maps = np.stack([(RNG.standard_normal(shape) + 1j * RNG.standard_normal(shape)) for _ in range(coils)])
+    x = RNG.standard_normal(shape) + 1j * RNG.standard_normal(shape)
+    return mask, maps.astype(np.complex64), x.astype(np.complex64)
+
+
+def cfft(a, inverse=False):
+    """The centred unitary FFT over all axes, float64."""
+    f = np.fft.ifftn if inverse else np.fft.fftn
+    return np.fft.fftshift(f(np.fft.ifftshift(a.astype(np.complex128)), norm="ortho"))
+
+
+@pytest.mark.parametrize("shape", [(12, 10), (4, 8, 6)])
+def test_cartesian_sense_normal_against_float64_numpy(shape):
+    mask, maps, x = cartesian_case(shape, 3)
+    s = maps.astype(np.complex128)
+    normal = sum(np.conj(s[c]) * cfft(mask * cfft(s[c] * x), inverse=True) for c in range(3))
+    data = np.stack([cfft(s[c] * x) for c in range(3)])  # E x = P FFT_u S x, before P
+    points = data.reshape(3, -1)[:, np.flatnonzero(mask)].astype(np.complex64)
+    adjoint = sum(np.conj(s[c]) * cfft(np.where(mask, data[c], 0), inverse=True) for c in range(3))
+    op = larmor.SenseNormal.cartesian(mask, maps)
+    assert op.shape == shape and op.coils == 3
+    assert rel(op.normal(x), normal) < 1e-5
+    assert rel(op.adjoint(points), adjoint) < 1e-5
+    assert rel(op.adjoint(data.astype(np.complex64)), adjoint) < 1e-5  # whole grids: the sampled points taken
+    tik = larmor.SenseNormal.cartesian(mask.astype(np.float32), maps, lam=0.25, reg="tikhonov")
+    assert rel(tik.normal(x), normal + 0.25 * x) < 1e-5
+    with pytest.raises(larmor.Error, match="mask must be"):
+        larmor.SenseNormal.cartesian(mask[:-1], maps)

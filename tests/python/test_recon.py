@@ -153,3 +153,30 @@ def test_a_series_of_frames_equals_the_cli(tmp_path):
     assert np.array_equal(frames.ravel(), cli.ravel())
     with pytest.raises(larmor.Error, match="frames"):
         larmor.read(str(dyn))  # one frame at a time: the message says how to choose
+
+
+@pytest.mark.parametrize("settings", [{}, {"grappa_kernel": "2x3", "chi": 1e-3}, {"grappa_calibration": "basic"}])
+def test_grappa_calibrate_then_apply_equals_the_cli(phantoms, tmp_path, settings):
+    out = tmp_path / "cli.cfl"
+    run_cli("recon", phantoms / "cart.h5", "--method", "grappa", "--device", "cpu", *cli_flags(settings), "--output", out)
+    d = larmor.read(str(phantoms / "cart.h5"))
+    cal = larmor.grappa_calibrate(d, **settings)
+    assert cal.sampling["acceleration"] == 2 and cal.sampling["calibration_lines"][1] == 16
+    w = cal.weights
+    assert w.ndim == 3 and np.isfinite(w).all() and np.abs(w).max() > 0
+    assert np.array_equal(cal.apply().image.ravel(), read_cfl(out).ravel())
+    assert np.array_equal(cal.apply(d.kspace).image, cal.apply().image)  # the same k-space given
+    # Arrays as recon takes them: the Dataset of their .cfl, the same weights' shape.
+    assert larmor.grappa_calibrate(np.ascontiguousarray(d.kspace), **settings).weights.shape == w.shape
+
+
+def test_grappa_weights_shape_and_apply_to_other_kspace(phantoms):
+    """The weights' shape is the kernel's (entries, targets x coils, K_PE K_RO coils); apply() of scaled k-space is the
+    scaled image (GRAPPA is linear; the engine solves the weights again on that k-space); another shape is refused."""
+    d = larmor.read(str(phantoms / "cart.h5"))
+    cal = larmor.grappa_calibrate(d, grappa_kernel="2x3")
+    assert cal.weights.shape == (1, 4 * 1, 2 * 3 * 4)  # (entries, targets x coils, K_PE K_RO coils)
+    other = np.ascontiguousarray(d.kspace * 2)
+    assert np.allclose(cal.apply(other).image, 2 * cal.apply().image, rtol=1e-4, atol=1e-4 * np.abs(cal.apply().image).max())
+    with pytest.raises(larmor.Error, match="elements, the calibrated data"):
+        cal.apply(d.kspace[..., :-1])
