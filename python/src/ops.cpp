@@ -52,7 +52,7 @@ py::object fftHost(const py::handle& x, py::object out, int ndim, bool inverse, 
       backend->synchronize();
     }
   }
-  return std::move(result);
+  return result;
 }
 
 /// DeviceArray in, DeviceArray out on its backend (`out` when given, may be the input: in place); borrowed memory
