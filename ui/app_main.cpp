@@ -252,14 +252,14 @@ int larmorMain(int argc, char** argv) {
   if (options.demo) {
     DemoScript demo(&window, options.quitAfterDemo);
     if (!options.screenshot.isEmpty()) demo.setScreenshotPrefix(QFileInfo(options.screenshot).dir().filePath(QFileInfo(options.screenshot).completeBaseName()));
-    QObject::connect(&window, &MainWindow::presenterModeRequested, &demo, [&demo, &options] {
+    QObject::connect(&window, &MainWindow::demoRequested, &demo, [&demo, &options] {
       if (!demo.running()) demo.start(options.demoPauseMs);
     });
     QTimer::singleShot(0, &demo, [&demo, &options] { demo.start(options.demoPauseMs); });
     return app.exec();
   }
   DemoScript demo(&window, false);
-  QObject::connect(&window, &MainWindow::presenterModeRequested, &demo, [&demo, &options] {
+  QObject::connect(&window, &MainWindow::demoRequested, &demo, [&demo, &options] {
     if (!demo.running()) demo.start(options.demoPauseMs);
   });
   ScriptedRun script(&window, options);

@@ -46,7 +46,7 @@ QString usageText() {
   QString s = QStringLiteral(
       "Usage: larmor [FILE] [--method M ...settings flags of larmor-cli recon...] [--run] [--screenshot PNG]\n"
       "              [--export-dicom DIR] [--quit]\n"
-      "       larmor --demo [--quit-after-demo]\n\n"
+      "       larmor --demo [--quit]\n\n"
       "Opens the Larmor workstation on FILE (ISMRMRD .h5, BART .cfl, RawArray .ra) or, without FILE, on a\n"
       "phantom simulated at start. --run reconstructs, --screenshot saves the window, --quit exits after.\n"
       "Without a display it runs the same reconstruction headless and writes into ./out.\n\nOptions:\n");
@@ -56,8 +56,8 @@ QString usageText() {
     const QString value = e.kind == st::Kind::Flag ? QString() : ' ' + QString::fromStdString(e.valueName);
     s += QStringLiteral("  --%1%2\n      %3\n").arg(QString::fromStdString(e.flag), value, QString::fromStdString(st::help(e)));
   }
-  s += QStringLiteral("  --demo\n      Presenter mode: full screen, large type, a scripted demo (radial gridding vs CG vs CS, the λ slider, GRAPPA)\n"
-                      "  --quit-after-demo\n      With --demo: exit when the demo ends (exit code 0 when every step worked)\n");
+  s += QStringLiteral("  --demo\n      The scripted demo in presenter mode: full screen, large type (GRAPPA, a dynamic series, radial gridding vs CG vs CS)\n"
+                      "  --quit-after-demo\n      With --demo: exit when the demo ends (exit code 0 when every step worked); --demo --quit does the same\n");
   s += QStringLiteral("  --run\n  --quit\n  --version\n  --help\n");
   return s;
 }
@@ -90,7 +90,7 @@ GuiOptions parseGuiArguments(const QStringList& arguments, const SessionState& b
   o.screenshot = p.value("screenshot");
   o.exportDicom = p.value("export-dicom");
   o.tab = p.value("tab");
-  o.quitAfterDemo = p.isSet("quit-after-demo");
+  o.quitAfterDemo = p.isSet("quit-after-demo") || (p.isSet("demo") && o.quit);  // --demo --quit: exit at its end
   o.demo = p.isSet("demo") || o.quitAfterDemo;
   if (p.isSet("demo-pause")) {
     bool ok = false;

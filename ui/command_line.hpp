@@ -23,7 +23,7 @@ struct GuiOptions {
   bool help = false;
   bool version = false;         ///< --version: print "larmor X.Y.Z" and exit
   bool demo = false;            ///< --demo: presenter mode (full screen, large type, the scripted demo)
-  bool quitAfterDemo = false;   ///< --quit-after-demo: exit when the demo ends (0: every step worked)
+  bool quitAfterDemo = false;   ///< --quit-after-demo or --demo --quit: exit when the demo ends (0: every step worked)
   int demoPauseMs = 2500;       ///< --demo-pause MS: how long each demo picture stays
 };
 

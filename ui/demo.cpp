@@ -55,11 +55,18 @@ phantom::SimulateSettings grappaPhantom() {
 DemoScript::DemoScript(MainWindow* window, bool quitAfter, QObject* parent)
     : QObject(parent), w_(window), quitAfter_(quitAfter) {
   defineSteps();
+  // A step's caption appears with its picture: when the data are loaded or the run has finished.
   connect(w_, &MainWindow::datasetLoaded, this, [this] {
-    if (running_ && waiting_ == Wait::Load) QTimer::singleShot(pauseMs_ / 3, this, &DemoScript::next);
+    if (!running_ || waiting_ != Wait::Load) return;
+    waiting_ = Wait::Pause;
+    showCaption();
+    QTimer::singleShot(pauseMs_ / 3, this, &DemoScript::next);
   });
   connect(w_, &MainWindow::reconFinished, this, [this] {
-    if (running_ && waiting_ == Wait::Recon) QTimer::singleShot(pauseMs_, this, &DemoScript::next);
+    if (!running_ || waiting_ != Wait::Recon) return;
+    waiting_ = Wait::Pause;
+    showCaption();
+    QTimer::singleShot(pauseMs_, this, &DemoScript::next);
   });
   connect(w_, &MainWindow::loadFailed, this, [this](const QString& m) {
     if (running_) fail(m);
@@ -84,13 +91,21 @@ void DemoScript::rememberShown() {
 
 void DemoScript::defineSteps() {
   steps_.clear();
-  for (auto part : {&DemoScript::radialSteps, &DemoScript::dynamicSteps, &DemoScript::cartesianSteps})
+  // GRAPPA R4 (the weakest picture) first, the radial methods side by side (the strongest) last.
+  for (auto part : {&DemoScript::cartesianSteps, &DemoScript::dynamicSteps, &DemoScript::radialSteps})
     for (Step& st : (this->*part)()) steps_.push_back(std::move(st));
 }
 
 std::vector<DemoScript::Step> DemoScript::radialSteps() {
   return {
-      {tr("Undersampled radial phantom: 64 spokes, 8 coils"), [this] { w_->newPhantom(radialPhantom()); }, Wait::Load},
+      {tr("Undersampled radial phantom: 64 spokes, 8 coils"),
+       [this] {
+         docks(false, false);
+         if (auto* bar = w_->findChild<FrameBar*>()) bar->setPlaying(false);  // the dynamic scene's cine
+         w_->showTab("image");
+         w_->newPhantom(radialPhantom());
+       },
+       Wait::Load},
       {tr("1/3 Gridding (density-compensated adjoint NUFFT): streaks"),
        [this] {
          useMethod(recon::Method::Gridding);
@@ -111,15 +126,9 @@ std::vector<DemoScript::Step> DemoScript::radialSteps() {
          w_->runReconstruction();
        },
        Wait::Recon},
-      {tr("Gridding vs CG vs CS, side by side"),
-       [this] {
-         rememberShown();
-         showSideBySide();
-       },
-       Wait::Pause},
       {tr("Live λ: more regularization — smoother, less noise"),
        [this] {
-         w_->showTab("image");
+         rememberShown();
          docks(false, true);  // the slider is in the settings
          QSlider* s = w_->settingsPanel()->lambdaSlider();
          s->setValue(SettingsPanel::sliderFromLambda(3e-3));
@@ -129,6 +138,13 @@ std::vector<DemoScript::Step> DemoScript::radialSteps() {
        [this] { w_->settingsPanel()->lambdaSlider()->setValue(SettingsPanel::sliderFromLambda(3e-2)); }, Wait::Recon},
       {tr("Live λ: back to a good balance"),
        [this] { w_->settingsPanel()->lambdaSlider()->setValue(SettingsPanel::sliderFromLambda(3e-4)); }, Wait::Recon},
+      // The strongest screen last: the three methods on the same 64 spokes.
+      {tr("Gridding vs CG vs CS, side by side"),
+       [this] {
+         docks(false, false);
+         showSideBySide();
+       },
+       Wait::Pause},
   };
 }
 
@@ -160,6 +176,7 @@ std::vector<DemoScript::Step> DemoScript::dynamicSteps() {
       {tr("Dynamic phantom: 8 frames of 21 spokes — a beating ventricle, breathing, a contrast wash-in"),
        [this] {
          docks(false, false);
+         w_->showTab("image");
          w_->newPhantom(dynamicPhantom());
        },
        Wait::Load},
@@ -199,9 +216,7 @@ void DemoScript::start(int pauseMs) {
   done_ = 0;
   radialRuns_.clear();
   running_ = true;
-  w_->setUiScale(1.5);
-  w_->showFullScreen();
-  docks(false, false);  // the pictures get the whole screen
+  w_->setPresenterMode(true);  // full screen, large type, the pictures get the whole screen
   next();
 }
 
@@ -215,12 +230,24 @@ void DemoScript::next() {
   }
   const Step& s = steps_[static_cast<std::size_t>(done_++)];
   waiting_ = s.wait;
+  s.act();
+  if (s.wait == Wait::Pause) {
+    showCaption();
+    QTimer::singleShot(pauseMs_, this, &DemoScript::next);
+  }
+}
+
+void DemoScript::showCaption() {
+  const Step& s = steps_[static_cast<std::size_t>(done_ - 1)];
   w_->statusBar()->showMessage(tr("Demo %1/%2 — %3").arg(done_).arg(steps_.size()).arg(s.caption));
   w_->setDemoCaption(s.caption);
   std::cout << "larmor demo " << done_ << "/" << steps_.size() << ": " << s.caption.toStdString() << std::endl;
-  s.act();
-  if (s.wait == Wait::Pause) QTimer::singleShot(pauseMs_, this, &DemoScript::next);
+  emit captionShown(done_ - 1);
 }
+
+QString DemoScript::stepCaption(int i) const { return steps_.at(static_cast<std::size_t>(i)).caption; }
+
+bool DemoScript::stepWaitsForImage(int i) const { return steps_.at(static_cast<std::size_t>(i)).wait != Wait::Pause; }
 
 void DemoScript::docks(bool dataset, bool settings) {
   if (auto* d = w_->findChild<QDockWidget*>("datasetDock")) d->setVisible(dataset);

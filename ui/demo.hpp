@@ -1,16 +1,16 @@
 #pragma once
-// Presenter mode (`larmor --demo`, View ▸ Presenter mode): full screen, large type, and a scripted
-// sequence a workshop audience can follow —
-//   1. an undersampled radial Shepp-Logan phantom (128², 8 coils, 64 spokes: a third of Nyquist's π/2·N)
-//      reconstructed by gridding, by iterative CG-SENSE and by compressed sensing (TV), side by side;
-//   2. the λ slider of the CS reconstruction moved through three values, each shown as it converges;
-//   3. a dynamic phantom (8 frames of 21 golden-angle spokes) reconstructed frame by frame, then jointly
+// The scripted demo (`larmor --demo`, View ▸ Scripted demo): presenter mode (MainWindow::setPresenterMode:
+// full screen, large type) and a sequence a workshop audience can follow —
+//   1. a Cartesian phantom undersampled R = 4 with 24 calibration lines, reconstructed by GRAPPA and
+//      compared with the truth;
+//   2. a dynamic phantom (8 frames of 21 golden-angle spokes) reconstructed frame by frame, then jointly
 //      with the spatio-temporal prior; the cine plays with the time-intensity curve of the contrast wash-in;
-//   4. a Cartesian phantom undersampled R = 4 with 24 calibration lines, reconstructed by GRAPPA and
-//      compared with the truth.
-// Each step waits for the window's own signals (loaded, finished); an engine error ends the demo with
-// the error shown. With quitAfter (--quit-after-demo) the application exits at the end: 0 when every
-// step worked, 1 otherwise (a GUI test runs it under Xvfb).
+//   3. an undersampled radial Shepp-Logan phantom (128², 8 coils, 64 spokes: a third of Nyquist's π/2·N)
+//      reconstructed by gridding, by iterative CG-SENSE and by compressed sensing (TV); the λ slider of the
+//      CS reconstruction moved through three values; it ends on the three methods side by side.
+// Each step waits for the window's own signals (loaded, finished) and shows its caption only then, with its
+// picture; an engine error ends the demo with the error shown. With quitAfter (--demo --quit) the
+// application exits at the end: 0 when every step worked, 1 otherwise (a GUI test runs it under Xvfb).
 #include <QObject>
 #include <QString>
 #include <functional>
@@ -31,11 +31,16 @@ class DemoScript : public QObject {
   bool running() const { return running_; }
   int stepsDone() const { return done_; }
   int stepCount() const { return static_cast<int>(steps_.size()); }
+  QString stepCaption(int i) const;
+  /// Whether step i's picture comes from a load or a run (its caption waits for it).
+  bool stepWaitsForImage(int i) const;
   /// Saves a screenshot PREFIX-NN.png of each step just before the next one (docs, tests).
   void setScreenshotPrefix(const QString& prefix) { screenshots_ = prefix; }
 
  signals:
   void finished(int code);
+  /// Step i's caption is shown (with its picture).
+  void captionShown(int i);
 
  private:
   enum class Wait { Load, Recon, Pause };
@@ -53,6 +58,7 @@ class DemoScript : public QObject {
   void useMethod(recon::Method m, int iterations = 0);  ///< the session's method, its defaults, on "auto"
   void rememberShown();  ///< the shown run goes into the side-by-side view
   void next();
+  void showCaption();  ///< the current step's caption in the window, the status bar and on stdout
   void fail(const QString& message);
   void finish(int code);
   void showSideBySide();

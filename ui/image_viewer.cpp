@@ -77,9 +77,11 @@ ImageViewer::ImageViewer(QWidget* parent) : QWidget(parent) {
   layout->addWidget(area_, 1);
   layout->addWidget(sliceBox);
   layout->addWidget(probe_);
+  layout->addWidget(makeMeasurements());
   updateLayoutFor3D(false);
   connectTools();
   connectViews();
+  connectReadingTools();
 }
 
 QLayout* ImageViewer::toolRow() {
@@ -143,9 +145,10 @@ QLayout* ImageViewer::toolRow() {
   roiButton_->setObjectName("roiButton");
   roiButton_->setText(tr("ROI"));
   roiButton_->setCheckable(true);
-  roiButton_->setToolTip(tr("Draw a rectangle of interest on the image (or ctrl+drag): a series shows the mean "
-                            "magnitude in it over the frames (time-intensity curve)"));
+  roiButton_->setToolTip(tr("Draw a region of interest on the image (or ctrl+drag; the arrow: rectangle or ellipse): "
+                            "mean, SD, min, max and area below the image; a series shows the mean over the frames"));
   top->addWidget(roiButton_);
+  top->addWidget(makeDistanceButton());
   top->addStretch(1);
   connect(autoButton, &QToolButton::clicked, this, &ImageViewer::autoWindow);
   connect(resetButton, &QToolButton::clicked, this, [this] {
@@ -216,7 +219,7 @@ void ImageViewer::connectViews() {
   }
   connect(roiButton_, &QToolButton::toggled, this, [this](bool on) { views_[SliceView::Axial]->setRoiMode(on); });
   connect(views_[SliceView::Axial], &SliceView::roiDrawn, this, [this](std::array<int, 3> a, std::array<int, 3> b) {
-    emit roiDrawn({std::min(a[0], b[0]), std::min(a[1], b[1]), std::max(a[0], b[0]), std::max(a[1], b[1]), a[2]});
+    roiChanged({std::min(a[0], b[0]), std::min(a[1], b[1]), std::max(a[0], b[0]), std::max(a[1], b[1]), a[2], roiShape_, {}});
   });
   connect(views_[SliceView::Axial], &SliceView::sliceChanged, this, [this](int s) {
     sliceSlider_->blockSignals(true);
@@ -264,16 +267,20 @@ void ImageViewer::setImage(std::shared_ptr<const CArray> image, std::array<doubl
   const double tolerance = userWindow_ ? kUserRange : kAutoRange;
   const bool sameRange = before > 0 && rangeHigh_ > 0 && rangeHigh_ <= tolerance * before && before <= tolerance * rangeHigh_;
   rebuildDisplay(sameShape && sameRange);
+  if (sameShape) updateMeasurements();  // the ROI and the distance of the new image (another frame, a re-run)
+  else clearMeasurements();
 }
 
 void ImageViewer::setRoi(const model::PlaneRoi& roi) {
   views_[SliceView::Axial]->setRoi(std::make_pair(std::array<int, 3>{roi.x0, roi.y0, roi.z}, std::array<int, 3>{roi.x1, roi.y1, roi.z}));
-  emit roiDrawn(roi);
+  views_[SliceView::Axial]->setRoiEllipse(roi.shape == model::RoiShape::Ellipse);
+  roiChanged(roi);
 }
 
 void ImageViewer::clear(const QString& message) {
   cursor_.reset();
   views_[SliceView::Axial]->setRoi(std::nullopt);
+  clearMeasurements();
   image_.reset();
   volume_.reset();
   display_.reset();

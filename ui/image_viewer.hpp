@@ -1,22 +1,28 @@
 #pragma once
 // The image tab: a complex image shown as magnitude, phase, real or imaginary part; one plane for 2D
 // data (a slice slider for multi-slice), axial/coronal/sagittal planes plus a volume rendering for 3D.
-// Window by mouse drag, by numbers or automatic (percentiles from the engine); a pixel probe.
+// Window by mouse drag, by numbers or automatic (percentiles from the engine); a pixel probe. Reading tools
+// (image_viewer_tools.cpp; the measurements in model/roi_stats.hpp): ROI statistics (rectangle or ellipse),
+// distance in mm between two clicks, a right-click menu, keyboard stepping through slices and frames.
+#include <QPoint>
 #include <QWidget>
 #include <array>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "display_volume.hpp"
 #include "display_orientation.hpp"
 #include "larmor/array/array.hpp"
 #include "larmor/io/image_geometry.hpp"
 #include "larmor/quality/display.hpp"
+#include "roi_stats.hpp"
 #include "time_curve.hpp"
 
 class QComboBox;
 class QLabel;
 class QLineEdit;
+class QMenu;
 class QSlider;
 class QGridLayout;
 class QLayout;
@@ -70,12 +76,29 @@ class ImageViewer : public QWidget {
   QToolButton* roiButton() const { return roiButton_; }
   /// Draws `roi` on the axial plane as if the user had (roiDrawn follows).
   void setRoi(const model::PlaneRoi& roi);
+  /// The shape the next ROI is drawn with (the ROI button's menu).
+  void setRoiShape(model::RoiShape shape);
+  model::RoiShape roiShape() const { return roiShape_; }
+  std::optional<model::PlaneRoi> roi() const { return roi_; }
+  /// "ROI ellipse: mean …, SD …, min …, max …, area … mm² (n voxels)"; "" without a ROI.
+  QString roiStatsText() const { return roiText_; }
+  /// The distance tool: each left click on the axial plane is an end of the line (two ends: the distance).
+  void setDistanceMode(bool on);
+  bool distanceMode() const;
+  /// "distance 12.5 mm"; "" until two points are clicked.
+  QString distanceText() const { return distanceText_; }
+  /// Opens the image's context menu (object name "imageContextMenu") at `globalPos` over `voxel`; returns it.
+  QMenu* showContextMenu(QPoint globalPos, std::optional<std::array<int, 3>> voxel);
 
  signals:
   void probed(const QString& text);
   /// A rectangle of interest was drawn on the axial plane (voxels of the [x, y, z x slices] stack).
   void roiDrawn(const larmor::model::PlaneRoi& roi);
   void windowChanged(double lo, double hi);
+  /// Left/Right on the image: the previous (-1) or next (+1) frame.
+  void frameStepRequested(int step);
+  /// The context menu's "Export screenshot…".
+  void screenshotRequested();
 
  private:
   // The constructor's parts: the tool row (component, colour map, window; parents nothing yet), the view grid
@@ -90,6 +113,15 @@ class ImageViewer : public QWidget {
   void updateLayoutFor3D(bool is3D);
   void onHover(int i, int j, int k);
   void syncWindowEdits();
+  // The reading tools (image_viewer_tools.cpp).
+  QWidget* makeMeasurements();
+  QToolButton* makeDistanceButton();
+  void connectReadingTools();
+  void roiChanged(const model::PlaneRoi& roi);
+  void distanceClick(int i, int j, int k);
+  void updateMeasurements();
+  void clearMeasurements();
+  void copyValue(std::array<int, 3> voxel);
 
   std::shared_ptr<const CArray> image_;
   std::shared_ptr<CArray> volume_;  // the image as [x, y, z*slices]
@@ -113,6 +145,12 @@ class ImageViewer : public QWidget {
   QComboBox* colormapBox_ = nullptr;
   QComboBox* presetBox_ = nullptr;
   QToolButton* roiButton_ = nullptr;
+  QToolButton* distanceButton_ = nullptr;
+  QLabel* measurements_ = nullptr;
+  std::optional<model::PlaneRoi> roi_;
+  model::RoiShape roiShape_ = model::RoiShape::Rectangle;
+  std::vector<std::array<int, 3>> distanceEnds_;
+  QString roiText_, distanceText_;
   QLineEdit* loEdit_ = nullptr;
   QLineEdit* hiEdit_ = nullptr;
   QWidget* area_ = nullptr;

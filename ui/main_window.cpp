@@ -5,6 +5,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDesktopServices>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -19,8 +20,10 @@
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTimer>
 #include <QToolBar>
 #include <QToolButton>
+#include <QUrl>
 #include <QVBoxLayout>
 
 #include "about_dialog.hpp"
@@ -31,6 +34,7 @@
 #include "pacs_dialog.hpp"
 #include "settings_panel.hpp"
 #include "frame_bar.hpp"
+#include "help.hpp"
 #include "slice_view.hpp"
 #include "time_curve_view.hpp"
 #include "timings_view.hpp"
@@ -155,12 +159,53 @@ void MainWindow::makeDocks() {
 void MainWindow::setUiScale(double scale) {
   scale = std::clamp(scale, 0.6, 3.0);
   if (baseFontPt_ <= 0) baseFontPt_ = QApplication::font().pointSizeF() > 0 ? QApplication::font().pointSizeF() : 9.0;
+  const bool windowed = !isFullScreen() && !isMaximized();
+  if (uiScale_ == 1.0 && scale != 1.0 && windowed) unzoomedSize_ = size();
   uiScale_ = scale;
   QFont f = QApplication::font();
   f.setPointSizeF(baseFontPt_ * scale);
   QApplication::setFont(f);  // every widget without a font of its own, dialogs included
   for (QToolBar* tb : findChildren<QToolBar*>()) tb->setIconSize(QSize(qRound(20 * scale), qRound(20 * scale)));
   log(tr("zoom %1 %").arg(qRound(scale * 100)));
+  if (windowed) QTimer::singleShot(50, this, [this] { fitZoomedWindow(); });  // once the layouts know the new fonts
+}
+
+void MainWindow::fitZoomedWindow() {
+  if (isFullScreen() || isMaximized()) return;
+  if (layout()) layout()->activate();
+  if (uiScale_ == 1.0 && unzoomedSize_.isValid()) {
+    resize(unzoomedSize_);  // Actual size: the window as it was before the zoom
+    unzoomedSize_ = QSize();
+    return;
+  }
+  // Larger type may push the window's minimum out; it never grows wider or taller than the screen.
+  if (const QScreen* sc = screen()) {
+    const QRect avail = sc->availableGeometry();
+    if (width() > avail.width() || height() > avail.height())
+      resize(std::min(width(), avail.width()), std::min(height(), avail.height()));
+  }
+}
+
+void MainWindow::setPresenterMode(bool on) {
+  if (on == presenter_.on) return;
+  auto* dataDock = findChild<QDockWidget*>("datasetDock");
+  auto* settingsDock = findChild<QDockWidget*>("settingsDock");
+  if (on) {
+    presenter_ = {true, uiScale_, isMaximized(), dataDock->isVisible(), settingsDock->isVisible()};
+    showFullScreen();
+    setUiScale(1.5);
+    dataDock->hide();
+    settingsDock->hide();
+  } else {
+    presenter_.on = false;
+    setDemoCaption({});
+    setUiScale(presenter_.scale);
+    if (presenter_.maximized) showMaximized();
+    else showNormal();
+    dataDock->setVisible(presenter_.datasetDock);
+    settingsDock->setVisible(presenter_.settingsDock);
+  }
+  if (presenterAction_) presenterAction_->setChecked(on);
 }
 
 void MainWindow::restoreSavedLayout() {
@@ -184,6 +229,13 @@ MainWindow::~MainWindow() {
 
 void MainWindow::connectWidgets() {
   connect(frames_, &FrameBar::frameRequested, this, &MainWindow::onFrameRequested);
+  connect(viewer_, &ImageViewer::frameStepRequested, this, [this](int step) {  // Left/Right on the image
+    const int n = static_cast<int>(model_.frameCount()), f = static_cast<int>(model_.frame()) + step;
+    if (n < 2 || f < 0 || f >= n) return;
+    frames_->setCurrent(f);
+    onFrameRequested(f);
+  });
+  connect(viewer_, &ImageViewer::screenshotRequested, this, &MainWindow::exportViewPngDialog);
   connect(frames_, &FrameBar::cineTick, this, [this] {
     if (worker_->busy() || model_.frameCount() < 2) return;  // the frame still reconstructs: wait for it
     const int next = static_cast<int>((model_.frame() + 1) % model_.frameCount());
@@ -319,7 +371,12 @@ void MainWindow::buildMenus() {
   view->addAction(zoomInAction_);
   view->addAction(zoomOutAction_);
   view->addAction(zoomResetAction_);
-  view->addAction(tr("&Presenter mode (demo)"), QKeySequence(Qt::Key_F11), this, [this] { emit presenterModeRequested(); });
+  presenterAction_ = view->addAction(tr("&Presenter mode"), QKeySequence(Qt::Key_F11), this,
+                                     [this] { setPresenterMode(!presenter_.on); });
+  presenterAction_->setObjectName("presenterMode");
+  presenterAction_->setCheckable(true);
+  addAction(presenterAction_);  // F11 works in full screen, without the menu bar too
+  view->addAction(tr("Scripted &demo"), this, [this] { emit demoRequested(); })->setObjectName("scriptedDemo");
   view->addSeparator();
   runsMenu_ = view->addMenu(tr("&Runs"));
   connect(runsMenu_, &QMenu::aboutToShow, this, &MainWindow::refreshRunsMenu);
@@ -327,6 +384,12 @@ void MainWindow::buildMenus() {
   view->addSeparator();
   for (QDockWidget* d : findChildren<QDockWidget*>()) view->addAction(d->toggleViewAction());
   QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&User guide"), this, [] {
+    const QString guide = userGuidePath();
+    if (!guide.isEmpty()) QDesktopServices::openUrl(QUrl::fromLocalFile(guide));
+  })->setObjectName("userGuide");
+  help->addAction(tr("&Keyboard shortcuts"), this, [this] { showShortcutsDialog(this); })->setObjectName("keyboardShortcuts");
+  help->addSeparator();
   help->addAction(tr("&About Larmor"), this, [this] { showAboutDialog(this, deviceText()); });
   connect(recentMenu_, &QMenu::aboutToShow, this, &MainWindow::refreshRecentMenu);
   refreshRecentMenu();

@@ -87,6 +87,12 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   /// View ▸ Zoom: scales every font of the window (1 = the theme's size); presenter mode uses it.
   void setUiScale(double scale);
   double uiScale() const { return uiScale_; }
+  /// View ▸ Presenter mode (F11 toggles it): full screen, zoom 1.5, the docks hidden; off brings back the
+  /// window's size, zoom and docks as they were. Nothing is loaded or run.
+  void setPresenterMode(bool on);
+  /// After a zoom: Actual size brings back the size before it; a zoom never leaves the window beyond the screen.
+  void fitZoomedWindow();
+  bool presenterMode() const { return presenter_.on; }
   QString statusText() const;
   QString deviceText() const;
   Worker* worker() const { return worker_; }
@@ -135,8 +141,8 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   void reconFailed(const QString& message);
   void reconCancelled();
   void sweepFinished();
-  /// View ▸ Presenter mode: the application starts the scripted demo (ui/demo.*).
-  void presenterModeRequested();
+  /// View ▸ Scripted demo: the application starts the scripted demo (ui/demo.*).
+  void demoRequested();
   /// Live λ: an intermediate image of the solve for the slider's λ is on screen (iterations done, total).
   void liveImageShown(int done, int total);
 
@@ -241,6 +247,13 @@ private:
   Worker* worker_ = nullptr;
   QString lastError_, lastNotice_;
   double uiScale_ = 1.0;
+  QSize unzoomedSize_;  ///< the window's size at zoom 1 before a zoom (Actual size brings it back)
+  struct Presenter {
+    bool on = false;
+    double scale = 1.0;
+    bool maximized = false, datasetDock = true, settingsDock = true;
+  } presenter_;  ///< presenter mode, and what it changed
+  QAction* presenterAction_ = nullptr;
   QElapsedTimer taskClock_;
   QVector<double> exportFractions_;
   Progress exportProgress();

@@ -1,6 +1,7 @@
 #include "slice_view.hpp"
 
 #include <QLinearGradient>
+#include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QWheelEvent>
@@ -239,9 +240,31 @@ void SliceView::drawRoi(QPainter& p) {
   const double sa = (ra <= rb ? -1.0 : 1.0) * g.axes.rightSign, ta = (ua <= ub ? -1.0 : 1.0) * g.axes.upSign;
   const QRectF r = QRectF(screenOf(a, sa, ta), screenOf(b, -sa, -ta)).normalized();
   p.setPen(QPen(QColor(0, 0, 0, 160), 3));
-  p.drawRect(r);
+  roiEllipse_ ? p.drawEllipse(r) : p.drawRect(r);
   p.setPen(QPen(QColor(80, 220, 255), 1.5));
-  p.drawRect(r);
+  roiEllipse_ ? p.drawEllipse(r) : p.drawRect(r);
+}
+
+void SliceView::setRoiEllipse(bool on) {
+  roiEllipse_ = on;
+  update();
+}
+
+void SliceView::setMeasureLine(std::optional<std::pair<std::array<int, 3>, std::array<int, 3>>> ends, const QString& label) {
+  measure_ = ends;
+  measureLabel_ = label;
+  update();
+}
+
+void SliceView::drawMeasureLine(QPainter& p) {
+  if (!measure_ || !volume_) return;
+  const QPointF a = screenOf(measure_->first), b = screenOf(measure_->second);
+  p.setPen(QPen(QColor(0, 0, 0, 160), 3));
+  p.drawLine(a, b);
+  p.setPen(QPen(QColor(255, 210, 60), 1.5));
+  p.drawLine(a, b);
+  for (const QPointF& e : {a, b}) p.drawEllipse(e, 3, 3);
+  if (!measureLabel_.isEmpty()) p.drawText(b + QPointF(6, -6), measureLabel_);
 }
 
 void SliceView::beforeRender(int width, int /*height*/) {
@@ -333,6 +356,7 @@ void SliceView::drawOverlay(QPainter& p) {
     return;
   }
   drawRoi(p);
+  drawMeasureLine(p);
   // Crosshair of the linked cursor.
   if (crosshair_) {
     const Geometry g = geometry();
@@ -449,6 +473,11 @@ void SliceView::mouseReleaseEvent(QMouseEvent* e) {
     }
     if (const auto v = voxelAt(e->position())) emit clicked((*v)[0], (*v)[1], (*v)[2]);
   }
+  // A right click (no zoom drag): the context menu.
+  if (dragButton_ == Qt::RightButton && (e->position() - dragStart_).manhattanLength() <= 4) {
+    if (zoom_ != dragZoom_) setViewTransform(dragZoom_, panRight_, panUp_);
+    emit contextMenuRequested(mapToGlobal(e->position().toPoint()), voxelAt(e->position()));
+  }
   dragButton_ = Qt::NoButton;
   dragPan_ = false;
 }
@@ -465,6 +494,29 @@ void SliceView::wheelEvent(QWheelEvent* e) {
     setSlice(slice_ + steps);
   }
   if (const auto v = voxelAt(e->position())) emit hovered((*v)[0], (*v)[1], (*v)[2]);
+  e->accept();
+}
+
+void SliceView::keyPressEvent(QKeyEvent* e) {
+  switch (e->key()) {
+    case Qt::Key_Up:
+    case Qt::Key_PageUp:
+      setSlice(slice_ + 1);
+      break;
+    case Qt::Key_Down:
+    case Qt::Key_PageDown:
+      setSlice(slice_ - 1);
+      break;
+    case Qt::Key_Left:
+      emit frameStepRequested(-1);
+      break;
+    case Qt::Key_Right:
+      emit frameStepRequested(1);
+      break;
+    default:
+      VtkCanvas::keyPressEvent(e);
+      return;
+  }
   e->accept();
 }
 

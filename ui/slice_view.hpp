@@ -2,8 +2,10 @@
 // One plane of a volume (axial, coronal or sagittal), rendered by VTK with a colour map and a window.
 // Mouse: left drag = window/level, middle drag or shift+left = pan, right drag or ctrl+wheel = zoom,
 // wheel = next/previous slice, double click = fit, ctrl+left drag (or left drag in ROI mode) = a rectangle
-// of interest (the time-intensity curve of a series). The owner links views through the signals (the
-// compare tab links cursor, zoom/pan and window of four views).
+// or an ellipse of interest (its statistics; the time-intensity curve of a series), a right click (no drag) =
+// the context menu. Keys: Up/Down and PgUp/PgDn = next/previous slice, Left/Right = previous/next frame.
+// The owner links views through the signals (the compare tab links cursor, zoom/pan and window of four views).
+#include <QPoint>
 #include <QString>
 #include <array>
 #include <memory>
@@ -60,6 +62,10 @@ class SliceView : public VtkCanvas {
   bool roiMode() const { return roiMode_; }
   /// The rectangle of interest: its two corner voxels (inclusive, in this plane); nullopt hides it.
   void setRoi(std::optional<std::pair<std::array<int, 3>, std::array<int, 3>>> corners);
+  /// The ROI is drawn as the ellipse inscribed in its rectangle.
+  void setRoiEllipse(bool on);
+  /// The distance line between two voxels (the distance tool); nullopt hides it. `label` is drawn beside it.
+  void setMeasureLine(std::optional<std::pair<std::array<int, 3>, std::array<int, 3>>> ends, const QString& label = {});
   std::optional<std::pair<std::array<int, 3>, std::array<int, 3>>> roi() const { return roi_; }
   /// Widget position of voxel `ijk`'s centre, moved by (du, dv) half voxels along the plane's volume axes
   /// (screen right and up up to their signs): the overlay's drawing, and where tests point the mouse.
@@ -81,6 +87,10 @@ class SliceView : public VtkCanvas {
   void viewTransformChanged(double zoom, double panRight, double panUp);
   /// A rectangle of interest was drawn: its corner voxels (inclusive).
   void roiDrawn(std::array<int, 3> from, std::array<int, 3> to);
+  /// A right click without a drag at `globalPos`, over voxel `voxel` (nullopt: beside the image).
+  void contextMenuRequested(QPoint globalPos, std::optional<std::array<int, 3>> voxel);
+  /// Left/Right: the previous (-1) or next (+1) frame of a series.
+  void frameStepRequested(int step);
 
  protected:
   void beforeRender(int width, int height) override;
@@ -90,6 +100,7 @@ class SliceView : public VtkCanvas {
   void mouseReleaseEvent(QMouseEvent* e) override;
   void mouseDoubleClickEvent(QMouseEvent* e) override;
   void wheelEvent(QWheelEvent* e) override;
+  void keyPressEvent(QKeyEvent* e) override;
   void leaveEvent(QEvent* e) override;
 
  private:
@@ -99,6 +110,7 @@ class SliceView : public VtkCanvas {
   /// The voxel under `pos`, clamped into the volume (a drag that leaves the image); nullopt without one.
   std::optional<std::array<int, 3>> nearestVoxel(QPointF pos) const;
   void drawRoi(QPainter& p);
+  void drawMeasureLine(QPainter& p);
   void applyWindow();
   int imageAreaWidth() const;
   void drawColorBar(QPainter& p);
@@ -115,7 +127,9 @@ class SliceView : public VtkCanvas {
   std::optional<std::array<int, 3>> crosshair_;
   model::PlaneLayout layout_;
   double zoom_ = 1, panRight_ = 0, panUp_ = 0;
-  bool roiMode_ = false, roiDrag_ = false;
+  bool roiMode_ = false, roiDrag_ = false, roiEllipse_ = false;
+  std::optional<std::pair<std::array<int, 3>, std::array<int, 3>>> measure_;
+  QString measureLabel_;
   std::optional<std::pair<std::array<int, 3>, std::array<int, 3>>> roi_;
   // drag state
   Qt::MouseButton dragButton_ = Qt::NoButton;

@@ -1,0 +1,40 @@
+#!/usr/bin/python3
+"""ROI statistics of a BART .cfl's magnitude, by NumPy, for the GUI test of the reading tools.
+
+usage: roi_numpy.py BASE X0 Y0 X1 Y1  (plane 0; corners inclusive). Prints two lines, "n mean sd min max", for the
+rectangle and for the ellipse inscribed in it (voxel centres with ((x-cx)/rx)^2 + ((y-cy)/ry)^2 <= 1, rx = (x1-x0+1)/2),
+sd with ddof=1. Exit 77 without numpy.
+"""
+import sys
+
+try:
+    import numpy as np
+except ImportError:
+    sys.exit(77)
+
+
+def read_cfl(base):
+    dims = [int(d) for d in open(base + ".hdr").read().split("\n")[1].split()]
+    data = np.fromfile(base + ".cfl", dtype=np.complex64)
+    return data.reshape(dims, order="F")
+
+
+def stats(values):
+    v = values.astype(np.float64)
+    return f"{v.size} {v.mean():.17g} {v.std(ddof=1):.17g} {v.min():.17g} {v.max():.17g}"
+
+
+def main():
+    base, x0, y0, x1, y1 = sys.argv[1], *map(int, sys.argv[2:6])
+    a = np.abs(read_cfl(base))
+    plane = a.reshape(a.shape[0], a.shape[1], -1, order="F")[:, :, 0]
+    x, y = np.meshgrid(np.arange(plane.shape[0]), np.arange(plane.shape[1]), indexing="ij")
+    rect = (x >= x0) & (x <= x1) & (y >= y0) & (y <= y1)
+    cx, cy, rx, ry = (x0 + x1) / 2, (y0 + y1) / 2, (x1 - x0 + 1) / 2, (y1 - y0 + 1) / 2
+    ellipse = ((x - cx) / rx) ** 2 + ((y - cy) / ry) ** 2 <= 1
+    print(stats(plane[rect]))
+    print(stats(plane[ellipse]))
+
+
+if __name__ == "__main__":
+    main()
