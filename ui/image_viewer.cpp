@@ -145,10 +145,10 @@ QLayout* ImageViewer::toolRow() {
   roiButton_->setObjectName("roiButton");
   roiButton_->setText(tr("ROI"));
   roiButton_->setCheckable(true);
-  roiButton_->setToolTip(tr("Draw a region of interest on the image (or ctrl+drag; the arrow: rectangle or ellipse): "
+  roiButton_->setToolTip(tr("Draw a region of interest on the image (or ctrl+drag; the arrow: rectangle, ellipse or "
+                            "the distance tool): "
                             "mean, SD, min, max and area below the image; a series shows the mean over the frames"));
   top->addWidget(roiButton_);
-  top->addWidget(makeDistanceButton());
   top->addStretch(1);
   connect(autoButton, &QToolButton::clicked, this, &ImageViewer::autoWindow);
   connect(resetButton, &QToolButton::clicked, this, [this] {

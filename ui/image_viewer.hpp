@@ -19,6 +19,7 @@
 #include "roi_stats.hpp"
 #include "time_curve.hpp"
 
+class QAction;
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -82,7 +83,8 @@ class ImageViewer : public QWidget {
   std::optional<model::PlaneRoi> roi() const { return roi_; }
   /// "ROI ellipse: mean …, SD …, min …, max …, area … mm² (n voxels)"; "" without a ROI.
   QString roiStatsText() const { return roiText_; }
-  /// The distance tool: each left click on the axial plane is an end of the line (two ends: the distance).
+  /// The distance tool (the ROI button's menu, the right-click menu): each left click on the axial plane is an end
+  /// of the line (two ends: the distance).
   void setDistanceMode(bool on);
   bool distanceMode() const;
   /// "distance 12.5 mm"; "" until two points are clicked.
@@ -115,7 +117,6 @@ class ImageViewer : public QWidget {
   void syncWindowEdits();
   // The reading tools (image_viewer_tools.cpp).
   QWidget* makeMeasurements();
-  QToolButton* makeDistanceButton();
   void connectReadingTools();
   void roiChanged(const model::PlaneRoi& roi);
   void distanceClick(int i, int j, int k);
@@ -145,7 +146,7 @@ class ImageViewer : public QWidget {
   QComboBox* colormapBox_ = nullptr;
   QComboBox* presetBox_ = nullptr;
   QToolButton* roiButton_ = nullptr;
-  QToolButton* distanceButton_ = nullptr;
+  QAction* distanceAction_ = nullptr;  ///< in the ROI button's menu
   QLabel* measurements_ = nullptr;
   std::optional<model::PlaneRoi> roi_;
   model::RoiShape roiShape_ = model::RoiShape::Rectangle;

@@ -39,15 +39,6 @@ QWidget* ImageViewer::makeMeasurements() {
   return measurements_;
 }
 
-QToolButton* ImageViewer::makeDistanceButton() {
-  distanceButton_ = new QToolButton;
-  distanceButton_->setObjectName("distanceButton");
-  distanceButton_->setText(tr("Distance"));
-  distanceButton_->setCheckable(true);
-  distanceButton_->setToolTip(tr("Measure a distance: click two points on the image (mm from the voxel size)"));
-  return distanceButton_;
-}
-
 void ImageViewer::connectReadingTools() {
   auto* shapes = new QMenu(roiButton_);
   auto* group = new QActionGroup(shapes);
@@ -60,13 +51,18 @@ void ImageViewer::connectReadingTools() {
     a->setChecked(s == roiShape_);
     group->addAction(a);
   }
+  // The distance tool shares the ROI button's menu: the tool row keeps within 1024 px.
+  shapes->addSeparator();
+  distanceAction_ = shapes->addAction(tr("Distance (two clicks)"));
+  distanceAction_->setObjectName("distanceTool");
+  distanceAction_->setCheckable(true);
   roiButton_->setMenu(shapes);
   roiButton_->setPopupMode(QToolButton::MenuButtonPopup);
   SliceView* axial = views_[SliceView::Axial];
   connect(roiButton_, &QToolButton::toggled, this, [this](bool on) {
-    if (on) distanceButton_->setChecked(false);
+    if (on) distanceAction_->setChecked(false);
   });
-  connect(distanceButton_, &QToolButton::toggled, this, [this](bool on) { setDistanceMode(on); });
+  connect(distanceAction_, &QAction::toggled, this, [this](bool on) { setDistanceMode(on); });
   connect(axial, &SliceView::clicked, this, &ImageViewer::distanceClick);
   connect(axial, &SliceView::frameStepRequested, this, &ImageViewer::frameStepRequested);
   for (SliceView* v : views_)
@@ -93,7 +89,7 @@ void ImageViewer::roiChanged(const model::PlaneRoi& roi) {
 }
 
 void ImageViewer::setDistanceMode(bool on) {
-  if (distanceButton_->isChecked() != on) distanceButton_->setChecked(on);  // toggled comes back here
+  if (distanceAction_->isChecked() != on) distanceAction_->setChecked(on);  // toggled comes back here
   if (on) roiButton_->setChecked(false);
   distanceEnds_.clear();
   if (on) {
@@ -103,7 +99,7 @@ void ImageViewer::setDistanceMode(bool on) {
   }
 }
 
-bool ImageViewer::distanceMode() const { return distanceButton_->isChecked(); }
+bool ImageViewer::distanceMode() const { return distanceAction_->isChecked(); }
 
 void ImageViewer::distanceClick(int i, int j, int k) {
   if (!distanceMode() || !volume_) return;
@@ -129,7 +125,7 @@ void ImageViewer::updateMeasurements() {
   for (const QString& t : {roiText_, distanceText_})
     if (!t.isEmpty()) parts << t;
   if (distanceMode() && distanceEnds_.size() < 2) parts << tr("Distance: click %1 point").arg(distanceEnds_.empty() ? tr("the first") : tr("the second"));
-  measurements_->setText(parts.join(QStringLiteral("    ")));
+  measurements_->setText(parts.join(QLatin1Char('\n')));  // one line each: none is cut off at 1024 px
   measurements_->setVisible(!parts.isEmpty());
 }
 
