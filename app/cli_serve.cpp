@@ -7,7 +7,6 @@
 // sends its images back in the order its slices finished (cli_serve_outbox.hpp). A bad message costs its
 // connection a TEXT message "error: ..." and a CLOSE, never the server.
 #include "cli_serve.hpp"
-#include "cli_serve_outbox.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -28,6 +27,8 @@
 #include "larmor/util/error.hpp"
 #ifdef LARMOR_HAVE_IO
 #include <nlohmann/json.hpp>
+
+#include "cli_serve_outbox.hpp"
 
 #include "larmor/batch/settings_file.hpp"
 #include "larmor/io/cfl.hpp"
