@@ -73,6 +73,8 @@ deb)
   need usr/bin/larmor-cli
   need "$libdir/liblarmor_engine.so.${version%%.*}"
   need usr/share/man/man1/larmor-cli.1.gz
+  need usr/share/doc/larmor/gui.md  # Help > User guide of the installed workstation
+  need usr/share/doc/larmor/README.md
   if [ "$have_cuda" = 1 ]; then need "$libdir/larmor/liblarmor_cuda.so"; fi
   need "$libdir/larmor/larmor-h5check"  # the ISMRMRD reader's crash sandbox
   if [ "$have_gui" = 1 ]; then
