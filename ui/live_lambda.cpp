@@ -199,15 +199,25 @@ std::vector<recon::ReconResult> LiveSeriesEngine::solve(const ReconJob& job, con
   return series_->solve(job.settings.dynamic.temporalLambda, each, Progress::Sub(progress, 0.3, 1.0, ""));
 }
 
-Task makeLivePrepareTask(std::shared_ptr<LiveLambdaEngine> engine, ReconJob job) {
+namespace {
+
+/// The worker's task that makes `engine`'s kept problem for `job` (LiveLambdaEngine or LiveSeriesEngine).
+template <class Engine>
+Task prepareTask(std::shared_ptr<Engine> engine, ReconJob job, const QString& label) {
   Task t;
   t.kind = TaskKind::Prepare;
-  t.label = QObject::tr("preparing live λ");
+  t.label = label;
   t.work = [engine = std::move(engine), job = std::move(job)](const Progress& progress) {
     engine->prepare(job, progress);
     return TaskOutput{};
   };
   return t;
+}
+
+}  // namespace
+
+Task makeLivePrepareTask(std::shared_ptr<LiveLambdaEngine> engine, ReconJob job) {
+  return prepareTask(std::move(engine), std::move(job), QObject::tr("preparing live λ"));
 }
 
 Task makeLiveLambdaTask(std::shared_ptr<LiveLambdaEngine> engine, ReconJob job, const QString& label,
@@ -225,14 +235,7 @@ Task makeLiveLambdaTask(std::shared_ptr<LiveLambdaEngine> engine, ReconJob job, 
 }
 
 Task makeLiveSeriesPrepareTask(std::shared_ptr<LiveSeriesEngine> engine, ReconJob job) {
-  Task t;
-  t.kind = TaskKind::Prepare;
-  t.label = QObject::tr("preparing live temporal λ");
-  t.work = [engine = std::move(engine), job = std::move(job)](const Progress& progress) {
-    engine->prepare(job, progress);
-    return TaskOutput{};
-  };
-  return t;
+  return prepareTask(std::move(engine), std::move(job), QObject::tr("preparing live temporal λ"));
 }
 
 Task makeLiveSeriesTask(std::shared_ptr<LiveSeriesEngine> engine, ReconJob job, const QString& label,

@@ -7,10 +7,17 @@
 #include <memory>
 #include <string>
 
+#include <vector>
+
 #include "larmor/backend/backend.hpp"
+#include "larmor/io/dataset_io.hpp"
 
 namespace larmor::python {
 namespace py = pybind11;
+
+/// read()'s and read_series()'s keywords as the readers' options (data.cpp).
+io::LoadOptions loadOptions(const std::string& trajectory, const std::vector<long>& matrix, int repetition,
+                            int contrast, int phase, int set);
 
 /// The backend for "cpu", "cuda", "cuda:N" or "auto", as the CLI's --device selects it (plugins loaded on first
 /// use); the same object for the same name. Throws Error with the registry's message.

@@ -66,13 +66,7 @@ py::dict header(const Header& h) {
 
 Dataset read(const std::string& path, const std::string& trajectory, const std::vector<long>& matrix, int repetition,
              int contrast, int phase, int set) {
-  io::LoadOptions lo;
-  lo.trajectoryPath = trajectory;
-  for (std::size_t i = 0; i < 3 && i < matrix.size(); ++i) lo.matrix[i] = matrix[i];
-  lo.repetition = repetition;
-  lo.contrast = contrast;
-  lo.phase = phase;
-  lo.set = set;
+  const io::LoadOptions lo = loadOptions(trajectory, matrix, repetition, contrast, phase, set);
   py::gil_scoped_release release;
   return io::loadDataset(path, lo);
 }
@@ -184,6 +178,18 @@ void bindData(py::module_& m) {
         py::arg("options") = py::dict(),
         "Writes an image (a ReconResult or a complex array (slices, 1, z, y, x)) as DICOM (DIR/), NIfTI (.nii), "
         "BART (.cfl) or PNG (.png), with the geometry and patient of `like`.");
+}
+
+io::LoadOptions loadOptions(const std::string& trajectory, const std::vector<long>& matrix, int repetition,
+                            int contrast, int phase, int set) {
+  io::LoadOptions lo;
+  lo.trajectoryPath = trajectory;
+  for (std::size_t i = 0; i < 3 && i < matrix.size(); ++i) lo.matrix[i] = matrix[i];
+  lo.repetition = repetition;
+  lo.contrast = contrast;
+  lo.phase = phase;
+  lo.set = set;
+  return lo;
 }
 
 }  // namespace larmor::python

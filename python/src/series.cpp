@@ -15,13 +15,7 @@ namespace {
 
 io::Series readSeries(const std::string& path, const std::string& trajectory, const std::vector<long>& matrix,
                       int repetition, int contrast, int phase, int set) {
-  io::LoadOptions lo;
-  lo.trajectoryPath = trajectory;
-  for (std::size_t i = 0; i < 3 && i < matrix.size(); ++i) lo.matrix[i] = matrix[i];
-  lo.repetition = repetition;
-  lo.contrast = contrast;
-  lo.phase = phase;
-  lo.set = set;
+  const io::LoadOptions lo = loadOptions(trajectory, matrix, repetition, contrast, phase, set);
   py::gil_scoped_release release;
   return io::loadSeries(path, lo);
 }
