@@ -5,7 +5,9 @@
 // opened at start, serves every connection: each finished slice goes to the first idle device
 // (larmor/stream/device_pool.hpp), so one scan's slices may run on several devices at once, and each connection
 // sends its images back in the order its slices finished (cli_serve_outbox.hpp). A bad message costs its
-// connection a TEXT message "error: ..." and a CLOSE, never the server.
+// connection a TEXT message "error: ..." and a CLOSE, never the server. --send: once a connection ends, its
+// scan's images also go to a PACS as one DICOM series (larmor/stream/pacs_series.hpp); a PACS that refuses or
+// does not answer is a line in that connection's log.
 #include "cli_serve.hpp"
 
 #include <CLI/CLI.hpp>
@@ -21,6 +23,7 @@
 #include <optional>
 #include <system_error>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 #include "larmor/backend/registry.hpp"
@@ -28,6 +31,7 @@
 #ifdef LARMOR_HAVE_IO
 #include <nlohmann/json.hpp>
 
+#include "cli_pacs.hpp"
 #include "cli_serve_outbox.hpp"
 
 #include "larmor/batch/settings_file.hpp"
@@ -42,6 +46,7 @@
 #include "larmor/stream/assembler.hpp"
 #include "larmor/stream/device_pool.hpp"
 #include "larmor/stream/images.hpp"
+#include "larmor/stream/pacs_series.hpp"
 #include "larmor/stream/socket.hpp"
 #endif
 
@@ -61,6 +66,9 @@ CLI::App* addServeCommand(CLI::App& app, ServeArgs& a) {
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--max-scan-memory", a.maxScanGiB, "GiB of unfinished slices one connection may hold (default 4)")
       ->check(CLI::Range(0.001, 1024.0));
+  cmd->add_option("--send", a.send, "Also send each scan's images to a PACS as one DICOM series: AET@host:port (C-STORE)");
+  cmd->add_option("--calling-aet", a.callingAet, "--send: our AE title (default LARMOR)");
+  cmd->add_option("--send-timeout", a.sendTimeout, "--send: seconds to wait for the PACS (default 10)");
   return cmd;
 }
 
@@ -102,6 +110,8 @@ class Server {
     recon::settings::validate(base_);
     if (!a.outputDir.empty())
       require(fs::is_directory(a.outputDir), "--output-dir " + a.outputDir + ": not a folder");
+    // A malformed node stops the server; a PACS that does not answer is each scan's own error, later.
+    if (!a.send.empty()) pacs_ = pacsNode(a.send, a.callingAet, a.sendTimeout);
     std::string notice;
     std::vector<stream::PoolDevice> devices = stream::openDevices(a.devices, &notice);
     if (!notice.empty()) log("note: " + notice);
@@ -109,6 +119,7 @@ class Server {
     std::string names;
     for (const auto& d : devices) names += (names.empty() ? "" : ", ") + d.label;
     log("devices: " + names);
+    if (pacs_) log("each scan's images also go to the PACS " + io::toString(*pacs_) + " as one DICOM series");
     pool_ = std::make_unique<stream::DevicePool>(std::move(devices));
   }
 
@@ -162,11 +173,12 @@ class Server {
     const std::string who = "connection " + std::to_string(id) + " (" + peer + ")";
     const int open = ++open_;
     log(who + ": open");
+    std::vector<stream::SeriesSlice> kept;  // what was reconstructed, for --send
     try {
       if (open > args_.maxConnections)
         throw Error("the server is serving " + std::to_string(args_.maxConnections) +
                     " connections (--max-connections); try again later");
-      session(s, who, id);
+      session(s, who, id, kept);
       log(who + ": closed");
     } catch (const std::exception& e) {
       log(who + ": error: " + e.what());
@@ -176,7 +188,24 @@ class Server {
       } catch (const std::exception&) {
       }
     }
+    sendToPacs(std::move(kept), who, id);  // after the client has everything: a slow PACS delays no image
     --open_;
+  }
+
+  // --send: the scan's images as one series to the PACS. Whatever goes wrong is this scan's log line.
+  void sendToPacs(std::vector<stream::SeriesSlice> kept, const std::string& who, int id) {
+    if (!pacs_ || kept.empty()) return;
+    const fs::path dir = fs::temp_directory_path() / ("larmor-serve-" + std::to_string(::getpid()) + "-" + std::to_string(id));
+    try {
+      const io::SendReport rep = io::send(*pacs_, stream::writeScanSeries(dir.string(), std::move(kept)));
+      for (const auto& r : rep.results)
+        if (!r.ok) log(who + ": PACS: " + fs::path(r.file).filename().string() + ": " + r.message);
+      log(who + ": PACS: " + rep.summary() + (rep.allSent() ? "" : " (error: not every instance was stored)"));
+    } catch (const std::exception& e) {
+      log(who + ": PACS: error: " + e.what());
+    }
+    std::error_code ignored;
+    fs::remove_all(dir, ignored);
   }
 
   // CONFIG_FILE's name: a settings file (.json, as `recon --save-settings` writes), a method name (fft,
@@ -211,8 +240,11 @@ class Server {
   }
 
   // A connection's scan: its messages read here, its images sent by its Outbox as the devices finish them.
-  void session(stream::SocketStream& s, const std::string& who, int id) {
-    Outbox out(s, 2 * pool_->size() + 2, [this, who](const std::string& line) { log(who + ": " + line); });
+  void session(stream::SocketStream& s, const std::string& who, int id, std::vector<stream::SeriesSlice>& kept) {
+    Outbox::Keep keep;
+    if (pacs_)  // on the outbox's thread, which finish() joins before `kept` is read
+      keep = [&kept](const OutgoingSlice& o, const SliceOutcome& r) { kept.push_back({o.slice, r.image, r.provenance}); };
+    Outbox out(s, 2 * pool_->size() + 2, [this, who](const std::string& line) { log(who + ": " + line); }, keep);
     try {
       readUntilClose(s, who, id, out);
     } catch (const std::exception&) {
@@ -298,7 +330,8 @@ class Server {
     req.backend = d.backend;
     req.cache = d.cache;  // a scan's slices usually share one trajectory: its operators are built once per device
     const auto t0 = Clock::now();
-    SliceOutcome r{recon::run(req).image, d.label, 0};
+    recon::ReconResult result = recon::run(req);
+    SliceOutcome r{std::move(result.image), d.label, 0, std::move(result.provenance)};
     r.reconMs = msSince(t0);
     if (!args_.outputDir.empty()) writeResult(r.image, slice, id);
     return r;
@@ -319,6 +352,7 @@ class Server {
   ServeArgs args_;
   recon::ReconSettings base_;
   std::unique_ptr<stream::DevicePool> pool_;
+  std::optional<io::DicomNode> pacs_;
   std::mutex logMutex_;
   std::atomic<int> connections_{0}, open_{0};
 };

@@ -22,6 +22,8 @@ struct ServeArgs {
   int idleTimeout = 60;  ///< seconds without a byte before a connection is closed
   int maxConnections = 32;  ///< connections served at once; one more gets an error
   double maxScanGiB = 4;    ///< unfinished slices one connection may hold (SliceAssembler's limit)
+  std::string send, callingAet = "LARMOR";  ///< --send AET@host:port: each scan also to this PACS, as one series
+  int sendTimeout = 10;                     ///< seconds: the PACS's deadline per exchange (io/dicom_send.hpp)
 };
 
 struct StreamArgs {

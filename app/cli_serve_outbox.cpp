@@ -7,8 +7,8 @@
 
 namespace larmor::cli {
 
-Outbox::Outbox(stream::SocketStream& s, std::size_t limit, Log log)
-    : s_(s), limit_(limit < 1 ? 1 : limit), log_(std::move(log)), thread_([this] { run(); }) {}
+Outbox::Outbox(stream::SocketStream& s, std::size_t limit, Log log, Keep keep)
+    : s_(s), limit_(limit < 1 ? 1 : limit), log_(std::move(log)), keep_(std::move(keep)), thread_([this] { run(); }) {}
 
 Outbox::~Outbox() { finish(); }
 
@@ -55,7 +55,7 @@ void Outbox::run() {
 
 // Waits for the slice's reconstruction and sends it. A failed reconstruction ends the connection (its reader
 // is stopped; the caller sends the error); a failed send (the client is gone) stops the sending, not the work:
-// the devices still reconstruct, and write to --output-dir, what was queued.
+// the devices still reconstruct, and write to --output-dir (and keep for --send), what was queued.
 void Outbox::deliver(OutgoingSlice& o) {
   SliceOutcome r;
   try {
@@ -67,6 +67,7 @@ void Outbox::deliver(OutgoingSlice& o) {
     s_.shutdownRead();
     return;
   }
+  if (keep_) keep_(o, r);
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     if (dropping_) return;

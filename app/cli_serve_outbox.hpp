@@ -14,6 +14,8 @@
 #include <string>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "larmor/array/array.hpp"
 #include "larmor/stream/assembler.hpp"
 #include "larmor/stream/socket.hpp"
@@ -25,6 +27,7 @@ struct SliceOutcome {
   CArray image;
   std::string device;
   double reconMs = 0;
+  nlohmann::json provenance;  ///< recon::run's, for the DICOM series (serve --send)
 };
 
 /// One slice on its way back: its reconstruction (a future of the device pool's task) and what its IMAGE says.
@@ -39,7 +42,9 @@ struct OutgoingSlice {
 class Outbox {
  public:
   using Log = std::function<void(const std::string&)>;
-  Outbox(stream::SocketStream& s, std::size_t limit, Log log);
+  /// Called with each slice reconstructed, whether or not its client is still there to receive it.
+  using Keep = std::function<void(const OutgoingSlice&, const SliceOutcome&)>;
+  Outbox(stream::SocketStream& s, std::size_t limit, Log log, Keep keep = {});
   ~Outbox();
   Outbox(const Outbox&) = delete;
   Outbox& operator=(const Outbox&) = delete;
@@ -60,6 +65,7 @@ class Outbox {
   stream::SocketStream& s_;
   std::size_t limit_;
   Log log_;
+  Keep keep_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<OutgoingSlice> queue_;
