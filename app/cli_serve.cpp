@@ -74,8 +74,8 @@ CLI::App* addServeCommand(CLI::App& app, ServeArgs& a) {
 
 CLI::App* addStreamCommand(CLI::App& app, StreamArgs& a) {
   auto* cmd = app.add_subcommand("stream", "Stream a raw-data file to a reconstruction server and write the images");
-  cmd->add_option("FILE", a.input, "ISMRMRD .h5, or BART .cfl k-space (--traj for non-Cartesian)")->required();
-  cmd->add_option("--traj", a.traj, "BART .cfl trajectory of a .cfl FILE");
+  cmd->add_option("FILE", a.input, "ISMRMRD .h5, Siemens twix .dat, or BART .cfl k-space (--traj for non-Cartesian)")->required();
+  cmd->add_option("--traj", a.traj, "Trajectory of a .cfl or .dat FILE, as recon --traj takes it");
   cmd->add_flag("--pace", a.pace, "Send at the acquisition's own pace (its time stamps, 2.5 ms ticks), not at full speed");
   cmd->add_option("--tr", a.tr, "With --pace: ms per acquisition where the file has no time stamps")
       ->check(CLI::Range(0.0, 1e6));

@@ -1,5 +1,5 @@
 // larmor-cli stream: the client of the streaming server (docs/streaming.md). Replays an ISMRMRD file (or a BART
-// .cfl, converted: larmor/stream/replay.hpp) as a scanner streams it (CONFIG_FILE, HEADER, every acquisition,
+// .cfl or Siemens twix .dat, converted: larmor/stream/replay.hpp) as a scanner streams it (CONFIG_FILE, HEADER, every acquisition,
 // CLOSE), at full speed or at the acquisition's own pace (its time stamps, or --tr), while a second thread reads
 // what comes back (IMAGE and TEXT messages until CLOSE), so neither side can block the other. Each image's latency is timed from the
 // moment the slice's last acquisition was sent. The images are written as one BART .cfl [x, y, z, 1, slices] in
@@ -166,7 +166,7 @@ void sendScan(stream::SocketStream& s, const ScanRequest& q, const stream::Recor
 }  // namespace
 
 ScanReply streamScan(const ScanRequest& q) {
-  const stream::RecordedScan scan = record(q);  // read (and a .cfl converted) before connecting
+  const stream::RecordedScan scan = record(q);  // read (and a .cfl or .dat converted) before connecting
   const std::vector<double> at = q.pace ? stream::acquisitionSchedule(scan, q.trMs, q.input) : std::vector<double>{};
   std::string host;
   int port = 0;

@@ -1,6 +1,6 @@
 // An ISMRMRD file replayed as a stream (larmor/stream/replay.hpp): vetted by the file reader first, then its
 // records read by the reader's own AcquisitionReader (never libismrmrd's, which trusts the sizes it reads). A
-// .cfl goes through a temporary ISMRMRD file written by io::writeIsmrmrdSeries. The pace of a replay comes from
+// .cfl or twix .dat goes through a temporary ISMRMRD file written by io::writeIsmrmrdSeries. The pace of a replay comes from
 // the acquisitions' time stamps (2.5 ms ticks), read on their own as one field of the records.
 #include "larmor/stream/replay.hpp"
 
@@ -110,7 +110,7 @@ RecordedScan recordIsmrmrd(const std::string& path) {
 
 RecordedScan recordScan(const std::string& path, const std::string& trajectory) {
   const std::string ext = lowerExtension(path);
-  if (ext == ".cfl" || ext == ".hdr") {
+  if (ext == ".cfl" || ext == ".hdr" || ext == ".dat") {  // BART k-space, Siemens twix: converted
     io::LoadOptions lo;
     lo.trajectoryPath = trajectory;
     const io::Series series = io::loadSeries(path, lo);
@@ -118,9 +118,9 @@ RecordedScan recordScan(const std::string& path, const std::string& trajectory) 
     io::writeIsmrmrdSeries(series.frames, h5.path);
     return recordIsmrmrd(h5.path);
   }
-  require(trajectory.empty(), path + ": --traj applies to BART .cfl k-space only");
+  require(trajectory.empty(), path + ": --traj applies to BART .cfl k-space and twix .dat only");
   require(ext == ".h5" || ext == ".mrd" || ext == ".hdf5",
-          path + ": streams ISMRMRD .h5 and BART .cfl (with --traj for non-Cartesian k-space)");
+          path + ": streams ISMRMRD .h5, Siemens twix .dat and BART .cfl (with --traj for non-Cartesian k-space)");
   return recordIsmrmrd(path);
 }
 

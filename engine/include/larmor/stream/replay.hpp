@@ -1,7 +1,7 @@
 #pragma once
 // A raw-data file replayed as a scanner streams it (larmor-cli stream): the XML header, then every acquisition
-// in the file's order. A BART .cfl (and its trajectory) is first loaded as `larmor-cli recon` loads it and
-// written as an ISMRMRD file (io::writeIsmrmrdSeries), whose acquisitions are then what is streamed.
+// in the file's order. A BART .cfl or a Siemens twix .dat (and its trajectory) is first loaded as `larmor-cli
+// recon` loads it and written as an ISMRMRD file (io::writeIsmrmrdSeries), whose acquisitions are then what is streamed.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -24,8 +24,8 @@ struct RecordedScan {
   std::vector<Acquisition> acquisitions;   ///< in the file's order; acquisition_time_stamp set from the file
 };
 
-/// The scan of an ISMRMRD .h5 (replayIsmrmrd's acquisitions) or of a BART .cfl with `trajectory` ("" for
-/// Cartesian k-space), loaded as recon loads it. Uses libhdf5 (not thread-safe): callers that load other ISMRMRD
+/// The scan of an ISMRMRD .h5 (replayIsmrmrd's acquisitions) or of a BART .cfl or twix .dat with `trajectory`
+/// ("" for Cartesian k-space; a file or a spec such as radial:180, as recon --traj), loaded as recon loads it. Uses libhdf5 (not thread-safe): callers that load other ISMRMRD
 /// files on other threads hold their lock. Error names the file.
 RecordedScan recordScan(const std::string& path, const std::string& trajectory = "");
 
