@@ -263,6 +263,14 @@ void MainWindow::connectWidgets() {
     if (model_.source().isFile()) openFile(QString::fromStdString(model_.source().path));
   });
   connect(timings_, &TimingsView::sweepRequested, this, &MainWindow::runLambdaSweep);
+  // Queued: the menu that emitted is rebuilt by the refill.
+  connect(sideBySide_, &SideBySideView::runsPicked, this, [this](const QVector<int>& numbers) {
+    sideBySidePicked_.assign(numbers.begin(), numbers.end());
+    refreshSideBySide();
+  }, Qt::QueuedConnection);
+  connect(tabs_, &QTabWidget::currentChanged, this, [this] {
+    if (sideBySideStale_ && tabs_->currentWidget() == sideBySide_) fillSideBySide();
+  });
   connect(viewer_, &ImageViewer::roiDrawn, this, [this](const model::PlaneRoi& roi) {
     roi_ = roi;
     refreshTimeCurve();

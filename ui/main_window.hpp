@@ -112,6 +112,9 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   SideBySideView* sideBySideView() const { return sideBySide_; }
   /// Puts runs next to each other in the "Side by side" tab and brings it to the front.
   void showSideBySide(const QVector<SideBySideView::Panel>& panels);
+  /// Shows these runs (their numbers) in the "Side by side" tab, as if picked in its Runs menu, and brings it
+  /// to the front; empty: the newest runs of the data.
+  void showSideBySideRuns(const std::vector<int>& numbers);
   /// A large caption above the tabs (presenter mode); empty hides it.
   void setDemoCaption(const QString& text);
   DatasetPanel* datasetPanel() const { return datasetPanel_; }
@@ -277,6 +280,10 @@ private:
   CompareView* compare_ = nullptr;
   TimingsView* timings_ = nullptr;
   SideBySideView* sideBySide_ = nullptr;
+  std::vector<int> sideBySidePicked_;  ///< the runs picked for Side by side (none: the newest)
+  bool sideBySideStale_ = true;        ///< runs changed since the tab was last filled
+  void refreshSideBySide();            ///< fills the tab now when it is in front, else when it comes there
+  void fillSideBySide();
   QLabel* demoCaption_ = nullptr;
   QPlainTextEdit* log_ = nullptr;
   QTabWidget* tabs_ = nullptr;

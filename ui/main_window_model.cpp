@@ -40,6 +40,8 @@ void MainWindow::datasetChanged() {
   // the stage, the progress, the convergence plot; the new data's display convention and the methods
   // that can apply to them.
   summary_->clear();
+  sideBySidePicked_.clear();
+  refreshSideBySide();
   viewer_->resetProbe();
   viewer_->setPatientGeometry(std::nullopt);
   progress_->setValue(0);
@@ -128,6 +130,7 @@ void MainWindow::deviceChanged() {
 
 void MainWindow::runAdded(const model::RunRecord& run) {
   log(qs(run.summary()));
+  refreshSideBySide();
   for (const auto& s : run.result->timings.stages())
     log(QStringLiteral("    %1  %2 ms  [%3]").arg(qs(s.stage), -22).arg(s.milliseconds, 9, 'f', 3).arg(qs(s.device)));
 }

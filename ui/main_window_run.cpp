@@ -410,7 +410,41 @@ void MainWindow::showTab(const QString& name) {
 void MainWindow::showSideBySide(const QVector<SideBySideView::Panel>& panels) {
   const auto ds = model_.dataset();
   sideBySide_->setPanels(panels, ds ? model::displayOrientation(ds->header, ds->source) : model::DisplayOrientation{});
+  sideBySideStale_ = false;
   showTab("side");
+}
+
+void MainWindow::showSideBySideRuns(const std::vector<int>& numbers) {
+  sideBySidePicked_ = numbers;
+  fillSideBySide();
+  showTab("side");
+}
+
+void MainWindow::refreshSideBySide() {
+  sideBySideStale_ = true;
+  if (tabs_ && tabs_->currentWidget() == sideBySide_) fillSideBySide();
+}
+
+// Each panel titled with its run, its time and its error where a truth exists.
+void MainWindow::fillSideBySide() {
+  const model::RunHistory& runs = model_.runs();
+  const std::vector<int> shown = model::sideBySideRuns(runs, sideBySidePicked_);
+  QVector<SideBySideView::Panel> panels;
+  for (int number : shown) {
+    const model::RunRecord* r = runs.find(number);
+    QString label = QString::fromStdString(r->label) + QStringLiteral(" — ") +
+                    QString::fromStdString(model::formatDuration(r->result->timings.totalMilliseconds()));
+    const auto& m = r->result->metrics;
+    if (m.contains("percent_error") && m["percent_error"].is_number())
+      label += tr(", %1 % error").arg(m["percent_error"].get<double>(), 0, 'f', 1);
+    panels.append({label, r->image(), model_.voxelSpacing(r->result->image), QString()});
+  }
+  QVector<SideBySideView::Choice> choices;
+  for (const model::RunRecord& r : runs.runs()) choices.append({r.number, QString::fromStdString(r.label)});
+  sideBySide_->setChoices(choices, QVector<int>(shown.begin(), shown.end()));
+  const auto ds = model_.dataset();
+  sideBySide_->setPanels(panels, ds ? model::displayOrientation(ds->header, ds->source) : model::DisplayOrientation{});
+  sideBySideStale_ = false;
 }
 
 void MainWindow::setDemoCaption(const QString& text) {

@@ -3,6 +3,8 @@
 
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QMenu>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include "display_volume.hpp"
@@ -14,12 +16,20 @@ namespace larmor::ui {
 SideBySideView::SideBySideView(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
-  hint_ = new QLabel(tr("Runs side by side: View ▸ Presenter mode shows gridding, CG and CS here; "
-                        "or choose runs in the Compare tab."));
+  hint_ = new QLabel(tr("The newest runs of this data appear here side by side (up to four); Runs ▾ picks others."));
   hint_->setWordWrap(true);
   hint_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   hint_->setContentsMargins(8, 4, 8, 4);
-  layout->addWidget(hint_);
+  runs_ = new QToolButton;
+  runs_->setObjectName("sideBySideRuns");
+  runs_->setText(tr("Runs"));
+  runs_->setToolTip(tr("Choose up to four runs to show; none checked shows the newest"));
+  runs_->setPopupMode(QToolButton::InstantPopup);
+  runs_->setMenu(new QMenu(runs_));
+  auto* top = new QHBoxLayout;
+  top->addWidget(hint_, 1);
+  top->addWidget(runs_);
+  layout->addLayout(top);
   auto* row = new QHBoxLayout;
   row->setSpacing(2);
   layout->addLayout(row, 1);
@@ -27,7 +37,7 @@ SideBySideView::SideBySideView(QWidget* parent) : QWidget(parent) {
     views_[static_cast<std::size_t>(i)] = new SliceView(SliceView::Axial);
     row->addWidget(views_[static_cast<std::size_t>(i)], 1);
     views_[static_cast<std::size_t>(i)]->setVisible(i == 0);
-    views_[static_cast<std::size_t>(i)]->setPlaceholder(tr("No runs to show yet."));
+    views_[static_cast<std::size_t>(i)]->setPlaceholder(tr("No runs of this data yet: press Run (Ctrl+R)."));
   }
   for (SliceView* v : views_) {
     connect(v, &SliceView::viewTransformChanged, this, [this, v](double z, double pr, double pu) {
@@ -41,6 +51,25 @@ SideBySideView::SideBySideView(QWidget* parent) : QWidget(parent) {
       for (SliceView* o : views_) o->setCrosshair(i >= 0 ? std::optional<std::array<int, 3>>({i, j, k}) : std::nullopt);
     });
   }
+}
+
+void SideBySideView::setChoices(const QVector<Choice>& runs, const QVector<int>& shown) {
+  QMenu* menu = runs_->menu();
+  menu->clear();
+  for (const Choice& c : runs) {
+    QAction* a = menu->addAction(c.label);
+    a->setCheckable(true);
+    a->setChecked(shown.contains(c.number));
+    a->setData(c.number);
+    connect(a, &QAction::toggled, this, [this] {
+      QVector<int> picked;  // oldest first, as the newest are shown: the menu lists the newest first
+      const QList<QAction*> items = runs_->menu()->actions();
+      for (auto x = items.rbegin(); x != items.rend(); ++x)
+        if ((*x)->isChecked()) picked.append((*x)->data().toInt());
+      emit runsPicked(picked);
+    });
+  }
+  runs_->setEnabled(!runs.isEmpty());
 }
 
 SliceView* SideBySideView::view(int i) const { return views_[static_cast<std::size_t>(std::clamp(i, 0, kMax - 1))]; }

@@ -1,6 +1,7 @@
 // Labels, summaries and the kept list of runs (run_history.hpp).
 #include "run_history.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -83,6 +84,18 @@ const RunRecord* RunHistory::find(int number) const {
   for (const RunRecord& r : runs_)
     if (r.number == number) return &r;
   return nullptr;
+}
+
+std::vector<int> sideBySideRuns(const RunHistory& runs, const std::vector<int>& picked, std::size_t max) {
+  std::vector<int> out;
+  for (int n : picked)
+    if (out.size() < max && runs.find(n) && std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  if (!out.empty()) return out;
+  for (const RunRecord& r : runs.runs()) {  // newest first
+    if (out.size() == max) break;
+    out.insert(out.begin(), r.number);
+  }
+  return out;
 }
 
 }  // namespace larmor::model

@@ -63,4 +63,8 @@ class RunHistory {
   int counter_ = 0;
 };
 
+/// The runs the Side by side tab shows (their numbers, left to right): those of `picked` still kept, in the
+/// order given, at most `max`; when none of them is kept, the newest `max` runs, oldest first.
+std::vector<int> sideBySideRuns(const RunHistory& runs, const std::vector<int>& picked, std::size_t max = 4);
+
 }  // namespace larmor::model
