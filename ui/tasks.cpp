@@ -5,6 +5,7 @@
 
 #include "larmor/backend/registry.hpp"
 #include "larmor/phantom/dynamic.hpp"
+#include "larmor/quality/display.hpp"
 #include "larmor/recon/iterative.hpp"
 #include "larmor/recon/recon.hpp"
 #include "larmor/recon/settings_table.hpp"
@@ -59,6 +60,34 @@ Task makeWarmUpTask(std::shared_ptr<Backend> backend, const recon::ReconSettings
   return t;
 }
 
+namespace {
+
+/// One λ of the sweep on the kept problem, warm-started from the last λ's solution after the first: CG
+/// for cg, FISTA (the CS prior's TV or wavelet norm as ‖Wρ‖) for cs; its percent error where a truth exists.
+nlohmann::json sweepPoint(Backend& backend, recon::IterativeProblem& p, const ReconJob& job, double lambda,
+                          bool warm, const Progress& progress) {
+  const auto& it = job.settings.iterative;
+  const int iterations = job.settings.method == recon::Method::Cs
+                             ? p.solveSparse(lambda, it.iterations, it.tolerance, warm, nullptr, progress).iterations
+                             : p.solve(lambda, it.iterations, it.tolerance, warm, nullptr, progress).iterations;
+  nlohmann::json point = {{"lambda", lambda}, {"residual_norm", p.residualNorm()}, {"prior_norm", p.priorNorm()},
+                          {"iterations", iterations}};
+  const Dataset& d = *job.dataset;
+  CArray image = p.combined();
+  const Shape s = p.imageShape();
+  image.reshape(Shape{s[0], s[1], s[2], 1, 1});
+  if (d.reference && d.reference->size() == image.size()) {
+    try {
+      point["percent_error"] = quality::compareWithTruthOn(backend, image, d).percentError;
+    } catch (const Error&) {
+      // No comparison for this data: the L-curve point stands alone.
+    }
+  }
+  return point;
+}
+
+}  // namespace
+
 Task makeLambdaSweepTask(ReconJob job, const QVector<double>& lambdaList) {
   Task t;
   t.kind = TaskKind::Sweep;
@@ -69,18 +98,18 @@ Task makeLambdaSweepTask(ReconJob job, const QVector<double>& lambdaList) {
     TaskOutput out;
     out.extra = nlohmann::json::array();
     std::shared_ptr<Backend> backend = job.backend ? job.backend : BackendRegistry::instance().select(job.device).backend;
-    // The status line says which λ is being solved.
-    const Progress which([&](double f, const std::string& st) {
-      if (lambdas.empty()) return progress.report(f, st);
-      const std::size_t i = std::min(lambdas.size() - 1, static_cast<std::size_t>(f * lambdas.size()));
+    recon::settings::validate(job.settings);
+    Timings timings;
+    recon::IterativeProblem problem(*backend, *job.dataset, job.settings, 0, timings, progress);
+    for (std::size_t i = 0; i < lambdas.size(); ++i) {
       char l[32];
       std::snprintf(l, sizeof l, "%.3g", lambdas[i]);
-      progress.report(f, "λ sweep: λ " + std::string(l) + " (" + std::to_string(i + 1) + "/" +
-                             std::to_string(lambdas.size()) + ") — " + st);
-    });
-    for (const auto& p : recon::lcurve(*backend, *job.dataset, job.settings, lambdas, which))
-      out.extra.push_back({{"lambda", p.lambda}, {"residual_norm", p.residualNorm}, {"prior_norm", p.priorNorm},
-                           {"iterations", p.iterations}});
+      const std::string which = "λ sweep: λ " + std::string(l) + " (" + std::to_string(i + 1) + "/" +
+                                std::to_string(lambdas.size()) + ") — ";
+      const double n = static_cast<double>(lambdas.size());
+      const Progress::Sub sub(progress, i / n, (i + 1) / n, which);  // cancellation is the task's
+      out.extra.push_back(sweepPoint(*backend, problem, job, lambdas[i], i > 0, sub));
+    }
     return out;
   };
   return t;

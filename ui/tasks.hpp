@@ -29,8 +29,10 @@ struct ReconJob {
 };
 
 Task makeReconTask(ReconJob job, TaskKind kind = TaskKind::Recon, const QString& label = {});
-/// The λ sweep of the iterative method: the engine's L-curve (recon::lcurve: ‖Fρ−d‖, ‖Wρ‖ per λ,
-/// warm-started). The output's `extra` is [{"lambda", "residual_norm", "prior_norm", "iterations"}, ...].
+/// The λ sweep of an iterative method (cg or cs): one kept IterativeProblem solved at each λ in increasing
+/// order, warm-started (as recon::lcurve), ‖Fρ−d‖ and the prior's norm (cg: ‖Wρ‖; cs: TV or the wavelet
+/// ℓ1) per λ. The output's `extra` is [{"lambda", "residual_norm", "prior_norm", "iterations"[,
+/// "percent_error"]}, ...], the error where the data have a truth of the image's size.
 Task makeLambdaSweepTask(ReconJob job, const QVector<double>& lambdas);
 Task makeLoadTask(const QString& path, const io::LoadOptions& options);
 /// A tiny reconstruction of `settings`' method on `backend` (recon::warmUp), so that the first real run of

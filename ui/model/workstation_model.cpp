@@ -196,10 +196,10 @@ RunPlan WorkstationModel::planRun(RunKind kind) {
   RunPlan plan;
   plan.session = session_;
   const recon::Method method = session_.settings.method;
-  if ((kind == RunKind::Sweep && method != recon::Method::Cg) ||
-      (kind == RunKind::LiveLambda && method != recon::Method::Cg && method != recon::Method::Cs)) {
+  if ((kind == RunKind::Sweep || kind == RunKind::LiveLambda) && method != recon::Method::Cg &&
+      method != recon::Method::Cs) {
     plan.error = kind == RunKind::Sweep
-                     ? "The λ sweep needs the iterative method (CG); choose it under Settings ▸ Method."
+                     ? "The λ sweep needs an iterative method (CG or compressed sensing); choose one under Settings ▸ Method."
                      : "The live λ needs an iterative method (CG or compressed sensing).";
     return plan;
   }

@@ -24,8 +24,8 @@ namespace larmor::model {
 
 enum class RunKind {
   Recon,       ///< the session's settings
-  LiveLambda,  ///< the same, warm-started from the shown image (CG only)
-  Sweep,       ///< the λ sweep (CG only)
+  LiveLambda,  ///< the same, warm-started from the shown image (CG or compressed sensing)
+  Sweep,       ///< the λ sweep (CG or compressed sensing)
 };
 
 /// What to run: everything a reconstruction task needs, or why nothing can run.
