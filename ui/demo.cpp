@@ -130,14 +130,13 @@ std::vector<DemoScript::Step> DemoScript::radialSteps() {
        [this] {
          rememberShown();
          docks(false, true);  // the slider is in the settings
-         QSlider* s = w_->settingsPanel()->lambdaSlider();
-         s->setValue(SettingsPanel::sliderFromLambda(3e-3));
+         w_->settingsPanel()->slideLambdaTo(3e-3);
        },
        Wait::Recon},
       {tr("Live λ: too much — the edges blur"),
-       [this] { w_->settingsPanel()->lambdaSlider()->setValue(SettingsPanel::sliderFromLambda(3e-2)); }, Wait::Recon},
+       [this] { w_->settingsPanel()->slideLambdaTo(3e-2); }, Wait::Recon},
       {tr("Live λ: back to a good balance"),
-       [this] { w_->settingsPanel()->lambdaSlider()->setValue(SettingsPanel::sliderFromLambda(3e-4)); }, Wait::Recon},
+       [this] { w_->settingsPanel()->slideLambdaTo(3e-4); }, Wait::Recon},
       // The strongest screen last: the three methods on the same 64 spokes.
       {tr("Gridding vs CG vs CS, side by side"),
        [this] {
@@ -254,19 +253,7 @@ void DemoScript::docks(bool dataset, bool settings) {
   if (auto* d = w_->findChild<QDockWidget*>("settingsDock")) d->setVisible(settings);
 }
 
-void DemoScript::showSideBySide() {
-  QVector<SideBySideView::Panel> panels;
-  for (int number : radialRuns_)
-    if (const model::RunRecord* r = w_->model().runs().find(number)) {
-      QString label = QString::fromStdString(r->description) + QStringLiteral(" — ") +
-                      QString::fromStdString(model::formatDuration(r->result->timings.totalMilliseconds()));
-      const auto& m = r->result->metrics;
-      if (m.contains("percent_error") && m["percent_error"].is_number())
-        label += tr(", %1 % error").arg(m["percent_error"].get<double>(), 0, 'f', 1);
-      panels.append({label, r->image(), w_->model().voxelSpacing(r->result->image), QString()});
-    }
-  w_->showSideBySide(panels);
-}
+void DemoScript::showSideBySide() { w_->showSideBySideRuns(radialRuns_); }
 
 void DemoScript::fail(const QString& message) {
   std::cerr << "larmor demo: step " << done_ << " failed: " << message.toStdString() << std::endl;

@@ -31,6 +31,7 @@ namespace {
 
 constexpr int kLambdaSteps = 800;
 constexpr double kLambdaMinLog = -6, kLambdaMaxLog = 2;
+constexpr double kLambdaWindowDecades = 2;  // the λ slider's span: 30 px of a 100 px slider is 0.6 decades
 
 QLineEdit* scientificEdit(QWidget* parent) {
   auto* e = new QLineEdit(parent);
@@ -88,6 +89,42 @@ int SettingsPanel::sliderFromLambda(double lambda) {
   if (!(lambda > 0)) return 0;
   const double t = (std::log10(lambda) - kLambdaMinLog) / (kLambdaMaxLog - kLambdaMinLog);
   return 1 + static_cast<int>(std::lround(std::clamp(t, 0.0, 1.0) * (kLambdaSteps - 1)));
+}
+
+std::pair<double, double> SettingsPanel::lambdaSliderDecades() const {
+  return {lambdaCentreLog_ - kLambdaWindowDecades / 2, lambdaCentreLog_ + kLambdaWindowDecades / 2};
+}
+
+double SettingsPanel::lambdaAt(int position) const {
+  const auto [lo, hi] = lambdaSliderDecades();
+  const double t = std::clamp(static_cast<double>(position) / kLambdaSteps, 0.0, 1.0);
+  return std::pow(10.0, lo + t * (hi - lo));
+}
+
+int SettingsPanel::positionOf(double lambda) const {
+  if (!(lambda > 0)) return 0;
+  const auto [lo, hi] = lambdaSliderDecades();
+  const double t = (std::log10(lambda) - lo) / (hi - lo);
+  return static_cast<int>(std::lround(std::clamp(t, 0.0, 1.0) * kLambdaSteps));
+}
+
+void SettingsPanel::centreLambdaSlider(double lambda) {
+  if (lambda > 0)
+    lambdaCentreLog_ = std::clamp(std::log10(lambda), kLambdaMinLog + kLambdaWindowDecades / 2,
+                                  kLambdaMaxLog - kLambdaWindowDecades / 2);
+  const auto [lo, hi] = lambdaSliderDecades();
+  lambdaSlider_->setToolTip(tr("λ on a log scale over %1 … %2, the two decades around the λ (centred again when "
+                               "the slider is released or a λ typed); arrow keys for fine steps. Dragging re-solves live.")
+                                .arg(std::pow(10.0, lo), 0, 'g', 2).arg(std::pow(10.0, hi), 0, 'g', 2));
+  const bool was = loading_;
+  loading_ = true;
+  lambdaSlider_->setValue(positionOf(lambdaValue_));
+  loading_ = was;
+}
+
+void SettingsPanel::slideLambdaTo(double lambda) {
+  if (lambdaValue_ > 0 && lambda > 0) centreLambdaSlider(std::sqrt(lambdaValue_ * lambda));
+  lambdaSlider_->setValue(positionOf(lambda));
 }
 
 SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
@@ -323,7 +360,8 @@ void SettingsPanel::dimsField(Row& row, const st::Setting& s, const QString& tip
 QWidget* SettingsPanel::lambdaEditor(Row& row) {
   lambdaSlider_ = new QSlider(Qt::Horizontal);
   lambdaSlider_->setRange(0, kLambdaSteps);
-  lambdaSlider_->setToolTip(tr("λ on a log scale, 1e-6 … 1e2 (far left: 0). Dragging re-solves live."));
+  lambdaSlider_->setSingleStep(4);  // 0.01 decade
+  lambdaSlider_->setPageStep(40);   // 0.1 decade
   lambda_ = scientificEdit(this);
   lambda_->setMaximumWidth(80);
   live_ = new QCheckBox(tr("live (warm start)"));
@@ -332,35 +370,35 @@ QWidget* SettingsPanel::lambdaEditor(Row& row) {
   auto* w = new QWidget;
   auto* grid = new QVBoxLayout(w);
   grid->setContentsMargins(0, 0, 0, 0);
+  // The slider on a line of its own (the panel's full width: finer per pixel), the value and "live" below it.
+  grid->addWidget(lambdaSlider_);
   auto* line = new QHBoxLayout;
-  line->addWidget(lambdaSlider_, 1);
   line->addWidget(lambda_);
+  line->addWidget(live_, 1);
   grid->addLayout(line);
-  grid->addWidget(live_);
   connect(lambdaSlider_, &QSlider::valueChanged, this, [this](int pos) {
     if (loading_) return;
-    const double l = lambdaFromSlider(pos);
+    const double l = lambdaAt(pos);
     lambdaValue_ = l;
     setLambdaText(l);
     fixLambdaRule();
     emit lambdaDragged(l);
   });
+  connect(lambdaSlider_, &QSlider::sliderReleased, this, [this] { centreLambdaSlider(lambdaValue_); });
   connect(lambda_, &QLineEdit::editingFinished, this, [this] {
     if (loading_) return;
     const double l = std::max(0.0, lambda_->text().toDouble());
     // Leaving the field without a change (tabbing through the form) must not start a re-solve.
     if (l == lambdaValue_) return;
     lambdaValue_ = l;
-    loading_ = true;
-    lambdaSlider_->setValue(sliderFromLambda(l));
-    loading_ = false;
+    centreLambdaSlider(l);
     fixLambdaRule();
     emit lambdaDragged(l);
   });
   row.show = [this](const st::Value& v) {
     const double l = std::get<double>(v);
-    lambdaSlider_->setValue(sliderFromLambda(l));
     lambdaValue_ = l;
+    if (!lambdaSlider_->isSliderDown()) centreLambdaSlider(l);  // never under the user's hand
     setLambdaText(l);
   };
   row.read = [this](const st::Value&) -> st::Value { return lambdaValue_; };

@@ -34,9 +34,19 @@ class SettingsPanel : public QWidget {
   /// The devices the registry found (the CPU first); `whyNoGpu` explains an empty GPU list.
   void setDevices(const std::vector<DeviceInfo>& devices, const QString& whyNoGpu);
   void setRunning(bool running);
-  /// λ <-> slider position (log scale over 1e-6 .. 1e2; position 0 is λ = 0).
+  /// The temporal λ's slider position <-> value (log scale over 1e-6 .. 1e2; position 0 is 0).
   static double lambdaFromSlider(int position);
   static int sliderFromLambda(double lambda);
+  /// The λ slider's position <-> λ: a log scale over the two decades around the λ it was last centred on
+  /// (kLambdaWindowDecades; within 1e-6 .. 1e2), 800 steps. It is centred again on the new λ when the slider
+  /// is released and when a λ is typed or loaded, so a drag is fine and a long way is several drags.
+  double lambdaAt(int position) const;
+  int positionOf(double lambda) const;
+  /// The decades the λ slider spans now, [lo, hi] as log10 λ.
+  std::pair<double, double> lambdaSliderDecades() const;
+  /// Moves the λ slider to `lambda` as a drag would (live re-solve), the window first centred between the
+  /// current λ and it (the presenter's script).
+  void slideLambdaTo(double lambda);
   QSlider* lambdaSlider() const { return lambdaSlider_; }
   /// The temporal λ's slider (dynamic.temporal_lambda, the same log scale as λ's): shown with the dynamic
   /// group, for cs on data with frames; enabled unless the frames are reconstructed independently.
@@ -99,6 +109,8 @@ class SettingsPanel : public QWidget {
 
   bool loading_ = false;
   SessionState shown_;      ///< the state last set; settings without a widget keep its values
+  double lambdaCentreLog_ = -3;  ///< log10 of the λ the slider's window is centred on
+  void centreLambdaSlider(double lambda);
   double lambdaValue_ = 0;  ///< the λ last shown (the text field may hold more digits than the slider)
   std::vector<Row> rows_;
   std::vector<std::pair<std::string, QGroupBox*>> groups_;

@@ -266,7 +266,7 @@ class GuiTest : public QObject {
       slider->setValue(pos);
       QCoreApplication::processEvents();
     }
-    const double lambda = SettingsPanel::lambdaFromSlider(500);
+    const double lambda = w_->settingsPanel()->lambdaAt(500);  // the slider's scale: the decades around λ
     QVERIFY(waitUntil([&] { return finished_ > f && !w_->worker()->busy(); }, 60000));
     const double got = w_->model().shownResult()->provenance["settings"]["iterative"]["lambda"].get<double>();
     QVERIFY2(std::abs(got - lambda) <= 1e-9 * lambda, qPrintable(QString::number(got)));
@@ -298,11 +298,11 @@ class GuiTest : public QObject {
     QCOMPARE(w_->model().shownResult()->convergence["lambda_rule"]["rule"].get<std::string>(), std::string("noise"));
     const int f = finished_;
     w_->settingsPanel()->lambdaSlider()->setValue(250);
+    const double lambda = w_->settingsPanel()->lambdaAt(250);  // the slider's scale: the decades around λ
     QCoreApplication::processEvents();
     QCOMPARE(w_->settingsPanel()->state().settings.iterative.lambdaRule, recon::LambdaRule::Fixed);
     QVERIFY(waitUntil([&] { return finished_ > f && !w_->worker()->busy(); }, 60000));
     QCOMPARE(run(), Outcome::Finished);
-    const double lambda = SettingsPanel::lambdaFromSlider(250);
     const double used = w_->model().shownResult()->convergence["lambda_used"].get<double>();
     QVERIFY2(std::abs(used - lambda) <= 1e-9 * lambda, qPrintable(QString::number(used)));
   }
