@@ -10,6 +10,7 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QCursor>
+#include <QFontMetricsF>
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <QtCharts/QBarCategoryAxis>
@@ -50,7 +51,7 @@ void clearChart(QChart* c) {
 void collectResiduals(const nlohmann::json& j, QVector<QPointF>& out) {
   if (!out.isEmpty()) return;
   if (j.is_object()) {
-    for (const char* key : {"residual", "residuals", "relative_residual"}) {
+    for (const char* key : {"residual", "residuals", "relative_residual", "relative_change"}) {  // CG; FISTA
       if (j.contains(key) && j[key].is_array() && !j[key].empty() && j[key][0].is_number()) {
         int i = 0;
         for (const auto& v : j[key]) out.append(QPointF(++i, v.get<double>()));
@@ -100,6 +101,32 @@ void fromMember(const R& r, QVector<QPointF>& out) {
 }
 }  // namespace
 
+// Greedy, in pixels: the ends first (they name the λ range), then each label that covers no label kept.
+void hideOverlappingPointLabels(QChart* c) {
+  QList<QScatterSeries*> dots;
+  for (QAbstractSeries* s : c->series())
+    if (auto* d = qobject_cast<QScatterSeries*>(s); d && d->count() == 1) dots << d;
+  QVector<int> order;
+  if (!dots.isEmpty()) order << 0;
+  if (dots.size() > 1) order << static_cast<int>(dots.size()) - 1;
+  for (int i = 1; i + 1 < dots.size(); ++i) order << i;
+  QVector<QRectF> kept;
+  for (int i : order) {
+    QScatterSeries* d = dots[i];
+    const QRectF r = pointLabelRect(c, d);
+    const bool free = std::none_of(kept.begin(), kept.end(), [&](const QRectF& k) { return k.intersects(r); });
+    d->setPointLabelsVisible(free);
+    if (free) kept << r;
+  }
+}
+
+QRectF pointLabelRect(QChart* c, QScatterSeries* dot) {
+  const QFontMetricsF fm(dot->pointLabelsFont());
+  const QSizeF size = fm.size(0, dot->pointLabelsFormat()) + QSizeF(4, 2);
+  const QPointF p = c->mapToPosition(dot->at(0), dot);
+  return QRectF(p.x() - size.width() / 2, p.y() - dot->markerSize() / 2 - size.height(), size.width(), size.height());
+}
+
 QVector<QPointF> convergenceHistory(const recon::ReconResult& r) {
   QVector<QPointF> out;
   fromMember(r, out);
@@ -116,7 +143,13 @@ TimingsView::TimingsView(QWidget* parent) : QWidget(parent) {
   stages_ = new QChartView(newChart(tr("Stage timings")));
   convergence_ = new QChartView(newChart(tr("Convergence")));
   lcurve_ = new QChartView(newChart(tr("λ sweep")));
-  for (QChartView* v : {stages_, convergence_, lcurve_}) v->setRenderHint(QPainter::Antialiasing);
+  error_ = new QChartView(newChart(tr("Error versus λ")));
+  error_->setVisible(false);
+  for (QChartView* v : {stages_, convergence_, lcurve_, error_}) {
+    v->setRenderHint(QPainter::Antialiasing);
+    // Labels that would cover one another (the L-curve's corner) are left to the dots' tooltips.
+    connect(v->chart(), &QChart::plotAreaChanged, this, [c = v->chart()] { hideOverlappingPointLabels(c); });
+  }
 
   sweepFrom_ = new QLineEdit(QStringLiteral("1e-5"));
   sweepTo_ = new QLineEdit(QStringLiteral("1e1"));
@@ -130,7 +163,8 @@ TimingsView::TimingsView(QWidget* parent) : QWidget(parent) {
   sweepCount_->setRange(2, 40);
   sweepCount_->setValue(7);
   auto* sweepButton = new QPushButton(QIcon(":/icons/sweep.svg"), tr("Run λ sweep"));
-  sweepButton->setToolTip(tr("Reconstruct with CG at log-spaced λ (the current settings otherwise)"));
+  sweepButton->setToolTip(tr("Reconstruct with the iterative method (CG or compressed sensing) at log-spaced λ, "
+                             "the current settings otherwise: the L-curve, and the error where a truth exists"));
   auto* sweepRow = new QHBoxLayout;
   sweepRow->addWidget(new QLabel(tr("λ from")));
   sweepRow->addWidget(sweepFrom_);
@@ -152,6 +186,7 @@ TimingsView::TimingsView(QWidget* parent) : QWidget(parent) {
   auto* rl = new QVBoxLayout(right);
   rl->setContentsMargins(0, 0, 0, 0);
   rl->addWidget(lcurve_, 1);
+  rl->addWidget(error_, 1);
   rl->addLayout(sweepRow);
   grid->addWidget(right, 2, 1);
   grid->setColumnStretch(0, 1);
@@ -244,7 +279,7 @@ void TimingsView::setConvergence(const QVector<QPointF>& points, const QString& 
     return;
   }
   auto* line = new QLineSeries;
-  line->setName(tr("relative residual"));
+  line->setName(tr("relative residual (CG) or relative change of the image (FISTA)"));
   double lo = 1e300, hi = 0;
   for (const QPointF& p : points) {
     if (!(p.y() > 0)) continue;
@@ -259,7 +294,7 @@ void TimingsView::setConvergence(const QVector<QPointF>& points, const QString& 
   x->setLabelFormat("%d");
   x->setRange(points.front().x(), std::max(points.back().x(), points.front().x() + 1));
   auto* y = new QLogValueAxis;
-  y->setTitleText(tr("residual"));
+  y->setTitleText(tr("residual / change"));
   y->setLabelFormat("%.0e");
   if (hi > 0) y->setRange(lo / 1.5, hi * 1.5);
   c->addAxis(x, Qt::AlignBottom);
@@ -277,54 +312,70 @@ void TimingsView::clearSweep() {
 
 void TimingsView::setSweep(const nlohmann::json& points) {
   sweep_.clear();
+  auto number = [](const nlohmann::json& p, const char* key, double otherwise) {
+    return p.contains(key) && p[key].is_number() ? p[key].get<double>() : otherwise;
+  };
   for (const auto& p : points) {
     if (!p.is_object() || !p.contains("lambda")) continue;
-    const double l = p["lambda"].get<double>();
-    if (p.contains("residual_norm") && p.contains("prior_norm")) {
-      const double res = p["residual_norm"].get<double>(), reg = p["prior_norm"].get<double>();
-      if (res > 0 && reg > 0) sweep_.append({l, res, reg, true});
-    } else if (p.contains("percent_error")) {
-      sweep_.append({l, l, p["percent_error"].get<double>(), false});
-    }
+    SweepPoint s;
+    s.lambda = p["lambda"].get<double>();
+    s.residual = number(p, "residual_norm", 0);
+    s.prior = number(p, "prior_norm", 0);
+    s.error = number(p, "percent_error", std::nan(""));
+    sweep_.append(s);
   }
   redrawSweep();
 }
 
 void TimingsView::redrawSweep() {
-  QChart* c = lcurve_->chart();
-  clearChart(c);
-  if (sweep_.isEmpty()) {
-    c->setTitle(tr("L-curve — run a λ sweep (iterative method)"));
-    c->legend()->hide();
-    return;
-  }
-  const bool lcurve = sweep_.front().lcurve;
-  auto* line = new QLineSeries;
   QVector<SweepPoint> pts = sweep_;
   std::sort(pts.begin(), pts.end(), [](const SweepPoint& a, const SweepPoint& b) { return a.lambda < b.lambda; });
+  QVector<SweepPoint> lcurve, error;
+  for (const SweepPoint& p : pts) {
+    if (p.residual > 0 && p.prior > 0) lcurve.append(p);
+    if (std::isfinite(p.error)) error.append(p);
+  }
+  plotSweep(lcurve_->chart(), lcurve, true);
+  plotSweep(error_->chart(), error, false);
+  error_->setVisible(!error.isEmpty());
+  if (lcurve.isEmpty()) lcurve_->chart()->setTitle(tr("L-curve — run a λ sweep (CG or compressed sensing)"));
+  else lcurve_->chart()->setTitle(tr("L-curve (%1 λ values)").arg(lcurve.size()));
+  if (!error.isEmpty()) {
+    const auto best = std::min_element(error.begin(), error.end(), [](const SweepPoint& a, const SweepPoint& b) { return a.error < b.error; });
+    error_->chart()->setTitle(tr("Error against the truth versus λ (lowest %1 % at λ %2)")
+                                  .arg(best->error, 0, 'f', 2).arg(best->lambda, 0, 'g', 2));
+  }
+}
+
+// One chart of the sweep: its series, tooltips, axes (log where the values span decades) and labels.
+void TimingsView::plotSweep(QChart* c, const QVector<SweepPoint>& pts, bool lcurve) {
+  clearChart(c);
+  c->legend()->hide();
+  if (pts.isEmpty()) return;
+  auto* line = new QLineSeries;
   double xlo = 1e300, xhi = 0, ylo = 1e300, yhi = -1e300;
   // One marker per λ, labelled with its λ, with a tooltip, and clickable: a click runs that λ.
   QList<QScatterSeries*> dots;
   for (const auto& p : pts) {
-    if (p.lcurve != lcurve) continue;
-    line->append(p.x, p.y);
+    const double px = lcurve ? p.residual : p.lambda, py = lcurve ? p.prior : p.error;
+    line->append(px, py);
     auto* dot = new QScatterSeries;
     dot->setMarkerSize(9);
-    dot->append(p.x, p.y);
+    dot->append(px, py);
     dot->setPointLabelsFormat(QStringLiteral("λ %1").arg(p.lambda, 0, 'g', 2));
     dot->setPointLabelsVisible(true);
     dot->setPointLabelsColor(QColor(220, 226, 235));
-    const double lambda = p.lambda, px = p.x, py = p.y;
+    const double lambda = p.lambda;
     connect(dot, &QScatterSeries::clicked, this, [this, lambda] { emit lambdaPicked(lambda); });
     connect(dot, &QScatterSeries::hovered, this, [this, lambda, px, py, lcurve](const QPointF&, bool on) {
       if (!on) return;
-      QToolTip::showText(QCursor::pos(), lcurve ? tr("λ %1: ‖Fρ − d‖ %2, ‖Wρ‖ %3 — click to reconstruct with this λ")
+      QToolTip::showText(QCursor::pos(), lcurve ? tr("λ %1: ‖Fρ − d‖ %2, prior %3 — click to reconstruct with this λ")
                                                       .arg(lambda, 0, 'g', 3).arg(px, 0, 'g', 4).arg(py, 0, 'g', 4)
                                                 : tr("λ %1: %2 % error — click to reconstruct with this λ")
                                                       .arg(lambda, 0, 'g', 3).arg(py, 0, 'f', 2));
     });
     dots << dot;
-    xlo = std::min(xlo, p.x), xhi = std::max(xhi, p.x), ylo = std::min(ylo, p.y), yhi = std::max(yhi, p.y);
+    xlo = std::min(xlo, px), xhi = std::max(xhi, px), ylo = std::min(ylo, py), yhi = std::max(yhi, py);
   }
   c->addSeries(line);
   for (auto* d : dots) c->addSeries(d);
@@ -348,7 +399,7 @@ void TimingsView::redrawSweep() {
     return a;
   };
   QAbstractAxis* x = axisFor(xlo, xhi, lcurve ? tr("data misfit ‖Fρ − d‖") : tr("λ"));
-  QAbstractAxis* y = lcurve ? axisFor(ylo, yhi, tr("prior ‖Wρ‖")) : axisFor(std::max(0.0, ylo), yhi, tr("percent error"));
+  QAbstractAxis* y = lcurve ? axisFor(ylo, yhi, tr("prior ‖Wρ‖ (cs: TV or wavelet ℓ1)")) : axisFor(std::max(0.0, ylo), yhi, tr("percent error"));
   c->addAxis(x, Qt::AlignBottom);
   c->addAxis(y, Qt::AlignLeft);
   line->attachAxis(x);
@@ -357,9 +408,7 @@ void TimingsView::redrawSweep() {
     d->attachAxis(x);
     d->attachAxis(y);
   }
-  c->legend()->hide();
-  c->setTitle(lcurve ? tr("L-curve (%1 λ values)").arg(pts.size())
-                     : tr("λ sweep: error against the reference (%1 λ values)").arg(pts.size()));
+  hideOverlappingPointLabels(c);
 }
 
 }  // namespace larmor::ui
