@@ -13,14 +13,7 @@ namespace st = recon::settings;
 
 namespace {
 
-/// The methods of a mask, as --method spells them: "cg, cs".
-std::string methodNames(st::MethodMask mask) {
-  std::string names;
-  for (int m = 0; m <= static_cast<int>(recon::Method::Cs); ++m)
-    if (mask & st::bit(static_cast<recon::Method>(m)))
-      names += (names.empty() ? "" : ", ") + recon::toString(static_cast<recon::Method>(m));
-  return names;
-}
+using st::methodNames;
 
 /// A table cell: '|' escaped, so that choice lists such as "tv|wavelet" stay in their column.
 std::string cell(const std::string& text) {

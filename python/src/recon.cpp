@@ -53,14 +53,7 @@ std::string asText(const py::handle& v) {
   return py::str(v).cast<std::string>();
 }
 
-/// "cg, cs": the methods of a mask, as the CLI names them.
-std::string methodNames(st::MethodMask mask) {
-  std::string names;
-  for (int m = 0; m <= static_cast<int>(recon::Method::Cs); ++m)
-    if (mask & st::bit(static_cast<recon::Method>(m)))
-      names += (names.empty() ? "" : ", ") + recon::toString(static_cast<recon::Method>(m));
-  return names;
-}
+using st::methodNames;
 
 std::string given(const st::Setting& s, const py::handle& v) {
   return s.cliFlag() + (s.kind == st::Kind::Flag ? "" : " " + asText(v));

@@ -811,4 +811,12 @@ std::vector<std::string> toCliArguments(const ReconSettings& settings) {
   return args;
 }
 
+std::string methodNames(MethodMask mask) {
+  std::string names;
+  for (int m = 0; m <= static_cast<int>(Method::Cs); ++m)
+    if (mask & bit(static_cast<Method>(m)))
+      names += (names.empty() ? "" : ", ") + recon::toString(static_cast<Method>(m));
+  return names;
+}
+
 }  // namespace larmor::recon::settings

@@ -44,6 +44,8 @@ constexpr MethodMask bit(Method m) { return 1u << static_cast<unsigned>(m); }
 constexpr MethodMask kAllMethods = ~0u;
 constexpr MethodMask kNonCartesian =
     bit(Method::Gridding) | bit(Method::Tron) | bit(Method::Dft) | bit(Method::Cg) | bit(Method::Cs);
+/// The methods of a mask as --method spells them: "cg, cs" (what an error names when a setting is not read).
+std::string methodNames(MethodMask mask);
 
 struct Choice {
   std::string name;   ///< as written on the command line and in JSON
