@@ -49,7 +49,7 @@ struct Reference {
   double ms = kNaN;            ///< the figure's time for the workload as we run it at full size
   std::string kind;            ///< "device" | "host_to_host" | "whole_process" (what the figure covers)
   std::string what;            ///< "cuFINUFFT 2.2, tol 1e-3, H100 (GPU.md)"
-  double targetMs = kNaN;      ///< issue 20's target on the H100 for our time (NaN: none)
+  double targetMs = kNaN;      ///< the target on the H100 for our time (NaN: none)
   std::string targetKind;      ///< "device" | "host_to_host"
   /// A target that is a multiple of a peer's time on one GPU model (e.g. 1.15 x cuFFT alone on the H100) is judged
   /// only on a device whose name holds this ("H100"); elsewhere it is shown, not judged. Empty: judged anywhere.

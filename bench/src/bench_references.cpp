@@ -1,4 +1,4 @@
-// The peer and paper figures `larmor-cli bench` prints beside each workload, and issue 20's targets, in one
+// The peer and paper figures `larmor-cli bench` prints beside each workload, and the targets, in one
 // table. Each figure is for the workload at its full size (the GPU sizes; the CPU rows: the 2-core build
 // machine of docs/benchmarks.md); the runner shows it only when the workload ran at that size. Sources:
 //  - Stone et al., J Parallel Distrib Comput 68:1307 (2008): F^H d 128^3 x 284,592 on a G80 49 s; the whole
@@ -10,7 +10,7 @@
 //    points 0.683 ms device-resident, 2.228 ms host to host; 3D 128^3, 2 M points 3.70 ms.
 //  - docs/benchmarks.md (2-core machine): BART 0.8 `nufft -a` of the same 2D job 2.03 s (one thread, whole process),
 //    `pics -l2` 4.3 s, `ecalib -m1` 0.64 s.
-//  - Targets: issue 20 and docs/benchmarks.md (H100).
+//  - Targets: docs/benchmarks.md (H100).
 #include <cmath>
 #include <map>
 #include <string>

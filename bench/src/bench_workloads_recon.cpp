@@ -4,8 +4,8 @@
 //    tests/bench/bench_grappa.cpp), random k-space on the acquired lines as the thesis's standalone test; one
 //    slice and a 32-slice batch. Device-resident: everything process() does with the k-space uploaded;
 //  - iterative-128: Stone et al. 2008's advanced reconstruction, 128^3 from 284,592 3D radial samples
-//    (132 x 2156), anatomical prior, the paper's exact F^H d (phase recurrence; until session 11 the CLI's
-//    default, a NUFFT) + 60 PCG iterations, the whole call (upload, W, F^H d, PCG, download); Q is made
+//    (132 x 2156), anatomical prior, the paper's exact F^H d (phase recurrence; the CLI's
+//    default is a NUFFT) + 60 PCG iterations, the whole call (upload, W, F^H d, PCG, download); Q is made
 //    once beforehand as in the paper;
 //  - sense-cg: Cartesian SENSE, 256^2 x 8 coils, R 2, 30 CG iterations, ESPIRiT maps, a whole recon::run;
 //  - dynamic-ttv: a series' 20 frames jointly (recon/dynamic.hpp), temporal TV, 128^2 x 8 coils x 21 spokes a frame;
@@ -15,7 +15,7 @@
 //  - cs-tv / cs-wavelet: compressed sensing, golden-angle radial 256^2 x 8 coils, 101 spokes, 100 FISTA
 //    iterations, a whole recon::run;
 //  - cg-slices64: CG-SENSE, golden-angle radial 128^2 x 8 coils x 64 slices, 96 spokes, 30 iterations, a whole
-//    recon::run with the slices spread over every visible GPU (issue 20's batched slices);
+//    recon::run with the slices spread over every visible GPU (the batched slices);
 //  - espirit: ESPIRiT maps of a 256^2 x 8-coil slice (calibration 24^2, kernel 6), the whole call;
 //  - cartesian: FFT recon 256^2 (readout 2x oversampled) x 32 coils x 64 slices, host k-space in, image out.
 // Data are simulated phantoms (recon workloads) or random (GRAPPA, as the thesis), never zeros. Floors are
@@ -414,7 +414,7 @@ Prepared dynamicLiveWorkload(const Context& c) {
 }
 
 Prepared cgSlicesWorkload(const Context& c) {
-  // Issue 20's batched slices: many independent slices of one call, spread over every visible GPU
+  // The batched slices: many independent slices of one call, spread over every visible GPU
   // (recon::reconstructIterativeOn; one GPU: CUDA_VISIBLE_DEVICES=0). The limit is one device's.
   const index_t n = c.gpu ? 128 : (c.quick ? 64 : 128), coils = 8;
   const index_t slices = c.gpu ? 64 : (c.quick ? 4 : 8), spokes = c.gpu ? 96 : (c.quick ? 48 : 96);

@@ -289,7 +289,7 @@ Prepared radialWorkload(const Context& c, Spreader spreader) {
   return p;
 }
 
-/// The radial case over a batch of slices (issue 20: ≤ 60 µs per coil image host to host over 64 slices):
+/// The radial case over a batch of slices (the target: ≤ 60 µs per coil image host to host over 64 slices):
 /// device-resident, the adjoint of every slice's coils in one call; host to host, the slices streamed through
 /// the device (streamBatch: slice s + 1 uploaded while s is gridded and s - 1's coil images come down).
 Prepared radialBatchWorkload(const Context& c) {

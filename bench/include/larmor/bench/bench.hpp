@@ -43,7 +43,7 @@ std::vector<BenchWorkloadInfo> benchWorkloads(const std::string& suite);
 /// "device", "limits", "memory_method", "results": [...], "not_applicable": [...]}.
 nlohmann::json runBenchSuite(const BenchOptions& options);
 
-/// Issue 20's target for a GPU workload at full size, judged on our medians: {"ms", "kind", "met"}, or null where the
+/// The target for a GPU workload at full size, judged on our medians: {"ms", "kind", "met"}, or null where the
 /// workload has none. A target that is a ratio to a peer measured on one GPU model (the FFTs: 1.15 x cuFFT alone on
 /// an H100) is judged on that model only; on another device "met" is null and "not_judged" says why.
 nlohmann::json benchTarget(const std::string& workload, double deviceMs, double hostToHostMs, const std::string& deviceName);
