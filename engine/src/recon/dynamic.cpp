@@ -297,6 +297,11 @@ double crossValidatedTemporalLambda(Backend& backend, const std::vector<Dataset>
 
 }  // namespace
 
+void placeSlice(SeriesImages& series, std::size_t t, index_t slice, index_t slices, const CArray& c) {
+  if (slice == 0) series.combined.emplace_back(Shape{c.shape()[0], c.shape()[1], c.shape()[2], 1, slices});
+  std::copy_n(c.data(), c.size(), series.combined[t].data() + slice * c.size());
+}
+
 bool jointOverFrames(const std::vector<Dataset>& frames, const ReconSettings& s) {
   if (s.method != Method::Cs || frames.size() < 2 || s.dynamic.framesIndependent) return false;
   return !frames.front().header.is3D();
@@ -343,11 +348,7 @@ SeriesImages reconstructDynamic(Backend& backend, const std::vector<Dataset>& fr
     j["temporal_lambda"] = used.dynamic.temporalLambda;
     if (!choice.is_null()) j["lambda_choice"] = choice;
     out.convergence.push_back(std::move(j));
-    for (std::size_t t = 0; t < frames.size(); ++t) {
-      const CArray c = joint.combined(t);
-      if (sl == 0) out.combined.emplace_back(Shape{c.shape()[0], c.shape()[1], c.shape()[2], 1, slices});
-      std::copy_n(c.data(), c.size(), out.combined[t].data() + sl * c.size());
-    }
+    for (std::size_t t = 0; t < frames.size(); ++t) placeSlice(out, t, sl, slices, joint.combined(t));
   }
   return out;
 }

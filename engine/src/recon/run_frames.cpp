@@ -141,11 +141,8 @@ std::vector<ReconResult> LiveSeries::solve(double temporalLambda, const Publish&
   const auto images = [&] {
     SeriesImages out;
     for (index_t sl = 0; sl < slices; ++sl)
-      for (std::size_t t = 0; t < m.run.frames.size(); ++t) {
-        const CArray c = m.slices[static_cast<std::size_t>(sl)]->combined(t);
-        if (sl == 0) out.combined.emplace_back(Shape{c.shape()[0], c.shape()[1], c.shape()[2], 1, slices});
-        std::copy_n(c.data(), c.size(), out.combined[t].data() + sl * c.size());
-      }
+      for (std::size_t t = 0; t < m.run.frames.size(); ++t)
+        placeSlice(out, t, sl, slices, m.slices[static_cast<std::size_t>(sl)]->combined(t));
     return out;
   };
   Timings timings;
@@ -176,7 +173,7 @@ std::vector<ReconResult> LiveSeries::solve(double temporalLambda, const Publish&
     j["lipschitz"] = m.slices[static_cast<std::size_t>(sl)]->lipschitz();
     j["weight"] = m.slices[static_cast<std::size_t>(sl)]->weight();
     j["temporal_lambda"] = temporalLambda;
-    j["live"] = {{"chunked", true}, {"setup_ms_kept", m.setupMs}};
+    j["live"] = {{"chunked", static_cast<bool>(publish)}, {"setup_ms_kept", m.setupMs}};
     out.convergence.push_back(std::move(j));
   }
   m.run.settings.dynamic.temporalLambda = temporalLambda;  // what the provenance records

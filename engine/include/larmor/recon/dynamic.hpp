@@ -66,6 +66,10 @@ struct SeriesImages {
   nlohmann::json convergence;
 };
 
+/// Frame t's image of slice `slice` (c, [x, y, 1]) into series.combined[t] ([x, y, 1, 1, slices]); slice 0 makes the
+/// frames' arrays (frame t must then be the next one).
+void placeSlice(SeriesImages& series, std::size_t t, index_t slice, index_t slices, const CArray& c);
+
 /// The joint reconstruction of `frames` (validated: the same matrix, coils, slices and trajectory kind) on
 /// `backend`. Throws one-line Errors; Cancelled when progress asks.
 SeriesImages reconstructDynamic(Backend& backend, const std::vector<Dataset>& frames, const ReconSettings& s,
