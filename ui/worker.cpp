@@ -5,6 +5,8 @@
 #include <QThreadPool>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "larmor/util/cancel_scope.hpp"
+
 namespace larmor::ui {
 
 Worker::Worker(QObject* parent) : QObject(parent) {
@@ -78,6 +80,7 @@ void Worker::startNext() {
   watcher_->setFuture(QtConcurrent::run(pool_, [work, progress, token]() -> TaskOutcome {
     TaskOutcome out;
     try {
+      const CancelScope cancel(progress);  // also inside single long calls (the exact DFT)
       out.output = work(progress);
       // A task that finished its work after Cancel was pressed still counts as cancelled: the user
       // asked for it to stop and the result may belong to settings that are no longer shown.

@@ -2,7 +2,8 @@
 // Runs the long work (loading, simulating, reconstructing) off the GUI thread, one task at a time: the
 // engine's backends keep plan caches that are not meant for two callers at once. Every task carries its
 // own CancelToken; the engine throws Cancelled at its next Progress::report (at least once per CG
-// iteration, per coil or per stage), so Cancel stops within one iteration.
+// iteration, per coil or per stage) or, inside one long call (the exact DFT), at its next block
+// (util/cancel_scope.hpp: a task runs in a CancelScope), so Cancel stops within ~0.5 s.
 //
 // restart() is what a setting change during a run does: the running task is cancelled and the new one
 // starts as soon as the old one has stopped (the λ slider sends many in a row; only the last one runs).

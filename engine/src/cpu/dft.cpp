@@ -15,6 +15,8 @@
 //  - Recurrence: one accurate phasor per sample and voxel row, then complex rotations by
 //    exp(+-2 pi i kx / N0) along the row, in float (rounding errors grow along the row).
 // Accumulation: per block of samples (or voxels) in the phasor's precision, across blocks in double.
+// Cancellation: the caller's CancelScope is polled per block of samples (adjoint) or voxel row (forward), so
+// Cancel stops a transform within one block; the output then holds no result.
 //
 // Twin: cuda/dft.cu (the same phases, split into an exact and a small part on the GPU).
 #include <omp.h>
@@ -26,6 +28,7 @@
 
 #include "cpu_backend.hpp"
 #include "larmor/traj/trajectory.hpp"
+#include "larmor/util/cancel_scope.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define LARMOR_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
@@ -282,6 +285,7 @@ class CpuDftPlan final : public NufftPlan {
     Split<T> data;
     data.resize(static_cast<std::size_t>(m * batch));
     const bool parallel = static_cast<double>(m) * static_cast<double>(voxels_) * static_cast<double>(batch) > kParallelPairs;
+    ParallelCancel cancel;
 #pragma omp parallel for schedule(static) if (parallel)
     for (index_t i = 0; i < m * batch; ++i) {
       data.re[static_cast<std::size_t>(i)] = static_cast<T>(d[i].real());
@@ -295,7 +299,7 @@ class CpuDftPlan final : public NufftPlan {
       for (index_t row = 0; row < rows; ++row) {
         const index_t y = row % n_[1], z = row / n_[1];
         std::fill(acc.begin(), acc.end(), 0.0);
-        for (index_t j0 = 0; j0 < m; j0 += kBlock) {
+        for (index_t j0 = 0; j0 < m && !cancel.stop(); j0 += kBlock) {
           const index_t n = std::min(kBlock, m - j0);
           rowStart<T>(j0, n, y, z, +1.0, base.data(), pr.data(), pi.data());
           for (index_t x = 0; x < n0; ++x) {
@@ -322,6 +326,7 @@ class CpuDftPlan final : public NufftPlan {
                        static_cast<float>(acc[static_cast<std::size_t>(2 * (x * batch + c) + 1)]));
       }
     }
+    cancel.rethrow();
   }
 
   template <class T>
@@ -329,6 +334,7 @@ class CpuDftPlan final : public NufftPlan {
     const index_t m = m_, n0 = n_[0], rows = n_[1] * n_[2];
     const index_t blocks = (m + kBlock - 1) / kBlock;
     const bool parallel = static_cast<double>(m) * static_cast<double>(voxels_) * static_cast<double>(batch) > kParallelPairs;
+    ParallelCancel cancel;
 #pragma omp parallel if (parallel)
     {
       std::vector<T> base(kBlock), pr(kBlock), pi(kBlock);
@@ -342,7 +348,7 @@ class CpuDftPlan final : public NufftPlan {
         std::fill(accI.begin(), accI.end(), 0.0);
         if (trig_ == TrigMode::Recurrence)  // the conjugate step exp(-2 pi i kx / N0)
           for (index_t j = 0; j < n; ++j) conjI[static_cast<std::size_t>(j)] = -rotI_[static_cast<std::size_t>(j0 + j)];
-        for (index_t row = 0; row < rows; ++row) {
+        for (index_t row = 0; row < rows && !cancel.stop(); ++row) {
           const index_t y = row % n_[1], z = row / n_[1];
           std::fill(partR.begin(), partR.end(), T(0));
           std::fill(partI.begin(), partI.end(), T(0));
@@ -373,6 +379,7 @@ class CpuDftPlan final : public NufftPlan {
                                        static_cast<float>(accI[static_cast<std::size_t>(c * kBlock + j)]));
       }
     }
+    cancel.rethrow();
   }
 
   TrigMode trig_;

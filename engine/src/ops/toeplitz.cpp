@@ -16,6 +16,7 @@
 
 #include "larmor/io/cfl.hpp"
 #include "larmor/util/atomic_file.hpp"
+#include "larmor/util/cancel_scope.hpp"
 
 namespace fs = std::filesystem;
 
@@ -260,6 +261,7 @@ CArray psfBySymmetry(const NufftGeometry& g, const RArray* weights, const PsfAdj
 CArray computePsf(Backend& backend, const NufftGeometry& g, const RArray* weights, const PsfOptions& options,
                   const Progress& progress) {
   checkWeights(g, weights);
+  const CancelScope cancel(progress);  // the exact DFT's transforms poll it
   if (options.method == PsfMethod::Dft)
     return psfBySymmetry(
         g, weights, [&](const NufftGeometry& box, const CArray& data) { return adjointOn(backend, box, data, options); },

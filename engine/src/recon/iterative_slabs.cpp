@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "larmor/recon/iterative.hpp"
+#include "larmor/util/cancel_scope.hpp"
 
 namespace larmor::recon {
 
@@ -77,8 +78,10 @@ SlabAdjoint::~SlabAdjoint() = default;
 
 void SlabAdjoint::forEachBackend(const std::function<void(std::size_t)>& work) const {
   std::vector<std::exception_ptr> errors(backends_.size());
+  const Progress* caller = CancelScope::current();
   auto guarded = [&](std::size_t b) {
     try {
+      const CancelScope cancel(caller);  // the caller's, in each thread
       work(b);
     } catch (...) {
       errors[b] = std::current_exception();

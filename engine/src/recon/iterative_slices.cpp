@@ -40,6 +40,7 @@
 #include "larmor/recon/noise_level.hpp"
 #include "larmor/recon/operator_cache.hpp"
 #include "larmor/recon/settings.hpp"
+#include "larmor/util/cancel_scope.hpp"
 
 namespace larmor::recon {
 
@@ -283,6 +284,7 @@ class DeviceRun {
     span_[k][0] = since();
     try {
       omp_set_num_threads(ompThreads_);  // the host's cores shared by the devices' threads
+      const CancelScope cancel(progress_);  // inside the exact DFT too
       solveBlock(k);
     } catch (...) {
       errors_[k] = std::current_exception();

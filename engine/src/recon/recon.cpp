@@ -11,6 +11,7 @@
 #include "larmor/recon/noise.hpp"
 #include "larmor/recon/resources.hpp"
 #include "larmor/recon/settings_table.hpp"
+#include "larmor/util/cancel_scope.hpp"
 #include "larmor/util/provenance.hpp"
 
 namespace larmor::recon {
@@ -122,6 +123,7 @@ void compareWithReference(Backend& backend, const Dataset& d, ReconResult& resul
 }
 
 ReconResult run(const ReconRequest& request, const Progress& progress) {
+  const CancelScope cancel(progress);  // the exact DFT's transforms poll it (util/cancel_scope.hpp)
   const bool whiten = request.dataset && request.settings.noiseWhitening == NoiseWhiteningMode::Auto &&
                       request.dataset->noise;
   validateRequest(request, whiten);
