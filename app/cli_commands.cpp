@@ -82,6 +82,27 @@ CArray loadImage(const std::string& path) {
   return *d.reference;
 }
 
+bool isDicomSeriesPath(const std::string& path) {
+  return extension(path) == ".dcm" || std::filesystem::is_directory(path);
+}
+
+/// compare with two DICOM series (e.g. Larmor's reconstruction and the scanner's images from a PACS): the
+/// reference's images paired with the test's by geometry and frame (io::matchDicomSeries); what was matched.
+std::string loadMatchedDicom(const std::string& testPath, const std::string& refPath, CArray& test, CArray& ref) {
+#ifdef LARMOR_HAVE_IO
+  io::DicomSeries t = io::readDicomSeries(testPath);
+  const io::DicomSeries r = io::readDicomSeries(refPath);
+  io::DicomMatch m = io::matchDicomSeries(t, r, testPath, refPath);
+  test = std::move(t.image);
+  ref = std::move(m.reference);
+  return "matched " + std::to_string(t.images.size()) + " image" + (t.images.size() == 1 ? "" : "s") + " of " +
+         std::to_string(m.referenceImages) + " in the reference " + (m.byOrder ? "by order (no positions)" : "by position and frame");
+#else
+  (void)test, (void)ref;
+  throw Error(testPath + ", " + refPath + ": DICOM is not in this build (LARMOR_IO=OFF)");
+#endif
+}
+
 void printTimings(const Timings& t) {
   for (const auto& s : t.stages())
     std::cout << "  " << std::left << std::setw(22) << s.stage << std::right << std::setw(10) << std::fixed
@@ -749,10 +770,18 @@ int compare(const CompareArgs& a) {
   map.path = a.map;
   map.role = io::OutputRole::Map;
   io::checkOutputs({map, jsonOutput(a.json)}, {a.ref, a.test});
-  const CArray ref = loadImage(a.ref);
-  requireNonZeroReference(ref, a.ref);
-  const CArray test = loadImage(a.test);
+  CArray ref, test;
+  std::string matched;  // DICOM against DICOM: how the images were paired
+  if (isDicomSeriesPath(a.ref) && isDicomSeriesPath(a.test)) {
+    matched = loadMatchedDicom(a.test, a.ref, test, ref);
+    requireNonZeroReference(ref, a.ref);
+  } else {
+    ref = loadImage(a.ref);
+    requireNonZeroReference(ref, a.ref);
+    test = loadImage(a.test);
+  }
   const auto m = quality::compare(test, ref);
+  if (!matched.empty()) std::cout << matched << "\n";
   std::cout << std::fixed << std::setprecision(3) << "percent error " << m.percentError << " %\nPSNR          "
             << m.psnrDb << " dB\nSSIM          " << std::setprecision(4) << m.ssim << "\nscale         "
             << std::setprecision(6) << m.scale << "\n";
@@ -763,6 +792,7 @@ int compare(const CompareArgs& a) {
   json j = quality::toJson(m);
   j["reference"] = a.ref;
   j["test"] = a.test;
+  if (!matched.empty()) j["matched"] = matched;
   writeJson(a.json, j);
   return 0;
 }

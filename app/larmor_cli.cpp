@@ -31,7 +31,7 @@ void addFrameOptions(CLI::App& cmd, larmor::cli::FrameArgs& f) {
 bool needsPassiveOpenMp(int argc, char** argv) {
   if (argc < 2) return false;
   const std::string command = argv[1];
-  for (const char* quick : {"info", "devices", "version", "--version", "--help", "-h", "echo", "send"})
+  for (const char* quick : {"info", "devices", "version", "--version", "--help", "-h", "echo", "send", "query", "retrieve"})
     if (command == quick) return false;
   return true;
 }
@@ -47,8 +47,9 @@ struct Commands {
   CLI::App* recon = nullptr;
   larmor::cli::ReconArgs rec;
   larmor::cli::SettingsOptions reconSettings;  // --method, --matrix, --lambda, ...: the engine's settings table
-  CLI::App *echo = nullptr, *send = nullptr;
+  CLI::App *echo = nullptr, *send = nullptr, *query = nullptr, *retrieve = nullptr;
   larmor::cli::PacsArgs pacs;  // DICOM network commands (cli_pacs.hpp)
+  larmor::cli::QueryArgs qr;
   CLI::App* maps = nullptr;
   larmor::cli::MapsArgs mp;
   CLI::App* compare = nullptr;
@@ -143,7 +144,22 @@ void addPacsCommands(CLI::App& app, Commands& c) {
   auto* sendCmd = c.send = app.add_subcommand("send", "Send DICOM files or series directories to a PACS (C-STORE)");
   sendCmd->add_option("FILES", pacs.paths, "DICOM files, or directories of .dcm files")->required();
   sendCmd->add_option("--to", pacs.node, "AET@host:port")->required();
-  for (auto* cmd : {echoCmd, sendCmd}) {
+  larmor::cli::QueryArgs& qr = c.qr;
+  auto* queryCmd = c.query = app.add_subcommand("query", "Find a patient's studies or series on a PACS (C-FIND)");
+  queryCmd->add_option("--patient-id", qr.filters.patientId, "PatientID");
+  queryCmd->add_option("--patient-name", qr.filters.patientName, "PatientName, e.g. DOE^JANE or DOE*");
+  queryCmd->add_option("--study-date", qr.filters.studyDate, "StudyDate YYYYMMDD or a range YYYYMMDD-YYYYMMDD");
+  queryCmd->add_option("--modality", qr.filters.modality, "Modality, e.g. MR");
+  queryCmd->add_option("--accession", qr.filters.accession, "AccessionNumber");
+  queryCmd->add_option("--study", qr.filters.studyUid, "StudyInstanceUID: only this study");
+  queryCmd->add_option("--level", qr.level, "study|series (default series)");
+  queryCmd->add_option("--json", qr.json, "Write the matches as JSON (- for standard output)");
+  auto* retrieveCmd = c.retrieve = app.add_subcommand("retrieve", "Fetch a series from a PACS into a new folder (C-GET)");
+  retrieveCmd->add_option("--series", qr.series, "SeriesInstanceUID")->required();
+  retrieveCmd->add_option("--study", qr.study, "StudyInstanceUID (default: looked up)");
+  retrieveCmd->add_option("--output-dir", qr.outputDir, "A new or empty folder for the series' .dcm files")->required();
+  for (auto* cmd : {queryCmd, retrieveCmd}) cmd->add_option("--pacs", pacs.node, "AET@host:port")->required();
+  for (auto* cmd : {echoCmd, sendCmd, queryCmd, retrieveCmd}) {
     cmd->add_option("--calling-aet", pacs.callingAet, "Our AE title (default LARMOR)");
     cmd->add_option("--timeout", pacs.timeout, "Seconds to wait for the PACS (default 10)");
   }
@@ -167,7 +183,7 @@ void addMapsAndCompareCommands(CLI::App& app, Commands& c) {
   larmor::cli::CompareArgs& cmp = c.cmp;
   auto* compareCmd = c.compare = app.add_subcommand("compare", "Percent error, PSNR and SSIM of an image against a reference");
   compareCmd->add_option("--ref", cmp.ref, "Reference image (.cfl, a DICOM series' .dcm file or folder, NIfTI .nii/.nii.gz, or .h5 with a reference)")->required();
-  compareCmd->add_option("--test", cmp.test, "Test image (.cfl)")->required();
+  compareCmd->add_option("--test", cmp.test, "Test image (.cfl, .nii, or a DICOM series: matched to a DICOM reference by geometry and frame)")->required();
   compareCmd->add_option("--map", cmp.map, "Write the error map as PNG");
   compareCmd->add_option("--json", cmp.json, "Write the metrics as JSON");
 }
@@ -227,6 +243,8 @@ int dispatch(Commands& c) {
     if (*c.bench) return bench(c.bn);
     if (*c.echo) return echoCommand(c.pacs);
     if (*c.send) return sendCommand(c.pacs);
+    if (*c.query) return queryCommand(c.pacs, c.qr);
+    if (*c.retrieve) return retrieveCommand(c.pacs, c.qr);
     if (*c.batch) return batch(c.bat);
     if (*c.serve) return serve(c.srv);
     if (*c.stream) return stream(c.str);

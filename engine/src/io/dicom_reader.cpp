@@ -123,7 +123,43 @@ DicomInstance readDicomFile(const std::string& path) {
   return out;
 }
 
-CArray readDicomSeriesImage(const std::string& path) {
+namespace {
+
+std::vector<double> numbers(const std::string& text) {
+  std::vector<double> v;
+  const char* p = text.c_str();
+  while (*p) {
+    char* end = nullptr;
+    const double x = std::strtod(p, &end);
+    if (end == p) return {};  // not a list of numbers: as if absent
+    v.push_back(x);
+    p = end;
+    while (*p == '\\' || *p == ' ') ++p;
+  }
+  return v;
+}
+
+/// The geometry and frame tags of one image (DicomImageKey).
+DicomImageKey keyOf(const DicomInstance& d, const std::string& file) {
+  DicomImageKey k;
+  k.file = file;
+  k.rows = d.rows, k.columns = d.columns;
+  k.position = numbers(d.get(0x0020, 0x0032));
+  k.orientation = numbers(d.get(0x0020, 0x0037));
+  k.spacing = numbers(d.get(0x0028, 0x0030));
+  k.echo = d.get(0x0018, 0x0086);
+  k.temporalPosition = d.get(0x0020, 0x0100);
+  const std::vector<double> trigger = numbers(d.get(0x0018, 0x1060));
+  k.triggerTimeMs = trigger.empty() ? -1.0 : trigger.front();
+  if (k.position.size() != 3) k.position.clear();
+  if (k.orientation.size() != 6) k.orientation.clear();
+  if (k.spacing.size() != 2) k.spacing.clear();
+  return k;
+}
+
+}  // namespace
+
+DicomSeries readDicomSeries(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const bool isDir = fs::is_directory(path, ec);
@@ -159,16 +195,20 @@ CArray readDicomSeriesImage(const std::string& path) {
   const index_t nx = slices.front().d.columns, ny = slices.front().d.rows;
   recon::requireHostMemory(8.0 * static_cast<double>(nx) * static_cast<double>(ny) * static_cast<double>(slices.size()),
                            path, "the reference image of " + std::to_string(slices.size()) + " DICOM images");
-  CArray img(Shape{nx, ny, static_cast<index_t>(slices.size())});
+  DicomSeries out;
+  out.image = CArray(Shape{nx, ny, static_cast<index_t>(slices.size())});
   for (std::size_t z = 0; z < slices.size(); ++z) {
     const DicomInstance& d = slices[z].d;
     require(d.columns == nx && d.rows == ny, slices[z].file + ": its image is " + std::to_string(d.columns) + "x" +
                                                  std::to_string(d.rows) + ", the series' first " + std::to_string(nx) +
                                                  "x" + std::to_string(ny) + " (the series' images differ in size)");
     for (index_t i = 0; i < nx * ny; ++i)
-      img[static_cast<index_t>(z) * nx * ny + i] = cfloat(static_cast<float>(d.value(i)), 0.f);
+      out.image[static_cast<index_t>(z) * nx * ny + i] = cfloat(static_cast<float>(d.value(i)), 0.f);
+    out.images.push_back(keyOf(d, slices[z].file));
   }
-  return img;
+  return out;
 }
+
+CArray readDicomSeriesImage(const std::string& path) { return readDicomSeries(path).image; }
 
 }  // namespace larmor::io

@@ -1,16 +1,14 @@
 // Send to PACS (dicom_send.hpp): C-ECHO and C-STORE as an SCU with DCMTK's DcmSCU (dcmnet). PS3.7 9.1.1
 // (C-STORE), 9.1.5 (C-ECHO), PS3.8 (association: one presentation context per SOP class and transfer
 // syntax), PS3.4 B.2.3 (C-STORE statuses: 0000 success, B000/B006/B007 warnings, A7xx/A9xx/Cxxx failures).
-// DCMTK's own log lines for dcmnet are captured (not printed) so that a failure is one line of ours; the
-// reason DCMTK logs for a rejected association is put into that line. The node's timeout bounds each whole
-// exchange, not each read (dicom_deadline.hpp): a peer that trickles bytes cannot keep us waiting.
+// The association, the captured DCMTK log and the one-line errors are dicom_association.hpp's; the node's
+// timeout bounds each whole exchange, not each read (dicom_deadline.hpp).
 // Built with and without LARMOR_IO: the text parts always, the networking only with DCMTK.
 #include "larmor/io/dicom_send.hpp"
 
 #include <algorithm>
 #include <filesystem>
 #include <map>
-#include <mutex>
 #include <sstream>
 
 #include "larmor/util/error.hpp"
@@ -23,10 +21,8 @@
 #include <dcmtk/dcmdata/dcxfer.h>
 #include <dcmtk/dcmnet/diutil.h>
 #include <dcmtk/dcmnet/scu.h>
-#include <dcmtk/oflog/oflog.h>
-#include <dcmtk/oflog/spi/logevent.h>
 
-#include "dicom_deadline.hpp"
+#include "dicom_association.hpp"
 #endif
 
 namespace larmor::io {
@@ -105,151 +101,15 @@ bool dicomNetworkAvailable() { return true; }
 
 namespace {
 
-// ------------------------------------------------------------------------- DCMTK's log, captured
-
-// What dcmnet logs while this thread talks to a node (e.g. "Association Rejected: ... Reason: Called AE
-// Title Not Recognized"), instead of DCMTK's default console output.
-thread_local std::string* tlsCapture = nullptr;
-
-class CaptureAppender : public dcmtk::log4cplus::Appender {
- public:
-  CaptureAppender() = default;
-  ~CaptureAppender() override { destructorImpl(); }
-  void close() override {}
-
- protected:
-  void append(const dcmtk::log4cplus::spi::InternalLoggingEvent& e) override {
-    if (!tlsCapture) return;
-    if (!tlsCapture->empty()) *tlsCapture += ' ';
-    *tlsCapture += e.getMessage().c_str();
-  }
-};
-
-void installCapture() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    OFLogger l = OFLog::getLogger("dcmtk.dcmnet");
-    l.setLogLevel(OFLogger::ERROR_LOG_LEVEL);
-    l.setAdditivity(false);  // not to the root logger's console appender
-    l.removeAllAppenders();
-    l.addAppender(dcmtk::log4cplus::SharedAppenderPtr(new CaptureAppender));
-  });
-}
-
-/// Collects dcmnet's messages for the lifetime of the object (one network operation on this thread).
-struct LogScope {
-  std::string text;
-  LogScope() {
-    installCapture();
-    tlsCapture = &text;
-  }
-  ~LogScope() { tlsCapture = nullptr; }
-  /// The captured text on one line, squeezed, cut to a sensible length.
-  std::string line() const {
-    std::string out;
-    for (char c : text) {
-      const char d = (c == '\n' || c == '\r' || c == '\t') ? ' ' : c;
-      if (d == ' ' && (out.empty() || out.back() == ' ')) continue;
-      out += d;
-    }
-    while (!out.empty() && out.back() == ' ') out.pop_back();
-    return out.size() > 300 ? out.substr(0, 300) + "..." : out;
-  }
-};
-
-// ------------------------------------------------------------------------------ the association
-
+using detail::AssociationGuard;
 using detail::DeadlineTransportLayer;
-
-/// DcmSCU that makes its TCP connection through a transport layer of ours. DcmSCU's hook for one is the
-/// protected useSecureConnection (meant for TLS: it also sets the "secure" flag, which DCMTK only passes
-/// on to the layer's createConnection, and ours ignores).
-class Scu : public DcmSCU {
- public:
-  /// After initNetwork, before negotiateAssociation. `layer` must outlive this object.
-  OFCondition useTransportLayer(DcmTransportLayer& layer) { return useSecureConnection(&layer); }
-};
-
-/// DCMTK's per-wait timeout, or the exchange's deadline cut a read or write short (DCMTK then reports a
-/// closed network or an I/O error).
-bool isTimeout(const OFCondition& c, DeadlineTransportLayer& layer) {
-  return c == DUL_READTIMEOUT || c == DIMSE_NODATAAVAILABLE || layer.deadline().expired();
-}
-
-std::string reasonOf(const OFCondition& c, const LogScope& log) {
-  std::string r = c.text();
-  const std::string l = log.line();
-  if (!l.empty() && l.find(r) == std::string::npos) r += ": " + l;
-  return r;
-}
-
-void configure(DcmSCU& scu, const DicomNode& n) {
-  checkAeTitle(n.aeTitle, "the called AE title");
-  checkAeTitle(n.callingAeTitle, "the calling AE title");
-  require(n.timeoutSeconds >= 1, "PACS " + toString(n) + ": the timeout must be at least 1 s");
-  scu.setAETitle(n.callingAeTitle.c_str());
-  scu.setPeerAETitle(n.aeTitle.c_str());
-  scu.setPeerHostName(n.host.c_str());
-  scu.setPeerPort(static_cast<Uint16>(n.port));
-  // Every wait is bounded: TCP connect, association (ACSE) and each DIMSE response; and the exchange as a
-  // whole by the deadline of the transport layer (associate()), which no trickle of bytes extends.
-  scu.setConnectionTimeout(n.timeoutSeconds);
-  scu.setACSETimeout(static_cast<Uint32>(n.timeoutSeconds));
-  scu.setDIMSEBlockingMode(DIMSE_NONBLOCKING);
-  scu.setDIMSETimeout(static_cast<Uint32>(n.timeoutSeconds));
-  scu.setVerbosePCMode(OFFalse);
-}
-
-/// initNetwork + negotiateAssociation over `layer` (its deadline armed by the caller), or a one-line Error
-/// for `what` ("C-ECHO", "C-STORE").
-void associate(Scu& scu, DeadlineTransportLayer& layer, const DicomNode& n, const std::string& what) {
-  LogScope log;
-  const std::string pacs = "PACS " + toString(n);
-  OFCondition c = scu.initNetwork();
-  if (c.good()) c = scu.useTransportLayer(layer);
-  if (c.bad()) throw Error(pacs + ": cannot start the network (" + reasonOf(c, log) + ")");
-  c = scu.negotiateAssociation();
-  if (c.good()) return;
-  if (isTimeout(c, layer))
-    throw Error(pacs + " did not answer " + what + " within " + std::to_string(n.timeoutSeconds) + " s");
-  if (c == DUL_ASSOCIATIONREJECTED)
-    throw Error(pacs + " rejected the association (" + reasonOf(c, log) + "; check the called AE title \"" +
-                n.aeTitle + "\" and that the PACS accepts the calling AE title \"" + n.callingAeTitle + "\")");
-  if (c == NET_EC_NoAcceptablePresentationContexts)
-    throw Error(pacs + " accepted none of the proposed presentation contexts for " + what);
-  const std::string r = reasonOf(c, log);
-  // A connect() that timed out reads as a TCP error naming the timeout.
-  if (r.find("imed out") != std::string::npos || r.find("imeout") != std::string::npos)
-    throw Error(pacs + " did not answer " + what + " within " + std::to_string(n.timeoutSeconds) + " s (" + r + ")");
-  throw Error(pacs + ": cannot connect for " + what + " (" + r + ")");
-}
-
-/// Releases the association when the scope ends normally, aborts it on an exception or a failure. The
-/// release gets `releaseSeconds` of its own (0: it stays within the deadline already armed).
-struct AssociationGuard {
-  DcmSCU& scu;
-  DeadlineTransportLayer& layer;
-  int releaseSeconds = 0;
-  bool abort = false;
-  ~AssociationGuard() {
-    if (!scu.isConnected()) return;
-    LogScope quiet;
-    // An abort waits for nothing beyond the deadline already armed (a dead peer's is long passed).
-    if (abort || std::uncaught_exceptions() > 0) {
-      scu.abortAssociation();
-      return;
-    }
-    if (releaseSeconds > 0) layer.deadline().arm(releaseSeconds);
-    if (scu.releaseAssociation().bad()) scu.abortAssociation();
-  }
-};
-
-std::string hex4(unsigned v) {
-  static const char* d = "0123456789ABCDEF";
-  std::string s = "0x0000";
-  for (int i = 0; i < 4; ++i) s[5 - i] = d[(v >> (4 * i)) & 0xf];
-  return s;
-}
+using detail::LogScope;
+using detail::Scu;
+using detail::associate;
+using detail::configure;
+using detail::hex4;
+using detail::isTimeout;
+using detail::reasonOf;
 
 /// PS3.4 B.2.3 and Annex C: what a C-STORE response status means.
 std::string statusText(Uint16 s) {

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Starts a throw-away Orthanc (Debian's `orthanc`, a real PACS) for the Send-to-PACS tests, on localhost only:
 # a generated configuration in DIR (free DICOM and HTTP ports, storage and index in DIR, AE title ORTHANC,
-# the called AE title checked, no remote access, no authentication, no plugins), then waits for its REST API.
+# the called AE title checked, no remote access, no authentication, no plugins; echo and store from anyone,
+# query (C-FIND) and retrieve (C-GET) only from the known modality LARMOR, as a PACS configures a
+# workstation), then waits for its REST API.
 # Usage: start-orthanc.sh DIR. On success prints and writes DIR/orthanc.env:
 #   ORTHANC_PID=... ORTHANC_DICOM_PORT=... ORTHANC_HTTP_PORT=... ORTHANC_AET=ORTHANC
 # and exits 0; the caller stops it (kill $ORTHANC_PID). Exit 77 with "SKIP: ..." when Orthanc is not installed
@@ -33,6 +35,9 @@ cat >"$dir/config.json" <<JSON
   "DicomCheckCalledAet": true,
   "DicomAlwaysAllowEcho": true,
   "DicomAlwaysAllowStore": true,
+  "DicomModalities": { "larmor": { "AET": "LARMOR", "Host": "127.0.0.1", "Port": 11112,
+                                   "AllowFind": true, "AllowGet": true, "AllowMove": false } },
+  "DicomCheckModalityHost": false,
   "Plugins": []
 }
 JSON

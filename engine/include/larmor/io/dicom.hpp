@@ -61,4 +61,39 @@ DicomInstance readDicomFile(const std::string& path);
 /// differ between slices.
 CArray readDicomSeriesImage(const std::string& path);
 
+/// Where one image of a series is and which frame of the scan it is: what matches two series of the same scan.
+struct DicomImageKey {
+  std::string file;
+  index_t rows = 0, columns = 0;
+  std::vector<double> position;     ///< ImagePositionPatient (mm, 3 values), empty when absent
+  std::vector<double> orientation;  ///< ImageOrientationPatient (6 values), empty when absent
+  std::vector<double> spacing;      ///< PixelSpacing (mm, row then column), empty when absent
+  std::string echo;                 ///< EchoNumbers, "" when absent
+  std::string temporalPosition;     ///< TemporalPositionIdentifier, "" when absent
+  double triggerTimeMs = -1;        ///< TriggerTime, -1 when absent
+};
+
+/// readDicomSeriesImage's volume and, in the same order, each image's key.
+struct DicomSeries {
+  CArray image;
+  std::vector<DicomImageKey> images;
+};
+DicomSeries readDicomSeries(const std::string& path);
+
+/// The reference's images matched to the test's, image by image: the same matrix (Rows, Columns), pixel
+/// spacing (within 1e-4 mm), orientation (within 1e-4), position (within 0.05 mm) and frame (EchoNumbers,
+/// TemporalPositionIdentifier and TriggerTime within 0.5 ms, each compared when both images carry it); in
+/// InstanceNumber order among images that match alike. When either series has no ImagePositionPatient the
+/// images are matched by order (then both must have as many). The reference may hold more images than the
+/// test (only the matched ones are used).
+struct DicomMatch {
+  CArray reference;               ///< the matched reference images, [columns, rows, test images], in the test's order
+  std::size_t referenceImages = 0;  ///< how many images the reference series has
+  bool byOrder = false;           ///< matched by order (no positions), not by geometry
+};
+/// Throws one Error naming the first test image without a match and why (e.g. "no reference image at
+/// position (0, 0, 5) with echo 1"), or the matrices that differ.
+DicomMatch matchDicomSeries(const DicomSeries& test, const DicomSeries& reference, const std::string& testPath,
+                            const std::string& referencePath);
+
 }  // namespace larmor::io
