@@ -32,12 +32,17 @@
 // rad) would be the error floor of all three modes.
 // Small problems (few rows or few samples) are split over the streamed operand into parts that write
 // partial results, summed in a fixed order by a second kernel, so that the GPU is filled.
+// Cancellation: where the caller can cancel (a CancelScope, util/cancel_scope.hpp) and a call has more than
+// kChunkPairs voxel-sample-coil products, the streamed operand of every part is taken in chunks, one launch each,
+// every thread resuming its sums from what the previous chunk wrote (the same additions in the same order: bit
+// for bit the one launch's result); the host waits for each chunk and polls the scope between them.
 #include <algorithm>
 #include <cmath>
 #include <mutex>
 #include <vector>
 
 #include "check.hpp"
+#include "larmor/util/cancel_scope.hpp"
 #include "cuda_backend.hpp"
 #include "nufft_internal.cuh"
 
@@ -51,6 +56,9 @@ constexpr int kDftThreads = 256;
 constexpr int kSampleTile = 512;        // samples per shared-memory tile (F^H d)
 constexpr int kImageTileValues = 4096;  // image values per shared-memory tile (F d): 32 KB
 constexpr double kTwoPi = 6.283185307179586;
+// Products per chunk of a cancellable call: ~50 ms in the accurate mode at ~1.2e12 products/s, so the wait for
+// each chunk (~20 us) costs under 0.1 %.
+constexpr double kChunkPairs = 6.4e10;
 
 struct DftArgs {
   int n[3];      ///< image extents
@@ -67,6 +75,8 @@ struct DftArgs {
   int segments;      ///< runs of V voxels per image row
   i64 rows;          ///< N1 N2
   i64 partLength;    ///< samples (adjoint) or rows (forward) per part
+  i64 chunkBegin, chunkEnd;  ///< this launch's share of every part: [chunkBegin, chunkEnd) of its operand
+  int resume;                ///< 1: the sums start from what the previous chunk wrote (0: from zero)
   const float2* in;  ///< [m, coils] (adjoint) or [voxels, coils] (forward)
   float2* out;       ///< [voxels, coils] or [m, coils], or partials [part][coils][...]
 };
@@ -205,14 +215,21 @@ __global__ void __launch_bounds__(kDftThreads, 3) dftAdjointKernel(DftArgs a) {
   const float Z = static_cast<float>(zIndex - a.c[2]);
   const int coil0 = blockIdx.z * CB;
   const int nc = min(CB, a.coils - coil0);
-  const i64 begin = static_cast<i64>(blockIdx.y) * a.partLength;
-  const i64 end = min(a.m, begin + a.partLength);
+  const i64 partBegin = static_cast<i64>(blockIdx.y) * a.partLength;
+  const i64 begin = partBegin + a.chunkBegin;
+  const i64 end = min(a.m, partBegin + min(a.partLength, a.chunkEnd));
+  // Partial sums (several parts) go to [part][coil][voxel]; a single part writes the image directly.
+  float2* const dstBase = a.out + static_cast<i64>(blockIdx.y) * a.coils * a.voxels + row * a.n[0];
 
   float2 acc[V][CB];
 #pragma unroll
   for (int v = 0; v < V; ++v)
 #pragma unroll
-    for (int c = 0; c < CB; ++c) acc[v][c] = make_float2(0.f, 0.f);
+    for (int c = 0; c < CB; ++c) {
+      const int x = seg * V + v;
+      acc[v][c] = a.resume && active && c < nc && x < a.n[0] ? dstBase[static_cast<i64>(coil0 + c) * a.voxels + x]
+                                                             : make_float2(0.f, 0.f);
+    }
 
   for (i64 tile = begin; tile < end; tile += kSampleTile) {
     const int count = static_cast<int>(min(static_cast<i64>(kSampleTile), end - tile));
@@ -253,13 +270,10 @@ __global__ void __launch_bounds__(kDftThreads, 3) dftAdjointKernel(DftArgs a) {
     }
   }
   if (!active) return;
-  const i64 rowStart = row * a.n[0];
-  // Partial sums (several parts) go to [part][coil][voxel]; a single part writes the image directly.
-  const i64 planeOffset = static_cast<i64>(blockIdx.y) * a.coils * a.voxels;
 #pragma unroll
   for (int c = 0; c < CB; ++c) {
     if (c >= nc) continue;
-    float2* dst = a.out + planeOffset + static_cast<i64>(coil0 + c) * a.voxels + rowStart;
+    float2* dst = dstBase + static_cast<i64>(coil0 + c) * a.voxels;
 #pragma unroll
     for (int v = 0; v < V; ++v) {
       const int x = seg * V + v;
@@ -275,15 +289,17 @@ __global__ void __launch_bounds__(kDftThreads) dftForwardKernel(DftArgs a, int t
   const i64 j = static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x;
   const bool active = j < a.m;
   const int coil = blockIdx.z;
-  const i64 rowBegin = static_cast<i64>(blockIdx.y) * a.partLength;
-  const i64 rowEnd = min(a.rows, rowBegin + a.partLength);
+  const i64 partBegin = static_cast<i64>(blockIdx.y) * a.partLength;
+  const i64 rowBegin = partBegin + a.chunkBegin;
+  const i64 rowEnd = min(a.rows, partBegin + min(a.partLength, a.chunkEnd));
+  float2* const dst = a.out + (static_cast<i64>(blockIdx.y) * a.coils + coil) * a.m;
   const float4 qa = active ? __ldg(a.qa + j) : make_float4(0.f, 0.f, 0.f, 0.f);
   const float4 qb = active ? __ldg(a.qb + j) : make_float4(0.f, 0.f, 0.f, 0.f);
   const float2 sigma = make_float2(qb.z, -qb.w);  // exp(-2 pi i q_x)
   const float xFirst = static_cast<float>(-a.c[0]);
   const int n0 = a.n[0];
   const float2* src = a.in + static_cast<i64>(coil) * a.voxels;
-  float2 acc = make_float2(0.f, 0.f);
+  float2 acc = a.resume && active ? dst[__ldg(a.order + j)] : make_float2(0.f, 0.f);
 
   for (i64 r0 = rowBegin; r0 < rowEnd; r0 += tileRows) {
     const int rows = static_cast<int>(min(static_cast<i64>(tileRows), rowEnd - r0));
@@ -335,7 +351,7 @@ __global__ void __launch_bounds__(kDftThreads) dftForwardKernel(DftArgs a, int t
       }
     }
   }
-  if (active) a.out[(static_cast<i64>(blockIdx.y) * a.coils + coil) * a.m + __ldg(a.order + j)] = acc;
+  if (active) dst[__ldg(a.order + j)] = acc;
 }
 
 /// out[i] = sum_p partial[p][i], p in order.
@@ -527,11 +543,14 @@ class CudaDftPlan final : public NufftPlan {
     a.out = partialOutput(parts, coils * voxels_, out);
     const dim3 grid(static_cast<unsigned>(blocksX), static_cast<unsigned>(parts), static_cast<unsigned>(groups));
     cudaStream_t s = be_.stream();
-    switch (trig_) {
-      case TrigMode::Accurate: launchAdjointMode<TrigMode::Accurate>(a, cb, grid, s); break;
-      case TrigMode::Fast: launchAdjointMode<TrigMode::Fast>(a, cb, grid, s); break;
-      case TrigMode::Recurrence: launchAdjointMode<TrigMode::Recurrence>(a, cb, grid, s); break;
-    }
+    const double pairs = static_cast<double>(voxels_) * static_cast<double>(m_) * coils;
+    launchChunks(a, chunkLength(pairs, a.partLength, kSampleTile), [&](const DftArgs& c) {
+      switch (trig_) {
+        case TrigMode::Accurate: launchAdjointMode<TrigMode::Accurate>(c, cb, grid, s); break;
+        case TrigMode::Fast: launchAdjointMode<TrigMode::Fast>(c, cb, grid, s); break;
+        case TrigMode::Recurrence: launchAdjointMode<TrigMode::Recurrence>(c, cb, grid, s); break;
+      }
+    });
     if (parts > 1) sumParts(scratch_.data(), voxels_ * coils, static_cast<int>(parts), out);
   }
 
@@ -545,13 +564,41 @@ class CudaDftPlan final : public NufftPlan {
     a.out = partialOutput(parts, coils * m_, out);
     const dim3 grid(static_cast<unsigned>(blocksX), static_cast<unsigned>(parts), static_cast<unsigned>(coils));
     cudaStream_t s = be_.stream();
-    switch (trig_) {
-      case TrigMode::Accurate: dftForwardKernel<TrigMode::Accurate><<<grid, kDftThreads, 0, s>>>(a, tileRows); break;
-      case TrigMode::Fast: dftForwardKernel<TrigMode::Fast><<<grid, kDftThreads, 0, s>>>(a, tileRows); break;
-      case TrigMode::Recurrence: dftForwardKernel<TrigMode::Recurrence><<<grid, kDftThreads, 0, s>>>(a, tileRows); break;
-    }
-    LARMOR_CUDA_CHECK_LAUNCH();
+    const double pairs = static_cast<double>(voxels_) * static_cast<double>(m_) * coils;
+    launchChunks(a, chunkLength(pairs, a.partLength, 1), [&](const DftArgs& c) {
+      switch (trig_) {
+        case TrigMode::Accurate: dftForwardKernel<TrigMode::Accurate><<<grid, kDftThreads, 0, s>>>(c, tileRows); break;
+        case TrigMode::Fast: dftForwardKernel<TrigMode::Fast><<<grid, kDftThreads, 0, s>>>(c, tileRows); break;
+        case TrigMode::Recurrence: dftForwardKernel<TrigMode::Recurrence><<<grid, kDftThreads, 0, s>>>(c, tileRows); break;
+      }
+      LARMOR_CUDA_CHECK_LAUNCH();
+    });
     if (parts > 1) sumParts(scratch_.data(), m_ * coils, static_cast<int>(parts), out);
+  }
+
+  /// The streamed operand's share of every part per launch, a multiple of `unit` (sample tiles, rows): the whole
+  /// part, or where the caller can cancel and the call has more than kChunkPairs products, about that many.
+  i64 chunkLength(double pairs, i64 partLength, i64 unit) const {
+    if (!CancelScope::current() || pairs <= kChunkPairs) return partLength;
+    const i64 chunks = static_cast<i64>(std::ceil(pairs / kChunkPairs));
+    const i64 units = (partLength + unit - 1) / unit;
+    return std::max<i64>(1, (units + chunks - 1) / chunks) * unit;
+  }
+
+  /// launch(a) for each chunk [from, from + chunk) of every part's operand, in order, each chunk's sums resumed
+  /// from the previous one's; between chunks the host waits for the GPU and polls the caller's CancelScope.
+  template <class Launch>
+  void launchChunks(DftArgs a, i64 chunk, const Launch& launch) {
+    const Progress* cancel = CancelScope::current();
+    for (i64 from = 0; from < a.partLength; from += chunk) {
+      a.chunkBegin = from;
+      a.chunkEnd = std::min(a.partLength, from + chunk);
+      a.resume = from > 0 ? 1 : 0;
+      launch(a);
+      if (a.chunkEnd == a.partLength) break;
+      LARMOR_CUDA_CHECK(cudaStreamSynchronize(be_.stream()));
+      if (CancelScope::requested(cancel)) throw Cancelled();
+    }
   }
 
   /// Part length, in units of the streamed operand (sample tiles for F^H d, image rows for F d), such that
