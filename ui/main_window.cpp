@@ -32,6 +32,7 @@
 #include "image_viewer.hpp"
 #include "larmor/backend/registry.hpp"
 #include "pacs_dialog.hpp"
+#include "query_dialog.hpp"
 #include "settings_panel.hpp"
 #include "frame_bar.hpp"
 #include "help.hpp"
@@ -358,6 +359,8 @@ void MainWindow::buildMenus() {
   exp->addAction(exportDicomAction_);
   exp->addAction(exportNiftiAction_);
   exp->addAction(tr("Send to PACS…"), this, &MainWindow::sendToPacsDialog)->setObjectName("sendToPacs");
+  file->addAction(tr("&Query PACS…"), this, [this] { openQueryPacs(this, [this](const QString& f) { return loadReferenceFile(f); }); })
+      ->setObjectName("queryPacs");
   file->addSeparator();
   file->addAction(quitAction_);
   QMenu* edit = menuBar()->addMenu(tr("&Edit"));
