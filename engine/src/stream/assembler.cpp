@@ -127,6 +127,8 @@ SliceAssembler::~SliceAssembler() = default;
 
 const Header& SliceAssembler::header() const { return impl_->base.header; }
 
+int SliceAssembler::declaredSlices() const { return impl_->declaredSlices; }
+
 std::size_t SliceAssembler::pending() const { return impl_->pending; }
 
 std::uint64_t SliceAssembler::pendingBytes() const { return impl_->pendingBytes; }

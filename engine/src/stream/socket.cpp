@@ -113,6 +113,8 @@ Listener::~Listener() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+void Listener::shutdown() { ::shutdown(fd_, SHUT_RDWR); }
+
 int Listener::accept(std::string& peer) {
   for (;;) {
     sockaddr_in a{};

@@ -34,6 +34,8 @@ class SliceAssembler {
   SliceAssembler& operator=(const SliceAssembler&) = delete;
 
   const Header& header() const;
+  /// The slices the header's encoding limits declare (-1: none declared); header().slices is each group's 1.
+  int declaredSlices() const;
   /// Takes one acquisition; returns the slice it finished (none, or one).
   std::vector<FinishedSlice> add(Acquisition a);
   /// The end of the stream: every group not finished yet, in (key, slice) order.

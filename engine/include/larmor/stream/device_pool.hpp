@@ -3,7 +3,7 @@
 // context, plans and kernels loaded once, an operator cache kept between slices), one thread per device, and one
 // queue of tasks in arrival order: each task goes to the first device that is idle, whichever connection it came
 // from, so one scan's slices may run on several devices at once. The connections put their results back in
-// order themselves (cli_serve.cpp).
+// order themselves (outbox.hpp).
 #include <condition_variable>
 #include <deque>
 #include <functional>

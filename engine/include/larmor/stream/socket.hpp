@@ -43,8 +43,10 @@ class Listener {
   Listener(const Listener&) = delete;
   Listener& operator=(const Listener&) = delete;
   int port() const { return port_; }
-  /// The next connection's descriptor and its "address:port"; blocks.
+  /// The next connection's descriptor and its "address:port"; blocks. Error after shutdown().
   int accept(std::string& peer);
+  /// No more connections: an accept() blocked in another thread returns (an Error).
+  void shutdown();
 
  private:
   int fd_ = -1, port_ = 0;

@@ -1,13 +1,13 @@
-// A connection's images in the order its slices finished (cli_serve_outbox.hpp).
-#include "cli_serve_outbox.hpp"
+// A connection's images in the order its slices finished (larmor/stream/outbox.hpp).
+#include "larmor/stream/outbox.hpp"
 
 #include <cstdio>
 
 #include "larmor/stream/images.hpp"
 
-namespace larmor::cli {
+namespace larmor::stream {
 
-Outbox::Outbox(stream::SocketStream& s, std::size_t limit, Log log, Keep keep)
+Outbox::Outbox(SocketStream& s, std::size_t limit, Log log, Keep keep)
     : s_(s), limit_(limit < 1 ? 1 : limit), log_(std::move(log)), keep_(std::move(keep)), thread_([this] { run(); }) {}
 
 Outbox::~Outbox() { finish(); }
@@ -55,7 +55,7 @@ void Outbox::run() {
 
 // Waits for the slice's reconstruction and sends it. A failed reconstruction ends the connection (its reader
 // is stopped; the caller sends the error); a failed send (the client is gone) stops the sending, not the work:
-// the devices still reconstruct, and write to --output-dir (and keep for --send), what was queued.
+// the devices still reconstruct, and write to the output folder (and keep for the PACS), what was queued.
 void Outbox::deliver(OutgoingSlice& o) {
   SliceOutcome r;
   try {
@@ -73,7 +73,7 @@ void Outbox::deliver(OutgoingSlice& o) {
     if (dropping_) return;
   }
   try {
-    stream::writeImage(s_, stream::imageMessage(r.image, *o.slice, o.index, 1, o.comment));
+    writeImage(s_, imageMessage(r.image, *o.slice, o.index, 1, o.comment));
   } catch (const std::exception& e) {
     const std::lock_guard<std::mutex> lock(mutex_);
     dropping_ = true;
@@ -91,4 +91,4 @@ void Outbox::deliver(OutgoingSlice& o) {
   log_(line);
 }
 
-}  // namespace larmor::cli
+}  // namespace larmor::stream

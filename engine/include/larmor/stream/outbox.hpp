@@ -20,20 +20,20 @@
 #include "larmor/stream/assembler.hpp"
 #include "larmor/stream/socket.hpp"
 
-namespace larmor::cli {
+namespace larmor::stream {
 
 /// What a device made of one slice.
 struct SliceOutcome {
   CArray image;
   std::string device;
   double reconMs = 0;
-  nlohmann::json provenance;  ///< recon::run's, for the DICOM series (serve --send)
+  nlohmann::json provenance;  ///< recon::run's, for the DICOM series (the server's PACS send)
 };
 
 /// One slice on its way back: its reconstruction (a future of the device pool's task) and what its IMAGE says.
 struct OutgoingSlice {
   std::future<SliceOutcome> result;
-  std::shared_ptr<const stream::FinishedSlice> slice;
+  std::shared_ptr<const FinishedSlice> slice;
   int index = 0;  ///< image_index, from 1 in the order the slices finished
   std::string comment;
   std::chrono::steady_clock::time_point arrived;  ///< when its last acquisition arrived
@@ -44,7 +44,7 @@ class Outbox {
   using Log = std::function<void(const std::string&)>;
   /// Called with each slice reconstructed, whether or not its client is still there to receive it.
   using Keep = std::function<void(const OutgoingSlice&, const SliceOutcome&)>;
-  Outbox(stream::SocketStream& s, std::size_t limit, Log log, Keep keep = {});
+  Outbox(SocketStream& s, std::size_t limit, Log log, Keep keep = {});
   ~Outbox();
   Outbox(const Outbox&) = delete;
   Outbox& operator=(const Outbox&) = delete;
@@ -62,7 +62,7 @@ class Outbox {
   void run();
   void deliver(OutgoingSlice& o);
 
-  stream::SocketStream& s_;
+  SocketStream& s_;
   std::size_t limit_;
   Log log_;
   Keep keep_;
@@ -75,4 +75,4 @@ class Outbox {
   std::thread thread_;  // last: started when the rest is ready
 };
 
-}  // namespace larmor::cli
+}  // namespace larmor::stream

@@ -1,0 +1,104 @@
+// The streaming server as a class (larmor/stream/server.hpp): on port 0 it listens on a free port, one scan
+// streamed to it comes back as one image per slice, each also handed to the image callback with its slice
+// and the scan's header, the connection's end is announced; stop() returns with a client still connected
+// (its connection ended), and nothing listens afterwards.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <mutex>
+#include <set>
+
+#include "larmor/io/ismrmrd.hpp"
+#include "larmor/phantom/simulate.hpp"
+#include "larmor/stream/replay.hpp"
+#include "larmor/stream/server.hpp"
+#include "larmor/stream/socket.hpp"
+#include "larmor/util/error.hpp"
+
+namespace larmor::stream {
+namespace {
+
+RecordedScan twoSliceScan() {
+  std::filesystem::create_directories(LARMOR_TEST_TMP);
+  const std::string path = std::string(LARMOR_TEST_TMP) + "/server_two_slices.h5";
+  std::filesystem::remove(path);
+  phantom::SimulateSettings ss;
+  ss.matrix[0] = ss.matrix[1] = 16;
+  ss.coils = 2;
+  ss.slices = 2;
+  io::writeIsmrmrd(phantom::simulate(ss), path);
+  return recordScan(path);
+}
+
+struct Seen {
+  std::mutex mutex;
+  std::set<int> slices;
+  index_t scanSlices = 0;
+  std::atomic<int> ended{0};
+  std::string error;
+};
+
+ServerCallbacks record(Seen& seen) {
+  ServerCallbacks c;
+  c.log = [](const std::string&) {};
+  c.image = [&seen](const ServedImage& i) {
+    const std::lock_guard<std::mutex> lock(seen.mutex);
+    seen.slices.insert(i.slice->slice);
+    if (i.scan) seen.scanSlices = i.scan->slices;
+  };
+  c.ended = [&seen](int, const std::string&, const std::string& error) {
+    const std::lock_guard<std::mutex> lock(seen.mutex);
+    seen.error = error;
+    ++seen.ended;
+  };
+  return c;
+}
+
+TEST(StreamServer, OneScanOnAnyFreePortThenStop) {
+  const RecordedScan scan = twoSliceScan();
+  ServerOptions o;
+  o.port = 0;
+  o.devices = "cpu";
+  Seen seen;
+  Server server(o, record(seen));
+  server.start();
+  ASSERT_GT(server.port(), 0);
+  int images = 0;
+  {
+    SocketStream s(connectTcp("127.0.0.1", server.port()), "server", 20000);
+    writeConfigFile(s, "default.xml");
+    writeText(s, kHeader, scan.header);
+    for (const auto& a : scan.acquisitions) writeAcquisition(s, a);
+    writeClose(s);
+    for (;;) {
+      const Message m = readMessage(s);
+      if (m.id == kClose) break;
+      if (m.id == kImage) ++images;
+    }
+  }
+  EXPECT_EQ(images, 2);
+  for (int i = 0; i < 100 && seen.ended == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(seen.ended, 1);
+  EXPECT_EQ(seen.error, "");
+  EXPECT_EQ(seen.slices, (std::set<int>{0, 1}));
+  EXPECT_EQ(seen.scanSlices, 2);
+  // A client that stays silent does not keep stop() waiting: its connection ends.
+  SocketStream idle(connectTcp("127.0.0.1", server.port()), "server", 20000);
+  writeConfigFile(idle, "default.xml");
+  for (int i = 0; i < 100 && seen.ended == 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const int port = server.port();
+  server.stop();
+  EXPECT_EQ(seen.ended, 2);
+  EXPECT_THROW(connectTcp("127.0.0.1", port), Error);
+}
+
+TEST(StreamServer, AnOutputDirThatIsNotAFolderIsRefused) {
+  ServerOptions o;
+  o.devices = "cpu";
+  o.outputDir = "/nonexistent-larmor-folder";
+  EXPECT_THROW(Server(o, {}), Error);
+}
+
+}  // namespace
+}  // namespace larmor::stream
