@@ -75,6 +75,17 @@ const RunRecord& RunHistory::addSeries(std::vector<std::shared_ptr<const recon::
   return runs_.front();
 }
 
+const RunRecord* RunHistory::update(int number, std::vector<std::shared_ptr<const recon::ReconResult>> frames,
+                                    std::size_t current) {
+  for (RunRecord& r : runs_)
+    if (r.number == number && !frames.empty()) {
+      r.result = frames[std::min(current, frames.size() - 1)];
+      r.frames = frames.size() > 1 ? std::move(frames) : decltype(frames){};
+      return &r;
+    }
+  return nullptr;
+}
+
 void RunHistory::selectFrame(std::size_t f) {
   for (RunRecord& r : runs_)
     if (f < r.frames.size()) r.result = r.frames[f];

@@ -47,6 +47,9 @@ class RunHistory {
   /// A series run: `frames` one result per frame, `current` the frame shown now (its result is `result`).
   const RunRecord& addSeries(std::vector<std::shared_ptr<const recon::ReconResult>> frames, std::size_t current,
                              std::string description, SessionSettings settings);
+  /// A live run's images again, grown (the live view's scan): `frames` one result per frame (one: a run of one
+  /// frame), `current` the frame shown. Null when no kept run has that number.
+  const RunRecord* update(int number, std::vector<std::shared_ptr<const recon::ReconResult>> frames, std::size_t current);
   /// Points every series run's `result` at frame `f` (another frame became current).
   void selectFrame(std::size_t f);
   /// Forgets the runs (new data); the numbering goes on.

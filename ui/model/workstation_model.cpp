@@ -283,6 +283,34 @@ const RunRecord* WorkstationModel::added(const RunRecord& run) {
   return runs_.find(shown_);
 }
 
+const RunRecord* WorkstationModel::showLiveScan(const LiveScan& scan, bool fresh) {
+  const std::shared_ptr<const io::Series> series = scan.series();
+  auto results = scan.results();
+  if (series->frames.empty() || results.size() != series->frames.size()) return nullptr;
+  const auto frameOf = [&](std::size_t f) { return std::shared_ptr<const Dataset>(series, &series->frames[f]); };
+  const auto seriesOf = [&] { return series->frames.size() > 1 ? series : nullptr; };
+  if (fresh) {
+    setDataset(frameOf(0), DataSource::file(scan.source()), seriesOf());
+    const RunRecord& run = results.size() > 1 ? runs_.addSeries(std::move(results), 0, scan.description(), session_)
+                                              : runs_.add(results.front(), scan.description(), session_);
+    liveRun_ = run.number;
+    runFrames_[run.number] = 0;
+    return added(run);
+  }
+  const bool grew = series->frames.size() != data_.frameCount();
+  data_.frame = std::min(data_.frame, series->frames.size() - 1);
+  data_.dataset = frameOf(data_.frame);
+  data_.series = seriesOf();
+  const RunRecord* run = runs_.update(liveRun_, std::move(results), data_.frame);
+  if (!run) return nullptr;
+  if (grew) notify([](WorkstationObserver& o) { o.frameChanged(); });
+  if (shown_ == liveRun_) {
+    notify([](WorkstationObserver& o) { o.shownRunChanged(); });
+    updateComparison();
+  }
+  return run;
+}
+
 void WorkstationModel::runEnded(std::uint64_t task) {
   pendingRuns_.erase(pendingRuns_.begin(), pendingRuns_.upper_bound(task));
 }

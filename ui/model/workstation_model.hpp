@@ -14,6 +14,7 @@
 #include "comparison.hpp"
 #include "dataset_state.hpp"
 #include "export_state.hpp"
+#include "live_scan.hpp"
 #include "larmor/backend/backend.hpp"
 #include "run_history.hpp"
 #include "session_settings.hpp"
@@ -117,6 +118,11 @@ class WorkstationModel {
   const RunRecord* runFinished(std::uint64_t task, std::vector<std::shared_ptr<const recon::ReconResult>> frames);
   /// `task` failed or was cancelled.
   void runEnded(std::uint64_t task);
+  /// The live view's scan (live_scan.hpp) as its images arrive. `fresh` (the scan's first image): its data
+  /// become current as new data do (datasetChanged) and its images one run, shown. Later calls grow the data's
+  /// frames and that run's images in place (frameChanged when the frames grew, shownRunChanged when the run is
+  /// shown), the frame and slice on screen kept. Null when the scan's run is no longer kept.
+  const RunRecord* showLiveScan(const LiveScan& scan, bool fresh);
   const RunHistory& runs() const { return runs_; }
   const RunRecord* shownRun() const { return runs_.find(shown_); }
   std::shared_ptr<const recon::ReconResult> shownResult() const;
@@ -185,6 +191,7 @@ class WorkstationModel {
   std::map<std::uint64_t, PendingRun> pendingRuns_;
   RunHistory runs_;
   int shown_ = 0;
+  int liveRun_ = 0;  ///< the live scan's run (showLiveScan), 0: none
   int slice_ = -1;
   ComparisonState comparison_;
   ExportState export_;
