@@ -30,6 +30,7 @@
 #include "compare_view.hpp"
 #include "dataset_panel.hpp"
 #include "image_viewer.hpp"
+#include "live_view.hpp"
 #include "larmor/backend/registry.hpp"
 #include "pacs_dialog.hpp"
 #include "query_dialog.hpp"
@@ -61,6 +62,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   buildStatusBar();
 
   connectWidgets();
+  makeLiveView();
   model_.addObserver(this);
   refreshDevices();
   applySession(lastSession());
@@ -216,6 +218,8 @@ void MainWindow::restoreSavedLayout() {
 }
 
 MainWindow::~MainWindow() {
+  liveView_->stop();  // no image arrives after this
+  liveView_->disconnect(this);
   model_.removeObserver(this);
   // QWidget deletes the children after the members, the model among them: nothing the widgets or the
   // worker emit while they go may reach it.
@@ -353,6 +357,8 @@ void MainWindow::buildMenus() {
   recentMenu_ = file->addMenu(tr("Open &recent"));
   file->addSeparator();
   file->addAction(saveSessionAction_);
+  listenAction_ = file->addAction(tr("&Listen…"), this, &MainWindow::listenDialog);
+  stopListeningAction_ = file->addAction(tr("Stop &listening"), this, &MainWindow::stopListening);
   QMenu* exp = file->addMenu(QIcon(":/icons/export.svg"), tr("&Export"));
   exp->addAction(exportPngAction_);
   exp->addAction(exportCflAction_);

@@ -34,6 +34,7 @@ class CompareView;
 class DatasetPanel;
 class FrameBar;
 class ImageViewer;
+class LiveView;
 class PacsDialog;
 class SettingsPanel;
 class TimeCurveView;
@@ -75,6 +76,14 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   PacsDialog* sendToPacs(const DicomExportOptions& options = {});
   /// An image file (BART .cfl) as the compare tab's reference B; false (and the error shown) when unreadable.
   bool loadReferenceFile(const QString& path);
+  /// File ▸ Listen… without its dialog: the streaming server inside the workstation on `address`:`port` (0: any
+  /// free port), reconstructing with the settings panel's settings, or those of the settings JSON
+  /// `settingsFile`; each image is shown as it arrives (docs/streaming.md). False (and the error shown) when
+  /// it cannot listen.
+  bool startListening(int port, const QString& address = QStringLiteral("127.0.0.1"), const QString& settingsFile = {});
+  /// File ▸ Stop listening: the server stops; the scan on screen stays.
+  void stopListening();
+  LiveView* liveView() const { return liveView_; }
 
   // --- state (tests, the scripted run) -----------------------------------------------------------------
   /// The data, runs, shown run, comparison and exports.
@@ -207,6 +216,15 @@ public:
 private:
   void showError(const QString& message);
   void clearError();
+  // the live view (main_window_live.cpp)
+  void makeLiveView();
+  void listenDialog();
+  /// The live scan grew by one image (`fresh`: a new connection's first): shown at once, the window kept.
+  void onLiveScan(bool fresh);
+  LiveView* liveView_ = nullptr;
+  QLabel* listening_ = nullptr;  ///< "Listening on 127.0.0.1:9002" in the status bar
+  QAction* listenAction_ = nullptr;
+  QAction* stopListeningAction_ = nullptr;
   // the method for new data (main_window_method.cpp)
   void makeMethodBanner();
   /// New data: the method chosen when a file opened (or when the session's method cannot apply), said why.

@@ -1,0 +1,154 @@
+// GUI tests: the live view (File ▸ Listen…, ui/live_view.hpp, docs/streaming.md). The window listens on a free
+// port; `larmor-cli stream` sends a four-slice file; the series on screen grows image by image and ends equal,
+// bit for bit, to `larmor-cli recon` of the same file, under the window the first image got; the status bar
+// says where it listens. A client that goes away mid-scan leaves the window usable: the error is shown, the
+// slices that arrived are on screen, and the data so far can be reconstructed again. Each under Xvfb.
+#include <QCoreApplication>
+#include <QLabel>
+#include <QProcess>
+#include <QStandardPaths>
+#include <QtTest/QtTest>
+
+#include "gui_test_support.hpp"
+#include "image_viewer.hpp"
+#include "larmor/io/cfl.hpp"
+#include "larmor/stream/replay.hpp"
+#include "larmor/stream/socket.hpp"
+#include "live_view.hpp"
+#include "main_window.hpp"
+#include "theme.hpp"
+
+using namespace larmor;
+using namespace larmor::ui;
+using namespace larmor::ui::test;
+
+class LiveViewTest : public QObject {
+  Q_OBJECT
+
+ private:
+  std::unique_ptr<MainWindow> w_;
+  std::vector<int> shownSlices_;  ///< after each image: the slices of the shown image that are not zero
+  std::vector<std::pair<double, double>> windows_;  ///< after each image: the viewer's window
+  int finished_ = 0;
+
+  static QString cli() { return QCoreApplication::applicationDirPath() + "/larmor-cli"; }
+
+  static bool runCli(const QStringList& args) {
+    QProcess p;
+    p.start(cli(), args);
+    const bool ok = p.waitForFinished(120000) && p.exitCode() == 0;
+    if (!ok) qWarning("larmor-cli %s: %s", qPrintable(args.join(' ')), p.readAllStandardError().constData());
+    return ok;
+  }
+
+  static int nonZeroSlices(const CArray& image) {
+    const index_t slices = image.shape()[4], per = image.size() / std::max<index_t>(1, slices);
+    int n = 0;
+    for (index_t s = 0; s < slices; ++s)
+      for (index_t i = 0; i < per; ++i)
+        if (image[s * per + i] != cfloat(0, 0)) {
+          ++n;
+          break;
+        }
+    return n;
+  }
+
+  // A window on the CPU with FFT, listening on a free port; its port, or 0.
+  int listen() {
+    w_ = std::make_unique<MainWindow>();
+    w_->setInteractive(false);
+    w_->resize(1100, 760);
+    w_->show();
+    SessionState s = w_->session();
+    s.settings.method = recon::Method::Fft;
+    s.device = "cpu";
+    w_->applySession(s);
+    connect(w_.get(), &MainWindow::reconFinished, this, [this] { ++finished_; });
+    connect(w_->liveView(), &LiveView::scanGrew, this, [this] {
+      if (const auto r = w_->model().shownResult())  // the scan's every slice from the first image on
+        shownSlices_.push_back(r->image.shape()[4] == 4 ? nonZeroSlices(r->image) : -1);
+      windows_.emplace_back(w_->imageViewer()->windowLow(), w_->imageViewer()->windowHigh());
+    });
+    if (!w_->startListening(0)) return 0;
+    const QString address = w_->liveView()->address();
+    return address.section(':', 1).toInt();
+  }
+
+  const model::LiveScan* scan() const { return w_->liveView()->scan(); }
+
+ private slots:
+  void init() { shownSlices_.clear(), windows_.clear(), finished_ = 0; }
+  void cleanup() { w_.reset(); }
+
+  void seriesGrowsAndEqualsTheCli() {
+    const QString dir = scratchDir("live-series");
+    QVERIFY(runCli({"simulate", "--matrix", "64", "--coils", "4", "--slices", "4", "--output", dir + "/cart.h5"}));
+    QVERIFY(runCli({"recon", dir + "/cart.h5", "--device", "cpu", "--output", dir + "/recon.cfl"}));
+    const int port = listen();
+    QVERIFY2(port > 0, qPrintable(w_->lastError()));
+    const auto* label = w_->findChild<QLabel*>("listening");
+    QVERIFY(label && label->isVisible());
+    QCOMPARE(label->text(), QStringLiteral("Listening on 127.0.0.1:%1").arg(port));
+    QProcess client;
+    client.start(cli(), {"stream", dir + "/cart.h5", "--to", QStringLiteral("127.0.0.1:%1").arg(port), "--output", dir + "/stream.cfl"});
+    QVERIFY2(waitUntil([&] {
+               return client.state() == QProcess::NotRunning && scan() && scan()->imageCount() == 4;
+             }, 120000),
+             client.readAllStandardError().constData());
+    QCOMPARE(client.exitCode(), 0);
+    // Image by image: 1, 2, 3, 4 slices on screen.
+    QCOMPARE(shownSlices_, (std::vector<int>{1, 2, 3, 4}));
+    const CArray cliImage = io::readCfl((dir + "/recon.cfl").toStdString());
+    const auto shown = w_->model().shownResult();
+    QVERIFY(shown);
+    QCOMPARE(shown->image.size(), cliImage.size());
+    QCOMPARE(shown->image.shape()[4], index_t{4});
+    for (index_t i = 0; i < cliImage.size(); ++i)
+      if (shown->image[i] != cliImage[i]) QFAIL(qPrintable(QStringLiteral("pixel %1 differs from larmor-cli recon's").arg(i)));
+    // The window the first image got stays for the series.
+    QCOMPARE(windows_.size(), std::size_t{4});
+    for (const auto& w : windows_) QCOMPARE(w, windows_.front());
+    QVERIFY(windows_.front().second > windows_.front().first);
+    QVERIFY(QString::fromStdString(w_->model().source().name()).startsWith("stream from 127.0.0.1:"));
+    const QString shot = qEnvironmentVariable("LARMOR_LIVE_SCREENSHOT");
+    if (!shot.isEmpty()) QVERIFY(w_->saveScreenshot(shot));
+    w_->stopListening();
+    QVERIFY(!w_->liveView()->listening());
+    QVERIFY(!label->isVisible());
+    QVERIFY(w_->model().shownResult());  // the scan stays on screen
+  }
+
+  void clientGoneMidScanLeavesTheWindowUsable() {
+    const QString dir = scratchDir("live-gone");
+    QVERIFY(runCli({"simulate", "--matrix", "64", "--coils", "4", "--slices", "4", "--output", dir + "/cart.h5"}));
+    const int port = listen();
+    QVERIFY2(port > 0, qPrintable(w_->lastError()));
+    const stream::RecordedScan recorded = stream::recordScan((dir + "/cart.h5").toStdString());
+    {
+      stream::SocketStream s(stream::connectTcp("127.0.0.1", port), "window", 20000);
+      stream::writeConfigFile(s, "default.xml");
+      stream::writeText(s, stream::kHeader, recorded.header);
+      for (std::size_t i = 0; i < recorded.acquisitions.size() / 2 + 1; ++i) stream::writeAcquisition(s, recorded.acquisitions[i]);
+    }  // gone without CLOSE, half the scan sent
+    QVERIFY2(waitUntil([&] { return !w_->lastError().isEmpty(); }, 60000), "no error shown for the broken scan");
+    QVERIFY2(w_->lastError().contains("ended early"), qPrintable(w_->lastError()));
+    QVERIFY(scan() && scan()->imageCount() == 2);
+    QCOMPARE(nonZeroSlices(w_->model().shownResult()->image), 2);
+    // Still usable: the slices that came are data the window reconstructs again.
+    w_->runReconstruction();
+    QVERIFY2(waitUntil([&] { return finished_ > 0; }, 60000), qPrintable(w_->lastError()));
+    QVERIFY(w_->liveView()->listening());
+  }
+};
+
+int main(int argc, char** argv) {
+  QStandardPaths::setTestModeEnabled(true);
+  QApplication app(argc, argv);
+  QCoreApplication::setOrganizationName("LarmorTest");
+  QCoreApplication::setApplicationName("larmor-gui-live-tests");
+  applyTheme(app);
+  LiveViewTest t;
+  return QTest::qExec(&t, argc, argv);
+}
+
+#include "test_live_view.moc"

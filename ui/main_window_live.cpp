@@ -1,0 +1,125 @@
+// The window's live view (File ▸ Listen…, docs/streaming.md): the streaming server inside the workstation
+// (live_view.hpp), its state in the status bar, each arriving image shown at once as the growing scan's run
+// (model::WorkstationModel::showLiveScan), with the window the scan's first image got kept for the rest.
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QStatusBar>
+
+#include "frame_bar.hpp"
+#include "image_viewer.hpp"
+#include "larmor/batch/settings_file.hpp"
+#include "live_view.hpp"
+#include "main_window.hpp"
+
+namespace larmor::ui {
+
+void MainWindow::makeLiveView() {
+  liveView_ = new LiveView(this);
+  listenAction_->setObjectName("listen");
+  listenAction_->setToolTip(tr("Reconstruct what a scanner streams here (ISMRMRD streaming protocol) and show it as it arrives"));
+  stopListeningAction_->setObjectName("stopListening");
+  stopListeningAction_->setEnabled(false);
+  listening_ = new QLabel;
+  listening_->setObjectName("listening");
+  listening_->hide();
+  statusBar()->addPermanentWidget(listening_);
+  connect(liveView_, &LiveView::scanGrew, this, &MainWindow::onLiveScan);
+  connect(liveView_, &LiveView::logLine, this, [this](const QString& line) { log(tr("live: %1").arg(line)); });
+  connect(liveView_, &LiveView::connectionEnded, this, [this](int id, const QString& peer, const QString& error) {
+    if (error.isEmpty()) return;
+    if (id == liveView_->connection()) showError(tr("The live scan from %1 ended early: %2").arg(peer, error));
+  });
+}
+
+bool MainWindow::startListening(int port, const QString& address, const QString& settingsFile) {
+  syncSession();
+  LiveView::Options o;
+  o.port = port;
+  o.listen = address;
+  o.devices = QString::fromStdString(model_.session().device);
+  o.settings = model_.session().settings;
+  QString error;
+  try {
+    if (!settingsFile.isEmpty()) o.settings = batch::readSettingsFile(settingsFile.toStdString()).settings;
+  } catch (const std::exception& e) {
+    error = QString::fromStdString(e.what());
+  }
+  if (error.isEmpty() && liveView_->start(o, &error)) {
+    listening_->setText(tr("Listening on %1").arg(liveView_->address()));
+    listening_->show();
+    stopListeningAction_->setEnabled(true);
+    log(tr("live: listening on %1 (%2)").arg(liveView_->address(), settingsFile.isEmpty() ? tr("the settings panel's settings") : settingsFile));
+    return true;
+  }
+  showError(tr("Listen: %1").arg(error));
+  return false;
+}
+
+void MainWindow::stopListening() {
+  if (!liveView_->listening()) return;
+  const QString was = liveView_->address();
+  liveView_->stop();
+  listening_->hide();
+  stopListeningAction_->setEnabled(false);
+  log(tr("live: stopped listening on %1").arg(was));
+}
+
+void MainWindow::listenDialog() {
+  QDialog d(this);
+  d.setWindowTitle(tr("Listen for a scanner"));
+  auto* port = new QSpinBox;
+  port->setRange(0, 65535);
+  port->setValue(9002);
+  port->setToolTip(tr("0: any free port"));
+  auto* address = new QLineEdit(QStringLiteral("127.0.0.1"));
+  address->setToolTip(tr("0.0.0.0: every network interface"));
+  auto* settings = new QLineEdit;
+  settings->setPlaceholderText(tr("the settings panel's"));
+  auto* browse = new QPushButton(tr("Browse…"));
+  connect(browse, &QPushButton::clicked, &d, [&] {
+    const QString f = QFileDialog::getOpenFileName(&d, tr("Settings JSON"), {}, tr("Settings (*.json)"));
+    if (!f.isEmpty()) settings->setText(f);
+  });
+  auto* row = new QHBoxLayout;
+  row->addWidget(settings, 1);
+  row->addWidget(browse);
+  auto* form = new QFormLayout(&d);
+  form->addRow(tr("Port"), port);
+  form->addRow(tr("Address"), address);
+  form->addRow(tr("Settings"), row);
+  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
+  buttons->button(QDialogButtonBox::Ok)->setText(tr("Listen"));
+  connect(buttons, &QDialogButtonBox::accepted, &d, &QDialog::accept);
+  connect(buttons, &QDialogButtonBox::rejected, &d, &QDialog::reject);
+  form->addRow(buttons);
+  if (d.exec() == QDialog::Accepted) startListening(port->value(), address->text().trimmed(), settings->text().trimmed());
+}
+
+void MainWindow::onLiveScan(bool fresh) {
+  const model::LiveScan* scan = liveView_->scan();
+  if (!scan) return;
+  const bool keepWindow = !fresh && model_.hasData();
+  const double lo = viewer_->windowLow(), hi = viewer_->windowHigh();
+  const std::size_t framesBefore = model_.frameCount();
+  if (!model_.showLiveScan(*scan, fresh)) return;
+  if (keepWindow) viewer_->setWindow(lo, hi);  // the series' window, not each image's
+  const model::LoadedDataset& d = model_.data();
+  if (!fresh && d.frameCount() != framesBefore && d.series) {
+    QStringList names;
+    for (std::size_t f = 0; f < d.series->keys.size(); ++f) {
+      const std::string detail = model::frameDetail(*d.series, f);
+      names << QString::fromStdString(model::frameLabel(f, d.series->keys.size()) + (detail.empty() ? "" : " · " + detail));
+    }
+    frames_->setFrames(names, static_cast<int>(d.frame));
+  }
+  stage_->setText(tr("Live: %1 images").arg(scan->imageCount()));
+}
+
+}  // namespace larmor::ui
