@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "larmor/io/dicom.hpp"
 #include "larmor/io/dicom_query.hpp"
@@ -147,4 +148,30 @@ TEST(DicomMatch, WithoutPositionsPairsByOrderAndNeedsAsMany) {
   expectError([&] { io::matchDicomSeries(series({a}, {0}), ref, "test", "ref"); }, "can only be matched by order");
 }
 
+#endif  // LARMOR_HAVE_IO
+
+#ifdef LARMOR_HAVE_IO
+// Cancel while the PACS is silent: the wait ends within about 100 ms of the cancel, as Cancelled, not after the
+// node's 10 s timeout, and a retrieve leaves no folder.
+TEST(DicomQuery, CancelEndsASilentWaitAtOnce) {
+  const std::string dir = larmor::testing::freshTestDir("retrieve");
+  larmor::test::SilentServer silent;
+  for (int retrieve = 0; retrieve < 2; ++retrieve) {
+    CancelToken token;
+    const Progress progress([](double, const std::string&) {}, &token);
+    std::thread canceller([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      token.cancel();
+    });
+    const auto t0 = std::chrono::steady_clock::now();
+    if (retrieve)
+      EXPECT_THROW(io::retrieve(nodeAt(silent.port, 10), "1.2.3", dir + "/got", {}, progress), Cancelled);
+    else
+      EXPECT_THROW(io::query(nodeAt(silent.port, 10), {}, progress), Cancelled);
+    const auto took = std::chrono::steady_clock::now() - t0;
+    canceller.join();
+    EXPECT_LT(took, std::chrono::milliseconds(800)) << (retrieve ? "retrieve" : "query");
+  }
+  EXPECT_FALSE(fs::exists(dir + "/got"));
+}
 #endif  // LARMOR_HAVE_IO

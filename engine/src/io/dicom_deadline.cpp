@@ -2,7 +2,8 @@
 // for at most the time left: reads wait for data, writes for room (and then send what fits without
 // blocking, MSG_NOSIGNAL: a vanished peer is an error, not SIGPIPE), DCMTK's own "data available within
 // t seconds" waits min(t, time left). A wait that runs into the deadline marks it expired and fails the
-// operation with ETIMEDOUT, so DCMTK gives up on the association however slowly the peer trickles.
+// operation with ETIMEDOUT, so DCMTK gives up on the association however slowly the peer trickles. With a
+// stop request set, waits are cut into 100 ms slices and a requested stop fails the operation (ECANCELED).
 #include "dicom_deadline.hpp"
 
 #include <poll.h>
@@ -69,13 +70,19 @@ class DeadlineConnection : public DcmTCPConnection {
   /// `isDeadline`, and errno is ETIMEDOUT).
   bool waitFor(short events, int ms, bool isDeadline) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    const bool sliced = deadline_->hasStop();  // then wake every 100 ms to ask
     for (;;) {
       pollfd p{getSocket(), events, 0};
-      const int n = ::poll(&p, 1, ms);
+      const int n = ::poll(&p, 1, sliced ? std::min(ms, 100) : ms);
       if (n > 0) return true;  // ready, or an error/hang-up the next call reports
       if (n < 0 && errno != EINTR) return true;
+      if (deadline_->stopRequested()) {
+        deadline_->markExpired();
+        errno = ECANCELED;
+        return false;
+      }
       const auto left = std::chrono::ceil<std::chrono::milliseconds>(until - std::chrono::steady_clock::now()).count();
-      if (n < 0 && left > 0) {  // interrupted: wait the rest
+      if ((n < 0 || sliced) && left > 0) {  // interrupted, or one slice over: wait the rest
         ms = static_cast<int>(left);
         continue;
       }

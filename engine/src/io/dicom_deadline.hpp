@@ -6,11 +6,13 @@
 // connection through a transport layer (DcmTransportLayer::createConnection, the hook that TLS uses), and
 // ours hands out connections whose read, write and wait for data give up when the deadline has passed.
 // DCMTK then reports a read timeout or a closed network; ExchangeDeadline::expired() says the deadline
-// was the cause. The deadline is armed (from now) before each exchange: an association, a C-STORE.
+// was the cause. The deadline is armed (from now) before each exchange: an association, a C-STORE. A stop
+// request (a cancelled query or retrieve) ends a wait the same way within 100 ms.
 #include <dcmtk/config/osconfig.h>  // must come first: DCMTK's build configuration
 #include <dcmtk/dcmnet/dcmlayer.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 
 namespace larmor::io::detail {
@@ -25,10 +27,16 @@ class ExchangeDeadline {
   /// A read, write or wait was cut short by the deadline since arm().
   bool expired() const { return expired_; }
   void markExpired() { expired_ = true; }
+  /// Asked every 100 ms while a read, write or wait goes on: true ends it as the deadline would (a user's
+  /// Cancel while the peer is silent). Unset: never.
+  void setStop(std::function<bool()> stop) { stop_ = std::move(stop); }
+  bool stopRequested() const { return stop_ && stop_(); }
+  bool hasStop() const { return static_cast<bool>(stop_); }
 
  private:
   std::chrono::steady_clock::time_point end_ = std::chrono::steady_clock::time_point::max();
   bool expired_ = false;
+  std::function<bool()> stop_;
 };
 
 /// The transport layer to install in a DcmSCU (after initNetwork, before the association):

@@ -11,6 +11,7 @@
 
 #include "dicom_association.hpp"
 #include "larmor/io/dicom_query.hpp"
+#include "larmor/util/error.hpp"
 
 #include <dcmtk/dcmdata/dcdatset.h>
 
@@ -32,6 +33,7 @@ class QrScu : public Scu {
   /// Rethrows what onInstance threw, if anything.
   void rethrow();
   DeadlineTransportLayer& layer() { return layer_; }
+  const Progress& progress() const { return progress_; }
 
   OFCondition handleFINDResponse(T_ASC_PresentationContextID presID, QRResponse* response, OFBool& more) override;
   OFCondition handleCGETResponse(T_ASC_PresentationContextID presID, RetrieveResponse* response,
@@ -61,5 +63,19 @@ void addQueryContexts(DcmSCU& scu, bool withGet);
 
 /// A UID (PS3.5 9.1): 1-64 characters of digits and dots, no empty component.
 bool validUid(const std::string& uid);
+
+/// Whether `p`'s token was cancelled (without throwing).
+bool cancelRequested(const Progress& p);
+/// Runs `f` with the layer's waits stopping within 100 ms of a cancel; an Error after a cancel is Cancelled.
+template <class F>
+auto cancellable(DeadlineTransportLayer& layer, const Progress& p, F&& f) {
+  layer.deadline().setStop([&p] { return cancelRequested(p); });
+  try {
+    return f();
+  } catch (const Error&) {
+    p.checkCancelled();
+    throw;
+  }
+}
 
 }  // namespace larmor::io::detail

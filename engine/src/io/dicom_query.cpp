@@ -80,14 +80,18 @@ namespace detail {
 
 // ------------------------------------------------------------------------------ the SCU's handlers
 
-bool QrScu::stopForCancel() {
+bool cancelRequested(const Progress& p) {
   try {
-    progress_.checkCancelled();
+    p.checkCancelled();
     return false;
   } catch (const Cancelled&) {
-    cancelled = true;
     return true;
   }
+}
+
+bool QrScu::stopForCancel() {
+  if (cancelRequested(progress_)) cancelled = true;
+  return cancelled;
 }
 
 void QrScu::rethrow() {
@@ -288,21 +292,23 @@ std::vector<QueryRow> query(const DicomNode& n, const QueryFilters& f, const Pro
   detail::QrScu scu(layer, n, progress);
   detail::configure(scu, n);
   detail::addQueryContexts(scu, false);
-  layer.deadline().arm(n.timeoutSeconds);
-  detail::associate(scu, layer, n, "C-FIND");
-  detail::AssociationGuard guard{scu, layer, n.timeoutSeconds};
-  DcmDataset studies = detail::studyKeys(f);
-  const std::vector<QueryRow> found = detail::find(scu, n, studies);
-  if (f.level == QueryLevel::Study) return found;
-  std::vector<QueryRow> rows;
-  for (std::size_t i = 0; i < found.size(); ++i) {
-    if (!detail::validUid(found[i].studyUid)) continue;  // no study to ask about (an empty UID matches all)
-    progress.report(static_cast<double>(i) / static_cast<double>(found.size()),
-                    "series of study " + std::to_string(i + 1) + "/" + std::to_string(found.size()));
-    DcmDataset keys = detail::seriesKeys(f, found[i].studyUid);
-    for (auto& r : detail::find(scu, n, keys, found[i])) rows.push_back(std::move(r));
-  }
-  return rows;
+  return detail::cancellable(layer, progress, [&] {
+    layer.deadline().arm(n.timeoutSeconds);
+    detail::associate(scu, layer, n, "C-FIND");
+    detail::AssociationGuard guard{scu, layer, n.timeoutSeconds};
+    DcmDataset studies = detail::studyKeys(f);
+    const std::vector<QueryRow> found = detail::find(scu, n, studies);
+    if (f.level == QueryLevel::Study) return found;
+    std::vector<QueryRow> rows;
+    for (std::size_t i = 0; i < found.size(); ++i) {
+      if (!detail::validUid(found[i].studyUid)) continue;  // no study to ask about (an empty UID matches all)
+      progress.report(static_cast<double>(i) / static_cast<double>(found.size()),
+                      "series of study " + std::to_string(i + 1) + "/" + std::to_string(found.size()));
+      DcmDataset keys = detail::seriesKeys(f, found[i].studyUid);
+      for (auto& r : detail::find(scu, n, keys, found[i])) rows.push_back(std::move(r));
+    }
+    return rows;
+  });
 }
 
 #endif  // LARMOR_HAVE_IO

@@ -132,20 +132,12 @@ void checkGet(detail::QrScu& scu, const OFCondition& c, const detail::LogScope& 
                 " instances it announced for series " + series.seriesUid);
 }
 
-}  // namespace
-
-RetrieveReport retrieve(const DicomNode& n, const std::string& seriesUid, const std::string& folder,
-                        const std::string& studyUid, const Progress& progress) {
+/// The association, the series' look-up, the C-GET into a temporary folder renamed onto `target`; the
+/// files written (named as in the temporary folder) into `files`. Returns the series' row.
+QueryRow getSeries(detail::QrScu& scu, detail::DeadlineTransportLayer& layer, const DicomNode& n,
+                   const std::string& seriesUid, const std::string& studyUid, const fs::path& target,
+                   const std::string& folder, std::vector<std::string>& files) {
   const std::string pacs = "PACS " + toString(n);
-  require(detail::validUid(seriesUid), "retrieve: \"" + seriesUid + "\" is not a series UID (digits and dots, at most 64)");
-  require(studyUid.empty() || detail::validUid(studyUid), "retrieve: \"" + studyUid + "\" is not a study UID");
-  const fs::path target = checkTarget(folder);
-  progress.checkCancelled();
-
-  detail::DeadlineTransportLayer layer;  // outlives scu, which uses it
-  detail::QrScu scu(layer, n, progress);
-  detail::configure(scu, n);
-  detail::addQueryContexts(scu, true);
   layer.deadline().arm(n.timeoutSeconds);
   detail::associate(scu, layer, n, "C-GET");
   detail::AssociationGuard guard{scu, layer, n.timeoutSeconds};
@@ -154,12 +146,11 @@ RetrieveReport retrieve(const DicomNode& n, const std::string& seriesUid, const 
   if (pc == 0) throw Error(pacs + " does not accept C-GET in the Study Root information model");
 
   TempFolder temp(target, folder);
-  std::vector<std::string> files;
   scu.onInstance = [&](std::unique_ptr<DcmDataset> d) -> Uint16 {
     files.push_back(writeInstance(std::move(d), temp.t.path, pacs));
     const int total = std::max<int>(series.instances, static_cast<int>(files.size()));
-    progress.report(static_cast<double>(files.size()) / total,
-                    "received " + std::to_string(files.size()) + "/" + std::to_string(total) + " instances");
+    scu.progress().report(static_cast<double>(files.size()) / total,
+                          "received " + std::to_string(files.size()) + "/" + std::to_string(total) + " instances");
     return 0x0000;
   };
   DcmDataset keys;
@@ -170,10 +161,29 @@ RetrieveReport retrieve(const DicomNode& n, const std::string& seriesUid, const 
   layer.deadline().arm(n.timeoutSeconds);
   const OFCondition c = scu.sendCGETRequest(pc, &keys, nullptr);
   checkGet(scu, c, log, n, series, files.size());
-
   if (std::rename(temp.t.path.c_str(), target.c_str()) != 0)
     throw Error(folder + ": cannot rename the retrieved series into place (" + std::strerror(errno) + ")");
   temp.kept = true;
+  return series;
+}
+
+}  // namespace
+
+RetrieveReport retrieve(const DicomNode& n, const std::string& seriesUid, const std::string& folder,
+                        const std::string& studyUid, const Progress& progress) {
+  require(detail::validUid(seriesUid), "retrieve: \"" + seriesUid + "\" is not a series UID (digits and dots, at most 64)");
+  require(studyUid.empty() || detail::validUid(studyUid), "retrieve: \"" + studyUid + "\" is not a study UID");
+  const fs::path target = checkTarget(folder);
+  progress.checkCancelled();
+
+  detail::DeadlineTransportLayer layer;  // outlives scu, which uses it
+  detail::QrScu scu(layer, n, progress);
+  detail::configure(scu, n);
+  detail::addQueryContexts(scu, true);
+  std::vector<std::string> files;
+  const QueryRow series = detail::cancellable(layer, progress, [&] {
+    return getSeries(scu, layer, n, seriesUid, studyUid, target, folder, files);
+  });
   RetrieveReport r;
   r.node = toString(n);
   r.folder = target.string();
