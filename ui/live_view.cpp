@@ -76,7 +76,7 @@ void LiveView::take(const stream::ServedImage& image) {
   }
   try {
     scan_->add({image.slice->slice, image.slice->key, std::shared_ptr<const Dataset>(image.slice, &image.slice->dataset),
-                image.image, image.method});
+                image.image, image.method, image.device, image.reconMs});
   } catch (const std::exception& e) {
     emit logLine(QString::fromStdString(e.what()));
     return;

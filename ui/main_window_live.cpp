@@ -119,6 +119,10 @@ void MainWindow::onLiveScan(bool fresh) {
     }
     frames_->setFrames(names, static_cast<int>(d.frame));
   }
+  // The newest image on screen: its frame, its slice (as a scanner's console follows the scan).
+  const auto [frame, slice] = scan->newest();
+  if (frame != model_.frame()) model_.setFrame(frame);
+  model_.setSlice(slice);
   stage_->setText(tr("Live: %1 images").arg(scan->imageCount()));
 }
 

@@ -46,9 +46,15 @@ void LiveScan::add(LiveImage image) {
   if (!frames_.count(image.key)) {
     keys_.insert(std::upper_bound(keys_.begin(), keys_.end(), image.key), image.key);
   }
+  newestKey_ = image.key, newestSlice_ = image.slice;
   Slices& frame = frames_[image.key];
   if (!frame.count(image.slice)) ++count_;
   frame[image.slice] = std::move(image);
+}
+
+std::pair<std::size_t, int> LiveScan::newest() const {
+  const auto at = std::lower_bound(keys_.begin(), keys_.end(), newestKey_);
+  return {static_cast<std::size_t>(at - keys_.begin()), newestSlice_};
 }
 
 std::string LiveScan::description() const { return (method_.empty() ? std::string("stream") : method_) + " (live)"; }
@@ -120,8 +126,10 @@ std::vector<std::shared_ptr<const recon::ReconResult>> LiveScan::results() const
   std::vector<std::shared_ptr<const recon::ReconResult>> out;
   for (const auto& key : keys_) {
     auto r = std::make_shared<recon::ReconResult>();
-    r->image = frameImage(frames_.at(key));
-    r->device = "server";
+    const Slices& slices = frames_.at(key);
+    r->image = frameImage(slices);
+    for (const auto& [s, i] : slices) r->timings.add("slice " + std::to_string(s), i.reconMs, i.device);
+    r->device = slices.begin()->second.device;
     r->deviceName = source_;
     r->provenance = {{"method", method_}, {"source", source_}, {"live", true}};
     out.push_back(std::move(r));

@@ -26,6 +26,8 @@ struct LiveImage {
   std::shared_ptr<const Dataset> data;  ///< the slice's one-slice Dataset (its k-space, its position)
   CArray image;                         ///< [x, y, z, 1, 1]
   std::string method;                   ///< "fft", "gridding", ...
+  std::string device;                   ///< where it was reconstructed ("cpu", "cuda:0")
+  double reconMs = 0;
 };
 
 class LiveScan {
@@ -40,12 +42,15 @@ class LiveScan {
   index_t slices() const { return slices_; }
   const std::vector<io::FrameKey>& keys() const { return keys_; }
   const std::string& source() const { return source_; }
+  /// The newest image's frame (an index into keys()) and slice.
+  std::pair<std::size_t, int> newest() const;
   /// "fft (live)": the method of the images.
   std::string description() const;
 
   /// The data so far, one frame per key (a series of one frame for a single-frame scan).
   std::shared_ptr<const io::Series> series() const;
-  /// Each frame's image so far as a result (its device "server"), in the order of keys().
+  /// Each frame's image so far as a result (each slice's reconstruction a stage of its timings), in the order
+  /// of keys().
   std::vector<std::shared_ptr<const recon::ReconResult>> results() const;
 
  private:
@@ -59,6 +64,8 @@ class LiveScan {
   std::size_t count_ = 0;
   Shape shape_;  ///< the first image's
   std::vector<io::FrameKey> keys_;
+  io::FrameKey newestKey_;
+  int newestSlice_ = 0;
   std::map<io::FrameKey, Slices> frames_;
 };
 

@@ -418,7 +418,7 @@ SliceOutcome Server::Impl::reconstruct(PoolDevice& d, const std::shared_ptr<cons
   r.reconMs = msSince(t0);
   if (!options.outputDir.empty()) writeResult(options.outputDir, r.image, *slice, c.id);
   if (callbacks.image)
-    callbacks.image(ServedImage{c.id, c.socket->peer(), slice, c.scan, r.image, recon::toString(settings.method)});
+    callbacks.image(ServedImage{c.id, c.socket->peer(), slice, c.scan, r.image, recon::toString(settings.method), d.label, r.reconMs});
   return r;
 }
 

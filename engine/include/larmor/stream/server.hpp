@@ -41,6 +41,8 @@ struct ServedImage {
   std::shared_ptr<const Header> scan;          ///< the scan's HEADER: its slices (as declared), patient, study
   CArray image;                                ///< [x, y, z, 1, 1]
   std::string method;                          ///< "fft", "gridding", ...
+  std::string device;                          ///< the device that made it ("cpu", "cuda:1")
+  double reconMs = 0;                          ///< its reconstruction's time
 };
 
 struct ServerCallbacks {
