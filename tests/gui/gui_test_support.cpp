@@ -8,11 +8,80 @@
 #include <QJsonDocument>
 #include <QProcess>
 #include <QSet>
+#include <QStandardPaths>
 #include <QThread>
+#include <QtTest/QtTest>
 #include <algorithm>
 #include <cmath>
 
+#include "larmor/recon/settings_table.hpp"
+
 namespace larmor::ui::test {
+
+void WindowTest::openWindow(QSize size, bool runOnOpen, bool activate) {
+  w_ = std::make_unique<MainWindow>();
+  w_->applySession(SessionState{});
+  w_->setRunOnOpen(runOnOpen);
+  w_->resize(size);
+  w_->show();
+  QVERIFY(QTest::qWaitForWindowExposed(w_.get()));
+  if (activate) {
+    w_->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(w_.get()));
+  }
+  finished_ = failed_ = cancelled_ = loaded_ = loadFailed_ = sweeps_ = 0;
+  connect(w_.get(), &MainWindow::reconFinished, this, [this] { ++finished_; });
+  connect(w_.get(), &MainWindow::reconFailed, this, [this] { ++failed_; });
+  connect(w_.get(), &MainWindow::reconCancelled, this, [this] { ++cancelled_; });
+  connect(w_.get(), &MainWindow::datasetLoaded, this, [this] { ++loaded_; });
+  connect(w_.get(), &MainWindow::loadFailed, this, [this] { ++loadFailed_; });
+  connect(w_.get(), &MainWindow::sweepFinished, this, [this] { ++sweeps_; });
+}
+
+void WindowTest::load(const phantom::SimulateSettings& s) {
+  const int before = loaded_, lf = loadFailed_;
+  w_->newPhantom(s);
+  QVERIFY2(waitUntil([&] { return loaded_ > before || loadFailed_ > lf; }, 60000), "the phantom was not generated");
+  QVERIFY2(loaded_ > before, qPrintable(w_->lastError()));
+}
+
+void WindowTest::open(const QString& path) {
+  const int before = loaded_, lf = loadFailed_;
+  w_->openFile(path);
+  QVERIFY2(waitUntil([&] { return loaded_ > before || loadFailed_ > lf; }, 60000), "the file did not load");
+  QVERIFY2(loaded_ > before, qPrintable(w_->lastError()));
+}
+
+bool WindowTest::tryOpen(const QString& path) {
+  const int before = loaded_, lf = loadFailed_;
+  w_->openFile(path);
+  waitUntil([&] { return loaded_ > before || loadFailed_ > lf; }, 60000);
+  return loaded_ > before;
+}
+
+bool WindowTest::run(int ms) {
+  const int f = finished_, e = failed_;
+  w_->runReconstruction();
+  waitUntil([&] { return finished_ > f || failed_ > e; }, ms);
+  return finished_ > f;
+}
+
+void WindowTest::setMethod(recon::Method m, int iterations) {
+  SessionState s = w_->session();
+  s.settings.method = m;
+  recon::settings::applyMethodDefaults(s.settings);
+  if (iterations > 0) s.settings.iterative.iterations = iterations;
+  s.device = "auto";
+  w_->applySession(s);
+}
+
+bool WindowTest::tool(const QString& program, const QStringList& args, const QString& dir) {
+  if (QStandardPaths::findExecutable(program).isEmpty()) return false;
+  QProcess p;
+  p.setWorkingDirectory(dir);
+  p.start(program, args);
+  return p.waitForFinished(60000) && p.exitCode() == 0;
+}
 
 bool waitUntil(const std::function<bool()>& done, int ms) {
   QElapsedTimer t;

@@ -1,14 +1,49 @@
 #pragma once
-// Helpers for the GUI tests: waiting on the event loop, small phantoms, picture statistics.
+// Helpers for the GUI tests: the window every test drives (WindowTest), waiting on the event loop, small
+// phantoms, picture statistics, the exports read back by independent readers.
 #include <QImage>
 #include <QJsonObject>
+#include <QObject>
+#include <QSize>
 #include <QString>
+#include <QStringList>
 #include <functional>
+#include <memory>
 
 #include "larmor/io/image_geometry.hpp"
 #include "larmor/phantom/simulate.hpp"
+#include "larmor/recon/settings.hpp"
+#include "main_window.hpp"
 
 namespace larmor::ui::test {
+
+/// The base of a GUI test class: a fresh workstation window per test function (openWindow() in init(), the
+/// window gone in cleanup()), counters of its signals, and the steps every test takes with it. The helpers that
+/// check (load, open) record a failure with QVERIFY2 and return; the caller ends the test function when
+/// QTest::currentTestFailed().
+class WindowTest : public QObject {
+ protected:
+  std::unique_ptr<MainWindow> w_;
+  int finished_ = 0, failed_ = 0, cancelled_ = 0, loaded_ = 0, loadFailed_ = 0, sweeps_ = 0;
+
+  /// A window of `size` with default settings, shown and exposed (active too where `activate`: the keys'
+  /// shortcuts go to the active window), the run on open as `runOnOpen`, its counters at zero.
+  void openWindow(QSize size, bool runOnOpen = false, bool activate = false);
+  void closeWindow() { w_.reset(); }
+
+  /// A simulated phantom loaded (checked).
+  void load(const phantom::SimulateSettings& s);
+  /// `path` opened (checked).
+  void open(const QString& path);
+  /// `path` opened: whether it loaded (a load error is in w_->lastError()).
+  bool tryOpen(const QString& path);
+  /// One reconstruction with the window's settings: whether it finished within `ms`.
+  bool run(int ms = 90000);
+  /// The method with its defaults (and `iterations` where > 0) on the automatic device.
+  void setMethod(recon::Method m, int iterations = 0);
+  /// Runs `program` in `dir`: false when it is not installed or fails (the caller skips).
+  static bool tool(const QString& program, const QStringList& args, const QString& dir);
+};
 
 /// Processes events until `done` is true or `ms` pass; returns done().
 bool waitUntil(const std::function<bool()>& done, int ms);

@@ -54,20 +54,13 @@ const char* name(Outcome o) {
 
 }  // namespace
 
-class GuiTest : public QObject {
+class GuiTest : public WindowTest {
   Q_OBJECT
 
  private:
-  std::unique_ptr<MainWindow> w_;
-  int finished_ = 0, failed_ = 0, cancelled_ = 0, loaded_ = 0, loadFailed_ = 0, sweeps_ = 0;
   QStringList stages_;
 
-  void load(const phantom::SimulateSettings& s) {
-    const int before = loaded_;
-    w_->newPhantom(s);
-    QVERIFY2(waitUntil([&] { return loaded_ > before || loadFailed_ > 0; }, 60000), "the phantom was not generated");
-    QVERIFY2(loaded_ > before, qPrintable(w_->lastError()));
-  }
+  /// One reconstruction: how it ended (the base's run() says only whether it finished).
   Outcome run(int ms = 60000) {
     const int f = finished_, e = failed_, c = cancelled_;
     w_->runReconstruction();
@@ -80,6 +73,7 @@ class GuiTest : public QObject {
     if (cancelled_ > c) return Outcome::Cancelled;
     return Outcome::Timeout;
   }
+  /// The method with `iterations` (8: quick) and no other default changed (the base's applies the method's).
   void setMethod(recon::Method m, int iterations = 8) {
     SessionState s = w_->session();
     s.settings.method = m;
@@ -94,23 +88,11 @@ class GuiTest : public QObject {
 
  private slots:
   void init() {
-    w_ = std::make_unique<MainWindow>();
-    w_->applySession(SessionState{});  // defaults, not whatever an earlier test left in QSettings
-    w_->setRunOnOpen(false);  // these tests choose their methods and run them
-    w_->resize(1400, 900);
-    w_->show();
-    QVERIFY(QTest::qWaitForWindowExposed(w_.get()));
-    finished_ = failed_ = cancelled_ = loaded_ = loadFailed_ = sweeps_ = 0;
+    openWindow({1400, 900});
     stages_.clear();
-    connect(w_.get(), &MainWindow::reconFinished, this, [this] { ++finished_; });
-    connect(w_.get(), &MainWindow::reconFailed, this, [this] { ++failed_; });
-    connect(w_.get(), &MainWindow::reconCancelled, this, [this] { ++cancelled_; });
-    connect(w_.get(), &MainWindow::datasetLoaded, this, [this] { ++loaded_; });
-    connect(w_.get(), &MainWindow::loadFailed, this, [this] { ++loadFailed_; });
-    connect(w_.get(), &MainWindow::sweepFinished, this, [this] { ++sweeps_; });
     connect(w_->worker(), &Worker::progress, this, [this](quint64, double, const QString& s) { stages_ << s; });
   }
-  void cleanup() { w_.reset(); }
+  void cleanup() { closeWindow(); }
 
   // Help -> About and `larmor --version`: the version from CMake's PROJECT_VERSION and the devices found.
   void aboutNamesTheVersionAndTheDevices() {

@@ -28,20 +28,10 @@ using namespace larmor;
 using namespace larmor::ui;
 using namespace larmor::ui::test;
 
-class MethodOnOpenTest : public QObject {
+class MethodOnOpenTest : public WindowTest {
   Q_OBJECT
 
  private:
-  std::unique_ptr<MainWindow> w_;
-  int finished_ = 0, failed_ = 0, loaded_ = 0, loadFailed_ = 0;
-
-  static bool tool(const QString& program, const QStringList& args, const QString& dir) {
-    if (QStandardPaths::findExecutable(program).isEmpty()) return false;
-    QProcess p;
-    p.setWorkingDirectory(dir);
-    p.start(program, args);
-    return p.waitForFinished(60000) && p.exitCode() == 0;
-  }
   /// Opens `path` and waits for the reconstruction that opening starts.
   void openAndWaitForRun(const QString& path) {
     const int l = loaded_, f = finished_, e = failed_, lf = loadFailed_;
@@ -59,20 +49,8 @@ class MethodOnOpenTest : public QObject {
   }
 
  private slots:
-  void init() {
-    w_ = std::make_unique<MainWindow>();
-    w_->applySession(SessionState{});
-    w_->setRunOnOpen(true);
-    w_->resize(1400, 900);
-    w_->show();
-    QVERIFY(QTest::qWaitForWindowExposed(w_.get()));
-    finished_ = failed_ = loaded_ = loadFailed_ = 0;
-    connect(w_.get(), &MainWindow::reconFinished, this, [this] { ++finished_; });
-    connect(w_.get(), &MainWindow::reconFailed, this, [this] { ++failed_; });
-    connect(w_.get(), &MainWindow::datasetLoaded, this, [this] { ++loaded_; });
-    connect(w_.get(), &MainWindow::loadFailed, this, [this] { ++loadFailed_; });
-  }
-  void cleanup() { w_.reset(); }
+  void init() { openWindow({1400, 900}, true); }
+  void cleanup() { closeWindow(); }
 
   // R4 with calibration lines: GRAPPA chosen and run on open, said why; FFT afterwards warns of aliasing.
   // A fully sampled file next: FFT, GRAPPA hidden from the list (the previous method does not carry over).

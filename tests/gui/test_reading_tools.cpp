@@ -33,25 +33,10 @@ using namespace larmor;
 using namespace larmor::ui;
 using namespace larmor::ui::test;
 
-class ReadingToolsTest : public QObject {
+class ReadingToolsTest : public WindowTest {
   Q_OBJECT
 
  private:
-  std::unique_ptr<MainWindow> w_;
-  int finished_ = 0, failed_ = 0, loaded_ = 0, loadFailed_ = 0;
-
-  void load(const phantom::SimulateSettings& s) {
-    const int before = loaded_;
-    w_->newPhantom(s);
-    QVERIFY2(waitUntil([&] { return loaded_ > before || loadFailed_ > 0; }, 60000), "the phantom was not generated");
-    QVERIFY2(loaded_ > before, qPrintable(w_->lastError()));
-  }
-  bool run(int ms = 90000) {
-    const int f = finished_, e = failed_;
-    w_->runReconstruction();
-    waitUntil([&] { return finished_ > f || failed_ > e; }, ms);
-    return finished_ > f;
-  }
   SliceView* axial() const { return w_->imageViewer()->planeView(SliceView::Axial); }
   QAction* action(const QString& name) const { return w_->findChild<QAction*>(name); }
   /// The Cartesian phantom 64², 4 coils, fully sampled, reconstructed (FFT: the run on open is off).
@@ -70,22 +55,8 @@ class ReadingToolsTest : public QObject {
   }
 
  private slots:
-  void init() {
-    w_ = std::make_unique<MainWindow>();
-    w_->applySession(SessionState{});
-    w_->setRunOnOpen(false);
-    w_->resize(1024, 768);
-    w_->show();
-    QVERIFY(QTest::qWaitForWindowExposed(w_.get()));
-    w_->activateWindow();  // the keys' shortcuts (F11, Ctrl+=) go to the active window
-    QVERIFY(QTest::qWaitForWindowActive(w_.get()));
-    finished_ = failed_ = loaded_ = loadFailed_ = 0;
-    connect(w_.get(), &MainWindow::reconFinished, this, [this] { ++finished_; });
-    connect(w_.get(), &MainWindow::reconFailed, this, [this] { ++failed_; });
-    connect(w_.get(), &MainWindow::datasetLoaded, this, [this] { ++loaded_; });
-    connect(w_.get(), &MainWindow::loadFailed, this, [this] { ++loadFailed_; });
-  }
-  void cleanup() { w_.reset(); }
+  void init() { openWindow({1024, 768}, false, true); }
+  void cleanup() { closeWindow(); }
 
   // F11 toggles presenter mode (full screen, zoom 1.5, no docks) and nothing else: the loaded data and the
   // run stay; F11 again brings the window back. The scripted demo has its own entry.

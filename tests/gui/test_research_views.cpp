@@ -28,33 +28,10 @@ using namespace larmor;
 using namespace larmor::ui;
 using namespace larmor::ui::test;
 
-class ResearchViewsTest : public QObject {
+class ResearchViewsTest : public WindowTest {
   Q_OBJECT
 
  private:
-  std::unique_ptr<MainWindow> w_;
-  int finished_ = 0, failed_ = 0, loaded_ = 0, loadFailed_ = 0, sweeps_ = 0;
-
-  void load(const phantom::SimulateSettings& s) {
-    const int before = loaded_;
-    w_->newPhantom(s);
-    QVERIFY2(waitUntil([&] { return loaded_ > before || loadFailed_ > 0; }, 60000), "the phantom was not generated");
-    QVERIFY2(loaded_ > before, qPrintable(w_->lastError()));
-  }
-  bool run(int ms = 90000) {
-    const int f = finished_, e = failed_;
-    w_->runReconstruction();
-    waitUntil([&] { return finished_ > f || failed_ > e; }, ms);
-    return finished_ > f;
-  }
-  void setMethod(recon::Method m, int iterations = 0) {
-    SessionState s = w_->session();
-    s.settings.method = m;
-    recon::settings::applyMethodDefaults(s.settings);
-    if (iterations > 0) s.settings.iterative.iterations = iterations;
-    s.device = "auto";
-    w_->applySession(s);
-  }
   /// Runs the λ sweep and waits for its end; the number of sweeps that failed is in failed_.
   bool sweep(const QVector<double>& lambdas) {
     const int n = sweeps_, e = failed_;
@@ -70,21 +47,8 @@ class ResearchViewsTest : public QObject {
   }
 
  private slots:
-  void init() {
-    w_ = std::make_unique<MainWindow>();
-    w_->applySession(SessionState{});
-    w_->setRunOnOpen(false);
-    w_->resize(1024, 768);
-    w_->show();
-    QVERIFY(QTest::qWaitForWindowExposed(w_.get()));
-    finished_ = failed_ = loaded_ = loadFailed_ = sweeps_ = 0;
-    connect(w_.get(), &MainWindow::reconFinished, this, [this] { ++finished_; });
-    connect(w_.get(), &MainWindow::reconFailed, this, [this] { ++failed_; });
-    connect(w_.get(), &MainWindow::datasetLoaded, this, [this] { ++loaded_; });
-    connect(w_.get(), &MainWindow::loadFailed, this, [this] { ++loadFailed_; });
-    connect(w_.get(), &MainWindow::sweepFinished, this, [this] { ++sweeps_; });
-  }
-  void cleanup() { w_.reset(); }
+  void init() { openWindow({1024, 768}); }
+  void cleanup() { closeWindow(); }
 
   // Four runs of the data: the Side by side tab shows them (it said "No runs to show yet"); its Runs menu
   // lists them and picking two shows those two; new data empties it.

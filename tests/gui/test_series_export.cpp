@@ -25,33 +25,12 @@ using namespace larmor;
 using namespace larmor::ui;
 using namespace larmor::ui::test;
 
-class SeriesExportTest : public QObject {
+class SeriesExportTest : public WindowTest {
   Q_OBJECT
 
  private:
-  std::unique_ptr<MainWindow> w_;
-  int finished_ = 0, failed_ = 0, loaded_ = 0, loadFailed_ = 0;
   bool ready_ = false;
 
-  static bool tool(const QString& program, const QStringList& args, const QString& dir) {
-    if (QStandardPaths::findExecutable(program).isEmpty()) return false;
-    QProcess p;
-    p.setWorkingDirectory(dir);
-    p.start(program, args);
-    return p.waitForFinished(60000) && p.exitCode() == 0;
-  }
-  void open(const QString& path) {
-    const int before = loaded_, lf = loadFailed_;
-    w_->openFile(path);
-    QVERIFY2(waitUntil([&] { return loaded_ > before || loadFailed_ > lf; }, 60000), "the file did not load");
-    QVERIFY2(loaded_ > before, qPrintable(w_->lastError()));
-  }
-  bool run(int ms = 90000) {
-    const int f = finished_, e = failed_;
-    w_->runReconstruction();
-    waitUntil([&] { return finished_ > f || failed_ > e; }, ms);
-    return finished_ > f;
-  }
   /// pydicom's and nibabel's reading of `paths` (check_series_tags.py); empty with a QSKIP/QFAIL when missing.
   static QJsonObject readBack(const QStringList& paths) {
     QProcess p;
@@ -90,20 +69,8 @@ class SeriesExportTest : public QObject {
   }
 
  private slots:
-  void init() {
-    w_ = std::make_unique<MainWindow>();
-    w_->applySession(SessionState{});
-    w_->setRunOnOpen(false);
-    w_->resize(1200, 800);
-    w_->show();
-    QVERIFY(QTest::qWaitForWindowExposed(w_.get()));
-    finished_ = failed_ = loaded_ = loadFailed_ = 0;
-    connect(w_.get(), &MainWindow::reconFinished, this, [this] { ++finished_; });
-    connect(w_.get(), &MainWindow::reconFailed, this, [this] { ++failed_; });
-    connect(w_.get(), &MainWindow::datasetLoaded, this, [this] { ++loaded_; });
-    connect(w_.get(), &MainWindow::loadFailed, this, [this] { ++loadFailed_; });
-  }
-  void cleanup() { w_.reset(); }
+  void init() { openWindow({1200, 800}); }
+  void cleanup() { closeWindow(); }
 
   // Every frame, one series, the temporal tags, the patient fields; a second export is a new series of the
   // same study; NIfTI is 4D; the status bar names the paths.

@@ -32,39 +32,10 @@ using namespace larmor;
 using namespace larmor::ui;
 using namespace larmor::ui::test;
 
-class StateCarryOverTest : public QObject {
+class StateCarryOverTest : public WindowTest {
   Q_OBJECT
 
  private:
-  std::unique_ptr<MainWindow> w_;
-  int finished_ = 0, failed_ = 0, loaded_ = 0, loadFailed_ = 0;
-
-  static bool tool(const QString& program, const QStringList& args, const QString& dir) {
-    if (QStandardPaths::findExecutable(program).isEmpty()) return false;
-    QProcess p;
-    p.setWorkingDirectory(dir);
-    p.start(program, args);
-    return p.waitForFinished(60000) && p.exitCode() == 0;
-  }
-  bool open(const QString& path) {
-    const int before = loaded_, lf = loadFailed_;
-    w_->openFile(path);
-    waitUntil([&] { return loaded_ > before || loadFailed_ > lf; }, 60000);
-    return loaded_ > before;
-  }
-  bool run(int ms = 90000) {
-    const int f = finished_, e = failed_;
-    w_->runReconstruction();
-    waitUntil([&] { return finished_ > f || failed_ > e; }, ms);
-    return finished_ > f;
-  }
-  void setMethod(recon::Method m) {
-    SessionState s = w_->session();
-    s.settings.method = m;
-    recon::settings::applyMethodDefaults(s.settings);
-    s.device = "auto";
-    w_->applySession(s);
-  }
   /// What `larmor-cli info FILE` prints on its error line, without the program's name.
   static QString cliInfoError(const QString& file) {
     QProcess p;
@@ -76,20 +47,8 @@ class StateCarryOverTest : public QObject {
   }
 
  private slots:
-  void init() {
-    w_ = std::make_unique<MainWindow>();
-    w_->applySession(SessionState{});
-    w_->setRunOnOpen(false);
-    w_->resize(1200, 800);
-    w_->show();
-    QVERIFY(QTest::qWaitForWindowExposed(w_.get()));
-    finished_ = failed_ = loaded_ = loadFailed_ = 0;
-    connect(w_.get(), &MainWindow::reconFinished, this, [this] { ++finished_; });
-    connect(w_.get(), &MainWindow::reconFailed, this, [this] { ++failed_; });
-    connect(w_.get(), &MainWindow::datasetLoaded, this, [this] { ++loaded_; });
-    connect(w_.get(), &MainWindow::loadFailed, this, [this] { ++loadFailed_; });
-  }
-  void cleanup() { w_.reset(); }
+  void init() { openWindow({1200, 800}); }
+  void cleanup() { closeWindow(); }
 
   // An image of another range gets its own window; one of the same range keeps the user's.
   void windowFollowsTheImagesRange() {
@@ -116,7 +75,7 @@ class StateCarryOverTest : public QObject {
     const QString dir = scratchDir("carry-window");
     if (!tool("ismrmrd_generate_cartesian_shepp_logan", {"-m", "64", "-c", "4", "-a", "4", "-w", "24", "-n", "0", "-o", "r4.h5"}, dir))
       QSKIP("ismrmrd_generate_cartesian_shepp_logan is not installed");
-    QVERIFY2(open(dir + "/r4.h5"), qPrintable(w_->lastError()));
+    QVERIFY2(tryOpen(dir + "/r4.h5"), qPrintable(w_->lastError()));
     setMethod(recon::Method::Fft);
     QVERIFY2(run(), qPrintable(w_->lastError()));
     const double fftHigh = w_->imageViewer()->windowHigh();
@@ -134,7 +93,7 @@ class StateCarryOverTest : public QObject {
     const QString dir = scratchDir("carry-frames");
     if (!tool("ismrmrd_generate_cartesian_shepp_logan", {"-m", "32", "-c", "2", "-r", "4", "-n", "0", "-o", "rep4.h5"}, dir))
       QSKIP("ismrmrd_generate_cartesian_shepp_logan is not installed");
-    QVERIFY2(open(dir + "/rep4.h5"), qPrintable(w_->lastError()));
+    QVERIFY2(tryOpen(dir + "/rep4.h5"), qPrintable(w_->lastError()));
     auto* bar = w_->findChild<FrameBar*>();
     QVERIFY(bar);
     QCOMPARE(bar->currentName(), QStringLiteral("frame 1/4 · repetition 0"));
@@ -199,7 +158,7 @@ class StateCarryOverTest : public QObject {
     QVERIFY(text.open(QIODevice::WriteOnly));
     text.write("hello, this is not a twix file\n");
     text.close();
-    QVERIFY(!open(dir + "/notes.dat"));
+    QVERIFY(!tryOpen(dir + "/notes.dat"));
     QVERIFY2(w_->lastError().contains("notes.dat: not a Siemens twix file"), qPrintable(w_->lastError()));
     QCOMPARE(w_->lastError(), cliInfoError(dir + "/notes.dat"));
     if (!tool("ismrmrd_generate_cartesian_shepp_logan", {"-m", "32", "-c", "2", "-n", "0", "-o", "full.h5"}, dir))
@@ -211,7 +170,7 @@ class StateCarryOverTest : public QObject {
     QVERIFY(cut.open(QIODevice::WriteOnly));
     cut.write(bytes);
     cut.close();
-    QVERIFY(!open(dir + "/cut.h5"));
+    QVERIFY(!tryOpen(dir + "/cut.h5"));
     QVERIFY2(!w_->lastError().contains("eof") && !w_->lastError().contains("sblock") && !w_->lastError().contains('\n'),
              qPrintable(w_->lastError()));
     QVERIFY2(w_->lastError().contains("cut.h5: damaged or truncated HDF5 file (the file ends after"), qPrintable(w_->lastError()));

@@ -53,48 +53,11 @@ using namespace larmor;
 using namespace larmor::ui;
 using namespace larmor::ui::test;
 
-class WorkflowTest : public QObject {
+class WorkflowTest : public WindowTest {
   Q_OBJECT
 
  private:
-  std::unique_ptr<MainWindow> w_;
-  int finished_ = 0, failed_ = 0, loaded_ = 0, loadFailed_ = 0;
-
-  void load(const phantom::SimulateSettings& s) {
-    const int before = loaded_;
-    w_->newPhantom(s);
-    QVERIFY2(waitUntil([&] { return loaded_ > before || loadFailed_ > 0; }, 60000), "the phantom was not generated");
-    QVERIFY2(loaded_ > before, qPrintable(w_->lastError()));
-  }
-  void open(const QString& path) {
-    const int before = loaded_, lf = loadFailed_;
-    w_->openFile(path);
-    QVERIFY2(waitUntil([&] { return loaded_ > before || loadFailed_ > lf; }, 60000), "the file did not load");
-    QVERIFY2(loaded_ > before, qPrintable(w_->lastError()));
-  }
-  bool run(int ms = 90000) {
-    const int f = finished_, e = failed_;
-    w_->runReconstruction();
-    waitUntil([&] { return finished_ > f || failed_ > e; }, ms);
-    return finished_ > f;
-  }
-  void setMethod(recon::Method m, int iterations = 0) {
-    SessionState s = w_->session();
-    s.settings.method = m;
-    recon::settings::applyMethodDefaults(s.settings);
-    if (iterations > 0) s.settings.iterative.iterations = iterations;
-    s.device = "auto";
-    w_->applySession(s);
-  }
   SliceView* axial() const { return w_->imageViewer()->planeView(SliceView::Axial); }
-  /// Runs a tool; false (and the test is skipped by the caller) when it is not installed.
-  static bool tool(const QString& program, const QStringList& args, const QString& dir) {
-    if (QStandardPaths::findExecutable(program).isEmpty()) return false;
-    QProcess p;
-    p.setWorkingDirectory(dir);
-    p.start(program, args);
-    return p.waitForFinished(60000) && p.exitCode() == 0;
-  }
   /// The mouse over `v` at `p` (an event, as the window system sends it; QTest::mouseMove may not arrive).
   static void hover(QWidget* v, QPoint p) {
     QMouseEvent move(QEvent::MouseMove, QPointF(p), v->mapToGlobal(QPointF(p)), Qt::NoButton, Qt::NoButton, Qt::NoModifier);
@@ -111,20 +74,8 @@ class WorkflowTest : public QObject {
   }
 
  private slots:
-  void init() {
-    w_ = std::make_unique<MainWindow>();
-    w_->applySession(SessionState{});
-    w_->setRunOnOpen(false);  // these tests choose their methods and run them
-    w_->resize(1400, 900);
-    w_->show();
-    QVERIFY(QTest::qWaitForWindowExposed(w_.get()));
-    finished_ = failed_ = loaded_ = loadFailed_ = 0;
-    connect(w_.get(), &MainWindow::reconFinished, this, [this] { ++finished_; });
-    connect(w_.get(), &MainWindow::reconFailed, this, [this] { ++failed_; });
-    connect(w_.get(), &MainWindow::datasetLoaded, this, [this] { ++loaded_; });
-    connect(w_.get(), &MainWindow::loadFailed, this, [this] { ++loadFailed_; });
-  }
-  void cleanup() { w_.reset(); }
+  void init() { openWindow({1400, 900}); }
+  void cleanup() { closeWindow(); }
 
   // A long "No reference ..." message in the compare tab must not widen the window or squeeze
   // the dataset panel, during and after.
