@@ -1,7 +1,7 @@
 // GUI tests: the live view (File ▸ Listen…, ui/live_view.hpp, docs/streaming.md). The window listens on a free
 // port; `larmor-cli stream` sends a four-slice file; the series on screen grows image by image and ends equal,
 // bit for bit, to `larmor-cli recon` of the same file, under the window the first image got; the status bar
-// says where it listens. A client that goes away mid-scan leaves the window usable: the error is shown, the
+// says where it listens. A three-frame file becomes one series run of three frames, the newest on screen. A client that goes away mid-scan leaves the window usable: the error is shown, the
 // slices that arrived are on screen, and the data so far can be reconstructed again. Each under Xvfb.
 #include <QCoreApplication>
 #include <QLabel>
@@ -122,6 +122,26 @@ class LiveViewTest : public QObject {
     QVERIFY(!w_->liveView()->listening());
     QVERIFY(!label->isVisible());
     QVERIFY(w_->model().shownResult());  // the scan stays on screen
+  }
+
+  void framesOfAStreamedSeries() {
+    const QString dir = scratchDir("live-frames");
+    QVERIFY(runCli({"simulate", "--matrix", "32", "--coils", "2", "--frames", "3", "--output", dir + "/dyn.h5"}));
+    QVERIFY(runCli({"recon", dir + "/dyn.h5", "--device", "cpu", "--repetition", "2", "--output", dir + "/r2.cfl"}));
+    const int port = listen();
+    QVERIFY2(port > 0, qPrintable(w_->lastError()));
+    QProcess client;
+    client.start(cli(), {"stream", dir + "/dyn.h5", "--to", QStringLiteral("127.0.0.1:%1").arg(port)});
+    QVERIFY(waitUntil([&] { return client.state() == QProcess::NotRunning && scan() && scan()->imageCount() == 3; }, 120000));
+    QCOMPARE(w_->model().frameCount(), std::size_t{3});
+    QCOMPARE(w_->model().frame(), std::size_t{2});  // the newest image's frame is on screen
+    const model::RunRecord* run = w_->model().shownRun();
+    QVERIFY(run && run->isSeries() && run->frames.size() == 3);
+    QCOMPARE(w_->model().runs().size(), std::size_t{1});
+    const CArray r2 = io::readCfl((dir + "/r2.cfl").toStdString());
+    QCOMPARE(run->frames[2]->image.size(), r2.size());
+    for (index_t i = 0; i < r2.size(); ++i)
+      if (run->frames[2]->image[i] != r2[i]) QFAIL("frame 3/3 differs from larmor-cli recon --repetition 2");
   }
 
   void clientGoneMidScanLeavesTheWindowUsable() {
