@@ -4,6 +4,7 @@
 // says where it listens. A three-frame file becomes one series run of three frames, the newest on screen. A client that goes away mid-scan leaves the window usable: the error is shown, the
 // slices that arrived are on screen, and the data so far can be reconstructed again. Each under Xvfb.
 #include <QCoreApplication>
+#include <QDir>
 #include <QLabel>
 #include <QProcess>
 #include <QStandardPaths>
@@ -118,6 +119,10 @@ class LiveViewTest : public QObject {
     for (const auto& w : windows_) QCOMPARE(w, windows_.front());
     QVERIFY(windows_.front().second > windows_.front().first);
     QVERIFY(QString::fromStdString(w_->model().source().name()).startsWith("stream from 127.0.0.1:"));
+    // Exported as any result: one DICOM file per slice.
+    QVERIFY2(w_->exportDicomSeries(dir + "/dicom"), qPrintable(w_->lastError()));
+    QCOMPARE(QDir(dir + "/dicom").entryList({"*.dcm"}, QDir::Files).size(), 4);
+    QVERIFY2(w_->exportNiftiFile(dir + "/live.nii"), qPrintable(w_->lastError()));
     w_->stopListening();
     QVERIFY(!w_->liveView()->listening());
     QVERIFY(!label->isVisible());
