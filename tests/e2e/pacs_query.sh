@@ -13,8 +13,10 @@
 #    images by position and frame and gives 0 % error; the reconstruction as .cfl gives < 0.01 %; the same
 #    series shifted by 2 mm fails with one line naming the mismatch;
 #  - a calling AE title the PACS does not know, hostile peers (tests/e2e/py/slow_pacs.py: a trickled
-#    response, a vanishing peer, a lying A-ASSOCIATE-AC), a silent and a closed port, and Orthanc killed
-#    (vanished): one line on stderr, exit non-zero, within the time limit, and no output folder left behind.
+#    response, a vanishing peer, a lying A-ASSOCIATE-AC), a PACS lying about the series (tests/e2e/py/
+#    lying_pacs.py: fewer instances than announced, a failed C-GET, a SOP Instance UID that is a path,
+#    silence after the C-GET), and Orthanc killed (vanished): one line on stderr, exit non-zero, within the
+#    time limit, and no output folder or temporary left behind.
 # Fails, never skips, when Orthanc is not installed or cannot start here (installer/install-deps.sh installs it).
 set -euo pipefail
 cli=$1 dir=$2
@@ -192,7 +194,28 @@ must_fail "cannot connect for C-GET" 5 "$cli" retrieve --pacs "ORTHANC@127.0.0.1
   --series "$series_uid" --output-dir none
 start_peer association
 must_fail "did not answer C-FIND within 2 s" 5 "$cli" query --pacs "ORTHANC@127.0.0.1:$port" --timeout 2
+# A PACS that lies about the series (tests/e2e/py/lying_pacs.py): it announces 3 instances and sends 1, fails
+# the C-GET, sends an instance whose SOP Instance UID is a path, or goes silent after the C-GET request.
+start_liar() {
+  [[ -n $peer_pid ]] && kill "$peer_pid" 2>/dev/null || true
+  rm -f "port-$1"
+  /usr/bin/python3 "$here/py/lying_pacs.py" "$1" "port-$1" &
+  peer_pid=$!
+  for _ in $(seq 1 50); do [[ -s port-$1 ]] && break; sleep 0.1; done
+  port=$(cat "port-$1")
+}
+liar_retrieve() { must_fail "$1" 5 "$cli" retrieve --pacs "LIAR@127.0.0.1:$port" --timeout 2 --series 1.2.3.4 --output-dir none; }
+start_liar fewer
+liar_retrieve "sent 1 of the 3 instances it announced for series 1.2.3.4"
+start_liar failure
+liar_retrieve "failed the C-GET of series 1.2.3.4 (status 0xC000"
+start_liar baduid
+liar_retrieve 'sent an instance without a valid SOP Instance UID ("../../evil")'
+[[ ! -e ../evil && ! -e ../evil.dcm ]] || fail "a lying SOP Instance UID wrote outside the folder"
+start_liar silent
+liar_retrieve "did not answer C-GET within 2 s (after 0 instances)"
 [[ ! -e none ]] || fail "a failed retrieve left none/ behind"
+[[ -z $(ls -A . | grep 'larmor' || true) ]] || fail "temporaries left behind: $(ls -A . | grep larmor)"
 # Orthanc vanishes: killed, its port closed.
 kill "$ORTHANC_PID"
 for _ in $(seq 1 100); do kill -0 "$ORTHANC_PID" 2>/dev/null || break; sleep 0.1; done
