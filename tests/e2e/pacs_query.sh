@@ -69,6 +69,10 @@ grep -q "^1 series found on $node\$" q1.txt || fail "query --patient-id P1 did n
 "$cli" query --pacs "$node" --patient-id P1 --level study --json qs.json >/dev/null
 "$cli" query --pacs "$node" --patient-name 'DOE*' --json qn.json >/dev/null
 "$cli" query --pacs "$node" --study-date "19000101-$(date -u +%Y)1231" --modality MR --json qd.json >/dev/null
+"$cli" query --pacs "$node" --patient-id P1 --json q1.json >/dev/null  # its own earlier JSON: replaced
+echo '{"mine": true}' >foreign.json
+must_fail "foreign.json: exists and is not JSON written by Larmor" 5 "$cli" query --pacs "$node" --json foreign.json
+grep -q mine foreign.json || fail "query --json replaced a user's JSON"
 "$cli" query --pacs "$node" --patient-id NOBODY | tee q0.txt
 grep -q "^0 series found" q0.txt || fail "a query without a match did not say 0 series found"
 series_uid=$("$PY" - <<'PY'
