@@ -245,7 +245,7 @@ void QueryDialog::finished() {
     retrieved_ = o.folder;
     const QStringList files = QDir(o.folder).entryList({"*.dcm"}, QDir::Files, QDir::Name);
     o.ok = !files.isEmpty() && openReference_ && openReference_(QDir(o.folder).filePath(files.front()));
-    o.message = o.ok ? tr("%1; shown as reference B in the Compare tab").arg(o.message)
+    o.message = o.ok ? tr("%1; opened in the Compare tab as a reference (B when it fits the shown image)").arg(o.message)
                      : tr("%1, but it could not be shown as the reference").arg(o.message);
   }
   setStatus(o.message, !o.ok);

@@ -161,7 +161,7 @@ class QueryGuiTest : public QObject {
     dlg->retrieveSelected();
     QVERIFY(waitDone(dlg, retrieved, 30000));
     QVERIFY2(ok, qPrintable(dlg->statusText()));
-    QVERIFY2(dlg->statusText().contains("shown as reference B"), qPrintable(dlg->statusText()));
+    QVERIFY2(dlg->statusText().contains("opened in the Compare tab as a reference"), qPrintable(dlg->statusText()));
     QCOMPARE(pixelsByUid(dcmFiles(dlg->retrievedFolder())), ours);  // the same instances, the same pixels
 
     const auto& c = w.model().comparison();
