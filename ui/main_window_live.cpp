@@ -13,6 +13,7 @@
 #include <QStatusBar>
 
 #include "frame_bar.hpp"
+#include "dataset_panel.hpp"
 #include "image_viewer.hpp"
 #include "larmor/batch/settings_file.hpp"
 #include "live_view.hpp"
@@ -33,8 +34,10 @@ void MainWindow::makeLiveView() {
   connect(liveView_, &LiveView::scanGrew, this, &MainWindow::onLiveScan);
   connect(liveView_, &LiveView::logLine, this, [this](const QString& line) { log(tr("live: %1").arg(line)); });
   connect(liveView_, &LiveView::connectionEnded, this, [this](int id, const QString& peer, const QString& error) {
-    if (error.isEmpty()) return;
-    if (id == liveView_->connection()) showError(tr("The live scan from %1 ended early: %2").arg(peer, error));
+    if (id != liveView_->connection() || !liveView_->scan()) return;
+    // The scan's data whole (every arrived slice's k-space), once, now that nothing more arrives.
+    if (model_.showLiveScan(*liveView_->scan(), false, true)) datasetPanel_->setDataset(model_.dataset());
+    if (!error.isEmpty()) showError(tr("The live scan from %1 ended early: %2").arg(peer, error));
   });
 }
 

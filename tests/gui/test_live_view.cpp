@@ -114,6 +114,8 @@ class LiveViewTest : public QObject {
     QCOMPARE(shown->image.shape()[4], index_t{4});
     for (index_t i = 0; i < cliImage.size(); ++i)
       if (shown->image[i] != cliImage[i]) QFAIL(qPrintable(QStringLiteral("pixel %1 differs from larmor-cli recon's").arg(i)));
+    // Once the scan has ended, the data are every slice's k-space (reconstructable again).
+    QVERIFY(waitUntil([&] { return nonZeroSlices(w_->model().dataset()->kspace) == 4; }, 10000));
     // The window the first image got stays for the series.
     QCOMPARE(windows_.size(), std::size_t{4});
     for (const auto& w : windows_) QCOMPARE(w, windows_.front());
@@ -165,6 +167,7 @@ class LiveViewTest : public QObject {
     QVERIFY2(w_->lastError().contains("ended early"), qPrintable(w_->lastError()));
     QVERIFY(scan() && scan()->imageCount() == 2);
     QCOMPARE(nonZeroSlices(w_->model().shownResult()->image), 2);
+    QCOMPARE(nonZeroSlices(w_->model().dataset()->kspace), 2);  // the data as far as they came
     // Still usable: the slices that came are data the window reconstructs again.
     w_->runReconstruction();
     QVERIFY2(waitUntil([&] { return finished_ > 0; }, 60000), qPrintable(w_->lastError()));

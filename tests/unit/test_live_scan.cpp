@@ -103,6 +103,13 @@ TEST(LiveScan, TheModelGrowsOneRunInPlace) {
   EXPECT_EQ(m.runs().size(), 1u);
   EXPECT_EQ(m.shownResult()->image[64], cfloat(2.f, 0));
   EXPECT_EQ(c.frames, 0);
+  // The data are taken again at the end (or when the frames grow), not for each slice.
+  const index_t half = m.dataset()->kspace.size() / 2;
+  const auto slice1 = [&] { return m.dataset()->kspace[half + 5]; };
+  EXPECT_EQ(slice1(), cfloat(0, 0));
+  ASSERT_TRUE(m.showLiveScan(scan, false, true));
+  EXPECT_EQ(slice1(), image(1, 0, 0).data->kspace[5]);
+  EXPECT_EQ(c.datasets, 1);
   scan.add(image(0, 1, 3.f));  // a second frame: the data become a series, the run a series run
   ASSERT_TRUE(m.showLiveScan(scan, false));
   EXPECT_EQ(c.frames, 1);
@@ -111,5 +118,10 @@ TEST(LiveScan, TheModelGrowsOneRunInPlace) {
   EXPECT_EQ(c.datasets, 1);
   EXPECT_EQ(c.added, 1);
   EXPECT_EQ(m.runForFrame(1, m.session()), number);
+  // Other data: the scan's later images change nothing.
+  m.setDataset(std::make_shared<Dataset>(*image(0, 0, 0).data), DataSource::file("other.h5"));
+  scan.add(image(1, 1, 4.f));
+  EXPECT_EQ(m.showLiveScan(scan, false), nullptr);
+  EXPECT_EQ(m.source().name(), "other.h5");
   m.removeObserver(&c);
 }

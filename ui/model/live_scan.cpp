@@ -47,6 +47,8 @@ void LiveScan::add(LiveImage image) {
     keys_.insert(std::upper_bound(keys_.begin(), keys_.end(), image.key), image.key);
   }
   newestKey_ = image.key, newestSlice_ = image.slice;
+  series_.reset();
+  results_.erase(image.key);
   Slices& frame = frames_[image.key];
   if (!frame.count(image.slice)) ++count_;
   frame[image.slice] = std::move(image);
@@ -60,6 +62,7 @@ std::pair<std::size_t, int> LiveScan::newest() const {
 std::string LiveScan::description() const { return (method_.empty() ? std::string("stream") : method_) + " (live)"; }
 
 std::shared_ptr<const io::Series> LiveScan::series() const {
+  if (series_) return series_;
   auto s = std::make_shared<io::Series>();
   for (const auto& key : keys_) {
     s->frames.push_back(frameData(frames_.at(key)));
@@ -78,6 +81,7 @@ std::shared_ptr<const io::Series> LiveScan::series() const {
   s->phases = values(&io::FrameKey::phase);
   s->repetitions = values(&io::FrameKey::repetition);
   s->sets = values(&io::FrameKey::set);
+  series_ = s;
   return s;
 }
 
@@ -125,6 +129,10 @@ CArray LiveScan::frameImage(const Slices& slices) const {
 std::vector<std::shared_ptr<const recon::ReconResult>> LiveScan::results() const {
   std::vector<std::shared_ptr<const recon::ReconResult>> out;
   for (const auto& key : keys_) {
+    if (const auto it = results_.find(key); it != results_.end()) {
+      out.push_back(it->second);
+      continue;
+    }
     auto r = std::make_shared<recon::ReconResult>();
     const Slices& slices = frames_.at(key);
     r->image = frameImage(slices);
@@ -132,6 +140,7 @@ std::vector<std::shared_ptr<const recon::ReconResult>> LiveScan::results() const
     r->device = slices.begin()->second.device;
     r->deviceName = source_;
     r->provenance = {{"method", method_}, {"source", source_}, {"live", true}};
+    results_[key] = r;
     out.push_back(std::move(r));
   }
   return out;

@@ -47,10 +47,11 @@ class LiveScan {
   /// "fft (live)": the method of the images.
   std::string description() const;
 
-  /// The data so far, one frame per key (a series of one frame for a single-frame scan).
+  /// The data so far, one frame per key (a series of one frame for a single-frame scan). Each call after an
+  /// image arrived copies every arrived slice's k-space: callers take it when the frames grow and at the end.
   std::shared_ptr<const io::Series> series() const;
   /// Each frame's image so far as a result (each slice's reconstruction a stage of its timings), in the order
-  /// of keys().
+  /// of keys(). Only the frames that changed since the last call are made again.
   std::vector<std::shared_ptr<const recon::ReconResult>> results() const;
 
  private:
@@ -67,6 +68,8 @@ class LiveScan {
   io::FrameKey newestKey_;
   int newestSlice_ = 0;
   std::map<io::FrameKey, Slices> frames_;
+  mutable std::shared_ptr<const io::Series> series_;  ///< series() since the last image (null: made again)
+  mutable std::map<io::FrameKey, std::shared_ptr<const recon::ReconResult>> results_;  ///< unchanged frames'
 };
 
 }  // namespace larmor::model

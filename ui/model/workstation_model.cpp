@@ -283,9 +283,19 @@ const RunRecord* WorkstationModel::added(const RunRecord& run) {
   return runs_.find(shown_);
 }
 
-const RunRecord* WorkstationModel::showLiveScan(const LiveScan& scan, bool fresh) {
-  const std::shared_ptr<const io::Series> series = scan.series();
+const RunRecord* WorkstationModel::showLiveScan(const LiveScan& scan, bool fresh, bool withData) {
+  if (!fresh && !runs_.find(liveRun_)) return nullptr;  // other data since: the scan is no longer on screen
   auto results = scan.results();
+  const bool grew = !fresh && results.size() != data_.frameCount();
+  if (!fresh && !grew && !withData) {  // one more slice of a known frame: the images alone
+    const RunRecord* run = runs_.update(liveRun_, std::move(results), data_.frame);
+    if (run && shown_ == liveRun_) {
+      notify([](WorkstationObserver& o) { o.shownRunChanged(); });
+      updateComparison();
+    }
+    return run;
+  }
+  const std::shared_ptr<const io::Series> series = scan.series();
   if (series->frames.empty() || results.size() != series->frames.size()) return nullptr;
   const auto frameOf = [&](std::size_t f) { return std::shared_ptr<const Dataset>(series, &series->frames[f]); };
   const auto seriesOf = [&] { return series->frames.size() > 1 ? series : nullptr; };
@@ -297,7 +307,6 @@ const RunRecord* WorkstationModel::showLiveScan(const LiveScan& scan, bool fresh
     runFrames_[run.number] = 0;
     return added(run);
   }
-  const bool grew = series->frames.size() != data_.frameCount();
   data_.frame = std::min(data_.frame, series->frames.size() - 1);
   data_.dataset = frameOf(data_.frame);
   data_.series = seriesOf();

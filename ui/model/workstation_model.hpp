@@ -119,10 +119,11 @@ class WorkstationModel {
   /// `task` failed or was cancelled.
   void runEnded(std::uint64_t task);
   /// The live view's scan (live_scan.hpp) as its images arrive. `fresh` (the scan's first image): its data
-  /// become current as new data do (datasetChanged) and its images one run, shown. Later calls grow the data's
-  /// frames and that run's images in place (frameChanged when the frames grew, shownRunChanged when the run is
-  /// shown), the frame and slice on screen kept. Null when the scan's run is no longer kept.
-  const RunRecord* showLiveScan(const LiveScan& scan, bool fresh);
+  /// become current as new data do (datasetChanged) and its images one run, shown. Later calls grow that run's
+  /// images in place (shownRunChanged when the run is shown), the frame and slice on screen kept; the data are
+  /// taken again (the arrived slices' k-space copied) only when the frames grew (frameChanged) or `withData`
+  /// (the scan ended). Null when the scan's run is no longer kept.
+  const RunRecord* showLiveScan(const LiveScan& scan, bool fresh, bool withData = false);
   const RunHistory& runs() const { return runs_; }
   const RunRecord* shownRun() const { return runs_.find(shown_); }
   std::shared_ptr<const recon::ReconResult> shownResult() const;
