@@ -1,7 +1,8 @@
 // The streaming server as a class (larmor/stream/server.hpp): on port 0 it listens on a free port, one scan
 // streamed to it comes back as one image per slice, each also handed to the image callback with its slice
 // and the scan's header, the connection's end is announced; stop() returns with a client still connected
-// (its connection ended), and nothing listens afterwards.
+// (its connection ended), also when that client reads nothing (the server's writes blocked), and nothing
+// listens afterwards.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -91,6 +92,52 @@ TEST(StreamServer, OneScanOnAnyFreePortThenStop) {
   server.stop();
   EXPECT_EQ(seen.ended, 2);
   EXPECT_THROW(connectTcp("127.0.0.1", port), Error);
+}
+
+// A client that sends a scan and never reads its images: the server's writes block, stop() does not wait for
+// the connection's timeout.
+TEST(StreamServer, StopDoesNotWaitForAStalledClient) {
+  std::filesystem::create_directories(LARMOR_TEST_TMP);
+  const std::string path = std::string(LARMOR_TEST_TMP) + "/server_stalled.h5";
+  std::filesystem::remove(path);
+  phantom::SimulateSettings ss;
+  ss.matrix[0] = ss.matrix[1] = 256;
+  ss.coils = 1;
+  ss.slices = 24;  // 24 images of 512 KiB back: more than the loopback's buffers hold
+  io::writeIsmrmrd(phantom::simulate(ss), path);
+  const RecordedScan scan = recordScan(path);
+  ServerOptions o;
+  o.port = 0;
+  o.devices = "cpu";
+  o.idleTimeoutS = 60;
+  Seen seen;
+  Server server(o, record(seen));
+  server.start();
+  SocketStream s(connectTcp("127.0.0.1", server.port()), "server", 20000);
+  // The client writes on its own thread: once the server waits to send, it reads no more (TCP slows the client).
+  std::thread writer([&] {
+    try {
+      writeConfigFile(s, "default.xml");
+      writeText(s, kHeader, scan.header);
+      for (const auto& a : scan.acquisitions) writeAcquisition(s, a);
+      writeClose(s);
+    } catch (const Error&) {  // the server ended the connection
+    }
+  });
+  for (int i = 0; i < 500; ++i) {
+    {
+      const std::lock_guard<std::mutex> lock(seen.mutex);
+      if (seen.slices.size() >= 4) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // its outbox now waits on a full socket
+  const auto t0 = std::chrono::steady_clock::now();
+  server.stop();
+  const double s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(s_, 5.0) << "stop() waited for the stalled client";
+  EXPECT_EQ(seen.ended, 1);
+  writer.join();
 }
 
 TEST(StreamServer, AnOutputDirThatIsNotAFolderIsRefused) {

@@ -213,7 +213,10 @@ void Server::stop() {
     if (m.stopping) return;
     m.stopping = true;
     if (m.listener) m.listener->shutdown();
-    for (SocketStream* s : m.open) s->shutdownRead();  // each reader sees the end of its stream
+    for (SocketStream* s : m.open) {  // each reader sees the end of its stream; a stalled client blocks no write
+      s->shutdownRead();
+      s->shutdownWrite();
+    }
   }
   m.stopped.notify_all();
   if (m.acceptor.joinable()) m.acceptor.join();
@@ -277,7 +280,7 @@ void Server::Impl::serveConnection(int fd, const std::string& peer, int id) {
   {
     const std::lock_guard<std::mutex> lock(mutex);
     open.insert(&s);
-    if (stopping) s.shutdownRead();
+    if (stopping) s.shutdownRead(), s.shutdownWrite();
   }
   const int now = ++serving;
   log(c.who + ": open");

@@ -65,8 +65,9 @@ class Server {
   void start();
   /// The port listened on (after start()).
   int port() const;
-  /// Stops listening, ends every open connection (what was reconstructed still goes out where it can) and
-  /// joins every thread. No callback is called after it returns.
+  /// Stops listening, ends every open connection (nothing more is read or sent; the slices already queued are
+  /// still reconstructed, written and handed to the image callback) and joins every thread. No callback is
+  /// called after it returns.
   void stop();
   /// Waits until stop() (from another thread), or forever; Error when the listening socket fails.
   void wait();
