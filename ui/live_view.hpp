@@ -8,6 +8,7 @@
 #include <QString>
 
 #include <memory>
+#include <thread>
 
 #include "larmor/recon/settings.hpp"
 #include "live_scan.hpp"
@@ -31,9 +32,10 @@ class LiveView : public QObject {
   explicit LiveView(QObject* parent = nullptr);
   ~LiveView() override;
 
-  /// Starts the server (stops a running one first); false with *error set when it cannot.
-  bool start(const Options& options, QString* error);
-  /// Stops listening and ends the open connections; the scan shown stays.
+  /// Starts the server on a thread of its own (opening and warming up GPUs takes seconds), a running one
+  /// stopped first: started() once it listens, or failed().
+  void start(const Options& options);
+  /// Stops listening (or starting) and ends the open connections; the scan shown stays.
   void stop();
   bool listening() const { return static_cast<bool>(server_); }
   /// "127.0.0.1:9002" while listening, else "".
@@ -43,6 +45,8 @@ class LiveView : public QObject {
   int connection() const { return connection_; }
 
  signals:
+  void started(const QString& address);
+  void failed(const QString& error);
   /// scan() has one more image; `fresh`: it is a new connection's first.
   void scanGrew(bool fresh);
   /// A connection ended: `error` empty after the scan's CLOSE.
@@ -51,8 +55,12 @@ class LiveView : public QObject {
 
  private:
   void take(const stream::ServedImage& image);
+  /// On this object's thread: the server start `generation` made (null: it failed with `error`).
+  void arrived(std::shared_ptr<stream::Server> server, quint64 generation, const QString& address, const QString& error);
 
-  std::unique_ptr<stream::Server> server_;
+  std::thread starter_;
+  quint64 generation_ = 0;  ///< a start that stop() or a later start superseded is stopped when it arrives
+  std::shared_ptr<stream::Server> server_;
   QString address_;
   std::unique_ptr<model::LiveScan> scan_;
   int connection_ = 0;

@@ -78,8 +78,9 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   bool loadReferenceFile(const QString& path);
   /// File ▸ Listen… without its dialog: the streaming server inside the workstation on `address`:`port` (0: any
   /// free port), reconstructing with the settings panel's settings, or those of the settings JSON
-  /// `settingsFile`; each image is shown as it arrives (docs/streaming.md). False (and the error shown) when
-  /// it cannot listen.
+  /// `settingsFile`; each image is shown as it arrives (docs/streaming.md). The server starts on a thread of
+  /// its own (LiveView::started, or the error shown); false (and the error shown) when the settings file
+  /// cannot be read.
   bool startListening(int port, const QString& address = QStringLiteral("127.0.0.1"), const QString& settingsFile = {});
   /// File ▸ Stop listening: the server stops; the scan on screen stays.
   void stopListening();

@@ -32,6 +32,16 @@ void MainWindow::makeLiveView() {
   listening_->hide();
   statusBar()->addPermanentWidget(listening_);
   connect(liveView_, &LiveView::scanGrew, this, &MainWindow::onLiveScan);
+  connect(liveView_, &LiveView::started, this, [this](const QString& address) {
+    listening_->setText(tr("Listening on %1").arg(address));
+    stopListeningAction_->setEnabled(true);
+    log(tr("live: listening on %1").arg(address));
+  });
+  connect(liveView_, &LiveView::failed, this, [this](const QString& error) {
+    listening_->hide();
+    stopListeningAction_->setEnabled(false);
+    showError(tr("Listen: %1").arg(error));
+  });
   connect(liveView_, &LiveView::logLine, this, [this](const QString& line) { log(tr("live: %1").arg(line)); });
   connect(liveView_, &LiveView::connectionEnded, this, [this](int id, const QString& peer, const QString& error) {
     if (id != liveView_->connection() || !liveView_->scan()) return;
@@ -48,30 +58,27 @@ bool MainWindow::startListening(int port, const QString& address, const QString&
   o.listen = address;
   o.devices = QString::fromStdString(model_.session().device);
   o.settings = model_.session().settings;
-  QString error;
   try {
     if (!settingsFile.isEmpty()) o.settings = batch::readSettingsFile(settingsFile.toStdString()).settings;
   } catch (const std::exception& e) {
-    error = QString::fromStdString(e.what());
+    showError(tr("Listen: %1").arg(QString::fromStdString(e.what())));
+    return false;
   }
-  if (error.isEmpty() && liveView_->start(o, &error)) {
-    listening_->setText(tr("Listening on %1").arg(liveView_->address()));
-    listening_->show();
-    stopListeningAction_->setEnabled(true);
-    log(tr("live: listening on %1 (%2)").arg(liveView_->address(), settingsFile.isEmpty() ? tr("the settings panel's settings") : settingsFile));
-    return true;
-  }
-  showError(tr("Listen: %1").arg(error));
-  return false;
+  liveView_->start(o);
+  listening_->setText(tr("Starting the server on %1:%2…").arg(address).arg(port));
+  listening_->show();
+  stopListeningAction_->setEnabled(true);
+  log(tr("live: starting the server on %1:%2 (%3)").arg(address).arg(port)
+          .arg(settingsFile.isEmpty() ? tr("the settings panel's settings") : settingsFile));
+  return true;
 }
 
 void MainWindow::stopListening() {
-  if (!liveView_->listening()) return;
   const QString was = liveView_->address();
   liveView_->stop();
   listening_->hide();
   stopListeningAction_->setEnabled(false);
-  log(tr("live: stopped listening on %1").arg(was));
+  if (!was.isEmpty()) log(tr("live: stopped listening on %1").arg(was));
 }
 
 void MainWindow::listenDialog() {

@@ -74,7 +74,8 @@ class LiveViewTest : public QObject {
       if (!shot.isEmpty() && scan() && scan()->imageCount() == 2)
         QTimer::singleShot(400, w_.get(), [w = w_.get(), shot] { w->saveScreenshot(shot); });
     });
-    if (!w_->startListening(0)) return 0;
+    if (!w_->startListening(0) || !waitUntil([&] { return w_->liveView()->listening() || !w_->lastError().isEmpty(); }, 30000))
+      return 0;
     const QString address = w_->liveView()->address();
     return address.section(':', 1).toInt();
   }
@@ -149,6 +150,18 @@ class LiveViewTest : public QObject {
     QCOMPARE(run->frames[2]->image.size(), r2.size());
     for (index_t i = 0; i < r2.size(); ++i)
       if (run->frames[2]->image[i] != r2[i]) QFAIL("frame 3/3 differs from larmor-cli recon --repetition 2");
+  }
+
+  void aBusyPortIsAnError() {
+    stream::Listener taken("127.0.0.1", 0);
+    w_ = std::make_unique<MainWindow>();
+    w_->setInteractive(false);
+    w_->show();
+    QVERIFY(w_->startListening(taken.port()));
+    QVERIFY(waitUntil([&] { return !w_->lastError().isEmpty(); }, 30000));
+    QVERIFY2(w_->lastError().contains("cannot listen"), qPrintable(w_->lastError()));
+    QVERIFY(!w_->liveView()->listening());
+    QVERIFY(!w_->findChild<QLabel*>("listening")->isVisible());
   }
 
   void clientGoneMidScanLeavesTheWindowUsable() {
