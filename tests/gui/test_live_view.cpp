@@ -5,7 +5,10 @@
 // slices that arrived are on screen, and the data so far can be reconstructed again. Each under Xvfb.
 #include <QCoreApplication>
 #include <QDir>
+#include <QAction>
+#include <QDialog>
 #include <QLabel>
+#include <QSpinBox>
 #include <QProcess>
 #include <QStandardPaths>
 #include <QtTest/QtTest>
@@ -150,6 +153,32 @@ class LiveViewTest : public QObject {
     QCOMPARE(run->frames[2]->image.size(), r2.size());
     for (index_t i = 0; i < r2.size(); ++i)
       if (run->frames[2]->image[i] != r2[i]) QFAIL("frame 3/3 differs from larmor-cli recon --repetition 2");
+  }
+
+  void listenDialogStartsAndStops() {
+    w_ = std::make_unique<MainWindow>();
+    w_->setInteractive(false);
+    w_->show();
+    auto* listen = w_->findChild<QAction*>("listen");
+    auto* stop = w_->findChild<QAction*>("stopListening");
+    QVERIFY(listen && stop);
+    QVERIFY(!stop->isEnabled());
+    bool answered = false;
+    QTimer::singleShot(200, this, [&] {  // the dialog: port 0 (any free port), the default address, Listen
+      auto* d = qobject_cast<QDialog*>(QApplication::activeModalWidget());
+      if (!d) return;
+      d->findChild<QSpinBox*>()->setValue(0);
+      answered = true;
+      d->accept();
+    });
+    listen->trigger();
+    QVERIFY(answered);
+    QVERIFY2(waitUntil([&] { return w_->liveView()->listening(); }, 30000), qPrintable(w_->lastError()));
+    QVERIFY(w_->liveView()->address().startsWith("127.0.0.1:"));
+    QVERIFY(stop->isEnabled());
+    stop->trigger();
+    QVERIFY(!w_->liveView()->listening());
+    QVERIFY(!stop->isEnabled());
   }
 
   void aBusyPortIsAnError() {
