@@ -8,7 +8,11 @@
 #   tests/gpu/python-on-device.sh OUTDIR
 #
 # STEPS=build,test (the default: both; a warm machine keeps the build for a later STEPS=test). PYTHON (python3: the
-# machine's, with NumPy, CuPy and PyTorch), BUILD_DIR (build/device), BUILD_TIMEOUT (540 s), TEST_TIMEOUT (300 s).
+# machine's, with NumPy, CuPy and PyTorch), BUILD_DIR (build/device-python), BUILD_TIMEOUT (540 s), TEST_TIMEOUT (300 s).
+# The build has a folder of its own, made with the system's g++ (PYTHON_CXX, default /usr/bin/g++ where it exists): the
+# device machine's default compiler (/opt/gcc, that of the device preset) links libstdc++ statically into every
+# shared library, and an engine carrying its own libstdc++ inside a Python process that has loaded the system's
+# crashes at its first stream output (measured: NufftPlan's trajectory check segfaulted in Shape::str).
 # pybind11's headers: PYBIND11_INCLUDE, else PyTorch's include folder (it ships pybind11/, a version that knows the
 # machine's Python 3.12), else build/pybind11-include when carried (a copy of Debian's /usr/include/pybind11 as
 # build/pybind11-include/pybind11; Debian 12's 2.10 predates Python 3.12).
@@ -21,7 +25,11 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT" || exit 2
 STEPS=",${STEPS:-build,test},"
 PY=$(command -v "${PYTHON:-python3}") || { echo "python-on-device: no ${PYTHON:-python3}" >&2; exit 2; }
-BUILD=${BUILD_DIR:-build/device}
+BUILD=${BUILD_DIR:-build/device-python}
+CXX_FOR_PYTHON=${PYTHON_CXX:-}
+[[ -n $CXX_FOR_PYTHON || ! -x /usr/bin/g++ ]] || CXX_FOR_PYTHON=/usr/bin/g++
+compilers=()
+[[ -z $CXX_FOR_PYTHON ]] || compilers=(-DCMAKE_CXX_COMPILER="$CXX_FOR_PYTHON" -DCMAKE_CUDA_HOST_COMPILER="$CXX_FOR_PYTHON")
 
 pybind11_include() {
   local torch
@@ -36,7 +44,7 @@ if [[ $STEPS == *",build,"* ]]; then
   inc=$(pybind11_include)
   [[ -f $inc/pybind11/pybind11.h ]] || { echo "python-on-device: no pybind11 headers in '$inc'" >&2; exit 2; }
   echo "python-on-device: $("$PY" --version), pybind11 from $inc"
-  cmake --preset device -DPython3_EXECUTABLE="$PY" -DLARMOR_PYBIND11_INCLUDE_DIR="$inc" > "$OUT/python-configure.log" 2>&1 ||
+  cmake --preset device -B "$BUILD" "${compilers[@]}" -DPython3_EXECUTABLE="$PY" -DLARMOR_PYBIND11_INCLUDE_DIR="$inc" > "$OUT/python-configure.log" 2>&1 ||
     { tail -20 "$OUT/python-configure.log"; exit 2; }
   grep -q "Python=ON" "$OUT/python-configure.log" ||
     { grep -i "python" "$OUT/python-configure.log"; echo "python-on-device: the Python module is off" >&2; exit 2; }
