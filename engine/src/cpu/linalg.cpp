@@ -7,7 +7,7 @@
 // part of the work. Measured on Table 5.1 (32 coils, σ = 0.01 noise): weights 7e-5 from the float64
 // reference with float products and a float Cholesky, 1.2e-5 with these choices. Batches run in parallel
 // over entries (OpenMP); a batch smaller than the thread count runs entry by entry with Eigen's own
-// threading inside each product.
+// threading inside each product. Batches poll the caller's CancelScope per entry (util/cancel_scope.hpp).
 //
 // Twin: cuda/linalg.cu (cuBLAS and cuSOLVER), tested against this file.
 #include <omp.h>
@@ -21,6 +21,7 @@
 #include <string>
 
 #include "cpu_backend.hpp"
+#include "larmor/util/cancel_scope.hpp"
 
 namespace larmor::cpu {
 
@@ -168,13 +169,16 @@ void CpuBackend::gemmBatched(MatOp opA, MatOp opB, index_t m, index_t n, index_t
     if (k > 0) accumulate(opA, opB, ma, mb, alpha, mc, hermitian);
   };
   const index_t threads = omp_get_max_threads();
+  ParallelCancel cancel;  // polled per entry: a batch of large products (3D GRAPPA) is seconds long
   if (batch >= threads && threads > 1) {
     // Many entries: one per thread, each product single-threaded (Eigen does not nest inside a team).
 #pragma omp parallel for schedule(dynamic, 1) if (m * n * std::max<index_t>(k, 1) * batch > kParallelMoves)
-    for (index_t e = 0; e < batch; ++e) one(e);
+    for (index_t e = 0; e < batch; ++e)
+      if (!cancel.stop()) one(e);
   } else {
-    for (index_t e = 0; e < batch; ++e) one(e);
+    for (index_t e = 0; e < batch && !cancel.stop(); ++e) one(e);
   }
+  cancel.rethrow();
 }
 
 void CpuGrappaOps::choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer& B, const MatrixBatch& b,
@@ -193,8 +197,10 @@ void CpuGrappaOps::choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer&
   cfloat* pa = static_cast<cfloat*>(A.ptr());
   cfloat* pb = static_cast<cfloat*>(B.ptr());
   std::atomic<index_t> failed{std::numeric_limits<index_t>::max()};
+  ParallelCancel cancel;
 #pragma omp parallel for schedule(dynamic, 1) if (batch * n * n * (n + nrhs) > kParallelMoves)
   for (index_t e = 0; e < batch; ++e) {
+    if (cancel.stop()) continue;
     MapF ma(pa + e * a.stride, n, n, Stride(a.ld));
     MapF mb(pb + e * b.stride, n, nrhs, Stride(b.ld));
     // LAPACK's zpotrf convention: only the lower triangle is read (Eigen's LLT<Lower> references only
@@ -213,6 +219,7 @@ void CpuGrappaOps::choleskySolveBatched(Buffer& A, const MatrixBatch& a, Buffer&
     for (index_t j = 0; j < n; ++j)
       for (index_t i = j; i < n; ++i) ma(i, j) = cfloat(l(i, j));
   }
+  cancel.rethrow();
   if (failed.load() != std::numeric_limits<index_t>::max())
     throw Error("cpu backend: choleskySolveBatched: matrix " + str(failed.load()) + " of the batch of " + str(batch) +
                 " is not positive definite");

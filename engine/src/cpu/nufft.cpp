@@ -21,6 +21,7 @@
 // the result deterministic (fixed order within a tile, independent of the thread count). Samples are
 // presorted by tile once per plan, so a tile's samples are mostly contiguous in memory. Interpolation
 // (forward) is sample-parallel: every sample reads its footprint and writes its own output.
+// Cancellation: the caller's CancelScope is polled per chunk of coils and per tile of the spread.
 //
 // Twin: cuda/nufft.cu (with its spreaders cuda/nufft_sector.cu and cuda/nufft_tron.cu); the grid size,
 // footprint and kernel rules both use are in larmor/kernels/kernel_math.hpp.
@@ -34,6 +35,7 @@
 #include "cpu_backend.hpp"
 #include "larmor/kernels/kernel_math.hpp"
 #include "larmor/traj/trajectory.hpp"
+#include "larmor/util/cancel_scope.hpp"
 
 namespace larmor::cpu {
 
@@ -117,6 +119,7 @@ class CpuNufftPlan final : public NufftPlan {
     const index_t chunk = chunkSize(batch);
     Buffer& grid = gridBuffer(chunk);
     for (index_t c0 = 0; c0 < batch; c0 += chunk) {
+      CancelScope::check();  // per chunk of coils (util/cancel_scope.hpp)
       const index_t cb = std::min(chunk, batch - c0);
       gatherSorted(in + m_ * c0, cb);
       spread(static_cast<cfloat*>(grid.ptr()), cb);
@@ -134,6 +137,7 @@ class CpuNufftPlan final : public NufftPlan {
     const index_t chunk = chunkSize(batch);
     Buffer& grid = gridBuffer(chunk);
     for (index_t c0 = 0; c0 < batch; c0 += chunk) {
+      CancelScope::check();  // per chunk of coils (util/cancel_scope.hpp)
       const index_t cb = std::min(chunk, batch - c0);
       padDeapodize(in + imageVoxels_ * c0, static_cast<cfloat*>(grid.ptr()), cb);
       backend_.fft(grid, Shape{g_[0], g_[1], g_[2], cb}, dims_, FftDirection::Forward);
@@ -323,6 +327,7 @@ class CpuNufftPlan final : public NufftPlan {
     const int w = width_;
     const index_t cf = CB > 0 ? 2 * CB : 2 * cb;  // floats per sample
     const index_t work = static_cast<index_t>(tileSamples_.size()) * cb * (D == 2 ? width_ * width_ : width_ * width_ * width_);
+    ParallelCancel cancel;  // polled per tile: a 3D multi-coil spread takes seconds
 #pragma omp parallel if (tiles_ > 1 && work > kParallelWork)
     {
       std::vector<float> acc(static_cast<std::size_t>(tileVoxels * cf));
@@ -331,6 +336,7 @@ class CpuNufftPlan final : public NufftPlan {
       int n[3];
 #pragma omp for schedule(dynamic, 1)
       for (index_t ti = 0; ti < tiles_; ++ti) {
+        if (cancel.stop()) continue;
         const index_t t = tileOrder_[static_cast<std::size_t>(ti)];
         index_t o[3], e[3];
         {
@@ -392,6 +398,7 @@ class CpuNufftPlan final : public NufftPlan {
             }
       }
     }
+    cancel.rethrow();
   }
 
   void interpolate(const cfloat* grid, cfloat* out, index_t cb) {

@@ -18,6 +18,8 @@
 #include <numeric>
 #include <string>
 
+#include "larmor/util/cancel_scope.hpp"
+
 namespace larmor::recon::grappa {
 
 namespace {
@@ -210,7 +212,8 @@ void Plan::buildCalibrationTables() {
   std::vector<index_t> ga(static_cast<std::size_t>(nCol_ * E * nA_)), gb(static_cast<std::size_t>(nCol_ * E * nB_));
   for (index_t e = 0; e < E; ++e) {
     const index_t seg = e % S, q = e / S;
-    for (index_t i = 0; i < cal_.shiftsPe; ++i)
+    for (index_t i = 0; i < cal_.shiftsPe; ++i) {
+      CancelScope::check();  // 3D: one problem's tables take seconds
       for (index_t j = 0; j < cal_.shiftsRo; ++j) {
         const index_t col = j + cal_.shiftsRo * i, at = col + nCol_ * e;
         const index_t x0 = k.improved ? j : seg * k.segment + j;  // first source column (basic: the column)
@@ -227,6 +230,7 @@ void Plan::buildCalibrationTables() {
                 inside ? data_.offset(q, c, y0 + k.targetY(t), x0 + k.roCentre, z0 + k.targetZ(t)) : -1;
         }
       }
+    }
   }
   idxGA_ = upload(ga);
   idxGB_ = upload(gb);
@@ -286,6 +290,7 @@ void Plan::buildFillTables() {
     const index_t q = interpolate_ ? e / columns : e / S;
     const index_t xFirst = interpolate_ ? e % columns : (k.improved ? 0 : (e % S) * k.segment);
     for (index_t p = 0; p < P; ++p) {
+      CancelScope::check();  // 3D: one problem's tables take seconds
       const index_t first = fillGeo_.firstSource[static_cast<std::size_t>(p)];
       const index_t firstZ = fillGeo_.firstSourcePe2[static_cast<std::size_t>(p)];
       for (index_t xr = 0; xr < width; ++xr) {
@@ -426,6 +431,8 @@ void Plan::calibrate(const Buffer& data, const std::vector<float>* hostScales) {
   // (A backend that solves at once, the CPU's, throws here.)
   try {
     pendingChecks_.push_back(be_.grappaOps().choleskySolveBatchedQueued(*M_, m, *weights_, w, E));
+  } catch (const Cancelled&) {
+    throw;
   } catch (const Error& e) {
     throwCalibrationFailed(e);
   }

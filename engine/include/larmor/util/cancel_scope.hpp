@@ -24,6 +24,11 @@ class CancelScope {
 
   /// This thread's innermost scope's Progress, or null.
   static const Progress* current() { return current_; }
+  /// Throws Cancelled when this thread's scope was cancelled: the cancellation point of a serial loop with no
+  /// Progress at hand (in an OpenMP loop, ParallelCancel).
+  static void check() {
+    if (current_) current_->checkCancelled();
+  }
   /// Whether `progress` (null: never) was cancelled, without throwing.
   static bool requested(const Progress* progress) {
     if (!progress) return false;
