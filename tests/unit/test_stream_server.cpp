@@ -94,6 +94,35 @@ TEST(StreamServer, OneScanOnAnyFreePortThenStop) {
   EXPECT_THROW(connectTcp("127.0.0.1", port), Error);
 }
 
+// A configuration named after a method other than the server's (fft by default) runs it with its defaults: "cs"
+// takes total variation, not cg's Tikhonov prior (which --method cs refuses).
+TEST(StreamServer, AMethodNameGetsThatMethodsDefaults) {
+  const RecordedScan scan = twoSliceScan();
+  ServerOptions o;
+  o.port = 0;
+  o.devices = "cpu";
+  Seen seen;
+  Server server(o, record(seen));
+  server.start();
+  for (const char* config : {"cs", "cs.xml", "cg"}) {
+    int images = 0;
+    std::string text;
+    SocketStream s(connectTcp("127.0.0.1", server.port()), "server", 20000);
+    writeConfigFile(s, config);
+    writeText(s, kHeader, scan.header);
+    for (const auto& a : scan.acquisitions) writeAcquisition(s, a);
+    writeClose(s);
+    for (;;) {
+      const Message m = readMessage(s);
+      if (m.id == kClose) break;
+      if (m.id == kImage) ++images;
+      if (m.id == kText) text += m.text;
+    }
+    EXPECT_EQ(images, 2) << config << ": " << text;
+  }
+  server.stop();
+}
+
 // A client that sends a scan and never reads its images: the server's writes block, stop() does not wait for
 // the connection's timeout.
 TEST(StreamServer, StopDoesNotWaitForAStalledClient) {

@@ -49,8 +49,9 @@ struct Config {
 };
 
 // CONFIG_FILE's name: a settings file (.json, as `recon --save-settings` writes), a method name (fft,
-// gridding, cg, cs, grappa, tron, dft; ".xml" allowed), or any other preset name (default.xml, a Gadgetron
-// configuration): the server's settings, the method fitted to the header.
+// gridding, cg, cs, grappa, tron, dft; ".xml" allowed: the server's settings with that method and, where it is not
+// theirs, the method's defaults), or any other preset name (default.xml, a Gadgetron configuration): the server's
+// settings, the method fitted to the header.
 Config configFor(const recon::ReconSettings& base, const std::string& name) {
   Config c{base, true, name};
   if (name.size() > 5 && name.substr(name.size() - 5) == ".json") {
@@ -59,8 +60,13 @@ Config configFor(const recon::ReconSettings& base, const std::string& name) {
     c.fitMethod = false;
   } else {
     std::string method = name.size() > 4 && name.substr(name.size() - 4) == ".xml" ? name.substr(0, name.size() - 4) : name;
-    for (const char* m : {"fft", "gridding", "tron", "dft", "cg", "cs", "grappa"})
-      if (method == m) c.settings.method = recon::methodFromString(method), c.fitMethod = false;
+    for (const char* m : {"fft", "gridding", "tron", "dft", "cg", "cs", "grappa"}) {
+      if (method != m) continue;
+      const recon::Method named = recon::methodFromString(method);
+      // Another method than the server's settings': its own defaults (cs's prior and lambda), as `recon --method`.
+      if (named != c.settings.method) c.settings.method = named, recon::settings::applyMethodDefaults(c.settings);
+      c.fitMethod = false;
+    }
   }
   recon::settings::validate(c.settings);
   return c;
