@@ -1,8 +1,10 @@
 // The reading tools' measurements (ui/model/roi_stats.hpp): region statistics against a direct computation,
-// the shapes' voxels, the area from the voxel size, the distance in mm, and the time curve of an ellipse.
+// the shapes' voxels, the area from the voxel size, the distance in mm, the angle in degrees,
+// the freehand outline (even-odd rule, shoelace area) and the time curve of an ellipse.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <numbers>
 
 #include "roi_stats.hpp"
 
@@ -84,4 +86,50 @@ TEST(RoiStats, TimeCurveMeanFollowsTheShape) {
   EXPECT_NEAR(roiMean(ramp(), ell), 22.0, 1e-5);
   const PlaneRoi corner{0, 0, 1, 1, 0, RoiShape::Ellipse, {}};
   EXPECT_NEAR(roiMean(ramp(), corner), (0 + 1 + 10 + 11) / 4.0, 1e-5);  // radius 1: all four centres inside
+}
+
+TEST(RoiStats, FreehandEvenOddRuleMatchesABruteForceCount) {
+  // A concave outline (an arrow head pointing left, its notch at (4, 3)) and the voxels by the crossing count.
+  const PlaneRoi f = freehandRoi({{0, 3}, {7, 0}, {4, 3}, {4, 3}, {7, 6}, {0, 3}}, 0);
+  ASSERT_EQ(f.polygon.size(), 4u);  // the repeated point and the closing vertex dropped
+  EXPECT_EQ(f.x0, 0);
+  EXPECT_EQ(f.x1, 7);
+  EXPECT_EQ(f.y0, 0);
+  EXPECT_EQ(f.y1, 6);
+  EXPECT_TRUE(roiContains(f, 2, 3));
+  EXPECT_FALSE(roiContains(f, 5, 3));  // in the notch
+  EXPECT_FALSE(roiContains(f, 6, 4));  // outside the lower barb
+  std::size_t n = 0;
+  double sum = 0;
+  for (int y = 0; y < 6; ++y)
+    for (int x = 0; x < 8; ++x) {
+      int crossings = 0;  // a ray along +x from the centre through the four edges
+      for (std::size_t i = 0; i < 4; ++i) {
+        const auto& p = f.polygon[i];
+        const auto& q = f.polygon[(i + 1) % 4];
+        if ((p[1] > y) != (q[1] > y) && x < double(q[0] - p[0]) * (y - p[1]) / double(q[1] - p[1]) + p[0]) ++crossings;
+      }
+      if (crossings % 2) ++n, sum += x + 10 * y;
+    }
+  const RoiStats s = roiStatistics(ramp(), f, {0.5, 2.0, 3.0});
+  EXPECT_EQ(s.voxels, n);
+  EXPECT_NEAR(s.mean, sum / n, 1e-4);
+  EXPECT_DOUBLE_EQ(s.areaMm2, n * 0.5 * 2.0);
+}
+
+TEST(RoiStats, PolygonAreaIsTheShoelace) {
+  EXPECT_DOUBLE_EQ(polygonAreaMm2({{0, 0}, {4, 0}, {4, 3}, {0, 3}}, {1, 1, 1}), 12.0);
+  EXPECT_DOUBLE_EQ(polygonAreaMm2({{0, 0}, {0, 3}, {4, 3}, {4, 0}}, {0.5, 2, 9}), 12.0);  // either winding
+  EXPECT_DOUBLE_EQ(polygonAreaMm2({{0, 3}, {7, 0}, {4, 3}, {7, 6}}, {1, 1, 1}), 12.0);  // two triangles of 6
+  EXPECT_FALSE(insidePolygon({{0, 0}, {4, 0}}, 1, 0));  // fewer than three vertices: nothing inside
+}
+
+TEST(RoiStats, AngleIsInPhysicalSpace) {
+  EXPECT_NEAR(angleDeg({2, 0, 0}, {0, 0, 0}, {0, 3, 0}, {1, 1, 1}), 90.0, 1e-12);
+  EXPECT_NEAR(angleDeg({1, 0, 0}, {0, 0, 0}, {1, 1, 0}, {1, 1, 1}), 45.0, 1e-12);
+  // 0.5 x 1.5 mm voxels: the "45°" of the voxel grid is atan(1.5 / 0.5) = 71.57° in the patient.
+  EXPECT_NEAR(angleDeg({1, 0, 0}, {0, 0, 0}, {1, 1, 0}, {0.5, 1.5, 1}), std::atan(3.0) * 180 / std::numbers::pi, 1e-12);
+  EXPECT_NEAR(angleDeg({5, 5, 0}, {3, 2, 0}, {1, 5, 0}, {1, 1, 1}), 2 * std::atan(2.0 / 3.0) * 180 / std::numbers::pi, 1e-12);
+  EXPECT_NEAR(angleDeg({1, 0, 0}, {0, 0, 0}, {-4, 0, 0}, {1, 1, 1}), 180.0, 1e-12);
+  EXPECT_TRUE(std::isnan(angleDeg({1, 1, 0}, {1, 1, 0}, {2, 2, 0}, {1, 1, 1})));
 }

@@ -8,9 +8,8 @@
 
 namespace larmor::model {
 
-namespace {
-
-bool insidePolygon(const std::vector<std::array<int, 2>>& poly, int x, int y) {
+bool insidePolygon(const std::vector<std::array<int, 2>>& poly, double x, double y) {
+  if (poly.size() < 3) return false;
   bool in = false;
   for (std::size_t i = 0, j = poly.size() - 1; i < poly.size(); j = i++) {
     const double xi = poly[i][0], yi = poly[i][1], xj = poly[j][0], yj = poly[j][1];
@@ -19,7 +18,31 @@ bool insidePolygon(const std::vector<std::array<int, 2>>& poly, int x, int y) {
   return in;
 }
 
-}  // namespace
+double polygonAreaMm2(const std::vector<std::array<int, 2>>& poly, std::array<double, 3> spacingMm) {
+  double twice = 0;
+  for (std::size_t i = 0, j = poly.size() - 1; i < poly.size(); j = i++)
+    twice += static_cast<double>(poly[j][0]) * poly[i][1] - static_cast<double>(poly[i][0]) * poly[j][1];
+  return 0.5 * std::abs(twice) * spacingMm[0] * spacingMm[1];
+}
+
+PlaneRoi freehandRoi(const std::vector<std::array<int, 2>>& outline, int z) {
+  PlaneRoi r;
+  r.z = z;
+  r.shape = RoiShape::Freehand;
+  for (const auto& p : outline)
+    if (r.polygon.empty() || r.polygon.back() != p) r.polygon.push_back(p);
+  if (r.polygon.size() > 1 && r.polygon.front() == r.polygon.back()) r.polygon.pop_back();
+  if (r.polygon.empty()) return r;
+  r.x0 = r.x1 = r.polygon[0][0];
+  r.y0 = r.y1 = r.polygon[0][1];
+  for (const auto& p : r.polygon) {
+    r.x0 = std::min(r.x0, p[0]);
+    r.x1 = std::max(r.x1, p[0]);
+    r.y0 = std::min(r.y0, p[1]);
+    r.y1 = std::max(r.y1, p[1]);
+  }
+  return r;
+}
 
 bool roiContains(const PlaneRoi& roi, int x, int y) {
   const int x0 = std::min(roi.x0, roi.x1), x1 = std::max(roi.x0, roi.x1);
@@ -33,7 +56,7 @@ bool roiContains(const PlaneRoi& roi, int x, int y) {
       return u * u + v * v <= 1.0;
     }
     case RoiShape::Freehand:
-      return roi.polygon.size() >= 3 && insidePolygon(roi.polygon, x, y);
+      return insidePolygon(roi.polygon, x, y);
   }
   return false;
 }
@@ -81,6 +104,18 @@ double distanceMm(std::array<int, 3> a, std::array<int, 3> b, std::array<double,
     d2 += d * d;
   }
   return std::sqrt(d2);
+}
+
+double angleDeg(std::array<int, 3> a, std::array<int, 3> vertex, std::array<int, 3> b, std::array<double, 3> spacingMm) {
+  double pq = 0, pp = 0, qq = 0;
+  for (std::size_t k = 0; k < 3; ++k) {
+    const double p = (a[k] - vertex[k]) * spacingMm[k], q = (b[k] - vertex[k]) * spacingMm[k];
+    pq += p * q;
+    pp += p * p;
+    qq += q * q;
+  }
+  if (pp == 0 || qq == 0) return std::numeric_limits<double>::quiet_NaN();
+  return std::acos(std::clamp(pq / std::sqrt(pp * qq), -1.0, 1.0)) * 180.0 / 3.14159265358979323846;
 }
 
 }  // namespace larmor::model
