@@ -6,6 +6,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QSettings>
 #include <QSlider>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -13,6 +14,7 @@
 #include <numbers>
 
 #include "colormaps.hpp"
+#include "oblique_view.hpp"
 #include "slice_view.hpp"
 #include "volume_view.hpp"
 
@@ -167,10 +169,8 @@ void ImageViewer::makeViews() {
   views_[SliceView::Coronal] = new SliceView(SliceView::Coronal);
   views_[SliceView::Sagittal] = new SliceView(SliceView::Sagittal);
   volumeView_ = new VolumeView;
-  grid_->addWidget(views_[SliceView::Axial], 0, 0);
-  grid_->addWidget(views_[SliceView::Coronal], 0, 1);
-  grid_->addWidget(views_[SliceView::Sagittal], 1, 0);
-  grid_->addWidget(volumeView_, 1, 1);
+  obliqueView_ = new ObliqueView;
+  hanging_ = model::hangingFromString(QSettings().value(kHangingKey).toString().toStdString());
   views_[SliceView::Axial]->setColorBar(true, barTitle(quality::Component::Magnitude));
   views_[SliceView::Axial]->setPlaceholder(tr("Open a file or make a phantom (File menu), then Run."));
 }
@@ -217,6 +217,7 @@ void ImageViewer::connectViews() {
       linkCursor(c[0], c[1], c[2]);
     });
   }
+  connect(obliqueView_, &ObliqueView::clicked, this, &ImageViewer::linkCursor);
   connect(roiButton_, &QToolButton::toggled, this, [this](bool on) { views_[SliceView::Axial]->setRoiMode(on); });
   connect(views_[SliceView::Axial], &SliceView::roiDrawn, this, [this](std::array<int, 3> a, std::array<int, 3> b) {
     roiChanged({std::min(a[0], b[0]), std::min(a[1], b[1]), std::max(a[0], b[0]), std::max(a[1], b[1]), a[2], roiShape_, {}});
@@ -272,14 +273,22 @@ void ImageViewer::setImage(std::shared_ptr<const CArray> image, std::array<doubl
 }
 
 void ImageViewer::setRoi(const model::PlaneRoi& roi) {
-  views_[SliceView::Axial]->setRoi(std::make_pair(std::array<int, 3>{roi.x0, roi.y0, roi.z}, std::array<int, 3>{roi.x1, roi.y1, roi.z}));
-  views_[SliceView::Axial]->setRoiEllipse(roi.shape == model::RoiShape::Ellipse);
+  SliceView* axial = views_[SliceView::Axial];
+  std::vector<std::array<int, 3>> outline;
+  for (const auto& p : roi.polygon) outline.push_back({p[0], p[1], roi.z});
+  const bool freehand = roi.shape == model::RoiShape::Freehand;
+  axial->setRoiOutline(freehand ? outline : std::vector<std::array<int, 3>>{});
+  if (freehand) axial->setRoi(std::nullopt);
+  else axial->setRoi(std::make_pair(std::array<int, 3>{roi.x0, roi.y0, roi.z}, std::array<int, 3>{roi.x1, roi.y1, roi.z}));
+  axial->setRoiEllipse(roi.shape == model::RoiShape::Ellipse);
+  axial->setRoiFreehand(freehand);
   roiChanged(roi);
 }
 
 void ImageViewer::clear(const QString& message) {
   cursor_.reset();
   views_[SliceView::Axial]->setRoi(std::nullopt);
+  views_[SliceView::Axial]->setRoiOutline({});
   clearMeasurements();
   image_.reset();
   volume_.reset();
@@ -289,6 +298,7 @@ void ImageViewer::clear(const QString& message) {
     v->setPlaceholder(message);
   }
   volumeView_->setVolume(nullptr);
+  obliqueView_->setVolume(nullptr, spacing_);
   updateLayoutFor3D(false);
 }
 
@@ -300,6 +310,7 @@ void ImageViewer::rebuildDisplay(bool keepWindow) {
   updateLayoutFor3D(is3D);
   for (SliceView* v : views_) v->setVolume(display_);
   volumeView_->setVolume(is3D ? display_ : nullptr);
+  obliqueView_->setVolume(is3D ? std::make_shared<const RArray>(values) : nullptr, spacing_);
   const int n = static_cast<int>(volume_->shape()[2]);
   sliceSlider_->setRange(0, n - 1);
   sliceSlider_->setValue(views_[SliceView::Axial]->slice());
@@ -320,14 +331,8 @@ void ImageViewer::rebuildDisplay(bool keepWindow) {
 }
 
 void ImageViewer::updateLayoutFor3D(bool is3D) {
-  views_[SliceView::Coronal]->setVisible(is3D);
-  views_[SliceView::Sagittal]->setVisible(is3D);
-  volumeView_->setVisible(is3D);
-  // 3D: four equal quadrants; 2D: the axial view alone fills the area.
-  grid_->setRowStretch(0, 1);
-  grid_->setColumnStretch(0, 1);
-  grid_->setRowStretch(1, is3D ? 1 : 0);
-  grid_->setColumnStretch(1, is3D ? 1 : 0);
+  is3D_ = is3D;
+  applyHanging();  // 3D: the panes of the hanging; 2D: the axial view alone fills the area
 }
 
 void ImageViewer::setComponent(quality::Component c) {
@@ -353,6 +358,7 @@ void ImageViewer::setColormap(const QString& name) {
   colormapBox_->setCurrentText(name);
   for (SliceView* v : views_) v->setColormap(name);
   volumeView_->setColormap(name);
+  obliqueView_->setColormap(name);
 }
 
 void ImageViewer::setWindow(double lo, double hi) {
@@ -416,6 +422,8 @@ void ImageViewer::applyWindowToViews() {
   }
   volumeView_->setColormap(colormap_);
   volumeView_->setWindow(lo_, hi_);
+  obliqueView_->setColormap(colormap_);
+  obliqueView_->setWindow(lo_, hi_);
   syncWindowEdits();
   emit windowChanged(lo_, hi_);
 }
@@ -434,6 +442,7 @@ void ImageViewer::linkCursor(int i, int j, int k) {
   views_[SliceView::Coronal]->setSlice(j);
   views_[SliceView::Axial]->setSlice(k);
   for (SliceView* v : views_) v->setCrosshair(cursor_);
+  obliqueView_->setCentre(*cursor_);
 }
 
 void ImageViewer::onHover(int i, int j, int k) {

@@ -2,8 +2,10 @@
 // The image tab: a complex image shown as magnitude, phase, real or imaginary part; one plane for 2D
 // data (a slice slider for multi-slice), axial/coronal/sagittal planes plus a volume rendering for 3D.
 // Window by mouse drag, by numbers or automatic (percentiles from the engine); a pixel probe. Reading tools
-// (image_viewer_tools.cpp; the measurements in model/roi_stats.hpp): ROI statistics (rectangle or ellipse),
-// distance in mm between two clicks, a right-click menu, keyboard stepping through slices and frames.
+// (image_viewer_tools.cpp; the measurements in model/roi_stats.hpp): ROI statistics (rectangle, ellipse or
+// freehand), distance in mm between two clicks, the angle of three clicks, a right-click menu, keyboard stepping
+// through slices and frames. 3D images hang in one, two or four panes (model/hanging.hpp: the planes, the volume
+// rendering, the oblique plane of oblique_view.hpp; View ▸ Layout), the choice kept in QSettings.
 #include <QPoint>
 #include <QWidget>
 #include <array>
@@ -13,6 +15,7 @@
 
 #include "display_volume.hpp"
 #include "display_orientation.hpp"
+#include "hanging.hpp"
 #include "larmor/array/array.hpp"
 #include "larmor/io/image_geometry.hpp"
 #include "larmor/quality/display.hpp"
@@ -32,6 +35,7 @@ class QToolButton;
 
 namespace larmor::ui {
 
+class ObliqueView;
 class SliceView;
 class VolumeView;
 
@@ -68,6 +72,16 @@ class ImageViewer : public QWidget {
   QWidget* viewArea() const;
   SliceView* planeView(int axis) const;
   VolumeView* volumeView() const { return volumeView_; }
+  ObliqueView* obliqueView() const { return obliqueView_; }
+  /// The panes of a 3D image (2D images show the axial plane alone); setHanging keeps it in QSettings
+  /// ("viewer/hanging"), which the next viewer starts from.
+  const model::Hanging& hanging() const { return hanging_; }
+  void setHanging(const model::Hanging& h);
+  static constexpr const char* kHangingKey = "viewer/hanging";
+  /// The widget in pane `pane` of the current hanging (nullptr beyond the layout's panes).
+  QWidget* paneWidget(int pane) const;
+  /// View ▸ Layout: 1×1, 1×2, 2×2 and each pane's view (actions "layout1x1", …, "pane1Oblique", …).
+  QMenu* layoutMenu();
   QString probeText() const;
   /// 3D: the linked cursor at voxel (i, j, k): the sagittal, coronal and axial planes move to x = i,
   /// y = j, z = k and all three draw the crosshair there (a click on a plane does this). 2D: nothing.
@@ -89,6 +103,12 @@ class ImageViewer : public QWidget {
   bool distanceMode() const;
   /// "distance 12.5 mm"; "" until two points are clicked.
   QString distanceText() const { return distanceText_; }
+  /// The angle tool: three left clicks on the axial plane, an end, the vertex, the other end; the angle at the
+  /// vertex in degrees, in physical space (the voxel size of the data).
+  void setAngleMode(bool on);
+  bool angleMode() const;
+  /// "angle 63.4°"; "" until three points are clicked.
+  QString angleText() const { return angleText_; }
   /// Opens the image's context menu (object name "imageContextMenu") at `globalPos` over `voxel`; returns it.
   QMenu* showContextMenu(QPoint globalPos, std::optional<std::array<int, 3>> voxel);
 
@@ -120,6 +140,10 @@ class ImageViewer : public QWidget {
   void connectReadingTools();
   void roiChanged(const model::PlaneRoi& roi);
   void distanceClick(int i, int j, int k);
+  void angleClick(int i, int j, int k);
+  void outlineDrawn(const std::vector<std::array<int, 3>>& outline);
+  void applyHanging();
+  QWidget* viewWidget(model::PaneView v) const;
   void updateMeasurements();
   void clearMeasurements();
   void copyValue(std::array<int, 3> voxel);
@@ -147,17 +171,22 @@ class ImageViewer : public QWidget {
   QComboBox* presetBox_ = nullptr;
   QToolButton* roiButton_ = nullptr;
   QAction* distanceAction_ = nullptr;  ///< in the ROI button's menu
+  QAction* angleAction_ = nullptr;     ///< in the ROI button's menu
   QLabel* measurements_ = nullptr;
   std::optional<model::PlaneRoi> roi_;
   model::RoiShape roiShape_ = model::RoiShape::Rectangle;
-  std::vector<std::array<int, 3>> distanceEnds_;
-  QString roiText_, distanceText_;
+  std::vector<std::array<int, 3>> distanceEnds_, anglePoints_;
+  QString roiText_, distanceText_, angleText_;
   QLineEdit* loEdit_ = nullptr;
   QLineEdit* hiEdit_ = nullptr;
   QWidget* area_ = nullptr;
   QGridLayout* grid_ = nullptr;
   SliceView* views_[3] = {nullptr, nullptr, nullptr};
   VolumeView* volumeView_ = nullptr;
+  ObliqueView* obliqueView_ = nullptr;
+  model::Hanging hanging_;
+  bool is3D_ = false;
+  QMenu* layoutMenu_ = nullptr;
   QSlider* sliceSlider_ = nullptr;
   QLabel* sliceLabel_ = nullptr;
   QLabel* probe_ = nullptr;

@@ -384,6 +384,7 @@ void MainWindow::buildMenus() {
     auto* a = view->addAction(tabs_->tabText(i), [this, name] { showTab(name); });
     a->setShortcut(QKeySequence(Qt::CTRL | (Qt::Key_1 + i)));
   }
+  view->addMenu(viewer_->layoutMenu());  // the image tab's panes (1x1, 1x2, 2x2) and their views
   view->addSeparator();
   view->addAction(zoomInAction_);
   view->addAction(zoomOutAction_);

@@ -230,7 +230,25 @@ void SliceView::setRoi(std::optional<std::pair<std::array<int, 3>, std::array<in
   update();
 }
 
+void SliceView::setRoiFreehand(bool on) {
+  roiFreehand_ = on;
+  update();
+}
+
+void SliceView::setRoiOutline(std::vector<std::array<int, 3>> outline) {
+  outline_ = std::move(outline);
+  update();
+}
+
 void SliceView::drawRoi(QPainter& p) {
+  if (outline_.size() >= 2 && volume_) {
+    QPolygonF poly;
+    for (const auto& v : outline_) poly << screenOf(v);
+    p.setPen(QPen(QColor(0, 0, 0, 160), 3));
+    p.drawPolygon(poly);
+    p.setPen(QPen(QColor(80, 220, 255), 1.5));
+    p.drawPolygon(poly);
+  }
   if (!roi_ || !volume_) return;
   // The rectangle around both corner voxels: each corner pushed half a voxel outwards.
   const Geometry g = geometry();
@@ -251,20 +269,26 @@ void SliceView::setRoiEllipse(bool on) {
 }
 
 void SliceView::setMeasureLine(std::optional<std::pair<std::array<int, 3>, std::array<int, 3>>> ends, const QString& label) {
-  measure_ = ends;
+  setMeasurePath(ends ? std::vector<std::array<int, 3>>{ends->first, ends->second} : std::vector<std::array<int, 3>>{}, label);
+}
+
+void SliceView::setMeasurePath(std::vector<std::array<int, 3>> points, const QString& label) {
+  measure_ = std::move(points);
   measureLabel_ = label;
   update();
 }
 
 void SliceView::drawMeasureLine(QPainter& p) {
-  if (!measure_ || !volume_) return;
-  const QPointF a = screenOf(measure_->first), b = screenOf(measure_->second);
+  if (measure_.size() < 2 || !volume_) return;
+  QPolygonF path;
+  for (const auto& v : measure_) path << screenOf(v);
   p.setPen(QPen(QColor(0, 0, 0, 160), 3));
-  p.drawLine(a, b);
+  p.drawPolyline(path);
   p.setPen(QPen(QColor(255, 210, 60), 1.5));
-  p.drawLine(a, b);
-  for (const QPointF& e : {a, b}) p.drawEllipse(e, 3, 3);
-  if (!measureLabel_.isEmpty()) p.drawText(b + QPointF(6, -6), measureLabel_);
+  p.drawPolyline(path);
+  for (const QPointF& e : path) p.drawEllipse(e, 3, 3);
+  // The distance's label beside its second end; the angle's beside its vertex.
+  if (!measureLabel_.isEmpty()) p.drawText(path[path.size() == 3 ? 1 : path.size() - 1] + QPointF(6, -6), measureLabel_);
 }
 
 void SliceView::beforeRender(int width, int /*height*/) {
@@ -416,8 +440,15 @@ void SliceView::drawOverlay(QPainter& p) {
 
 void SliceView::mousePressEvent(QMouseEvent* e) {
   roiDrag_ = e->button() == Qt::LeftButton && (roiMode_ || (e->modifiers() & Qt::ControlModifier)) && voxelAt(e->position());
+  if (roiDrag_ && roiFreehand_) {
+    setRoi(std::nullopt);
+    setRoiOutline({*voxelAt(e->position())});
+    dragButton_ = Qt::NoButton;
+    return;
+  }
   if (roiDrag_) {
     const auto v = *voxelAt(e->position());
+    setRoiOutline({});
     setRoi(std::make_pair(v, v));
     dragButton_ = Qt::NoButton;
     return;
@@ -433,6 +464,13 @@ void SliceView::mousePressEvent(QMouseEvent* e) {
 }
 
 void SliceView::mouseMoveEvent(QMouseEvent* e) {
+  if (roiDrag_ && roiFreehand_) {
+    if (const auto v = nearestVoxel(e->position()); v && (outline_.empty() || outline_.back() != *v)) {
+      outline_.push_back(*v);
+      update();
+    }
+    return;
+  }
   if (roiDrag_ && roi_) {
     if (const auto v = nearestVoxel(e->position())) setRoi(std::make_pair(roi_->first, *v));
     return;
@@ -459,6 +497,13 @@ void SliceView::mouseMoveEvent(QMouseEvent* e) {
 }
 
 void SliceView::mouseReleaseEvent(QMouseEvent* e) {
+  if (roiDrag_ && roiFreehand_) {
+    roiDrag_ = false;
+    if (const auto v = nearestVoxel(e->position()); v && (outline_.empty() || outline_.back() != *v)) outline_.push_back(*v);
+    update();
+    emit roiOutlineDrawn(outline_);
+    return;
+  }
   if (roiDrag_) {
     roiDrag_ = false;
     if (const auto v = nearestVoxel(e->position()); v && roi_) setRoi(std::make_pair(roi_->first, *v));

@@ -1,9 +1,9 @@
 #pragma once
 // One plane of a volume (axial, coronal or sagittal), rendered by VTK with a colour map and a window.
 // Mouse: left drag = window/level, middle drag or shift+left = pan, right drag or ctrl+wheel = zoom,
-// wheel = next/previous slice, double click = fit, ctrl+left drag (or left drag in ROI mode) = a rectangle
-// or an ellipse of interest (its statistics; the time-intensity curve of a series), a right click (no drag) =
-// the context menu. Keys: Up/Down and PgUp/PgDn = next/previous slice, Left/Right = previous/next frame.
+// wheel = next/previous slice, double click = fit, ctrl+left drag (or left drag in ROI mode) = a rectangle,
+// an ellipse or a freehand outline of interest (its statistics; the time-intensity curve of a series), a right
+// click (no drag) = the context menu. Keys: Up/Down and PgUp/PgDn = next/previous slice, Left/Right = previous/next frame.
 // The owner links views through the signals (the compare tab links cursor, zoom/pan and window of four views).
 #include <QPoint>
 #include <QString>
@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "display_orientation.hpp"
 #include "display_volume.hpp"
@@ -64,6 +65,14 @@ class SliceView : public VtkCanvas {
   void setRoi(std::optional<std::pair<std::array<int, 3>, std::array<int, 3>>> corners);
   /// The ROI is drawn as the ellipse inscribed in its rectangle.
   void setRoiEllipse(bool on);
+  /// Freehand: a ROI drag draws an outline through the voxels the mouse passes (roiOutlineDrawn follows).
+  void setRoiFreehand(bool on);
+  bool roiFreehand() const { return roiFreehand_; }
+  /// The freehand outline (voxels in drawing order, closed back to the first); empty hides it.
+  void setRoiOutline(std::vector<std::array<int, 3>> outline);
+  const std::vector<std::array<int, 3>>& roiOutline() const { return outline_; }
+  /// The measuring path through voxels (the angle tool's two segments); fewer than two points hide it.
+  void setMeasurePath(std::vector<std::array<int, 3>> points, const QString& label = {});
   /// The distance line between two voxels (the distance tool); nullopt hides it. `label` is drawn beside it.
   void setMeasureLine(std::optional<std::pair<std::array<int, 3>, std::array<int, 3>>> ends, const QString& label = {});
   std::optional<std::pair<std::array<int, 3>, std::array<int, 3>>> roi() const { return roi_; }
@@ -87,6 +96,8 @@ class SliceView : public VtkCanvas {
   void viewTransformChanged(double zoom, double panRight, double panUp);
   /// A rectangle of interest was drawn: its corner voxels (inclusive).
   void roiDrawn(std::array<int, 3> from, std::array<int, 3> to);
+  /// A freehand outline was drawn: the voxels the drag passed, in order.
+  void roiOutlineDrawn(std::vector<std::array<int, 3>> outline);
   /// A right click without a drag at `globalPos`, over voxel `voxel` (nullopt: beside the image).
   void contextMenuRequested(QPoint globalPos, std::optional<std::array<int, 3>> voxel);
   /// Left/Right: the previous (-1) or next (+1) frame of a series.
@@ -127,8 +138,9 @@ class SliceView : public VtkCanvas {
   std::optional<std::array<int, 3>> crosshair_;
   model::PlaneLayout layout_;
   double zoom_ = 1, panRight_ = 0, panUp_ = 0;
-  bool roiMode_ = false, roiDrag_ = false, roiEllipse_ = false;
-  std::optional<std::pair<std::array<int, 3>, std::array<int, 3>>> measure_;
+  bool roiMode_ = false, roiDrag_ = false, roiEllipse_ = false, roiFreehand_ = false;
+  std::vector<std::array<int, 3>> outline_;
+  std::vector<std::array<int, 3>> measure_;  ///< the distance line's two ends, the angle's three points
   QString measureLabel_;
   std::optional<std::pair<std::array<int, 3>, std::array<int, 3>>> roi_;
   // drag state
