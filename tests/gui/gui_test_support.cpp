@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "image_viewer.hpp"
 #include "larmor/recon/settings_table.hpp"
 
 namespace larmor::ui::test {
@@ -22,6 +23,7 @@ void WindowTest::openWindow(QSize size, bool runOnOpen, bool activate) {
   w_ = std::make_unique<MainWindow>();
   w_->applySession(SessionState{});
   w_->setRunOnOpen(runOnOpen);
+  w_->imageViewer()->setHanging(model::Hanging{});  // the panes a test left in QSettings do not reach the next
   w_->resize(size);
   w_->show();
   QVERIFY(QTest::qWaitForWindowExposed(w_.get()));

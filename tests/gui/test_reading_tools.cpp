@@ -1,8 +1,10 @@
 // GUI tests of presenter mode and of the reading tools (ui/main_window.cpp, ui/demo.cpp, ui/image_viewer_tools.cpp,
 // ui/help.cpp): F11 toggles presenter mode and nothing else, the zoom's Actual size gives the window its size
-// back, the demo's captions appear with their pictures; ROI statistics (rectangle, ellipse) and the distance in
-// mm on screen equal the model's measurements of the shown image (model/roi_stats.hpp, checked against NumPy),
-// Up/Down step slices and Left/Right frames, the right-click menu, Help's user guide and shortcut list.
+// back, the demo's captions appear with their pictures; ROI statistics (rectangle, ellipse, freehand) and the
+// distance in mm on screen equal the model's measurements of the shown image (model/roi_stats.hpp, checked against
+// NumPy), the freehand region's curve over the frames, the angle in degrees with anisotropic voxels, Up/Down step
+// slices and Left/Right frames, the right-click menu, Help's user guide and shortcut list; the layouts (1x1, 1x2,
+// 2x2) and their views kept across restarts; the oblique plane of a 3D image, turned and linked to the planes.
 #include <QApplication>
 #include <QClipboard>
 #include <QDialog>
@@ -14,20 +16,27 @@
 #include <QMenuBar>
 #include <QProcess>
 #include <QScreen>
+#include <QSettings>
+#include <QSlider>
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QToolButton>
 #include <QtTest/QtTest>
+#include <numbers>
 
 #include "demo.hpp"
 #include "gui_test_support.hpp"
 #include "help.hpp"
 #include "image_viewer.hpp"
 #include "larmor/io/cfl.hpp"
+#include "oblique_plane.hpp"
 #include "main_window.hpp"
+#include "oblique_view.hpp"
 #include "roi_stats.hpp"
 #include "slice_view.hpp"
 #include "theme.hpp"
+#include "time_curve_view.hpp"
+#include "volume_view.hpp"
 
 using namespace larmor;
 using namespace larmor::ui;
@@ -52,6 +61,51 @@ class ReadingToolsTest : public WindowTest {
     const Shape& s = a.shape();
     a.reshape(Shape{s[0], s[1], a.size() / (s[0] * s[1])});
     return a;
+  }
+  /// NumPy's "n mean sd min max" lines of tests/gui/roi_numpy.py on `stack` (written as a .cfl); empty: no numpy.
+  QStringList numpyStats(const CArray& stack, const QStringList& args) {
+    const QString dir = scratchDir("roi-numpy");
+    io::writeCfl((dir + "/shown").toStdString(), stack);
+    QProcess py;
+    py.start("/usr/bin/python3", QStringList{QStringLiteral(LARMOR_GUI_TEST_SOURCE_DIR "/roi_numpy.py"), dir + "/shown"} + args);
+    if (!py.waitForFinished(60000) || py.exitCode() == 77) return {};
+    const QStringList out = QString::fromUtf8(py.readAllStandardOutput()).split('\n', Qt::SkipEmptyParts);
+    if (py.exitCode() != 0) qWarning("roi_numpy.py: %s", py.readAllStandardError().constData());
+    return out;
+  }
+  /// Whether NumPy's line `line` ("n mean sd min max") is `s` within 1e-6 (relative); the difference in `why`.
+  static bool sameStats(const QString& line, const model::RoiStats& s, QString* why) {
+    const QStringList f = line.split(' ');
+    if (f.size() != 5 || f[0].toULongLong() != s.voxels) {
+      *why = QString("NumPy %1, Larmor %2 voxels").arg(line).arg(s.voxels);
+      return false;
+    }
+    const double want[4] = {s.mean, s.sd, s.min, s.max};
+    for (int j = 0; j < 4; ++j)
+      if (!(std::abs(f[j + 1].toDouble() - want[j]) <= 1e-6 * std::max(1.0, std::abs(want[j])))) {
+        *why = QString("%1: NumPy %2, Larmor %3").arg(line).arg(f[j + 1]).arg(want[j], 0, 'g', 17);
+        return false;
+      }
+    return true;
+  }
+  /// A left drag on the axial plane through the voxels `path` (press at the first, release at the last).
+  void dragThrough(const std::vector<std::array<int, 3>>& path) {
+    QTest::mousePress(axial(), Qt::LeftButton, {}, axial()->screenOf(path.front()).toPoint());
+    for (std::size_t i = 1; i + 1 < path.size(); ++i) QTest::mouseMove(axial(), axial()->screenOf(path[i]).toPoint());
+    QTest::mouseRelease(axial(), Qt::LeftButton, {}, axial()->screenOf(path.back()).toPoint());
+  }
+  /// The 3D phantom 32³ reconstructed (FFT), its planes shown.
+  void shownVolume() {
+    load(smallPhantom(TrajectoryKind::Cartesian, 32, 4, 1, 0, 32));
+    setMethod(recon::Method::Fft);
+    QVERIFY(run());
+    w_->showTab("image");
+    QVERIFY(waitUntil([&] { return w_->imageViewer()->planeView(SliceView::Coronal)->isVisible(); }, 5000));
+  }
+  void saveShot(QWidget* w, const QString& name) {
+    const QString path = scratchDir("reading-tools-" + name) + "/" + name + ".png";
+    QVERIFY(w->grab().save(path));
+    qInfo("picture: %s", qPrintable(path));
   }
 
  private slots:
@@ -247,6 +301,196 @@ class ReadingToolsTest : public WindowTest {
     QCOMPARE(w_->imageViewer()->roiShape(), model::RoiShape::Ellipse);
     QVERIFY(w_->imageViewer()->roiButton()->isChecked());
     menu->close();
+  }
+
+  // A freehand outline dragged on the image (a concave one): the statistics under the image are the model's of
+  // the shown image, which equal NumPy's even-odd rule on the exported .cfl within 1e-6; for a series, the time
+  // curve is the region's mean in each frame.
+  void freehandRoiOnScreen() {
+    shownPhantom();
+    ImageViewer* v = w_->imageViewer();
+    v->setRoiShape(model::RoiShape::Freehand);  // as the ROI button's menu and the right-click menu do
+    v->roiButton()->setChecked(true);
+    const std::vector<std::array<int, 3>> path{{20, 20, 0}, {44, 22, 0}, {32, 32, 0}, {44, 44, 0}, {20, 42, 0}, {16, 30, 0}};
+    dragThrough(path);
+    QVERIFY(v->roi());
+    const model::PlaneRoi roi = *v->roi();
+    QCOMPARE(roi.shape, model::RoiShape::Freehand);
+    QCOMPARE(roi.polygon.size(), path.size());
+    QString polygon;
+    for (std::size_t i = 0; i < path.size(); ++i) {
+      QCOMPARE(roi.polygon[i][0], path[i][0]);
+      QCOMPARE(roi.polygon[i][1], path[i][1]);
+      polygon += QString("%1%2,%3").arg(i ? ";" : "").arg(path[i][0]).arg(path[i][1]);
+    }
+    QCOMPARE(axial()->roiOutline().size(), path.size());  // drawn on the image
+    const CArray stack = shownPlaneStack();
+    const auto spacing = w_->model().voxelSpacing(*w_->model().shownRun()->image());
+    const model::RoiStats fs = model::roiStatistics(stack, roi, spacing);
+    QVERIFY2(fs.voxels > 300 && fs.voxels < 25 * 29, qPrintable(QString::number(fs.voxels)));  // the box less its notch
+    QVERIFY(!model::roiContains(roi, 40, 32));  // the notch
+    QVERIFY2(v->roiStatsText() == "ROI freehand: " + QString::fromStdString(model::formatRoiStats(fs)), qPrintable(v->roiStatsText()));
+    QVERIFY(w_->findChild<QLabel*>("measurements")->text().contains(v->roiStatsText()));
+    saveShot(v->viewArea(), "freehand");
+    const QStringList out = numpyStats(stack, {"20", "20", "44", "44", polygon});
+    if (out.isEmpty()) QSKIP("no numpy for /usr/bin/python3");
+    QCOMPARE(out.size(), 3);
+    QString why;
+    QVERIFY2(sameStats(out[2], fs, &why), qPrintable(why));
+    // A series of three frames: the curve holds the region's mean in each frame.
+    phantom::SimulateSettings s = smallPhantom(TrajectoryKind::Cartesian, 64, 2);
+    s.frames = 3;
+    load(s);
+    QVERIFY(run());
+    w_->showTab("image");
+    v->setRoiShape(model::RoiShape::Freehand);
+    v->roiButton()->setChecked(true);
+    dragThrough(path);
+    QVERIFY(v->roi() && v->roi()->shape == model::RoiShape::Freehand);
+    axial()->setFocus();
+    for (int f = 1; f < 3; ++f) {  // each frame reconstructed as it is shown
+      const int before = finished_;
+      QTest::keyClick(axial(), Qt::Key_Right);
+      QVERIFY2(waitUntil([&] { return finished_ > before; }, 60000), "a frame was not reconstructed");
+    }
+    QCOMPARE(w_->timeCurveView()->pointCount(), 3);
+    const model::TimeCurve curve = w_->timeCurveView()->curve();
+    QCOMPARE(curve.values.size(), std::size_t(3));
+    QTest::keyClick(axial(), Qt::Key_Left);
+    QTest::keyClick(axial(), Qt::Key_Left);
+    for (std::size_t f = 0; f < 3; ++f) {
+      QCOMPARE(w_->model().frame(), f);
+      const model::RoiStats st = model::roiStatistics(shownPlaneStack(), *v->roi(), spacing);
+      QVERIFY2(std::abs(curve.values[f] - st.mean) <= 1e-6 * std::abs(st.mean),
+               qPrintable(QString("frame %1: curve %2, region %3").arg(f).arg(curve.values[f]).arg(st.mean)));
+      QVERIFY(v->roiStatsText().contains(QString::fromStdString(model::formatRoiStats(st))));
+      QTest::keyClick(axial(), Qt::Key_Right);
+    }
+  }
+
+  // Three clicks with the angle tool (an end, the vertex, the other end) on an image of 0.5 x 1.5 mm voxels: the
+  // angle is the physical one (atan 3 = 71.6°, not the 45° of the voxel grid), under the image and on it.
+  void angleInPhysicalSpace() {
+    shownPhantom();
+    ImageViewer* v = w_->imageViewer();
+    auto image = std::make_shared<CArray>(*w_->model().shownRun()->image());
+    v->setImage(image, {0.5, 1.5, 5.0}, "anisotropic");
+    QTest::mouseClick(axial(), Qt::RightButton, {}, axial()->screenOf({32, 32, 0}).toPoint());
+    QMenu* menu = nullptr;
+    QVERIFY(waitUntil([&] { return (menu = w_->findChild<QMenu*>("imageContextMenu")) && menu->isVisible(); }, 3000));
+    QStringList texts;
+    for (QAction* a : menu->actions()) texts << a->text();
+    QCOMPARE(texts.indexOf("Angle"), texts.indexOf("Distance") + 1);  // beside Distance
+    QVERIFY(texts.contains("ROI freehand"));
+    for (QAction* a : menu->actions())
+      if (a->text() == "Angle") a->trigger();
+    menu->close();
+    QVERIFY(v->angleMode());
+    QVERIFY(!v->distanceMode());
+    QTest::mouseClick(axial(), Qt::LeftButton, {}, axial()->screenOf({30, 10, 0}).toPoint());
+    QTest::mouseClick(axial(), Qt::LeftButton, {}, axial()->screenOf({10, 10, 0}).toPoint());  // the vertex
+    QVERIFY(v->angleText().isEmpty());
+    QTest::mouseClick(axial(), Qt::LeftButton, {}, axial()->screenOf({30, 30, 0}).toPoint());
+    const double deg = std::atan(3.0) * 180.0 / std::numbers::pi;  // (10, 0) mm and (10, 30) mm from the vertex
+    QCOMPARE(v->angleText(), QString("angle %1°").arg(deg, 0, 'f', 1));
+    QCOMPARE(v->angleText(), QString("angle 71.6°"));
+    QVERIFY(w_->findChild<QLabel*>("measurements")->text().contains(v->angleText()));
+    saveShot(v->viewArea(), "angle");
+    w_->findChild<QAction*>("distanceTool")->trigger();  // the tools exclude each other
+    QVERIFY(v->distanceMode() && !v->angleMode());
+  }
+
+  // View ▸ Layout: 1x1, 1x2 and 2x2 panes of a 3D image, each with the view chosen for it; the choice is in
+  // QSettings and the next window starts from it.
+  void layoutsAreRemembered() {
+    shownVolume();
+    ImageViewer* v = w_->imageViewer();
+    QVERIFY(v->hanging() == model::Hanging{});
+    for (int p = 0; p < 4; ++p) QVERIFY(v->paneWidget(p)->isVisible());
+    action("layout1x2")->trigger();
+    QTest::qWait(100);
+    QCOMPARE(v->paneWidget(0), static_cast<QWidget*>(axial()));
+    QCOMPARE(v->paneWidget(1), static_cast<QWidget*>(v->planeView(SliceView::Coronal)));
+    QVERIFY(!v->paneWidget(2));
+    QVERIFY(!v->planeView(SliceView::Sagittal)->isVisible() && !v->volumeView()->isVisible());
+    const QWidget* area = v->viewArea();
+    QCOMPARE(axial()->y(), v->planeView(SliceView::Coronal)->y());  // side by side, the full height each
+    QVERIFY(axial()->height() > area->height() - 10 && axial()->width() < area->width() / 2 + 5);
+    action("pane2Oblique")->trigger();
+    QTest::qWait(100);
+    QCOMPARE(v->paneWidget(1), static_cast<QWidget*>(v->obliqueView()));
+    QVERIFY(v->obliqueView()->isVisible() && !v->planeView(SliceView::Coronal)->isVisible());
+    QVERIFY((v->obliqueView()->plane().centre == std::array<double, 3>{15.5, 15.5, 15.5}));  // no cursor: the middle
+    saveShot(v->viewArea(), "layout-1x2-oblique");
+    action("layout1x1")->trigger();
+    QTest::qWait(100);
+    QVERIFY(axial()->isVisible() && !v->obliqueView()->isVisible());
+    QVERIFY(axial()->width() > area->width() - 10);
+    action("layout1x2")->trigger();
+    const model::Hanging chosen = v->hanging();
+    QCOMPARE(QString::fromStdString(model::toString(chosen)), QString("1x2:axial,oblique,sagittal,volume"));
+    QCOMPARE(QSettings().value(ImageViewer::kHangingKey).toString(), QString::fromStdString(model::toString(chosen)));
+    closeWindow();  // a restart: the next window hangs the same
+    {
+      MainWindow again;
+      QVERIFY(again.imageViewer()->hanging() == chosen);
+      again.imageViewer()->setHanging(model::Hanging{});
+    }
+    QCOMPARE(QSettings().value(ImageViewer::kHangingKey).toString(), QString("2x2:axial,coronal,sagittal,volume"));
+  }
+
+  // The oblique plane of a 3D image: through the linked cursor, turned by its sliders or a drag, resampled from the
+  // shown volume (model/oblique_plane.hpp); a click on it moves the cursor, and the three planes follow.
+  void obliquePlaneLinkedToThePlanes() {
+    shownVolume();
+    ImageViewer* v = w_->imageViewer();
+    action("pane4Oblique")->trigger();
+    ObliqueView* o = v->obliqueView();
+    QVERIFY(waitUntil([&] { return o->isVisible() && o->width() > 200; }, 3000));
+    QTest::mouseClick(axial(), Qt::LeftButton, {}, axial()->screenOf({12, 18, 16}).toPoint());
+    QVERIFY((v->linkedCursor() == std::array<int, 3>{12, 18, 16}));
+    QVERIFY((o->plane().centre == std::array<double, 3>{12, 18, 16}));
+    o->findChild<QSlider*>("obliqueTilt")->setValue(30);
+    o->findChild<QSlider*>("obliqueSpin")->setValue(-20);
+    QCOMPARE(o->plane().tiltDeg, 30.0);
+    QCOMPARE(o->plane().spinDeg, -20.0);
+    // The picture is the shown magnitude's trilinear samples at the plane's points.
+    CArray stack = shownPlaneStack();
+    RArray magnitude(stack.shape());
+    for (index_t n = 0; n < stack.size(); ++n) magnitude.data()[n] = std::abs(stack.data()[n]);
+    const auto spacing = w_->model().voxelSpacing(*w_->model().shownRun()->image());
+    const RArray& pic = o->picture();
+    const int side = o->side();
+    QCOMPARE(side, model::obliqueSide(magnitude.shape(), spacing));
+    int compared = 0;
+    for (int b = 0; b < side; b += 7)
+      for (int a = 0; a < side; a += 5) {
+        const auto q = model::obliquePoint(o->plane(), spacing, side, side, model::obliqueStep(spacing), a, b);
+        const double want = model::trilinear(magnitude, q[0], q[1], q[2]);
+        QVERIFY2(std::abs(pic.data()[a + side * b] - want) <= 1e-5 * std::max(1.0, std::abs(want)),
+                 qPrintable(QString("sample %1 %2").arg(a).arg(b)));
+        compared += want != 0;
+      }
+    QVERIFY(compared > 20);
+    QVERIFY(greyStdDev(o->grab().toImage()) > 5);  // not blank
+    // A drag turns the plane (half a degree a pixel); a click moves the cursor and the planes follow.
+    const QPoint c = o->screenOf(0.5 * (side - 1), 0.5 * (side - 1)).toPoint();
+    QTest::mousePress(o, Qt::LeftButton, {}, c);
+    QTest::mouseMove(o, c + QPoint(20, 0));
+    QTest::mouseRelease(o, Qt::LeftButton, {}, c + QPoint(20, 0));
+    QCOMPARE(o->plane().spinDeg, -10.0);
+    QCOMPARE(o->findChild<QSlider*>("obliqueSpin")->value(), -10);
+    const QPoint at = o->screenOf(0.3 * side, 0.6 * side).toPoint();
+    const std::array<int, 3> voxel = o->voxelAt(at);
+    QTest::mouseClick(o, Qt::LeftButton, {}, at);
+    QVERIFY(v->linkedCursor() == voxel);
+    QVERIFY(voxel != (std::array<int, 3>{12, 18, 16}));
+    QCOMPARE(v->planeView(SliceView::Sagittal)->slice(), voxel[0]);
+    QCOMPARE(v->planeView(SliceView::Coronal)->slice(), voxel[1]);
+    QCOMPARE(axial()->slice(), voxel[2]);
+    for (int k = 0; k < 3; ++k) QVERIFY(v->planeView(k)->crosshair() == voxel);
+    QVERIFY((o->plane().centre == std::array<double, 3>{double(voxel[0]), double(voxel[1]), double(voxel[2])}));
+    saveShot(v->viewArea(), "oblique");
   }
 
   // Help has the user guide (a file that exists) and the keyboard shortcuts (a dialog that lists them).
