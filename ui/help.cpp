@@ -33,7 +33,8 @@ QString shortcutsHtml() {
       {"Left drag", "Window: right/left wider/narrower, up/down brighter/darker"},
       {"Ctrl+left drag", "A region of interest (its statistics; the curve over the frames)"},
       {"Middle drag, Shift+left drag", "Pan"},
-      {"Right drag / right click", "Zoom / the image's menu (presets, copy value, ROI, distance, screenshot)"},
+      {"Right drag / right click", "Zoom / the image's menu (presets, copy value, ROI, distance, angle, screenshot)"},
+      {"Left drag on the oblique plane", "Turn the plane (across: spin, up/down: tilt); a click moves the cursor"},
       {"Double click", "Fit the image"},
       {"Ctrl+Shift+C", "Copy as a larmor-cli command"},
   };
