@@ -170,7 +170,10 @@ void ImageViewer::makeViews() {
   views_[SliceView::Sagittal] = new SliceView(SliceView::Sagittal);
   volumeView_ = new VolumeView;
   obliqueView_ = new ObliqueView;
-  hanging_ = model::hangingFromString(QSettings().value(kHangingKey).toString().toStdString());
+  // A hand-edited settings file may hold the value unquoted, which QSettings reads as a list of its commas' parts.
+  const QVariant saved = QSettings().value(kHangingKey);
+  const QString text = saved.typeId() == QMetaType::QStringList ? saved.toStringList().join(',') : saved.toString();
+  hanging_ = model::hangingFromString(text.trimmed().toStdString());
   views_[SliceView::Axial]->setColorBar(true, barTitle(quality::Component::Magnitude));
   views_[SliceView::Axial]->setPlaceholder(tr("Open a file or make a phantom (File menu), then Run."));
 }

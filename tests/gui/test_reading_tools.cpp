@@ -436,6 +436,14 @@ class ReadingToolsTest : public WindowTest {
       QVERIFY(again.imageViewer()->hanging() == chosen);
       again.imageViewer()->setHanging(model::Hanging{});
     }
+    // A hand-edited settings file with the value unquoted (QSettings reads a list of the parts between commas).
+    QSettings().setValue(ImageViewer::kHangingKey, QStringList{"1x1:axial", "coronal", "sagittal", "oblique"});
+    {
+      MainWindow edited;
+      QVERIFY(edited.imageViewer()->hanging() == model::hangingFromString("1x1:axial,coronal,sagittal,oblique"));
+      QCOMPARE(edited.imageViewer()->hanging().layout, model::PaneLayout::One);
+      edited.imageViewer()->setHanging(model::Hanging{});
+    }
     QCOMPARE(QSettings().value(ImageViewer::kHangingKey).toString(), QString("2x2:axial,coronal,sagittal,volume"));
   }
 
