@@ -147,8 +147,8 @@ QLayout* ImageViewer::toolRow() {
   roiButton_->setObjectName("roiButton");
   roiButton_->setText(tr("ROI"));
   roiButton_->setCheckable(true);
-  roiButton_->setToolTip(tr("Draw a region of interest on the image (or ctrl+drag; the arrow: rectangle, ellipse or "
-                            "the distance tool): "
+  roiButton_->setToolTip(tr("Draw a region of interest on the image (or ctrl+drag; the arrow: rectangle, ellipse, "
+                            "freehand, the distance or the angle tool): "
                             "mean, SD, min, max and area below the image; a series shows the mean over the frames"));
   top->addWidget(roiButton_);
   top->addStretch(1);
@@ -307,13 +307,13 @@ void ImageViewer::clear(const QString& message) {
 
 void ImageViewer::rebuildDisplay(bool keepWindow) {
   if (!volume_) return;
-  const RArray values = quality::component(*volume_, component_);
+  RArray values = quality::component(*volume_, component_);
   display_ = std::make_shared<DisplayVolume>(values, spacing_);
   const bool is3D = volume_->shape()[2] > 1 && image_->shape()[2] > 1;
   updateLayoutFor3D(is3D);
   for (SliceView* v : views_) v->setVolume(display_);
   volumeView_->setVolume(is3D ? display_ : nullptr);
-  obliqueView_->setVolume(is3D ? std::make_shared<const RArray>(values) : nullptr, spacing_);
+  obliqueView_->setVolume(is3D ? std::make_shared<const RArray>(std::move(values)) : nullptr, spacing_);  // its last use
   const int n = static_cast<int>(volume_->shape()[2]);
   sliceSlider_->setRange(0, n - 1);
   sliceSlider_->setValue(views_[SliceView::Axial]->slice());
