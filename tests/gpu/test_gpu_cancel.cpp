@@ -1,8 +1,9 @@
 // Cancel inside the CUDA exact DFT (cuda/dft.cu): where the caller can cancel (a CancelScope) a call of more than
 // ~6e10 voxel-sample-coil products runs in chunks of its streamed operand, the host polling between them. Checked:
-// the chunked result is bit for bit the one launch's, in each trig mode, adjoint and forward; it is no more than a
-// few % slower (printed beside the one launch, and for a 128^2 image, which is never chunked); and a transform of
-// seconds stops within 0.5 s of Cancel.
+// the chunked result is bit for bit the one launch's, in each trig mode, adjoint and forward (and a 128^2 image, never
+// chunked, is the same in a scope); a transform of seconds stops within 0.5 s of Cancel. The times of both are
+// printed, not asserted: a timing on a GPU that ctest shares with other tests is not a test (the measured costs of
+// chunking are in docs/benchmarks.md, from a run of this binary alone).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -73,7 +74,7 @@ Problem stone128() { return randomProblem(3, 128, 128, 128, 284592, 21); }
 
 }  // namespace
 
-TEST_F(CancelGpu, ChunkedIsBitIdenticalAndAsFast) {
+TEST_F(CancelGpu, ChunkedIsBitIdentical) {
   const Problem p = stone128();
   for (TrigMode mode : {TrigMode::Accurate, TrigMode::Fast, TrigMode::Recurrence}) {
     Run r = make(p, mode, 1);
@@ -81,18 +82,16 @@ TEST_F(CancelGpu, ChunkedIsBitIdenticalAndAsFast) {
     const double one = seconds(r, p, false), chunked = seconds(r, p, true);
     std::printf("128^3 x 284592, trig %d: one launch %.1f ms, chunked %.1f ms (%+.1f %%)\n", static_cast<int>(mode),
                 1e3 * one, 1e3 * chunked, 100 * (chunked / one - 1));
-    EXPECT_LT(chunked, 1.05 * one + 1e-3) << "trig mode " << static_cast<int>(mode);
   }
 }
 
-TEST_F(CancelGpu, Image128IsNotSlower) {
+TEST_F(CancelGpu, Image128InAScopeIsTheSame) {
   const Problem p = radialProblem(128, 256, 201, traj::RadialOrder::Linear180);
   Run r = make(p, TrigMode::Accurate, 8);
   EXPECT_EQ(transforms(r, p, false), transforms(r, p, true));
   const double one = seconds(r, p, false), scoped = seconds(r, p, true);
   std::printf("128^2, 8 coils: without a scope %.2f ms, in one %.2f ms (%+.1f %%)\n", 1e3 * one, 1e3 * scoped,
               100 * (scoped / one - 1));
-  EXPECT_LT(scoped, 1.05 * one + 2e-4);
 }
 
 TEST_F(CancelGpu, AdjointStopsWithinHalfASecond) {
