@@ -21,6 +21,7 @@
 #include <string>
 
 #include "larmor/backend/solver_ops.hpp"
+#include "larmor/util/cancel_scope.hpp"
 
 namespace larmor::solve {
 
@@ -92,6 +93,7 @@ CgIterate cgIterate(const std::vector<double>& v, int k, double bnorm, const CgO
 }
 
 void reportIteration(const CgOptions& o, const Progress& progress, int j) {
+  CancelScope::check();  // a solve given no Progress (a warm start) still stops at the caller's Cancel
   const double span = o.progressTo - o.progressFrom;
   progress.report(o.progressFrom + span * (j - 1) / std::max(1, o.maxIterations),
                   o.stage + " iteration " + std::to_string(j) + "/" + std::to_string(o.maxIterations));

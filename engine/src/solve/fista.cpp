@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "larmor/backend/solver_ops.hpp"
+#include "larmor/util/cancel_scope.hpp"
 
 namespace larmor::solve {
 
@@ -98,6 +99,7 @@ double largestEigenvalue(Backend& backend, LinearOperator& A, const Buffer& star
   if (norm2 == 0) return 0;
   ops.scaleByInverseRoot(*v, start, *s, 0, n);
   for (int i = 0; i < iterations; ++i) {
+    CancelScope::check();  // on the CPU each step is an operator application (3D: ~0.3 s)
     A.apply(*v, *w);
     ops.dot(*s, 1 + 2 * i, *v, *w, n);  // the Rayleigh quotient of the unit vector v
     ops.dot(*s, 2 + 2 * i, *w, *w, n);
