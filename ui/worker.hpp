@@ -2,8 +2,9 @@
 // Runs the long work (loading, simulating, reconstructing) off the GUI thread, one task at a time: the
 // engine's backends keep plan caches that are not meant for two callers at once. Every task carries its
 // own CancelToken; the engine throws Cancelled at its next Progress::report (at least once per CG
-// iteration, per coil or per stage) or, inside one long call (the exact DFT), at its next block
-// (util/cancel_scope.hpp: a task runs in a CancelScope), so Cancel stops within ~0.5 s.
+// iteration, per coil or per stage) or, inside one long call (the exact DFT, the CPU NUFFT, batched
+// products), at its next block (util/cancel_scope.hpp: a task runs in a CancelScope). Still longer: 3D
+// ESPIRiT's eigen-decomposition and Gram product, 3D GRAPPA's single calibration and fill products.
 //
 // restart() is what a setting change during a run does: the running task is cancelled and the new one
 // starts as soon as the old one has stopped (the λ slider sends many in a row; only the last one runs).
