@@ -13,7 +13,6 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QMessageBox>
-#include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
@@ -26,6 +25,7 @@
 
 #include "exporter.hpp"
 #include "larmor/util/error.hpp"
+#include "queued_progress.hpp"
 
 namespace larmor::ui {
 
@@ -235,21 +235,7 @@ void PacsDialog::start(const QString& label, std::function<Outcome(const Progres
   bar_->setValue(0);
   if (!isSend) bar_->setRange(0, 0);  // C-ECHO: busy indicator
   setStatus(label, false);
-  // Progress from the worker thread, queued to this dialog (dropped if the dialog is gone).
-  QPointer<PacsDialog> self(this);
-  Progress progress(
-      [self](double f, const std::string& stage) {
-        const QString s = QString::fromStdString(stage);
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, f, s] {
-              if (!self) return;
-              self->bar_->setValue(static_cast<int>(std::lround(1000 * std::clamp(f, 0.0, 1.0))));
-              self->status_->setText(s);
-            },
-            Qt::QueuedConnection);
-      },
-      token_.get());
+  const Progress progress = queuedProgress(bar_, status_, token_.get());
   auto token = token_;  // kept alive by the closure while the work runs
   watcher_->setFuture(QtConcurrent::run(QThreadPool::globalInstance(), [work = std::move(work), progress, token] {
     return work(progress);

@@ -11,7 +11,6 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
-#include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
@@ -23,6 +22,7 @@
 #include <QtConcurrent/QtConcurrent>
 
 #include "larmor/util/error.hpp"
+#include "queued_progress.hpp"
 
 namespace larmor::ui {
 
@@ -199,20 +199,7 @@ void QueryDialog::start(const QString& label, std::function<Outcome(const Progre
   bar_->setValue(0);
   if (!isRetrieve) bar_->setRange(0, 0);  // C-FIND: busy indicator
   setStatus(label, false);
-  QPointer<QueryDialog> self(this);
-  Progress progress(
-      [self](double f, const std::string& stage) {
-        const QString s = QString::fromStdString(stage);
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, f, s] {
-              if (!self) return;
-              self->bar_->setValue(static_cast<int>(std::lround(1000 * std::clamp(f, 0.0, 1.0))));
-              self->status_->setText(s);
-            },
-            Qt::QueuedConnection);
-      },
-      token_.get());
+  const Progress progress = queuedProgress(bar_, status_, token_.get());
   auto token = token_;  // kept alive by the closure while the work runs
   watcher_->setFuture(QtConcurrent::run(QThreadPool::globalInstance(), [work = std::move(work), progress, token] {
     try {
