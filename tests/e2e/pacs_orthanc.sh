@@ -19,38 +19,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/py/python.sh"
 rm -rf "$dir"; mkdir -p "$dir"; cd "$dir"
 
-silent_pid=""
-cleanup() {
-  if [[ -n ${ORTHANC_PID:-} ]] && kill "$ORTHANC_PID" 2>/dev/null; then
-    for _ in $(seq 1 100); do kill -0 "$ORTHANC_PID" 2>/dev/null || break; sleep 0.1; done  # it stops in ~3 s
-  fi
-  [[ -n $silent_pid ]] && kill "$silent_pid" 2>/dev/null || true
-}
-trap cleanup EXIT
-set +e
-"$here/orthanc/start-orthanc.sh" "$dir/orthanc" >start.txt
-rc=$?
-set -e
-# Orthanc is installed by installer/install-deps.sh: not starting (exit 77 of the script: not installed, or not
-# up within 30 s) fails this test, with the script's reason.
-if [[ $rc -ne 0 ]]; then cat start.txt; echo "FAIL: Orthanc did not start (exit $rc)" >&2; exit 1; fi
-source "$dir/orthanc/orthanc.env"
-node="ORTHANC@localhost:$ORTHANC_DICOM_PORT"
-rest="http://localhost:$ORTHANC_HTTP_PORT"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-# A command that must fail: non-zero exit, exactly one line on stderr matching $1, within $2 seconds.
-must_fail() {
-  local pattern=$1 limit=$2; shift 2
-  local t0=$SECONDS rc=0
-  timeout 60 "$@" >out.txt 2>err.txt || rc=$?
-  local took=$((SECONDS - t0))
-  [[ $rc -ne 0 && $rc -ne 124 ]] || fail "'$*' exited $rc (wanted a failure, not a hang)"
-  [[ $(wc -l <err.txt) -eq 1 ]] || fail "'$*' printed $(wc -l <err.txt) lines on stderr: $(cat err.txt)"
-  grep -q -- "$pattern" err.txt || fail "'$*': '$(cat err.txt)' does not say '$pattern'"
-  [[ $took -le $limit ]] || fail "'$*' took ${took} s (limit ${limit} s)"
-  echo "ok: $* -> exit $rc in ${took} s: $(cat err.txt)"
-}
+source "$here/lib/orthanc.sh"
 
 "$cli" echo "$node" | tee echo.txt
 grep -q "answered C-ECHO" echo.txt || fail "echo did not report the answer"
@@ -139,7 +108,7 @@ while time.time() < end:
     try: conns.append(s.accept()[0])
     except OSError: pass
 ' >silent.port &
-silent_pid=$!
+pids+=($!)
 for _ in $(seq 1 50); do [[ -s silent.port ]] && break; sleep 0.1; done
 silent=$(cat silent.port)
 must_fail "did not answer C-ECHO within 2 s" 6 "$cli" echo "ORTHANC@localhost:$silent" --timeout 2

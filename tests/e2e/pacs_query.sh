@@ -24,35 +24,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/py/python.sh"
 rm -rf "$dir"; mkdir -p "$dir"; cd "$dir"
 
-peer_pid=""
-cleanup() {
-  if [[ -n ${ORTHANC_PID:-} ]] && kill "$ORTHANC_PID" 2>/dev/null; then
-    for _ in $(seq 1 100); do kill -0 "$ORTHANC_PID" 2>/dev/null || break; sleep 0.1; done
-  fi
-  [[ -n $peer_pid ]] && kill "$peer_pid" 2>/dev/null || true
-}
-trap cleanup EXIT
-set +e
-"$here/orthanc/start-orthanc.sh" "$dir/orthanc" >start.txt
-rc=$?
-set -e
-if [[ $rc -ne 0 ]]; then cat start.txt; echo "FAIL: Orthanc did not start (exit $rc)" >&2; exit 1; fi
-source "$dir/orthanc/orthanc.env"
-node="ORTHANC@localhost:$ORTHANC_DICOM_PORT"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-# A command that must fail: non-zero exit, exactly one line on stderr matching $1, within $2 seconds.
-must_fail() {
-  local pattern=$1 limit=$2; shift 2
-  local t0=$SECONDS rc=0
-  timeout 60 "$@" >out.txt 2>err.txt || rc=$?
-  local took=$((SECONDS - t0))
-  [[ $rc -ne 0 && $rc -ne 124 ]] || fail "'$*' exited $rc (wanted a failure, not a hang)"
-  [[ $(wc -l <err.txt) -eq 1 ]] || fail "'$*' printed $(wc -l <err.txt) lines on stderr: $(cat err.txt)"
-  grep -q -- "$pattern" err.txt || fail "'$*': '$(cat err.txt)' does not say '$pattern'"
-  [[ $took -le $limit ]] || fail "'$*' took ${took} s (limit ${limit} s)"
-  echo "ok: $* -> exit $rc in ${took} s: $(cat err.txt)"
-}
+source "$here/lib/orthanc.sh"
 
 "$cli" simulate --matrix 64 --coils 4 --slices 4 --output p1.h5 >/dev/null
 "$cli" simulate --matrix 64 --coils 4 --slices 2 --output p2.h5 >/dev/null
@@ -178,45 +150,28 @@ must_fail "allow queries from the calling AE title \"OTHER\"" 10 "$cli" retrieve
 must_fail "rejected the association" 10 "$cli" query --pacs "WRONG@localhost:$ORTHANC_DICOM_PORT"
 must_fail "give YYYYMMDD" 5 "$cli" query --pacs "$node" --study-date 2024-01-01
 must_fail "give study or series" 5 "$cli" query --pacs "$node" --level image
-# start_peer MODE: a fresh hostile peer (tests/e2e/py/slow_pacs.py); sets $port.
-start_peer() {
-  [[ -n $peer_pid ]] && kill "$peer_pid" 2>/dev/null || true
-  rm -f "port-$1"
-  /usr/bin/python3 "$here/py/slow_pacs.py" "$1" "port-$1" &
-  peer_pid=$!
-  for _ in $(seq 1 50); do [[ -s port-$1 ]] && break; sleep 0.1; done
-  port=$(cat "port-$1")
-}
-start_peer response
+start_peer slow_pacs.py response
 must_fail "did not answer C-FIND within 2 s" 5 "$cli" query --pacs "ORTHANC@127.0.0.1:$port" --timeout 2
 must_fail "did not answer C-FIND within 2 s" 5 "$cli" retrieve --pacs "ORTHANC@127.0.0.1:$port" --timeout 2 \
   --series "$series_uid" --output-dir none
-start_peer vanish
+start_peer slow_pacs.py vanish
 must_fail "aborted the association on the C-FIND" 5 "$cli" query --pacs "ORTHANC@127.0.0.1:$port" --timeout 2
-start_peer lie
+start_peer slow_pacs.py lie
 must_fail "cannot connect for C-GET" 5 "$cli" retrieve --pacs "ORTHANC@127.0.0.1:$port" --timeout 2 \
   --series "$series_uid" --output-dir none
-start_peer association
+start_peer slow_pacs.py association
 must_fail "did not answer C-FIND within 2 s" 5 "$cli" query --pacs "ORTHANC@127.0.0.1:$port" --timeout 2
 # A PACS that lies about the series (tests/e2e/py/lying_pacs.py): it announces 3 instances and sends 1, fails
 # the C-GET, sends an instance whose SOP Instance UID is a path, or goes silent after the C-GET request.
-start_liar() {
-  [[ -n $peer_pid ]] && kill "$peer_pid" 2>/dev/null || true
-  rm -f "port-$1"
-  /usr/bin/python3 "$here/py/lying_pacs.py" "$1" "port-$1" &
-  peer_pid=$!
-  for _ in $(seq 1 50); do [[ -s port-$1 ]] && break; sleep 0.1; done
-  port=$(cat "port-$1")
-}
 liar_retrieve() { must_fail "$1" 5 "$cli" retrieve --pacs "LIAR@127.0.0.1:$port" --timeout 2 --series 1.2.3.4 --output-dir none; }
-start_liar fewer
+start_peer lying_pacs.py fewer
 liar_retrieve "sent 1 of the 3 instances it announced for series 1.2.3.4"
-start_liar failure
+start_peer lying_pacs.py failure
 liar_retrieve "failed the C-GET of series 1.2.3.4 (status 0xC000"
-start_liar baduid
+start_peer lying_pacs.py baduid
 liar_retrieve 'sent an instance without a valid SOP Instance UID ("../../evil")'
 [[ ! -e ../evil && ! -e ../evil.dcm ]] || fail "a lying SOP Instance UID wrote outside the folder"
-start_liar silent
+start_peer lying_pacs.py silent
 liar_retrieve "did not answer C-GET within 2 s (after 0 instances)"
 [[ ! -e none ]] || fail "a failed retrieve left none/ behind"
 [[ -z $(ls -A . | grep 'larmor' || true) ]] || fail "temporaries left behind: $(ls -A . | grep larmor)"

@@ -12,22 +12,7 @@ cli=$1 dir=$2
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/py/python.sh"
 rm -rf "$dir"; mkdir -p "$dir"; cd "$dir"
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  if [[ -n ${ORTHANC_PID:-} ]] && kill "$ORTHANC_PID" 2>/dev/null; then
-    for _ in $(seq 1 100); do kill -0 "$ORTHANC_PID" 2>/dev/null || break; sleep 0.1; done
-  fi
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-set +e
-"$here/orthanc/start-orthanc.sh" "$dir/orthanc" >start.txt
-rc=$?
-set -e
-if [[ $rc -ne 0 ]]; then cat start.txt; fail "Orthanc did not start (exit $rc)"; fi
-source "$dir/orthanc/orthanc.env"
-rest="http://localhost:$ORTHANC_HTTP_PORT"
+source "$here/lib/orthanc.sh"
 
 # A server sending to $1; its port in $port, its log in $2.
 start_server() {
