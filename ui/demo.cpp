@@ -264,7 +264,8 @@ void DemoScript::finish(int code) {
   if (!running_) return;
   running_ = false;
   w_->setDemoCaption({});
-  docks(true, true);
+  // In presenter mode the last screen stays whole (leaving presenter mode brings back the docks as they were).
+  if (!w_->presenterMode()) docks(true, true);
   std::cout << "larmor demo: " << (code == 0 ? "done" : "stopped") << std::endl;
   emit finished(code);
   if (quitAfter_) QTimer::singleShot(100, qApp, [code] { QCoreApplication::exit(code); });

@@ -129,6 +129,7 @@ void MainWindow::makeCentral() {
   demoCaption_->setAlignment(Qt::AlignCenter);
   demoCaption_->setStyleSheet(QStringLiteral("#demoCaption { background: #1f3b57; color: #ffffff; font-weight: bold; padding: 6px; }"));
   demoCaption_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  demoCaption_->setWordWrap(true);  // a long caption takes two lines on a small screen, never cut at the edges
   demoCaption_->hide();
   cl->addWidget(demoCaption_);
   cl->addWidget(banner_);
@@ -157,6 +158,11 @@ void MainWindow::makeDocks() {
   // window still fits 1024 px: the centre gives way first (the views scale, long labels elide).
   datasetPanel_->setMinimumWidth(190);
   settings_->setMinimumWidth(255);
+  // In presenter mode (large type) the settings, when shown, get the width their rows need: nothing cut on the right.
+  connect(settingsDock, &QDockWidget::visibilityChanged, this, [this, settingsDock](bool visible) {
+    const int missing = settings_->fittingWidth() - settings_->width();
+    if (visible && presenter_.on && missing > 0) resizeDocks({settingsDock}, {settingsDock->width() + missing}, Qt::Horizontal);
+  });
 }
 
 void MainWindow::setUiScale(double scale) {

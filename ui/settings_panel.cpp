@@ -13,6 +13,7 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSlider>
 #include <QSpinBox>
 #include <QStandardItemModel>
@@ -125,11 +126,26 @@ void SettingsPanel::centreLambdaSlider(double lambda) {
 void SettingsPanel::slideLambdaTo(double lambda) {
   if (lambdaValue_ > 0 && lambda > 0) centreLambdaSlider(std::sqrt(lambdaValue_ * lambda));
   lambdaSlider_->setValue(positionOf(lambda));
+  revealLambda();
+}
+
+void SettingsPanel::revealLambda() {
+  // The geometry of a dock just shown is laid out first, so that the scroll area knows its rows' places.
+  if (QWidget* top = window(); top && top->layout()) top->layout()->activate();
+  if (QLayout* l = scroll_->widget()->layout()) l->activate();
+  const int margin = fontMetrics().height() / 2;
+  if (temporalRow_ && temporalRow_->isVisible()) scroll_->ensureWidgetVisible(temporalRow_, 0, margin);
+  scroll_->ensureWidgetVisible(lambdaRow_, 0, margin);  // λ's row wins where both cannot show
+}
+
+int SettingsPanel::fittingWidth() const {
+  const int content = std::max(scroll_->widget()->minimumWidth(), scroll_->widget()->minimumSizeHint().width());
+  return content + scroll_->verticalScrollBar()->sizeHint().width() + 2 * scroll_->frameWidth();
 }
 
 SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
   QWidget* content = makeContent();
-  auto* scroll = new QScrollArea;
+  auto* scroll = scroll_ = new QScrollArea;
   scroll->setWidget(content);
   scroll->setWidgetResizable(true);
   scroll->setFrameShape(QFrame::NoFrame);
@@ -376,6 +392,7 @@ QWidget* SettingsPanel::lambdaEditor(Row& row) {
   line->addWidget(lambda_);
   line->addWidget(live_, 1);
   grid->addLayout(line);
+  lambdaRow_ = w;
   connect(lambdaSlider_, &QSlider::valueChanged, this, [this](int pos) {
     if (loading_) return;
     const double l = lambdaAt(pos);
@@ -420,6 +437,7 @@ QWidget* SettingsPanel::temporalLambdaEditor(Row& row) {
   line->setContentsMargins(0, 0, 0, 0);
   line->addWidget(temporalSlider_, 1);
   line->addWidget(temporalEdit_);
+  temporalRow_ = w;
   connect(temporalSlider_, &QSlider::valueChanged, this, [this](int pos) {
     if (loading_) return;
     temporalValue_ = lambdaFromSlider(pos);

@@ -21,6 +21,7 @@ class QLabel;
 class QLayout;
 class QLineEdit;
 class QPushButton;
+class QScrollArea;
 class QSlider;
 
 namespace larmor::ui {
@@ -48,6 +49,12 @@ class SettingsPanel : public QWidget {
   /// current λ and it (the presenter's script).
   void slideLambdaTo(double lambda);
   QSlider* lambdaSlider() const { return lambdaSlider_; }
+  /// Scrolls the settings so that the λ row (slider, value, live) and the temporal λ row under it, where shown,
+  /// lie inside the visible part (the presenter's live-λ steps, a small screen). slideLambdaTo calls it.
+  void revealLambda();
+  /// The width the panel needs to show its widest row whole beside the vertical scroll bar (it grows with the
+  /// zoom's type; the dock may be narrower at zoom 1 on a 1024 px screen, where a row's fields give way).
+  int fittingWidth() const;
   /// The temporal λ's slider (dynamic.temporal_lambda, the same log scale as λ's): shown with the dynamic
   /// group, for cs on data with frames; enabled unless the frames are reconstructed independently.
   QSlider* temporalLambdaSlider() const { return temporalSlider_; }
@@ -118,6 +125,9 @@ class SettingsPanel : public QWidget {
   QComboBox* device_ = nullptr;
   QLabel* deviceNote_ = nullptr;
   QLineEdit* trajectory_ = nullptr;
+  QScrollArea* scroll_ = nullptr;
+  QWidget* lambdaRow_ = nullptr;    ///< λ's editor: the slider, the value and "live"
+  QWidget* temporalRow_ = nullptr;  ///< the temporal λ's editor
   QSlider* lambdaSlider_ = nullptr;
   QLineEdit* lambda_ = nullptr;
   QCheckBox* live_ = nullptr;

@@ -18,6 +18,7 @@
 #include "gui_test_support.hpp"
 #include "main_window.hpp"
 #include "settings_panel.hpp"
+#include "side_by_side_view.hpp"
 #include "theme.hpp"
 
 using namespace larmor;
@@ -118,7 +119,12 @@ class PresenterTest : public WindowTest {
     QCOMPARE(code, 0);
     QCOMPARE(checked, demo.stepCount());
     QVERIFY(sliderSteps >= 3);
-    QVERIFY2(problems.isEmpty(), qPrintable(problems.join('\n')));
+    // It ends on its strongest screen, whole: the three methods side by side, no dock brought back over them.
+    QVERIFY(w_->sideBySideView()->isVisible());
+    QVERIFY(!w_->findChild<QDockWidget*>("settingsDock")->isVisible());
+    QVERIFY(!w_->findChild<QDockWidget*>("datasetDock")->isVisible());
+    for (const QString& p : problems) qWarning("%s", qPrintable(p));  // each whole (Qt Test cuts a long message)
+    QVERIFY2(problems.isEmpty(), qPrintable(QString("%1 problems, listed above").arg(problems.size())));
     w_->setPresenterMode(false);
   }
 };
