@@ -219,7 +219,7 @@ __global__ void __launch_bounds__(kDftThreads, 3) dftAdjointKernel(DftArgs a) {
   const i64 begin = partBegin + a.chunkBegin;
   const i64 end = min(a.m, partBegin + min(a.partLength, a.chunkEnd));
   // Partial sums (several parts) go to [part][coil][voxel]; a single part writes the image directly.
-  const i64 planeOffset = static_cast<i64>(blockIdx.y) * a.coils * a.voxels;
+  float2* const dstBase = a.out + static_cast<i64>(blockIdx.y) * a.coils * a.voxels + row * a.n[0];
 
   float2 acc[V][CB];
 #pragma unroll
@@ -227,9 +227,8 @@ __global__ void __launch_bounds__(kDftThreads, 3) dftAdjointKernel(DftArgs a) {
 #pragma unroll
     for (int c = 0; c < CB; ++c) {
       const int x = seg * V + v;
-      acc[v][c] = a.resume && active && c < nc && x < a.n[0]
-                      ? a.out[planeOffset + static_cast<i64>(coil0 + c) * a.voxels + row * a.n[0] + x]
-                      : make_float2(0.f, 0.f);
+      acc[v][c] = a.resume && active && c < nc && x < a.n[0] ? dstBase[static_cast<i64>(coil0 + c) * a.voxels + x]
+                                                             : make_float2(0.f, 0.f);
     }
 
   for (i64 tile = begin; tile < end; tile += kSampleTile) {
@@ -271,11 +270,10 @@ __global__ void __launch_bounds__(kDftThreads, 3) dftAdjointKernel(DftArgs a) {
     }
   }
   if (!active) return;
-  const i64 rowStart = row * a.n[0];
 #pragma unroll
   for (int c = 0; c < CB; ++c) {
     if (c >= nc) continue;
-    float2* dst = a.out + planeOffset + static_cast<i64>(coil0 + c) * a.voxels + rowStart;
+    float2* dst = dstBase + static_cast<i64>(coil0 + c) * a.voxels;
 #pragma unroll
     for (int v = 0; v < V; ++v) {
       const int x = seg * V + v;
