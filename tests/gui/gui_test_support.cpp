@@ -13,6 +13,7 @@
 #include <QtTest/QtTest>
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 
 #include "image_viewer.hpp"
 #include "larmor/recon/settings_table.hpp"
@@ -94,6 +95,36 @@ bool waitUntil(const std::function<bool()>& done, int ms) {
   }
   return done();
 }
+
+void TestOrthanc::start(const QString& script, const QString& dir) {
+  QProcess p;
+  p.start("bash", {script, dir});
+  QVERIFY(p.waitForFinished(60000));
+  const QString out = QString::fromUtf8(p.readAllStandardOutput()).trimmed();
+  if (p.exitCode() == 77) {
+    skip = out;
+    return;
+  }
+  QVERIFY2(p.exitCode() == 0, qPrintable("start-orthanc.sh failed: " + out));
+  for (const QString& line : out.split('\n')) {
+    const QString v = line.section('=', 1);
+    if (line.startsWith("ORTHANC_PID=")) pid = v.toLongLong();
+    if (line.startsWith("ORTHANC_DICOM_PORT=")) dicomPort = v.toInt();
+    if (line.startsWith("ORTHANC_HTTP_PORT=")) httpPort = v.toInt();
+  }
+  QVERIFY(pid > 0 && dicomPort > 0 && httpPort > 0);
+}
+
+void TestOrthanc::stop() {
+  if (pid <= 0) return;
+  ::kill(static_cast<pid_t>(pid), SIGTERM);
+  waitUntil([&] { return ::kill(static_cast<pid_t>(pid), 0) != 0; }, 10000);  // it stops in ~3 s
+  pid = 0;
+}
+
+QString TestOrthanc::node(const QString& aet) const { return QString("%1@localhost:%2").arg(aet).arg(dicomPort); }
+
+QString TestOrthanc::rest(const QString& path) const { return QString("http://localhost:%1%2").arg(httpPort).arg(path); }
 
 phantom::SimulateSettings smallPhantom(TrajectoryKind traj, int n, int coils, int accel, int acs, int n3) {
   phantom::SimulateSettings s;

@@ -45,6 +45,19 @@ class WindowTest : public QObject {
   static bool tool(const QString& program, const QStringList& args, const QString& dir);
 };
 
+/// A real Orthanc for the PACS tests: tests/e2e/orthanc/start-orthanc.sh `script` run in `dir` by start() (checked:
+/// a failed start fails the test), stopped by stop(). `skip` says why it is not there (the script's exit 77: not
+/// installed), "" when it runs; the tests QSKIP with it, which `make test` does not accept.
+struct TestOrthanc {
+  QString skip;
+  qint64 pid = 0;
+  int dicomPort = 0, httpPort = 0;
+  void start(const QString& script, const QString& dir);
+  void stop();
+  QString node(const QString& aet = "ORTHANC") const;  ///< AET@localhost:PORT
+  QString rest(const QString& path) const;             ///< http://localhost:PORT/path
+};
+
 /// Processes events until `done` is true or `ms` pass; returns done().
 bool waitUntil(const std::function<bool()>& done, int ms);
 

@@ -89,12 +89,10 @@ class PacsGuiTest : public QObject {
   Q_OBJECT
 
  private:
-  QString skip_;  ///< why Orthanc is not there ("" when it is)
-  qint64 pid_ = 0;
-  int dicomPort_ = 0, httpPort_ = 0;
+  TestOrthanc orthanc_;
 
-  QString node(const QString& aet = "ORTHANC") const { return QString("%1@localhost:%2").arg(aet).arg(dicomPort_); }
-  QString rest(const QString& path) const { return QString("http://localhost:%1%2").arg(httpPort_).arg(path); }
+  QString node(const QString& aet = "ORTHANC") const { return orthanc_.node(aet); }
+  QString rest(const QString& path) const { return orthanc_.rest(path); }
 
   /// Orthanc holds `file` unchanged: found by its SOP Instance UID, same data set bytes, same raw frame,
   /// same geometry tags.
@@ -130,36 +128,17 @@ class PacsGuiTest : public QObject {
 
  private slots:
   void initTestCase() {
-    const QString dir = scratchDir("pacs-orthanc");
-    QProcess p;
-    p.start("bash", {QStringLiteral(LARMOR_TEST_ORTHANC_SCRIPT), dir});
-    QVERIFY(p.waitForFinished(60000));
-    const QString out = QString::fromUtf8(p.readAllStandardOutput()).trimmed();
-    if (p.exitCode() == 77) {
-      skip_ = out;
-      return;
-    }
-    QVERIFY2(p.exitCode() == 0, qPrintable("start-orthanc.sh failed: " + out));
-    for (const QString& line : out.split('\n')) {
-      const QString v = line.section('=', 1);
-      if (line.startsWith("ORTHANC_PID=")) pid_ = v.toLongLong();
-      if (line.startsWith("ORTHANC_DICOM_PORT=")) dicomPort_ = v.toInt();
-      if (line.startsWith("ORTHANC_HTTP_PORT=")) httpPort_ = v.toInt();
-    }
-    QVERIFY(pid_ > 0 && dicomPort_ > 0 && httpPort_ > 0);
+    orthanc_.start(QStringLiteral(LARMOR_TEST_ORTHANC_SCRIPT), scratchDir("pacs-orthanc"));
+    if (QTest::currentTestFailed()) return;
     QSettings().remove("pacs/nodes");
   }
 
-  void cleanupTestCase() {
-    if (pid_ <= 0) return;
-    ::kill(static_cast<pid_t>(pid_), SIGTERM);
-    waitUntil([&] { return ::kill(static_cast<pid_t>(pid_), 0) != 0; }, 10000);  // it stops in ~3 s
-  }
+  void cleanupTestCase() { orthanc_.stop(); }
 
   // A file of four repetitions, each frame reconstructed, sent with the patient fields under our own calling AE
   // title: Orthanc holds one series of four instances with the tags set, received from that AE title.
   void pacsFourFramesArriveAsOneSeries() {
-    if (!skip_.isEmpty()) QSKIP(qPrintable(skip_));
+    if (!orthanc_.skip.isEmpty()) QSKIP(qPrintable(orthanc_.skip));
     const QString dir = scratchDir("pacs-frames");
     QProcess gen;
     gen.setWorkingDirectory(dir);
@@ -224,7 +203,7 @@ class PacsGuiTest : public QObject {
   }
 
   void pacsSendFromMenu() {
-    if (!skip_.isEmpty()) QSKIP(qPrintable(skip_));
+    if (!orthanc_.skip.isEmpty()) QSKIP(qPrintable(orthanc_.skip));
     MainWindow w;
     w.resize(1200, 800);
     w.show();
@@ -280,7 +259,7 @@ class PacsGuiTest : public QObject {
   }
 
   void pacsErrorsDoNotFreeze() {
-    if (!skip_.isEmpty()) QSKIP(qPrintable(skip_));
+    if (!orthanc_.skip.isEmpty()) QSKIP(qPrintable(orthanc_.skip));
     const QStringList files = writeSeries(scratchDir("pacs-errors"));
     QCOMPARE(files.size(), 3);
     PacsDialog dlg(files, "three slices");
@@ -316,7 +295,7 @@ class PacsGuiTest : public QObject {
   }
 
   void pacsCancel() {
-    if (!skip_.isEmpty()) QSKIP(qPrintable(skip_));
+    if (!orthanc_.skip.isEmpty()) QSKIP(qPrintable(orthanc_.skip));
     const QStringList files = writeSeries(scratchDir("pacs-cancel"));
     PacsDialog dlg(files, "three slices");
     QVERIFY(dlg.addNode("test", node(), 10));

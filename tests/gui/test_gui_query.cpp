@@ -62,11 +62,9 @@ class QueryGuiTest : public QObject {
   Q_OBJECT
 
  private:
-  QString skip_;
-  qint64 pid_ = 0;
-  int dicomPort_ = 0;
+  TestOrthanc orthanc_;
 
-  QString node(const QString& aet = "ORTHANC") const { return QString("%1@localhost:%2").arg(aet).arg(dicomPort_); }
+  QString node(const QString& aet = "ORTHANC") const { return orthanc_.node(aet); }
 
   static bool waitDone(QueryDialog* dlg, bool& done, int ms) { return waitUntil([&] { return done; }, ms) && !dlg->busy(); }
 
@@ -91,33 +89,15 @@ class QueryGuiTest : public QObject {
 
  private slots:
   void initTestCase() {
-    const QString dir = scratchDir("query-orthanc");
-    QProcess p;
-    p.start("bash", {QStringLiteral(LARMOR_TEST_ORTHANC_SCRIPT), dir});
-    QVERIFY(p.waitForFinished(60000));
-    const QString out = QString::fromUtf8(p.readAllStandardOutput()).trimmed();
-    if (p.exitCode() == 77) {
-      skip_ = out;
-      return;
-    }
-    QVERIFY2(p.exitCode() == 0, qPrintable("start-orthanc.sh failed: " + out));
-    for (const QString& line : out.split('\n')) {
-      const QString v = line.section('=', 1);
-      if (line.startsWith("ORTHANC_PID=")) pid_ = v.toLongLong();
-      if (line.startsWith("ORTHANC_DICOM_PORT=")) dicomPort_ = v.toInt();
-    }
-    QVERIFY(pid_ > 0 && dicomPort_ > 0);
+    orthanc_.start(QStringLiteral(LARMOR_TEST_ORTHANC_SCRIPT), scratchDir("query-orthanc"));
+    if (QTest::currentTestFailed()) return;
     QSettings().remove("pacs/nodes");
   }
 
-  void cleanupTestCase() {
-    if (pid_ <= 0) return;
-    ::kill(static_cast<pid_t>(pid_), SIGTERM);
-    waitUntil([&] { return ::kill(static_cast<pid_t>(pid_), 0) != 0; }, 10000);
-  }
+  void cleanupTestCase() { orthanc_.stop(); }
 
   void queryRetrieveCompareFromMenu() {
-    if (!skip_.isEmpty()) QSKIP(qPrintable(skip_));
+    if (!orthanc_.skip.isEmpty()) QSKIP(qPrintable(orthanc_.skip));
     MainWindow w;
     w.resize(1200, 800);
     w.show();
@@ -174,7 +154,7 @@ class QueryGuiTest : public QObject {
   }
 
   void queryErrorsDoNotFreeze() {
-    if (!skip_.isEmpty()) QSKIP(qPrintable(skip_));
+    if (!orthanc_.skip.isEmpty()) QSKIP(qPrintable(orthanc_.skip));
     int opened = 0;
     QueryDialog dlg([&](const QString&) { return ++opened > 0; });
     dlg.show();
@@ -206,7 +186,7 @@ class QueryGuiTest : public QObject {
   }
 
   void queryCancel() {
-    if (!skip_.isEmpty()) QSKIP(qPrintable(skip_));
+    if (!orthanc_.skip.isEmpty()) QSKIP(qPrintable(orthanc_.skip));
     const Dataset d = phantom::simulate(smallPhantom(TrajectoryKind::Cartesian, 32, 2));
     recon::ReconRequest req;
     req.dataset = &d;
