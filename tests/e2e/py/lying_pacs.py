@@ -15,14 +15,12 @@ PS3.8 9.3 (PDUs), PS3.7 E (command sets, Implicit VR Little Endian), PS3.5 7.1.2
 Endian: the transfer syntax Larmor proposes first). Standard library only (plain python3).
 """
 import os
-import socket
 import struct
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from slow_pacs import item, read_pdu  # noqa: E402
+from slow_pacs import item, listen_and_serve, read_pdu  # noqa: E402
 
 MR = b"1.2.840.10008.5.1.4.1.1.4"
 STUDY, SERIES = b"1.2.3", b"1.2.3.4"
@@ -199,26 +197,5 @@ def serve(conn, mode):
         conn.close()
 
 
-def main():
-    mode, portfile = sys.argv[1], sys.argv[2]
-    if mode not in ("fewer", "failure", "baduid", "silent"):
-        sys.exit(f"lying_pacs.py: unknown mode {mode}")
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(8)
-    srv.settimeout(1)
-    with open(portfile + ".part", "w") as f:
-        f.write(str(srv.getsockname()[1]))
-    os.rename(portfile + ".part", portfile)
-    end = time.time() + 60
-    while time.time() < end:
-        try:
-            conn, _ = srv.accept()
-        except socket.timeout:
-            continue
-        conn.settimeout(None)
-        threading.Thread(target=serve, args=(conn, mode), daemon=True).start()
-
-
 if __name__ == "__main__":
-    main()
+    listen_and_serve(serve, ("fewer", "failure", "baduid", "silent"), "lying_pacs.py")

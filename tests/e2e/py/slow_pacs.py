@@ -110,10 +110,12 @@ def serve(conn, mode):
         conn.close()
 
 
-def main():
+def listen_and_serve(serve, modes, name):
+    """argv: MODE PORTFILE. Listens on a free loopback port, writes it to PORTFILE (whole, by a rename), and for
+    60 s serves each connection with serve(conn, MODE) on a thread of its own (lying_pacs.py uses it too)."""
     mode, portfile = sys.argv[1], sys.argv[2]
-    if mode not in ("association", "response", "vanish", "lie"):
-        sys.exit(f"slow_pacs.py: unknown mode {mode}")
+    if mode not in modes:
+        sys.exit(f"{name}: unknown mode {mode}")
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
     srv.listen(8)
@@ -132,4 +134,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    listen_and_serve(serve, ("association", "response", "vanish", "lie"), "slow_pacs.py")
