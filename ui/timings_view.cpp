@@ -338,6 +338,11 @@ void TimingsView::redrawSweep() {
   plotSweep(lcurve_->chart(), lcurve, true);
   plotSweep(error_->chart(), error, false);
   error_->setVisible(!error.isEmpty());
+  // With a sweep on show its two charts get the larger share of the height (the stage bars need little).
+  if (auto* grid = qobject_cast<QGridLayout*>(layout())) {
+    grid->setRowStretch(1, pts.isEmpty() ? 5 : 2);
+    grid->setRowStretch(2, pts.isEmpty() ? 4 : 5);
+  }
   if (lcurve.isEmpty()) lcurve_->chart()->setTitle(tr("L-curve — run a λ sweep (CG or compressed sensing)"));
   else lcurve_->chart()->setTitle(tr("L-curve (%1 λ values)").arg(lcurve.size()));
   if (!error.isEmpty()) {
