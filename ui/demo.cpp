@@ -198,8 +198,15 @@ std::vector<DemoScript::Step> DemoScript::dynamicSteps() {
          w_->runReconstruction();
        },
        Wait::Recon},
+      {tr("Temporal λ, moved live: the weight of the prior along time"),
+       [this] {
+         docks(false, true);  // the slider is in the settings, under λ
+         w_->settingsPanel()->slideTemporalLambdaTo(1e-2);
+       },
+       Wait::Recon},
       {tr("The cine, and the contrast wash-in: mean intensity in the ROI over the frames, beside the truth"),
        [this] {
+         docks(false, false);
          // The wash-in ellipse's centre in voxels (phantom::rasterize: index = position x N + N/2).
          const phantom::Ellipse e = phantom::dynamicEllipses(phantom::DynamicModel{}, 0, 64)[phantom::kWashInEllipse];
          const int x = static_cast<int>(std::lround(e.cx * 64 + 32)), y = static_cast<int>(std::lround(e.cy * 64 + 32));

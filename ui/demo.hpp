@@ -4,7 +4,8 @@
 //   1. a Cartesian phantom undersampled R = 4 with 24 calibration lines, reconstructed by GRAPPA and
 //      compared with the truth;
 //   2. a dynamic phantom (8 frames of 21 golden-angle spokes) reconstructed frame by frame, then jointly
-//      with the spatio-temporal prior; the cine plays with the time-intensity curve of the contrast wash-in;
+//      with the spatio-temporal prior; its temporal λ slider moved (live); the cine plays with the
+//      time-intensity curve of the contrast wash-in;
 //   3. an undersampled radial Shepp-Logan phantom (128², 8 coils, 64 spokes: a third of Nyquist's π/2·N)
 //      reconstructed by gridding, by iterative CG-SENSE and by compressed sensing (TV); the λ slider of the
 //      CS reconstruction moved through three values; it ends on the three methods side by side.

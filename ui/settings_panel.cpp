@@ -129,6 +129,11 @@ void SettingsPanel::slideLambdaTo(double lambda) {
   revealLambda();
 }
 
+void SettingsPanel::slideTemporalLambdaTo(double lambda) {
+  temporalSlider_->setValue(sliderFromLambda(lambda));
+  revealLambda();
+}
+
 void SettingsPanel::revealLambda() {
   // The geometry of a dock just shown is laid out first, so that the scroll area knows its rows' places.
   if (QWidget* top = window(); top && top->layout()) top->layout()->activate();

@@ -58,6 +58,8 @@ class SettingsPanel : public QWidget {
   /// The temporal λ's slider (dynamic.temporal_lambda, the same log scale as λ's): shown with the dynamic
   /// group, for cs on data with frames; enabled unless the frames are reconstructed independently.
   QSlider* temporalLambdaSlider() const { return temporalSlider_; }
+  /// Moves the temporal λ slider to `lambda` as a drag would (the series solved again), in view (the presenter's script).
+  void slideTemporalLambdaTo(double lambda);
   /// How many frames the data have: the dynamic group shows only for a series (two or more).
   void setSeriesFrames(int frames);
   QComboBox* methodBox() const { return method_; }
