@@ -20,9 +20,10 @@
 namespace larmor::stream {
 namespace {
 
-RecordedScan twoSliceScan() {
+/// A two-slice scan written to `name` (a file of each test's own: ctest runs the tests at once).
+RecordedScan twoSliceScan(const std::string& name) {
   std::filesystem::create_directories(LARMOR_TEST_TMP);
-  const std::string path = std::string(LARMOR_TEST_TMP) + "/server_two_slices.h5";
+  const std::string path = std::string(LARMOR_TEST_TMP) + "/" + name;
   std::filesystem::remove(path);
   phantom::SimulateSettings ss;
   ss.matrix[0] = ss.matrix[1] = 16;
@@ -57,7 +58,7 @@ ServerCallbacks record(Seen& seen) {
 }
 
 TEST(StreamServer, OneScanOnAnyFreePortThenStop) {
-  const RecordedScan scan = twoSliceScan();
+  const RecordedScan scan = twoSliceScan("server_two_slices.h5");
   ServerOptions o;
   o.port = 0;
   o.devices = "cpu";
@@ -97,7 +98,7 @@ TEST(StreamServer, OneScanOnAnyFreePortThenStop) {
 // A configuration named after a method other than the server's (fft by default) runs it with its defaults: "cs"
 // takes total variation, not cg's Tikhonov prior (which --method cs refuses).
 TEST(StreamServer, AMethodNameGetsThatMethodsDefaults) {
-  const RecordedScan scan = twoSliceScan();
+  const RecordedScan scan = twoSliceScan("server_method_names.h5");
   ServerOptions o;
   o.port = 0;
   o.devices = "cpu";
