@@ -194,6 +194,8 @@ std::vector<DemoScript::Step> DemoScript::dynamicSteps() {
        [this] {
          SessionState s = w_->session();
          s.settings.dynamic.framesIndependent = false;
+         // The default weight along time, not the last session's: the next step's move must be a move.
+         s.settings.dynamic.temporalLambda = recon::ReconSettings{}.dynamic.temporalLambda;
          w_->applySession(s);
          w_->runReconstruction();
        },

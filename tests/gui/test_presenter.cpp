@@ -106,7 +106,7 @@ class PresenterTest : public WindowTest {
     connect(&demo, &DemoScript::captionShown, this, [&](int i) {
       QTimer::singleShot(150, this, [&, i] {
         ++checked;
-        if (demo.stepCaption(i).contains(QStringLiteral("λ:"))) ++sliderSteps;
+        if (demo.stepCaption(i).startsWith("Live λ") || demo.stepCaption(i).startsWith("Temporal λ")) ++sliderSteps;
         if (const QString p = stepProblems(demo, i); !p.isEmpty()) problems << p;
         if (w_->geometry() != screen)
           problems << QString("step %1: the window is not the screen: %2 x %3").arg(i + 1).arg(w_->width()).arg(w_->height());
@@ -125,6 +125,22 @@ class PresenterTest : public WindowTest {
     QVERIFY(!w_->findChild<QDockWidget*>("datasetDock")->isVisible());
     for (const QString& p : problems) qWarning("%s", qPrintable(p));  // each whole (Qt Test cuts a long message)
     QVERIFY2(problems.isEmpty(), qPrintable(QString("%1 problems, listed above").arg(problems.size())));
+    w_->setPresenterMode(false);
+  }
+
+  // The demo does not depend on the last session: with the temporal λ left at the value the demo moves it to
+  // (1e-2, remembered from an earlier demo), its temporal λ step still solves the series again and the demo ends.
+  void demoEndsWhateverTheLastTemporalLambda() {
+    SessionState s = w_->session();
+    s.settings.dynamic.temporalLambda = 1e-2;
+    w_->applySession(s);
+    DemoScript demo(w_.get(), false);
+    int code = -1;
+    connect(&demo, &DemoScript::finished, this, [&](int c) { code = c; });
+    demo.start(50);
+    QVERIFY2(waitUntil([&] { return code >= 0; }, 100000),
+             qPrintable(QString("the demo stopped at step %1 (%2)").arg(demo.stepsDone()).arg(demo.stepCaption(demo.stepsDone() - 1))));
+    QCOMPARE(code, 0);
     w_->setPresenterMode(false);
   }
 };
