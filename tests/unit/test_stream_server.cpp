@@ -57,6 +57,23 @@ ServerCallbacks record(Seen& seen) {
   return c;
 }
 
+/// `scan` streamed to the server on `port` under the configuration `config`: the images that came back, the
+/// server's TEXT messages in `text`.
+int streamTo(int port, const char* config, const RecordedScan& scan, std::string* text = nullptr) {
+  SocketStream s(connectTcp("127.0.0.1", port), "server", 20000);
+  writeConfigFile(s, config);
+  writeText(s, kHeader, scan.header);
+  for (const auto& a : scan.acquisitions) writeAcquisition(s, a);
+  writeClose(s);
+  int images = 0;
+  for (;;) {
+    const Message m = readMessage(s);
+    if (m.id == kClose) return images;
+    if (m.id == kImage) ++images;
+    if (m.id == kText && text) *text += m.text;
+  }
+}
+
 TEST(StreamServer, OneScanOnAnyFreePortThenStop) {
   const RecordedScan scan = twoSliceScan("server_two_slices.h5");
   ServerOptions o;
@@ -66,20 +83,7 @@ TEST(StreamServer, OneScanOnAnyFreePortThenStop) {
   Server server(o, record(seen));
   server.start();
   ASSERT_GT(server.port(), 0);
-  int images = 0;
-  {
-    SocketStream s(connectTcp("127.0.0.1", server.port()), "server", 20000);
-    writeConfigFile(s, "default.xml");
-    writeText(s, kHeader, scan.header);
-    for (const auto& a : scan.acquisitions) writeAcquisition(s, a);
-    writeClose(s);
-    for (;;) {
-      const Message m = readMessage(s);
-      if (m.id == kClose) break;
-      if (m.id == kImage) ++images;
-    }
-  }
-  EXPECT_EQ(images, 2);
+  EXPECT_EQ(streamTo(server.port(), "default.xml", scan), 2);
   for (int i = 0; i < 100 && seen.ended == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_EQ(seen.ended, 1);
   EXPECT_EQ(seen.error, "");
@@ -106,20 +110,8 @@ TEST(StreamServer, AMethodNameGetsThatMethodsDefaults) {
   Server server(o, record(seen));
   server.start();
   for (const char* config : {"cs", "cs.xml", "cg"}) {
-    int images = 0;
     std::string text;
-    SocketStream s(connectTcp("127.0.0.1", server.port()), "server", 20000);
-    writeConfigFile(s, config);
-    writeText(s, kHeader, scan.header);
-    for (const auto& a : scan.acquisitions) writeAcquisition(s, a);
-    writeClose(s);
-    for (;;) {
-      const Message m = readMessage(s);
-      if (m.id == kClose) break;
-      if (m.id == kImage) ++images;
-      if (m.id == kText) text += m.text;
-    }
-    EXPECT_EQ(images, 2) << config << ": " << text;
+    EXPECT_EQ(streamTo(server.port(), config, scan, &text), 2) << config << ": " << text;
   }
   server.stop();
 }
