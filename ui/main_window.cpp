@@ -158,11 +158,16 @@ void MainWindow::makeDocks() {
   // window still fits 1024 px: the centre gives way first (the views scale, long labels elide).
   datasetPanel_->setMinimumWidth(190);
   settings_->setMinimumWidth(255);
-  // In presenter mode (large type) the settings, when shown, get the width their rows need: nothing cut on the right.
-  connect(settingsDock, &QDockWidget::visibilityChanged, this, [this, settingsDock](bool visible) {
-    const int missing = settings_->fittingWidth() - settings_->width();
-    if (visible && presenter_.on && missing > 0) resizeDocks({settingsDock}, {settingsDock->width() + missing}, Qt::Horizontal);
-  });
+  // In presenter mode (large type) a dock, when shown, gets the width its contents need (nothing cut on the right):
+  // the settings their widest row, the dataset its header (at most 40 % of the window; its values wrap).
+  const auto fit = [this](QDockWidget* dock, int need) {
+    const int missing = need - dock->widget()->width();
+    if (presenter_.on && dock->isVisible() && missing > 0) resizeDocks({dock}, {dock->width() + missing}, Qt::Horizontal);
+  };
+  const auto fitData = [this, fit, dataDock] { fit(dataDock, std::min(datasetPanel_->sizeHint().width(), width() * 2 / 5)); };
+  connect(settingsDock, &QDockWidget::visibilityChanged, this, [this, fit, settingsDock] { fit(settingsDock, settings_->fittingWidth()); });
+  connect(dataDock, &QDockWidget::visibilityChanged, this, fitData);
+  connect(this, &MainWindow::datasetLoaded, this, fitData);
 }
 
 void MainWindow::setUiScale(double scale) {

@@ -1,8 +1,9 @@
 // GUI tests of presenter mode on a small projector's screen (ui/demo.cpp, ui/main_window.cpp,
 // ui/settings_panel.cpp), run under a 1024 x 768 X screen (tests/gui/CMakeLists.txt sets it): the scripted demo,
 // full screen at zoom 150 %, shows at every step its caption whole (wrapped, never cut at the window's edges) and
-// its picture, and at the live-λ steps the λ slider (with the temporal λ slider of the dynamic scene, where
-// shown) lies inside the window and inside its scroll area's viewport: visible and usable without scrolling.
+// its picture, the docks it shows with no label cut, and at the live-λ steps the λ slider (the temporal λ slider
+// at the dynamic scene's step) inside the window and inside its scroll area's viewport: visible and usable without
+// scrolling. The demo does not depend on the last session's settings.
 #include <QApplication>
 #include <QDockWidget>
 #include <QLabel>
@@ -63,6 +64,20 @@ QString captionProblem(const QLabel* caption, const QWidget* window) {
   return {};
 }
 
+/// The texts of the labels shown under `root` that their rectangles cut: a wrapped label shorter than its text's
+/// height at its width, or a one-line label narrower than its text.
+QStringList cutLabels(const QWidget* root) {
+  QStringList out;
+  for (const QLabel* l : root->findChildren<QLabel*>()) {
+    if (!l->isVisible() || l->text().isEmpty() || l->textFormat() == Qt::RichText || !l->pixmap().isNull()) continue;
+    const QRect box = l->contentsRect();
+    const bool cut = l->wordWrap() ? l->heightForWidth(l->width()) > l->height() + 1
+                                   : l->fontMetrics().horizontalAdvance(l->text()) > box.width() + 1;
+    if (cut) out << QString("\"%1\" (%2 x %3)").arg(l->text()).arg(l->width()).arg(l->height());
+  }
+  return out;
+}
+
 }  // namespace
 
 class PresenterTest : public WindowTest {
@@ -79,6 +94,9 @@ class PresenterTest : public WindowTest {
     const QRect p = inWindow(picture, w_.get());
     if (!w_->rect().contains(p) || p.height() < w_->height() / 2)
       out << step + QString("the picture is at (%1, %2) %3 x %4").arg(p.x()).arg(p.y()).arg(p.width()).arg(p.height());
+    for (const char* dock : {"datasetDock", "settingsDock"})
+      if (const auto* d = w_->findChild<QDockWidget*>(dock); d->isVisible())
+        if (const QStringList cut = cutLabels(d); !cut.isEmpty()) out << step + dock + " cuts " + cut.join(", ");
     if (demo.stepCaption(i).startsWith("Live λ")) {
       if (const QString s = sliderProblem("the λ slider", w_->settingsPanel()->lambdaSlider(), w_.get()); !s.isEmpty()) out << step + s;
     }
