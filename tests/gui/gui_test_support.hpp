@@ -1,12 +1,15 @@
 #pragma once
 // Helpers for the GUI tests: the window every test drives (WindowTest), waiting on the event loop, small
 // phantoms, picture statistics, the exports read back by independent readers.
+#include <QApplication>
 #include <QImage>
 #include <QJsonObject>
 #include <QObject>
 #include <QSize>
 #include <QString>
+#include <QStandardPaths>
 #include <QStringList>
+#include <QtTest/QtTest>
 #include <functional>
 #include <memory>
 
@@ -14,6 +17,7 @@
 #include "larmor/phantom/simulate.hpp"
 #include "larmor/recon/settings.hpp"
 #include "main_window.hpp"
+#include "theme.hpp"
 
 namespace larmor::ui::test {
 
@@ -88,5 +92,19 @@ ExportReadBack readExportsIndependently(const QString& dicomDir, const QString& 
 /// window [lo, hi] on screen (WindowCenter / WindowWidth, cal_min / cal_max). "" when all agree, else the
 /// first difference.
 QString compareExports(const QJsonObject& readBack, const CArray& image, const io::ImageGeometry& g, double lo, double hi);
+
+/// The main() of a GUI test binary: settings and caches away from the user's own (QStandardPaths' test mode: the
+/// workstation's QSettings of a test never reach ~/.config), the organisation LarmorTest and `application` as the
+/// names, the workstation's theme, then the test functions of a T.
+template <class T>
+int guiTestMain(const char* application, int argc, char** argv) {
+  QStandardPaths::setTestModeEnabled(true);
+  QApplication app(argc, argv);
+  QCoreApplication::setOrganizationName("LarmorTest");
+  QCoreApplication::setApplicationName(application);
+  applyTheme(app);
+  T test;
+  return QTest::qExec(&test, argc, argv);
+}
 
 }  // namespace larmor::ui::test

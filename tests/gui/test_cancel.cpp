@@ -102,5 +102,5 @@ class CancelTest : public QObject {
   }
 };
 
-QTEST_MAIN(CancelTest)
+int main(int argc, char** argv) { return guiTestMain<CancelTest>("larmor-gui-cancel-tests", argc, argv); }
 #include "test_cancel.moc"

@@ -126,14 +126,6 @@ class DocPicturesTest : public WindowTest {
   }
 };
 
-int main(int argc, char** argv) {
-  QStandardPaths::setTestModeEnabled(true);
-  QApplication app(argc, argv);
-  QCoreApplication::setOrganizationName("LarmorTest");
-  QCoreApplication::setApplicationName("larmor-gui-tests");
-  applyTheme(app);
-  DocPicturesTest t;
-  return QTest::qExec(&t, argc, argv);
-}
+int main(int argc, char** argv) { return guiTestMain<DocPicturesTest>("larmor-gui-tests", argc, argv); }
 
 #include "test_doc_pictures.moc"

@@ -521,14 +521,6 @@ class GuiTest : public WindowTest {
   }
 };
 
-int main(int argc, char** argv) {
-  QStandardPaths::setTestModeEnabled(true);  // QSettings and caches away from the user's own
-  QApplication app(argc, argv);
-  QCoreApplication::setOrganizationName("LarmorTest");
-  QCoreApplication::setApplicationName("larmor-gui-tests");
-  applyTheme(app);
-  GuiTest t;
-  return QTest::qExec(&t, argc, argv);
-}
+int main(int argc, char** argv) { return guiTestMain<GuiTest>("larmor-gui-tests", argc, argv); }
 
 #include "test_gui.moc"

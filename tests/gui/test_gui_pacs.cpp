@@ -314,14 +314,6 @@ class PacsGuiTest : public QObject {
   }
 };
 
-int main(int argc, char** argv) {
-  QStandardPaths::setTestModeEnabled(true);  // QSettings away from the user's own
-  QApplication app(argc, argv);
-  QCoreApplication::setOrganizationName("LarmorTest");
-  QCoreApplication::setApplicationName("larmor-gui-pacs-tests");
-  applyTheme(app);
-  PacsGuiTest t;
-  return QTest::qExec(&t, argc, argv);
-}
+int main(int argc, char** argv) { return guiTestMain<PacsGuiTest>("larmor-gui-pacs-tests", argc, argv); }
 
 #include "test_gui_pacs.moc"

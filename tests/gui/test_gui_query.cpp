@@ -217,14 +217,6 @@ class QueryGuiTest : public QObject {
   }
 };
 
-int main(int argc, char** argv) {
-  QStandardPaths::setTestModeEnabled(true);  // QSettings away from the user's own
-  QApplication app(argc, argv);
-  QCoreApplication::setOrganizationName("LarmorTest");
-  QCoreApplication::setApplicationName("larmor-gui-query-tests");
-  applyTheme(app);
-  QueryGuiTest t;
-  return QTest::qExec(&t, argc, argv);
-}
+int main(int argc, char** argv) { return guiTestMain<QueryGuiTest>("larmor-gui-query-tests", argc, argv); }
 
 #include "test_gui_query.moc"

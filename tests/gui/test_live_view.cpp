@@ -217,14 +217,6 @@ class LiveViewTest : public QObject {
   }
 };
 
-int main(int argc, char** argv) {
-  QStandardPaths::setTestModeEnabled(true);
-  QApplication app(argc, argv);
-  QCoreApplication::setOrganizationName("LarmorTest");
-  QCoreApplication::setApplicationName("larmor-gui-live-tests");
-  applyTheme(app);
-  LiveViewTest t;
-  return QTest::qExec(&t, argc, argv);
-}
+int main(int argc, char** argv) { return guiTestMain<LiveViewTest>("larmor-gui-live-tests", argc, argv); }
 
 #include "test_live_view.moc"

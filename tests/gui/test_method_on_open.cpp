@@ -178,14 +178,6 @@ class MethodOnOpenTest : public WindowTest {
   }
 };
 
-int main(int argc, char** argv) {
-  QStandardPaths::setTestModeEnabled(true);
-  QApplication app(argc, argv);
-  QCoreApplication::setOrganizationName("LarmorTest");
-  QCoreApplication::setApplicationName("larmor-gui-open-tests");
-  applyTheme(app);
-  MethodOnOpenTest t;
-  return QTest::qExec(&t, argc, argv);
-}
+int main(int argc, char** argv) { return guiTestMain<MethodOnOpenTest>("larmor-gui-open-tests", argc, argv); }
 
 #include "test_method_on_open.moc"

@@ -163,14 +163,6 @@ class PresenterTest : public WindowTest {
   }
 };
 
-int main(int argc, char** argv) {
-  QStandardPaths::setTestModeEnabled(true);
-  QApplication app(argc, argv);
-  QCoreApplication::setOrganizationName("LarmorTest");
-  QCoreApplication::setApplicationName("larmor-gui-tests");
-  applyTheme(app);
-  PresenterTest t;
-  return QTest::qExec(&t, argc, argv);
-}
+int main(int argc, char** argv) { return guiTestMain<PresenterTest>("larmor-gui-tests", argc, argv); }
 
 #include "test_presenter.moc"

@@ -516,14 +516,6 @@ class ReadingToolsTest : public WindowTest {
   }
 };
 
-int main(int argc, char** argv) {
-  QStandardPaths::setTestModeEnabled(true);
-  QApplication app(argc, argv);
-  QCoreApplication::setOrganizationName("LarmorTest");
-  QCoreApplication::setApplicationName("larmor-gui-tests");
-  applyTheme(app);
-  ReadingToolsTest t;
-  return QTest::qExec(&t, argc, argv);
-}
+int main(int argc, char** argv) { return guiTestMain<ReadingToolsTest>("larmor-gui-tests", argc, argv); }
 
 #include "test_reading_tools.moc"

@@ -168,10 +168,6 @@ class ResearchViewsTest : public WindowTest {
   }
 };
 
-int main(int argc, char** argv) {
-  QApplication app(argc, argv);
-  ResearchViewsTest t;
-  return QTest::qExec(&t, argc, argv);
-}
+int main(int argc, char** argv) { return guiTestMain<ResearchViewsTest>("larmor-gui-research-tests", argc, argv); }
 
 #include "test_research_views.moc"

@@ -152,14 +152,6 @@ class SeriesExportTest : public WindowTest {
   }
 };
 
-int main(int argc, char** argv) {
-  QStandardPaths::setTestModeEnabled(true);
-  QApplication app(argc, argv);
-  QCoreApplication::setOrganizationName("LarmorTest");
-  QCoreApplication::setApplicationName("larmor-gui-export-tests");
-  applyTheme(app);
-  SeriesExportTest t;
-  return QTest::qExec(&t, argc, argv);
-}
+int main(int argc, char** argv) { return guiTestMain<SeriesExportTest>("larmor-gui-export-tests", argc, argv); }
 
 #include "test_series_export.moc"

@@ -178,14 +178,6 @@ class StateCarryOverTest : public WindowTest {
   }
 };
 
-int main(int argc, char** argv) {
-  QStandardPaths::setTestModeEnabled(true);
-  QApplication app(argc, argv);
-  QCoreApplication::setOrganizationName("LarmorTest");
-  QCoreApplication::setApplicationName("larmor-gui-state-tests");
-  applyTheme(app);
-  StateCarryOverTest t;
-  return QTest::qExec(&t, argc, argv);
-}
+int main(int argc, char** argv) { return guiTestMain<StateCarryOverTest>("larmor-gui-state-tests", argc, argv); }
 
 #include "test_state_carry_over.moc"

@@ -984,14 +984,6 @@ class WorkflowTest : public WindowTest {
   }
 };
 
-int main(int argc, char** argv) {
-  QStandardPaths::setTestModeEnabled(true);
-  QApplication app(argc, argv);
-  QCoreApplication::setOrganizationName("LarmorTest");
-  QCoreApplication::setApplicationName("larmor-gui-tests");
-  applyTheme(app);
-  WorkflowTest t;
-  return QTest::qExec(&t, argc, argv);
-}
+int main(int argc, char** argv) { return guiTestMain<WorkflowTest>("larmor-gui-tests", argc, argv); }
 
 #include "test_workflows.moc"
