@@ -57,6 +57,14 @@ ServerCallbacks record(Seen& seen) {
   return c;
 }
 
+/// A server on the CPU, listening on any free port.
+ServerOptions cpuOnAnyFreePort() {
+  ServerOptions o;
+  o.port = 0;
+  o.devices = "cpu";
+  return o;
+}
+
 /// `scan` streamed to the server on `port` under the configuration `config`: the images that came back, the
 /// server's TEXT messages in `text`.
 int streamTo(int port, const char* config, const RecordedScan& scan, std::string* text = nullptr) {
@@ -76,9 +84,7 @@ int streamTo(int port, const char* config, const RecordedScan& scan, std::string
 
 TEST(StreamServer, OneScanOnAnyFreePortThenStop) {
   const RecordedScan scan = twoSliceScan("server_two_slices.h5");
-  ServerOptions o;
-  o.port = 0;
-  o.devices = "cpu";
+  const ServerOptions o = cpuOnAnyFreePort();
   Seen seen;
   Server server(o, record(seen));
   server.start();
@@ -103,9 +109,7 @@ TEST(StreamServer, OneScanOnAnyFreePortThenStop) {
 // takes total variation, not cg's Tikhonov prior (which --method cs refuses).
 TEST(StreamServer, AMethodNameGetsThatMethodsDefaults) {
   const RecordedScan scan = twoSliceScan("server_method_names.h5");
-  ServerOptions o;
-  o.port = 0;
-  o.devices = "cpu";
+  const ServerOptions o = cpuOnAnyFreePort();
   Seen seen;
   Server server(o, record(seen));
   server.start();
@@ -128,9 +132,7 @@ TEST(StreamServer, StopDoesNotWaitForAStalledClient) {
   ss.slices = 24;  // 24 images of 512 KiB back: more than the loopback's buffers hold
   io::writeIsmrmrd(phantom::simulate(ss), path);
   const RecordedScan scan = recordScan(path);
-  ServerOptions o;
-  o.port = 0;
-  o.devices = "cpu";
+  ServerOptions o = cpuOnAnyFreePort();
   o.idleTimeoutS = 60;
   Seen seen;
   Server server(o, record(seen));
