@@ -1,7 +1,7 @@
 // larmor-cli serve: the reconstruction server of the ISMRMRD streaming protocol (docs/streaming.md), its options
-// into larmor/stream/server.hpp's Server, which listens until the process is killed. --send: once a connection
-// ends, its scan's images also go to a PACS as one DICOM series; a PACS that refuses or does not answer is a
-// line in that connection's log.
+// into larmor/stream/server.hpp's Server, which listens until the process is killed. --send: each image also goes
+// to a PACS as soon as it is made, each scan one DICOM series; a PACS that refuses or does not answer is a line
+// for that image in its connection's log.
 #include "cli_serve.hpp"
 
 #include <CLI/CLI.hpp>
@@ -30,7 +30,7 @@ CLI::App* addServeCommand(CLI::App& app, ServeArgs& a) {
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--max-scan-memory", a.maxScanGiB, "GiB of unfinished slices one connection may hold (default 4)")
       ->check(CLI::Range(0.001, 1024.0));
-  cmd->add_option("--send", a.send, "Also send each scan's images to a PACS as one DICOM series: AET@host:port (C-STORE)");
+  cmd->add_option("--send", a.send, "Also send each image to a PACS as it is made, each scan one DICOM series: AET@host:port (C-STORE)");
   cmd->add_option("--calling-aet", a.callingAet, "--send: our AE title (default LARMOR)");
   cmd->add_option("--send-timeout", a.sendTimeout, "--send: seconds to wait for the PACS (default 10)");
   return cmd;

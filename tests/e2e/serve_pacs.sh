@@ -4,8 +4,11 @@
 #  - a 3-slice Cartesian scan streamed by `larmor-cli stream` arrives as one series of 3 instances, InstanceNumber
 #    1..3 at 3 distinct slice positions, and the client's images are `recon`'s bit for bit; a 1-slice 4-frame
 #    scan arrives as a second series of 4 instances, InstanceNumber 1..4 (1 + slice + slices x frame);
+#  - each image goes to the PACS as soon as it is made, not at the end of the scan: a 4-slice scan streamed at its
+#    own pace (--pace --tr, 0.7 s a slice) has instances in Orthanc while the client is still streaming;
 #  - a PACS that refuses (wrong called AE title) or is not there (a closed port): the client still gets its images
-#    (recon's bits), the server's log has one "PACS: error:" line for that scan, and it serves the next scan.
+#    (recon's bits), the server's log has a "PACS: error:" line for each of that scan's slices, and it serves the
+#    next scan.
 # Fails, never skips, when Orthanc is not installed or cannot start here (installer/install-deps.sh installs it).
 set -euo pipefail
 cli=$1 dir=$2
@@ -59,6 +62,22 @@ for n, tags in by_size.items():
 check(len({t["ImagePositionPatient"] for t in by_size[3]}) == 3, "the 3 slices at 3 distinct positions")
 PY
 
+# Slice by slice: instances arrive while the scan is still streaming (3 s at its pace; a slice every 0.7 s).
+"$cli" simulate --matrix 48 --coils 4 --slices 4 --output paced.h5 >/dev/null
+before=$(curl -sf "$rest/instances" | "$PY" -c 'import json, sys; print(len(json.load(sys.stdin)))')
+"$cli" stream paced.h5 --to "127.0.0.1:$port" --config fft --pace --tr 15 >paced.txt 2>&1 &
+client=$!
+seen=0
+while kill -0 "$client" 2>/dev/null; do
+  n=$(curl -sf "$rest/instances" | "$PY" -c 'import json, sys; print(len(json.load(sys.stdin)))')
+  kill -0 "$client" 2>/dev/null && seen=$((n - before))
+  sleep 0.1
+done
+wait "$client" || { cat paced.txt; fail "the paced stream failed"; }
+echo "instances in Orthanc while the client was still streaming: $seen of 4"
+[[ $seen -ge 2 ]] || fail "only $seen instances reached the PACS while the scan streamed (each slice is sent when made)"
+wait_log serve.log 1 "PACS: sent 4/4 instances to ORTHANC@localhost:$ORTHANC_DICOM_PORT"
+
 # Refused (wrong called AE title) and absent (a closed port): the client's images go on.
 closed=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$cli" simulate --matrix 48 --coils 4 --slices 3 --output one.h5 >/dev/null
@@ -75,5 +94,5 @@ for node in "WRONG@localhost:$ORTHANC_DICOM_PORT" "ORTHANC@localhost:$closed"; d
   kill "${pids[-1]}"
 done
 n=$(curl -sf "$rest/instances" | "$PY" -c 'import json, sys; print(len(json.load(sys.stdin)))')
-[[ $n -eq 7 ]] || fail "Orthanc holds $n instances, not the first two scans' 7"
-echo "PASS: a streamed scan is one series in the PACS; a refusing or absent PACS costs the client nothing"
+[[ $n -eq 11 ]] || fail "Orthanc holds $n instances, not the first three scans' 11"
+echo "PASS: a streamed scan is one series in the PACS, each image sent as it is made; a refusing or absent PACS costs the client nothing"

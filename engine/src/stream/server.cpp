@@ -1,6 +1,6 @@
 // The streaming reconstruction server (larmor/stream/server.hpp): the listening thread, one thread per
 // connection reading its messages until CLOSE, each finished slice reconstructed with recon::run on the first
-// idle device, the images back through the connection's Outbox, and the PACS send once a connection ends.
+// idle device, the images back through the connection's Outbox, and each image to the PACS as it is made.
 // stop() shuts the listening socket and every connection's reads down, so each thread ends and is joined.
 #include "larmor/stream/server.hpp"
 
@@ -110,6 +110,7 @@ struct Connection {
   std::string who;  ///< "connection 3 (127.0.0.1:5000)"
   SocketStream* socket = nullptr;
   std::shared_ptr<const Header> scan;
+  std::shared_ptr<PacsSeries> pacs;  ///< the scan's series for --send (from its HEADER on)
 };
 
 }  // namespace
@@ -141,8 +142,8 @@ struct Server::Impl {
   void acceptLoop();
   void joinEnded();
   void serveConnection(int fd, const std::string& peer, int id);
-  void sendToPacs(std::vector<SeriesSlice> kept, const std::string& who, int id);
-  void session(Connection& c, std::vector<SeriesSlice>& kept);
+  void startSeries(Connection& c, const SliceAssembler& a);
+  void session(Connection& c);
   void readUntilClose(Connection& c, Outbox& out);
   void submit(Outbox& out, const Connection& c, FinishedSlice slice, const Config& config, int index,
               Clock::time_point arrived);
@@ -290,13 +291,12 @@ void Server::Impl::serveConnection(int fd, const std::string& peer, int id) {
   }
   const int now = ++serving;
   log(c.who + ": open");
-  std::vector<SeriesSlice> kept;  // what was reconstructed, for the PACS
   std::string error;
   try {
     if (now > options.maxConnections)
       throw Error("the server is serving " + std::to_string(options.maxConnections) +
                   " connections (--max-connections); try again later");
-    session(c, kept);
+    session(c);
     log(c.who + ": closed");
   } catch (const std::exception& e) {
     error = e.what();
@@ -307,7 +307,7 @@ void Server::Impl::serveConnection(int fd, const std::string& peer, int id) {
     } catch (const std::exception&) {
     }
   }
-  sendToPacs(std::move(kept), c.who, id);  // after the client has everything: a slow PACS delays no image
+  if (c.pacs) c.pacs->finish();  // the slices still on their way to the PACS, then its summary line
   --serving;
   if (callbacks.ended) callbacks.ended(id, peer, error);
   const std::lock_guard<std::mutex> lock(mutex);
@@ -315,27 +315,22 @@ void Server::Impl::serveConnection(int fd, const std::string& peer, int id) {
   ended.push_back(id);
 }
 
-// The scan's images as one series to the PACS. Whatever goes wrong is this scan's log line.
-void Server::Impl::sendToPacs(std::vector<SeriesSlice> kept, const std::string& who, int id) {
-  if (!options.pacs || kept.empty()) return;
-  const fs::path dir = fs::temp_directory_path() / ("larmor-serve-" + std::to_string(::getpid()) + "-" + std::to_string(id));
-  try {
-    const io::SendReport rep = io::send(*options.pacs, writeScanSeries(dir.string(), std::move(kept)));
-    for (const auto& r : rep.results)
-      if (!r.ok) log(who + ": PACS: " + fs::path(r.file).filename().string() + ": " + r.message);
-    log(who + ": PACS: " + rep.summary() + (rep.allSent() ? "" : " (error: not every instance was stored)"));
-  } catch (const std::exception& e) {
-    log(who + ": PACS: error: " + e.what());
-  }
-  std::error_code ignored;
-  fs::remove_all(dir, ignored);
+// The scan's series for --send: each image goes to the PACS as soon as it is made (pacs_series.hpp), on the
+// series' own thread; whatever goes wrong is that slice's log line.
+void Server::Impl::startSeries(Connection& c, const SliceAssembler& a) {
+  if (!options.pacs || c.pacs) return;
+  const fs::path dir = fs::temp_directory_path() / ("larmor-serve-" + std::to_string(::getpid()) + "-" + std::to_string(c.id));
+  c.pacs = std::make_shared<PacsSeries>(*options.pacs, dir.string(), a.declaredSlices(),
+                                        [this, who = c.who](const std::string& line) { log(who + ": " + line); });
 }
 
 // A connection's scan: its messages read here, its images sent by its Outbox as the devices finish them.
-void Server::Impl::session(Connection& c, std::vector<SeriesSlice>& kept) {
+void Server::Impl::session(Connection& c) {
   Outbox::Keep keep;
-  if (options.pacs)  // on the outbox's thread, which finish() joins before `kept` is read
-    keep = [&kept](const OutgoingSlice& o, const SliceOutcome& r) { kept.push_back({o.slice, r.image, r.provenance}); };
+  if (options.pacs)  // on the outbox's thread, in the order the slices finished; c.pacs is made at the HEADER
+    keep = [&c](const OutgoingSlice& o, const SliceOutcome& r) {
+      if (c.pacs) c.pacs->push({o.slice, r.image, r.provenance});
+    };
   Outbox out(*c.socket, 2 * pool->size() + 2, [this, who = c.who](const std::string& line) { log(who + ": " + line); }, keep);
   try {
     readUntilClose(c, out);
@@ -372,6 +367,7 @@ void Server::Impl::readUntilClose(Connection& c, Outbox& out) {
         assembler.emplace(m.text, "stream from " + c.socket->peer(),
                           static_cast<std::uint64_t>(options.maxScanGiB * 1024 * 1024 * 1024));
         c.scan = scanHeader(*assembler);
+        startSeries(c, *assembler);
         if (config.fitMethod && assembler->header().trajectory != TrajectoryKind::Cartesian &&
             config.settings.method == recon::Method::Fft)
           config.settings.method = recon::Method::Gridding;
