@@ -2,8 +2,8 @@
 // .cfl or Siemens twix .dat, converted: larmor/stream/replay.hpp) as a scanner streams it (CONFIG_FILE, HEADER, every acquisition,
 // CLOSE), at full speed or at the acquisition's own pace (its time stamps, or --tr), while a second thread reads
 // what comes back (IMAGE and TEXT messages until CLOSE), so neither side can block the other. Each image's latency is timed from the
-// moment the slice's last acquisition was sent. The images are written as one BART .cfl [x, y, z, 1, slices] in
-// slice order, as `larmor-cli recon --output OUT.cfl` writes them.
+// moment the slice's last acquisition was sent. The images are written as a BART .cfl as `larmor-cli recon --output
+// OUT.cfl` writes the file's: [x, y, z, 1, slices] in slice order, a series' frames at BART's frame dimensions.
 #include "cli_serve.hpp"
 
 #include <algorithm>
@@ -21,6 +21,8 @@
 #include "larmor/io/cfl.hpp"
 #include "larmor/io/export.hpp"
 #include "larmor/io/output_safety.hpp"
+#include "larmor/io/series.hpp"
+#include "larmor/recon/recon.hpp"
 #include "larmor/stream/images.hpp"
 #include "larmor/stream/replay.hpp"
 #include "larmor/stream/socket.hpp"
@@ -72,25 +74,37 @@ void readReplies(stream::SocketStream& s, Received& r) {
   }
 }
 
-// The images, one frame, into [x, y, z, 1, slices] by slice index.
-CArray stacked(const std::map<ImageKey, CArray>& images, const std::string& output) {
-  const CArray& first = images.begin()->second;
-  const Shape one = first.shape();
-  int slices = 0;
-  for (const auto& [key, img] : images) {
-    const auto& [slice, c, p, rep, set] = key;
-    require(c == 0 && p == 0 && rep == 0 && set == 0,
-            output + ": the server sent several frames (contrast, phase, repetition or set > 0); the client writes one");
-    require(img.shape() == one, output + ": the server's images differ in size");
-    slices = std::max(slices, slice + 1);
-  }
+// One frame's images into [x, y, z, 1, slices] by slice index.
+CArray stacked(const std::map<int, const CArray*>& images, const Shape& one, const std::string& output) {
+  const int slices = images.rbegin()->first + 1;
   require(static_cast<std::size_t>(slices) == images.size(), output + ": the server sent " +
                                                                  std::to_string(images.size()) + " images for " +
-                                                                 std::to_string(slices) + " slices");
+                                                                 std::to_string(slices) + " slices of a frame");
   CArray out(Shape{one[0], one[1], one[2], 1, slices});
-  for (const auto& [key, img] : images)
-    std::copy_n(img.data(), img.size(), out.data() + img.size() * std::get<0>(key));
+  for (const auto& [slice, img] : images) std::copy_n(img->data(), img->size(), out.data() + img->size() * slice);
   return out;
+}
+
+// The images as `recon --output OUT.cfl` writes the same file's: one frame as [x, y, z, 1, slices], several frames
+// (contrast, phase, repetition, set) at BART's dimensions of a series (io::writeSeriesOutput).
+void writeImages(const std::map<ImageKey, CArray>& images, const std::string& output) {
+  std::map<io::FrameKey, std::map<int, const CArray*>> frames;
+  const Shape one = images.begin()->second.shape();
+  for (const auto& [key, img] : images) {
+    const auto& [slice, c, p, rep, set] = key;
+    require(img.shape() == one, output + ": the server's images differ in size");
+    frames[io::FrameKey{c, p, rep, set}][slice] = &img;
+  }
+  io::Series series;
+  std::vector<recon::ReconResult> results;
+  for (const auto& [key, slices] : frames) {
+    series.keys.push_back(key);
+    series.frames.emplace_back();  // the .cfl writer reads the frames' keys and images only
+    results.emplace_back().image = stacked(slices, one, output);
+  }
+  require(results.front().image.shape() == results.back().image.shape(), output + ": the frames differ in slices");
+  if (results.size() == 1) io::writeCfl(output, io::toBartImage(results.front().image));
+  else io::writeSeriesOutput(output, results, series);
 }
 
 void printLatency(std::vector<double> ms) {
@@ -205,7 +219,7 @@ int stream(const StreamArgs& a) {
   if (!r.errors.empty()) return 1;
   require(r.closed, a.to + ": the server ended the connection without CLOSE");
   if (!a.output.empty() && !r.images.empty()) {
-    io::writeCfl(a.output, io::toBartImage(stacked(r.images, a.output)));
+    writeImages(r.images, a.output);
     std::cout << "wrote " << io::cflBasePath(a.output) << ".cfl\n";
   }
   return 0;

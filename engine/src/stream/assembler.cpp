@@ -129,6 +129,14 @@ const Header& SliceAssembler::header() const { return impl_->base.header; }
 
 int SliceAssembler::declaredSlices() const { return impl_->declaredSlices; }
 
+int SliceAssembler::declaredFrames() const {
+  const io::detail::EncodingFacts& f = impl_->facts;
+  if (f.maxContrast < 0 && f.maxPhase < 0 && f.maxRepetition < 0 && f.maxSet < 0) return -1;
+  int n = 1;
+  for (int m : {f.maxContrast, f.maxPhase, f.maxRepetition, f.maxSet}) n *= m < 0 ? 1 : m + 1;
+  return n;
+}
+
 std::size_t SliceAssembler::pending() const { return impl_->pending; }
 
 std::uint64_t SliceAssembler::pendingBytes() const { return impl_->pendingBytes; }

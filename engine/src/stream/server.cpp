@@ -23,6 +23,7 @@
 #include "larmor/io/cfl.hpp"
 #include "larmor/io/export.hpp"
 #include "larmor/io/output_safety.hpp"
+#include "larmor/recon/dynamic.hpp"
 #include "larmor/recon/recon.hpp"
 #include "larmor/recon/settings_table.hpp"
 #include "larmor/recon/warm_up.hpp"
@@ -104,6 +105,30 @@ std::shared_ptr<const Header> scanHeader(const SliceAssembler& a) {
   return h;
 }
 
+// Whether a scan's slices wait for the scan's end, to be reconstructed with their other frames jointly (cs on 2D
+// frames, as recon::runFrames does a file's series): unless the header declares a single frame.
+bool holdsFrames(const Config& config, const SliceAssembler& a) {
+  const recon::ReconSettings& s = config.settings;
+  return s.method == recon::Method::Cs && !s.dynamic.framesIndependent && !a.header().is3D() && a.declaredFrames() != 1;
+}
+
+std::uint64_t bytesOf(const Dataset& d) {
+  return static_cast<std::uint64_t>(d.kspace.size()) * sizeof(cfloat) +
+         static_cast<std::uint64_t>(d.trajectory.size()) * sizeof(float);
+}
+
+// A dynamic scan's finished slices, per slice index, until the scan ends (bounded as the unfinished ones are).
+struct HeldFrames {
+  std::map<int, std::vector<FinishedSlice>> slices;
+  std::uint64_t bytes = 0, maxBytes = 0;
+  void hold(FinishedSlice s, const std::string& who) {
+    bytes += bytesOf(s.dataset);
+    require(bytes <= maxBytes, who + ": the dynamic scan's frames held for the joint reconstruction would exceed " +
+                                   std::to_string(maxBytes) + " bytes (--max-scan-memory)");
+    slices[s.slice].push_back(std::move(s));
+  }
+};
+
 // What one connection's reader knows while it reads.
 struct Connection {
   int id = 0;
@@ -147,6 +172,12 @@ struct Server::Impl {
   void readUntilClose(Connection& c, Outbox& out);
   void submit(Outbox& out, const Connection& c, FinishedSlice slice, const Config& config, int index,
               Clock::time_point arrived);
+  void submitFrames(Outbox& out, const Connection& c, std::vector<FinishedSlice> frames, const Config& config, int& queued);
+  recon::ReconRequest request(PoolDevice& d, const recon::ReconSettings& settings) const;
+  SliceOutcome finished(PoolDevice& d, recon::ReconResult result, double ms, const std::shared_ptr<const FinishedSlice>& slice,
+                        const recon::ReconSettings& settings, const Connection& c);
+  std::vector<SliceOutcome> reconstructFrames(PoolDevice& d, const std::vector<std::shared_ptr<const FinishedSlice>>& frames,
+                                              const recon::ReconSettings& settings, const Connection& c);
   SliceOutcome reconstruct(PoolDevice& d, const std::shared_ptr<const FinishedSlice>& slice,
                            const recon::ReconSettings& settings, const Connection& c);
 };
@@ -350,6 +381,13 @@ void Server::Impl::readUntilClose(Connection& c, Outbox& out) {
   Config config = configFor(options.settings, "default.xml");
   std::optional<SliceAssembler> assembler;
   int queued = 0;
+  bool joint = false;  // a dynamic cs scan: each slice's frames reconstructed together at the end
+  HeldFrames held;
+  held.maxBytes = static_cast<std::uint64_t>(options.maxScanGiB * 1024 * 1024 * 1024);
+  const auto take = [&](FinishedSlice slice, Clock::time_point arrived) {
+    if (joint) held.hold(std::move(slice), c.who);
+    else submit(out, c, std::move(slice), config, ++queued, arrived);
+  };
   for (;;) {
     Message m;
     try {
@@ -368,6 +406,7 @@ void Server::Impl::readUntilClose(Connection& c, Outbox& out) {
                           static_cast<std::uint64_t>(options.maxScanGiB * 1024 * 1024 * 1024));
         c.scan = scanHeader(*assembler);
         startSeries(c, *assembler);
+        joint = holdsFrames(config, *assembler);
         if (config.fitMethod && assembler->header().trajectory != TrajectoryKind::Cartesian &&
             config.settings.method == recon::Method::Fft)
           config.settings.method = recon::Method::Gridding;
@@ -375,12 +414,13 @@ void Server::Impl::readUntilClose(Connection& c, Outbox& out) {
       case kAcquisition: {
         require(assembler.has_value(), "ACQUISITION before the HEADER message");
         const auto arrived = Clock::now();
-        for (auto& slice : assembler->add(std::move(m.acquisition))) submit(out, c, std::move(slice), config, ++queued, arrived);
+        for (auto& slice : assembler->add(std::move(m.acquisition))) take(std::move(slice), arrived);
         break;
       }
       case kClose:
         if (assembler)
-          for (auto& slice : assembler->finish()) submit(out, c, std::move(slice), config, ++queued, Clock::now());
+          for (auto& slice : assembler->finish()) take(std::move(slice), Clock::now());
+        for (auto& [index, frames] : held.slices) submitFrames(out, c, std::move(frames), config, queued);
         return;
       case kText: log(c.who + ": client says: " + m.text); break;
       case kWaveform: break;  // read and dropped
@@ -405,26 +445,88 @@ void Server::Impl::submit(Outbox& out, const Connection& c, FinishedSlice slice,
   out.push(std::move(o));
 }
 
-// On device `d`'s thread. Written to the output folder and handed to the caller before it is sent: a client
-// gone by then loses nothing.
-SliceOutcome Server::Impl::reconstruct(PoolDevice& d, const std::shared_ptr<const FinishedSlice>& slice,
-                                       const recon::ReconSettings& settings, const Connection& c) {
+// A slice's frames: jointly on the first idle device where recon::runFrames would reconstruct them jointly (their
+// images then go out one per frame, in frame order), else each alone as any slice.
+void Server::Impl::submitFrames(Outbox& out, const Connection& c, std::vector<FinishedSlice> frames,
+                                const Config& config, int& queued) {
+  std::stable_sort(frames.begin(), frames.end(), [](const FinishedSlice& a, const FinishedSlice& b) { return a.key < b.key; });
+  std::vector<Dataset> data;
+  for (const auto& f : frames) data.push_back(f.dataset);
+  if (!recon::jointOverFrames(data, config.settings)) {
+    for (auto& f : frames) submit(out, c, std::move(f), config, ++queued, Clock::now());
+    return;
+  }
+  data.clear();
+  std::vector<std::shared_ptr<const FinishedSlice>> shared;
+  for (auto& f : frames) shared.push_back(std::make_shared<const FinishedSlice>(std::move(f)));
+  auto promises = std::make_shared<std::vector<std::promise<SliceOutcome>>>(shared.size());
+  std::vector<std::future<SliceOutcome>> futures;
+  for (auto& p : *promises) futures.push_back(p.get_future());
+  pool->submit([this, shared, promises, settings = config.settings, c](PoolDevice& d) {
+    try {
+      std::vector<SliceOutcome> outcomes = reconstructFrames(d, shared, settings, c);
+      for (std::size_t t = 0; t < outcomes.size(); ++t) (*promises)[t].set_value(std::move(outcomes[t]));
+    } catch (...) {
+      for (auto& p : *promises) p.set_exception(std::current_exception());
+    }
+  });
+  const auto now = Clock::now();
+  for (std::size_t t = 0; t < shared.size(); ++t) {
+    OutgoingSlice o;
+    o.result = std::move(futures[t]);
+    o.slice = shared[t];
+    o.index = ++queued;
+    o.comment = "Larmor " + recon::toString(config.settings.method);
+    o.arrived = now;
+    out.push(std::move(o));
+  }
+}
+
+recon::ReconRequest Server::Impl::request(PoolDevice& d, const recon::ReconSettings& settings) const {
   recon::ReconRequest req;
-  req.dataset = &slice->dataset;
   req.settings = settings;
   req.settings.keepCoilImages = false;
   if (pool->size() > 1) req.settings.iterative.multiGpu = false;  // each slice stays on its device
   req.device = d.gpu ? d.label : "cpu";
   req.backend = d.backend;
   req.cache = d.cache;  // a scan's slices usually share one trajectory: its operators are built once per device
-  const auto t0 = Clock::now();
-  recon::ReconResult result = recon::run(req);
-  SliceOutcome r{std::move(result.image), d.label, 0, std::move(result.provenance)};
-  r.reconMs = msSince(t0);
+  return req;
+}
+
+// On device `d`'s thread. Written to the output folder and handed to the caller before it is sent: a client
+// gone by then loses nothing.
+SliceOutcome Server::Impl::finished(PoolDevice& d, recon::ReconResult result, double ms,
+                                    const std::shared_ptr<const FinishedSlice>& slice,
+                                    const recon::ReconSettings& settings, const Connection& c) {
+  SliceOutcome r{std::move(result.image), d.label, ms, std::move(result.provenance)};
   if (!options.outputDir.empty()) writeResult(options.outputDir, r.image, *slice, c.id);
   if (callbacks.image)
     callbacks.image(ServedImage{c.id, c.socket->peer(), slice, c.scan, r.image, recon::toString(settings.method), d.label, r.reconMs});
   return r;
+}
+
+SliceOutcome Server::Impl::reconstruct(PoolDevice& d, const std::shared_ptr<const FinishedSlice>& slice,
+                                       const recon::ReconSettings& settings, const Connection& c) {
+  recon::ReconRequest req = request(d, settings);
+  req.dataset = &slice->dataset;
+  const auto t0 = Clock::now();
+  recon::ReconResult result = recon::run(req);
+  return finished(d, std::move(result), msSince(t0), slice, settings, c);
+}
+
+// A slice's frames jointly (recon::runFrames, as `recon` does a file's series); each frame's reconstruction time
+// is the whole series'.
+std::vector<SliceOutcome> Server::Impl::reconstructFrames(PoolDevice& d,
+                                                          const std::vector<std::shared_ptr<const FinishedSlice>>& frames,
+                                                          const recon::ReconSettings& settings, const Connection& c) {
+  std::vector<Dataset> data;
+  for (const auto& f : frames) data.push_back(f->dataset);
+  const auto t0 = Clock::now();
+  std::vector<recon::ReconResult> results = recon::runFrames(data, request(d, settings));
+  const double ms = msSince(t0);
+  std::vector<SliceOutcome> out;
+  for (std::size_t t = 0; t < frames.size(); ++t) out.push_back(finished(d, std::move(results[t]), ms, frames[t], settings, c));
+  return out;
 }
 
 }  // namespace larmor::stream

@@ -36,6 +36,8 @@ class SliceAssembler {
   const Header& header() const;
   /// The slices the header's encoding limits declare (-1: none declared); header().slices is each group's 1.
   int declaredSlices() const;
+  /// The frames (contrast x phase x repetition x set) the header's encoding limits declare (-1: none declared).
+  int declaredFrames() const;
   /// Takes one acquisition; returns the slice it finished (none, or one).
   std::vector<FinishedSlice> add(Acquisition a);
   /// The end of the stream: every group not finished yet, in (key, slice) order.
