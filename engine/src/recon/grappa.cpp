@@ -340,6 +340,29 @@ CArray calibrationWeights(Backend& backend, const CArray& planes, const Sampling
   return w;
 }
 
+// Fill from given weights: one plan for all of d's problems, as calibrationWeights makes them, its weights uploaded
+// instead of solved; the data go to the calibration domain and back as in the pipeline.
+CArray fillFromWeights(Backend& backend, const Dataset& d, const GrappaSettings& s, const CArray& weights) {
+  require(s.outCoils == 0, d.source + ": GRAPPA fill from weights: coil compression (--grappa-out-coils " +
+                               std::to_string(s.outCoils) + ") is not supported (the weights act on the data's coils)");
+  const Header& h = d.header;
+  const index_t n0 = h.encoded[0], n1 = h.encoded[1], n2 = h.encoded[2], coils = h.coils, slices = h.slices;
+  const Sampling smp = analyseSampling(d);
+  validate(s, smp, n0, coils);
+  const Kernel k = Kernel::make(s, smp.accel, n0, coils, smp.accelPe2);
+  const bool twoD = smp.twoD();
+  Plan plan(backend, k, smp, Addressing{n0, n1, coils, twoD ? 1 : n2, twoD ? n2 : 1}, s, twoD ? slices : n2 * slices);
+  const Shape need{k.rowsA(), k.rowsB(), plan.entries()};
+  require(weights.shape() == need, d.source + ": GRAPPA fill from weights: the weights are " + weights.shape().str() +
+                                       ", this data and kernel need " + need.str() + " (rows(A), rows(B), entries)");
+  CDeviceArray data = CDeviceArray::upload(backend, d.kspace);
+  toCalibrationDomain(backend, data.buffer(), n0, n1, n2, coils * slices, isBasic(s), !twoD);
+  backend.upload(plan.weights(), weights.data(), static_cast<std::size_t>(weights.size()) * sizeof(cfloat));
+  plan.fill(data.buffer());
+  fromCalibrationDomain(backend, data.buffer(), n0, n1, n2, coils * slices, isBasic(s), !twoD);
+  return data.download();
+}
+
 // --- the pipeline ------------------------------------------------------------------------------------------
 
 struct Pipeline::Impl {

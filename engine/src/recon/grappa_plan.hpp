@@ -131,6 +131,8 @@ class Plan {
   /// Writes the missing lines of `data` (which must be the buffer calibrate() read).
   void fill(Buffer& data);
   const Buffer& weights() const { return *weights_; }
+  /// Where fill() reads W^T: given weights (fillFromWeights) are uploaded here instead of calibrate()'s.
+  Buffer& weights() { return *weights_; }
   /// Host + device bytes a plan of one problem needs (tables and work buffers), for choosing batches.
   static std::size_t bytesPerProblem(const Kernel& k, const Sampling& s, index_t columns, bool interpolate);
 

@@ -103,6 +103,15 @@ CArray calibrationDomain(const Dataset& d, const GrappaSettings& s);
 /// segment). planes: calibrationDomain's output.
 CArray calibrationWeights(Backend& backend, const CArray& planes, const Sampling& sampling, const GrappaSettings& s);
 
+/// GRAPPA's filling alone, from given weights W^T in calibrationWeights' layout [rows(A), rows(B), entries] (entries
+/// for all of d's problems: slices x pe2 partitions, or slices when pe2 is accelerated too): d's k-space with its
+/// missing lines filled by eq. 2.5 as the pipeline fills them after its calibration (the same backend calls, in the
+/// calibration domain and back), measured lines untouched; [readout, pe1, pe2, coils, slices] like d.kspace. No
+/// calibration runs: weights edited, or calibrated on another scan of the same geometry, are used as given. The
+/// weights act on d's own coils (settings with coil compression, outCoils > 0, are refused). Throws Error when the
+/// weights' shape is not the kernel's for d.
+CArray fillFromWeights(Backend& backend, const Dataset& d, const GrappaSettings& s, const CArray& weights);
+
 /// How the pipeline batches a data set's slices, and the backend memory that batch takes: the one rule
 /// of the pipeline (which allocates it) and of the memory planner (recon/resources.cpp, which estimates it).
 struct BatchPlan {
