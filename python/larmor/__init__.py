@@ -90,7 +90,8 @@ def grappa_calibrate(data, *, device="cpu", **settings):
 
     data: a Dataset, or k-space arrays as larmor.recon takes them (a DeviceArray, CuPy or PyTorch array is read back).
     settings: larmor-cli recon's GRAPPA flags with _ for - (grappa_kernel="4x5", chi=, eta=, kappa=, ...).
-    .apply(kspace=None) reconstructs k-space of the same shape with these settings (the engine's GRAPPA pipeline,
-    which calibrates on that k-space's own calibration lines); .apply() is larmor-cli recon --method grappa's image.
+    .apply(kspace=None) fills k-space of the same shape from .weights as they are (no calibration runs; assign edited
+    weights, or another calibration's, to .weights) and reconstructs it by the FFT; .apply() is larmor-cli recon
+    --method grappa's image (bit for bit with the improved kernel on 2D slices, else within float32 rounding).
     """
     return _larmor._grappa_calibrate(_dataset(data, None, settings, "larmor.grappa_calibrate"), device=device, **settings)

@@ -343,7 +343,7 @@ CArray calibrationWeights(Backend& backend, const CArray& planes, const Sampling
 // Fill from given weights: one plan for all of d's problems, as calibrationWeights makes them, its weights uploaded
 // instead of solved; the data go to the calibration domain and back as in the pipeline.
 CArray fillFromWeights(Backend& backend, const Dataset& d, const GrappaSettings& s, const CArray& weights) {
-  require(s.outCoils == 0, d.source + ": GRAPPA fill from weights: coil compression (--grappa-out-coils " +
+  require(s.outCoils == 0, d.source + ": GRAPPA fill from weights: coil compression (--out-coils " +
                                std::to_string(s.outCoils) + ") is not supported (the weights act on the data's coils)");
   const Header& h = d.header;
   const index_t n0 = h.encoded[0], n1 = h.encoded[1], n2 = h.encoded[2], coils = h.coils, slices = h.slices;
