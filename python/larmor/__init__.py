@@ -81,6 +81,8 @@ def recon(data, *, trajectory=None, **settings):
     the same image as larmor-cli recon of a .cfl of the arrays (and --traj of the trajectory's).
     settings: method=, device=, keep_coil_images=, progress=, and larmor-cli recon's flags with _ for - (lam= for
     --lambda); larmor.settings() lists them.
+    out="device": .image and .coil_images are DeviceArrays on the device that ran it (the engine's host images uploaded
+    once; CuPy and PyTorch read them without a further copy). k-space on a device is read back to the host first.
     """
     return _larmor.recon(_dataset(data, trajectory, settings, "larmor.recon"), **settings)
 

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "bindings.hpp"
+#include "device_array.hpp"
 #include "json_convert.hpp"
 #include "larmor/io/series.hpp"
 #include "larmor/recon/settings_table.hpp"
@@ -140,13 +141,35 @@ auto reporting(const py::object& progress, Work work) {
   }
 }
 
+/// An image of the result as a DeviceArray on `backend` (named `device`): one upload of the engine's host image.
+py::object deviceCopy(const CArray& image, const std::shared_ptr<Backend>& backend, const std::string& device) {
+  if (image.empty()) return py::none();
+  PyDeviceArray a(backend, device, image.shape());
+  {
+    py::gil_scoped_release release;
+    backend->upload(*a.buffer, image.data(), a.bytes());
+    backend->synchronize();
+  }
+  return py::cast(std::move(a));
+}
+
 PyReconResult run(const Dataset& d, const std::string& method, const std::string& device, bool keepCoilImages,
-                  const py::object& progress, const py::kwargs& kwargs) {
+                  const py::object& progress, const std::string& out, const py::kwargs& kwargs) {
+  if (out != "numpy" && out != "device")
+    throw py::value_error("larmor.recon: out=" + out + " is not one of numpy, device");
   recon::ReconRequest req = request(method, device, keepCoilImages, kwargs);
   req.dataset = &d;
-  PyReconResult out;
-  out.result = reporting(progress, [&](const Progress& p) { return recon::run(req, p); });
-  return out;
+  PyReconResult r;
+  r.result = reporting(progress, [&](const Progress& p) { return recon::run(req, p); });
+  if (out == "device") {
+    // The device that ran it: the request's, or the CPU where "auto" gave way to it.
+    const bool same = r.result.device == req.backend->info().id;
+    const std::shared_ptr<Backend> be = same ? req.backend : backendFor("cpu");
+    const std::string name = same ? device : "cpu";
+    r.deviceImage = deviceCopy(r.result.image, be, name);
+    r.deviceCoilImages = deviceCopy(r.result.coilImages, be, name);
+  }
+  return r;
 }
 
 /// Every frame of a series, as larmor-cli recon does with a file of several frames: jointly with the temporal
@@ -157,7 +180,7 @@ py::list runSeries(const io::Series& series, const std::string& method, const st
   std::vector<recon::ReconResult> results =
       reporting(progress, [&](const Progress& p) { return recon::runFrames(series.frames, req, p); });
   py::list out;
-  for (auto& r : results) out.append(PyReconResult{std::move(r)});
+  for (auto& r : results) out.append(PyReconResult{std::move(r), {}, {}});
   return out;
 }
 
@@ -190,8 +213,14 @@ py::object imageView(py::object self, CArray recon::ReconResult::*member) {
 
 void bindResult(py::module_& m) {
   py::class_<PyReconResult>(m, "ReconResult", "recon::run's result: images (NumPy views), timings, convergence, metrics.")
-      .def_property_readonly("image", [](py::object self) { return imageView(self, &recon::ReconResult::image); }, "complex64 (slices, 1, z, y, x), coil-combined")
-      .def_property_readonly("coil_images", [](py::object self) { return imageView(self, &recon::ReconResult::coilImages); }, "complex64 (slices, coils, z, y, x), or None (keep_coil_images=False)")
+      .def_property_readonly("image", [](py::object self) {
+        const auto& r = self.cast<const PyReconResult&>();
+        return r.deviceImage ? r.deviceImage : imageView(self, &recon::ReconResult::image);
+      }, "complex64 (slices, 1, z, y, x), coil-combined: NumPy, or a DeviceArray (out=\"device\")")
+      .def_property_readonly("coil_images", [](py::object self) {
+        const auto& r = self.cast<const PyReconResult&>();
+        return r.deviceImage ? r.deviceCoilImages : imageView(self, &recon::ReconResult::coilImages);
+      }, "complex64 (slices, coils, z, y, x), or None (keep_coil_images=False); a DeviceArray with out=\"device\"")
       .def_property_readonly("timings", [](const PyReconResult& r) { return timings(r.result.timings); })
       .def_property_readonly("convergence", [](const PyReconResult& r) { return toPython(r.result.convergence); })
       .def_property_readonly("metrics", [](const PyReconResult& r) { return toPython(r.result.metrics); })
@@ -212,9 +241,10 @@ void bindResult(py::module_& m) {
 void bindRecon(py::module_& m) {
   bindResult(m);
   m.def("recon", &run, py::arg("dataset"), py::kw_only(), py::arg("method") = "fft", py::arg("device") = "cpu",
-        py::arg("keep_coil_images") = false, py::arg("progress") = py::none(),
+        py::arg("keep_coil_images") = false, py::arg("progress") = py::none(), py::arg("out") = "numpy",
         "Reconstructs a Dataset as `larmor-cli recon` does; settings as keyword arguments named as the CLI's flags "
-        "(lambda_rule=..., lam=..., iters=...). progress(fraction, stage) is called as it goes; Ctrl-C cancels.");
+        "(lambda_rule=..., lam=..., iters=...). progress(fraction, stage) is called as it goes; Ctrl-C cancels. "
+        "out=\"device\": the images as DeviceArrays on the device that ran it.");
   m.def("recon_series", &runSeries, py::arg("series"), py::kw_only(), py::arg("method") = "fft", py::arg("device") = "cpu",
         py::arg("keep_coil_images") = false, py::arg("progress") = py::none(),
         "Every frame of a Series (read_series) as larmor-cli recon does: jointly with a temporal prior for cs on 2D "

@@ -1,7 +1,8 @@
 """import larmor on the CUDA backend (label gpu; gpu_tests.sh runs it where a CUDA device is, else skips with 77):
 DeviceArrays stay on the device and CuPy and PyTorch read them without a copy (CUDA array interface, DLPack, checked
 by pointer); NufftPlan on DeviceArrays agrees with the CPU; the Python call's overhead over the C++ call of a NUFFT on
-device arrays (target <= 20 us); larmor.recon on the GPU equals larmor-cli recon --device cuda. The other way: CuPy
+device arrays (target <= 20 us); larmor.recon on the GPU equals larmor-cli recon --device cuda, and gives its images as
+DeviceArrays with out="device"; GRAPPA from given weights on the GPU. The other way: CuPy
 arrays and PyTorch CUDA tensors borrowed as DeviceArrays (larmor.asarray, DeviceArray.from_dlpack: the same pointer),
 a NUFFT and an FFT on borrowed CuPy arrays (and into them with out=) equal to the NumPy path.
 
@@ -160,6 +161,37 @@ def test_recon_on_the_gpu_equals_the_cli(tmp_path):
     else:  # the GPU's own run-to-run rounding (atomic sums): the CLI differs from itself by as much
         spread = np.abs(outputs[0] - outputs[1]).max()
         assert np.abs(outputs[0].ravel() - r.image.ravel()).max() <= 4 * spread
+
+
+def test_recon_image_on_the_device_and_grappa_from_given_weights():
+    """recon(out="device"): the images as DeviceArrays on the GPU that ran it (the engine's host images uploaded once),
+    read by CuPy at their own address, equal to out="numpy" bit for bit; CuPy k-space is read back to the host first.
+    GrappaCalibration on the GPU: apply() fills from the weights as given (zero weights: the FFT image), and the
+    image of its own weights is the GPU pipeline's within float32 rounding."""
+    import cupy
+
+    n, coils = 64, 4
+    yy, xx = np.mgrid[:n, :n] - n // 2
+    obj = ((xx**2 + (yy / 1.3) ** 2) < (n * 0.3) ** 2) * (1 + 0.5 * (xx > 0))
+    sens = np.stack([np.exp(-((xx - cx) ** 2 + (yy - cy) ** 2) / (2 * 25.0**2))
+                     for cx, cy in [(-20, 0), (20, 0), (0, -20), (0, 20)]])
+    full = larmor.fft((sens * obj).astype(np.complex64))[:, None]  # (coils, 1, pe1, readout)
+    ksp = full.copy()
+    ksp[:, :, 1::2, :] = 0
+    ksp[:, :, n // 2 - 12:n // 2 + 12, :] = full[:, :, n // 2 - 12:n // 2 + 12]
+    host = larmor.recon(ksp, method="fft", device="cuda", keep_coil_images=True)
+    r = larmor.recon(cupy.asarray(ksp), method="fft", device="cuda", keep_coil_images=True, out="device")
+    assert isinstance(r.image, larmor.DeviceArray) and r.image.device.startswith("cuda")
+    c = cupy.asarray(r.image)
+    assert c.data.ptr == r.image.ptr and c.shape == host.image.shape
+    np.testing.assert_array_equal(cupy.asnumpy(c), host.image)
+    np.testing.assert_array_equal(r.coil_images.to_numpy(), host.coil_images)
+    cal = larmor.grappa_calibrate(ksp, device="cuda")
+    pipeline = larmor.recon(ksp, method="grappa", device="cuda").image
+    own = cal.apply().image
+    assert np.linalg.norm(own - pipeline) <= 1e-5 * np.linalg.norm(pipeline)
+    cal.weights = np.zeros_like(cal.weights)
+    np.testing.assert_array_equal(cal.apply().image, larmor.recon(ksp, method="fft", device="cuda").image)
 
 
 def test_cupy_arrays_are_borrowed_without_a_copy():

@@ -237,3 +237,16 @@ def test_grappa_refuses_weights_of_another_shape(phantoms):
     compressed = larmor.grappa_calibrate(d, out_coils=2)
     with pytest.raises(larmor.Error, match="coil compression"):
         compressed.apply()
+
+
+def test_recon_out_device_gives_device_arrays(phantoms):
+    """out="device": .image and .coil_images are DeviceArrays on the device that ran it (here the CPU's memory), the
+    same values as out="numpy"; larmor.write still writes the result; another out= is a ValueError."""
+    d = larmor.read(str(phantoms / "cart.h5"))
+    host = larmor.recon(d, method="grappa", keep_coil_images=True)
+    r = larmor.recon(d, method="grappa", keep_coil_images=True, out="device")
+    assert isinstance(r.image, larmor.DeviceArray) and r.image.device == "cpu" and r.image.shape == host.image.shape
+    assert np.array_equal(r.image.to_numpy(), host.image) and np.array_equal(r.coil_images.to_numpy(), host.coil_images)
+    assert larmor.recon(d, out="device").coil_images is None
+    with pytest.raises(ValueError, match="out=gpu is not one of numpy, device"):
+        larmor.recon(d, out="gpu")
