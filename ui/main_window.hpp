@@ -21,6 +21,7 @@
 #include "workstation_model.hpp"
 
 class QAction;
+class QComboBox;
 class QLabel;
 class QMenu;
 class QPlainTextEdit;
@@ -222,8 +223,10 @@ private:
   void listenDialog();
   /// The live scan grew by one image (`fresh`: a new connection's first): shown at once, the window kept.
   void onLiveScan(bool fresh);
+  void refreshLiveScans();
   LiveView* liveView_ = nullptr;
   QLabel* listening_ = nullptr;  ///< "Listening on 127.0.0.1:9002" in the status bar
+  QComboBox* liveScans_ = nullptr;  ///< the live scans, one per connection, when there are several; picks the one shown
   QAction* listenAction_ = nullptr;
   QAction* stopListeningAction_ = nullptr;
   // the method for new data (main_window_method.cpp)

@@ -1,6 +1,9 @@
 // The window's live view (File ▸ Listen…, docs/streaming.md): the streaming server inside the workstation
 // (live_view.hpp), its state in the status bar, each arriving image shown at once as the growing scan's run
-// (model::WorkstationModel::showLiveScan), with the window the scan's first image got kept for the rest.
+// (model::WorkstationModel::showLiveScan), with the window the scan's first image got kept for the rest. With
+// several scanners streaming at once, a list in the status bar names each connection's scan and shows the one
+// picked (the others go on growing beside it).
+#include <QComboBox>
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QFileDialog>
@@ -9,6 +12,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QStatusBar>
 
@@ -31,6 +35,13 @@ void MainWindow::makeLiveView() {
   listening_->setObjectName("listening");
   listening_->hide();
   statusBar()->addPermanentWidget(listening_);
+  liveScans_ = new QComboBox;
+  liveScans_->setObjectName("liveScans");
+  liveScans_->setToolTip(tr("The scans streamed here, one per connection: pick the one to show"));
+  liveScans_->hide();
+  statusBar()->addPermanentWidget(liveScans_);
+  connect(liveScans_, &QComboBox::activated, this, [this](int row) { liveView_->show(liveScans_->itemData(row).toInt()); });
+  connect(liveView_, &LiveView::scansChanged, this, &MainWindow::refreshLiveScans);
   connect(liveView_, &LiveView::scanGrew, this, &MainWindow::onLiveScan);
   connect(liveView_, &LiveView::started, this, [this](const QString& address) {
     listening_->setText(tr("Listening on %1").arg(address));
@@ -110,6 +121,17 @@ void MainWindow::listenDialog() {
   connect(buttons, &QDialogButtonBox::rejected, &d, &QDialog::reject);
   form->addRow(buttons);
   if (d.exec() == QDialog::Accepted) startListening(port->value(), address->text().trimmed(), settings->text().trimmed());
+}
+
+// One row per connection's scan (shown when there are two or more), the one on screen current.
+void MainWindow::refreshLiveScans() {
+  const QSignalBlocker quiet(liveScans_);
+  liveScans_->clear();
+  for (int id : liveView_->connections()) {
+    liveScans_->addItem(liveView_->describe(id), id);
+    if (id == liveView_->connection()) liveScans_->setCurrentIndex(liveScans_->count() - 1);
+  }
+  liveScans_->setVisible(liveScans_->count() > 1);
 }
 
 void MainWindow::onLiveScan(bool fresh) {

@@ -1,11 +1,14 @@
 // GUI tests: the live view (File ▸ Listen…, ui/live_view.hpp, docs/streaming.md). The window listens on a free
 // port; `larmor-cli stream` sends a four-slice file; the series on screen grows image by image and ends equal,
 // bit for bit, to `larmor-cli recon` of the same file, under the window the first image got; the status bar
-// says where it listens. A three-frame file becomes one series run of three frames, the newest on screen. A client that goes away mid-scan leaves the window usable: the error is shown, the
+// says where it listens. Two scanners at once are two scans, the first staying on screen until the user picks the
+// second. A three-frame file becomes one series run of three frames, the newest on screen. A client that goes away mid-scan leaves the window usable: the error is shown, the
 // slices that arrived are on screen, and the data so far can be reconstructed again. Each under Xvfb.
 #include <QCoreApplication>
 #include <QDir>
 #include <QAction>
+#include <QAbstractItemView>
+#include <QComboBox>
 #include <QDialog>
 #include <QLabel>
 #include <QSpinBox>
@@ -133,6 +136,54 @@ class LiveViewTest : public QObject {
     QVERIFY(!w_->liveView()->listening());
     QVERIFY(!label->isVisible());
     QVERIFY(w_->model().shownResult());  // the scan stays on screen
+  }
+
+  // Two scanners at once: the second connection's scan grows beside the first (not replacing it on screen);
+  // the status bar's list names both, and picking the second shows its images, larmor-cli recon's bit for bit.
+  void twoScannersAtOnceAreTwoScans() {
+    const QString dir = scratchDir("live-two");
+    QVERIFY(runCli({"simulate", "--matrix", "64", "--coils", "4", "--slices", "4", "--output", dir + "/a.h5"}));
+    QVERIFY(runCli({"simulate", "--matrix", "48", "--coils", "4", "--slices", "2", "--output", dir + "/b.h5"}));
+    QVERIFY(runCli({"recon", dir + "/a.h5", "--device", "cpu", "--output", dir + "/a.cfl"}));
+    QVERIFY(runCli({"recon", dir + "/b.h5", "--device", "cpu", "--output", dir + "/b.cfl"}));
+    const int port = listen();
+    QVERIFY2(port > 0, qPrintable(w_->lastError()));
+    const QString to = QStringLiteral("127.0.0.1:%1").arg(port);
+    QProcess a, b;
+    a.start(cli(), {"stream", dir + "/a.h5", "--to", to, "--pace", "--tr", "8"});  // 4 slices in 2 s
+    QVERIFY(waitUntil([&] { return scan() && scan()->imageCount() >= 1; }, 60000));
+    b.start(cli(), {"stream", dir + "/b.h5", "--to", to});  // at full speed, while a streams
+    const auto done = [&] {
+      const auto ids = w_->liveView()->connections();
+      return a.state() == QProcess::NotRunning && b.state() == QProcess::NotRunning && ids.size() == 2 &&
+             w_->liveView()->scan(ids[0])->imageCount() == 4 && w_->liveView()->scan(ids[1])->imageCount() == 2;
+    };
+    QVERIFY2(waitUntil(done, 120000), a.readAllStandardError().constData());
+    QCOMPARE(a.exitCode(), 0);
+    QCOMPARE(b.exitCode(), 0);
+    const std::vector<int> ids = w_->liveView()->connections();
+    QCOMPARE(w_->liveView()->connection(), ids[0]);  // the first scan stayed on screen
+    const auto equals = [&](const QString& file) {
+      const CArray want = io::readCfl(file.toStdString());
+      const auto shown = w_->model().shownResult();
+      if (!shown || shown->image.size() != want.size()) return false;
+      for (index_t i = 0; i < want.size(); ++i)
+        if (shown->image[i] != want[i]) return false;
+      return true;
+    };
+    QVERIFY(equals(dir + "/a.cfl"));
+    auto* list = w_->findChild<QComboBox*>("liveScans");
+    QVERIFY(list && list->isVisible());
+    QCOMPARE(list->count(), 2);
+    QCOMPARE(list->currentIndex(), 0);
+    QVERIFY2(list->itemText(1).contains("2 images"), qPrintable(list->itemText(1)));
+    QTest::mouseClick(list, Qt::LeftButton);  // the user picks the second scan
+    QTest::keyClick(list->view(), Qt::Key_Down);
+    QTest::keyClick(list->view(), Qt::Key_Return);
+    QCOMPARE(w_->liveView()->connection(), ids[1]);
+    QVERIFY(equals(dir + "/b.cfl"));
+    QCOMPARE(list->currentIndex(), 1);
+    QVERIFY(waitUntil([&] { return nonZeroSlices(w_->model().dataset()->kspace) == 2; }, 10000));  // its data
   }
 
   void framesOfAStreamedSeries() {
