@@ -1,7 +1,7 @@
 #pragma once
 // The frame bar (series, not merges): for a file with several frames (repetitions, echoes,
-// cardiac phases, sets; io/series.hpp) a slider over the frames, the frame's name ("frame 2/4 · repetition 1",
-// as the run titles name it), a cine button that steps through them and the cine's speed (frames per second). Hidden for single-frame data. It only asks; the window makes the frame current in
+// cardiac phases, sets; io/series.hpp) a slider over the frames, the frame's name ("frame 2/4 · repetition 2",
+// as the run titles name it; every number counted from 1), a cine button that steps through them and the cine's speed (frames per second). Hidden for single-frame data. It only asks; the window makes the frame current in
 // the model and shows (or reconstructs) its image.
 #include <QStringList>
 #include <QWidget>
@@ -18,7 +18,7 @@ class FrameBar : public QWidget {
   Q_OBJECT
  public:
   explicit FrameBar(QWidget* parent = nullptr);
-  /// The frames' names ("frame 1/4 · repetition 0", ...) and the current one; fewer than two hide the bar.
+  /// The frames' names ("frame 1/4 · repetition 1", ...) and the current one; fewer than two hide the bar.
   void setFrames(const QStringList& names, int current);
   void setCurrent(int frame);
   int current() const;

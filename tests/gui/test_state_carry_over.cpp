@@ -1,7 +1,7 @@
 // GUI tests: what carries over between runs and files, and how the workstation says things
 // (ui/image_viewer.cpp, ui/frame_bar.cpp, ui/timings_view.cpp, ui/model/dataset_state.cpp). A run whose image
 // has another range (GRAPPA after the aliased FFT) gets a window of its own while a λ-like change keeps the
-// user's; the frame bar and the run title name the frame alike ("frame 2/4"); the cine has a speed; stage
+// user's; the frame bar and the run title name the frame alike ("frame 2/4 · repetition 2", every number from 1); the cine has a speed; stage
 // timings read "1.41 s", never "1.41e+03"; a non-twix .dat and a truncated .h5 fail with the one line
 // `larmor-cli info` prints. Each behaviour under Xvfb.
 #include <QBarCategoryAxis>
@@ -96,13 +96,14 @@ class StateCarryOverTest : public WindowTest {
     QVERIFY2(tryOpen(dir + "/rep4.h5"), qPrintable(w_->lastError()));
     auto* bar = w_->findChild<FrameBar*>();
     QVERIFY(bar);
-    QCOMPARE(bar->currentName(), QStringLiteral("frame 1/4 · repetition 0"));
+    // Every number counted from 1, as the title's "frame 2/4": the file's repetition counters 0..3 read 1..4.
+    QCOMPARE(bar->currentName(), QStringLiteral("frame 1/4 · repetition 1"));
     setMethod(recon::Method::Fft);
     QVERIFY2(run(), qPrintable(w_->lastError()));
     const int before = finished_;
     bar->findChild<QSlider*>("frameSlider")->setValue(1);
     QVERIFY(waitUntil([&] { return finished_ > before; }, 60000));
-    QCOMPARE(bar->currentName(), QStringLiteral("frame 2/4 · repetition 1"));
+    QCOMPARE(bar->currentName(), QStringLiteral("frame 2/4 · repetition 2"));
     const QString title = w_->imageViewer()->planeView(SliceView::Axial)->title();
     QVERIFY2(title.endsWith(QStringLiteral("· frame 2/4")), qPrintable(title));
     auto* speed = bar->findChild<QComboBox*>("cineSpeed");

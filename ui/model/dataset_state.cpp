@@ -62,7 +62,7 @@ std::string frameDetail(const io::Series& s, std::size_t f) {
                                                               {"set", &io::FrameKey::set}};
   std::string d;
   for (const auto& [name, dim] : dims)
-    if (varies(dim)) d += (d.empty() ? "" : ", ") + std::string(name) + " " + std::to_string(s.keys[f].*dim);
+    if (varies(dim)) d += (d.empty() ? "" : ", ") + std::string(name) + " " + std::to_string(s.keys[f].*dim + 1);
   return d;
 }
 

@@ -46,8 +46,8 @@ struct LoadedDataset {
 
 /// "frame 3/4": frame `f` (0-based) of `n`, as the frame bar, the run titles and the exports name it.
 std::string frameLabel(std::size_t f, std::size_t n);
-/// What frame `f` of `s` is in the file's terms: its indices along the dims that vary in the series
-/// ("repetition 2", "contrast 1, repetition 0"); "" when none vary.
+/// What frame `f` of `s` is in the file's terms: its indices along the dims that vary in the series, counted
+/// from 1 as the frame number is ("repetition 2" for the file's counter 1); "" when none vary.
 std::string frameDetail(const io::Series& s, std::size_t f);
 
 /// The data with their truth computed (an Error while computing it goes into truthProblem).
