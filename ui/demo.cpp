@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "frame_bar.hpp"
+#include "image_viewer.hpp"
 #include "larmor/phantom/dynamic.hpp"
 #include "main_window.hpp"
 #include "settings_panel.hpp"
@@ -55,10 +56,11 @@ phantom::SimulateSettings grappaPhantom() {
 DemoScript::DemoScript(MainWindow* window, bool quitAfter, QObject* parent)
     : QObject(parent), w_(window), quitAfter_(quitAfter) {
   defineSteps();
-  // A step's caption appears with its picture: when the data are loaded or the run has finished.
+  // A step's caption appears with its picture: when the data are loaded (their truth) or the run has finished.
   connect(w_, &MainWindow::datasetLoaded, this, [this] {
     if (!running_ || waiting_ != Wait::Load) return;
     waiting_ = Wait::Pause;
+    showTruth();
     showCaption();
     QTimer::singleShot(pauseMs_ / 3, this, &DemoScript::next);
   });
@@ -260,6 +262,15 @@ bool DemoScript::stepWaitsForImage(int i) const { return steps_.at(static_cast<s
 void DemoScript::docks(bool dataset, bool settings) {
   if (auto* d = w_->findChild<QDockWidget*>("datasetDock")) d->setVisible(dataset);
   if (auto* d = w_->findChild<QDockWidget*>("settingsDock")) d->setVisible(settings);
+}
+
+void DemoScript::showTruth() {
+  // Loaded k-space has no picture until a run: the placeholder's text would stand under the caption. The
+  // phantom's truth is what a complete scan would show, the picture the next steps' runs are measured against.
+  const model::LoadedDataset& d = w_->model().data();
+  if (!d.truth) return;
+  w_->showTab("image");
+  w_->imageViewer()->setImage(d.truth, w_->model().voxelSpacing(*d.truth), tr("phantom truth: what a complete scan shows"));
 }
 
 void DemoScript::showSideBySide() { w_->showSideBySideRuns(radialRuns_); }

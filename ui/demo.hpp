@@ -10,7 +10,7 @@
 //      reconstructed by gridding, by iterative CG-SENSE and by compressed sensing (TV); the λ slider of the
 //      CS reconstruction moved through three values; it ends on the three methods side by side.
 // Each step waits for the window's own signals (loaded, finished) and shows its caption only then, with its
-// picture; an engine error ends the demo with the error shown. With quitAfter (--demo --quit) the
+// picture (a load step's is the phantom's truth); an engine error ends the demo with the error shown. With quitAfter (--demo --quit) the
 // application exits at the end: 0 when every step worked, 1 otherwise (a GUI test runs it under Xvfb).
 #include <QObject>
 #include <QString>
@@ -63,6 +63,7 @@ class DemoScript : public QObject {
   void fail(const QString& message);
   void finish(int code);
   void showSideBySide();
+  void showTruth();  ///< a load step's picture: the phantom's truth in the image tab
   void docks(bool dataset, bool settings);
 
   MainWindow* w_;

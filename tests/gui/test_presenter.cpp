@@ -1,7 +1,7 @@
 // GUI tests of presenter mode on a small projector's screen (ui/demo.cpp, ui/main_window.cpp,
 // ui/settings_panel.cpp), run under a 1024 x 768 X screen (tests/gui/CMakeLists.txt sets it): the scripted demo,
 // full screen at zoom 150 %, shows at every step its caption whole (wrapped, never cut at the window's edges) and
-// its picture, the docks it shows with no label cut, and at the live-λ steps the λ slider (the temporal λ slider
+// its picture (an image where the image tab is in front, a load step's too), the docks it shows with no label cut, and at the live-λ steps the λ slider (the temporal λ slider
 // at the dynamic scene's step) inside the window and inside its scroll area's viewport: visible and usable without
 // scrolling. The demo does not depend on the last session's settings.
 #include <QApplication>
@@ -19,7 +19,9 @@
 #include "gui_test_support.hpp"
 #include "main_window.hpp"
 #include "settings_panel.hpp"
+#include "image_viewer.hpp"
 #include "side_by_side_view.hpp"
+#include "slice_view.hpp"
 #include "theme.hpp"
 
 using namespace larmor;
@@ -94,6 +96,12 @@ class PresenterTest : public WindowTest {
     const QRect p = inWindow(picture, w_.get());
     if (!w_->rect().contains(p) || p.height() < w_->height() / 2)
       out << step + QString("the picture is at (%1, %2) %3 x %4").arg(p.x()).arg(p.y()).arg(p.width()).arg(p.height());
+    // The image tab in front shows an image, not the placeholder's text under the caption (a load step's picture).
+    if (picture->isAncestorOf(w_->imageViewer())) {
+      if (!w_->imageViewer()->hasImage()) out << step + "the image tab shows no image, only the placeholder";
+      else if (distinctColours(w_->imageViewer()->planeView(SliceView::Axial)->grab().toImage()) < 16)
+        out << step + "the image is blank";
+    }
     for (const char* dock : {"datasetDock", "settingsDock"})
       if (const auto* d = w_->findChild<QDockWidget*>(dock); d->isVisible())
         if (const QStringList cut = cutLabels(d); !cut.isEmpty()) out << step + dock + " cuts " + cut.join(", ");
@@ -119,11 +127,14 @@ class PresenterTest : public WindowTest {
       QFAIL(qPrintable(QString("this test needs a 1024 x 768 screen (ctest runs it on one), not %1 x %2")
                            .arg(screen.width()).arg(screen.height())));
     DemoScript demo(w_.get(), false);
+    const QString shots = scratchDir("presenter-steps");  // each step's screen, to look at
     QStringList problems;
     int checked = 0, sliderSteps = 0;
     connect(&demo, &DemoScript::captionShown, this, [&](int i) {
       QTimer::singleShot(150, this, [&, i] {
         ++checked;
+        if (!w_->grab().save(QString("%1/step-%2.png").arg(shots).arg(i + 1, 2, 10, QLatin1Char('0'))))
+          problems << QString("step %1: its screenshot was not saved in %2").arg(i + 1).arg(shots);
         if (demo.stepCaption(i).startsWith("Live λ") || demo.stepCaption(i).startsWith("Temporal λ")) ++sliderSteps;
         if (const QString p = stepProblems(demo, i); !p.isEmpty()) problems << p;
         if (w_->geometry() != screen)
