@@ -32,6 +32,7 @@
 #include "main_window.hpp"
 #include "pacs_dialog.hpp"
 #include "phantom_dialog.hpp"
+#include "reference_match.hpp"
 #include "settings_panel.hpp"
 
 namespace larmor::ui {
@@ -223,10 +224,25 @@ bool MainWindow::loadReferenceFile(const QString& path) {
     const bool nifti = suffix == "nii" || path.endsWith(".nii.gz", Qt::CaseInsensitive);
     require(suffix == "cfl" || suffix == "hdr" || suffix == "dcm" || nifti,
             path.toStdString() + ": a reference image must be a BART .cfl, a DICOM series (.dcm) or a NIfTI-1 .nii/.nii.gz");
-    // A DICOM file stands for its series (every slice in its folder); magnitude, as stored.
+    // A DICOM file stands for its series (every slice in its folder); magnitude, as stored; paired with the
+    // shown reconstruction by geometry and frame as `larmor-cli compare` pairs two series (reference_match.hpp).
 #ifdef LARMOR_HAVE_IO
-    CArray img = nifti ? io::readNiftiImage(path.toStdString())
-                 : suffix == "dcm" ? io::readDicomSeriesImage(path.toStdString()) : io::readCfl(path.toStdString());
+    QString matched;  // how the series was paired with the reconstruction
+    const auto dicom = [&] {
+      if (!model_.exportProblem().empty()) {  // nothing reconstructed to pair it with
+        matched = tr("in InstanceNumber order (no reconstruction to match it with by geometry)");
+        return io::readDicomSeriesImage(path.toStdString());
+      }
+      const model::WorkstationModel::SeriesExport se = model_.seriesExport(true);
+      ExportImages shown;
+      shown.results = se.results;
+      if (se.wholeSeries) shown.series = model_.data().series.get();
+      else shown.dataset = model_.dataset().get();
+      MatchedReference m = matchReferenceSeries(path, shown, model_.frame());
+      matched = m.how;
+      return std::move(m.image);
+    };
+    CArray img = nifti ? io::readNiftiImage(path.toStdString()) : suffix == "dcm" ? dicom() : io::readCfl(path.toStdString());
 #else
     require(suffix != "dcm", path.toStdString() + ": DICOM is not in this build (LARMOR_IO=OFF)");
     CArray img = nifti ? io::readNiftiImage(path.toStdString()) : io::readCfl(path.toStdString());
@@ -236,6 +252,13 @@ bool MainWindow::loadReferenceFile(const QString& path) {
     img.reshape(Shape{s[0], s[1], img.size() / (s[0] * s[1]), 1, 1});
     model_.addReferenceImage(QFileInfo(path).fileName().toStdString(), std::make_shared<const CArray>(std::move(img)));
     log(tr("reference image %1").arg(path));
+#ifdef LARMOR_HAVE_IO
+    if (!matched.isEmpty()) {  // on screen: a pairing by order is not one by geometry
+      const QString how = tr("reference %1: %2").arg(QFileInfo(path).fileName(), matched);
+      log(how);
+      statusBar()->showMessage(how, 20000);
+    }
+#endif
     showTab("compare");
     return true;
   } catch (const std::exception& e) {

@@ -6,7 +6,9 @@
 //    against it gives < 1 % error (the export's 16-bit quantisation);
 //  - queryErrorsDoNotFreeze: a typed node that is not AET@host:port is refused at once; a server that never
 //    answers makes Search fail after the 1 s timeout while the event loop keeps running (no gap over 600 ms);
-//  - queryCancel: Cancel right after Retrieve: "Cancelled", no folder, no reference opened.
+//  - queryCancel: Cancel right after Retrieve: "Cancelled", no folder, no reference opened;
+//  - retrievedSeriesPairedByGeometry: a series numbered against its positions is paired with the reconstruction by
+//    geometry (io::matchDicomSeries, as larmor-cli compare does): < 1 % error; without positions, by order, said.
 // Skips (QSKIP) only when Orthanc is not installed or cannot start here.
 #include <QAction>
 #include <QApplication>
@@ -16,6 +18,7 @@
 #include <QMenuBar>
 #include <QProcess>
 #include <QSettings>
+#include <QStatusBar>
 #include <QStandardPaths>
 #include <QTableWidget>
 #include <QTimer>
@@ -65,6 +68,17 @@ class QueryGuiTest : public QObject {
   TestOrthanc orthanc_;
 
   QString node(const QString& aet = "ORTHANC") const { return orthanc_.node(aet); }
+
+  /// tests/gui/reorder_dicom.py `mode` on the series in `dir` (pydicom); false when it failed.
+  static bool reorder(const QString& dir, const QString& mode) {
+    QProcess py;
+    py.start("/usr/bin/python3", {QStringLiteral(LARMOR_GUI_TEST_SOURCE_DIR "/reorder_dicom.py"), dir, mode});
+    if (!py.waitForFinished(60000) || py.exitCode() != 0) {
+      qWarning("reorder_dicom.py %s: %s", qPrintable(mode), py.readAllStandardError().constData());
+      return false;
+    }
+    return true;
+  }
 
   static bool waitDone(QueryDialog* dlg, bool& done, int ms) { return waitUntil([&] { return done; }, ms) && !dlg->busy(); }
 
@@ -151,6 +165,60 @@ class QueryGuiTest : public QObject {
     const double err = w.model().comparison().metrics->percentError;
     QVERIFY2(err < 1.0, qPrintable(QString("the reconstruction against its own series from the PACS: %1 % error").arg(err)));
     dlg->close();
+  }
+
+  // A series retrieved from the PACS whose InstanceNumbers do not follow its positions (slice 3 numbered 1): the
+  // reference is paired with the reconstruction by geometry as `larmor-cli compare` pairs it (io::matchDicomSeries),
+  // so the reconstruction against it is < 1 % error, and the status bar says how it was paired; without
+  // ImagePositionPatient the pairing is by order, and the status bar says that.
+  void retrievedSeriesPairedByGeometry() {
+    if (!orthanc_.skip.isEmpty()) QSKIP(qPrintable(orthanc_.skip));
+    MainWindow w;
+    w.resize(1200, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    reconstruct(w);
+    if (QTest::currentTestFailed()) return;
+    const QString dir = scratchDir("query-renumbered") + "/series";
+    DicomExportOptions o;
+    o.patientName = "DOE^ORDER", o.patientId = "QR-ORDER", o.frames = DicomExportOptions::Frames::Current;
+    QVERIFY2(w.exportDicomSeries(dir, o), qPrintable(w.lastError()));
+    QVERIFY(reorder(dir, "rotate"));
+    std::vector<std::string> files;
+    for (const QString& f : dcmFiles(dir)) files.push_back(f.toStdString());
+    QCOMPARE(files.size(), std::size_t(3));
+    const io::SendReport sent = io::send(io::parseDicomNode(node().toStdString()), files);
+    QVERIFY2(sent.allSent(), sent.summary().c_str());
+
+    QAction* action = w.menuBar()->findChild<QAction*>("queryPacs");
+    QVERIFY(action);
+    action->trigger();
+    auto* dlg = w.findChild<QueryDialog*>();
+    QVERIFY(dlg);
+    dlg->setNode(node(), 10);
+    dlg->setPatientId("QR-ORDER");
+    bool searched = false, retrieved = false, ok = false;
+    connect(dlg, &QueryDialog::searchFinished, this, [&](bool good, const QString&) { searched = true, ok = good; });
+    dlg->search();
+    QVERIFY(waitDone(dlg, searched, 20000));
+    QVERIFY2(ok && dlg->rows().size() == 1, qPrintable(dlg->statusText()));
+    connect(dlg, &QueryDialog::retrieveFinished, this, [&](bool good, const QString&) { retrieved = true, ok = good; });
+    dlg->retrieveSelected();
+    QVERIFY(waitDone(dlg, retrieved, 30000));
+    QVERIFY2(ok, qPrintable(dlg->statusText()));
+    const QString how = w.statusBar()->currentMessage();
+    QVERIFY2(how.contains("matched 3 image(s) of 3 in the reference by position and frame"), qPrintable(how));
+    QVERIFY2(waitUntil([&] { return w.model().comparison().metrics.has_value(); }, 30000), "no metrics against it");
+    const double err = w.model().comparison().metrics->percentError;
+    QVERIFY2(err < 1.0, qPrintable(QString("against its own series numbered out of order: %1 % error").arg(err)));
+    dlg->close();
+
+    // Without positions (the series sent, renumbered once more): by order, said on screen (the loading the Query
+    // dialog calls).
+    QVERIFY(reorder(dir, "nopositions"));
+    QVERIFY2(w.loadReferenceFile(dcmFiles(dir).value(0)), qPrintable(w.lastError()));
+    const QString order = w.statusBar()->currentMessage();
+    QVERIFY2(order.contains("by order (no positions)"), qPrintable(order));
   }
 
   void queryErrorsDoNotFreeze() {
