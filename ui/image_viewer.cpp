@@ -176,6 +176,7 @@ void ImageViewer::makeViews() {
   hanging_ = model::hangingFromString(text.trimmed().toStdString());
   views_[SliceView::Axial]->setColorBar(true, barTitle(quality::Component::Magnitude));
   views_[SliceView::Axial]->setPlaceholder(tr("Open a file or make a phantom (File menu), then Run."));
+  makePaneViews();
 }
 
 QWidget* ImageViewer::sliceRow() {
@@ -329,6 +330,7 @@ void ImageViewer::rebuildDisplay(bool keepWindow) {
     if (real) hint = tr("No phase: this image is real and non-negative (sum of squares). Use adaptive coil combination to see phase.");
   }
   views_[SliceView::Axial]->setInfoText(hint);
+  showPaneImages();  // scaled to this image's range, in its component
   if (keepWindow) applyWindowToViews();
   else autoWindow();
 }
@@ -360,6 +362,7 @@ void ImageViewer::setColormap(const QString& name) {
   if (component_ != quality::Component::Phase) magnitudeColormap_ = name;
   colormapBox_->setCurrentText(name);
   for (SliceView* v : views_) v->setColormap(name);
+  for (SliceView* v : paneViews_) v->setColormap(name);
   volumeView_->setColormap(name);
   obliqueView_->setColormap(name);
 }
@@ -410,6 +413,7 @@ void ImageViewer::applyWindowPreset(const QString& name) {
 
 void ImageViewer::setOrientation(const model::DisplayOrientation& o) {
   for (SliceView* v : views_) v->setOrientation(o);
+  for (SliceView* v : paneViews_) v->setOrientation(o);
 }
 
 void ImageViewer::setPatientGeometry(std::optional<io::ImageGeometry> g) {
@@ -427,6 +431,10 @@ void ImageViewer::applyWindowToViews() {
   volumeView_->setWindow(lo_, hi_);
   obliqueView_->setColormap(colormap_);
   obliqueView_->setWindow(lo_, hi_);
+  for (SliceView* v : paneViews_) {
+    v->setColormap(colormap_);
+    v->setWindow(lo_, hi_);
+  }
   syncWindowEdits();
   emit windowChanged(lo_, hi_);
 }

@@ -5,8 +5,10 @@
 // (image_viewer_tools.cpp; the measurements in model/roi_stats.hpp): ROI statistics (rectangle, ellipse or
 // freehand), distance in mm between two clicks, the angle of three clicks, a right-click menu, keyboard stepping
 // through slices and frames. 3D images hang in one, two or four panes (model/hanging.hpp: the planes, the volume
-// rendering, the oblique plane of oblique_view.hpp; View ▸ Layout), the choice kept in QSettings.
+// rendering, the oblique plane of oblique_view.hpp; View ▸ Layout), the choice kept in QSettings; any pane may show
+// another image of the session instead (a run, a reference series: image_viewer_panes.cpp), linked with this one.
 #include <QPoint>
+#include <QVector>
 #include <QWidget>
 #include <array>
 #include <memory>
@@ -80,8 +82,26 @@ class ImageViewer : public QWidget {
   static constexpr const char* kHangingKey = "viewer/hanging";
   /// The widget in pane `pane` of the current hanging (nullptr beyond the layout's panes).
   QWidget* paneWidget(int pane) const;
-  /// View ▸ Layout: 1×1, 1×2, 2×2 and each pane's view (actions "layout1x1", …, "pane1Oblique", …).
+  /// View ▸ Layout: 1×1, 1×2, 2×2 and each pane's view (actions "layout1x1", …, "pane1Oblique", …) or another
+  /// image of the session (actions "pane2Image3" for choice 3, image_viewer_panes.cpp).
   QMenu* layoutMenu();
+  /// An image a pane can show instead of its view of the current image: a run of the session, a reference series.
+  struct PaneChoice {
+    int id = 0;  ///< nonzero: a run's number, or a reference file's (negative) id
+    QString label;
+    std::shared_ptr<const CArray> image;  ///< [x, y, z, 1, slices]
+    std::array<double, 3> spacingMm{1, 1, 1};
+  };
+  /// What the panes can show besides the current image (the right-click menu's "Show in this pane", View ▸ Layout ▸
+  /// Pane N); a pane showing an image no longer offered goes back to its view.
+  void setPaneChoices(const QVector<PaneChoice>& choices);
+  /// Pane `pane` (0..3) shows choice `id`'s axial planes (its slice, window, zoom and pan linked with the current
+  /// image's axial plane; its values scaled to the current image's range), or with 0 its view of the current image.
+  /// A 2D image hangs the layout's panes once one of them shows another image (the current image in the first,
+  /// a pane without an image says how to choose one).
+  void setPaneImage(int pane, int id);
+  int paneImage(int pane) const;  ///< the choice pane `pane` shows, 0: the current image
+  SliceView* paneImageView(int pane) const;
   QString probeText() const;
   /// 3D: the linked cursor at voxel (i, j, k): the sagittal, coronal and axial planes move to x = i,
   /// y = j, z = k and all three draw the crosshair there (a click on a plane does this). 2D: nothing.
@@ -109,8 +129,10 @@ class ImageViewer : public QWidget {
   bool angleMode() const;
   /// "angle 63.4°"; "" until three points are clicked.
   QString angleText() const { return angleText_; }
-  /// Opens the image's context menu (object name "imageContextMenu") at `globalPos` over `voxel`; returns it.
-  QMenu* showContextMenu(QPoint globalPos, std::optional<std::array<int, 3>> voxel);
+  /// Opens the image's context menu (object name "imageContextMenu") at `globalPos` over `voxel` of pane `pane`
+  /// (its "Show in this pane" submenu: actions "showInPane0" for the pane's own view, "showInPane3" for choice 3);
+  /// returns it.
+  QMenu* showContextMenu(QPoint globalPos, std::optional<std::array<int, 3>> voxel, int pane = 0);
 
  signals:
   void probed(const QString& text);
@@ -144,6 +166,13 @@ class ImageViewer : public QWidget {
   void outlineDrawn(const std::vector<std::array<int, 3>>& outline);
   void applyHanging();
   QWidget* viewWidget(model::PaneView v) const;
+  // The panes that show another image (image_viewer_panes.cpp).
+  void makePaneViews();
+  bool panesShowImages() const;  ///< a pane of the layout shows a choice
+  void showPaneImages();         ///< each such pane's image in the current component, scale and window
+  void fillPaneImageActions(int pane);
+  int paneOf(const QObject* view) const;
+  void addShowInPane(QMenu* menu, int pane);
   void updateMeasurements();
   void clearMeasurements();
   void copyValue(std::array<int, 3> voxel);
@@ -185,6 +214,10 @@ class ImageViewer : public QWidget {
   VolumeView* volumeView_ = nullptr;
   ObliqueView* obliqueView_ = nullptr;
   model::Hanging hanging_;
+  std::array<SliceView*, 4> paneViews_{};  ///< the panes' views of a choice
+  std::array<int, 4> paneIds_{};           ///< the choice each pane shows, 0: its view of the current image
+  QVector<PaneChoice> paneChoices_;
+  std::array<QMenu*, 4> paneMenus_{};      ///< View ▸ Layout ▸ Pane N
   bool is3D_ = false;
   QMenu* layoutMenu_ = nullptr;
   QSlider* sliceSlider_ = nullptr;

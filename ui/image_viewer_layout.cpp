@@ -1,6 +1,7 @@
 // The image tab's panes (image_viewer.hpp): the hanging of model/hanging.hpp put into the view grid — the
 // layout's panes row by row, each with its view, the other views hidden — and View ▸ Layout, which changes it and
-// keeps it in QSettings for the next start. A 2D image shows the axial plane alone whatever the hanging.
+// keeps it in QSettings for the next start. A 2D image shows the axial plane alone whatever the hanging, unless a
+// pane shows another image of the session (image_viewer_panes.cpp): then the layout's panes, the current image first.
 #include <QAction>
 #include <QActionGroup>
 #include <QGridLayout>
@@ -41,22 +42,29 @@ QWidget* ImageViewer::viewWidget(model::PaneView v) const {
 }
 
 QWidget* ImageViewer::paneWidget(int pane) const {
-  if (!is3D_) return pane == 0 ? views_[SliceView::Axial] : nullptr;
+  const bool panes = is3D_ || panesShowImages();
+  if (!panes) return pane == 0 ? views_[SliceView::Axial] : nullptr;
   if (pane < 0 || pane >= model::paneCount(hanging_.layout)) return nullptr;
+  if (paneIds_[static_cast<std::size_t>(pane)] != 0) return paneViews_[static_cast<std::size_t>(pane)];
+  if (!is3D_)  // 2D: the current image in the first pane, a pane with no other image says how to choose one
+    return pane == 0 ? views_[SliceView::Axial] : static_cast<QWidget*>(paneViews_[static_cast<std::size_t>(pane)]);
   return viewWidget(hanging_.panes[static_cast<std::size_t>(pane)]);
 }
 
 void ImageViewer::applyHanging() {
-  for (int v = 0; v < model::kPaneViews; ++v) {
-    QWidget* w = viewWidget(static_cast<model::PaneView>(v));
+  std::vector<QWidget*> all(paneViews_.begin(), paneViews_.end());
+  for (int v = 0; v < model::kPaneViews; ++v) all.push_back(viewWidget(static_cast<model::PaneView>(v)));
+  for (QWidget* w : all) {
     grid_->removeWidget(w);
     w->hide();
   }
-  const int rows = is3D_ ? model::paneRows(hanging_.layout) : 1, cols = is3D_ ? model::paneColumns(hanging_.layout) : 1;
+  const bool panes = is3D_ || panesShowImages();
+  const int rows = panes ? model::paneRows(hanging_.layout) : 1, cols = panes ? model::paneColumns(hanging_.layout) : 1;
   for (int pane = 0; pane < rows * cols; ++pane) {
-    QWidget* w = paneWidget(pane);
-    grid_->addWidget(w, pane / cols, pane % cols);
-    w->show();
+    if (QWidget* w = paneWidget(pane)) {
+      grid_->addWidget(w, pane / cols, pane % cols);
+      w->show();
+    }
   }
   for (int k = 0; k < 2; ++k) {  // equal panes; the unused row and column take no room
     grid_->setRowStretch(k, k < rows ? 1 : 0);
@@ -89,23 +97,33 @@ QMenu* ImageViewer::layoutMenu() {
   layoutMenu_->addSeparator();
   for (int pane = 0; pane < 4; ++pane) {
     QMenu* m = layoutMenu_->addMenu(tr("Pane %1").arg(pane + 1));
+    paneMenus_[static_cast<std::size_t>(pane)] = m;
     auto* views = new QActionGroup(m);
     for (int v = 0; v < model::kPaneViews; ++v) {
       const auto view = static_cast<model::PaneView>(v);
-      QAction* a = m->addAction(viewLabel(view), this, [this, pane, view] { setHanging(model::withPane(hanging_, pane, view)); });
+      QAction* a = m->addAction(viewLabel(view), this, [this, pane, view] {
+        paneIds_[static_cast<std::size_t>(pane)] = 0;  // the pane's view of the current image again
+        setHanging(model::withPane(hanging_, pane, view));
+      });
       a->setObjectName(QStringLiteral("pane%1%2").arg(pane + 1).arg(viewLabel(view).section(' ', 0, 0)));
       a->setCheckable(true);
       views->addAction(a);
     }
+    fillPaneImageActions(pane);  // the other images of the session, after the views
   }
   // The checks follow the hanging each time the menu opens.
   connect(layoutMenu_, &QMenu::aboutToShow, this, [this] {
     for (QAction* a : layoutMenu_->findChildren<QAction*>()) {
       const QString n = a->objectName();
       if (n.startsWith("layout")) a->setChecked(n.mid(6).toStdString() == model::layoutName(hanging_.layout));
-      if (n.startsWith("pane") && n.size() > 5) {
+      if (n.startsWith("pane") && n.size() > 5 && !n.mid(5).startsWith("Image")) {
         const int pane = n.mid(4, 1).toInt() - 1;
-        a->setChecked(pane >= 0 && pane < 4 && n.mid(5) == viewLabel(hanging_.panes[static_cast<std::size_t>(pane)]).section(' ', 0, 0));
+        a->setChecked(pane >= 0 && pane < 4 && paneIds_[static_cast<std::size_t>(pane)] == 0 &&
+                      n.mid(5) == viewLabel(hanging_.panes[static_cast<std::size_t>(pane)]).section(' ', 0, 0));
+      }
+      if (n.startsWith("pane") && n.mid(5).startsWith("Image")) {
+        const int pane = n.mid(4, 1).toInt() - 1;
+        a->setChecked(pane >= 0 && pane < 4 && paneIds_[static_cast<std::size_t>(pane)] == n.mid(10).toInt());
       }
     }
   });

@@ -35,6 +35,8 @@ QWidget* ImageViewer::makeMeasurements() {
   measurements_->setObjectName("measurements");
   measurements_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   measurements_->setContentsMargins(8, 0, 8, 2);
+  // Wrapped at the words: the ROI line (mean, SD, min, max, area, voxels) is wider than the image at 1280 px.
+  measurements_->setWordWrap(true);
   measurements_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   measurements_->hide();
   return measurements_;
@@ -76,8 +78,8 @@ void ImageViewer::connectReadingTools() {
   connect(axial, &SliceView::roiOutlineDrawn, this, &ImageViewer::outlineDrawn);
   connect(axial, &SliceView::frameStepRequested, this, &ImageViewer::frameStepRequested);
   for (SliceView* v : views_)
-    connect(v, &SliceView::contextMenuRequested, this, [this](QPoint at, std::optional<std::array<int, 3>> voxel) {
-      showContextMenu(at, voxel);
+    connect(v, &SliceView::contextMenuRequested, this, [this, v](QPoint at, std::optional<std::array<int, 3>> voxel) {
+      showContextMenu(at, voxel, paneOf(v));
     });
 }
 
@@ -181,7 +183,7 @@ void ImageViewer::updateMeasurements() {
   if (distanceMode() && distanceEnds_.size() < 2) parts << tr("Distance: click %1 point").arg(distanceEnds_.empty() ? tr("the first") : tr("the second"));
   static const char* angleSteps[] = {"Angle: click one end", "Angle: click the vertex", "Angle: click the other end"};
   if (angleMode() && anglePoints_.size() < 3) parts << tr(angleSteps[anglePoints_.size()]);
-  measurements_->setText(parts.join(QLatin1Char('\n')));  // one line each: none is cut off at 1024 px
+  measurements_->setText(parts.join(QLatin1Char('\n')));  // one line each, wrapped where the image is narrower
   measurements_->setVisible(!parts.isEmpty());
 }
 
@@ -206,7 +208,7 @@ void ImageViewer::copyValue(std::array<int, 3> v) {
   QApplication::clipboard()->setText(QString::number(value, 'g', 9));
 }
 
-QMenu* ImageViewer::showContextMenu(QPoint globalPos, std::optional<std::array<int, 3>> voxel) {
+QMenu* ImageViewer::showContextMenu(QPoint globalPos, std::optional<std::array<int, 3>> voxel, int pane) {
   auto* menu = new QMenu(this);
   menu->setObjectName("imageContextMenu");
   menu->setAttribute(Qt::WA_DeleteOnClose);
@@ -226,6 +228,7 @@ QMenu* ImageViewer::showContextMenu(QPoint globalPos, std::optional<std::array<i
   menu->addAction(tr("Distance"), this, [this] { setDistanceMode(true); });
   menu->addAction(tr("Angle"), this, [this] { setAngleMode(true); });
   menu->addSeparator();
+  addShowInPane(menu, pane);  // a run of the session or a reference series in this pane
   menu->addAction(tr("Export screenshot…"), this, &ImageViewer::screenshotRequested);
   menu->popup(globalPos);
   return menu;

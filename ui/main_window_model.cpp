@@ -63,7 +63,7 @@ void MainWindow::datasetChanged() {
     settings_->setDataFolder(d.source.isFile() ? QFileInfo(qs(d.source.path)).absolutePath() : defaultOutputFolder());
     if (o.basis != "geometry" && o.basis != "simulator") log(tr("display orientation: %1").arg(qs(o.basis)));
   }
-  QStringList frameNames;  // "frame 2/4 · repetition 1": the label of the run titles, then the file's terms
+  QStringList frameNames;  // "frame 2/4 · repetition 2": the label of the run titles, then the file's terms
   if (d.series)
     for (std::size_t f = 0; f < d.series->keys.size(); ++f) {
       const std::string detail = model::frameDetail(*d.series, f);
@@ -194,6 +194,10 @@ void MainWindow::comparisonChanged() {
     tests << qs(x.label);
   }
   compare_->setTestChoices(tests, test);
+  QVector<ImageViewer::PaneChoice> panes;  // what the image tab's panes can show: the session's runs and references
+  for (const model::CompareCandidate& x : c.tests)
+    if (x.run != model::kTruth && x.image) panes.append({x.run, qs(x.label), x.image, model_.voxelSpacing(*x.image)});
+  viewer_->setPaneChoices(panes);
   if (!run || !c.testImage) {
     compare_->setComparison(nullptr, {}, {1, 1, 1}, {}, -1);
     return;

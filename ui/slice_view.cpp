@@ -3,6 +3,7 @@
 #include <QLinearGradient>
 #include <QKeyEvent>
 #include <QMouseEvent>
+#include <QFontMetrics>
 #include <QPainter>
 #include <QWheelEvent>
 #include <cmath>
@@ -403,9 +404,13 @@ void SliceView::drawOverlay(QPainter& p) {
   const QRect area(8, 6, imageAreaWidth() - 16, height() - 12);
   const QString sliceText =
       sliceCount() > 1 ? QStringLiteral("  %1 %2/%3").arg(QChar(0x00B7)).arg(slice_ + 1).arg(sliceCount()) : QString();
-  const QString heading = (title_.isEmpty() ? QString::fromStdString(layout_.name) : title_) + sliceText;
   QFont bold = f;
   bold.setBold(true);
+  // A narrow pane elides the title, never the slice number after it.
+  const QFontMetrics boldMetrics(bold);
+  const QString heading =
+      boldMetrics.elidedText(title_.isEmpty() ? QString::fromStdString(layout_.name) : title_, Qt::ElideRight,
+                             std::max(0, area.width() - boldMetrics.horizontalAdvance(sliceText))) + sliceText;
   p.setFont(bold);
   shadowText(area, Qt::AlignLeft | Qt::AlignTop, heading, text);
   p.setFont(f);

@@ -1,13 +1,16 @@
 // GUI tests of presenter mode and of the reading tools (ui/main_window.cpp, ui/demo.cpp, ui/image_viewer_tools.cpp,
-// ui/help.cpp): F11 toggles presenter mode and nothing else, the zoom's Actual size gives the window its size
-// back, the demo's captions appear with their pictures; ROI statistics (rectangle, ellipse, freehand) and the
-// distance in mm on screen equal the model's measurements of the shown image (model/roi_stats.hpp, checked against
-// NumPy), the freehand region's curve over the frames, the angle in degrees with anisotropic voxels, Up/Down step
-// slices and Left/Right frames, the right-click menu, Help's user guide and shortcut list; the layouts (1x1, 1x2,
-// 2x2) and their views kept across restarts; the oblique plane of a 3D image, turned and linked to the planes.
+// ui/image_viewer_panes.cpp, ui/help.cpp): F11 toggles presenter mode and nothing else, the zoom's Actual size gives
+// the window its size back, the demo's captions appear with their pictures; ROI statistics (rectangle, ellipse,
+// freehand) and the distance in mm on screen equal the model's measurements of the shown image (model/roi_stats.hpp,
+// checked against NumPy), the ROI statistics line whole at 1280 and 1024 px, the freehand region's curve over the
+// frames, the angle in degrees with anisotropic voxels, Up/Down step slices and Left/Right frames, the right-click
+// menu, Help's user guide and shortcut list; the layouts (1x1, 1x2, 2x2) and their views kept across restarts, any
+// run or reference series in any pane, linked with the current image; the oblique plane of a 3D image, turned and
+// linked to the planes.
 #include <QApplication>
 #include <QClipboard>
 #include <QDialog>
+#include <QDir>
 #include <QDockWidget>
 #include <QFile>
 #include <QFileInfo>
@@ -15,6 +18,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QScreen>
 #include <QSettings>
 #include <QSlider>
@@ -25,6 +29,7 @@
 #include <numbers>
 
 #include "demo.hpp"
+#include "exporter.hpp"
 #include "gui_test_support.hpp"
 #include "help.hpp"
 #include "image_viewer.hpp"
@@ -101,6 +106,17 @@ class ReadingToolsTest : public WindowTest {
     QVERIFY(run());
     w_->showTab("image");
     QVERIFY(waitUntil([&] { return w_->imageViewer()->planeView(SliceView::Coronal)->isVisible(); }, 5000));
+  }
+  /// What of `l`'s text does not show: a line (unwrapped) or a word (wrapped) wider than the label, or "(lines
+  /// below the label)" when the wrapped text is taller; "" when it shows whole.
+  static QString cutText(const QLabel* l) {
+    const QFontMetrics fm(l->font());
+    const int room = l->contentsRect().width() - 2 * l->margin();
+    const QStringList pieces = l->text().split(l->wordWrap() ? QRegularExpression("\\s+") : QRegularExpression("\n"));
+    for (const QString& p : pieces)
+      if (fm.horizontalAdvance(p) > room) return p;
+    if (l->wordWrap() && l->height() < l->heightForWidth(l->width())) return QStringLiteral("(lines below the label)");
+    return {};
   }
   void saveShot(QWidget* w, const QString& name) {
     const QString path = scratchDir("reading-tools-" + name) + "/" + name + ".png";
@@ -227,6 +243,29 @@ class ReadingToolsTest : public WindowTest {
       for (int j = 0; j < 4; ++j)
         QVERIFY2(std::abs(f[j + 1].toDouble() - want[j]) <= 1e-6 * std::max(1.0, std::abs(want[j])),
                  qPrintable(QString("%1: NumPy %2, Larmor %3").arg(out[k]).arg(f[j + 1]).arg(want[j], 0, 'g', 17)));
+    }
+  }
+
+  // The ROI statistics line under the image is read whole in a 1280 px and a 1024 px wide window: each of its
+  // words within the label's width, and the label as tall as its lines (wrapped, not cut at the right).
+  void roiStatisticsReadWhole() {
+    for (const QSize size : {QSize(1280, 800), QSize(1024, 768)}) {
+      closeWindow();
+      openWindow(size, false, true);
+      shownPhantom();
+      if (QTest::currentTestFailed()) return;
+      ImageViewer* v = w_->imageViewer();
+      v->setRoiShape(model::RoiShape::Ellipse);
+      v->setRoi(model::PlaneRoi{12, 14, 50, 44, 0, model::RoiShape::Ellipse, {}});
+      auto* label = w_->findChild<QLabel*>("measurements");
+      QVERIFY(waitUntil([&] { return label->isVisible() && label->text().contains("voxels"); }, 3000));
+      QTest::qWait(100);  // the layout settles
+      const QString cut = cutText(label);
+      saveShot(w_.get(), QString("roi-line-%1").arg(size.width()));
+      QVERIFY2(cut.isEmpty(), qPrintable(QString("%1 px window: \"%2\" cut (label %3 px wide, %4 px tall): %5")
+                                             .arg(size.width()).arg(cut).arg(label->contentsRect().width())
+                                             .arg(label->height()).arg(label->text())));
+      QVERIFY(label->mapTo(w_.get(), QPoint(label->width(), 0)).x() <= w_->width());
     }
   }
 
@@ -445,6 +484,71 @@ class ReadingToolsTest : public WindowTest {
       edited.imageViewer()->setHanging(model::Hanging{});
     }
     QCOMPARE(QSettings().value(ImageViewer::kHangingKey).toString(), QString("2x2:axial,coronal,sagittal,volume"));
+  }
+
+  // Any pane shows any run of the session or a reference series (a DICOM series as Query PACS opens one): chosen with
+  // the right-click menu's "Show in this pane" or View ▸ Layout ▸ Pane N, beside the current image, its slice and
+  // window linked with it; "The pane's own view" gives the pane back.
+  void panesShowAnyRunAndTheReference() {
+    auto s = smallPhantom(TrajectoryKind::Cartesian, 64, 4);
+    s.slices = 3;
+    load(s);
+    setMethod(recon::Method::Fft);
+    QVERIFY2(run(), qPrintable(w_->lastError()));
+    const int fft = w_->model().shownRun()->number;
+    setMethod(recon::Method::Cg, 5);
+    QVERIFY2(run(), qPrintable(w_->lastError()));
+    const QString dir = scratchDir("panes-reference") + "/series";
+    DicomExportOptions o;
+    o.frames = DicomExportOptions::Frames::Current;
+    QVERIFY2(w_->exportDicomSeries(dir, o), qPrintable(w_->lastError()));
+    const QStringList dcm = QDir(dir).entryList({"*.dcm"}, QDir::Files, QDir::Name);
+    QVERIFY(!dcm.isEmpty());
+    QVERIFY2(w_->loadReferenceFile(dir + "/" + dcm.first()), qPrintable(w_->lastError()));
+    const int ref = w_->model().comparison().reference;
+    QVERIFY(ref < -1);
+    w_->showTab("image");
+    ImageViewer* v = w_->imageViewer();
+    action("layout1x2")->trigger();
+    QVERIFY(!v->paneWidget(1));  // 2D: the current image alone until a pane shows another
+    QMenu* menu = v->showContextMenu(axial()->mapToGlobal(QPoint(20, 20)), std::nullopt, 1);
+    QAction* pick = menu->findChild<QAction*>(QString("showInPane%1").arg(fft));
+    QVERIFY2(pick, "no run 1 in the right-click menu's Show in this pane");
+    pick->trigger();
+    menu->close();
+    QCOMPARE(v->paneImage(1), fft);
+    QCOMPARE(v->paneWidget(1), static_cast<QWidget*>(v->paneImageView(1)));
+    QVERIFY(waitUntil([&] { return v->paneImageView(1)->isVisible() && axial()->isVisible(); }, 2000));
+    QVERIFY2(v->paneImageView(1)->title().startsWith(QString("run %1").arg(fft)), qPrintable(v->paneImageView(1)->title()));
+    QCOMPARE(axial()->y(), v->paneImageView(1)->y());  // side by side
+    action("layout2x2")->trigger();
+    QAction* refAction = action(QString("pane4Image%1").arg(ref));
+    QVERIFY2(refAction, "no reference series in View > Layout > Pane 4");
+    refAction->trigger();
+    QCOMPARE(v->paneWidget(3), static_cast<QWidget*>(v->paneImageView(3)));
+    QVERIFY2(v->paneImageView(3)->title().endsWith(".dcm"), qPrintable(v->paneImageView(3)->title()));
+    // Linked: the slice and the window.
+    axial()->setSlice(2);
+    QCOMPARE(v->paneImageView(1)->slice(), 2);
+    QCOMPARE(v->paneImageView(3)->slice(), 2);
+    v->paneImageView(3)->setSlice(1);
+    QCOMPARE(axial()->slice(), 1);
+    QCOMPARE(v->paneImageView(1)->slice(), 1);
+    v->setWindow(0, 0.8 * v->windowHigh());
+    for (int p : {1, 3}) QCOMPARE(v->paneImageView(p)->windowHigh(), v->windowHigh());
+    QTest::qWait(200);
+    for (int p : {1, 3})
+      QVERIFY2(distinctColours(v->paneImageView(p)->grab().toImage()) > 16, qPrintable(QString("pane %1 is blank").arg(p + 1)));
+    saveShot(v->viewArea(), "panes-2x2-runs-and-reference");
+    menu = v->showContextMenu(axial()->mapToGlobal(QPoint(20, 20)), std::nullopt, 1);
+    menu->findChild<QAction*>("showInPane0")->trigger();
+    menu->close();
+    QCOMPARE(v->paneImage(1), 0);
+    QVERIFY(!v->paneImageView(1)->volume());  // 2D: the pane says how to choose an image again
+    action("pane4Axial")->trigger();           // a view for the pane: its own again, no other image in any pane
+    QCOMPARE(v->paneImage(3), 0);
+    QCOMPARE(v->paneWidget(0), static_cast<QWidget*>(axial()));
+    QVERIFY(!v->paneWidget(1) && !v->paneWidget(3));  // 2D: the current image alone
   }
 
   // The oblique plane of a 3D image: through the linked cursor, turned by its sliders or a drag, resampled from the
