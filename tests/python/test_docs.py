@@ -25,10 +25,10 @@ def workdir(tmp_path_factory):
 
 
 def test_the_page_has_its_examples():
-    assert len(examples()) == 6 and len(examples("python gpu")) == 2
+    assert len(examples()) == 7 and len(examples("python gpu")) == 2
 
 
-@pytest.mark.parametrize("index", range(6))
+@pytest.mark.parametrize("index", range(7))
 def test_example_runs(workdir, index, monkeypatch, capsys):
     monkeypatch.chdir(workdir)
     exec(compile(examples()[index], f"docs/python.md example {index + 1}", "exec"), {"__name__": "__main__"})
