@@ -1,12 +1,16 @@
 // EspiritOps on the host (larmor/backend/espirit_ops.hpp): ESPIRiT's pointwise dominant eigenvector,
 // eigenvalue, phase and crop, one voxel per OpenMP iteration, with the arithmetic of
 // larmor/kernels/espirit_math.hpp. Twin: cuda/espirit.cu (the same lines, one thread per voxel).
-// The Gram matrix's eigen-decomposition: Eigen's SelfAdjointEigenSolver in double (CUDA: cuSOLVER zheevd).
+// The Gram matrix's eigen-decomposition: Eigen's SelfAdjointEigenSolver in double (CUDA: cuSOLVER zheevd), its
+// steps with cancellation points (hermitian_eigen.hpp; 3D: 1728^2, seconds); the voxels polled per block.
 #include <Eigen/Dense>
+#include <algorithm>
 #include <vector>
 
 #include "cpu_backend.hpp"
+#include "hermitian_eigen.hpp"
 #include "larmor/kernels/espirit_math.hpp"
+#include "larmor/util/cancel_scope.hpp"
 #include "larmor/util/error.hpp"
 
 namespace larmor::cpu {
@@ -25,25 +29,31 @@ void CpuEspiritOps::dominantEigenvectors(Buffer& maps, Buffer& values, const Buf
   float* val = static_cast<float*>(values.ptr());
   const float* ref = reinterpret_cast<const float*>(reference.data());
   const int C = static_cast<int>(channels);
+  constexpr index_t kBlock = 4096;  // voxels between polls of the caller's cancellation (3D: 4M voxels, seconds)
+  ParallelCancel cancel;
 #pragma omp parallel
   {
     std::vector<float> a(2 * C * C), b(2 * C * C), v(2 * C), w(2 * C);
 #pragma omp for schedule(static)
-    for (index_t x = 0; x < voxels; ++x) {
-      const auto entry = [&](int l, float& re, float& im) {
-        re = m[2 * (x + voxels * l)];
-        im = m[2 * (x + voxels * l) + 1];
-      };
-      const float lambda = kernels::espiritDominantEigen(C, entry, a.data(), b.data(), v.data(), w.data());
-      kernels::espiritPhaseAndCrop(C, v.data(), ref, lambda, crop);
-      for (int c = 0; c < C; ++c) {
-        out[2 * (x + voxels * c)] = v[2 * c];
-        out[2 * (x + voxels * c) + 1] = v[2 * c + 1];
+    for (index_t x0 = 0; x0 < voxels; x0 += kBlock) {
+      if (cancel.stop()) continue;
+      for (index_t x = x0; x < std::min(voxels, x0 + kBlock); ++x) {
+        const auto entry = [&](int l, float& re, float& im) {
+          re = m[2 * (x + voxels * l)];
+          im = m[2 * (x + voxels * l) + 1];
+        };
+        const float lambda = kernels::espiritDominantEigen(C, entry, a.data(), b.data(), v.data(), w.data());
+        kernels::espiritPhaseAndCrop(C, v.data(), ref, lambda, crop);
+        for (int c = 0; c < C; ++c) {
+          out[2 * (x + voxels * c)] = v[2 * c];
+          out[2 * (x + voxels * c) + 1] = v[2 * c + 1];
+        }
+        val[2 * x] = lambda;
+        val[2 * x + 1] = 0.f;
       }
-      val[2 * x] = lambda;
-      val[2 * x + 1] = 0.f;
     }
   }
+  cancel.rethrow();
 }
 
 void CpuEspiritOps::smallGridMatrices(Buffer& cov, const Buffer& u, index_t points, index_t channels, index_t kept,
@@ -82,10 +92,11 @@ void CpuEspiritOps::hermitianEigen(std::vector<cdouble>& a, std::vector<double>&
   values.assign(static_cast<std::size_t>(n), 0.0);
   if (n == 0) return;
   Eigen::Map<Eigen::MatrixXcd> m(a.data(), n, n);
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXcd> es(m);
-  require(es.info() == Eigen::Success, "ESPIRiT: the eigen-decomposition of the calibration matrix failed");
-  m = es.eigenvectors();
-  for (index_t j = 0; j < n; ++j) values[static_cast<std::size_t>(j)] = es.eigenvalues()(j);
+  Eigen::MatrixXcd vectors;
+  Eigen::VectorXd ev;
+  require(hermitianEigenCancellable(m, vectors, ev), "ESPIRiT: the eigen-decomposition of the calibration matrix failed");
+  m = vectors;
+  for (index_t j = 0; j < n; ++j) values[static_cast<std::size_t>(j)] = ev(j);
 }
 
 void CpuEspiritOps::gramKernels(const Buffer& gram, index_t n, std::vector<double>& values, Buffer& kernels) {

@@ -7,7 +7,8 @@
 // part of the work. Measured on Table 5.1 (32 coils, σ = 0.01 noise): weights 7e-5 from the float64
 // reference with float products and a float Cholesky, 1.2e-5 with these choices. Batches run in parallel
 // over entries (OpenMP); a batch smaller than the thread count runs entry by entry with Eigen's own
-// threading inside each product. Batches poll the caller's CancelScope per entry (util/cancel_scope.hpp).
+// threading inside each product. Batches poll the caller's CancelScope per entry, and a large product between
+// its blocks (blocked_products.hpp: the same bits as one call; util/cancel_scope.hpp).
 //
 // Twin: cuda/linalg.cu (cuBLAS and cuSOLVER), tested against this file.
 #include <omp.h>
@@ -20,18 +21,13 @@
 #include <limits>
 #include <string>
 
+#include "blocked_products.hpp"
 #include "cpu_backend.hpp"
 #include "larmor/util/cancel_scope.hpp"
 
 namespace larmor::cpu {
 
 namespace {
-
-using MatF = Eigen::Matrix<cfloat, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
-using MatD = Eigen::Matrix<cdouble, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
-using Stride = Eigen::OuterStride<Eigen::Dynamic>;
-using ConstMapF = Eigen::Map<const MatF, Eigen::Unaligned, Stride>;
-using MapF = Eigen::Map<MatF, Eigen::Unaligned, Stride>;
 
 std::string str(index_t v) { return std::to_string(v); }
 
@@ -95,30 +91,6 @@ index_t firstIndexPastEnd(const index_t* index, index_t n, index_t limit) {
 /// every other product (filling, coil compression) stays in float32. The CUDA backend uses the same rule.
 bool accumulatesInDouble(index_t m, index_t n, index_t k) { return k > std::max(m, n); }
 
-/// c += alpha op(a) op(b); `hermitian`: a == b, op(a) = a^H, op(b) = b, alpha real: the lower triangle by a
-/// rank-k update, then mirrored.
-template <class MA, class MB, class MC, class Scalar>
-void accumulate(MatOp opA, MatOp opB, const MA& ma, const MB& mb, Scalar alpha, MC& mc, bool hermitian) {
-  if (hermitian) {
-    mc.template selfadjointView<Eigen::Lower>().rankUpdate(ma.adjoint(), std::real(alpha));
-    for (index_t j = 1; j < mc.cols(); ++j)
-      for (index_t i = 0; i < j; ++i) mc(i, j) = std::conj(mc(j, i));
-    return;
-  }
-  auto product = [&](const auto& lhs) {
-    switch (opB) {
-      case MatOp::None: mc.noalias() += alpha * (lhs * mb); break;
-      case MatOp::Transpose: mc.noalias() += alpha * (lhs * mb.transpose()); break;
-      case MatOp::ConjTranspose: mc.noalias() += alpha * (lhs * mb.adjoint()); break;
-    }
-  };
-  switch (opA) {
-    case MatOp::None: product(ma); break;
-    case MatOp::Transpose: product(ma.transpose()); break;
-    case MatOp::ConjTranspose: product(ma.adjoint()); break;
-  }
-}
-
 }  // namespace
 
 void CpuBackend::gemmBatched(MatOp opA, MatOp opB, index_t m, index_t n, index_t k, cfloat alpha, const Buffer& A,
@@ -145,20 +117,16 @@ void CpuBackend::gemmBatched(MatOp opA, MatOp opB, index_t m, index_t n, index_t
                          a.stride == b.stride && opA == MatOp::ConjTranspose && opB == MatOp::None &&
                          alpha.imag() == 0 && beta == cfloat(0);
   const bool inDouble = accumulatesInDouble(m, n, k);
+  ParallelCancel cancel;  // polled per entry and inside one (blocked_products.hpp): 3D GRAPPA's take seconds
   auto one = [&](index_t e) {
     ConstMapF ma(pa + e * a.stride, a.rows, a.cols, Stride(a.ld));
     ConstMapF mb(pb + e * b.stride, b.rows, b.cols, Stride(b.ld));
     MapF mc(pc + e * c.stride, m, n, Stride(c.ld));
     if (inDouble) {
-      const MatD da = ma.cast<cdouble>();
       MatD dc = beta == cfloat(0) ? MatD(MatD::Zero(m, n)) : MatD(cdouble(beta) * mc.cast<cdouble>());
-      if (k > 0) {
-        if (hermitian)
-          accumulate(opA, opB, da, da, cdouble(alpha), dc, true);
-        else
-          accumulate(opA, opB, da, MatD(mb.cast<cdouble>()), cdouble(alpha), dc, false);
-      }
-      mc = dc.cast<cfloat>();
+      const bool done = k == 0 || (hermitian ? hermitianBlocked(ma, std::real(cdouble(alpha)), dc, cancel)
+                                             : depthBlockedProduct(opA, opB, ma, mb, cdouble(alpha), dc, cancel));
+      if (done) mc = dc.cast<cfloat>();
       return;
     }
     // BLAS semantics: beta == 0 means C is not read (it may hold NaN or garbage).
@@ -166,10 +134,13 @@ void CpuBackend::gemmBatched(MatOp opA, MatOp opB, index_t m, index_t n, index_t
       mc.setZero();
     else if (beta != cfloat(1))
       mc *= beta;
-    if (k > 0) accumulate(opA, opB, ma, mb, alpha, mc, hermitian);
+    if (k == 0) return;
+    if (hermitian)
+      hermitianBlocked(ma, std::real(alpha), mc, cancel);
+    else
+      rowBlockedProduct(opA, opB, ma, mb, alpha, mc, cancel);
   };
   const index_t threads = omp_get_max_threads();
-  ParallelCancel cancel;  // polled per entry: a batch of large products (3D GRAPPA) is seconds long
   if (batch >= threads && threads > 1) {
     // Many entries: one per thread, each product single-threaded (Eigen does not nest inside a team).
 #pragma omp parallel for schedule(dynamic, 1) if (m * n * std::max<index_t>(k, 1) * batch > kParallelMoves)
