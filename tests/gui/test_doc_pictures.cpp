@@ -1,7 +1,8 @@
 // The pictures of docs/gui.md's workflows, made by driving the window as a user would, and checked: the radiographer
 // opens an undersampled file (the fitting method, GRAPPA, runs on open), sets a window preset and draws an ellipse
 // ROI whose statistics show under the image; the researcher compares gridding, CG and CS on undersampled radial
-// data, moves λ (live), runs the λ sweep (the L-curve and the error against λ) and looks at the runs side by side.
+// data, moves λ (live), runs the λ sweep (the L-curve and the error against λ), looks at the runs side by side and
+// puts the gridding run into a pane beside the CS run in the image tab.
 // Each picture must hold an image (not blank) and is saved into $LARMOR_DOC_PICTURES (docs/images when remaking
 // the docs' pictures) or else the test's scratch folder.
 #include <QApplication>
@@ -122,6 +123,18 @@ class DocPicturesTest : public WindowTest {
     w_->showTab("side");
     QVERIFY(waitUntil([&] { return w_->sideBySideView()->panelCount() >= 3; }, 5000));
     picture("gui-researcher-side");
+
+    // The gridding run beside the shown CS run in the image tab: a pane's "Show in this pane", linked with it.
+    w_->showTab("image");
+    ImageViewer* v = w_->imageViewer();
+    int gridding = 0;
+    for (const auto& r : w_->model().runs().runs())
+      if (!gridding && QString::fromStdString(r.label).contains("gridding", Qt::CaseInsensitive)) gridding = r.number;
+    QVERIFY(gridding > 0);
+    v->setHanging(model::Hanging{model::PaneLayout::OneByTwo, model::Hanging{}.panes});
+    v->setPaneImage(1, gridding);
+    QCOMPARE(v->paneWidget(1), static_cast<QWidget*>(v->paneImageView(1)));
+    picture("gui-researcher-panes");
     docks(true);
   }
 };
