@@ -140,7 +140,14 @@ void MainWindow::onLiveScan(bool fresh) {
   const bool keepWindow = !fresh && model_.hasData();
   const double lo = viewer_->windowLow(), hi = viewer_->windowHigh();
   const std::size_t framesBefore = model_.frameCount();
-  if (!model_.showLiveScan(*scan, fresh)) return;
+  // A new frame: the panel lets the scan's data go, so that they grow in place (model/live_scan.hpp); the frame
+  // change gives it the new frame.
+  const bool grows = !fresh && scan->keys().size() != framesBefore;
+  if (grows) datasetPanel_->setDataset(nullptr);
+  if (!model_.showLiveScan(*scan, fresh)) {
+    if (grows) datasetPanel_->setDataset(model_.dataset());
+    return;
+  }
   if (keepWindow) viewer_->setWindow(lo, hi);  // the series' window, not each image's
   const model::LoadedDataset& d = model_.data();
   if (!fresh && d.frameCount() != framesBefore && d.series) {

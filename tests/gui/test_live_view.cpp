@@ -197,6 +197,8 @@ class LiveViewTest : public QObject {
     QVERIFY(waitUntil([&] { return client.state() == QProcess::NotRunning && scan() && scan()->imageCount() == 3; }, 120000));
     QCOMPARE(w_->model().frameCount(), std::size_t{3});
     QCOMPARE(w_->model().frame(), std::size_t{2});  // the newest image's frame is on screen
+    // Each frame's k-space gathered once (the window and its panel let the data grow in place), not 1 + 2 + 3.
+    QCOMPARE(scan()->gatheredFrames(), std::size_t{3});
     const model::RunRecord* run = w_->model().shownRun();
     QVERIFY(run && run->isSeries() && run->frames.size() == 3);
     QCOMPARE(w_->model().runs().size(), std::size_t{1});

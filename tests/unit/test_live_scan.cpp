@@ -125,3 +125,42 @@ TEST(LiveScan, TheModelGrowsOneRunInPlace) {
   EXPECT_EQ(m.source().name(), "other.h5");
   m.removeObserver(&c);
 }
+
+// A dynamic scan whose every image is a new frame: each frame's k-space is gathered once, not every frame again at
+// each new one (which made 20,000 frames cost 2 x 10^8 frame copies), both by the scan alone and through the model
+// that shows it; a series held elsewhere is never changed under its holder.
+TEST(LiveScan, EachFrameIsGatheredOnce) {
+  constexpr int kFrames = 20000;
+  LiveScan scan(twoSlices(), "stream from 127.0.0.1:5000");
+  for (int r = 0; r < kFrames; ++r) {
+    scan.add(image(0, r, 1.f));
+    ASSERT_EQ(scan.series()->frames.size(), static_cast<std::size_t>(r + 1));
+  }
+  EXPECT_EQ(scan.gatheredFrames(), static_cast<std::size_t>(kFrames));  // quadratic: kFrames (kFrames + 1) / 2
+  const auto series = scan.series();
+  EXPECT_EQ(series->repetitions.size(), static_cast<std::size_t>(kFrames));
+  EXPECT_EQ(series->keys.back().repetition, kFrames - 1);
+  EXPECT_EQ(series->frames.back().kspace[0], image(0, 0, 1.f).data->kspace[0]);
+
+  const std::size_t before = scan.gatheredFrames();
+  scan.add(image(1, 3, 1.f));  // a slice of a known frame: that frame alone again
+  EXPECT_NE(scan.series().get(), series.get()) << "held here: a new series";
+  EXPECT_EQ(scan.gatheredFrames(), before + kFrames);  // `series` was held: every frame into a new one
+  EXPECT_EQ(series->frames[3].sampled[8], 0) << "the held series changed under its holder";
+}
+
+TEST(LiveScan, TheModelLetsTheSeriesGrowInPlace) {
+  constexpr int kFrames = 2000;
+  LiveScan scan(twoSlices(), "stream from 127.0.0.1:5000");
+  WorkstationModel m;
+  for (int r = 0; r < kFrames; ++r) {
+    scan.add(image(0, r, 1.f));
+    ASSERT_TRUE(m.showLiveScan(scan, r == 0));
+    ASSERT_TRUE(r == 0 || m.setFrame(static_cast<std::size_t>(r)));  // the window follows the newest frame
+  }
+  EXPECT_EQ(m.frameCount(), static_cast<std::size_t>(kFrames));
+  EXPECT_EQ(scan.gatheredFrames(), static_cast<std::size_t>(kFrames));
+  ASSERT_TRUE(m.showLiveScan(scan, false, true));  // the end: nothing new to gather
+  EXPECT_EQ(scan.gatheredFrames(), static_cast<std::size_t>(kFrames));
+  EXPECT_EQ(m.dataset().get(), &m.data().series->frames[kFrames - 1]);
+}

@@ -31,6 +31,15 @@ Shape withSlices(const Shape& shape, std::size_t dim, index_t n) {
   return Shape(d);
 }
 
+// `key`'s indices among the series' distinct values (kept sorted).
+void addValues(io::Series& s, const io::FrameKey& key) {
+  const auto add = [](std::vector<int>& v, int x) {
+    const auto at = std::lower_bound(v.begin(), v.end(), x);
+    if (at == v.end() || *at != x) v.insert(at, x);
+  };
+  add(s.contrasts, key.contrast), add(s.phases, key.phase), add(s.repetitions, key.repetition), add(s.sets, key.set);
+}
+
 }  // namespace
 
 LiveScan::LiveScan(Header scan, std::string source)
@@ -47,7 +56,7 @@ void LiveScan::add(LiveImage image) {
     keys_.insert(std::upper_bound(keys_.begin(), keys_.end(), image.key), image.key);
   }
   newestKey_ = image.key, newestSlice_ = image.slice;
-  series_.reset();
+  changed_.insert(image.key);
   results_.erase(image.key);
   Slices& frame = frames_[image.key];
   if (!frame.count(image.slice)) ++count_;
@@ -62,27 +71,48 @@ std::pair<std::size_t, int> LiveScan::newest() const {
 std::string LiveScan::description() const { return (method_.empty() ? std::string("stream") : method_) + " (live)"; }
 
 std::shared_ptr<const io::Series> LiveScan::series() const {
-  if (series_) return series_;
+  if (series_ && changed_.empty()) return series_;
+  if (series_ && series_.use_count() == 1) gatherChanged();  // nobody else reads it: in place
+  else gatherAll();                                          // held elsewhere: a new one, theirs untouched
+  changed_.clear();
+  return series_;
+}
+
+void LiveScan::gatherAll() const {
   auto s = std::make_shared<io::Series>();
+  s->frames.reserve(keys_.size());
   for (const auto& key : keys_) {
     s->frames.push_back(frameData(frames_.at(key)));
     s->keys.push_back(key);
     s->echoTimeMs.push_back(std::numeric_limits<double>::quiet_NaN());
     s->triggerTimeMs.push_back(std::numeric_limits<double>::quiet_NaN());
   }
-  auto values = [&](auto member) {
-    std::vector<int> v;
-    for (const auto& k : keys_) v.push_back(k.*member);
-    std::sort(v.begin(), v.end());
-    v.erase(std::unique(v.begin(), v.end()), v.end());
-    return v.empty() ? std::vector<int>{0} : v;
-  };
-  s->contrasts = values(&io::FrameKey::contrast);
-  s->phases = values(&io::FrameKey::phase);
-  s->repetitions = values(&io::FrameKey::repetition);
-  s->sets = values(&io::FrameKey::set);
-  series_ = s;
-  return s;
+  gathered_ += keys_.size();
+  s->contrasts.clear(), s->phases.clear(), s->repetitions.clear(), s->sets.clear();
+  for (const auto& key : keys_) addValues(*s, key);
+  if (keys_.empty()) s->contrasts = s->phases = s->repetitions = s->sets = {0};
+  series_ = std::move(s);
+}
+
+// The frames that changed, gathered again where they are, a new one inserted at its key's place (at the end, for
+// a scan acquired frame after frame: the vector's growth is amortised).
+void LiveScan::gatherChanged() const {
+  io::Series& s = *series_;
+  for (const auto& key : changed_) {
+    const auto at = std::lower_bound(s.keys.begin(), s.keys.end(), key);
+    const auto i = at - s.keys.begin();
+    Dataset d = frameData(frames_.at(key));
+    ++gathered_;
+    if (at != s.keys.end() && *at == key) {
+      s.frames[static_cast<std::size_t>(i)] = std::move(d);
+      continue;
+    }
+    addValues(s, key);
+    s.keys.insert(at, key);
+    s.frames.insert(s.frames.begin() + i, std::move(d));
+    s.echoTimeMs.insert(s.echoTimeMs.begin() + i, std::numeric_limits<double>::quiet_NaN());
+    s.triggerTimeMs.insert(s.triggerTimeMs.begin() + i, std::numeric_limits<double>::quiet_NaN());
+  }
 }
 
 // The arrived slices side by side; the scan's header with their positions.

@@ -4,10 +4,14 @@
 // as a file's frames) of [x, y, z, 1, slices] images, the slices not yet arrived zero. Beside the images, the
 // scan's data so far: each frame a Dataset of every slice arrived (their k-space side by side along the slice
 // dimension, the others empty and unsampled), with the scan's header and each arrived slice's position, so the
-// data can be reconstructed again, compared and exported as a file's.
+// data can be reconstructed again, compared and exported as a file's. The data are gathered frame by frame: a
+// frame is gathered again only when a slice of it arrived, and while nobody else holds the series it is updated in
+// place (a new frame appended), so a dynamic scan whose every image is a new frame costs each frame's k-space
+// once, not every frame again at each new one.
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,9 +51,12 @@ class LiveScan {
   /// "fft (live)": the method of the images.
   std::string description() const;
 
-  /// The data so far, one frame per key (a series of one frame for a single-frame scan). Each call after an
-  /// image arrived copies every arrived slice's k-space: callers take it when the frames grow and at the end.
+  /// The data so far, one frame per key (a series of one frame for a single-frame scan). Only the frames that
+  /// changed since the last call are gathered again, in place when the last series returned is held by nobody
+  /// else (callers let theirs go before asking again); held elsewhere, every frame is gathered into a new series.
   std::shared_ptr<const io::Series> series() const;
+  /// How many frames series() has gathered (each arrived slice's k-space copied) so far: what its cost grows with.
+  std::size_t gatheredFrames() const { return gathered_; }
   /// Each frame's image so far as a result (each slice's reconstruction a stage of its timings), in the order
   /// of keys(). Only the frames that changed since the last call are made again.
   std::vector<std::shared_ptr<const recon::ReconResult>> results() const;
@@ -57,6 +64,8 @@ class LiveScan {
  private:
   using Slices = std::map<int, LiveImage>;
   Dataset frameData(const Slices& slices) const;
+  void gatherAll() const;
+  void gatherChanged() const;
   CArray frameImage(const Slices& slices) const;
 
   Header scan_;
@@ -68,7 +77,9 @@ class LiveScan {
   io::FrameKey newestKey_;
   int newestSlice_ = 0;
   std::map<io::FrameKey, Slices> frames_;
-  mutable std::shared_ptr<const io::Series> series_;  ///< series() since the last image (null: made again)
+  mutable std::shared_ptr<io::Series> series_;  ///< the last series() (updated in place while only this holds it)
+  mutable std::set<io::FrameKey> changed_;       ///< frames with slices that series_ does not hold yet
+  mutable std::size_t gathered_ = 0;
   mutable std::map<io::FrameKey, std::shared_ptr<const recon::ReconResult>> results_;  ///< unchanged frames'
 };
 

@@ -295,6 +295,7 @@ const RunRecord* WorkstationModel::showLiveScan(const LiveScan& scan, bool fresh
     }
     return run;
   }
+  if (!fresh) data_.dataset.reset(), data_.series.reset();  // the scan's data then grow in place (live_scan.hpp)
   const std::shared_ptr<const io::Series> series = scan.series();
   if (series->frames.empty() || results.size() != series->frames.size()) return nullptr;
   const auto frameOf = [&](std::size_t f) { return std::shared_ptr<const Dataset>(series, &series->frames[f]); };
