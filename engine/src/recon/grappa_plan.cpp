@@ -16,7 +16,9 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <memory>
 #include <string>
+#include <utility>
 
 #include "larmor/util/cancel_scope.hpp"
 
@@ -177,10 +179,52 @@ std::size_t Plan::bytesPerProblem(const Kernel& k, const Sampling& s, index_t co
   return static_cast<std::size_t>(tables) * sizeof(index_t) + static_cast<std::size_t>(work) * sizeof(cfloat);
 }
 
-std::unique_ptr<Buffer> Plan::upload(const std::vector<index_t>& table) {
-  auto buf = be_.allocate(std::max<std::size_t>(table.size(), 1) * sizeof(index_t));
-  be_.upload(*buf, table.data(), table.size() * sizeof(index_t));
+namespace {
+
+/// A vector whose new elements are left uninitialised: the index tables are written whole by their loops, which
+/// poll cancellation; zeroing one first (3D fill: 2.7 GB) was an uninterruptible memset of seconds.
+template <class T>
+struct Uninitialised : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = Uninitialised<U>;
+  };
+  Uninitialised() = default;
+  template <class U>
+  Uninitialised(const Uninitialised<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using Table = std::vector<index_t, Uninitialised<index_t>>;
+
+/// A table onto the backend in pieces of 64 MB with a cancellation check between them (3D: GB in one copy).
+std::unique_ptr<Buffer> uploadInPieces(Backend& be, const index_t* table, std::size_t count) {
+  constexpr std::size_t kPiece = std::size_t{64} << 20;
+  const std::size_t bytes = count * sizeof(index_t);
+  auto buf = be.allocate(std::max<std::size_t>(bytes, sizeof(index_t)));
+  if (bytes <= kPiece) {
+    be.upload(*buf, table, bytes);
+    return buf;
+  }
+  for (std::size_t at = 0; at < bytes; at += kPiece) {
+    CancelScope::check();
+    const std::size_t n = std::min(kPiece, bytes - at);
+    auto part = be.view(*buf, at, n);
+    be.upload(*part, reinterpret_cast<const char*>(table) + at, n);
+  }
   return buf;
+}
+
+}  // namespace
+
+std::unique_ptr<Buffer> Plan::upload(const std::vector<index_t>& table) {
+  return uploadInPieces(be_, table.data(), table.size());
 }
 
 std::unique_ptr<Buffer> Plan::alloc(index_t elements) {
@@ -209,7 +253,7 @@ void Plan::buildCalibrationTables() {
   const Kernel& k = kernel_;
   const index_t columns = data_.columns, S = k.segments, E = entries_;
   // Step 1's tables: equation col of entry e reads row r of A (B) from data (thesis eqs. 4.1, 4.3).
-  std::vector<index_t> ga(static_cast<std::size_t>(nCol_ * E * nA_)), gb(static_cast<std::size_t>(nCol_ * E * nB_));
+  Table ga(static_cast<std::size_t>(nCol_ * E * nA_)), gb(static_cast<std::size_t>(nCol_ * E * nB_));
   for (index_t e = 0; e < E; ++e) {
     const index_t seg = e % S, q = e / S;
     for (index_t i = 0; i < cal_.shiftsPe; ++i) {
@@ -232,8 +276,8 @@ void Plan::buildCalibrationTables() {
       }
     }
   }
-  idxGA_ = upload(ga);
-  idxGB_ = upload(gb);
+  idxGA_ = uploadInPieces(be_, ga.data(), ga.size());
+  idxGB_ = uploadInPieces(be_, gb.data(), gb.size());
 }
 
 // Steps 2 and 4's tables: the equations' groups for the device-side normalization (scalesOnDevice), and
@@ -285,7 +329,7 @@ void Plan::buildFillTables() {
   fillEntries_ = interpolate_ ? columns * capacity_ : E;
   nPos_ = width * P;
   const index_t FE = fillEntries_;
-  std::vector<index_t> f(static_cast<std::size_t>(nPos_ * FE * nA_)), t(static_cast<std::size_t>(nPos_ * FE * nB_));
+  Table f(static_cast<std::size_t>(nPos_ * FE * nA_)), t(static_cast<std::size_t>(nPos_ * FE * nB_));
   for (index_t e = 0; e < FE; ++e) {
     const index_t q = interpolate_ ? e / columns : e / S;
     const index_t xFirst = interpolate_ ? e % columns : (k.improved ? 0 : (e % S) * k.segment);
@@ -318,8 +362,8 @@ void Plan::buildFillTables() {
       }
     }
   }
-  idxF_ = upload(f);
-  idxT_ = upload(t);
+  idxF_ = uploadInPieces(be_, f.data(), f.size());
+  idxT_ = uploadInPieces(be_, t.data(), t.size());
 }
 
 void Plan::allocateWork() {
