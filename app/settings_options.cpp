@@ -51,7 +51,7 @@ void SettingsOptions::apply(recon::ReconSettings& settings) const {
     if (s.kind == st::Kind::Flag) s.put(settings, s.flagSets);
     else st::set(settings, s, values_[i]);
   }
-  // A λ given on the command line is the λ used: the noise rule (cs's default) applies only where none is given.
+  // A λ given on the command line is the λ used: a rule (cs's default auto) applies only where none is given.
   if (command_->count("--lambda") > 0 && command_->count("--lambda-rule") == 0)
     settings.iterative.lambdaRule = recon::LambdaRule::Fixed;
   // A flag that the chosen method does not read is an error, not ignored.

@@ -292,6 +292,7 @@ Prepared csWorkload(const Context& c, ops::RegularizerKind prior) {
         s.method = Method::Cs;
         settings::applyMethodDefaults(s);
         s.iterative.regularizer = prior;
+        s.iterative.lambdaRule = LambdaRule::Fixed;  // the solve at the given lambda (no cross-validation first)
         s.iterative.iterations = 100;
         s.iterative.tolerance = 0;  // all 100 iterations
       },

@@ -66,7 +66,17 @@ def fft2c(x):
     return np.fft.fftshift(np.fft.fft2(np.fft.ifftshift(x, axes=ax), axes=ax), axes=ax)
 
 
-def cartesian_phantom(d, n, coils, source="bart"):
+def object_flags(c):
+    """`bart phantom`'s object: Shepp-Logan (the evaluation corpus), or for the tuning corpus (tune.py) BART's tubes
+    (-T), geometric object (-G) or random tubes (-N 8 with the case's seed)."""
+    obj = c["params"].get("object", "shepp")
+    flags = {"shepp": [], "tubes": ["-T"], "geometric": ["-G"], "random": ["-N", 8, "-r", seed_of(c["id"]) % 1000]}
+    if obj not in flags:
+        raise CaseError("unknown object " + obj)
+    return flags[obj]
+
+
+def cartesian_phantom(d, n, coils, source="bart", flags=()):
     """Fully sampled Cartesian k-space [N, N, 1, C] of the phantom and its band-limited RSS truth [N, N]: BART's
     (at most 8 coils: BART 0.8's MAX_COILS) or the ISMRMRD generator's (noiseless, its readout oversampling
     removed: the central N of the inverse FFT along the readout, transformed back)."""
@@ -76,7 +86,7 @@ def cartesian_phantom(d, n, coils, source="bart"):
         lo = (img.shape[0] - n) // 2
         img = img[lo:lo + n]
         return fft2c(img)[:, :, None, :], rss(img)
-    bart(["phantom", "-k", "-s", coils, "-x", n, "kc"], d)
+    bart(["phantom", "-k", "-s", coils] + list(flags) + ["-x", n, "kc"], d)
     kc = cfl.read(os.path.join(d, "kc")).reshape(n, n, 1, coils)
     return kc, rss(ifft2c(kc[:, :, 0, :]))
 
@@ -117,8 +127,8 @@ def noncartesian(d, c, info):
         radial_traj(d, c)
     else:
         cfl.write(os.path.join(d, "traj"), spiral(n, c["params"]["interleaves"], c["params"]["r"]))
-    bart(["phantom", "-k", "-s", coils, "-t", "traj", "k0"], d)
-    kc, truth = cartesian_phantom(d, n, coils)
+    bart(["phantom", "-k", "-s", coils] + object_flags(c) + ["-t", "traj", "k0"], d)
+    kc, truth = cartesian_phantom(d, n, coils, flags=object_flags(c))
     k0 = cfl.read(os.path.join(d, "k0"))
     sigma = c["noise"] / 100.0 * np.sqrt(np.mean(np.abs(kc) ** 2))
     cfl.write(os.path.join(d, "k"), add_noise(k0, sigma, 1.0, seed_of(c["id"])))
@@ -151,7 +161,7 @@ def cartesian_mask(d, c):
 
 def cartesian(d, c, info):
     n, coils = c["matrix"], c["coils"]
-    kc, truth = cartesian_phantom(d, n, coils, c["params"].get("source", "bart"))
+    kc, truth = cartesian_phantom(d, n, coils, c["params"].get("source", "bart"), object_flags(c))
     mask, plane = cartesian_mask(d, c)
     sigma = c["noise"] / 100.0 * np.sqrt(np.mean(np.abs(kc) ** 2))
     if plane:  # a BART ky-kz plane [1, N, N, C] (readout already transformed), as tests/e2e/bart_pics.sh

@@ -79,3 +79,52 @@ TEST(LambdaCrossValidation, NothingToHoldOutIsOneError) {
   const Dataset small = simulated(TrajectoryKind::Cartesian, 0.01f, 16);  // every line within the centre
   test::expectError([&] { cs(*cpu, small, recon::LambdaRule::CrossValidation); }, "too few lines");
 }
+
+// cs's default rule (LambdaRule::Auto): cross-validation on a 2D slice (the same lambda as asking for cv), the given
+// lambda where the data have nothing to hold out (recorded, never an error), and Cancel honoured inside the grid's
+// solves (they once ran to their end with no cancellation point).
+TEST(LambdaCrossValidation, AutoIsTheCsDefaultAndCrossValidatesA2dSlice) {
+  recon::ReconSettings s;
+  s.method = recon::Method::Cs;
+  recon::settings::applyMethodDefaults(s);
+  EXPECT_EQ(s.iterative.lambdaRule, recon::LambdaRule::Auto);
+  auto cpu = makeCpuBackend();
+  const Dataset d = simulated(TrajectoryKind::GoldenAngle, 0.01f, 48);
+  EXPECT_EQ(cs(*cpu, d, recon::LambdaRule::Auto).lambda, cs(*cpu, d, recon::LambdaRule::CrossValidation).lambda);
+}
+
+TEST(LambdaCrossValidation, AutoFallsBackToTheGivenLambdaWhereNothingCanBeHeldOut) {
+  auto cpu = makeCpuBackend();
+  const Dataset small = simulated(TrajectoryKind::Cartesian, 0.01f, 16);  // every line within the centre
+  recon::ReconSettings s;
+  s.method = recon::Method::Cs;
+  recon::settings::applyMethodDefaults(s);
+  s.iterative.cacheDirectory = "none";
+  Timings t;
+  const recon::ImageSet out = recon::reconstructIterative(*cpu, small, s, t, {});
+  EXPECT_EQ(out.convergence["lambda_used"].get<double>(), 3e-4);
+  const auto& rule = out.convergence["lambda_rule"];
+  EXPECT_EQ(rule["rule"], "fixed");
+  EXPECT_EQ(rule["chosen_by"], "auto");
+  EXPECT_NE(rule["why"].get<std::string>().find("too few lines"), std::string::npos) << rule.dump();
+}
+
+TEST(LambdaCrossValidation, CancelStopsTheGridsSolves) {
+  auto cpu = makeCpuBackend();
+  const Dataset d = simulated(TrajectoryKind::GoldenAngle, 0.01f, 64);
+  recon::ReconSettings s;
+  s.method = recon::Method::Cs;
+  recon::settings::applyMethodDefaults(s);
+  s.iterative.iterations = 100000;  // each solve of the grid would take minutes
+  s.iterative.tolerance = 0;
+  s.iterative.cacheDirectory = "none";
+  CancelToken token;
+  std::string stage;
+  const Progress progress([&](double, const std::string& st) {
+    stage = st;
+    if (st.find("cross-validation") != std::string::npos) token.cancel();
+  }, &token);
+  Timings t;
+  EXPECT_THROW(recon::reconstructIterative(*cpu, d, s, t, progress), Cancelled);
+  EXPECT_NE(stage.find("cross-validation"), std::string::npos) << stage;
+}

@@ -41,6 +41,7 @@
 #include "larmor/recon/operator_cache.hpp"
 #include "larmor/recon/settings.hpp"
 #include "larmor/util/cancel_scope.hpp"
+#include "larmor/util/error.hpp"
 
 namespace larmor::recon {
 
@@ -189,6 +190,43 @@ struct SliceOutputs {
   std::string warmNote;
 };
 
+/// LambdaRule::Auto: "" where cross-validation applies to this slice (a 2D problem whose data can be split), else
+/// why the given lambda is used instead (the record says it: auto never fails where fixed would not).
+std::string whyNotCrossValidated(const Dataset& d, const IterativeProblem& problem, index_t sl) {
+  if (problem.gridShape()[2] > 1) return "a 3D volume (cross-validation would cost seven volume solves: --lambda-rule cv)";
+  try {
+    (void)crossValidationSplit(d, sl);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// The relative lambda of a cs slice under the settings' rule; `rule` gets its record (null for fixed).
+double csLambda(Backend& backend, const Dataset& d, const ReconSettings& s, index_t sl, IterativeProblem& problem,
+                Timings& timings, nlohmann::json& rule, const Progress& progress) {
+  const IterativeSettings& it = s.iterative;
+  double lambda = it.lambda;
+  if (it.lambdaRule == LambdaRule::Noise) {
+    const NoiseLevel noise = estimateNoiseLevel(d, sl);
+    const double fromNoise = problem.noiseLambda(noise.variance, kNoiseThreshold);
+    lambda = std::max(lambda, fromNoise);
+    rule = {{"rule", "noise"}, {"noise_variance", noise.variance}, {"noise_source", noise.source},
+            {"noise_samples", noise.samples}, {"lambda_from_noise", fromNoise}, {"lambda_floor", it.lambda}};
+  } else if (it.lambdaRule == LambdaRule::CrossValidation || it.lambdaRule == LambdaRule::Auto) {
+    const std::string skip = it.lambdaRule == LambdaRule::Auto ? whyNotCrossValidated(d, problem, sl) : "";
+    if (skip.empty()) {
+      LambdaChoice cv = crossValidatedLambda(backend, d, s, sl, timings, progress);  // its own stage, before FISTA's
+      lambda = cv.lambda;
+      rule = std::move(cv.record);
+    } else {
+      rule = {{"rule", "fixed"}, {"why", skip}};
+    }
+    if (it.lambdaRule == LambdaRule::Auto) rule["chosen_by"] = "auto";
+  }
+  return lambda;
+}
+
 /// One slice on `backend`: its problem (the trajectory's operators from `shared`, kept there for the next
 /// slice; the coil maps from `maps` when given), the solve, the images into `out`.
 void solveSlice(Backend& backend, const Dataset& d, const ReconSettings& s, index_t sl, index_t slices,
@@ -224,21 +262,14 @@ void solveSlice(Backend& backend, const Dataset& d, const ReconSettings& s, inde
   }
   nlohmann::json j;
   if (s.method == Method::Cs) {
-    double lambda = it.lambda;
     nlohmann::json rule;
-    if (it.lambdaRule == LambdaRule::Noise) {
-      const NoiseLevel noise = estimateNoiseLevel(d, sl);
-      const double fromNoise = problem.noiseLambda(noise.variance, kNoiseThreshold);
-      lambda = std::max(lambda, fromNoise);
-      rule = {{"rule", "noise"}, {"noise_variance", noise.variance}, {"noise_source", noise.source},
-              {"noise_samples", noise.samples}, {"lambda_from_noise", fromNoise}, {"lambda_floor", it.lambda}};
-    } else if (it.lambdaRule == LambdaRule::CrossValidation) {
-      LambdaChoice cv = crossValidatedLambda(backend, d, s, sl, timings);  // its own stage, before FISTA's
-      lambda = cv.lambda;
-      rule = std::move(cv.record);
-    }
+    // Cross-validation's seven solves take the first 7/8 of the iterations' progress (and its Cancel), FISTA the rest.
+    const Progress::Sub choosing(iterations, 0.0, 0.875, "cs: ");
+    const double lambda = csLambda(backend, d, s, sl, problem, timings, rule, choosing);
+    const bool chose = rule.is_object() && rule.value("rule", "") == "cv";
+    const Progress::Sub solving(iterations, chose ? 0.875 : 0.0, 1.0);
     ScopedStage st(timings, "FISTA", &backend);
-    const solve::FistaResult r = problem.solveSparse(lambda, it.iterations, it.tolerance, false, init, iterations);
+    const solve::FistaResult r = problem.solveSparse(lambda, it.iterations, it.tolerance, false, init, solving);
     j = r.toJson();
     j["solver"] = "FISTA";
     j["lambda_used"] = lambda;

@@ -143,7 +143,7 @@ double lambdaAtBestScore(const std::vector<double>& grid, const std::vector<doub
 }
 
 LambdaChoice crossValidatedLambda(Backend& backend, const Dataset& d, const ReconSettings& s, index_t slice,
-                                  Timings& timings) {
+                                  Timings& timings, const Progress& progress) {
   const bool cartesian = d.header.trajectory == TrajectoryKind::Cartesian;
   Split split = crossValidationSplit(d, slice);
 
@@ -174,9 +174,12 @@ LambdaChoice crossValidatedLambda(Backend& backend, const Dataset& d, const Reco
   ScopedStage stage(timings, "lambda by cross-validation", &backend);
   std::vector<double> score;
   nlohmann::json curve = nlohmann::json::array();
+  const double points = static_cast<double>(std::size(kGrid));
   for (double lambda : kGrid) {
+    const double at = static_cast<double>(score.size());
+    const Progress::Sub part(progress, at / points, (at + 1) / points, "λ by cross-validation: ");
     // From zero, as the call's own solve starts: a warm start stops at once by the tolerance at small lambdas.
-    train.solveSparse(lambda, s.iterative.iterations, s.iterative.tolerance, false);
+    train.solveSparse(lambda, s.iterative.iterations, s.iterative.tolerance, false, nullptr, part);
     score.push_back(test.residualNormOf(train.solution()) / norm);
     curve.push_back({lambda, score.back()});
   }

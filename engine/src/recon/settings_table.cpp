@@ -208,8 +208,10 @@ void addIterativeSolveSettings(std::vector<Setting>& t) {
       "iterative.lambda_rule", "lambda-rule", "λ rule", "iterative",
       "cs: λ as given, raised to what the data's noise level asks for (noise: noise scans, else the outer "
       "k-space or the calibration matrix), or the one that best predicts a tenth of the samples held out "
-      "(cv: seven solves more; docs/iterative.md); an explicit --lambda means fixed",
-      kCg, {{"fixed", "as given"}, {"noise", "from the noise level"}, {"cv", "by cross-validation"}},
+      "(cv: seven solves more; docs/iterative.md); auto (cs's default): cv for a 2D slice, the given λ for a 3D "
+      "volume or a joint series' λ_t; an explicit --lambda means fixed",
+      kCg, {{"fixed", "as given"}, {"noise", "from the noise level"}, {"cv", "by cross-validation"},
+            {"auto", "cv where it applies"}},
       [](ReconSettings& s) -> LambdaRule& { return s.iterative.lambdaRule; }));
   t.push_back(number<int>("iterative.iterations", "iters", "Iterations", "iterative",
                           "Iterations (CG or FISTA)", kCg, 1, 100000,
@@ -723,8 +725,8 @@ void applyMethodDefaults(ReconSettings& settings) {
   const IterativeSettings cg;
   if (settings.method == Method::Cs) {
     it.regularizer = ops::RegularizerKind::Tv;
-    it.lambda = 3e-4;
-    it.lambdaRule = LambdaRule::Fixed;
+    it.lambda = 3e-4;  // what the rule falls back to, and where it does not apply
+    it.lambdaRule = LambdaRule::Auto;
     it.iterations = 100;
     it.tolerance = 1e-4;
   } else if (settings.method == Method::Cg) {

@@ -37,8 +37,10 @@ class CalibrationGridding;
 enum class FhdMethod { Dft, Nufft };
 /// cs: lambda as given (Fixed), at least the weight that the data's noise level asks for (Noise:
 /// IterativeProblem::noiseLambda, recon/noise_level.hpp), or the one that best predicts held-out samples
-/// (CrossValidation: recon/lambda_cv.hpp); docs/iterative.md "Choosing lambda".
-enum class LambdaRule { Fixed, Noise, CrossValidation };
+/// (CrossValidation: recon/lambda_cv.hpp); Auto (cs's default): CrossValidation for a 2D slice's lambda where the
+/// data can be split, else Fixed (3D volumes, a joint series' lambda_t, data with nothing to hold out: the reason is
+/// recorded); docs/iterative.md "Choosing lambda".
+enum class LambdaRule { Fixed, Noise, CrossValidation, Auto };
 /// How the Toeplitz kernel Q is computed; Auto: as E^H d.
 enum class ToeplitzMethod { Auto, Dft, Nufft };
 /// Trigonometry of the exact Q; Auto: the F^H d's (--trig).

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "larmor/data/dataset.hpp"
+#include "larmor/util/progress.hpp"
 #include "larmor/util/timer.hpp"
 
 namespace larmor {
@@ -47,7 +48,8 @@ double lambdaAtBestScore(const std::vector<double>& grid, const std::vector<doub
 
 /// The cross-validated relative lambda of slice `slice` of `d` under settings `s` (method cs). Throws Error when
 /// the data have too few lines or profiles outside the calibration region to hold any out.
+/// `progress`: the fraction of the grid's solves done; its Cancel stops them.
 LambdaChoice crossValidatedLambda(Backend& backend, const Dataset& d, const ReconSettings& s, index_t slice,
-                                  Timings& timings);
+                                  Timings& timings, const Progress& progress = {});
 
 }  // namespace larmor::recon
