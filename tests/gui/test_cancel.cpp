@@ -1,6 +1,8 @@
 // Cancel in the workstation within 0.5 s on the exact-DFT paths, which are single long calls (the DFT polls the
 // task's CancelScope per block): --method dft of a 256^2 radial 8-coil phantom, and cg whose Toeplitz kernel Q is
-// the exact DFT's. After Cancel the window reports it, shows no result of the run, and the next run works.
+// the exact DFT's; and inside 3D ESPIRiT's calibration (cg on a 64^3 phantom with a 24^3 calibration box: its Gram
+// and eigen-decomposition, seconds each, cut into blocks). After Cancel the window reports it, shows no result of
+// the run, and the next run works.
 #include <QElapsedTimer>
 #include <QtTest/QtTest>
 
@@ -28,11 +30,12 @@ class CancelTest : public QObject {
   }
   /// Runs, waits until a stage containing `stage` was reported and 150 ms more, presses Cancel: the milliseconds
   /// until the window reports the run cancelled (-1: it finished or failed instead, or took over 10 s).
-  qint64 cancelDuring(const QString& stage) {
+  qint64 cancelDuring(const QString& stage, int waitMs = 150) {
     const int f = finished_, e = failed_, c = cancelled_;
+    stages_.clear();
     w_->runReconstruction();
     if (!waitUntil([&] { return stages_.filter(stage).size() > 0 || finished_ > f || failed_ > e; }, 60000)) return -1;
-    QTest::qWait(150);  // inside the long call
+    QTest::qWait(waitMs);  // inside the long call
     if (finished_ > f || failed_ > e) return -1;
     QElapsedTimer t;
     t.start();
@@ -40,12 +43,12 @@ class CancelTest : public QObject {
     waitUntil([&] { return cancelled_ > c || finished_ > f || failed_ > e; }, 10000);
     return cancelled_ > c ? t.elapsed() : -1;
   }
-  void expectUsableAfterwards() {
+  void expectUsableAfterwards(recon::Method next = recon::Method::Gridding) {
     QVERIFY(!w_->worker()->busy());
     QVERIFY(!w_->model().shownResult());
     QVERIFY(w_->statusText().contains("Cancelled"));
     SessionState s = w_->session();
-    s.settings.method = recon::Method::Gridding;
+    s.settings.method = next;
     w_->applySession(s);
     const int f = finished_, e = failed_;
     w_->runReconstruction();
@@ -99,6 +102,24 @@ class CancelTest : public QObject {
     QVERIFY2(ms >= 0, "the run was not cancelled");
     QVERIFY2(ms < 500, "Cancel took longer than 0.5 s");
     expectUsableAfterwards();
+  }
+
+  void espirit3DCancelsWithinHalfASecond() {
+    const int before = loaded_;
+    w_->newPhantom(smallPhantom(TrajectoryKind::Cartesian, 64, 8, 2, 24, 64));
+    QVERIFY2(waitUntil([&] { return loaded_ > before; }, 120000), qPrintable("no phantom: " + w_->lastError()));
+    SessionState s = w_->session();
+    s.settings.method = recon::Method::Cg;  // ESPIRiT maps: A (6859 x 1728), its Gram, the Gram's eigenvectors
+    s.device = "cpu";
+    w_->applySession(s);
+    for (const int waitMs : {150, 3000, 8000}) {
+      const qint64 ms = cancelDuring("coil maps", waitMs);
+      qInfo("3D cg, ESPIRiT (64^3, 24^3 box, 8 coils), Cancel %d ms into the coil maps: cancelled %lld ms after Cancel",
+            waitMs, ms);
+      QVERIFY2(ms >= 0, "the run was not cancelled");
+      QVERIFY2(ms < 500, "Cancel took longer than 0.5 s");
+    }
+    expectUsableAfterwards(recon::Method::Fft);
   }
 };
 
