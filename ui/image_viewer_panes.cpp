@@ -78,11 +78,15 @@ SliceView* ImageViewer::paneImageView(int pane) const {
 
 void ImageViewer::setPaneChoices(const QVector<PaneChoice>& choices) {
   paneChoices_ = choices;
+  bool gone = false;
   for (int& id : paneIds_)
-    if (id != 0 && std::none_of(choices.begin(), choices.end(), [id](const PaneChoice& c) { return c.id == id; })) id = 0;
+    if (id != 0 && std::none_of(choices.begin(), choices.end(), [id](const PaneChoice& c) { return c.id == id; })) {
+      id = 0;
+      gone = true;
+    }
   for (int p = 0; p < 4; ++p) fillPaneImageActions(p);
   showPaneImages();
-  applyHanging();
+  if (gone) applyHanging();  // (each run brings new choices: the panes stay where they are otherwise)
 }
 
 void ImageViewer::setPaneImage(int pane, int id) {
