@@ -249,6 +249,21 @@ void iterative(const Dataset& d, const ReconSettings& s, const DeviceInfo& dev, 
   e.rule = what + dimsText(out) + " x " + std::to_string(h.coils) + " coils";
 }
 
+// cs with lambda by cross-validation (recon/lambda_cv.hpp; cs's default rule auto on a 2D slice): the training and
+// held-out problems (90 % and 10 % of the samples, the maps copied) beside the slice's own: about its work again;
+// and the two halves of the dataset on the host.
+void crossValidation(const Dataset& d, const ReconSettings& s, MemoryEstimate& e) {
+  const LambdaRule r = s.iterative.lambdaRule;
+  index_t out[3];
+  outputMatrix(d, s, out);
+  const bool twoD = d.header.trajectory == TrajectoryKind::Cartesian ? d.header.encoded[2] <= 1
+                                                                     : nonCartesianRank(d, out[2]) == 2;
+  if (s.method != Method::Cs || !(r == LambdaRule::CrossValidation || (r == LambdaRule::Auto && twoD))) return;
+  e.workBytes *= 2;
+  e.untrackedBytes += 2 * static_cast<double>(arrayBytes(d));
+  e.rule += "; lambda by cross-validation: its two problems beside the slice's";
+}
+
 std::uint64_t statusField(const char* file, const std::string& key) {
   std::ifstream in(file);
   std::string line;
@@ -288,6 +303,7 @@ MemoryEstimate estimateMemory(const Dataset& d, const ReconSettings& s, const De
     case Method::Cg:
     case Method::Cs:
       iterative(d, s, dev, e);
+      crossValidation(d, s, e);
       break;
   }
   return e;
