@@ -551,6 +551,33 @@ class ReadingToolsTest : public WindowTest {
     QVERIFY(!v->paneWidget(1) && !v->paneWidget(3));  // 2D: the current image alone
   }
 
+  // A 3D image's 2x2: pane 4 shows an earlier run instead of the volume rendering, its axial planes following the
+  // current image's axial plane; the three planes stay in their panes.
+  void panesOfA3DImageShowARun() {
+    shownVolume();
+    if (QTest::currentTestFailed()) return;
+    const int first = w_->model().shownRun()->number;
+    setMethod(recon::Method::Cg, 2);
+    QVERIFY2(run(), qPrintable(w_->lastError()));
+    w_->showTab("image");
+    ImageViewer* v = w_->imageViewer();
+    QVERIFY(action(QString("pane4Image%1").arg(first)));
+    action(QString("pane4Image%1").arg(first))->trigger();
+    QCOMPARE(v->paneWidget(3), static_cast<QWidget*>(v->paneImageView(3)));
+    QVERIFY(waitUntil([&] { return v->paneImageView(3)->isVisible(); }, 2000));
+    QVERIFY(!v->volumeView()->isVisible());
+    for (int axis : {SliceView::Axial, SliceView::Coronal, SliceView::Sagittal}) QVERIFY(v->planeView(axis)->isVisible());
+    v->linkCursor(10, 12, 20);
+    QCOMPARE(v->paneImageView(3)->slice(), 20);
+    QCOMPARE(v->paneImageView(3)->sliceCount(), 32);
+    saveShot(v->viewArea(), "panes-3d-run-in-pane-4");
+    QAction* volume = action("pane43D");  // View > Layout > Pane 4 > 3D rendering: the pane's own view again
+    QVERIFY(volume);
+    volume->trigger();
+    QCOMPARE(v->paneWidget(3), static_cast<QWidget*>(v->volumeView()));
+    QCOMPARE(v->paneImage(3), 0);
+  }
+
   // The oblique plane of a 3D image: through the linked cursor, turned by its sliders or a drag, resampled from the
   // shown volume (model/oblique_plane.hpp); a click on it moves the cursor, and the three planes follow.
   void obliquePlaneLinkedToThePlanes() {
