@@ -188,11 +188,12 @@ double cartesianIterative(const Dataset& d, const ReconSettings& s, const Device
       // on a GPU the Gram in double for zheevd (2 units an element).
       const double eigen = KC * KC * (1 + (dev.gpu ? 2 : 0));
       maps = std::max((rows * KC + KC * KC) * (1 + dbl) + eigen, N * (L * (1 + f) + C + 1));
-      // The CPU backend accumulates the same product in double too (cpu/linalg.cpp), in Eigen matrices that
-      // are not backend buffers: A and the Gram again in double (2 units each) beside the floats, and the
-      // eigen-decomposition's double copy and eigenvectors (4 units). Host memory, not in the tracked peak.
+      // The CPU backend accumulates the same product in double too (cpu/linalg.cpp, cpu/blocked_products.cpp), in
+      // Eigen matrices that are not backend buffers: the Gram in double (2 units) beside the floats, A cast to
+      // double one depth slice at a time (negligible), then the eigen-decomposition's double copy and eigenvectors
+      // (4 units). Host memory, not in the tracked peak.
       if (!dev.gpu && hostMaps)
-        *hostMaps = std::max((rows * KC + KC * KC) * (1 + (rows > KC ? 2 : 0)), KC * KC * 6) * kComplex;
+        *hostMaps = std::max(rows * KC + KC * KC * (1 + (rows > KC ? 2 : 0)), KC * KC * 6) * kComplex;
       break;
     }
     case CoilMapSource::Walsh: maps = N * C * (1 + f); break;
