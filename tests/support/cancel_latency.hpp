@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <thread>
 
@@ -37,6 +38,13 @@ inline CancelOutcome cancelAfter(const std::function<void(const Progress&)>& wor
   canceller.join();
   out.seconds = std::chrono::duration<double>(end - requested).count();
   return out;
+}
+
+/// Says how it went and expects a cancel within `bound` seconds (the workstation's promise: 0.5 s).
+inline void expectPrompt(const CancelOutcome& o, const char* what, double bound = 0.5) {
+  std::printf("%s: %s after %.3f s\n", what, o.cancelled ? "cancelled" : "NOT cancelled (ran to its end)", o.seconds);
+  EXPECT_TRUE(o.cancelled) << what << " was not cancelled";
+  EXPECT_LT(o.seconds, bound) << what;
 }
 
 }  // namespace larmor::test

@@ -24,12 +24,6 @@ namespace {
 
 std::shared_ptr<Backend> cpu() { return BackendRegistry::instance().select("cpu").backend; }
 
-void expectPrompt(const CancelOutcome& o, const char* what) {
-  std::printf("%s: %s after %.3f s\n", what, o.cancelled ? "cancelled" : "NOT cancelled (ran to its end)", o.seconds);
-  EXPECT_TRUE(o.cancelled) << what << " was not cancelled";
-  EXPECT_LT(o.seconds, 0.5) << what;
-}
-
 /// A random Hermitian n x n matrix X + X^H, column-major, in double.
 std::vector<cdouble> randomGram(index_t n, unsigned seed) {
   const auto x = randomComplex(n * n, seed);

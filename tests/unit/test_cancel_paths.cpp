@@ -26,12 +26,6 @@ namespace {
 
 std::shared_ptr<Backend> cpu() { return BackendRegistry::instance().select("cpu").backend; }
 
-void expectPrompt(const CancelOutcome& o, const char* what) {
-  std::printf("%s: %s after %.3f s\n", what, o.cancelled ? "cancelled" : "NOT cancelled (ran to its end)", o.seconds);
-  EXPECT_TRUE(o.cancelled) << what << " was not cancelled";
-  EXPECT_LT(o.seconds, 0.5) << what;
-}
-
 /// y = diag(1, 2, ..., n) x after 0.2 s: an operator application as slow as a 3D one on this CPU, with n distinct
 /// eigenvalues (CG does not converge in a few steps).
 class SlowOperator : public solve::LinearOperator {

@@ -89,12 +89,6 @@ void expectSameBits(const Case& t, unsigned seed) {
       << t.m << "x" << t.n << "x" << t.k << ": " << (got - want).cwiseAbs().maxCoeff() << " from one Eigen call";
 }
 
-void expectPrompt(const CancelOutcome& o, const char* what) {
-  std::printf("%s: %s after %.3f s\n", what, o.cancelled ? "cancelled" : "NOT cancelled (ran to its end)", o.seconds);
-  EXPECT_TRUE(o.cancelled) << what << " was not cancelled";
-  EXPECT_LT(o.seconds, 0.5) << what;
-}
-
 /// One gemmBatched entry of random operands, cancelled 0.1 s after its start; also prints how long it runs whole.
 void expectProductStops(const Case& t, const char* what, bool timeWhole) {
   auto be = cpu();
