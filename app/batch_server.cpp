@@ -7,7 +7,6 @@
 
 #include "batch.hpp"
 #include "cli_serve.hpp"
-#include "larmor/recon/dynamic.hpp"
 #include "larmor/recon/settings_table.hpp"
 #include "larmor/util/error.hpp"
 #include "larmor/util/provenance.hpp"
@@ -55,10 +54,7 @@ ScanReply scanOn(const ScanRequest& q) {
 BatchReconstruct serverReconstruction(const std::string& to, int timeoutS) {
   return [to, timeoutS](const batch::Item& item, const batch::ItemSettings& is, const io::Series& series,
                         std::mutex& fileLock) {
-    // The server reconstructs each frame's slices alone; batch solves such a series jointly (recon/dynamic.hpp).
-    require(!recon::jointOverFrames(series.frames, is.settings),
-            item.input + ": a series of frames under " + recon::toString(is.settings.method) +
-                " is reconstructed jointly by batch, frame by frame by the server: run it without --server");
+    // A series that batch solves jointly (recon/dynamic.hpp) the server solves jointly too, at the scan's end.
     ScanRequest q;
     q.input = item.input, q.trajectory = is.trajectory, q.to = to, q.timeoutS = timeoutS;
     q.fileLock = &fileLock;
