@@ -209,6 +209,7 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   void onTaskCancelled(quint64 id, TaskKind kind);
   bool submitRecon(model::RunKind kind);
   void prepareLiveLambda();
+  void showChosenLambda(const recon::ReconResult& r);  ///< a CS run's cross-validated λ onto the λ slider
   void warmUpDevice();  ///< start-up: recon::warmUp on a GPU backend, in the worker
 public:
   /// "  — about 12.0 s left" for a task running `elapsedMs` that has done `fraction`; empty under 5 s.

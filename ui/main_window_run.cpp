@@ -34,6 +34,15 @@ ReconJob jobFor(const model::RunPlan& plan) {
   return job;
 }
 
+/// The λ that cross-validation chose for a single-slice CS run (recon/lambda_cv.hpp), 0 where none was chosen.
+double crossValidatedLambdaOf(const recon::ReconResult& r) {
+  const nlohmann::json& c = r.convergence;
+  if (!c.is_object() || !c.contains("lambda_rule") || !c.contains("lambda_used") || !c["lambda_used"].is_number())
+    return 0;
+  const nlohmann::json& rule = c["lambda_rule"];
+  return rule.is_object() && rule.value("rule", std::string()) == "cv" ? c["lambda_used"].get<double>() : 0;
+}
+
 }  // namespace
 
 void MainWindow::log(const QString& message) {
@@ -341,8 +350,20 @@ void MainWindow::onTaskSucceeded(quint64 id, TaskKind kind, const QVariant&, con
                                            : static_cast<bool>(model_.runFinished(id, out.frames));
   if (!planned) return;  // not a run the model planned
   stage_->setText(tr("Done"));
+  if (out.frames.empty() && out.result) showChosenLambda(*out.result);
   emit reconFinished();
   prepareLiveLambda();
+}
+
+void MainWindow::showChosenLambda(const recon::ReconResult& r) {
+  const double chosen = crossValidatedLambdaOf(r);
+  if (!(chosen > 0)) return;
+  // The slider and the field centred on the λ the image was made with, so that a drag starts from it; the rule
+  // stays (a new run chooses again, from the same data the same λ).
+  SessionState s = settings_->state();
+  s.settings.iterative.lambda = chosen;
+  applySession(s);
+  log(tr("λ %1 chosen by cross-validation").arg(chosen, 0, 'g', 3));
 }
 
 void MainWindow::prepareLiveLambda() {

@@ -264,6 +264,26 @@ class GuiTest : public WindowTest {
              qPrintable(QString("%1 vs %2").arg(gotError).arg(host.percentError)));
   }
 
+  // cs's default λ rule (auto) cross-validates λ on a 2D slice: after the run the λ field and slider show the λ
+  // the image was made with (a drag starts from it), and the rule stays auto.
+  void crossValidatedLambdaIsShown() {
+    load(smallPhantom(TrajectoryKind::Radial, 32, 2));
+    SessionState s = w_->session();
+    s.settings.method = recon::Method::Cs;
+    recon::settings::applyMethodDefaults(s.settings);
+    s.settings.iterative.iterations = 5;
+    s.device = "auto";
+    w_->applySession(s);
+    QCOMPARE(w_->settingsPanel()->state().settings.iterative.lambdaRule, recon::LambdaRule::Auto);
+    QCOMPARE(run(), Outcome::Finished);
+    const auto& c = w_->model().shownResult()->convergence;
+    QCOMPARE(c["lambda_rule"]["rule"].get<std::string>(), std::string("cv"));
+    const double used = c["lambda_used"].get<double>();
+    QVERIFY2(used != 3e-4, "cross-validation chose exactly the settings' λ: the test would show nothing");
+    QCOMPARE(w_->settingsPanel()->state().settings.iterative.lambda, used);
+    QCOMPARE(w_->settingsPanel()->state().settings.iterative.lambdaRule, recon::LambdaRule::Auto);
+  }
+
   // cs's λ rule "noise" raises λ to the data's noise level; a λ the user drags to is the λ used: the rule row
   // turns to "as given" with the drag, and the run records the dragged λ as used.
   void lambdaDragFixesTheRule() {
