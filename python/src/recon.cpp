@@ -3,8 +3,9 @@
 // checked by the engine's settings table (larmor/recon/settings_table.hpp) as the CLI's are: the method first and
 // its defaults, then each other setting; a lambda given fixes the lambda rule unless one is given; a setting
 // the method does not read is an error. So the same settings give the CLI's image, bit for bit.
-// The GIL is released while the engine works; progress callbacks and Ctrl-C reach Python through the engine's
-// Progress (its reports take the GIL for a moment).
+// The GIL is released while the engine works; progress callbacks reach Python through the engine's Progress (its
+// reports take the GIL for a moment); Ctrl-C cancels the engine's token at once (interrupt.hpp) and is also seen at
+// the reports (a KeyboardInterrupt Python itself made pending, e.g. _thread.interrupt_main).
 #include <pybind11/stl.h>
 
 #include <cmath>
@@ -13,6 +14,7 @@
 
 #include "bindings.hpp"
 #include "device_array.hpp"
+#include "interrupt.hpp"
 #include "json_convert.hpp"
 #include "larmor/io/series.hpp"
 #include "larmor/recon/settings_table.hpp"
@@ -108,8 +110,8 @@ struct PythonProgress {
       throw Cancelled();
     }
   }
-  Progress progress() {
-    return Progress([this](double f, const std::string& stage) { report(f, stage); });
+  Progress progress(const CancelToken* token) {
+    return Progress([this](double f, const std::string& stage) { report(f, stage); }, token);
   }
 };
 
@@ -130,12 +132,15 @@ template <class Work>
 auto reporting(const py::object& progress, Work work) {
   PythonProgress reporter;
   reporter.callback = progress;
-  const Progress engineProgress = reporter.progress();
+  CancelToken token;
+  const Progress engineProgress = reporter.progress(&token);
+  const InterruptCancels interrupt(token);  // Ctrl-C stops the engine at its next check, not its next report
   try {
     py::gil_scoped_release release;
     return work(engineProgress);
   } catch (const Cancelled&) {
     if (reporter.interrupted) throw py::error_already_set();  // the KeyboardInterrupt pending
+    if (interrupt.interrupted() && PyErr_CheckSignals() != 0) throw py::error_already_set();
     if (reporter.raised) throw *reporter.raised;
     throw;
   }
