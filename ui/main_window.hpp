@@ -17,6 +17,7 @@
 #include "worker.hpp"
 
 #include <atomic>
+#include <map>
 #include <optional>
 #include "workstation_model.hpp"
 
@@ -31,6 +32,7 @@ class QToolButton;
 
 namespace larmor::ui {
 
+struct MatchedReference;
 class CompareView;
 class DatasetPanel;
 class FrameBar;
@@ -304,6 +306,19 @@ private:
   TimingsView* timings_ = nullptr;
   SideBySideView* sideBySide_ = nullptr;
   std::vector<int> sideBySidePicked_;  ///< the runs picked for Side by side (none: the newest)
+  /// A DICOM series loaded as the reference of a series of frames: its images follow the frame on screen, each
+  /// frame paired (reference_match.hpp) once its reconstruction is shown, and kept (null: that frame's pairing failed).
+  struct FramedReference {
+    int id = 0;  ///< the model's reference id
+    QString path;
+    std::map<std::size_t, std::shared_ptr<const CArray>> frames;
+    std::size_t shown = 0;  ///< the frame whose images the model holds
+  };
+  std::optional<FramedReference> framedReference_;
+  /// The framed reference's images of the frame on screen into the model (paired now when they were not yet).
+  void followReferenceFrame();
+  /// A DICOM series paired with the shown reconstruction's frame on screen (every frame when all are reconstructed).
+  MatchedReference pairWithShownFrame(const QString& path) const;
   bool sideBySideStale_ = true;        ///< runs changed since the tab was last filled
   void refreshSideBySide();            ///< fills the tab now when it is in front, else when it comes there
   void fillSideBySide();

@@ -233,12 +233,7 @@ bool MainWindow::loadReferenceFile(const QString& path) {
         matched = tr("in InstanceNumber order (no reconstruction to match it with by geometry)");
         return io::readDicomSeriesImage(path.toStdString());
       }
-      const model::WorkstationModel::SeriesExport se = model_.seriesExport(true);
-      ExportImages shown;
-      shown.results = se.results;
-      if (se.wholeSeries) shown.series = model_.data().series.get();
-      else shown.dataset = model_.dataset().get();
-      MatchedReference m = matchReferenceSeries(path, shown, model_.frame());
+      MatchedReference m = pairWithShownFrame(path);
       matched = m.how;
       return std::move(m.image);
     };
@@ -250,7 +245,13 @@ bool MainWindow::loadReferenceFile(const QString& path) {
     const Shape& s = img.shape();
     require(img.size() > 0 && s[0] > 0 && s[1] > 0, path.toStdString() + ": an empty image");
     img.reshape(Shape{s[0], s[1], img.size() / (s[0] * s[1]), 1, 1});
-    model_.addReferenceImage(QFileInfo(path).fileName().toStdString(), std::make_shared<const CArray>(std::move(img)));
+    const auto image = std::make_shared<const CArray>(std::move(img));
+    const int id = model_.addReferenceImage(QFileInfo(path).fileName().toStdString(), image);
+    framedReference_.reset();
+#ifdef LARMOR_HAVE_IO
+    if (suffix == "dcm" && model_.exportProblem().empty() && model_.frameCount() > 1)  // paired by frame: it follows
+      framedReference_ = FramedReference{id, path, {{model_.frame(), image}}, model_.frame()};
+#endif
     log(tr("reference image %1").arg(path));
 #ifdef LARMOR_HAVE_IO
     if (!matched.isEmpty()) {  // on screen: a pairing by order is not one by geometry
@@ -265,6 +266,48 @@ bool MainWindow::loadReferenceFile(const QString& path) {
     showError(QString::fromUtf8(e.what()));
     return false;
   }
+}
+
+#ifdef LARMOR_HAVE_IO
+MatchedReference MainWindow::pairWithShownFrame(const QString& path) const {
+  const model::WorkstationModel::SeriesExport se = model_.seriesExport(true);
+  ExportImages shown;
+  shown.results = se.results;
+  if (se.wholeSeries) shown.series = model_.data().series.get();
+  else shown.dataset = model_.dataset().get();
+  return matchReferenceSeries(path, shown, model_.frame());
+}
+#endif
+
+void MainWindow::followReferenceFrame() {
+#ifdef LARMOR_HAVE_IO
+  if (!framedReference_) return;
+  FramedReference& r = *framedReference_;
+  const std::size_t f = model_.frame();
+  if (f == r.shown) return;
+  auto it = r.frames.find(f);
+  if (it == r.frames.end()) {
+    // Paired with this frame's reconstruction: wait until it is the one shown.
+    const model::RunRecord* run = model_.shownRun();
+    if (!run || run->number != model_.runForFrame(f, model_.session())) return;
+    std::shared_ptr<const CArray> image;
+    const QString name = QFileInfo(r.path).fileName();
+    try {
+      MatchedReference m = pairWithShownFrame(r.path);
+      image = std::make_shared<const CArray>(std::move(m.image));
+      log(tr("reference %1, %2: %3").arg(name, QString::fromStdString(model_.data().frameName()), m.how));
+    } catch (const std::exception& e) {
+      const QString why = tr("reference %1 has no images of %2: %3").arg(name, QString::fromStdString(model_.data().frameName()), QString::fromUtf8(e.what()));
+      log(why);
+      statusBar()->showMessage(why, 20000);
+    }
+    it = r.frames.emplace(f, std::move(image)).first;
+  }
+  if (!it->second) return;  // this frame could not be paired (said when it was tried): the images stay
+  r.shown = f;
+  const int id = r.id;
+  if (!model_.replaceReferenceImage(id, it->second)) framedReference_.reset();  // no longer kept by the model
+#endif
 }
 
 void MainWindow::exportViewPngDialog() {

@@ -41,6 +41,7 @@ void MainWindow::datasetChanged() {
   // that can apply to them.
   summary_->clear();
   sideBySidePicked_.clear();
+  framedReference_.reset();  // paired with the previous data's frames
   refreshSideBySide();
   viewer_->resetProbe();
   viewer_->setPatientGeometry(std::nullopt);
@@ -92,6 +93,7 @@ void MainWindow::frameChanged() {
   } else {
     viewer_->clear(tr("%1 shown. Press Run (Ctrl+R) to reconstruct it.").arg(qs(d.frameName())));
   }
+  followReferenceFrame();
 }
 
 void MainWindow::onFrameRequested(int f) {
@@ -156,6 +158,7 @@ void MainWindow::shownRunChanged() {
     timings_->setConvergence(progressResiduals_, label);
   summary_->setText(qs(run->summary()));
   refreshTimeCurve();
+  followReferenceFrame();  // a frame reconstructed now: the reference's images of it
 }
 
 void MainWindow::setTimeCurveRoi(const model::PlaneRoi& roi) { viewer_->setRoi(roi); }

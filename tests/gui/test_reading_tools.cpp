@@ -5,7 +5,7 @@
 // checked against NumPy), the ROI statistics line whole at 1280 and 1024 px, the freehand region's curve over the
 // frames, the angle in degrees with anisotropic voxels, Up/Down step slices and Left/Right frames, the right-click
 // menu, Help's user guide and shortcut list; the layouts (1x1, 1x2, 2x2) and their views kept across restarts, any
-// run or reference series in any pane, linked with the current image; the oblique plane of a 3D image, turned and
+// run or reference series in any pane, linked with the current image; a reference series following the frame; the oblique plane of a 3D image, turned and
 // linked to the planes.
 #include <QApplication>
 #include <QClipboard>
@@ -484,6 +484,60 @@ class ReadingToolsTest : public WindowTest {
       edited.imageViewer()->setHanging(model::Hanging{});
     }
     QCOMPARE(QSettings().value(ImageViewer::kHangingKey).toString(), QString("2x2:axial,coronal,sagittal,volume"));
+  }
+
+  // A DICOM series of every frame loaded as the reference follows the frame on screen: each frame's reconstruction
+  // is compared with the series' images of that frame (paired by geometry and frame as larmor-cli compare pairs
+  // them), not with those of the frame shown when it was loaded.
+  void dicomReferenceFollowsTheFrame() {
+    phantom::SimulateSettings s = smallPhantom(TrajectoryKind::Cartesian, 64, 2);
+    s.frames = 3;
+    load(s);
+    setMethod(recon::Method::Fft);
+    QVERIFY2(run(), qPrintable(w_->lastError()));
+    w_->showTab("image");
+    axial()->setFocus();
+    for (int f = 1; f < 3; ++f) {  // each frame reconstructed as it is shown
+      const int before = finished_;
+      QTest::keyClick(axial(), Qt::Key_Right);
+      QVERIFY2(waitUntil([&] { return finished_ > before; }, 60000), "a frame was not reconstructed");
+    }
+    const QString dir = scratchDir("reference-frames") + "/series";
+    DicomExportOptions o;
+    o.frames = DicomExportOptions::Frames::All;
+    QVERIFY2(w_->exportDicomSeries(dir, o), qPrintable(w_->lastError()));
+    const QStringList dcm = QDir(dir).entryList({"*.dcm"}, QDir::Files, QDir::Name);
+    QCOMPARE(dcm.size(), 3);
+    axial()->setFocus();
+    QTest::keyClick(axial(), Qt::Key_Left);
+    QTest::keyClick(axial(), Qt::Key_Left);
+    QCOMPARE(w_->model().frame(), std::size_t(0));
+    const std::shared_ptr<const CArray> frame0 = w_->model().shownRun()->image();
+    QVERIFY2(w_->loadReferenceFile(dir + "/" + dcm.first()), qPrintable(w_->lastError()));
+    const int ref = w_->model().comparison().reference;
+    QVERIFY(ref < -1);
+    // Relative error of a magnitude image against the reference's images (stored magnitude).
+    const auto error = [&](const CArray& a) {
+      const auto& c = w_->model().comparison().candidates;
+      const auto b = std::find_if(c.begin(), c.end(), [&](const auto& x) { return x.run == ref; });
+      if (b == c.end() || !b->image || b->image->size() != a.size()) return 1e9;
+      double diff = 0, norm = 0;
+      for (index_t i = 0; i < a.size(); ++i) {
+        diff += std::norm(std::abs(a[i]) - (*b->image)[i].real());
+        norm += std::norm(std::abs(a[i]));
+      }
+      return std::sqrt(diff / norm);
+    };
+    QVERIFY2(error(*frame0) < 1e-2, qPrintable(QString("frame 1 against its reference: %1").arg(error(*frame0))));
+    for (std::size_t f = 1; f < 3; ++f) {
+      QTest::keyClick(axial(), Qt::Key_Right);
+      QCOMPARE(w_->model().frame(), f);
+      QCOMPARE(w_->model().comparison().reference, ref);  // still the reference, now of this frame
+      const double e = error(*w_->model().shownRun()->image());
+      QVERIFY2(e < 1e-2, qPrintable(QString("frame %1 against the reference: %2").arg(f + 1).arg(e)));
+    }
+    const double stale = error(*frame0);  // the frames differ: the reference of frame 1 would not do for frame 3
+    QVERIFY2(stale > 5e-2, qPrintable(QString("frame 1 against frame 3's reference: %1").arg(stale)));
   }
 
   // Any pane shows any run of the session or a reference series (a DICOM series as Query PACS opens one): chosen with

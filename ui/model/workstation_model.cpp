@@ -402,6 +402,16 @@ int WorkstationModel::addReferenceImage(std::string label, std::shared_ptr<const
   return id;
 }
 
+bool WorkstationModel::replaceReferenceImage(int id, std::shared_ptr<const CArray> image) {
+  const auto it = std::find_if(earlier_.begin(), earlier_.end(), [id](const CompareCandidate& c) { return c.run == id; });
+  if (it == earlier_.end() || !image) return false;
+  it->image = std::move(image);
+  const int reference = comparison_.reference;
+  updateComparison();
+  if (reference == id) chooseReference(id);  // still B where it still fits A
+  return true;
+}
+
 bool WorkstationModel::chooseTest(int id) {
   const auto& t = comparison_.tests;
   if (id != kNoReference && std::none_of(t.begin(), t.end(), [id](const CompareCandidate& c) { return c.run == id; }))

@@ -143,6 +143,9 @@ class WorkstationModel {
   /// An image file as a reference (B) for any run of its size: kept with the earlier data's runs, chosen
   /// at once when it fits the shown run; returns its candidate id (negative).
   int addReferenceImage(std::string label, std::shared_ptr<const CArray> image);
+  /// The image of reference file `id` (addReferenceImage's) replaced, e.g. by its images of another frame; its
+  /// choice as A or B kept. False when no such reference is kept.
+  bool replaceReferenceImage(int id, std::shared_ptr<const CArray> image);
   /// The metrics of the current pair (the compare view computes them off the GUI thread).
   void setComparisonMetrics(std::optional<quality::Metrics> metrics);
 
