@@ -82,6 +82,14 @@ class QueryGuiTest : public QObject {
 
   static bool waitDone(QueryDialog* dlg, bool& done, int ms) { return waitUntil([&] { return done; }, ms) && !dlg->busy(); }
 
+  /// Shows the window (1200 x 800) and reconstructs a small phantom in it (reconstruct).
+  static void showAndReconstruct(MainWindow& w) {
+    w.resize(1200, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    reconstruct(w);
+  }
+
   /// A 3-slice FFT reconstruction of a phantom in `w`.
   static void reconstruct(MainWindow& w) {
     int loaded = 0, finished = 0, failed = 0;
@@ -113,10 +121,7 @@ class QueryGuiTest : public QObject {
   void queryRetrieveCompareFromMenu() {
     if (!orthanc_.skip.isEmpty()) QSKIP(qPrintable(orthanc_.skip));
     MainWindow w;
-    w.resize(1200, 800);
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    reconstruct(w);
+    showAndReconstruct(w);
     if (QTest::currentTestFailed()) return;
     DicomExportOptions o;
     o.patientName = "DOE^QUERY", o.patientId = "QR-GUI";
@@ -174,10 +179,7 @@ class QueryGuiTest : public QObject {
   void retrievedSeriesPairedByGeometry() {
     if (!orthanc_.skip.isEmpty()) QSKIP(qPrintable(orthanc_.skip));
     MainWindow w;
-    w.resize(1200, 800);
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    reconstruct(w);
+    showAndReconstruct(w);
     if (QTest::currentTestFailed()) return;
     const QString dir = scratchDir("query-renumbered") + "/series";
     DicomExportOptions o;
