@@ -44,7 +44,7 @@ FrameBar::FrameBar(QWidget* parent) : QWidget(parent) {
     if (timer_->isActive()) timer_->start(qRound(1000.0 / cineRate()));
   });
   connect(slider_, &QSlider::valueChanged, this, [this](int v) {
-    name_->setText(names_.value(v));
+    name_->setText(nameOf(v));
     emit frameRequested(v);
   });
   connect(play_, &QToolButton::toggled, this, [this](bool on) { setPlaying(on); });
@@ -52,20 +52,21 @@ FrameBar::FrameBar(QWidget* parent) : QWidget(parent) {
   hide();
 }
 
-void FrameBar::setFrames(const QStringList& names, int current) {
+void FrameBar::setFrames(int count, std::function<QString(int)> name, int current) {
   setPlaying(false);
-  names_ = names;
+  nameOf_ = std::move(name);
+  count_ = std::max(0, count);
   const QSignalBlocker block(slider_);
-  slider_->setRange(0, std::max(0, static_cast<int>(names.size()) - 1));
+  slider_->setRange(0, std::max(0, count_ - 1));
   slider_->setValue(current);
-  name_->setText(names_.value(current));
-  setVisible(names.size() > 1);
+  name_->setText(nameOf(current));
+  setVisible(count_ > 1);
 }
 
 void FrameBar::setCurrent(int frame) {
   const QSignalBlocker block(slider_);
   slider_->setValue(frame);
-  name_->setText(names_.value(frame));
+  name_->setText(nameOf(frame));
 }
 
 int FrameBar::current() const { return slider_->value(); }

@@ -3,8 +3,9 @@
 // cardiac phases, sets; io/series.hpp) a slider over the frames, the frame's name ("frame 2/4 · repetition 2",
 // as the run titles name it; every number counted from 1), a cine button that steps through them and the cine's speed (frames per second). Hidden for single-frame data. It only asks; the window makes the frame current in
 // the model and shows (or reconstructs) its image.
-#include <QStringList>
+#include <QString>
 #include <QWidget>
+#include <functional>
 
 class QComboBox;
 class QLabel;
@@ -18,8 +19,9 @@ class FrameBar : public QWidget {
   Q_OBJECT
  public:
   explicit FrameBar(QWidget* parent = nullptr);
-  /// The frames' names ("frame 1/4 · repetition 1", ...) and the current one; fewer than two hide the bar.
-  void setFrames(const QStringList& names, int current);
+  /// The number of frames, their names ("frame 1/4 · repetition 1", ...; asked only for the frame shown, so a series
+  /// of tens of thousands of frames costs one name per step) and the current one; fewer than two hide the bar.
+  void setFrames(int count, std::function<QString(int)> name, int current);
   void setCurrent(int frame);
   int current() const;
   bool playing() const;
@@ -44,7 +46,9 @@ class FrameBar : public QWidget {
   QToolButton* play_ = nullptr;
   QComboBox* speed_ = nullptr;
   QTimer* timer_ = nullptr;
-  QStringList names_;
+  std::function<QString(int)> nameOf_;
+  int count_ = 0;
+  QString nameOf(int frame) const { return nameOf_ && frame >= 0 && frame < count_ ? nameOf_(frame) : QString(); }
 };
 
 }  // namespace larmor::ui

@@ -186,6 +186,8 @@ class MainWindow : public QMainWindow, private model::WorkstationObserver {
   // the model's observer (main_window_model.cpp)
   void datasetChanged() override;
   void frameChanged() override;
+  /// The frame bar over the data's frames (their names made when shown).
+  void setFrameBar();
   /// The frame bar asked for frame `f` (the slider, or a cine step).
   void onFrameRequested(int f);
   void sessionChanged() override;

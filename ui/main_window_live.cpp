@@ -150,14 +150,7 @@ void MainWindow::onLiveScan(bool fresh) {
   }
   if (keepWindow) viewer_->setWindow(lo, hi);  // the series' window, not each image's
   const model::LoadedDataset& d = model_.data();
-  if (!fresh && d.frameCount() != framesBefore && d.series) {
-    QStringList names;
-    for (std::size_t f = 0; f < d.series->keys.size(); ++f) {
-      const std::string detail = model::frameDetail(*d.series, f);
-      names << QString::fromStdString(model::frameLabel(f, d.series->keys.size()) + (detail.empty() ? "" : " · " + detail));
-    }
-    frames_->setFrames(names, static_cast<int>(d.frame));
-  }
+  if (!fresh && d.frameCount() != framesBefore && d.series) setFrameBar();  // O(frames) once a frame, names made when shown
   // The newest image on screen: its frame, its slice (as a scanner's console follows the scan).
   const auto [frame, slice] = scan->newest();
   if (frame != model_.frame()) model_.setFrame(frame);

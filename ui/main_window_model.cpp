@@ -64,18 +64,25 @@ void MainWindow::datasetChanged() {
     settings_->setDataFolder(d.source.isFile() ? QFileInfo(qs(d.source.path)).absolutePath() : defaultOutputFolder());
     if (o.basis != "geometry" && o.basis != "simulator") log(tr("display orientation: %1").arg(qs(o.basis)));
   }
-  QStringList frameNames;  // "frame 2/4 · repetition 2": the label of the run titles, then the file's terms
-  if (d.series)
-    for (std::size_t f = 0; f < d.series->keys.size(); ++f) {
-      const std::string detail = model::frameDetail(*d.series, f);
-      frameNames << qs(model::frameLabel(f, d.series->keys.size()) + (detail.empty() ? "" : " · " + detail));
-    }
-  frames_->setFrames(frameNames, static_cast<int>(d.frame));
+  setFrameBar();
   settings_->setSeriesFrames(static_cast<int>(d.frameCount()));
   roi_.reset();
   refreshTimeCurve();
   log(tr("loaded %1: %2").arg(name, qs(d.description())));
   if (d.series) log(tr("%1: %2 frames (%3); the frame bar shows one at a time").arg(name).arg(d.frameCount()).arg(qs(d.series->describeDims())));
+}
+
+void MainWindow::setFrameBar() {
+  const model::LoadedDataset& d = model_.data();
+  const std::size_t n = d.series ? d.series->keys.size() : 0;
+  // "frame 2/4 · repetition 2": the label of the run titles, then the file's terms; made for the frame shown.
+  auto dims = std::make_shared<const model::FrameDims>(d.series ? model::varyingFrameDims(*d.series) : model::FrameDims{});
+  frames_->setFrames(static_cast<int>(n), [this, dims, n](int f) {
+    const std::shared_ptr<const io::Series>& s = model_.data().series;
+    if (!s || static_cast<std::size_t>(f) >= s->keys.size()) return QString();
+    const std::string detail = model::frameDetail(*s, static_cast<std::size_t>(f), *dims);
+    return qs(model::frameLabel(static_cast<std::size_t>(f), n) + (detail.empty() ? "" : " · " + detail));
+  }, static_cast<int>(d.frame));
 }
 
 void MainWindow::frameChanged() {

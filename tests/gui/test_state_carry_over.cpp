@@ -88,6 +88,23 @@ class StateCarryOverTest : public WindowTest {
              qPrintable(QString("FFT %1, GRAPPA %2: the test data do not differ in range").arg(fftHigh).arg(grappaHigh)));
   }
 
+  // The frame bar names only the frame it shows: a scan of 20,000 frames costs one name per step, not 20,000 names
+  // each time a frame arrives (the live view sets the bar again at every new frame).
+  void frameBarNamesOnlyTheFrameShown() {
+    FrameBar bar;
+    int asked = 0;
+    bar.setFrames(20000, [&](int f) { ++asked; return QString("frame %1").arg(f + 1); }, 7);
+    QCOMPARE(bar.currentName(), QStringLiteral("frame 8"));
+    QVERIFY2(asked <= 1, qPrintable(QString("%1 names made for one shown").arg(asked)));
+    bar.findChild<QSlider*>("frameSlider")->setValue(12000);
+    QCOMPARE(bar.currentName(), QStringLiteral("frame 12001"));
+    bar.setCurrent(19999);
+    QCOMPARE(bar.currentName(), QStringLiteral("frame 20000"));
+    QVERIFY2(asked <= 3, qPrintable(QString("%1 names made for three shown").arg(asked)));
+    bar.setFrames(1, [](int) { return QString("only"); }, 0);
+    QVERIFY(bar.isHidden());  // a single frame: no bar
+  }
+
   // "frame 2/4" in the frame bar and in the title of the frame's run; the cine's speed.
   void frameLabelsAgreeAndCineHasASpeed() {
     const QString dir = scratchDir("carry-frames");

@@ -415,3 +415,18 @@ TEST(WorkstationModelRun, AReconstructionOfTheModelsPlanIsARun) {
   EXPECT_NE(run->summary().find("% error"), std::string::npos) << run->summary();
   ASSERT_EQ(m.comparison().candidates.size(), 1u);  // the truth fits the reconstruction
 }
+
+TEST(FrameNames, DimsFoundOnceNameEachFrameAsBefore) {
+  io::Series s;
+  for (int p = 0; p < 3; ++p)
+    for (int r = 0; r < 4; ++r) s.keys.push_back(io::FrameKey{0, p, r, 2});
+  const FrameDims dims = varyingFrameDims(s);
+  ASSERT_EQ(dims.varying.size(), 2u);  // phase and repetition vary; contrast and set do not
+  EXPECT_EQ(frameDetail(s, 6, dims), "phase 2, repetition 3");
+  for (std::size_t f = 0; f < s.keys.size(); ++f) EXPECT_EQ(frameDetail(s, f, dims), frameDetail(s, f));
+  EXPECT_EQ(frameDetail(s, 99, dims), "");
+  io::Series one;
+  one.keys.push_back(io::FrameKey{});
+  EXPECT_TRUE(varyingFrameDims(one).varying.empty());
+  EXPECT_EQ(frameDetail(one, 0), "");
+}

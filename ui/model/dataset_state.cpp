@@ -1,6 +1,7 @@
 // The dataset's source, description, truth and voxel size (dataset_state.hpp).
 #include "dataset_state.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "larmor/quality/display.hpp"
@@ -49,22 +50,26 @@ std::string frameLabel(std::size_t f, std::size_t n) {
   return "frame " + std::to_string(f + 1) + "/" + std::to_string(n);
 }
 
-std::string frameDetail(const io::Series& s, std::size_t f) {
-  if (f >= s.keys.size()) return {};
-  const auto varies = [&](int io::FrameKey::*dim) {
-    for (const auto& k : s.keys)
-      if (k.*dim != s.keys.front().*dim) return true;
-    return false;
-  };
+FrameDims varyingFrameDims(const io::Series& s) {
   const std::pair<const char*, int io::FrameKey::*> dims[] = {{"contrast", &io::FrameKey::contrast},
                                                               {"phase", &io::FrameKey::phase},
                                                               {"repetition", &io::FrameKey::repetition},
                                                               {"set", &io::FrameKey::set}};
+  FrameDims out;
+  for (const auto& d : dims)
+    if (std::any_of(s.keys.begin(), s.keys.end(), [&](const io::FrameKey& k) { return k.*d.second != s.keys.front().*d.second; }))
+      out.varying.push_back(d);
+  return out;
+}
+
+std::string frameDetail(const io::Series& s, std::size_t f, const FrameDims& dims) {
+  if (f >= s.keys.size()) return {};
   std::string d;
-  for (const auto& [name, dim] : dims)
-    if (varies(dim)) d += (d.empty() ? "" : ", ") + std::string(name) + " " + std::to_string(s.keys[f].*dim + 1);
+  for (const auto& [name, dim] : dims.varying) d += (d.empty() ? "" : ", ") + std::string(name) + " " + std::to_string(s.keys[f].*dim + 1);
   return d;
 }
+
+std::string frameDetail(const io::Series& s, std::size_t f) { return frameDetail(s, f, varyingFrameDims(s)); }
 
 LoadedDataset describeDataset(std::shared_ptr<const Dataset> dataset, DataSource source) {
   LoadedDataset d;

@@ -5,6 +5,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "larmor/data/dataset.hpp"
 #include "larmor/io/series.hpp"
@@ -49,6 +51,13 @@ std::string frameLabel(std::size_t f, std::size_t n);
 /// What frame `f` of `s` is in the file's terms: its indices along the dims that vary in the series, counted
 /// from 1 as the frame number is ("repetition 2" for the file's counter 1); "" when none vary.
 std::string frameDetail(const io::Series& s, std::size_t f);
+/// The frame dimensions (contrast, phase, repetition, set) that vary over a series' frames, found once (O(frames)),
+/// and frameDetail from them (O(1) a frame).
+struct FrameDims {
+  std::vector<std::pair<const char*, int io::FrameKey::*>> varying;
+};
+FrameDims varyingFrameDims(const io::Series& s);
+std::string frameDetail(const io::Series& s, std::size_t f, const FrameDims& dims);
 
 /// The data with their truth computed (an Error while computing it goes into truthProblem).
 LoadedDataset describeDataset(std::shared_ptr<const Dataset> dataset, DataSource source);
