@@ -475,6 +475,10 @@ int simulate(const SimulateArgs& a) {
   trajOut.role = io::OutputRole::Kspace;
   require(a.trajOutput.empty() || s.trajectory != TrajectoryKind::Cartesian,
           "--traj-output: " + toString(s.trajectory) + " data has no trajectory file (Cartesian)");
+  // Non-Cartesian k-space in a .cfl without its trajectory reads back as a Cartesian array: an image of nothing.
+  require(ext != ".cfl" || s.trajectory == TrajectoryKind::Cartesian || !a.trajOutput.empty(),
+          a.output + ": " + toString(s.trajectory) + " k-space in a .cfl needs its trajectory: add --traj-output "
+          "TRAJ.cfl (recon then takes --traj TRAJ.cfl), or write .h5, which carries it");
   // Every output new, empty or our own earlier output of its kind (output_safety.hpp), before the work.
   io::checkOutputs({kspace, jsonOutput(a.json), trajOut}, {});
   const phantom::DynamicModel model;

@@ -97,7 +97,7 @@ void addSimulateCommand(CLI::App& app, Commands& c) {
   simCmd->add_option("--seed", sim.seed, "Noise seed");
   simCmd->add_option("--output", sim.output, "Output file (.h5)")->required();
   simCmd->add_option("--json", sim.json, "Write the settings as JSON");
-  simCmd->add_option("--traj-output", sim.trajOutput, "Also write the trajectory as BART .cfl (for recon --traj)");
+  simCmd->add_option("--traj-output", sim.trajOutput, "Also write the trajectory as BART .cfl (for recon --traj; needed with non-Cartesian .cfl output)");
 }
 
 void addReconCommand(CLI::App& app, Commands& c) {

@@ -8,7 +8,7 @@
 #    than any other frame's (the reader gives frame r the reference of repetition r);
 #  - Cartesian frames and .cfl output (k-space and --traj-output with TIME in dimension 10), which recon reads back
 #    (each frame with its own spokes);
-#  - bad --frames settings are one-line errors.
+#  - bad --frames settings, and non-Cartesian .cfl output without --traj-output, are one-line errors.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/py/python.sh"
@@ -75,4 +75,7 @@ expect_fail "frames support cartesian, radial and golden, not spiral" "$cli" sim
 expect_fail "--spokes-per-frame needs --frames N" "$cli" simulate --spokes-per-frame 5 --traj golden --matrix 32 --output "$dir/e.h5"
 expect_fail "40 spokes are not 4 frames x 9 spokes per frame" \
   "$cli" simulate --frames 4 --spokes 40 --spokes-per-frame 9 --traj golden --matrix 32 --output "$dir/e.h5"
+expect_fail "golden k-space in a .cfl needs its trajectory: add --traj-output" \
+  "$cli" simulate --frames 2 --traj golden --matrix 32 --output "$dir/nt.cfl"
+[[ ! -e $dir/nt.cfl && ! -e $dir/nt.hdr ]] || fail "a refused simulate wrote nt.cfl"
 echo PASS
