@@ -75,6 +75,8 @@ expect_fail "frames support cartesian, radial and golden, not spiral" "$cli" sim
 expect_fail "--spokes-per-frame needs --frames N" "$cli" simulate --spokes-per-frame 5 --traj golden --matrix 32 --output "$dir/e.h5"
 expect_fail "40 spokes are not 4 frames x 9 spokes per frame" \
   "$cli" simulate --frames 4 --spokes 40 --spokes-per-frame 9 --traj golden --matrix 32 --output "$dir/e.h5"
+# The trajectory beside the k-space but no --traj: one line naming it, not an image of a Cartesian plane.
+expect_fail "$dir/t.cfl beside k-space [64, 21, 1, 2" "$cli" recon "$dir/k.cfl" --method gridding --device cpu --output "$dir/nt-img.cfl"
 expect_fail "golden k-space in a .cfl needs its trajectory: add --traj-output" \
   "$cli" simulate --frames 2 --traj golden --matrix 32 --output "$dir/nt.cfl"
 [[ ! -e $dir/nt.cfl && ! -e $dir/nt.hdr ]] || fail "a refused simulate wrote nt.cfl"

@@ -111,9 +111,9 @@ Shape arrayFileShape(const std::string& path) {
   return Shape(dims);
 }
 
-// A trajectory file beside BART k-space `path` whose shape [3, n, p] fits k-space [1, n, p, ...]
-// ("" when none): <base>_traj, <base>_t, traj or t, as .cfl/.hdr or .ra, or any *_t.cfl there.
-std::string trajectoryBeside(const std::string& path, const Shape& k) {
+// A trajectory file beside BART k-space `path` whose shape is [3, n, p] ("" when none): <base>_traj, <base>_t, traj
+// or t, as .cfl/.hdr or .ra, or any *_t.cfl there.
+std::string trajectoryBeside(const std::string& path, index_t n, index_t p) {
   const bool ra = isRawArrayPath(path);
   const fs::path base = ra ? fs::path(path).replace_extension("") : fs::path(cflBasePath(path));
   const fs::path dir = base.has_parent_path() ? base.parent_path() : fs::path(".");
@@ -129,7 +129,7 @@ std::string trajectoryBeside(const std::string& path, const Shape& k) {
     if (file == path || !fs::exists(file, ec) || fs::equivalent(file, path, ec)) continue;
     try {
       const Shape t = arrayFileShape(ra ? file : c.string());
-      if (t[0] == 3 && t[1] == k[1] && t[2] == k[2]) return ra ? file : c.string() + ".cfl";
+      if (t[0] == 3 && t[1] == n && t[2] == p) return ra ? file : c.string() + ".cfl";
     } catch (const Error&) {
       // not a readable array: not a trajectory
     }
@@ -256,7 +256,7 @@ Series loadBartSeries(const std::string& path, const LoadOptions& options) {
     traj = bartTrajectories(options.trajectoryPath, trajName, options.matrix, s[kBartTimeDim], trajWarnings);
   } else if (s[0] == 1 && s[1] > 1) {
     // Radial k-space read without its trajectory would be a 1 x N x P "Cartesian" volume: find it or refuse.
-    const std::string beside = trajectoryBeside(path, s);
+    const std::string beside = trajectoryBeside(path, s[1], s[2]);
     if (!beside.empty())
       throw Error(name + ": k-space " + s.str() + " is non-Cartesian (BART layout [1, readout, profiles, coils]) and " +
                   beside + " beside it fits it as a trajectory; pass --traj " + beside);
@@ -264,6 +264,14 @@ Series loadBartSeries(const std::string& path, const LoadOptions& options) {
       throw Error(name + ": k-space " + s.str() + " looks non-Cartesian (readout dimension 1, every profile through "
                   "k = 0) and no trajectory was given; pass --traj TRAJ.cfl ([3, " + std::to_string(s[1]) + ", " +
                   std::to_string(s[2]) + "], cycles per FOV)");
+  } else if (s[0] > 1 && s[1] > 1 && s[2] == 1) {
+    // Larmor's non-Cartesian layout [readout, profiles, 1, coils] (simulate's .cfl) reads as a Cartesian plane; a
+    // trajectory of exactly its readout and profiles beside it says it is not one.
+    const std::string beside = trajectoryBeside(path, s[0], s[1]);
+    if (!beside.empty())
+      throw Error(name + ": " + beside + " beside k-space " + s.str() + " is a trajectory of its " + std::to_string(s[1]) +
+                  " profiles of " + std::to_string(s[0]) + " samples: pass --traj " + beside +
+                  " (or move it away to read the k-space as Cartesian)");
   }
   const index_t echoes = s[kBartTeDim], times = s[kBartTimeDim];
   const index_t block = s[0] * s[1] * s[2] * s[3];  // one coil set of one slice
