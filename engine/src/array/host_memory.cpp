@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "larmor/array/array.hpp"
+#include "larmor/util/background_release.hpp"
 
 namespace larmor {
 
@@ -128,6 +129,7 @@ void* hostAllocate(std::size_t bytes) {
     }
     releaseKept(r);  // a miss: what was kept goes before a new block is mapped (the peak as without keeping)
   }
+  waitForReleases();  // large blocks being freed elsewhere go first (util/background_release.hpp): the same peak
   // Map one huge page more than needed and trim both ends to a 2 MiB boundary.
   void* raw = ::mmap(nullptr, size + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) throw std::bad_alloc();

@@ -1,12 +1,13 @@
 // Host memory of the CPU backend: buffers from fftwf_malloc (aligned for FFTW's SIMD loads), and upload,
 // download and copy (and ExecutionOps's peer copies between CPU backends) as memcpy with bounds checks. Twin of
 // cuda/memory.cu (the device allocator and the pinned staging area), which the GPU needs and the host does not:
-// here a Buffer is plain host memory.
+// here a Buffer is plain host memory. Large buffers are freed on the releasing thread (util/background_release.hpp).
 #include <atomic>
 #include <cstring>
 #include <string>
 
 #include "cpu_backend.hpp"
+#include "larmor/util/background_release.hpp"
 
 namespace larmor::cpu {
 
@@ -22,14 +23,22 @@ void addLive(std::size_t bytes) {
 }
 }  // namespace
 
-HostBuffer::HostBuffer(std::size_t bytes) : bytes_(bytes), data_(bytes ? fftwf_malloc(bytes) : nullptr) {
+namespace {
+/// fftwf_malloc, after the large frees pending (util/background_release.hpp) when it is large itself.
+void* allocateHost(std::size_t bytes) {
+  if (bytes >= kBackgroundRelease) waitForReleases();
+  return bytes ? fftwf_malloc(bytes) : nullptr;
+}
+}  // namespace
+
+HostBuffer::HostBuffer(std::size_t bytes) : bytes_(bytes), data_(allocateHost(bytes)) {
   if (bytes && !data_) throw Error("out of host memory: asked for " + std::to_string(bytes >> 20) + " MiB");
   addLive(bytes);
 }
 
 HostBuffer::~HostBuffer() {
   if (!owned_) return;  // a view: the parent's memory
-  fftwf_free(data_);
+  releaseLater(data_, bytes_, fftwf_free);  // GBs of a cancelled 3D plan: not on the unwinding thread
   gLive.fetch_sub(bytes_);
 }
 

@@ -20,6 +20,7 @@
 #include <string>
 #include <utility>
 
+#include "larmor/util/background_release.hpp"
 #include "larmor/util/cancel_scope.hpp"
 
 namespace larmor::recon::grappa {
@@ -199,6 +200,15 @@ struct Uninitialised : std::allocator<T> {
   template <class U, class... Args>
   void construct(U* p, Args&&... args) {
     ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+  // Large tables freed on the releasing thread (a cancel unwinds without unmapping GBs), allocated after the
+  // frees pending (util/background_release.hpp).
+  T* allocate(std::size_t n) {
+    if (n * sizeof(T) >= kBackgroundRelease) waitForReleases();
+    return std::allocator<T>::allocate(n);
+  }
+  void deallocate(T* p, std::size_t n) noexcept {
+    releaseLater(p, n * sizeof(T), [](void* q) { ::operator delete(q); });
   }
 };
 using Table = std::vector<index_t, Uninitialised<index_t>>;
