@@ -218,6 +218,16 @@ PacsDialog* MainWindow::sendToPacs(const DicomExportOptions& options) {
   });
 }
 
+namespace {
+/// A reference file's images as the comparison keeps them: [columns, rows, planes, 1, 1].
+std::shared_ptr<const CArray> referenceImage(CArray img, const QString& path) {
+  const Shape& s = img.shape();
+  require(img.size() > 0 && s[0] > 0 && s[1] > 0, path.toStdString() + ": an empty image");
+  img.reshape(Shape{s[0], s[1], img.size() / (s[0] * s[1]), 1, 1});
+  return std::make_shared<const CArray>(std::move(img));
+}
+}  // namespace
+
 bool MainWindow::loadReferenceFile(const QString& path) {
   try {
     const QString suffix = QFileInfo(path).suffix().toLower();
@@ -242,10 +252,7 @@ bool MainWindow::loadReferenceFile(const QString& path) {
     require(suffix != "dcm", path.toStdString() + ": DICOM is not in this build (LARMOR_IO=OFF)");
     CArray img = nifti ? io::readNiftiImage(path.toStdString()) : io::readCfl(path.toStdString());
 #endif
-    const Shape& s = img.shape();
-    require(img.size() > 0 && s[0] > 0 && s[1] > 0, path.toStdString() + ": an empty image");
-    img.reshape(Shape{s[0], s[1], img.size() / (s[0] * s[1]), 1, 1});
-    const auto image = std::make_shared<const CArray>(std::move(img));
+    const auto image = referenceImage(std::move(img), path);
     const int id = model_.addReferenceImage(QFileInfo(path).fileName().toStdString(), image);
     framedReference_.reset();
 #ifdef LARMOR_HAVE_IO
@@ -294,7 +301,7 @@ void MainWindow::followReferenceFrame() {
     const QString name = QFileInfo(r.path).fileName();
     try {
       MatchedReference m = pairWithShownFrame(r.path);
-      image = std::make_shared<const CArray>(std::move(m.image));
+      image = referenceImage(std::move(m.image), r.path);
       log(tr("reference %1, %2: %3").arg(name, QString::fromStdString(model_.data().frameName()), m.how));
     } catch (const std::exception& e) {
       const QString why = tr("reference %1 has no images of %2: %3").arg(name, QString::fromStdString(model_.data().frameName()), QString::fromUtf8(e.what()));
